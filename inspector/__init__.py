@@ -1,0 +1,1 @@
+"""Network Inspector: see inside a PyTorch network."""

@@ -1,0 +1,193 @@
+"""Edits: operations a hook applies to a tensor at a site, written `KEY=OP(ARGS)`.
+
+Every op returns a new tensor and never changes its argument in place. Arguments are
+read as Python literals only, never evaluated as code.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from .errors import SpecError
+from .keys import Key, parse_key
+
+
+def _channel_dim(t: torch.Tensor) -> int:
+    """Channels: dim 1 of (N, C, ...) maps and (N, F) vectors; the last dim of (N, T, D) tokens."""
+    if t.ndim == 3:
+        return 2
+    if t.ndim < 2:
+        return 0
+    return 1
+
+
+def _channel_mask(t: torch.Tensor, channels: list[int], keep: bool) -> torch.Tensor:
+    dim = _channel_dim(t)
+    size = t.shape[dim]
+    bad = [c for c in channels if not -size <= c < size]
+    if bad:
+        raise SpecError(f"Channel(s) {bad} out of range: this tensor has {size} channels (dim {dim}).")
+    mask = torch.zeros(size, dtype=t.dtype, device=t.device)
+    mask[channels] = 1
+    if not keep:
+        mask = 1 - mask
+    shape = [1] * t.ndim
+    shape[dim] = size
+    return t * mask.view(shape)
+
+
+def _scale(t, k):
+    return t * k
+
+
+def _clamp(t, min=None, max=None):
+    if min is None and max is None:
+        raise SpecError("clamp needs min, max or both, e.g. clamp(min=0).")
+    return torch.clamp(t, min=min, max=max)
+
+
+def _zero(t):
+    return torch.zeros_like(t)
+
+
+def _noise(t, std, seed=0):
+    gen = torch.Generator(device="cpu").manual_seed(int(seed))
+    sample = torch.randn(t.shape, generator=gen, dtype=torch.float32).to(device=t.device, dtype=t.dtype)
+    return t + std * sample
+
+
+def _clip_norm(t, max):
+    norm = torch.linalg.vector_norm(t.float())
+    factor = torch.clamp(max / (norm + 1e-12), max=1.0).to(t.dtype)
+    return t * factor
+
+
+def _zero_channels(t, channels):
+    return _channel_mask(t, list(channels), keep=False)
+
+
+def _keep_channels(t, channels):
+    return _channel_mask(t, list(channels), keep=True)
+
+
+def _guided(t):
+    return torch.clamp(t, min=0)
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    fn: Callable[..., torch.Tensor]
+    params: tuple[str, ...]
+    required: int
+    help: str
+
+
+OPS: dict[str, OpSpec] = {
+    "scale": OpSpec(_scale, ("k",), 1, "scale(k): multiply by k"),
+    "clamp": OpSpec(_clamp, ("min", "max"), 0, "clamp(min=None, max=None): limit to [min, max]"),
+    "zero": OpSpec(_zero, (), 0, "zero(): replace with zeros"),
+    "noise": OpSpec(_noise, ("std", "seed"), 1, "noise(std, seed=0): add Gaussian noise"),
+    "clip_norm": OpSpec(_clip_norm, ("max",), 1, "clip_norm(max): rescale so the L2 norm is at most max"),
+    "zero_channels": OpSpec(_zero_channels, ("channels",), 1, "zero_channels([i, ...]): zero these channels"),
+    "keep_channels": OpSpec(_keep_channels, ("channels",), 1, "keep_channels([i, ...]): zero all other channels"),
+    "sign": OpSpec(torch.sign, (), 0, "sign(): -1, 0 or 1"),
+    "abs": OpSpec(torch.abs, (), 0, "abs(): absolute value"),
+    "guided": OpSpec(_guided, (), 0, "guided(): keep positive values only (guided backprop at a ReLU's grad_input)"),
+}
+
+
+def ops_help() -> str:
+    return "\n".join(spec.help for spec in OPS.values())
+
+
+@dataclass(frozen=True)
+class Edit:
+    """`key=op(args)`. A key without `#K` applies to every call of the module."""
+
+    key: Key
+    op: str
+    args: tuple[tuple[str, Any], ...] = field(default=())
+    enabled: bool = True
+
+    def apply(self, tensor: torch.Tensor) -> torch.Tensor:
+        try:
+            return OPS[self.op].fn(tensor, **dict(self.args))
+        except SpecError as exc:
+            raise SpecError(f"Edit {self}: {exc}") from None
+        except (TypeError, ValueError, RuntimeError, IndexError) as exc:
+            raise SpecError(f"Edit {self} failed on a tensor of shape {tuple(tensor.shape)}: {exc}") from exc
+
+    def matches(self, key: Key) -> bool:
+        if self.key.layer != key.layer or self.key.site != key.site:
+            return False
+        if self.key.call and self.key.call != key.call:
+            return False
+        return self.key.index is None or self.key.index == key.index
+
+    def op_text(self) -> str:
+        return f"{self.op}({', '.join(f'{name}={value!r}' for name, value in self.args)})"
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.op_text()}"
+
+
+def parse_op(text: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    """Read `op(args)` into a name and named literal arguments, checked against the op."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        raise SpecError(f"Cannot read {text!r}; write an op like scale(2) or clamp(min=0).") from None
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+        raise SpecError(f"Cannot read {text!r}; write an op like scale(2) or clamp(min=0).")
+    name = node.func.id
+    if name not in OPS:
+        raise SpecError(f"Unknown op {name!r}. Valid ops:\n{ops_help()}")
+    spec = OPS[name]
+    try:
+        positional = [ast.literal_eval(arg) for arg in node.args]
+        named = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
+    except ValueError:
+        raise SpecError(f"Arguments of {text!r} must be plain numbers or lists.") from None
+    if None in named or len(positional) > len(spec.params):
+        raise SpecError(f"Too many arguments in {text!r}. Usage: {spec.help}")
+    values = dict(zip(spec.params, positional))
+    for param, value in named.items():
+        if param not in spec.params:
+            raise SpecError(f"{name} has no argument {param!r}. Usage: {spec.help}")
+        if param in values:
+            raise SpecError(f"{param!r} given twice in {text!r}.")
+        values[param] = value
+    missing = [p for p in spec.params[: spec.required] if p not in values]
+    if missing:
+        raise SpecError(f"{name} needs {', '.join(missing)}. Usage: {spec.help}")
+    _check_values(name, values)
+    return name, tuple((p, values[p]) for p in spec.params if p in values)
+
+
+def _check_values(name: str, values: dict[str, Any]) -> None:
+    for param, value in values.items():
+        if param == "channels":
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, int) for v in value):
+                raise SpecError(f"{name}: channels must be a list of integers, e.g. [0, 3].")
+        elif value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise SpecError(f"{name}: {param} must be a number, not {value!r}.")
+    if name == "noise" and values["std"] < 0:
+        raise SpecError("noise: std must be >= 0.")
+    if name == "clip_norm" and values["max"] <= 0:
+        raise SpecError("clip_norm: max must be > 0.")
+
+
+def parse_edit(text: str) -> Edit:
+    """Read `KEY=OP(ARGS)`, e.g. `relu1:grad_input=clamp(min=0)`."""
+    key_text, sep, op_text = text.partition("=")
+    if not sep or not op_text.strip():
+        raise SpecError(f"Cannot read edit {text!r}. Write KEY=OP(ARGS), e.g. relu1:grad_input=clamp(min=0).")
+    key = parse_key(key_text)
+    if not key.layer:
+        raise SpecError(f"Edit {text!r}: edits apply to a layer or parameter site, not to {key}.")
+    op, args = parse_op(op_text)
+    return Edit(key, op, args)

@@ -1,0 +1,183 @@
+"""A run: model + input + layers + sites + edits + target -> RunResult.
+
+Backward is `torch.autograd.grad` on exactly the gradients that were asked for, so
+autograd computes only what those need: no parameter gradients unless `params` is
+asked, and nothing below the earliest requested site unless the input gradient is.
+The user's `.grad` fields are never touched.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Literal, Sequence
+
+import torch
+from torch import nn
+from torch.autograd.graph import get_gradient_edge
+
+from .edits import Edit, parse_edit
+from .errors import InspectorError, RunError, SpecError
+from .hookset import HookSet, to_numpy
+from .keys import GRAD_SITES, MODULE_SITES, SITE_CHOICES, Key
+from .objective import Target, objective, parse_target, primary_output
+from .result import Prediction, RunResult
+from .stats import tensor_stats
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What to capture and change in one run. Immutable, so it can cross threads as is."""
+
+    layers: tuple[str, ...] = ()
+    sites: frozenset[str] = frozenset({"output", "grad_output"})
+    edits: tuple[Edit, ...] = ()
+    target: Target = field(default_factory=Target)
+    input_grad: bool = False
+    keep: Literal["full", "stats"] = "full"
+
+    @classmethod
+    def make(
+        cls,
+        layers: Iterable[str] = (),
+        sites: Iterable[str] | str = ("output", "grad_output"),
+        edits: Iterable[Edit | str] = (),
+        target: str | int | Target | None = None,
+        input_grad: bool = False,
+        keep: Literal["full", "stats"] = "full",
+    ) -> "RunSpec":
+        if isinstance(sites, str):
+            sites = [s.strip() for s in sites.split(",") if s.strip()]
+        sites = frozenset(sites)
+        unknown = sorted(sites - set(SITE_CHOICES))
+        if unknown:
+            raise SpecError(f"Unknown site(s) {', '.join(unknown)}. Valid sites: {', '.join(SITE_CHOICES)}.")
+        parsed = tuple(e if isinstance(e, Edit) else parse_edit(e) for e in edits)
+        return cls(tuple(layers), sites, parsed, parse_target(target), input_grad, keep)
+
+
+def _check_edits(edits: Sequence[Edit], modules: dict[str, nn.Module], params: dict[str, nn.Parameter]) -> None:
+    for edit in edits:
+        layer, site = edit.key.layer, edit.key.site
+        if site == "grad":
+            if layer not in params:
+                raise SpecError(f"Edit {edit}: no parameter {layer!r}. Parameters look like fc1.weight, fc1.bias.")
+        elif layer not in modules:
+            raise SpecError(f"Edit {edit}: no layer named {layer!r}. Use `network-inspector layers` to list them.")
+        elif site not in MODULE_SITES:
+            raise SpecError(f"Edit {edit}: site must be one of {', '.join(MODULE_SITES)} or PARAM:grad.")
+
+
+def predictions(logits: torch.Tensor, labels: Sequence[str] | None, k: int = 5) -> list[Prediction]:
+    """Top-k of the first batch item, with softmax probabilities and labels when known."""
+    if logits.ndim != 2 or logits.shape[1] < 2:
+        return []
+    row = logits[0].detach().float()
+    probs = torch.softmax(row, dim=0)
+    top = torch.topk(probs, min(k, row.numel()))
+    out = []
+    for p, i in zip(top.values.tolist(), top.indices.tolist()):
+        label = labels[i] if labels and i < len(labels) else f"class {i}"
+        out.append(Prediction(i, label, p, float(row[i])))
+    return out
+
+
+def run(
+    model: nn.Module,
+    inputs: torch.Tensor,
+    spec: RunSpec,
+    labels: Sequence[str] | None = None,
+    cancel: threading.Event | None = None,
+) -> RunResult:
+    """Forward (and backward when a gradient is asked for) with hooks on the chosen layers.
+
+    The model keeps exactly the hooks it had before, whatever happens.
+    """
+    started = time.perf_counter()
+    modules = dict(model.named_modules())
+    missing = [p for p in spec.layers if p not in modules]
+    if missing:
+        raise SpecError(f"No layer named {', '.join(map(repr, missing))}. Use `network-inspector layers` to list them.")
+    params = dict(model.named_parameters())
+    _check_edits(spec.edits, modules, params)
+    device = next((p.device for p in model.parameters()), inputs.device)
+    result = RunResult(target=str(spec.target), device=str(device), edits=[str(e) for e in spec.edits])
+
+    module_sites = spec.sites & set(MODULE_SITES)
+    captured = {path: set(module_sites) for path in spec.layers if path}
+    param_keys = []
+    if "params" in spec.sites:
+        for path in spec.layers:
+            for name, param in modules[path].named_parameters(recurse=False):
+                if param.requires_grad:
+                    param_keys.append((f"{path}.{name}" if path else name, param))
+    wants_grad = bool(spec.input_grad or param_keys or module_sites & GRAD_SITES)
+    x = inputs.detach().to(device)
+    if wants_grad and x.is_floating_point():
+        x.requires_grad_(True)
+    result.input = to_numpy(x)
+
+    hooks = HookSet(modules, captured, list(spec.edits), result, cancel, keep_arrays=spec.keep == "full")
+    with hooks:
+        t0 = time.perf_counter()
+        with torch.set_grad_enabled(wants_grad):
+            try:
+                output = model(x)
+            except InspectorError:
+                raise
+            except Exception as exc:
+                raise RunError(f"The model raised {type(exc).__name__}: {exc}") from exc
+        logits = primary_output(output)
+        result.output = to_numpy(logits)
+        result.predictions = predictions(logits, labels)
+        t1 = time.perf_counter()
+        result.timings["forward_s"] = t1 - t0
+        for path in spec.layers:
+            if path and hooks.calls.get(path, 0) == 0:
+                result.log("warning", f"{path} was not called during the forward pass; nothing captured there.")
+        obj, result.target_index = objective(logits, spec.target)
+        result.objective = float(obj.detach())
+        hooks.check_cancel()
+        wanted = list(hooks.grad_edges)
+        wanted += [get_gradient_edge(p) for _, p in param_keys]
+        if spec.input_grad:
+            wanted.append(get_gradient_edge(x) if x.requires_grad else None)
+        wanted = [w for w in wanted if w is not None]
+        if wanted and obj.requires_grad:
+            try:
+                grads = torch.autograd.grad(obj, wanted, allow_unused=True)
+            except InspectorError:
+                raise
+            except RuntimeError as exc:
+                raise RunError(f"Backward failed: {exc}") from exc
+            _store_leaf_grads(hooks, result, spec, param_keys, grads, x)
+        elif wanted:
+            result.log("warning", f"The objective ({spec.target}) does not depend on anything that needs a gradient.")
+        result.timings["backward_s"] = time.perf_counter() - t1
+    for name, key in hooks.expected_grads.items():
+        if name not in hooks.fired:
+            result.log("warning", f"No gradient reached {name}: the objective does not depend on it through this path.")
+    result.timings["total_s"] = time.perf_counter() - started
+    return result
+
+
+def _store_leaf_grads(hooks: HookSet, result: RunResult, spec: RunSpec, param_keys, grads, x) -> None:
+    """Parameter and input gradients come back from autograd.grad; parameter edits apply here."""
+    offset = len(hooks.grad_edges)
+    for (name, param), grad in zip(param_keys, grads[offset:]):
+        key = Key(name, "grad")
+        if grad is None:
+            result.log("warning", f"No gradient reached {key}.")
+            continue
+        for edit in spec.edits:
+            if edit.enabled and edit.matches(key):
+                grad = edit.apply(grad)
+        hooks.store(key, grad)
+    if spec.input_grad:
+        grad = grads[-1] if x.requires_grad else None
+        if grad is None:
+            result.log("warning", "No gradient reached the model input.")
+        else:
+            result.input_grad = to_numpy(grad)
+            result.timings.setdefault("input_grad_norm", float(tensor_stats(grad).l2))

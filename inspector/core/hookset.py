@@ -1,0 +1,215 @@
+"""The one owner of a run's hooks: registers them on entry, removes every one on exit.
+
+Forward sites use forward-pre and forward hooks. `grad_output` is a tensor hook on the
+module's output, registered from the forward hook (in-place safe: a hook registered
+before an in-place op sees the gradient of the value the module returned).
+`grad_input` is a tensor hook on a private alias of each input made in the pre-hook,
+so it sees exactly the gradient that flows back through this module -- what
+`register_full_backward_hook` reports, without its failure on in-place models.
+Hooks never touch Qt; backward hooks only write detached copies into the result.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+
+import torch
+from torch import nn
+from torch.autograd.graph import get_gradient_edge
+
+from .edits import Edit
+from .errors import RunCancelled
+from .keys import Key
+from .result import Capture, RunResult
+from .stats import tensor_stats
+
+
+def to_numpy(tensor: torch.Tensor):
+    """A CPU copy that later in-place ops on the original cannot change."""
+    t = tensor.detach()
+    if t.dtype == torch.bfloat16:
+        t = t.float()
+    return t.to("cpu", copy=True).numpy() if t.device.type == "cpu" else t.cpu().numpy()
+
+
+def _tensor_positions(value) -> list[int] | None:
+    """Where the tensors are in a module's inputs/outputs; None when it is a single tensor."""
+    if isinstance(value, torch.Tensor):
+        return None
+    if isinstance(value, (tuple, list)):
+        return [i for i, v in enumerate(value) if isinstance(v, torch.Tensor)]
+    return []
+
+
+class HookSet:
+    """Hooks for one run. Use as a context manager; `grad_edges` are the gradients to ask for."""
+
+    def __init__(
+        self,
+        modules: dict[str, nn.Module],
+        captured: dict[str, set[str]],
+        edits: list[Edit],
+        result: RunResult,
+        cancel: threading.Event | None = None,
+        keep_arrays: bool = True,
+    ) -> None:
+        self.modules = modules
+        self.captured = captured  # path -> module sites to capture
+        self.result = result
+        self.cancel = cancel
+        self.keep_arrays = keep_arrays
+        self.edits: dict[tuple[str, str], list[Edit]] = defaultdict(list)
+        for edit in edits:
+            if edit.enabled:
+                self.edits[(edit.key.layer, edit.key.site)].append(edit)
+        self.handles: list = []
+        self.grad_edges: list = []
+        self.expected_grads: dict[str, Key] = {}
+        self.fired: set[str] = set()
+        self.calls: dict[str, int] = defaultdict(int)
+        self._open_calls: dict[str, list[int]] = defaultdict(list)
+        self._noted: set[str] = set()
+
+    # -- lifecycle ---------------------------------------------------------------
+    def __enter__(self) -> "HookSet":
+        try:
+            for path in sorted(set(self.captured) | {layer for layer, _ in self.edits if layer in self.modules}):
+                module = self.modules[path]
+                self.handles.append(module.register_forward_pre_hook(self._pre_hook(path)))
+                self.handles.append(module.register_forward_hook(self._post_hook(path)))
+                self.result.log("registered", f"{path} ({type(module).__name__})")
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove every handle; safe to call twice."""
+        module_hooks = len(self.handles)
+        while self.handles:
+            self.handles.pop().remove()
+        self.grad_edges.clear()
+        if module_hooks:
+            self.result.log("removed", f"{module_hooks} hooks")
+
+    def check_cancel(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise RunCancelled()
+
+    # -- helpers -----------------------------------------------------------------
+    def _wants(self, path: str, site: str) -> bool:
+        return site in self.captured.get(path, ()) or (path, site) in self.edits
+
+    def _edit(self, key: Key, tensor: torch.Tensor) -> torch.Tensor:
+        for edit in self.edits.get((key.layer, key.site), ()):
+            if edit.matches(key):
+                tensor = edit.apply(tensor)
+        return tensor
+
+    def store(self, key: Key, tensor: torch.Tensor) -> None:
+        array = to_numpy(tensor) if self.keep_arrays else None
+        self.result.captures[str(key)] = Capture(key, tensor_stats(tensor), array)
+
+    def note_once(self, tag: str, kind, message: str) -> None:
+        if tag not in self._noted:
+            self._noted.add(tag)
+            self.result.log(kind, message)
+
+    def _watch_grad(self, tensor: torch.Tensor, key: Key) -> None:
+        capture = key.site in self.captured.get(key.layer, ())
+        name = str(key)
+
+        def hook(grad: torch.Tensor):
+            self.check_cancel()
+            edited = self._edit(key, grad)
+            if capture:
+                self.store(key, edited)
+            self.fired.add(name)
+            return None if edited is grad else edited
+
+        self.handles.append(tensor.register_hook(hook))
+        if capture:
+            self.expected_grads[name] = key
+            self.grad_edges.append(get_gradient_edge(tensor))
+
+    def _tap(self, module: nn.Module, path: str, tensor: torch.Tensor) -> torch.Tensor:
+        """A private alias of an input: only this module uses it, so its gradient is this module's."""
+        base = tensor if tensor.requires_grad else tensor.detach().requires_grad_()
+        if getattr(module, "inplace", False):
+            self.note_once(
+                f"clone:{path}",
+                "note",
+                f"{path}: runs in place, so its input was copied to capture grad_input "
+                f"(the module's result is unchanged).",
+            )
+            return base.clone()
+        return base.view_as(base)
+
+    # -- hooks -------------------------------------------------------------------
+    def _pre_hook(self, path: str):
+        def hook(module: nn.Module, args: tuple):
+            self.check_cancel()
+            call = self.calls[path]
+            self.calls[path] += 1
+            self._open_calls[path].append(call)
+            want_input = self._wants(path, "input")
+            want_grad = self._wants(path, "grad_input")
+            if not (want_input or want_grad):
+                return None
+            positions = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+            many = len(positions) > 1
+            new_args = list(args)
+            for slot, i in enumerate(positions):
+                index = slot if many else None
+                tensor = self._edit(Key(path, "input", call, index), args[i])
+                if "input" in self.captured.get(path, ()):
+                    self.store(Key(path, "input", call, index), tensor)
+                if want_grad and tensor.is_floating_point():
+                    tensor = self._tap(module, path, tensor)
+                    self._watch_grad(tensor, Key(path, "grad_input", call, index))
+                new_args[i] = tensor
+            self.result.log("fired", f"{path}:input" + (f"#{call}" if call else ""))
+            return tuple(new_args)
+
+        return hook
+
+    def _post_hook(self, path: str):
+        def hook(module: nn.Module, args: tuple, output):
+            self.check_cancel()
+            stack = self._open_calls[path]
+            call = stack.pop() if stack else 0
+            positions = _tensor_positions(output)
+            if positions == []:
+                if self._wants(path, "output") or self._wants(path, "grad_output"):
+                    self.note_once(
+                        f"out:{path}", "warning", f"{path}: output is a {type(output).__name__}, not tensors; not captured."
+                    )
+                return None
+            items = [output] if positions is None else [output[i] for i in positions]
+            many = positions is not None and len(items) > 1
+            new_items = []
+            for slot, tensor in enumerate(items):
+                key = Key(path, "output", call, slot if many else None)
+                tensor = self._edit(key, tensor)
+                if "output" in self.captured.get(path, ()):
+                    self.store(key, tensor)
+                if self._wants(path, "grad_output") and tensor.requires_grad:
+                    self._watch_grad(tensor, Key(path, "grad_output", call, key.index))
+                new_items.append(tensor)
+            self.result.log("fired", f"{path}:output" + (f"#{call}" if call else ""))
+            if all(a is b for a, b in zip(items, new_items)):
+                return None
+            if positions is None:
+                return new_items[0]
+            rebuilt = list(output)
+            for i, tensor in zip(positions, new_items):
+                rebuilt[i] = tensor
+            if isinstance(output, tuple):
+                return type(output)(*rebuilt) if hasattr(output, "_fields") else tuple(rebuilt)
+            return rebuilt
+
+        return hook

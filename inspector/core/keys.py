@@ -1,0 +1,72 @@
+"""Capture keys: `LAYER:SITE`, `LAYER:SITE#K` (K-th further call), `[i]` for one of several tensors.
+
+The same key names a capture in the API, the CLI, `.npz` exports and the UI.
+Model-level keys are `input`, `input:grad` and `output`; a parameter's gradient is
+`PARAM_PATH:grad` (`fc1.bias:grad`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from .errors import SpecError
+
+Site = Literal["input", "output", "grad_output", "grad_input", "grad"]
+MODULE_SITES: tuple[str, ...] = ("input", "output", "grad_output", "grad_input")
+GRAD_SITES: frozenset[str] = frozenset({"grad_output", "grad_input", "grad"})
+#: What `--sites` accepts: the module sites plus `params` (every parameter's `:grad`).
+SITE_CHOICES: tuple[str, ...] = (*MODULE_SITES, "params")
+
+_KEY = re.compile(r"^(?P<layer>[^:#\[\]]*?):(?P<site>[a-z_]+)(?:#(?P<call>\d+))?(?:\[(?P<index>\d+)\])?$")
+
+
+@dataclass(frozen=True, order=True)
+class Key:
+    """One capture point. `layer` is a module path, a parameter path (site `grad`) or '' (the model)."""
+
+    layer: str
+    site: str
+    call: int = 0
+    index: int | None = None
+
+    def __str__(self) -> str:
+        if not self.layer:
+            base = {"input": "input", "output": "output", "grad": "input:grad"}[self.site]
+        else:
+            base = f"{self.layer}:{self.site}"
+        if self.call:
+            base += f"#{self.call}"
+        if self.index is not None:
+            base += f"[{self.index}]"
+        return base
+
+    @property
+    def is_grad(self) -> bool:
+        return self.site in GRAD_SITES
+
+    def site_key(self) -> "Key":
+        """The key without call and tensor index: what an edit written without them targets."""
+        return Key(self.layer, self.site)
+
+
+def parse_key(text: str) -> Key:
+    """Parse `fc1:output`, `layer1.0.relu:output#1`, `fc1.bias:grad`, `input:grad`, `output`."""
+    text = text.strip()
+    if text in ("input", "output"):
+        return Key("", text)
+    if text == "input:grad":
+        return Key("", "grad")
+    match = _KEY.match(text)
+    if not match or not match["layer"]:
+        raise SpecError(
+            f"Cannot read key {text!r}. Write LAYER:SITE (e.g. fc1:output, relu1:grad_input, "
+            f"layer1.0.relu:output#1, fc1.bias:grad)."
+        )
+    site = match["site"]
+    if site not in (*MODULE_SITES, "grad"):
+        raise SpecError(f"Unknown site {site!r} in {text!r}. Valid sites: {', '.join((*MODULE_SITES, 'grad'))}.")
+    call = int(match["call"]) if match["call"] else 0
+    index = int(match["index"]) if match["index"] else None
+    return Key(match["layer"], site, call, index)

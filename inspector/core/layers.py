@@ -1,0 +1,154 @@
+"""The layer tree: every module by its `named_modules()` path, with what one run shows of it."""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .errors import SpecError
+
+
+@dataclass(frozen=True)
+class LayerInfo:
+    path: str  # '' is the model itself
+    type_name: str
+    parameters: int  # including submodules
+    is_leaf: bool
+    depth: int
+    output_shapes: tuple[tuple[int, ...], ...] = ()  # of the first call
+    calls: int = 0  # per forward
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit(".", 1)[-1] if self.path else "(model)"
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "type": self.type_name,
+            "parameters": self.parameters,
+            "leaf": self.is_leaf,
+            "output_shapes": [list(s) for s in self.output_shapes],
+            "calls": self.calls,
+        }
+
+
+@dataclass(frozen=True)
+class LayerTree:
+    layers: tuple[LayerInfo, ...]  # in named_modules() order, model first
+
+    def __iter__(self):
+        return iter(self.layers)
+
+    def __len__(self) -> int:
+        return len(self.layers)
+
+    def get(self, path: str) -> LayerInfo:
+        for layer in self.layers:
+            if layer.path == path:
+                return layer
+        raise KeyError(path)
+
+    def children(self, path: str) -> list[LayerInfo]:
+        prefix = f"{path}." if path else ""
+        depth = path.count(".") + 1 if path else 1
+        return [l for l in self.layers if l.path.startswith(prefix) and l.path and l.depth == depth]
+
+    @property
+    def leaves(self) -> list[str]:
+        return [l.path for l in self.layers if l.is_leaf and l.path]
+
+    def select(self, patterns: str | list[str]) -> list[str]:
+        """Paths matching `all`, `type:Conv2d`, globs (`layer4.*`) or exact paths, in model order."""
+        if isinstance(patterns, str):
+            patterns = [p for p in patterns.split(",")]
+        chosen: set[str] = set()
+        paths = [l.path for l in self.layers if l.path]
+        for raw in patterns:
+            pattern = raw.strip()
+            if not pattern:
+                continue
+            if pattern == "all":
+                hits = set(self.leaves)
+            elif pattern.startswith("type:"):
+                wanted = pattern[5:]
+                hits = {l.path for l in self.layers if l.path and fnmatch.fnmatchcase(l.type_name, wanted)}
+                if not hits:
+                    types = sorted({l.type_name for l in self.layers})
+                    raise SpecError(f"No layer of type {wanted!r}. Types in this model: {', '.join(types)}.")
+            elif any(ch in pattern for ch in "*?["):
+                hits = {p for p in paths if fnmatch.fnmatchcase(p, pattern)}
+                if not hits:
+                    raise SpecError(f"No layer matches {pattern!r}. {self._examples()}")
+            elif pattern in paths:
+                hits = {pattern}
+            else:
+                close = difflib.get_close_matches(pattern, paths, n=5)
+                hint = f" Did you mean: {', '.join(close)}?" if close else ""
+                raise SpecError(f"No layer named {pattern!r}.{hint} {self._examples()}")
+            chosen |= hits
+        return [p for p in paths if p in chosen]
+
+    def _examples(self) -> str:
+        leaves = self.leaves
+        shown = ", ".join(leaves[:8]) + (", ..." if len(leaves) > 8 else "")
+        return f"Layers are named by path ({shown}); use `network-inspector layers` to list them all."
+
+
+def _shapes(value) -> list[tuple[int, ...]]:
+    if isinstance(value, torch.Tensor):
+        return [tuple(value.shape)]
+    if isinstance(value, (tuple, list)):
+        return [s for v in value for s in _shapes(v)]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _shapes(v)]
+    return []
+
+
+def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> LayerTree:
+    """The module tree; with an example input, one no-grad run adds output shapes and call counts."""
+    named = list(model.named_modules(remove_duplicate=False))
+    seen: dict[int, str] = {}
+    modules: list[tuple[str, nn.Module]] = []
+    for path, module in named:
+        if id(module) in seen:  # a module registered under two names: keep the first path
+            continue
+        seen[id(module)] = path
+        modules.append((path, module))
+    shapes: dict[str, tuple[tuple[int, ...], ...]] = {}
+    calls: dict[str, int] = {}
+    if example is not None:
+        handles = []
+
+        def record(path: str):
+            def hook(_module, _args, output):
+                calls[path] = calls.get(path, 0) + 1
+                shapes.setdefault(path, tuple(_shapes(output)))
+            return hook
+
+        try:
+            for path, module in modules:
+                handles.append(module.register_forward_hook(record(path)))
+            with torch.no_grad():
+                model(example)
+        finally:
+            for handle in handles:
+                handle.remove()
+    layers = []
+    for path, module in modules:
+        layers.append(
+            LayerInfo(
+                path=path,
+                type_name=type(module).__name__,
+                parameters=sum(p.numel() for p in module.parameters()),
+                is_leaf=not any(True for _ in module.children()),
+                depth=path.count(".") + 1 if path else 0,
+                output_shapes=shapes.get(path, ()),
+                calls=calls.get(path, 0),
+            )
+        )
+    return LayerTree(tuple(layers))

@@ -1,0 +1,97 @@
+"""What a run returns: captures by key, predictions, timings, the hook log and warnings."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from .keys import Key
+from .stats import TensorStats
+
+EventKind = Literal["registered", "fired", "removed", "warning", "note"]
+
+
+@dataclass(frozen=True)
+class Capture:
+    key: Key
+    stats: TensorStats
+    array: np.ndarray | None  # None when only statistics were kept
+
+    @property
+    def name(self) -> str:
+        return str(self.key)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    index: int
+    label: str
+    probability: float
+    logit: float
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    time: float
+    kind: EventKind
+    what: str
+
+
+@dataclass
+class RunResult:
+    captures: dict[str, Capture] = field(default_factory=dict)
+    input: np.ndarray | None = None
+    input_grad: np.ndarray | None = None
+    output: np.ndarray | None = None
+    predictions: list[Prediction] = field(default_factory=list)
+    target: str = ""
+    target_index: int | None = None
+    objective: float | None = None
+    device: str = "cpu"
+    edits: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    events: list[HookEvent] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self.arrays()[key]
+
+    def log(self, kind: EventKind, what: str) -> None:
+        self.events.append(HookEvent(time.perf_counter(), kind, what))
+        if kind == "warning":
+            self.warnings.append(what)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every array by its key, as written to `.npz`: captures, `input`, `input:grad`, `output`."""
+        out: dict[str, np.ndarray] = {}
+        if self.input is not None:
+            out["input"] = self.input
+        if self.input_grad is not None:
+            out["input:grad"] = self.input_grad
+        if self.output is not None:
+            out["output"] = self.output
+        out.update({name: c.array for name, c in self.captures.items() if c.array is not None})
+        return out
+
+    def held_bytes(self) -> int:
+        return sum(a.nbytes for a in self.arrays().values())
+
+    def save_npz(self, path) -> None:
+        np.savez(path, **self.arrays())
+
+    def summary(self) -> dict:
+        """A JSON-ready description: per key statistics, predictions, timings, warnings."""
+        return {
+            "device": self.device,
+            "target": self.target,
+            "target_index": self.target_index,
+            "objective": self.objective,
+            "edits": self.edits,
+            "captures": {name: c.stats.to_dict() for name, c in self.captures.items()},
+            "predictions": [p.__dict__ for p in self.predictions],
+            "timings": self.timings,
+            "warnings": self.warnings,
+        }
