@@ -136,7 +136,8 @@ def run(
         for path in spec.layers:
             if path and hooks.calls.get(path, 0) == 0:
                 result.log("warning", f"{path} was not called during the forward pass; nothing captured there.")
-        obj, result.target_index = objective(logits, spec.target)
+        obj, result.target_index, resolved = objective(logits, spec.target)
+        result.target = str(resolved)
         result.objective = float(obj.detach())
         hooks.check_cancel()
         wanted = list(hooks.grad_edges)

@@ -9,12 +9,14 @@ import torch
 
 from .errors import RunError, SpecError
 
-TargetKind = Literal["top1", "index", "sum", "output"]
+TargetKind = Literal["auto", "top1", "index", "sum", "output"]
 
 
 @dataclass(frozen=True)
 class Target:
-    kind: TargetKind = "top1"
+    """`auto` picks top1 for (batch, classes) logits, output for one value, sum otherwise."""
+
+    kind: TargetKind = "auto"
     index: int | None = None
 
     def __str__(self) -> str:
@@ -25,17 +27,17 @@ def parse_target(text: str | int | Target | None) -> Target:
     """`top1`, a class index, `sum` or `output`."""
     if isinstance(text, Target):
         return text
-    if text is None:
+    if text is None or text == "":
         return Target()
     if isinstance(text, int):
         return Target("index", text)
     word = text.strip().lower()
-    if word in ("top1", "sum", "output"):
+    if word in ("auto", "top1", "sum", "output"):
         return Target(word)  # type: ignore[arg-type]
     try:
         index = int(word)
     except ValueError:
-        raise SpecError(f"Unknown target {text!r}. Use top1, a class index, sum or output.") from None
+        raise SpecError(f"Unknown target {text!r}. Use auto, top1, a class index, sum or output.") from None
     if index < 0:
         raise SpecError(f"Class index must be >= 0, got {index}.")
     return Target("index", index)
@@ -53,17 +55,22 @@ def primary_output(output) -> torch.Tensor:
     raise RunError(f"The model returned {type(output).__name__}, not a tensor; cannot pick an objective.")
 
 
-def objective(output: torch.Tensor, target: Target) -> tuple[torch.Tensor, int | None]:
-    """The scalar objective and the class it is about (None for sum/output)."""
+def objective(output: torch.Tensor, target: Target) -> tuple[torch.Tensor, int | None, Target]:
+    """The scalar objective, the class it is about (None for sum/output) and the target resolved."""
+    if target.kind == "auto":
+        if output.ndim == 2 and output.shape[1] > 1:
+            target = Target("top1")
+        else:
+            target = Target("output" if output.numel() == 1 else "sum")
     if target.kind == "sum":
-        return output.sum(), None
+        return output.sum(), None, target
     if target.kind == "output":
         if output.numel() != 1:
             raise SpecError(
                 f"Target 'output' needs a single-element output; this model returns shape "
                 f"{tuple(output.shape)}. Use top1, a class index or sum."
             )
-        return output.reshape(()), None
+        return output.reshape(()), None, target
     if output.ndim < 2:
         raise SpecError(
             f"Target {target} needs (batch, classes) logits; the output has shape {tuple(output.shape)}. "
@@ -73,6 +80,6 @@ def objective(output: torch.Tensor, target: Target) -> tuple[torch.Tensor, int |
     if target.kind == "index":
         if target.index >= flat.shape[1]:
             raise SpecError(f"Class index {target.index} is out of range: the model has {flat.shape[1]} outputs.")
-        return flat[:, target.index].sum(), target.index
+        return flat[:, target.index].sum(), target.index, target
     best = flat.detach().argmax(dim=1)
-    return flat.gather(1, best[:, None]).sum(), int(best[0])
+    return flat.gather(1, best[:, None]).sum(), int(best[0]), target

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import torch
@@ -26,31 +27,34 @@ class TensorStats:
 
 @torch.no_grad()
 def tensor_stats(tensor: torch.Tensor) -> TensorStats:
-    """Statistics over the finite values; NaN and Inf are counted, not averaged in."""
+    """Statistics over the finite values; NaN and Inf are counted, not averaged in.
+
+    Three passes on the tensor's device (std_mean, aminmax, count_nonzero); the L2 norm
+    follows from them, and NaN/Inf are only counted when the mean shows there are some.
+    """
     t = tensor.detach()
     shape, dtype = tuple(t.shape), str(t.dtype).removeprefix("torch.")
     n = t.numel()
     if n == 0:
         return TensorStats(shape, dtype, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0)
-    if t.dtype == torch.bool or not (t.is_floating_point() or t.is_complex()):
-        t = t.float()
     if t.is_complex():
         t = t.abs()
-    t = t.reshape(-1)
-    if t.dtype in (torch.float16, torch.bfloat16):
+    if t.dtype not in (torch.float32, torch.float64):
         t = t.float()
-    nan = torch.isnan(t).sum()
-    inf = torch.isinf(t).sum()
-    bad = int(nan + inf) if t.is_floating_point() else 0
-    finite = t if bad == 0 else t[torch.isfinite(t)]
-    if finite.numel() == 0:
-        values = torch.zeros(6, device=t.device)
-    else:
-        std, mean = torch.std_mean(finite, correction=0)
-        lo, hi = torch.aminmax(finite)
-        norm = torch.linalg.vector_norm(finite)
-        zeros = (finite == 0).sum() / n
-        values = torch.stack([mean, std, lo, hi, norm, zeros.to(mean.dtype)])
-    counts = torch.stack([nan, inf]).tolist()
-    mean, std, lo, hi, norm, zeros = values.double().tolist()
-    return TensorStats(shape, dtype, mean, std, lo, hi, norm, zeros, int(counts[0]), int(counts[1]))
+    t = t.reshape(-1)
+    nan = inf = 0
+    std, mean = torch.std_mean(t, correction=0)
+    if not bool(torch.isfinite(mean) & torch.isfinite(std)):
+        nan, inf = (int(v) for v in torch.stack([torch.isnan(t).sum(), torch.isinf(t).sum()]).tolist())
+        t = t[torch.isfinite(t)]
+        if t.numel() == 0:
+            return TensorStats(shape, dtype, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, nan, inf)
+        std, mean = torch.std_mean(t, correction=0)
+    lo, hi = torch.aminmax(t)
+    nonzero = torch.count_nonzero(t)
+    values = torch.stack([mean.double(), std.double(), lo.double(), hi.double(), nonzero.double()]).tolist()
+    mean_, std_, lo_, hi_, nonzero_ = values
+    finite_n = t.numel()
+    l2 = math.sqrt(max(finite_n * (std_ * std_ + mean_ * mean_), 0.0))
+    zeros = (finite_n - nonzero_) / n
+    return TensorStats(shape, dtype, mean_, std_, lo_, hi_, l2, zeros, nan, inf)

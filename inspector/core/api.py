@@ -1,0 +1,46 @@
+"""The short Python API: the CLI and the app are thin layers over these."""
+
+from __future__ import annotations
+
+import threading
+from typing import Iterable
+
+import torch
+
+from .devices import resolve_device
+from .edits import Edit
+from .engine import RunSpec, run
+from .layers import LayerTree, build_layer_tree
+from .models import LoadedModel
+from .objective import Target
+from .result import RunResult
+
+
+def layer_tree(model: LoadedModel, example: torch.Tensor | None = None) -> LayerTree:
+    """The module tree with output shapes and calls per forward (one small no-grad run)."""
+    if example is None:
+        example = model.example_input()
+    if example is not None:
+        example = example.to(model.device)
+    return build_layer_tree(model.module, example)
+
+
+def capture(
+    model: LoadedModel,
+    inputs: torch.Tensor,
+    layers: str | Iterable[str] = "all",
+    sites: str | Iterable[str] = ("output", "grad_output"),
+    edits: Iterable[Edit | str] = (),
+    target: str | int | Target | None = None,
+    device: str | torch.device | None = "cpu",
+    input_grad: bool = False,
+    cancel: threading.Event | None = None,
+) -> RunResult:
+    """Run `model` on `inputs` with hooks on the layers matching `layers` (paths, globs, `all`, `type:X`)."""
+    dev = resolve_device(device)
+    if model.device != dev:
+        model.module.to(dev)
+    tree = build_layer_tree(model.module)
+    paths = tree.select(layers if isinstance(layers, str) else list(layers))
+    spec = RunSpec.make(paths, sites, edits, target, input_grad)
+    return run(model.module, inputs, spec, model.labels, cancel)

@@ -1,0 +1,104 @@
+"""Weights files: safetensors, weights-only torch checkpoints, and (only when trusted) pickles."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .errors import ModelLoadError, UntrustedCodeError
+
+_NESTED = ("state_dict", "model_state_dict", "model", "net", "module", "ema")
+_PREFIXES = ("module.", "_orig_mod.")
+
+
+def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Tensor] | nn.Module:
+    """A state dict (or, from a trusted pickle, a whole model) read from `path` onto the CPU."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelLoadError(f"Weights file not found: {path}")
+    if path.stat().st_size == 0:
+        raise ModelLoadError(f"Weights file is empty (0 bytes): {path}")
+    if path.suffix == ".safetensors":
+        from safetensors import SafetensorError
+        from safetensors.torch import load_file
+
+        try:
+            return load_file(str(path), device="cpu")
+        except (SafetensorError, OSError, ValueError) as exc:
+            raise ModelLoadError(f"Cannot read safetensors file {path}: {exc}") from None
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        unsafe = _unsafe_globals(path)
+        if not trust:
+            names = ", ".join(unsafe) if unsafe else str(exc).splitlines()[0]
+            raise UntrustedCodeError(
+                f"{path.name} is a pickle that would import code when loaded ({names}). "
+                f"Refused: loading it could run anything. Save a state dict or safetensors instead, "
+                f"or pass --trust if you wrote this file yourself."
+            ) from None
+        obj = _load_trusted(path)
+    except (RuntimeError, OSError, EOFError, ValueError) as exc:
+        raise ModelLoadError(f"Cannot read weights file {path}: {exc}") from None
+    return _unwrap(obj, path)
+
+
+def _unsafe_globals(path: Path) -> list[str]:
+    try:
+        return list(torch.serialization.get_unsafe_globals_in_checkpoint(str(path)))
+    except Exception:  # older or odd files: the message falls back to torch's own text
+        return []
+
+
+def _load_trusted(path: Path):
+    try:
+        return torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as exc:
+        raise ModelLoadError(f"Cannot load trusted pickle {path}: {type(exc).__name__}: {exc}") from exc
+
+
+def _unwrap(obj, path: Path) -> dict[str, torch.Tensor] | nn.Module:
+    if isinstance(obj, nn.Module):
+        return obj
+    if isinstance(obj, dict):
+        for key in _NESTED:
+            inner = obj.get(key)
+            if isinstance(inner, nn.Module):
+                return inner
+            if isinstance(inner, dict) and inner and all(isinstance(v, torch.Tensor) for v in inner.values()):
+                obj = inner
+                break
+        tensors = {k: v for k, v in obj.items() if isinstance(v, torch.Tensor)}
+        if tensors:
+            return {_strip(k): v for k, v in tensors.items()}
+    raise ModelLoadError(f"{path.name} holds no state dict (found {type(obj).__name__}).")
+
+
+def _strip(key: str) -> str:
+    for prefix in _PREFIXES:
+        while key.startswith(prefix):
+            key = key[len(prefix):]
+    return key
+
+
+def apply_state_dict(model: nn.Module, state: dict[str, torch.Tensor], source: str = "checkpoint") -> None:
+    """Load `state` into `model`, or explain exactly which keys do not fit."""
+    own = model.state_dict()
+    missing = [k for k in own if k not in state]
+    unexpected = [k for k in state if k not in own]
+    wrong = [
+        f"{k} (file {tuple(state[k].shape)}, model {tuple(own[k].shape)})"
+        for k in own
+        if k in state and tuple(state[k].shape) != tuple(own[k].shape)
+    ]
+    if missing or unexpected or wrong:
+        parts = []
+        for title, items in (("missing", missing), ("unexpected", unexpected), ("wrong shape", wrong)):
+            if items:
+                shown = ", ".join(items[:10]) + (f", ... ({len(items)} in all)" if len(items) > 10 else "")
+                parts.append(f"{title}: {shown}")
+        raise ModelLoadError(f"The weights in {source} do not fit this model. " + "; ".join(parts))
+    model.load_state_dict(state, strict=True)

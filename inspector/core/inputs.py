@@ -1,0 +1,127 @@
+"""One function turns a file (or `sample:NAME`) into the model's input; CLI, API and app share it."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from .errors import InputError
+from .preprocess import Preprocess
+
+TENSOR_SUFFIXES = (".npy", ".pt", ".pth")
+BACKGROUND = (255, 255, 255)
+
+
+def samples_dir() -> Path:
+    from inspector.demo.paths import resources_dir
+
+    return resources_dir() / "samples"
+
+
+def list_samples() -> list[str]:
+    """Names usable as `sample:NAME` (images and tensors under resources/samples)."""
+    folder = samples_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(p.stem for p in folder.iterdir() if p.suffix.lower() in (".png", ".npy"))
+
+
+def resolve_sample(name: str) -> Path:
+    folder = samples_dir()
+    for suffix in (".png", ".npy", ".jpg"):
+        path = folder / f"{name}{suffix}"
+        if path.is_file():
+            return path
+    raise InputError(f"No sample named {name!r}. Samples: {', '.join(list_samples()) or 'none found'}.")
+
+
+def open_image(path: str | Path) -> Image.Image:
+    """An RGB picture from any common format: EXIF rotation applied, odd modes converted."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"Input file not found: {path}")
+    if path.stat().st_size == 0:
+        raise InputError(f"Input file is empty (0 bytes): {path}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(path) as image:
+                image.seek(0)  # GIF, TIFF, WebP: the first frame
+                image.load()
+                image = ImageOps.exif_transpose(image)
+                return to_rgb(image)
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise InputError(f"{path.name} is too large to open safely (decompression bomb check): {exc}") from None
+    except UnidentifiedImageError:
+        raise InputError(f"{path.name} is not an image this tool can read (PNG, JPEG, BMP, TIFF, WebP, GIF).") from None
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise InputError(f"{path.name} is damaged or truncated: {exc}") from None
+
+
+def to_rgb(image: Image.Image) -> Image.Image:
+    """Convert any PIL mode to RGB: 16-bit and float rescaled to the full range, alpha composited."""
+    mode = image.mode
+    if mode == "RGB":
+        return image
+    if mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
+        values = np.asarray(image, dtype=np.float64)
+        finite = values[np.isfinite(values)]
+        if mode.startswith("I;16"):
+            lo, hi = 0.0, 65535.0
+        elif finite.size:
+            lo, hi = float(finite.min()), float(finite.max())
+        else:
+            lo, hi = 0.0, 1.0
+        scaled = (np.nan_to_num(values, nan=lo) - lo) / max(hi - lo, 1e-12)
+        gray = (np.clip(scaled, 0, 1) * 255 + 0.5).astype(np.uint8)
+        return Image.fromarray(gray, "L").convert("RGB")
+    if mode == "P":
+        image = image.convert("RGBA" if "transparency" in image.info else "RGB")
+    elif mode in ("LA", "La", "PA", "RGBa"):
+        image = image.convert("RGBA")
+    if image.mode == "RGBA":
+        background = Image.new("RGB", image.size, BACKGROUND)
+        background.paste(image, mask=image.getchannel("A"))
+        return background
+    return image.convert("RGB")  # 1, L, CMYK, YCbCr, LAB, HSV
+
+
+def load_tensor(path: Path) -> torch.Tensor:
+    try:
+        if path.suffix == ".npy":
+            array = np.load(path, allow_pickle=False)
+            if array.dtype == np.float64:
+                array = array.astype(np.float32)
+            tensor = torch.from_numpy(np.ascontiguousarray(array))
+        else:
+            tensor = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:
+        raise InputError(f"Cannot read tensor file {path.name}: {exc}") from None
+    if not isinstance(tensor, torch.Tensor):
+        raise InputError(f"{path.name} holds a {type(tensor).__name__}, not a tensor.")
+    return tensor
+
+
+def load_input(source: str | Path, preprocess: Preprocess | None = None,
+               input_shape: tuple[int, ...] | None = None) -> torch.Tensor:
+    """A file or `sample:NAME` -> the model's input tensor (batch dimension included)."""
+    text = str(source)
+    path = resolve_sample(text[7:]) if text.startswith("sample:") else Path(text)
+    if path.suffix.lower() in TENSOR_SUFFIXES:
+        if not path.is_file():
+            raise InputError(f"Input file not found: {path}")
+        tensor = load_tensor(path)
+        if input_shape and tensor.ndim == len(input_shape) - 1:
+            tensor = tensor[None]
+        return tensor
+    image = open_image(path)
+    if preprocess is None:
+        if input_shape and len(input_shape) == 4:
+            preprocess = Preprocess(resize=input_shape[-1], crop=input_shape[-1])
+        else:
+            preprocess = Preprocess()
+    return preprocess(image)
