@@ -36,6 +36,7 @@ class RunSpec:
     target: Target = field(default_factory=Target)
     input_grad: bool = False
     keep: Literal["full", "stats"] = "full"
+    stats: bool = True  # per-capture statistics (off only to measure what they cost)
 
     @classmethod
     def make(
@@ -118,7 +119,8 @@ def run(
         x.requires_grad_(True)
     result.input = to_numpy(x)
 
-    hooks = HookSet(modules, captured, list(spec.edits), result, cancel, keep_arrays=spec.keep == "full")
+    hooks = HookSet(modules, captured, list(spec.edits), result, cancel,
+                    keep_arrays=spec.keep == "full", with_stats=spec.stats)
     with hooks:
         t0 = time.perf_counter()
         with torch.set_grad_enabled(wants_grad):

@@ -53,12 +53,14 @@ class HookSet:
         result: RunResult,
         cancel: threading.Event | None = None,
         keep_arrays: bool = True,
+        with_stats: bool = True,
     ) -> None:
         self.modules = modules
         self.captured = captured  # path -> module sites to capture
         self.result = result
         self.cancel = cancel
         self.keep_arrays = keep_arrays
+        self.with_stats = with_stats
         self.edits: dict[tuple[str, str], list[Edit]] = defaultdict(list)
         for edit in edits:
             if edit.enabled:
@@ -112,7 +114,8 @@ class HookSet:
 
     def store(self, key: Key, tensor: torch.Tensor) -> None:
         array = to_numpy(tensor) if self.keep_arrays else None
-        self.result.captures[str(key)] = Capture(key, tensor_stats(tensor), array)
+        stats = tensor_stats(tensor) if self.with_stats else None
+        self.result.captures[str(key)] = Capture(key, stats, array)
 
     def note_once(self, tag: str, kind, message: str) -> None:
         if tag not in self._noted:

@@ -17,7 +17,7 @@ EventKind = Literal["registered", "fired", "removed", "warning", "note"]
 @dataclass(frozen=True)
 class Capture:
     key: Key
-    stats: TensorStats
+    stats: TensorStats | None
     array: np.ndarray | None  # None when only statistics were kept
 
     @property
@@ -90,7 +90,7 @@ class RunResult:
             "target_index": self.target_index,
             "objective": self.objective,
             "edits": self.edits,
-            "captures": {name: c.stats.to_dict() for name, c in self.captures.items()},
+            "captures": {name: c.stats.to_dict() for name, c in self.captures.items() if c.stats},
             "predictions": [p.__dict__ for p in self.predictions],
             "timings": self.timings,
             "warnings": self.warnings,

@@ -1,0 +1,164 @@
+"""`network-inspector`: the app with no arguments; headless commands otherwise.
+
+Errors are printed as one clear line (a traceback only with --debug) and exit non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+CODE_WARNING = (
+    "file.py:Name and package.module:Name run that Python code; TorchScript and .pt2 files "
+    "can also carry code and need --trust."
+)
+
+
+def _model_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default="demo",
+                        help="demo, a torchvision name (resnet18), file.py:Name, package.module:Name, "
+                             "a TorchScript file or a .pt2 program. " + CODE_WARNING)
+    parser.add_argument("--weights", default=None,
+                        help="random | pretrained | PATH (.safetensors or a weights-only checkpoint)")
+    parser.add_argument("--trust", action="store_true",
+                        help="allow loading files that can run code (TorchScript, .pt2, pickled models)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="network-inspector",
+        description="See inside a PyTorch network. With no command, opens the desktop app.",
+        epilog=CODE_WARNING,
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command")
+
+    layers = sub.add_parser("layers", help="list the module tree")
+    _model_args(layers)
+    layers.add_argument("--json", action="store_true", help="print JSON")
+
+    cap = sub.add_parser("capture", help="capture activations and gradients to .npz")
+    _model_args(cap)
+    cap.add_argument("--input", help="image file, sample:NAME, or a .npy/.pt tensor")
+    cap.add_argument("--layers", default="all", help="paths or globs, comma-separated; all; type:Conv2d")
+    cap.add_argument("--sites", default="output,grad_output",
+                     help="any of input, output, grad_output, grad_input, params")
+    cap.add_argument("--edit", action="append", default=[], metavar="KEY=OP(ARGS)",
+                     help="e.g. relu1:grad_input=clamp(min=0); repeatable, applied in order")
+    cap.add_argument("--target", default=None, help="top1 (classifiers), a class index, sum, or output")
+    cap.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
+    cap.add_argument("--input-grad", action="store_true", help="also capture the gradient w.r.t. the input")
+    cap.add_argument("--out", help="write arrays to this .npz")
+    cap.add_argument("--json", action="store_true", help="print statistics, predictions and timings as JSON")
+
+    bench = sub.add_parser("bench", help="measure the engine against plain forward + backward")
+    bench.add_argument("--models", nargs="+", default=["resnet50", "vgg16", "convnext_tiny", "vit_b_16"])
+    bench.add_argument("--repeats", type=int, default=5)
+    bench.add_argument("--device", default="cpu")
+    bench.add_argument("--json", help="also write the rows to this JSON file")
+
+    sub.add_parser("samples", help="list the bundled sample inputs")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        return _launch_app(parser)
+    from inspector.core.errors import InspectorError
+
+    try:
+        return COMMANDS[args.command](args)
+    except InspectorError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _launch_app(parser: argparse.ArgumentParser) -> int:
+    try:
+        from inspector.gui.app import run_app
+    except ImportError:
+        parser.print_help()
+        return 0
+    return run_app()
+
+
+def _load(args):
+    from inspector.core import load_model
+
+    def progress(done: int, total: int) -> None:
+        if total:
+            print(f"\rdownloading weights: {done / total:6.1%}", end="", file=sys.stderr, flush=True)
+
+    return load_model(args.model, args.weights, trust=args.trust, progress=progress)
+
+
+def cmd_layers(args) -> int:
+    from inspector.core import layer_tree
+
+    tree = layer_tree(_load(args))
+    if args.json:
+        print(json.dumps([l.to_dict() for l in tree], indent=1))
+        return 0
+    print(f"{'path':<40}{'type':<24}{'params':>12}  {'calls':>5}  output")
+    for layer in tree:
+        shapes = ", ".join("x".join(map(str, s)) for s in layer.output_shapes)
+        name = "  " * max(layer.depth - 1, 0) + (layer.path or "(model)")
+        print(f"{name:<40}{layer.type_name:<24}{layer.parameters:>12,}  {layer.calls:>5}  {shapes}")
+    return 0
+
+
+def cmd_capture(args) -> int:
+    from inspector.core import SpecError, capture, load_input
+
+    if not args.input:
+        raise SpecError("capture needs --input (an image, sample:NAME, or a .npy/.pt tensor).")
+    loaded = _load(args)
+    x = load_input(args.input, loaded.preprocess, loaded.input_shape)
+    result = capture(loaded, x, args.layers, args.sites, args.edit, args.target, args.device, args.input_grad)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        result.save_npz(out)
+    if args.json:
+        print(json.dumps(result.summary(), indent=1))
+    else:
+        for p in result.predictions:
+            print(f"{p.probability:7.2%}  {p.label} (class {p.index})")
+        print(f"{len(result.captures)} captures, target {result.target}, "
+              f"{result.timings.get('total_s', 0) * 1000:.0f} ms" + (f" -> {args.out}" if args.out else ""))
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from inspector.core.bench import bench_model, format_header
+
+    print(format_header())
+    rows = [bench_model(name, args.repeats, args.device) for name in args.models]
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+def cmd_samples(args) -> int:
+    from inspector.core import list_samples
+
+    for name in list_samples():
+        print(f"sample:{name}")
+    return 0
+
+
+COMMANDS = {"layers": cmd_layers, "capture": cmd_capture, "bench": cmd_bench, "samples": cmd_samples}
+
+if __name__ == "__main__":
+    sys.exit(main())

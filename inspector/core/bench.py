@@ -1,0 +1,126 @@
+"""The project's benchmark: engine runs against what users write by hand, in one process.
+
+Variants, interleaved with warm-up and repeats:
+  plain    forward + loss.backward() of the model (what users write by hand)
+  floor    forward + backward with parameters frozen, only the input requiring grad
+  all      the engine capturing output and grad_output of every leaf (CPU copies + statistics)
+  nostats  the same without statistics (to show what statistics cost)
+  late     the engine capturing output and grad_output of one late layer (the last conv)
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from .engine import RunSpec, run
+from .layers import build_layer_tree
+from .models import load_model
+from .objective import Target, objective
+
+
+@dataclass
+class Timing:
+    name: str
+    seconds: list[float]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+
+def last_conv(tree) -> str:
+    convs = [l.path for l in tree if l.is_leaf and l.type_name.startswith("Conv") and l.calls]
+    if convs:
+        return convs[-1]
+    linears = [l.path for l in tree if l.is_leaf and l.calls]
+    return linears[len(linears) // 2]
+
+
+def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[[str], None] = print) -> dict:
+    loaded = load_model(name)
+    model = loaded.module.to(device)
+    x = (loaded.example_input() if loaded.input_shape else torch.randn(1, 3, 224, 224)).to(device)
+    x = torch.randn_like(x)
+    tree = build_layer_tree(model, x)
+    leaves = [l.path for l in tree if l.is_leaf and l.path and l.calls]
+    late = last_conv(tree)
+    target = Target("top1")
+
+    def plain():
+        model.zero_grad(set_to_none=True)
+        xi = x.clone().requires_grad_(True)
+        loss, _, _ = objective(model(xi), target)
+        loss.backward()
+        model.zero_grad(set_to_none=True)
+
+    def floor():
+        flags = [p.requires_grad for p in model.parameters()]
+        for p in model.parameters():
+            p.requires_grad_(False)
+        try:
+            xi = x.clone().requires_grad_(True)
+            loss, _, _ = objective(model(xi), target)
+            torch.autograd.grad(loss, xi)
+        finally:
+            for p, flag in zip(model.parameters(), flags):
+                p.requires_grad_(flag)
+
+    held = {}
+
+    def engine(layers, stats=True):
+        spec = RunSpec(tuple(layers), frozenset({"output", "grad_output"}), (), target, stats=stats)
+
+        def go():
+            result = run(model, x, spec)
+            held[len(layers), stats] = result.held_bytes()
+        return go
+
+    variants = {"plain": plain, "floor": floor, "all": engine(leaves), "nostats": engine(leaves, False),
+                "late": engine([late])}
+    timings = {k: Timing(k, []) for k in variants}
+    for fn in variants.values():  # warm-up
+        fn()
+    for _ in range(repeats):
+        for key, fn in variants.items():
+            gc.collect()
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+            start = time.perf_counter()
+            fn()
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+            timings[key].seconds.append(time.perf_counter() - start)
+    med = {k: t.median for k, t in timings.items()}
+    row = {
+        "model": name,
+        "leaves": len(leaves),
+        "late_layer": late,
+        "median_s": med,
+        "min_s": {k: min(t.seconds) for k, t in timings.items()},
+        "max_s": {k: max(t.seconds) for k, t in timings.items()},
+        "all/plain": med["all"] / med["plain"],
+        "all/floor": med["all"] / med["floor"],
+        "late/plain": med["late"] / med["plain"],
+        "stats_overhead": med["all"] / med["nostats"] - 1,
+        "captures_mb": held.get((len(leaves), True), 0) / 2**20,
+    }
+    log(format_row(row))
+    return row
+
+
+def format_header() -> str:
+    return (f"{'model':<20}{'plain s':>9}{'floor s':>9}{'all s':>9}{'late s':>9}"
+            f"{'all/plain':>11}{'all/floor':>11}{'late/plain':>11}{'stats +':>9}{'held MB':>9}")
+
+
+def format_row(row: dict) -> str:
+    m = row["median_s"]
+    return (f"{row['model']:<20}{m['plain']:>9.3f}{m['floor']:>9.3f}{m['all']:>9.3f}{m['late']:>9.3f}"
+            f"{row['all/plain']:>10.2f}x{row['all/floor']:>10.2f}x{row['late/plain']:>10.2f}x"
+            f"{row['stats_overhead']*100:>8.1f}%{row['captures_mb']:>9.1f}")

@@ -1,0 +1,22 @@
+"""The core stays Qt-free: importing every inspector.core module pulls in no Qt."""
+
+import pkgutil
+import subprocess
+import sys
+
+import inspector.core
+
+
+def test_core_imports_no_qt():
+    names = [f"inspector.core.{m.name}" for m in pkgutil.iter_modules(inspector.core.__path__)]
+    assert "inspector.core.engine" in names
+    code = (
+        "import importlib, sys\n"
+        f"for name in {names!r}: importlib.import_module(name)\n"
+        "import inspector.cli\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6')"
+        " or m.startswith('inspector.gui')]\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
