@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import sys
 import zipfile
 from dataclasses import dataclass, field
@@ -81,7 +82,8 @@ def _looks_like_factory(source: str) -> bool:
     if ":" not in source:
         return False
     left = source.rsplit(":", 1)[0]
-    return left.endswith(".py") or (len(left) > 1 and not Path(left).suffix and "/" not in left and "\\" not in left)
+    # `package.module` has dots, so Path(left).suffix is no test for a file name here.
+    return left.endswith(".py") or (len(left) > 1 and re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", left) is not None)
 
 
 def _apply_weights_file(loaded: LoadedModel, weights: str, trust: bool) -> None:

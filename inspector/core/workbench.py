@@ -1,0 +1,109 @@
+"""The loaded model and what runs reuse between them; the app's worker thread drives one.
+
+Qt-free so the headless replay of a session runs the very same path. It keeps the
+model loaded (and on its device) across runs, caches the decoded input, and keeps the
+baseline (no edits) result while model, input, device, target, layers and sites stay
+the same, so toggling an edit costs one forward and backward.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, replace
+
+import torch
+
+from .devices import resolve_device
+from .engine import RunSpec, run
+from .inputs import load_input
+from .layers import LayerTree, build_layer_tree
+from .models import LoadedModel, load_model
+from .result import RunResult
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    source: str = "demo"
+    weights: str | None = None
+    trust: bool = False
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """An immutable snapshot of what the user asked for."""
+
+    model: ModelRequest = field(default_factory=ModelRequest)
+    input: str = ""
+    device: str = "cpu"
+    spec: RunSpec = field(default_factory=RunSpec)
+    baseline: bool = False  # also keep a no-edit result to compare against
+    run_id: int = 0
+
+    def baseline_key(self) -> tuple:
+        s = self.spec
+        return (self.model, self.input, self.device, s.layers, s.sites, s.target, s.input_grad)
+
+
+@dataclass
+class RunOutcome:
+    run_id: int
+    result: RunResult
+    baseline: RunResult | None = None
+    tree: LayerTree | None = None  # set when the model was (re)loaded for this run
+
+
+class Workbench:
+    def __init__(self) -> None:
+        self.loaded: LoadedModel | None = None
+        self.tree: LayerTree | None = None
+        self._model_request: ModelRequest | None = None
+        self._device: torch.device | None = None
+        self._input_key: tuple | None = None
+        self._input: torch.Tensor | None = None
+        self._baseline_key: tuple | None = None
+        self._baseline: RunResult | None = None
+
+    def load(self, request: ModelRequest, progress=None) -> tuple[LoadedModel, LayerTree]:
+        """Load (or keep) the model; the layer tree comes from one small run at its default input."""
+        if self.loaded is None or request != self._model_request:
+            loaded = load_model(request.source, request.weights, request.trust, progress)
+            example = loaded.example_input()
+            tree = build_layer_tree(loaded.module, example)
+            self.loaded, self.tree, self._model_request = loaded, tree, request
+            self._device = torch.device("cpu")
+            self._input_key = self._baseline_key = None
+            self._input = self._baseline = None
+        return self.loaded, self.tree
+
+    def move_to(self, device: str) -> torch.device:
+        dev = resolve_device(device)
+        if self.loaded is not None and dev != self._device:
+            self.loaded.module.to(dev)
+            self._device = dev
+            self._baseline = None
+        return dev
+
+    def input_tensor(self, source: str) -> torch.Tensor:
+        key = (self._model_request, source)
+        if key != self._input_key:
+            self._input = load_input(source, self.loaded.preprocess, self.loaded.input_shape)
+            self._input_key = key
+        return self._input
+
+    def execute(self, request: RunRequest, cancel: threading.Event | None = None, progress=None) -> RunOutcome:
+        fresh = self.loaded is None or request.model != self._model_request
+        loaded, tree = self.load(request.model, progress)
+        self.move_to(request.device)
+        x = self.input_tensor(request.input)
+        result = run(loaded.module, x, request.spec, loaded.labels, cancel)
+        baseline = None
+        if request.baseline:
+            key = request.baseline_key()
+            if not any(e.enabled for e in request.spec.edits):
+                self._baseline_key, self._baseline = key, result
+            elif key != self._baseline_key or self._baseline is None:
+                plain = replace(request.spec, edits=())
+                self._baseline = run(loaded.module, x, plain, loaded.labels, cancel)
+                self._baseline_key = key
+            baseline = self._baseline
+        return RunOutcome(request.run_id, result, baseline, tree if fresh else None)
