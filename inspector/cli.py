@@ -52,6 +52,19 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--input-grad", action="store_true", help="also capture the gradient w.r.t. the input")
     cap.add_argument("--out", help="write arrays to this .npz")
     cap.add_argument("--json", action="store_true", help="print statistics, predictions and timings as JSON")
+    cap.add_argument("--manifest", action="store_true",
+                     help="with --out, also write OUT.json: model, weights, input, device, target, edits, "
+                          "versions and the keys with their shapes")
+
+    att = sub.add_parser("attribute", help="saliency, Grad-CAM or guided backprop map to .npy or a .png overlay")
+    _model_args(att)
+    att.add_argument("--method", required=True, choices=["saliency", "gradcam", "guided", "guided-gradcam"])
+    att.add_argument("--layer", default=None, help="Grad-CAM layer (default: the last conv layer)")
+    att.add_argument("--input", required=True, help="image file, sample:NAME, or a .npy/.pt tensor")
+    att.add_argument("--target", default=None, help="top1 (default for classifiers), a class index, sum, or output")
+    att.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
+    att.add_argument("--out", required=True,
+                     help=".npy: the raw map; .png (or .jpg): a heat map over the input as the model sees it")
 
     bench = sub.add_parser("bench", help="measure the engine against plain forward + backward")
     bench.add_argument("--models", nargs="+", default=["resnet50", "vgg16", "convnext_tiny", "vit_b_16"])
@@ -127,7 +140,12 @@ def cmd_capture(args) -> int:
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        result.save_npz(out)
+        if args.manifest:
+            from inspector.core.export import export_npz
+
+            export_npz(result, out, {"model": args.model, "weights": loaded.weights, "input": args.input})
+        else:
+            result.save_npz(out)
     if args.json:
         print(json.dumps(result.summary(), indent=1))
     else:
@@ -136,6 +154,34 @@ def cmd_capture(args) -> int:
         print(f"{len(result.captures)} captures, target {result.target}, "
               f"{result.timings.get('total_s', 0) * 1000:.0f} ms" + (f" -> {args.out}" if args.out else ""))
     for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def cmd_attribute(args) -> int:
+    import numpy as np
+
+    from inspector.core import load_input, resolve_device
+    from inspector.core.attribution import attribute
+    from inspector.core.export import picture, save_overlay
+
+    loaded = _load(args)
+    loaded.module.to(resolve_device(args.device))
+    x = load_input(args.input, loaded.preprocess, loaded.input_shape)
+    found = attribute(loaded, x, args.method, args.target, args.layer)
+    out = Path(args.out)
+    if out.suffix.lower() == ".npy":
+        out.parent.mkdir(parents=True, exist_ok=True)
+        np.save(out, found.map)
+    else:
+        save_overlay(out, picture(x.detach().cpu().numpy(), loaded.preprocess), found.map)
+    what, index, labels = found.target, found.target_index, loaded.labels or []
+    if index is not None:
+        what = f"class {index}" + (f" ({labels[index]})" if index < len(labels) else "")
+    print(f"{found.method} for {what}" + (f" at {found.layer}" if found.layer else "") + f" -> {out}")
+    for note in found.unreached:
+        print(f"warning: guided rule not applied (functional call): {note}", file=sys.stderr)
+    for warning in found.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
 
@@ -158,7 +204,8 @@ def cmd_samples(args) -> int:
     return 0
 
 
-COMMANDS = {"layers": cmd_layers, "capture": cmd_capture, "bench": cmd_bench, "samples": cmd_samples}
+COMMANDS = {"layers": cmd_layers, "capture": cmd_capture, "bench": cmd_bench, "samples": cmd_samples,
+            "attribute": cmd_attribute}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import pickle
+import pickletools
+import zipfile
 from pathlib import Path
 
 import torch
@@ -33,6 +36,11 @@ def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Te
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
         unsafe = _unsafe_globals(path)
+        if unsafe is None:
+            raise ModelLoadError(
+                f"{path.name} is not a weights file this tool can read: it is damaged, or not a PyTorch "
+                f"checkpoint or safetensors file."
+            ) from None
         if not trust:
             names = ", ".join(unsafe) if unsafe else str(exc).splitlines()[0]
             raise UntrustedCodeError(
@@ -41,16 +49,55 @@ def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Te
                 f"or pass --trust if you wrote this file yourself."
             ) from None
         obj = _load_trusted(path)
-    except (RuntimeError, OSError, EOFError, ValueError) as exc:
-        raise ModelLoadError(f"Cannot read weights file {path}: {exc}") from None
+    except Exception as exc:  # damaged files fail inside torch's reader in many ways (IndexError, KeyError, ...)
+        raise ModelLoadError(f"Cannot read weights file {path}: {type(exc).__name__}: {exc}") from None
     return _unwrap(obj, path)
 
 
-def _unsafe_globals(path: Path) -> list[str]:
+def _unsafe_globals(path: Path) -> list[str] | None:
+    """The globals the pickle in `path` would import, read without running it; None if it holds no pickle."""
     try:
         return list(torch.serialization.get_unsafe_globals_in_checkpoint(str(path)))
-    except Exception:  # older or odd files: the message falls back to torch's own text
-        return []
+    except Exception:  # not torch's zip format: a plain or legacy pickle, or no pickle at all
+        pass
+    if zipfile.is_zipfile(path):
+        return []  # the message falls back to torch's own text
+    found = _pickle_globals(path.read_bytes())
+    if found is None:
+        return None
+    try:
+        from torch._weights_only_unpickler import _get_allowed_globals
+
+        allowed = set(_get_allowed_globals())
+    except Exception:
+        allowed = set()
+    return [name for name in found if name not in allowed]
+
+
+def _pickle_globals(data: bytes) -> list[str] | None:
+    """GLOBAL / STACK_GLOBAL names in the pickles at the start of `data` (pickletools: nothing runs)."""
+    stream, found, parsed = io.BytesIO(data), set(), 0
+    while stream.tell() < len(data):  # legacy torch.save files hold several pickles in a row
+        memo: dict[int, object] = {}
+        pushed: list[object] = []
+        try:
+            for op, arg, _ in pickletools.genops(stream):
+                if op.name == "GLOBAL":
+                    found.add(arg.replace(" ", "."))
+                elif op.name == "STACK_GLOBAL" and len(pushed) >= 2:
+                    found.add(f"{pushed[-2]}.{pushed[-1]}")
+                elif op.name == "MEMOIZE":
+                    memo[len(memo)] = pushed[-1] if pushed else None
+                elif op.name in ("PUT", "BINPUT", "LONG_BINPUT"):
+                    memo[arg] = pushed[-1] if pushed else None
+                elif op.name in ("GET", "BINGET", "LONG_BINGET"):
+                    pushed.append(memo.get(arg))
+                elif op.name not in ("FRAME", "PROTO"):
+                    pushed.append(arg if isinstance(arg, str) else None)
+        except Exception:
+            break
+        parsed += 1
+    return sorted(found) if parsed else None
 
 
 def _load_trusted(path: Path):

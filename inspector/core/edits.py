@@ -37,7 +37,8 @@ def _channel_mask(t: torch.Tensor, channels: list[int], keep: bool) -> torch.Ten
         mask = 1 - mask
     shape = [1] * t.ndim
     shape[dim] = size
-    return t * mask.view(shape)
+    # where, not multiply: a zeroed channel holding inf or NaN must still come out as zeros.
+    return torch.where(mask.view(shape) != 0, t, torch.zeros((), dtype=t.dtype, device=t.device))
 
 
 def _scale(t, k):
@@ -161,7 +162,7 @@ def parse_op(text: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
         if param in values:
             raise SpecError(f"{param!r} given twice in {text!r}.")
         values[param] = value
-    missing = [p for p in spec.params[: spec.required] if p not in values]
+    missing = [p for p in spec.params[: spec.required] if values.get(p) is None]
     if missing:
         raise SpecError(f"{name} needs {', '.join(missing)}. Usage: {spec.help}")
     _check_values(name, values)
@@ -175,6 +176,8 @@ def _check_values(name: str, values: dict[str, Any]) -> None:
                 raise SpecError(f"{name}: channels must be a list of integers, e.g. [0, 3].")
         elif value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise SpecError(f"{name}: {param} must be a number, not {value!r}.")
+    if name == "clamp" and values.get("min") is None and values.get("max") is None:
+        raise SpecError("clamp needs min, max or both, e.g. clamp(min=0).")
     if name == "noise" and values["std"] < 0:
         raise SpecError("noise: std must be >= 0.")
     if name == "clip_norm" and values["max"] <= 0:

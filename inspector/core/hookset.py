@@ -132,6 +132,7 @@ class HookSet:
             if capture:
                 self.store(key, edited)
             self.fired.add(name)
+            self.result.log("fired", name)
             return None if edited is grad else edited
 
         self.handles.append(tensor.register_hook(hook))

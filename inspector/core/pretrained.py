@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import shutil
 import tempfile
@@ -36,8 +37,10 @@ def ensure_cached(weights, progress: Callable[[int, int], None] | None = None, t
                     done += len(chunk)
                     if progress:
                         progress(done, total)
+            if total and done != total:  # a cut connection must not leave a broken file in the cache
+                raise OSError(f"the download stopped after {done:,} of {total:,} bytes")
         shutil.move(tmp.name, path)
-    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+    except (urllib.error.URLError, http.client.HTTPException, OSError, TimeoutError) as exc:
         if "tmp" in locals():
             Path(tmp.name).unlink(missing_ok=True)
         raise ModelLoadError(

@@ -1,0 +1,227 @@
+"""Attribution maps, each one engine run: saliency, Grad-CAM, guided backprop, guided Grad-CAM.
+
+Maps are for the first batch item and the objective the target picks (top1 for
+classifiers). Every hook is the engine's, so the model keeps exactly the hooks it had.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.overrides import TorchFunctionMode
+
+from .edits import Edit
+from .engine import RunSpec, run
+from .errors import RunError, SpecError
+from .keys import Key
+from .layers import LayerTree, build_layer_tree
+from .models import LoadedModel
+from .objective import Target, parse_target
+from .result import RunResult
+
+METHODS = ("saliency", "gradcam", "guided", "guided-gradcam")
+#: Activation modules that get the guided rule at their grad_input. nn.ReLU is exact; the
+#: others only get "positive gradients only" on top of their own backward (an approximation).
+APPROXIMATED = (nn.ReLU6, nn.SiLU, nn.GELU, nn.Hardswish, nn.LeakyReLU, nn.ELU, nn.Mish)
+#: Functions that, called outside those modules, no module hook can reach.
+_RECTIFIERS = frozenset({"relu", "relu_", "relu6", "silu", "gelu", "hardswish", "leaky_relu",
+                         "leaky_relu_", "elu", "elu_", "mish"})
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """A map and how it was made. `map` is what `attribute --out x.npy` writes:
+    saliency (H, W); gradcam (H, W) upsampled to the input and scaled to [0, 1];
+    guided and guided-gradcam (C, H, W) input gradients."""
+
+    method: str
+    map: np.ndarray
+    target: str
+    target_index: int | None
+    layer: str | None = None
+    cam: np.ndarray | None = None  # Grad-CAM at the layer's resolution (h, w), unscaled
+    covered: tuple[str, ...] = ()  # nn.ReLU modules given the exact guided rule
+    approximated: tuple[str, ...] = ()  # other activation modules: positive gradients only
+    unreached: tuple[str, ...] = ()  # activations called as functions: no hook reaches them
+    warnings: tuple[str, ...] = ()
+
+
+def _unwrap(model: LoadedModel | nn.Module) -> tuple[nn.Module, list[str] | None]:
+    return (model.module, model.labels) if isinstance(model, LoadedModel) else (model, None)
+
+
+def _device(module: nn.Module) -> torch.device:
+    return next((p.device for p in module.parameters()), torch.device("cpu"))
+
+
+def _first_grad(result: RunResult) -> np.ndarray:
+    if result.input_grad is None:
+        raise RunError("No gradient reached the model input: " + ("; ".join(result.warnings) or "unknown reason."))
+    return result.input_grad[0]
+
+
+def _saliency(model, x: torch.Tensor, target) -> tuple[np.ndarray, RunResult]:
+    module, labels = _unwrap(model)
+    spec = RunSpec((), frozenset(), (), parse_target(target), input_grad=True, stats=False)
+    result = run(module, x, spec, labels)
+    grad = np.abs(_first_grad(result))
+    return (grad.max(axis=0) if grad.ndim >= 2 else grad), result
+
+
+def saliency(model: LoadedModel | nn.Module, x: torch.Tensor, target=None) -> np.ndarray:
+    """Input-gradient magnitude: max over channels of |d objective / d input|, (H, W) for images."""
+    return _saliency(model, x, target)[0]
+
+
+def _is_patchify(module: nn.Module | None) -> bool:
+    """A non-overlapping patch embedding (ViT's conv_proj): kernel == stride > 1."""
+    kernel, stride = getattr(module, "kernel_size", None), getattr(module, "stride", None)
+    return kernel is not None and tuple(kernel) == tuple(stride) and int(np.prod(kernel)) > 1
+
+
+def find_gradcam_layer(tree: LayerTree, order: Sequence[str] | None = None, model: nn.Module | None = None) -> str:
+    """The last conv-like leaf with a 4-D output (tree built with an example input).
+
+    `order` (paths in forward order) overrides model order; with `model`, patch
+    embeddings (kernel == stride) alone do not count: Grad-CAM there shows no class evidence.
+    """
+    spatial = [l for l in tree if l.path and l.calls and l.output_shapes and len(l.output_shapes[0]) == 4]
+    convs = [l.path for l in spatial if l.is_leaf and "Conv" in l.type_name]
+    if order is not None:
+        rank = {p: i for i, p in enumerate(order)}
+        convs.sort(key=lambda p: rank.get(p, -1))
+    modules = dict(model.named_modules()) if model is not None else {}
+    if convs and not all(_is_patchify(modules.get(p)) for p in convs):
+        return convs[-1]
+    names = [l.path + (" (patch embedding)" if _is_patchify(modules.get(l.path)) else "") for l in spatial]
+    shown = ", ".join(names[-8:]) or "none"
+    what = "only a patch embedding" if convs else "no conv layer"
+    raise SpecError(f"Grad-CAM needs a conv-like layer with an (N, C, H, W) output; this model has {what}. "
+                    f"Layers with a 4-D output: {shown}. Pass one as the layer, or use saliency or guided.")
+
+
+def _forward_order(module: nn.Module, x: torch.Tensor, paths: list[str]) -> list[str]:
+    """Paths in the order their forward finished (one no-grad engine run, nothing copied)."""
+    spec = RunSpec(tuple(paths), frozenset({"output"}), keep="stats", stats=False)
+    return [c.key.layer for c in run(module, x, spec).captures.values()]
+
+
+def _cam(acts: np.ndarray, grads: np.ndarray) -> np.ndarray:
+    """ReLU(sum_k alpha_k A^k), alpha_k the spatial mean of the gradient, first batch item."""
+    a, g = torch.from_numpy(acts[:1]).float(), torch.from_numpy(grads[:1]).float()
+    alpha = g.mean(dim=(2, 3), keepdim=True)
+    return torch.relu((alpha * a).sum(dim=1))[0].numpy()
+
+
+def upsample(cam: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """Bilinear resize to `size`, then scaled to [0, 1] (all zeros when the map is flat)."""
+    up = F.interpolate(torch.from_numpy(cam)[None, None].float(), size=tuple(size), mode="bilinear",
+                       align_corners=False)[0, 0]
+    lo, hi = up.min(), up.max()
+    return ((up - lo) / (hi - lo) if hi > lo else torch.zeros_like(up)).numpy()
+
+
+def gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, layer: str | None = None) -> Attribution:
+    """Grad-CAM at `layer` (default: the last conv). Backward stops at that layer."""
+    module, labels = _unwrap(model)
+    if x.ndim != 4:
+        raise SpecError(f"Grad-CAM needs an image input (N, C, H, W); got shape {tuple(x.shape)}.")
+    if layer is None:
+        example = x.detach().to(_device(module))
+        tree = build_layer_tree(module, example)
+        convs = [l.path for l in tree if l.is_leaf and l.path and "Conv" in l.type_name and l.calls]
+        layer = find_gradcam_layer(tree, _forward_order(module, example, convs) if convs else None, module)
+    spec = RunSpec((layer,), frozenset({"output", "grad_output"}), (), parse_target(target), stats=False)
+    result = run(module, x, spec, labels)
+    acts, grads = result.captures.get(f"{layer}:output"), result.captures.get(f"{layer}:grad_output")
+    if acts is None or acts.array.ndim != 4:
+        shape = "nothing" if acts is None else f"shape {acts.array.shape}"
+        raise SpecError(f"Grad-CAM needs one (N, C, H, W) output at {layer}; it gives {shape}.")
+    if grads is None:
+        raise RunError(f"No gradient reached {layer}; the objective ({result.target}) does not depend on it.")
+    cam = _cam(acts.array, grads.array)
+    return Attribution("gradcam", upsample(cam, tuple(x.shape[-2:])), result.target, result.target_index,
+                       layer, cam, warnings=tuple(result.warnings))
+
+
+def _calling_module(frame) -> nn.Module | None:
+    """The module whose forward is running in `frame` or a caller of it."""
+    while frame is not None:
+        if frame.f_code.co_name == "forward":
+            owner = frame.f_locals.get("self")
+            if isinstance(owner, nn.Module):
+                return owner
+        frame = frame.f_back
+    return None
+
+
+class _FunctionalActivations(TorchFunctionMode):
+    """Records rectifier-like functions called outside the activation modules the edits reach."""
+
+    def __init__(self, module: nn.Module) -> None:
+        super().__init__()
+        self.paths = {id(m): p for p, m in module.named_modules()}
+        self.found: Counter[str] = Counter()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in _RECTIFIERS:
+            owner = _calling_module(sys._getframe(1))
+            if not isinstance(owner, (nn.ReLU, *APPROXIMATED)):
+                where = self.paths.get(id(owner), "?") or "(model)"
+                self.found[f"{where} ({type(owner).__name__}) calls {name}()"] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def guided_backprop(model: LoadedModel | nn.Module, x: torch.Tensor, target=None) -> Attribution:
+    """Guided backprop: `guided()` on every activation module's grad_input; map is (C, H, W).
+
+    At an nn.ReLU this is exact: its own backward zeroes where the input was <= 0 and
+    guided() keeps positive gradients. Functional calls (F.relu in a forward) cannot be
+    hooked; they are listed in `unreached`.
+    """
+    module, labels = _unwrap(model)
+    named = [(p, m) for p, m in module.named_modules() if p]
+    covered = tuple(p for p, m in named if isinstance(m, nn.ReLU))
+    approximated = tuple(p for p, m in named if isinstance(m, APPROXIMATED) and not isinstance(m, nn.ReLU))
+    edits = tuple(Edit(Key(p, "grad_input"), "guided") for p in covered + approximated)
+    spec = RunSpec((), frozenset(), edits, parse_target(target), input_grad=True, stats=False)
+    mode = _FunctionalActivations(module)
+    with mode:
+        result = run(module, x, spec, labels)
+    unreached = tuple(f"{what}" + (f" x{n}" if n > 1 else "") for what, n in mode.found.items())
+    return Attribution("guided", _first_grad(result), result.target, result.target_index, None, None,
+                       covered, approximated, unreached, tuple(result.warnings))
+
+
+def guided_gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None,
+                   layer: str | None = None) -> Attribution:
+    """Guided backprop times the upsampled Grad-CAM, (C, H, W); both for the same class."""
+    guided = guided_backprop(model, x, target)
+    same = Target("index", guided.target_index) if guided.target_index is not None else target
+    cam = gradcam(model, x, same, layer)
+    return Attribution("guided-gradcam", guided.map * cam.map[None], guided.target, guided.target_index,
+                       cam.layer, cam.cam, guided.covered, guided.approximated, guided.unreached,
+                       guided.warnings + cam.warnings)
+
+
+def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, target=None,
+              layer: str | None = None) -> Attribution:
+    """One entry point for the CLI and the app: `method` is one of METHODS."""
+    if method == "saliency":
+        grad, result = _saliency(model, x, target)
+        return Attribution("saliency", grad, result.target, result.target_index, warnings=tuple(result.warnings))
+    if method == "gradcam":
+        return gradcam(model, x, target, layer)
+    if method == "guided":
+        return guided_backprop(model, x, target)
+    if method == "guided-gradcam":
+        return guided_gradcam(model, x, target, layer)
+    raise SpecError(f"Unknown method {method!r}. Methods: {', '.join(METHODS)}.")

@@ -1,0 +1,145 @@
+"""Diagnostics read from a RunResult: gradient flow across depth, dead units, the first NaN/Inf,
+and a statistics table (CSV-ready). Nothing here runs the model."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+
+from .keys import GRAD_SITES, Key
+from .result import RunResult
+from .stats import TensorStats, tensor_stats
+
+Direction = Literal["forward", "backward"]
+_SITE_RANK = {"input": 0, "grad_input": 0, "output": 1, "grad_output": 1, "grad": 2}
+
+
+@dataclass(frozen=True)
+class FlowRow:
+    """One gradient capture: `depth` counts layers in forward order (0 is the model input)."""
+
+    key: str
+    depth: int
+    norm: float  # L2
+    mean_abs: float  # NaN when only statistics were kept
+    vanishing: bool
+    exploding: bool
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _forward_positions(result: RunResult) -> dict[tuple[str, int], int]:
+    """(layer, call) -> the position of its first hook event in the forward pass."""
+    positions: dict[tuple[str, int], int] = {}
+    for event in result.events:
+        if event.kind != "fired":
+            continue
+        text, _, call = event.what.partition("#")
+        layer = text.rsplit(":", 1)[0]
+        positions.setdefault((layer, int(call or 0)), len(positions))
+    return positions
+
+
+def _module_of(key: Key) -> tuple[str, int]:
+    """A parameter gradient (`fc1.bias:grad`) belongs to its module's first call."""
+    return (key.layer.rsplit(".", 1)[0] if "." in key.layer else "", 0) if key.site == "grad" else (key.layer, key.call)
+
+
+def gradient_flow(result: RunResult, vanishing: float = 1e-7, exploding: float = 1e3) -> list[FlowRow]:
+    """Every gradient capture (and `input:grad`) in forward order, with its norm and flags."""
+    positions = _forward_positions(result)
+    grads = [c for c in result.captures.values() if c.key.site in GRAD_SITES]
+    big = len(positions)
+    grads.sort(key=lambda c: (positions.get(_module_of(c.key), big), _SITE_RANK[c.key.site]))
+    depth_of = {layer: i + 1 for i, layer in enumerate(dict.fromkeys(_module_of(c.key) for c in grads))}
+    rows = []
+    if result.input_grad is not None:
+        rows.append(("input:grad", 0, result.input_grad, None))
+    rows += [(c.name, depth_of[_module_of(c.key)], c.array, c.stats) for c in grads]
+    out = []
+    for name, depth, array, stats in rows:
+        if array is not None:
+            a = np.asarray(array, dtype=np.float64)
+            norm, mean_abs = float(np.linalg.norm(a.ravel())), float(np.abs(a).mean()) if a.size else 0.0
+        else:
+            norm, mean_abs = (stats.l2 if stats else float("nan")), float("nan")
+        out.append(FlowRow(name, depth, norm, mean_abs, norm < vanishing, norm > exploding))
+    return out
+
+
+def _channel_dim(ndim: int) -> int:
+    """The same convention as the zero_channels edit: dim 1 of (N, C, ...), last of (N, T, D)."""
+    return 2 if ndim == 3 else 1
+
+
+def dead_units(result: RunResult) -> dict[str, float]:
+    """Share of channels that are all zero for this input, per `:output` capture key."""
+    shares = {}
+    for name, capture in result.captures.items():
+        array = capture.array
+        if capture.key.site != "output" or array is None or array.ndim < 2:
+            continue
+        per_channel = np.moveaxis(array, _channel_dim(array.ndim), 0).reshape(array.shape[_channel_dim(array.ndim)], -1)
+        shares[name] = float((~per_channel.any(axis=1)).mean()) if per_channel.size else 0.0
+    return shares
+
+
+def _stats(capture_stats: TensorStats | None, array: np.ndarray | None) -> TensorStats | None:
+    if capture_stats is not None:
+        return capture_stats
+    return tensor_stats(torch.from_numpy(np.asarray(array))) if array is not None else None
+
+
+def _nonfinite(stats: TensorStats | None, array: np.ndarray | None) -> bool:
+    if stats is not None:
+        return bool(stats.nan or stats.inf)
+    return array is not None and np.issubdtype(array.dtype, np.inexact) and not np.isfinite(array).all()
+
+
+def first_nonfinite(result: RunResult) -> tuple[str, Direction] | None:
+    """The first capture holding NaN or Inf: forward captures in forward order, then gradients
+    in the order backward produced them (parameter gradients and `input:grad` last)."""
+    forward = [("input", result.input, None)]
+    backward = []
+    for name, c in result.captures.items():
+        (backward if c.key.is_grad else forward).append((name, c.array, c.stats))
+    forward.append(("output", result.output, None))
+    backward.append(("input:grad", result.input_grad, None))
+    for direction, items in (("forward", forward), ("backward", backward)):
+        for name, array, stats in items:
+            if _nonfinite(stats, array):
+                return name, direction  # type: ignore[return-value]
+    return None
+
+
+def stats_table(result: RunResult) -> list[dict]:
+    """One row per array (model input, output, input gradient and every capture)."""
+    items = {k: (None, a) for k, a in (("input", result.input), ("output", result.output),
+                                       ("input:grad", result.input_grad)) if a is not None}
+    items.update({name: (c.stats, c.array) for name, c in result.captures.items()})
+    rows = []
+    for name, (stats, array) in items.items():
+        s = _stats(stats, array)
+        if s is None:
+            continue
+        rows.append({"key": name, "shape": "x".join(map(str, s.shape)), "mean": s.mean, "std": s.std,
+                     "min": s.min, "max": s.max, "l2": s.l2, "zero_fraction": s.zero_fraction,
+                     "nan": s.nan, "inf": s.inf})
+    return rows
+
+
+def to_csv(rows: list[dict]) -> str:
+    """CSV text with a header from the first row's keys."""
+    if not rows:
+        return ""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()

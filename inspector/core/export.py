@@ -1,0 +1,119 @@
+"""Files written from results: `.npz` with a JSON manifest beside it, and heat-map overlays."""
+
+from __future__ import annotations
+
+import json
+import platform
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from .errors import SpecError
+from .result import RunResult
+
+
+def versions() -> dict[str, str]:
+    """Versions of what produced the numbers (torch, torchvision, numpy, python, inspector)."""
+    out = {"python": platform.python_version()}
+    for name, dist in (("torch", "torch"), ("torchvision", "torchvision"), ("numpy", "numpy"),
+                       ("inspector", "network-inspector")):
+        try:
+            out[name] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[name] = "unknown"
+    return out
+
+
+def npz_path(path: str | Path) -> Path:
+    """The path numpy really writes: `.npz` is appended when missing."""
+    path = Path(path)
+    return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
+
+
+def export_npz(result: RunResult, path: str | Path, manifest: dict | None = None) -> tuple[Path, Path]:
+    """Write every array under its key to `path` (.npz) and a manifest to `path.with_suffix('.json')`.
+
+    `manifest` adds what the result does not know (model source, weights, input); its
+    entries win over the ones read from the result.
+    """
+    path = npz_path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays = result.arrays()
+    np.savez(path, **arrays)
+    info = {
+        "model": None, "weights": None, "input": None,
+        "device": result.device, "target": result.target, "target_index": result.target_index,
+        "objective": result.objective, "edits": list(result.edits),
+        **(manifest or {}),
+        "versions": versions(),
+        "keys": {key: list(array.shape) for key, array in arrays.items()},
+    }
+    sidecar = path.with_suffix(".json")
+    sidecar.write_text(json.dumps(info, indent=1, default=str) + "\n", encoding="utf-8")
+    return path, sidecar
+
+
+def load_npz(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
+    """Arrays by key and the manifest (empty when there is none)."""
+    path = npz_path(path)
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {key: data[key] for key in data.files}
+    sidecar = path.with_suffix(".json")
+    manifest = json.loads(sidecar.read_text(encoding="utf-8")) if sidecar.is_file() else {}
+    return arrays, manifest
+
+
+def jet(values: np.ndarray) -> np.ndarray:
+    """A 'jet'-like colour map: values in [0, 1] -> uint8 RGB (blue, cyan, yellow, red)."""
+    v = np.clip(np.nan_to_num(np.asarray(values, dtype=np.float32)), 0, 1)[..., None]
+    centres = np.array([3.0, 2.0, 1.0], dtype=np.float32)  # r, g, b
+    rgb = np.clip(1.5 - np.abs(4 * v - centres), 0, 1)
+    return (rgb * 255 + 0.5).astype(np.uint8)
+
+
+def heat_values(attribution_map: np.ndarray) -> np.ndarray:
+    """An (H, W) map in [0, 1]: (C, H, W) maps take max |.| over channels, then min-max scaling."""
+    m = np.asarray(attribution_map, dtype=np.float64)
+    if m.ndim == 3:
+        m = np.abs(m).max(axis=0)
+    if m.ndim != 2:
+        raise SpecError(f"A heat-map picture needs an image-shaped map, (H, W) or (C, H, W), not {m.shape}; save .npy.")
+    m = np.nan_to_num(m)
+    lo, hi = m.min(), m.max()
+    return (m - lo) / (hi - lo) if hi > lo else np.zeros_like(m)
+
+
+def picture(x: np.ndarray, preprocess=None) -> np.ndarray:
+    """The input as the model sees it, H x W x 3 uint8: the model's own inverse preprocessing,
+    else each image min-max scaled (one channel shown as grey)."""
+    if preprocess is not None and x.ndim == 4 and x.shape[1] == 3:
+        return preprocess.to_display(x)
+    a = np.asarray(x[0] if x.ndim == 4 else x, dtype=np.float64)
+    a = a[:3] if a.shape[0] >= 3 else np.repeat(a[:1], 3, axis=0)
+    lo, hi = np.nanmin(a), np.nanmax(a)
+    a = (a - lo) / (hi - lo) if hi > lo else np.zeros_like(a)
+    return (np.transpose(a, (1, 2, 0)) * 255 + 0.5).astype(np.uint8)
+
+
+def overlay(image: np.ndarray, attribution_map: np.ndarray, opacity: float = 0.5) -> np.ndarray:
+    """Blend the colour-mapped attribution over an H x W x 3 uint8 picture."""
+    heat = jet(heat_values(attribution_map)).astype(np.float32)
+    if heat.shape[:2] != image.shape[:2]:
+        raise SpecError(f"The map {heat.shape[:2]} and the picture {image.shape[:2]} differ in size.")
+    blended = (1 - opacity) * image.astype(np.float32) + opacity * heat
+    return np.clip(blended + 0.5, 0, 255).astype(np.uint8)
+
+
+def save_overlay(path: str | Path, image: np.ndarray, attribution_map: np.ndarray, opacity: float = 0.5) -> Path:
+    """Write the overlay as an image file (format from the suffix, e.g. .png)."""
+    from PIL import Image
+
+    path = Path(path)
+    blended = Image.fromarray(overlay(image, attribution_map, opacity), "RGB")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        blended.save(path)
+    except (ValueError, KeyError):
+        raise SpecError(f"Cannot write a picture as {path.name!r}; use .png, .jpg or .npy.") from None
+    return path

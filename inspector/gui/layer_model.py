@@ -1,0 +1,192 @@
+"""A Qt item model that adapts the core's LayerTree; it holds the ticks, never the layers.
+
+Every module has its own tick. A parent shows Checked when it and every module below it
+are ticked, PartiallyChecked when some are; clicking a parent ticks or unticks its whole
+subtree. The ticked set is exactly what gets hooked.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+
+from inspector.core.layers import LayerTree
+
+COLUMNS = ("Module", "Type", "Output shape", "Parameters", "Calls")
+
+
+class LayerTreeModel(QAbstractItemModel):
+    """Signals
+    -------
+    sigTicksChanged(object): the set of ticked paths after a change.
+    """
+
+    sigTicksChanged = Signal(object)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._tree: LayerTree | None = None
+        self._paths: list[str] = []
+        self._parent: list[int] = []
+        self._children: list[list[int]] = []
+        self._row: list[int] = []
+        self._subtree: list[range] = []  # named_modules order is depth-first: a subtree is a range
+        self._ticked: set[str] = set()
+
+    # -- data ----------------------------------------------------------------------
+    def set_tree(self, tree: LayerTree, ticked: set[str] | None = None) -> None:
+        self.beginResetModel()
+        self._tree = tree
+        layers = [l for l in tree.layers if l.path]  # the model itself is the invisible root
+        self._paths = [l.path for l in layers]
+        index_of = {p: i for i, p in enumerate(self._paths)}
+        self._parent, self._children, self._row = [], [[] for _ in layers], []
+        self._root_children: list[int] = []
+        for i, path in enumerate(self._paths):
+            parent_path = path.rsplit(".", 1)[0] if "." in path else ""
+            parent = index_of.get(parent_path, -1)
+            while parent == -1 and "." in parent_path:  # a gap (module under an unlisted name)
+                parent_path = parent_path.rsplit(".", 1)[0]
+                parent = index_of.get(parent_path, -1)
+            siblings = self._children[parent] if parent >= 0 else self._root_children
+            self._parent.append(parent)
+            self._row.append(len(siblings))
+            siblings.append(i)
+        self._subtree = []
+        for i, path in enumerate(self._paths):
+            end = i + 1
+            while end < len(self._paths) and self._paths[end].startswith(path + "."):
+                end += 1
+            self._subtree.append(range(i, end))
+        self._layers = layers
+        self._ticked = {p for p in (ticked or set()) if p in index_of}
+        self.endResetModel()
+        self.sigTicksChanged.emit(set(self._ticked))
+
+    def ticked(self) -> list[str]:
+        """Ticked paths in model order."""
+        return [p for p in self._paths if p in self._ticked]
+
+    def set_ticked(self, paths) -> None:
+        wanted = {p for p in paths if p in set(self._paths)}
+        if wanted == self._ticked:
+            return
+        self._ticked = wanted
+        if self._paths:
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 0), [Qt.CheckStateRole])
+            self._emit_all()
+        self.sigTicksChanged.emit(set(self._ticked))
+
+    def path_of(self, index: QModelIndex) -> str | None:
+        return self._paths[index.internalId()] if index.isValid() else None
+
+    def index_of(self, path: str) -> QModelIndex:
+        try:
+            i = self._paths.index(path)
+        except ValueError:
+            return QModelIndex()
+        return self.createIndex(self._row[i], 0, i)
+
+    # -- Qt model API -------------------------------------------------------------
+    def index(self, row, column, parent=QModelIndex()):
+        kids = self._children[parent.internalId()] if parent.isValid() else getattr(self, "_root_children", [])
+        if 0 <= row < len(kids) and 0 <= column < len(COLUMNS):
+            return self.createIndex(row, column, kids[row])
+        return QModelIndex()
+
+    def parent(self, index=QModelIndex()):
+        if not index.isValid():
+            return QModelIndex()
+        p = self._parent[index.internalId()]
+        return QModelIndex() if p < 0 else self.createIndex(self._row[p], 0, p)
+
+    def rowCount(self, parent=QModelIndex()):
+        if parent.isValid():
+            return len(self._children[parent.internalId()]) if parent.column() == 0 else 0
+        return len(getattr(self, "_root_children", []))
+
+    def columnCount(self, parent=QModelIndex()):
+        return len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if orientation == Qt.Horizontal and role == Qt.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def flags(self, index):
+        if not index.isValid():
+            return Qt.NoItemFlags
+        base = Qt.ItemIsEnabled | Qt.ItemIsSelectable
+        return base | Qt.ItemIsUserCheckable if index.column() == 0 else base
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid():
+            return None
+        i, col = index.internalId(), index.column()
+        layer = self._layers[i]
+        if role == Qt.DisplayRole:
+            if col == 0:
+                return layer.name
+            if col == 1:
+                return layer.type_name
+            if col == 2:
+                return ", ".join("×".join(map(str, s)) for s in layer.output_shapes)
+            if col == 3:
+                return f"{layer.parameters:,}"
+            return str(layer.calls) if layer.calls != 1 else "1"
+        if role == Qt.CheckStateRole and col == 0:
+            return self._check_state(i)
+        if role == Qt.ToolTipRole:
+            return f"{layer.path} ({layer.type_name})"
+        if role == Qt.UserRole:
+            return layer.path
+        return None
+
+    def setData(self, index, value, role=Qt.EditRole):
+        if role != Qt.CheckStateRole or not index.isValid() or index.column() != 0:
+            return False
+        i = index.internalId()
+        state = Qt.CheckState(value) if not isinstance(value, Qt.CheckState) else value
+        tick = state == Qt.Checked
+        if len(self._subtree[i]) > 1:  # a parent: the whole subtree follows the click
+            tick = self._check_state(i) != Qt.Checked
+        self.set_subtree(self._paths[i], tick)
+        return True
+
+    def set_subtree(self, path: str, tick: bool, only_self: bool = False) -> None:
+        i = self._paths.index(path)
+        span = range(i, i + 1) if only_self else self._subtree[i]
+        for j in span:
+            (self._ticked.add if tick else self._ticked.discard)(self._paths[j])
+        self._emit_range(span)
+        self.sigTicksChanged.emit(set(self._ticked))
+
+    def _emit_range(self, span: range) -> None:
+        nodes = set(span)
+        p = self._parent[span[0]]
+        while p >= 0:
+            nodes.add(p)
+            p = self._parent[p]
+        for j in nodes:
+            idx = self.createIndex(self._row[j], 0, j)
+            self.dataChanged.emit(idx, idx, [Qt.CheckStateRole])
+
+    def _emit_all(self) -> None:
+        if self._paths:
+            self._emit_range(range(0, len(self._paths)))
+
+    def _check_state(self, i: int):
+        span = self._subtree[i]
+        if len(span) == 1:
+            return Qt.Checked if self._paths[i] in self._ticked else Qt.Unchecked
+        count = sum(1 for j in span if self._paths[j] in self._ticked)
+        if count == len(span):
+            return Qt.Checked
+        return Qt.PartiallyChecked if count else Qt.Unchecked
+
+    # -- bulk ----------------------------------------------------------------------
+    def tick_type(self, type_name: str, tick: bool = True) -> None:
+        paths = {l.path for l in self._layers if l.type_name == type_name}
+        self.set_ticked(self._ticked | paths if tick else self._ticked - paths)
+
+    def tick_leaves(self) -> None:
+        self.set_ticked({l.path for l in self._layers if l.is_leaf})

@@ -1,0 +1,79 @@
+"""Small read-only views: predictions, the input as the model sees it, the hook log."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtWidgets import (QHeaderView, QLabel, QPlainTextEdit, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget)
+
+from inspector.core.result import RunResult
+
+
+def rgb_pixmap(rgb: np.ndarray, size: int = 224) -> QPixmap:
+    rgb = np.ascontiguousarray(rgb)
+    h, w, _ = rgb.shape
+    image = QImage(rgb.data, w, h, 3 * w, QImage.Format_RGB888).copy()
+    return QPixmap.fromImage(image).scaled(size, size, Qt.KeepAspectRatio, Qt.FastTransformation)
+
+
+class PredictionsView(QTableWidget):
+    def __init__(self, parent=None) -> None:
+        super().__init__(0, 3, parent)
+        self.setHorizontalHeaderLabels(["Class", "Probability", "Logit"])
+        self.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+        self.verticalHeader().setVisible(False)
+        self.setEditTriggers(QTableWidget.NoEditTriggers)
+
+    def show_result(self, result: RunResult) -> None:
+        rows = result.predictions
+        self.setRowCount(len(rows))
+        for r, p in enumerate(rows):
+            self.setItem(r, 0, QTableWidgetItem(f"{p.label} ({p.index})"))
+            self.setItem(r, 1, QTableWidgetItem(f"{p.probability:.2%}"))
+            self.setItem(r, 2, QTableWidgetItem(f"{p.logit:.3f}"))
+
+
+class InputView(QWidget):
+    """The input after preprocessing: what the model actually receives."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.picture = QLabel("no input yet")
+        self.picture.setAlignment(Qt.AlignCenter)
+        self.picture.setMinimumSize(160, 160)
+        self.caption = QLabel(" ")
+        self.caption.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.picture, 1)
+        layout.addWidget(self.caption)
+
+    def show_input(self, array: np.ndarray | None, preprocess) -> None:
+        if array is None:
+            return
+        shape = "×".join(map(str, array.shape))
+        if preprocess is not None and array.ndim == 4 and array.shape[1] == 3:
+            self.picture.setPixmap(rgb_pixmap(preprocess.to_display(array)))
+            self.caption.setText(f"as the model sees it: {shape}")
+        else:
+            self.picture.setText(np.array2string(array.reshape(-1)[:12], precision=3))
+            self.caption.setText(f"tensor input {shape}")
+
+
+class HookLog(QPlainTextEdit):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setMaximumBlockCount(5000)
+
+    def show_result(self, result: RunResult) -> None:
+        if not result.events:
+            return
+        t0 = result.events[0].time
+        lines = [f"{(e.time - t0) * 1000:8.1f} ms  {e.kind:<10} {e.what}" for e in result.events]
+        self.setPlainText("\n".join(lines))
+
+    def note(self, text: str) -> None:
+        self.appendPlainText(text)

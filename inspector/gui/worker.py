@@ -1,0 +1,143 @@
+"""The worker thread: owns the loaded model on its device; runs requests, latest wins.
+
+The GUI thread sends immutable requests. A newer request replaces one still waiting,
+so live toggling never builds a backlog. Results carry the request's run id; the window
+drops stale ones. Errors come back as messages, never as exceptions in the event loop.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from inspector.core.errors import InspectorError, RunCancelled
+from inspector.core.workbench import ModelRequest, RunRequest, Workbench
+
+
+def describe_error(exc: BaseException) -> str:
+    if isinstance(exc, InspectorError):
+        return str(exc)
+    name = type(exc).__name__
+    if "OutOfMemory" in name or "out of memory" in str(exc).lower():
+        return ("The device ran out of memory. Tick fewer layers, use a smaller input, "
+                "or switch to the CPU. The model is still loaded.")
+    return f"Unexpected {name}: {exc}"
+
+
+class Worker(QObject):
+    """Signals
+    -------
+    sigLoaded(object, object): (LoadedModel, LayerTree) after a model (re)load.
+    sigResult(object): a RunOutcome.
+    sigFailed(int, str, bool): run id (0 for a load), message, whether it was a cancel.
+    sigProgress(int, int): bytes done and total while weights download.
+    sigBusy(bool): a request started or finished.
+    """
+
+    sigLoaded = Signal(object, object)
+    sigResult = Signal(object)
+    sigFailed = Signal(int, str, bool)
+    sigProgress = Signal(int, int)
+    sigBusy = Signal(bool)
+    _sigWake = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bench = Workbench()
+        self._lock = threading.Lock()
+        self._pending_load: ModelRequest | None = None
+        self._pending_run: RunRequest | None = None
+        self._pending_device: str | None = None
+        self._cancel = threading.Event()
+        self.runs_done = 0
+        self._sigWake.connect(self._on_wake)
+
+    # -- called from the GUI thread ----------------------------------------------------
+    def request_load(self, request: ModelRequest, device: str = "cpu") -> None:
+        with self._lock:
+            self._pending_load, self._pending_run, self._pending_device = request, None, device
+        self._sigWake.emit()
+
+    def request_run(self, request: RunRequest) -> None:
+        with self._lock:
+            self._pending_run = request
+        self._sigWake.emit()
+
+    def pending(self) -> int:
+        with self._lock:
+            return int(self._pending_run is not None) + int(self._pending_load is not None)
+
+    def cancel(self) -> None:
+        """Stop the run in flight (within one module) and drop any waiting request."""
+        with self._lock:
+            self._pending_run = None
+        self._cancel.set()
+
+    # -- runs on the worker thread -----------------------------------------------------
+    @Slot()
+    def _on_wake(self) -> None:
+        with self._lock:
+            load, run, device = self._pending_load, self._pending_run, self._pending_device
+            self._pending_load = self._pending_run = None
+        if load is None and run is None:
+            return
+        self._cancel.clear()
+        self.sigBusy.emit(True)
+        try:
+            if load is not None:
+                self._load(load, device or "cpu")
+            if run is not None:
+                self._run(run)
+        finally:
+            self.sigBusy.emit(False)
+
+    def _load(self, request: ModelRequest, device: str) -> None:
+        try:
+            loaded, tree = self.bench.load(request, progress=self.sigProgress.emit)
+            self.bench.move_to(device)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a message
+            self.sigFailed.emit(0, describe_error(exc), False)
+            return
+        self.sigLoaded.emit(loaded, tree)
+
+    def _run(self, request: RunRequest) -> None:
+        try:
+            outcome = self.bench.execute(request, self._cancel, progress=self.sigProgress.emit)
+        except RunCancelled:
+            self.sigFailed.emit(request.run_id, "Run cancelled.", True)
+            return
+        except Exception as exc:  # noqa: BLE001
+            if not isinstance(exc, InspectorError):
+                traceback.print_exc()
+            self._free_device_memory()
+            self.sigFailed.emit(request.run_id, describe_error(exc), False)
+            return
+        self.runs_done += 1
+        if outcome.tree is not None:
+            self.sigLoaded.emit(self.bench.loaded, outcome.tree)
+        self.sigResult.emit(outcome)
+
+    @staticmethod
+    def _free_device_memory() -> None:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+class WorkerThread:
+    """One long-lived QThread with its Worker; `stop()` cancels and joins it."""
+
+    def __init__(self) -> None:
+        self.thread = QThread()
+        self.thread.setObjectName("inspector-worker")
+        self.worker = Worker()
+        self.worker.moveToThread(self.thread)
+        self.thread.start()
+
+    def stop(self, timeout_ms: int = 30000) -> bool:
+        self.worker.cancel()
+        self.thread.quit()
+        return self.thread.wait(timeout_ms)
