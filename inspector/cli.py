@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--input-grad", action="store_true", help="also capture the gradient w.r.t. the input")
     cap.add_argument("--out", help="write arrays to this .npz")
     cap.add_argument("--json", action="store_true", help="print statistics, predictions and timings as JSON")
+    cap.add_argument("--session", help="replay a saved *.inspector.json session (model, input, layers, edits...)")
     cap.add_argument("--manifest", action="store_true",
                      help="with --out, also write OUT.json: model, weights, input, device, target, edits, "
                           "versions and the keys with their shapes")
@@ -132,6 +133,8 @@ def cmd_layers(args) -> int:
 def cmd_capture(args) -> int:
     from inspector.core import SpecError, capture, load_input
 
+    if args.session:
+        return _replay_session(args)
     if not args.input:
         raise SpecError("capture needs --input (an image, sample:NAME, or a .npy/.pt tensor).")
     loaded = _load(args)
@@ -184,6 +187,32 @@ def cmd_attribute(args) -> int:
     for warning in found.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
+
+
+def _replay_session(args) -> int:
+    from inspector.core.session_file import load_session
+    from inspector.core.workbench import Workbench
+
+    session = load_session(args.session, trust=args.trust)
+    outcome = Workbench().execute(session.run_request(trust=args.trust))
+    _report(args, outcome.result)
+    return 0
+
+
+def _report(args, result) -> None:
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        result.save_npz(out)
+    if args.json:
+        print(json.dumps(result.summary(), indent=1))
+    else:
+        for p in result.predictions:
+            print(f"{p.probability:7.2%}  {p.label} (class {p.index})")
+        print(f"{len(result.captures)} captures, target {result.target}, "
+              f"{result.timings.get('total_s', 0) * 1000:.0f} ms" + (f" -> {args.out}" if args.out else ""))
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
 
 
 def cmd_bench(args) -> int:

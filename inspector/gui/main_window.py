@@ -11,7 +11,7 @@ from PySide6.QtCore import QSettings, QSortFilterProxyModel, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QInputDialog,
                                QLabel, QLineEdit, QMainWindow, QMenu, QMessageBox, QProgressBar, QSplitter,
-                               QTreeView, QVBoxLayout, QWidget)
+                               QTabWidget, QTreeView, QVBoxLayout, QWidget)
 
 from inspector.core.engine import RunSpec
 from inspector.core.errors import InspectorError
@@ -20,12 +20,15 @@ from inspector.core.models import torchvision_classifiers
 from inspector.core.workbench import ModelRequest, RunRequest
 
 from .controls import WEIGHTS, DeviceCombo, ModelCombo, TargetCombo, searchable
+from .edits_controller import EditsController
 from .layer_model import LayerTreeModel
 from .side_panels import HookLog, InputView, PredictionsView
 from .tensor_panel import TensorPanel
 from .worker import WorkerThread
 
 CODE_SUFFIXES = (".pt", ".pth", ".pt2", ".ts", ".jit", ".torchscript")
+GRADIENT_SITES = {"grad_output": "grad_output", "grad_input": "grad_input", "weight gradient": "weight:grad",
+                  "bias gradient": "bias:grad"}
 AUTO_RUN_LIMIT_S = 3.0
 
 
@@ -63,7 +66,10 @@ class MainWindow(QMainWindow):
         self.model_request = ModelRequest()
         self.input_source = ""
         self._restoring_ticks: set[str] | None = None
+        self._last_sites: set[str] = set()
+        self.pending_target: str | None = None
         self._build()
+        self.edits = EditsController(self)
         self._connect()
         if restore:
             self.restore_settings()
@@ -129,15 +135,21 @@ class MainWindow(QMainWindow):
         self.gradient_panel = TensorPanel("Gradient", diverging=True)
         center = QWidget()
         center_layout = QVBoxLayout(center)
+        self.grad_site_combo = QComboBox()
+        self.grad_site_combo.addItems(list(GRADIENT_SITES))
         head = QHBoxLayout()
         head.addWidget(QLabel("Layer"))
         head.addWidget(self.layer_combo, 1)
+        head.addWidget(QLabel("Gradient"))
+        head.addWidget(self.grad_site_combo)
         center_layout.addLayout(head)
         split = QSplitter(Qt.Horizontal)
         split.addWidget(self.activation_panel)
         split.addWidget(self.gradient_panel)
         center_layout.addWidget(split, 1)
-        self.setCentralWidget(center)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(center, "Layer")
+        self.setCentralWidget(self.tabs)
 
         self.input_view = InputView()
         self.predictions = PredictionsView()
@@ -192,10 +204,13 @@ class MainWindow(QMainWindow):
         self.tree_view.selectionModel().currentChanged.connect(self._on_tree_current)
         self.tree_view.customContextMenuRequested.connect(self._on_tree_menu)
         self.layer_combo.currentIndexChanged.connect(lambda _i: self.show_layer())
+        self.grad_site_combo.activated.connect(self._on_grad_site_chosen)
         self.auto_timer.timeout.connect(self.run)
 
     # -- actions --------------------------------------------------------------------
-    def load_model(self, request: ModelRequest) -> None:
+    def load_model(self, request: ModelRequest, force: bool = False) -> None:
+        if force:
+            self.tree = None
         self.model_request = request
         self.model_combo.set_source(request.source)
         self.statusBar().showMessage(f"Loading {request.source}…")
@@ -214,16 +229,44 @@ class MainWindow(QMainWindow):
     def build_request(self) -> RunRequest | None:
         if self.tree is None or not self.input_source:
             return None
-        spec = RunSpec.make(self.layer_model.ticked(), ("output", "grad_output"), self.current_edits(),
-                            self.target_combo.target())
+        compare = self.edits.active()
+        spec = RunSpec.make(self.layer_model.ticked(), self.sites(), self.edits.edits(),
+                            self.target_combo.target(), input_grad=compare)
         return RunRequest(self.model_request, self.input_source, self.device_combo.device(), spec,
-                          baseline=self.wants_baseline(), run_id=next(self._run_ids))
+                          baseline=compare, run_id=next(self._run_ids))
 
-    def current_edits(self) -> tuple:
-        return ()
+    def sites(self) -> set[str]:
+        """Activations and grad_output always; grad_input or parameter gradients when shown or edited."""
+        sites = {"output", "grad_output"}
+        shown = GRADIENT_SITES[self.grad_site_combo.currentText()]
+        if shown == "grad_input":
+            sites.add("grad_input")
+        elif shown.endswith(":grad") or any(e.key.site == "grad" for e in self.edits.edits()):
+            sites.add("params")
+        return sites
 
-    def wants_baseline(self) -> bool:
-        return False
+    def set_gradient_site_from(self, sites) -> None:
+        if "grad_input" in sites:
+            self.grad_site_combo.setCurrentText("grad_input")
+        elif "params" in sites:
+            self.grad_site_combo.setCurrentText("weight gradient")
+        else:
+            self.grad_site_combo.setCurrentText("grad_output")
+
+    def current_layer(self) -> str | None:
+        return self.layer_combo.currentData()
+
+    def panel_keys(self, name: str) -> tuple[str, str]:
+        """The capture keys the panels show for layer `name` (`path` or `path#K`)."""
+        layer, _, call = name.partition("#")
+        suffix = f"#{call}" if call else ""
+        site = GRADIENT_SITES[self.grad_site_combo.currentText()]
+        grad = f"{layer}.{site}" if site.endswith(":grad") else f"{layer}:{site}{suffix}"
+        return f"{layer}:output{suffix}", grad
+
+    def _on_grad_site_chosen(self, _index: int) -> None:
+        captured = self.outcome is not None and self.sites() <= set(self._last_sites)
+        self.show_layer() if captured else self.schedule_run(force=True)
 
     def run(self) -> None:
         try:
@@ -234,14 +277,16 @@ class MainWindow(QMainWindow):
         if request is None:
             return
         self.last_run_id = request.run_id
+        self._last_sites = set(request.spec.sites)
         self.worker.request_run(request)
 
     def cancel(self) -> None:
         self.auto_timer.stop()
         self.worker.cancel()
 
-    def schedule_run(self) -> None:
-        if self.auto_run.isChecked():
+    def schedule_run(self, force: bool = False) -> None:
+        """Run soon (coalesced) when auto-run is on, or always when `force` (an edit changed)."""
+        if self.auto_run.isChecked() or force:
             self.auto_timer.start()
 
     def paste_image(self) -> None:
@@ -319,6 +364,9 @@ class MainWindow(QMainWindow):
         for col in range(5):
             self.tree_view.resizeColumnToContents(col)
         self.target_combo.set_labels(loaded.labels)
+        if self.pending_target is not None:
+            self.target_combo.set_target(self.pending_target)
+            self.pending_target = None
         if not self.input_source:
             self.set_input(self.input_combo.currentText() if loaded.preprocess else "")
         self.statusBar().showMessage(f"Loaded {loaded.source} ({loaded.weights}). " + " ".join(loaded.notes), 8000)
@@ -407,7 +455,7 @@ class MainWindow(QMainWindow):
         menu.popup(self.tree_view.viewport().mapToGlobal(pos))
 
     def extend_tree_menu(self, menu: QMenu, path: str) -> None:
-        """Room for more per-module actions (edits add theirs)."""
+        self.edits.extend_tree_menu(menu, path)
 
     # -- panels -------------------------------------------------------------------------
     def _fill_layer_combo(self, result) -> None:
@@ -441,13 +489,11 @@ class MainWindow(QMainWindow):
             self.activation_panel.clear("Tick a module to see its activations.")
             self.gradient_panel.clear()
             return
-        layer, _, call = name.partition("#")
-        suffix = f"#{call}" if call else ""
         captures = self.outcome.result.captures
-        for panel, site in ((self.activation_panel, "output"), (self.gradient_panel, "grad_output")):
-            capture = captures.get(f"{layer}:{site}{suffix}") or captures.get(f"{layer}:{site}{suffix}[0]")
+        for panel, key in zip((self.activation_panel, self.gradient_panel), self.panel_keys(name)):
+            capture = captures.get(key) or captures.get(f"{key}[0]")
             if capture is None or capture.array is None:
-                panel.clear(f"No {site} captured for {name}.")
+                panel.clear(f"Nothing captured at {key}.")
             else:
                 panel.show_capture(capture.name, capture.array, capture.stats)
 

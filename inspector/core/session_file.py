@@ -1,0 +1,107 @@
+"""Session files (`*.inspector.json`): model, weights, input, device, target, ticks and edits.
+
+Readable JSON a person can edit; the app saves and loads them and
+`network-inspector capture --session FILE` replays the same run headless.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .edits import Edit, parse_edit
+from .engine import RunSpec
+from .errors import SpecError, UntrustedCodeError
+from .workbench import ModelRequest, RunRequest
+
+FORMAT = "network-inspector-session"
+VERSION = 1
+CODE_SUFFIXES = (".py", ".pt", ".pth", ".pt2", ".ts", ".jit", ".torchscript")
+
+
+@dataclass(frozen=True)
+class Session:
+    model: str = "demo"
+    weights: str | None = None
+    input: str = ""
+    device: str = "cpu"
+    target: str = "auto"
+    layers: tuple[str, ...] = ()
+    sites: tuple[str, ...] = ("output", "grad_output")
+    edits: tuple[Edit, ...] = ()
+    input_grad: bool = False
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def points_at_code(self) -> bool:
+        """True when loading the model runs code from a file (a .py, TorchScript, .pt2 or pickle)."""
+        head = self.model.rsplit(":", 1)[0] if ":" in self.model else self.model
+        return head.endswith(CODE_SUFFIXES) or (":" in self.model and self.model != "demo")
+
+    def to_dict(self) -> dict:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "model": {"source": self.model, "weights": self.weights},
+            "input": self.input,
+            "device": self.device,
+            "target": self.target,
+            "layers": list(self.layers),
+            "sites": list(self.sites),
+            "input_grad": self.input_grad,
+            "edits": [{"edit": f"{e.key}={e.op_text()}", "enabled": e.enabled} for e in self.edits],
+            **({"extra": self.extra} if self.extra else {}),
+        }
+
+    def run_request(self, trust: bool = False, run_id: int = 0, baseline: bool = False) -> RunRequest:
+        spec = RunSpec.make(self.layers, self.sites, self.edits, self.target, self.input_grad)
+        return RunRequest(ModelRequest(self.model, self.weights, trust), self.input, self.device, spec,
+                          baseline, run_id)
+
+
+def session_from_dict(data: dict) -> Session:
+    if data.get("format") != FORMAT:
+        raise SpecError("This is not a Network Inspector session file (no 'format' entry).")
+    if int(data.get("version", 0)) > VERSION:
+        raise SpecError(f"Session version {data['version']} is newer than this app understands ({VERSION}).")
+    edits = []
+    for item in data.get("edits", []):
+        text, enabled = (item, True) if isinstance(item, str) else (item["edit"], bool(item.get("enabled", True)))
+        edits.append(replace(parse_edit(text), enabled=enabled))
+    model = data.get("model") or {}
+    return Session(
+        model=str(model.get("source", "demo")),
+        weights=model.get("weights"),
+        input=str(data.get("input", "")),
+        device=str(data.get("device", "cpu")),
+        target=str(data.get("target", "auto")),
+        layers=tuple(data.get("layers", ())),
+        sites=tuple(data.get("sites", ("output", "grad_output"))),
+        edits=tuple(edits),
+        input_grad=bool(data.get("input_grad", False)),
+        extra=dict(data.get("extra", {})),
+    )
+
+
+def save_session(session: Session, path: str | Path) -> Path:
+    path = Path(path)
+    path.write_text(json.dumps(session.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def load_session(path: str | Path, trust: bool = False) -> Session:
+    """Read a session; one that points at code is refused unless `trust`."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError(f"Session file not found: {path}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{path.name} is not valid JSON: {exc}") from None
+    session = session_from_dict(data)
+    if session.points_at_code() and not trust:
+        raise UntrustedCodeError(
+            f"{path.name} loads the model from {session.model}, which runs code. "
+            f"Confirm you trust it (--trust on the command line)."
+        )
+    return session
