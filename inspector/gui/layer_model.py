@@ -7,7 +7,7 @@ subtree. The ticked set is exactly what gets hooked.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt, Signal
 
 from inspector.core.layers import LayerTree
 

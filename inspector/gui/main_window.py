@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import tempfile
-from pathlib import Path
 
 from PySide6.QtCore import QSettings, QSortFilterProxyModel, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QInputDialog,
-                               QLabel, QLineEdit, QMainWindow, QMenu, QMessageBox, QProgressBar, QSplitter,
-                               QTabWidget, QTreeView, QVBoxLayout, QWidget)
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
+                               QMenu, QProgressBar, QSplitter, QTabWidget, QTreeView, QVBoxLayout, QWidget)
 
 from inspector.core.engine import RunSpec
 from inspector.core.errors import InspectorError
@@ -23,10 +20,11 @@ from .controls import WEIGHTS, DeviceCombo, ModelCombo, TargetCombo, searchable
 from .edits_controller import EditsController
 from .layer_model import LayerTreeModel
 from .side_panels import HookLog, InputView, PredictionsView
+from .sources import SourcesMixin
 from .tensor_panel import TensorPanel
+from .window_settings import SettingsMixin
 from .worker import WorkerThread
 
-CODE_SUFFIXES = (".pt", ".pth", ".pt2", ".ts", ".jit", ".torchscript")
 GRADIENT_SITES = {"grad_output": "grad_output", "grad_input": "grad_input", "weight gradient": "weight:grad",
                   "bias gradient": "bias:grad"}
 AUTO_RUN_LIMIT_S = 3.0
@@ -42,7 +40,7 @@ def default_ticks(tree) -> set[str]:
     return picked
 
 
-class MainWindow(QMainWindow):
+class MainWindow(SourcesMixin, SettingsMixin, QMainWindow):
     """Signals
     -------
     sigResultShown(object): a RunOutcome was drawn (tests and benchmarks wait on it).
@@ -289,64 +287,10 @@ class MainWindow(QMainWindow):
         if self.auto_run.isChecked() or force:
             self.auto_timer.start()
 
-    def paste_image(self) -> None:
-        image = QGuiApplication.clipboard().image()
-        if image.isNull():
-            self.statusBar().showMessage("The clipboard holds no image.", 5000)
-            return
-        path = Path(tempfile.gettempdir()) / f"inspector-paste-{next(self._run_ids)}.png"
-        image.save(str(path))
-        self.set_input(str(path))
-
     # -- slots ------------------------------------------------------------------------
-    def _on_model_chosen(self, source: str) -> None:
-        if source and source != self.model_request.source:
-            weights = self.weights_combo.currentText()
-            self.load_model(ModelRequest(source, weights if weights in WEIGHTS else None))
-
-    def _on_weights_chosen(self, index: int) -> None:
-        text = self.weights_combo.itemText(index)
-        if text == "checkpoint…":
-            path, _ = QFileDialog.getOpenFileName(self, "Weights", "", "Weights (*.safetensors *.pt *.pth *.bin)")
-            if not path:
-                return
-            text = path
-        self.load_model(ModelRequest(self.model_request.source, text, self.model_request.trust))
-
     def _on_device_chosen(self) -> None:
         self.status_device.setText(self.device_combo.device())
         self.schedule_run()
-
-    def _on_open_model(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open model", "", "Models (*.py *.pt *.pth *.pt2 *.ts *.jit)")
-        if path:
-            self.open_model_file(path)
-
-    def open_model_file(self, path: str, name: str | None = None, trusted: bool | None = None) -> None:
-        if path.endswith(".py"):
-            if name is None:
-                name, ok = QInputDialog.getText(self, "Model in file", "Class or factory name:")
-                if not ok or not name:
-                    return
-            if trusted is None and not self._confirm_code(Path(path).name, "runs this Python file"):
-                return
-            self.load_model(ModelRequest(f"{path}:{name}"))
-        else:
-            if trusted is None:
-                trusted = self._confirm_code(Path(path).name, "can run code stored in the file")
-            if trusted:
-                self.load_model(ModelRequest(path, None, True))
-
-    def _confirm_code(self, name: str, what: str) -> bool:
-        answer = QMessageBox.question(
-            self, "Trust this file?", f"Loading {name} {what}. Only continue if you trust where it came from.")
-        return answer == QMessageBox.Yes
-
-    def _on_open_input(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open input", "", "Images and tensors (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp *.gif *.npy *.pt)")
-        if path:
-            self.set_input(path)
 
     def _on_loaded(self, loaded, tree) -> None:
         first = self.tree is None or self.loaded is None or loaded.source != self.loaded.source
@@ -497,51 +441,7 @@ class MainWindow(QMainWindow):
             else:
                 panel.show_capture(capture.name, capture.array, capture.stats)
 
-    # -- drag and drop ---------------------------------------------------------------
-    def dragEnterEvent(self, event) -> None:
-        if event.mimeData().hasUrls():
-            event.acceptProposedAction()
-
-    def dropEvent(self, event) -> None:
-        urls = event.mimeData().urls()
-        if urls and urls[0].isLocalFile():
-            path = urls[0].toLocalFile()
-            if path.endswith(".py") or path.endswith(CODE_SUFFIXES):
-                self.open_model_file(path)
-            else:
-                self.set_input(path)
-
     # -- settings and closing ------------------------------------------------------------
-    def restore_settings(self) -> None:
-        s = self.settings
-        geometry, state = s.value("window/geometry"), s.value("window/state")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        if state is not None:
-            self.restoreState(state)
-        self.device_combo.set_device(str(s.value("device", "cpu")))
-        source = str(s.value("model/source", "demo"))
-        weights = s.value("model/weights")
-        saved_input = s.value("input")
-        if saved_input:
-            self.input_source = str(saved_input)
-            if self.input_combo.findText(self.input_source) < 0:
-                self.input_combo.addItem(self.input_source)
-            self.input_combo.setCurrentIndex(self.input_combo.findText(self.input_source))
-        trusted = s.value("model/trust", False) in (True, "true")
-        self.load_model(ModelRequest(source, str(weights) if weights else None, trusted))
-
-    def save_settings(self) -> None:
-        s = self.settings
-        s.setValue("window/geometry", self.saveGeometry())
-        s.setValue("window/state", self.saveState())
-        s.setValue("device", self.device_combo.device())
-        s.setValue("model/source", self.model_request.source)
-        s.setValue("model/weights", self.model_request.weights or "")
-        s.setValue("model/trust", self.model_request.trust)
-        s.setValue("input", self.input_source)
-        s.sync()
-
     def closeEvent(self, event) -> None:
         self.auto_timer.stop()
         self.save_settings()
