@@ -19,7 +19,7 @@ from torch import nn
 from torch.autograd.graph import get_gradient_edge
 
 from .edits import Edit
-from .errors import RunCancelled
+from .errors import RunCancelled, SpecError
 from .keys import Key
 from .result import Capture, RunResult
 from .stats import tensor_stats
@@ -40,6 +40,11 @@ def _tensor_positions(value) -> list[int] | None:
     if isinstance(value, (tuple, list)):
         return [i for i, v in enumerate(value) if isinstance(v, torch.Tensor)]
     return []
+
+
+def _shares_storage(tensor: torch.Tensor, others: list[torch.Tensor]) -> bool:
+    ptr = tensor.untyped_storage().data_ptr()
+    return any(ptr == other.untyped_storage().data_ptr() for other in others)
 
 
 class HookSet:
@@ -71,6 +76,7 @@ class HookSet:
         self.fired: set[str] = set()
         self.calls: dict[str, int] = defaultdict(int)
         self._open_calls: dict[str, list[int]] = defaultdict(list)
+        self._open_aliases: dict[str, list[list[torch.Tensor]]] = defaultdict(list)
         self._noted: set[str] = set()
 
     # -- lifecycle ---------------------------------------------------------------
@@ -78,8 +84,11 @@ class HookSet:
         try:
             for path in sorted(set(self.captured) | {layer for layer, _ in self.edits if layer in self.modules}):
                 module = self.modules[path]
-                self.handles.append(module.register_forward_pre_hook(self._pre_hook(path)))
-                self.handles.append(module.register_forward_hook(self._post_hook(path)))
+                try:
+                    self.handles.append(module.register_forward_pre_hook(self._pre_hook(path)))
+                    self.handles.append(module.register_forward_hook(self._post_hook(path)))
+                except (RuntimeError, AttributeError, NotImplementedError) as exc:
+                    raise SpecError(f"{path} ({type(module).__name__}) cannot be hooked: {exc}") from None
                 self.result.log("registered", f"{path} ({type(module).__name__})")
         except BaseException:
             self.close()
@@ -160,6 +169,8 @@ class HookSet:
             call = self.calls[path]
             self.calls[path] += 1
             self._open_calls[path].append(call)
+            aliases: list[torch.Tensor] = []
+            self._open_aliases[path].append(aliases)
             want_input = self._wants(path, "input")
             want_grad = self._wants(path, "grad_input")
             if not (want_input or want_grad):
@@ -175,6 +186,8 @@ class HookSet:
                 if want_grad and tensor.is_floating_point():
                     tensor = self._tap(module, path, tensor)
                     self._watch_grad(tensor, Key(path, "grad_input", call, index))
+                    if tensor._base is not None:
+                        aliases.append(tensor)
                 new_args[i] = tensor
             self.result.log("fired", f"{path}:input" + (f"#{call}" if call else ""))
             return tuple(new_args)
@@ -186,6 +199,7 @@ class HookSet:
             self.check_cancel()
             stack = self._open_calls[path]
             call = stack.pop() if stack else 0
+            aliases = self._open_aliases[path].pop() if self._open_aliases[path] else []
             positions = _tensor_positions(output)
             if positions == []:
                 if self._wants(path, "output") or self._wants(path, "grad_output"):
@@ -198,10 +212,21 @@ class HookSet:
             new_items = []
             for slot, tensor in enumerate(items):
                 key = Key(path, "output", call, slot if many else None)
+                if aliases and _shares_storage(tensor, aliases):
+                    # The module handed back (a view of) our input alias; a later in-place op on
+                    # it would rewrite the alias's history and lose grad_input. Hand on a copy.
+                    tensor = tensor.clone()
+                    self.note_once(f"alias:{path}", "note",
+                                   f"{path}: returns a view of its input, so its output was copied "
+                                   f"to keep grad_input exact (values unchanged).")
                 tensor = self._edit(key, tensor)
                 if "output" in self.captured.get(path, ()):
                     self.store(key, tensor)
                 if self._wants(path, "grad_output") and tensor.requires_grad:
+                    if any(tensor is a for a in args):
+                        # An input handed back as is (Identity, eval Dropout): hook an alias, so this
+                        # module's grad hooks run before those already on its input.
+                        tensor = tensor.view_as(tensor)
                     self._watch_grad(tensor, Key(path, "grad_output", call, key.index))
                 new_items.append(tensor)
             self.result.log("fired", f"{path}:output" + (f"#{call}" if call else ""))
