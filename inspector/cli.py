@@ -33,6 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=CODE_WARNING,
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--self-test", action="store_true",
+                        help="check this install offline and exit (0: all passed); --self-test --json FILE "
+                             "also writes a report")
     sub = parser.add_subparsers(dest="command")
 
     layers = sub.add_parser("layers", help="list the module tree")
@@ -78,6 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if "--self-test" in args_list[: _first_command(args_list)]:
+        from inspector.selftest import main as self_test
+
+        return self_test(args_list)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -94,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _first_command(args: list[str]) -> int:
+    """Index of the first subcommand in `args` (len(args) when there is none)."""
+    return next((i for i, a in enumerate(args) if a in COMMANDS), len(args))
 
 
 def _launch_app(parser: argparse.ArgumentParser) -> int:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -83,7 +83,10 @@ def saliency(model: LoadedModel | nn.Module, x: torch.Tensor, target=None) -> np
 def _is_patchify(module: nn.Module | None) -> bool:
     """A non-overlapping patch embedding (ViT's conv_proj): kernel == stride > 1."""
     kernel, stride = getattr(module, "kernel_size", None), getattr(module, "stride", None)
-    return kernel is not None and tuple(kernel) == tuple(stride) and int(np.prod(kernel)) > 1
+    if kernel is None or stride is None:
+        return False
+    k, st = np.atleast_1d(kernel), np.atleast_1d(stride)
+    return k.shape == st.shape and bool((k == st).all()) and int(np.prod(k)) > 1
 
 
 def find_gradcam_layer(tree: LayerTree, order: Sequence[str] | None = None, model: nn.Module | None = None) -> str:
@@ -113,9 +116,16 @@ def _forward_order(module: nn.Module, x: torch.Tensor, paths: list[str]) -> list
     return [c.key.layer for c in run(module, x, spec).captures.values()]
 
 
-def _cam(acts: np.ndarray, grads: np.ndarray) -> np.ndarray:
-    """ReLU(sum_k alpha_k A^k), alpha_k the spatial mean of the gradient, first batch item."""
-    a, g = torch.from_numpy(acts[:1]).float(), torch.from_numpy(grads[:1]).float()
+def cam_from_result(result: RunResult, layer: str) -> np.ndarray:
+    """Grad-CAM (h, w) from a run that captured `layer:output` and `layer:grad_output`:
+    ReLU(sum_k alpha_k A^k), alpha_k the spatial mean of the gradient, first batch item."""
+    acts, grads = result.captures.get(f"{layer}:output"), result.captures.get(f"{layer}:grad_output")
+    if acts is None or acts.array is None or acts.array.ndim != 4:
+        shape = "nothing" if acts is None or acts.array is None else f"shape {acts.array.shape}"
+        raise SpecError(f"Grad-CAM needs one (N, C, H, W) output at {layer}; it gives {shape}.")
+    if grads is None or grads.array is None:
+        raise RunError(f"No gradient reached {layer}; the objective ({result.target}) does not depend on it.")
+    a, g = torch.from_numpy(acts.array[:1]).float(), torch.from_numpy(grads.array[:1]).float()
     alpha = g.mean(dim=(2, 3), keepdim=True)
     return torch.relu((alpha * a).sum(dim=1))[0].numpy()
 
@@ -140,13 +150,7 @@ def gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, layer:
         layer = find_gradcam_layer(tree, _forward_order(module, example, convs) if convs else None, module)
     spec = RunSpec((layer,), frozenset({"output", "grad_output"}), (), parse_target(target), stats=False)
     result = run(module, x, spec, labels)
-    acts, grads = result.captures.get(f"{layer}:output"), result.captures.get(f"{layer}:grad_output")
-    if acts is None or acts.array.ndim != 4:
-        shape = "nothing" if acts is None else f"shape {acts.array.shape}"
-        raise SpecError(f"Grad-CAM needs one (N, C, H, W) output at {layer}; it gives {shape}.")
-    if grads is None:
-        raise RunError(f"No gradient reached {layer}; the objective ({result.target}) does not depend on it.")
-    cam = _cam(acts.array, grads.array)
+    cam = cam_from_result(result, layer)
     return Attribution("gradcam", upsample(cam, tuple(x.shape[-2:])), result.target, result.target_index,
                        layer, cam, warnings=tuple(result.warnings))
 

@@ -6,6 +6,8 @@ Variants, interleaved with warm-up and repeats:
   all      the engine capturing output and grad_output of every leaf (CPU copies + statistics)
   nostats  the same without statistics (to show what statistics cost)
   late     the engine capturing output and grad_output of one late layer (the last conv)
+  gradcam  Grad-CAM on the last conv (backward stops there); skipped when the model has none
+  saliency the input gradient only (no parameter gradients)
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from typing import Callable
 
 import torch
 
+from .attribution import find_gradcam_layer, gradcam, saliency
 from .engine import RunSpec, run
+from .errors import SpecError
 from .layers import build_layer_tree
 from .models import load_model
 from .objective import Target, objective
@@ -82,7 +86,12 @@ def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[
         return go
 
     variants = {"plain": plain, "floor": floor, "all": engine(leaves), "nostats": engine(leaves, False),
-                "late": engine([late])}
+                "late": engine([late]), "saliency": lambda: saliency(model, x, target)}
+    try:
+        cam_layer = find_gradcam_layer(tree, model=model)
+        variants["gradcam"] = lambda: gradcam(model, x, target, cam_layer)
+    except SpecError:
+        cam_layer = None
     timings = {k: Timing(k, []) for k in variants}
     for fn in variants.values():  # warm-up
         fn()
@@ -108,6 +117,9 @@ def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[
         "all/floor": med["all"] / med["floor"],
         "late/plain": med["late"] / med["plain"],
         "stats_overhead": med["all"] / med["nostats"] - 1,
+        "gradcam_layer": cam_layer,
+        "gradcam/plain": med["gradcam"] / med["plain"] if "gradcam" in med else None,
+        "saliency/plain": med["saliency"] / med["plain"],
         "captures_mb": held.get((len(leaves), True), 0) / 2**20,
     }
     log(format_row(row))
@@ -116,11 +128,17 @@ def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[
 
 def format_header() -> str:
     return (f"{'model':<20}{'plain s':>9}{'floor s':>9}{'all s':>9}{'late s':>9}"
-            f"{'all/plain':>11}{'all/floor':>11}{'late/plain':>11}{'stats +':>9}{'held MB':>9}")
+            f"{'all/plain':>11}{'all/floor':>11}{'late/plain':>11}{'stats +':>9}{'held MB':>9}"
+            f"{'gradcam/plain':>15}{'saliency/plain':>16}")
 
 
 def format_row(row: dict) -> str:
     m = row["median_s"]
     return (f"{row['model']:<20}{m['plain']:>9.3f}{m['floor']:>9.3f}{m['all']:>9.3f}{m['late']:>9.3f}"
             f"{row['all/plain']:>10.2f}x{row['all/floor']:>10.2f}x{row['late/plain']:>10.2f}x"
-            f"{row['stats_overhead']*100:>8.1f}%{row['captures_mb']:>9.1f}")
+            f"{row['stats_overhead']*100:>8.1f}%{row['captures_mb']:>9.1f}"
+            f"{_ratio(row['gradcam/plain']):>15}{_ratio(row['saliency/plain']):>16}")
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"

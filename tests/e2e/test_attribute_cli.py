@@ -1,0 +1,134 @@
+"""`network-inspector attribute` in a subprocess gives the same maps as the Python API."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from inspector.cli import main
+from inspector.core import load_input, load_model
+from inspector.core.attribution import attribute
+
+MODELS = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+    class Tiny(nn.Module):
+        input_shape = (1, 3, 32, 32)
+
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+            self.relu = nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+            self.head = nn.Linear(8, 5)
+
+        def forward(self, x):
+            x = self.conv2(self.relu(self.conv1(x)))
+            return self.head(torch.relu(x).mean((2, 3)))
+
+    class Mlp(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Flatten(), nn.Linear(48, 8), nn.ReLU(), nn.Linear(8, 3))
+
+        def forward(self, x):
+            return self.body(x)
+""")
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "inspector.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc: subprocess.Popen) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=180)
+    return proc.returncode, out, err
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Every CLI run starts at once (each pays for importing torch); tests wait for theirs."""
+    folder = tmp_path_factory.mktemp("attribute")
+    (folder / "models.py").write_text(MODELS)
+    rng = np.random.default_rng(0)
+    Image.fromarray(rng.integers(0, 255, (40, 48, 3), dtype=np.uint8)).save(folder / "picture.png")
+    np.save(folder / "x.npy", rng.standard_normal((3, 112, 112)).astype(np.float32))
+    np.save(folder / "small.npy", rng.standard_normal((1, 3, 4, 4)).astype(np.float32))
+    torch.manual_seed(0)
+    resnet = load_model("resnet18")
+    torch.save(resnet.module.state_dict(), folder / "resnet18.pt")
+    procs = {
+        "resnet": start("attribute", "--method", "gradcam", "--model", "resnet18", "--weights",
+                        str(folder / "resnet18.pt"), "--input", str(folder / "x.npy"), "--target", "7",
+                        "--out", str(folder / "cam.npy")),
+        "tiny": start("attribute", "--method", "guided", "--model", f"{folder / 'models.py'}:Tiny",
+                      "--input", str(folder / "picture.png"), "--out", str(folder / "guided.npy")),
+        "mlp": start("attribute", "--method", "gradcam", "--model", f"{folder / 'models.py'}:Mlp",
+                     "--input", str(folder / "small.npy"), "--out", str(folder / "no.npy")),
+    }
+    try:
+        yield folder, procs, resnet
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+
+
+def test_gradcam_resnet18_npy_matches_api(runs):
+    folder, procs, model = runs
+    code, out, err = finish(procs["resnet"])
+    assert code == 0, err
+    assert "gradcam for class 7" in out and "at layer4.1.conv2" in out
+    x = load_input(folder / "x.npy", model.preprocess, model.input_shape)
+    np.testing.assert_allclose(np.load(folder / "cam.npy"), attribute(model, x, "gradcam", 7).map, atol=1e-6)
+
+
+def test_guided_file_model_npy_matches_api(runs):
+    folder, procs, _ = runs
+    code, _, err = finish(procs["tiny"])
+    assert code == 0, err
+    assert "not applied (functional call): (model) (Tiny) calls relu()" in err
+    model = load_model(f"{folder / 'models.py'}:Tiny")
+    x = load_input(folder / "picture.png", model.preprocess, model.input_shape)
+    found = attribute(model, x, "guided")
+    assert found.covered == ("relu",) and np.load(folder / "guided.npy").shape == (3, 32, 32)
+    np.testing.assert_allclose(np.load(folder / "guided.npy"), found.map, rtol=1e-5, atol=1e-7)
+
+
+def test_gradcam_without_conv_is_one_line_error(runs):
+    folder, procs, _ = runs
+    code, _, err = finish(procs["mlp"])
+    assert code != 0
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: Grad-CAM needs a conv-like layer"), err
+    assert "Traceback" not in err and not (folder / "no.npy").exists()
+
+
+def test_png_overlay_and_capture_manifest(runs, capsys):
+    folder = runs[0]
+    png = folder / "heat.png"
+    source = f"{folder / 'models.py'}:Tiny"
+    assert main(["attribute", "--method", "guided-gradcam", "--model", source, "--input",
+                 str(folder / "picture.png"), "--out", str(png)]) == 0
+    with Image.open(png) as image:
+        assert image.size == (32, 32) and image.mode == "RGB"
+    assert main(["attribute", "--method", "saliency", "--model", source, "--input",
+                 str(folder / "picture.png"), "--out", str(folder / "heat.txt")]) == 2
+    assert "use .png, .jpg or .npy" in capsys.readouterr().err
+    np.save(folder / "toy_in.npy", np.ones((1, 3), np.float32))
+    out = folder / "toy.npz"
+    assert main(["capture", "--model", "inspector.demo.toy:ToyMLP", "--input", str(folder / "toy_in.npy"),
+                 "--layers", "fc1", "--target", "output", "--out", str(out), "--manifest"]) == 0
+    manifest = json.loads((folder / "toy.json").read_text())
+    assert manifest["keys"]["fc1:output"] == [1, 4] and manifest["model"] == "inspector.demo.toy:ToyMLP"

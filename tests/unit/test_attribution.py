@@ -1,0 +1,171 @@
+"""Attribution maps against independent computations (own hooks, own autograd Function)."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from inspector.core import SpecError, build_layer_tree, capture, load_model
+from inspector.core.attribution import (attribute, cam_from_result, find_gradcam_layer, gradcam, guided_backprop,
+                                        guided_gradcam, saliency)
+from inspector.demo.model import default_weights_path
+
+
+@pytest.fixture(scope="module")
+def resnet():
+    torch.manual_seed(0)
+    return load_model("resnet18")
+
+
+@pytest.fixture(scope="module")
+def image():
+    return torch.randn(1, 3, 112, 112, generator=torch.Generator().manual_seed(1))
+
+
+def no_hooks(module: nn.Module) -> bool:
+    return not any(m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks
+                   for m in module.modules())
+
+
+def reference_gradcam(module: nn.Module, x: torch.Tensor, layer: str, index: int) -> np.ndarray:
+    store = {}
+
+    def keep(_m, _args, out):
+        store["a"] = out.detach().clone()
+        out.register_hook(lambda g: store.__setitem__("g", g.detach().clone()))
+
+    handle = dict(module.named_modules())[layer].register_forward_hook(keep)
+    try:
+        module(x)[0, index].backward()
+    finally:
+        handle.remove()
+        module.zero_grad(set_to_none=True)
+    alpha = store["g"].mean(dim=(2, 3), keepdim=True)
+    return torch.relu((alpha * store["a"]).sum(dim=1))[0].numpy()
+
+
+def check_gradcam(model, x, layer=None):
+    got = gradcam(model, x)
+    assert got.layer == (layer or got.layer)
+    want = reference_gradcam(model.module, x, got.layer, got.target_index)
+    assert got.cam.shape == want.shape
+    np.testing.assert_allclose(got.cam, want, rtol=1e-5, atol=1e-5 * max(float(want.max()), 1e-12))
+    assert got.map.shape == tuple(x.shape[-2:]) and got.map.min() >= 0 and got.map.max() <= 1
+    assert no_hooks(model.module)
+    return got
+
+
+def test_gradcam_resnet18_matches_reference(resnet, image):
+    got = check_gradcam(resnet, image, "layer4.1.conv2")
+    assert got.cam.shape == (4, 4) and got.map.max() == pytest.approx(1.0)
+
+
+def test_gradcam_small_convnet_matches_reference():
+    torch.manual_seed(0)
+    model = load_model("inspector.demo.model:DemoNet")
+    x = torch.randn(1, 3, 64, 64)
+    got = check_gradcam(model, x, "conv3")
+    result = capture(model, x, "conv3", "output,grad_output", target=got.target_index)
+    np.testing.assert_array_equal(cam_from_result(result, "conv3"), got.cam)  # the derived view of any run
+
+
+@pytest.mark.skipif(not default_weights_path().is_file(), reason="demo weights not built yet (resources/demo)")
+def test_gradcam_demo_matches_reference():
+    model = load_model("demo")
+    check_gradcam(model, torch.randn(1, 3, 64, 64, generator=torch.Generator().manual_seed(2)), "conv3")
+
+
+class _GuidedReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad.clamp(min=0) * (x > 0)
+
+
+class _GuidedModule(nn.Module):
+    def forward(self, x):
+        return _GuidedReLU.apply(x)
+
+
+def test_guided_backprop_matches_custom_function(resnet, image):
+    assert any(m.inplace for m in resnet.module.modules() if isinstance(m, nn.ReLU))
+    got = guided_backprop(resnet, image)
+    ref = copy.deepcopy(resnet.module)
+    for path, m in list(ref.named_modules()):
+        if isinstance(m, nn.ReLU):
+            parent, _, name = path.rpartition(".")
+            setattr(ref.get_submodule(parent), name, _GuidedModule())
+    x = image.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(ref(x)[0, got.target_index], x)
+    want = grad[0].numpy()
+    np.testing.assert_allclose(got.map, want, rtol=1e-5, atol=1e-6 * np.abs(want).max())
+    assert len(got.covered) == 9 and got.unreached == () and no_hooks(resnet.module)
+
+
+def test_saliency_matches_autograd(resnet, image):
+    got = saliency(resnet, image, target=3)
+    x = image.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(resnet.module(x)[0, 3], x)
+    np.testing.assert_allclose(got, grad[0].abs().amax(dim=0).numpy(), rtol=1e-5, atol=1e-9)
+    assert got.shape == (112, 112) and no_hooks(resnet.module)
+
+
+def test_guided_gradcam_is_the_product(resnet, image):
+    x = image[..., :64, :64]
+    both = guided_gradcam(resnet, x, target=5)
+    cam = gradcam(resnet, x, 5, layer="layer4.1.conv2")
+    np.testing.assert_allclose(both.map, guided_backprop(resnet, x, 5).map * cam.map)
+    assert both.target_index == 5 and both.layer == "layer4.1.conv2"
+
+
+class Mixed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.act = nn.SiLU()
+        self.relu = nn.ReLU()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        x = self.relu(F.relu(self.act(self.conv(x))))
+        return self.fc(x.mean(dim=(2, 3)).relu())
+
+
+def test_guided_reports_unreached_functional_relu():
+    got = guided_backprop(Mixed(), torch.randn(1, 3, 8, 8))
+    assert got.covered == ("relu",) and got.approximated == ("act",)
+    assert got.unreached == ("(model) (Mixed) calls relu() x2",)
+    assert got.map.shape == (3, 8, 8)
+
+
+class Patchify(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv_proj = nn.Conv2d(3, 8, 4, stride=4)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.head(self.conv_proj(x).flatten(2).mean(2))
+
+
+def test_find_gradcam_layer(resnet):
+    tree = build_layer_tree(resnet.module, torch.zeros(1, 3, 64, 64))
+    assert find_gradcam_layer(tree) == "layer4.1.conv2"
+    mlp = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+    with pytest.raises(SpecError, match="no conv layer"):
+        gradcam(mlp, torch.randn(1, 1, 2, 4))
+    with pytest.raises(SpecError, match=r"only a patch embedding.*conv_proj \(patch embedding\)"):
+        gradcam(Patchify(), torch.randn(1, 3, 16, 16))
+    assert gradcam(Patchify(), torch.randn(1, 3, 16, 16), layer="conv_proj").cam.shape == (4, 4)
+    with pytest.raises(SpecError, match="Unknown method"):
+        attribute(mlp, torch.randn(1, 4), "lime")
