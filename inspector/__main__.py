@@ -1,8 +1,30 @@
-"""`python -m inspector`: the app (or a headless command when given one)."""
+"""`python -m inspector`: the app (or a headless command when given one).
 
+Also the entry point of the PyInstaller bundle (packaging/network-inspector.spec), so it
+must work frozen: `multiprocessing.freeze_support()` comes first, and a windowed build
+(no console: sys.stdout / sys.stderr are None) gets os.devnull writers instead.
+"""
+
+import multiprocessing
+import os
 import sys
 
-from inspector.cli import main
+
+def _ensure_streams() -> None:
+    """A windowed (console-less) process has no stdio; printing must not crash it."""
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))
+            setattr(sys, f"__{name}__", getattr(sys, name))
+
+
+def entry() -> int:
+    multiprocessing.freeze_support()
+    _ensure_streams()
+    from inspector.cli import main
+
+    return main()
+
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

@@ -75,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--device", default="cpu")
     bench.add_argument("--json", help="also write the rows to this JSON file")
+    bench.add_argument("--gui", action="store_true",
+                       help="measure the desktop app instead (GUI stalls, run-to-drawn, layer switch, "
+                            "mosaic paint, toggle queueing); offscreen without a display")
+    bench.add_argument("--model", default="resnet18", help="with --gui: the model for the run and switch figures")
 
     sub.add_parser("samples", help="list the bundled sample inputs")
     return parser
@@ -229,6 +233,13 @@ def _report(args, result) -> None:
 
 
 def cmd_bench(args) -> int:
+    if args.gui:
+        from inspector.gui.bench_gui import main as bench_gui
+
+        report = bench_gui(args.model, repeats=args.repeats, device=args.device)
+        if args.json:
+            Path(args.json).write_text(json.dumps(report, indent=1))
+        return 0
     from inspector.core.bench import bench_model, format_header
 
     print(format_header())

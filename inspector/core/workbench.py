@@ -44,6 +44,19 @@ class RunRequest:
         return (self.model, self.input, self.device, s.layers, s.sites, s.target, s.input_grad)
 
 
+@dataclass(frozen=True)
+class AttributionRequest:
+    """An attribution map for the current model and input: saliency, gradcam, guided, guided-gradcam."""
+
+    model: ModelRequest = field(default_factory=ModelRequest)
+    input: str = ""
+    device: str = "cpu"
+    method: str = "gradcam"
+    target: str = "auto"
+    layer: str | None = None
+    run_id: int = 0
+
+
 @dataclass
 class RunOutcome:
     run_id: int
@@ -107,3 +120,12 @@ class Workbench:
                 self._baseline_key = key
             baseline = self._baseline
         return RunOutcome(request.run_id, result, baseline, tree if fresh else None)
+
+    def attribute(self, request: AttributionRequest):
+        """The attribution map for the loaded model and the request's input (see core.attribution)."""
+        from .attribution import attribute
+
+        loaded, _ = self.load(request.model)
+        self.move_to(request.device)
+        x = self.input_tensor(request.input)
+        return attribute(loaded, x, request.method, request.target, request.layer)

@@ -34,7 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print overall and per-class accuracy on a freshly generated set."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=2000, help="number of test images")
-    parser.add_argument("--seed", type=int, default=12345, help="generator seed (unused in training)")
+    parser.add_argument("--seed", type=int, default=12345,
+                        help="generator seed (not used in training)")
     parser.add_argument("--weights", default=None, help="weights file (default: bundled)")
     args = parser.parse_args(argv)
 

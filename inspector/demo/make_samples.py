@@ -15,7 +15,13 @@ from PIL import Image
 
 from inspector.demo.paths import samples_dir
 from inspector.demo.shapes import (
-    CLASSES, add_noise, background, contrasting_colour, paint, render, shape_alpha,
+    CLASSES,
+    add_noise,
+    background,
+    contrasting_colour,
+    paint,
+    render,
+    shape_alpha,
 )
 
 SAMPLE_SEED = 7  # per-class sample i uses seed SAMPLE_SEED * 100 + i

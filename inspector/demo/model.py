@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -104,7 +104,7 @@ def load_demo(weights_path: str | Path | None = None) -> DemoBundle:
 
 def preprocess(images: np.ndarray, mean: Sequence[float], std: Sequence[float]) -> torch.Tensor:
     """Convert uint8 NxHxWx3 images into a normalised float32 NCHW tensor."""
-    x = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float().div_(255.0)
+    x = torch.tensor(np.asarray(images, dtype=np.uint8)).permute(0, 3, 1, 2).float().div_(255.0)
     m = torch.tensor(mean, dtype=torch.float32).view(1, 3, 1, 1)
     s = torch.tensor(std, dtype=torch.float32).view(1, 3, 1, 1)
     return (x - m) / s

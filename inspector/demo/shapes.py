@@ -34,8 +34,8 @@ def _polygon(points: np.ndarray, size: int) -> np.ndarray:
 def _grid(cx: float, cy: float, angle: float, size: int) -> tuple[np.ndarray, np.ndarray]:
     """Supersampled pixel coordinates rotated by ``angle`` around (cx, cy)."""
     t = (np.arange(size * _SS, dtype=np.float32) + 0.5) / _SS
-    x, y = np.meshgrid(t - cx, t - cy)
-    c, s = np.cos(angle), np.sin(angle)
+    x, y = (t - cx)[None, :], (t - cy)[:, None]  # broadcast to HxW below
+    c, s = float(np.cos(angle)), float(np.sin(angle))
     return c * x + s * y, -s * x + c * y
 
 
@@ -67,7 +67,10 @@ def shape_alpha(label: int, cx: float, cy: float, r: float, angle: float,
         return _downsample(inside.astype(np.float32))
     if name in _TEXTURES:
         u, v = _grid(cx, cy, angle, size)
-        region = (np.abs(u) <= r) & (np.abs(v) <= r) if rng.random() < 0.5 else u * u + v * v <= r * r
+        if rng.random() < 0.5:
+            region = (np.abs(u) <= r) & (np.abs(v) <= r)  # square patch
+        else:
+            region = u * u + v * v <= r * r  # round patch
         if name == "stripes":
             period = rng.uniform(4.0, min(10.0, r / 1.5))
             pattern = np.floor(u / (period / 2)) % 2 == 0

@@ -8,6 +8,7 @@ subtree. The ticked set is exactly what gets hooked.
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt, Signal
+from PySide6.QtGui import QColor
 
 from inspector.core.layers import LayerTree
 
@@ -31,6 +32,7 @@ class LayerTreeModel(QAbstractItemModel):
         self._row: list[int] = []
         self._subtree: list[range] = []  # named_modules order is depth-first: a subtree is a range
         self._ticked: set[str] = set()
+        self._highlight: str | None = None
 
     # -- data ----------------------------------------------------------------------
     def set_tree(self, tree: LayerTree, ticked: set[str] | None = None) -> None:
@@ -75,6 +77,17 @@ class LayerTreeModel(QAbstractItemModel):
             self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 0), [Qt.CheckStateRole])
             self._emit_all()
         self.sigTicksChanged.emit(set(self._ticked))
+
+    def paths(self) -> list[str]:
+        return list(self._paths)
+
+    def set_highlight(self, path: str | None) -> None:
+        """Mark one module (e.g. where NaN/Inf first appears); None clears the mark."""
+        old, self._highlight = self._highlight, path
+        for p in {old, path} - {None}:
+            index = self.index_of(p)
+            if index.isValid():
+                self.dataChanged.emit(index, self.index(index.row(), len(COLUMNS) - 1, index.parent()))
 
     def path_of(self, index: QModelIndex) -> str | None:
         return self._paths[index.internalId()] if index.isValid() else None
@@ -135,6 +148,8 @@ class LayerTreeModel(QAbstractItemModel):
             return str(layer.calls) if layer.calls != 1 else "1"
         if role == Qt.CheckStateRole and col == 0:
             return self._check_state(i)
+        if role == Qt.BackgroundRole and self._highlight == layer.path:
+            return QColor(255, 170, 170)
         if role == Qt.ToolTipRole:
             return f"{layer.path} ({layer.type_name})"
         if role == Qt.UserRole:
@@ -146,10 +161,10 @@ class LayerTreeModel(QAbstractItemModel):
             return False
         i = index.internalId()
         state = Qt.CheckState(value) if not isinstance(value, Qt.CheckState) else value
-        tick = state == Qt.Checked
-        if len(self._subtree[i]) > 1:  # a parent: the whole subtree follows the click
-            tick = self._check_state(i) != Qt.Checked
-        self.set_subtree(self._paths[i], tick)
+        # A view sends Checked for an unticked or partial box, Unchecked for a ticked one;
+        # honour the value so programmatic setData means what it says. A parent's whole
+        # subtree follows.
+        self.set_subtree(self._paths[i], state == Qt.Checked)
         return True
 
     def set_subtree(self, path: str, tick: bool, only_self: bool = False) -> None:

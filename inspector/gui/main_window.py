@@ -17,6 +17,7 @@ from inspector.core.models import torchvision_classifiers
 from inspector.core.workbench import ModelRequest, RunRequest
 
 from .controls import WEIGHTS, DeviceCombo, ModelCombo, TargetCombo, searchable
+from .analysis_controller import AnalysisController
 from .edits_controller import EditsController
 from .layer_model import LayerTreeModel
 from .side_panels import HookLog, InputView, PredictionsView
@@ -68,6 +69,7 @@ class MainWindow(SourcesMixin, SettingsMixin, QMainWindow):
         self.pending_target: str | None = None
         self._build()
         self.edits = EditsController(self)
+        self.analysis = AnalysisController(self)
         self._connect()
         if restore:
             self.restore_settings()

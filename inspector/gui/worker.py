@@ -31,6 +31,7 @@ class Worker(QObject):
     -------
     sigLoaded(object, object): (LoadedModel, LayerTree) after a model (re)load.
     sigResult(object): a RunOutcome.
+    sigAttribution(int, object): request id and an Attribution.
     sigFailed(int, str, bool): run id (0 for a load), message, whether it was a cancel.
     sigProgress(int, int): bytes done and total while weights download.
     sigBusy(bool): a request started or finished.
@@ -38,6 +39,7 @@ class Worker(QObject):
 
     sigLoaded = Signal(object, object)
     sigResult = Signal(object)
+    sigAttribution = Signal(int, object)
     sigFailed = Signal(int, str, bool)
     sigProgress = Signal(int, int)
     sigBusy = Signal(bool)
@@ -50,6 +52,7 @@ class Worker(QObject):
         self._pending_load: ModelRequest | None = None
         self._pending_run: RunRequest | None = None
         self._pending_device: str | None = None
+        self._pending_attribution = None
         self._cancel = threading.Event()
         self.runs_done = 0
         self._sigWake.connect(self._on_wake)
@@ -63,6 +66,11 @@ class Worker(QObject):
     def request_run(self, request: RunRequest) -> None:
         with self._lock:
             self._pending_run = request
+        self._sigWake.emit()
+
+    def request_attribution(self, request) -> None:
+        with self._lock:
+            self._pending_attribution = request
         self._sigWake.emit()
 
     def pending(self) -> int:
@@ -80,8 +88,9 @@ class Worker(QObject):
     def _on_wake(self) -> None:
         with self._lock:
             load, run, device = self._pending_load, self._pending_run, self._pending_device
-            self._pending_load = self._pending_run = None
-        if load is None and run is None:
+            attribution = self._pending_attribution
+            self._pending_load = self._pending_run = self._pending_attribution = None
+        if load is None and run is None and attribution is None:
             return
         self._cancel.clear()
         self.sigBusy.emit(True)
@@ -90,6 +99,8 @@ class Worker(QObject):
                 self._load(load, device or "cpu")
             if run is not None:
                 self._run(run)
+            if attribution is not None:
+                self._attribute(attribution)
         finally:
             self.sigBusy.emit(False)
 
@@ -118,6 +129,14 @@ class Worker(QObject):
         if outcome.tree is not None:
             self.sigLoaded.emit(self.bench.loaded, outcome.tree)
         self.sigResult.emit(outcome)
+
+    def _attribute(self, request) -> None:
+        try:
+            found = self.bench.attribute(request)
+        except Exception as exc:  # noqa: BLE001
+            self.sigFailed.emit(request.run_id, describe_error(exc), False)
+            return
+        self.sigAttribution.emit(request.run_id, found)
 
     @staticmethod
     def _free_device_memory() -> None:

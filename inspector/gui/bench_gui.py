@@ -1,0 +1,351 @@
+"""`network-inspector bench --gui`: how the app feels, measured in the app itself.
+
+Drives a real MainWindow (offscreen when there is no display) and reports:
+  (a) the longest GUI-thread stall (a 10 ms heartbeat timer records its largest gap)
+      while a run with every leaf ticked is in flight, and while its result is drawn;
+  (b) Run pressed -> panels drawn, one layer ticked, against a plain forward +
+      loss.backward() of the same model on the same input, in the same process;
+  (c) switching the displayed layer (median);
+  (d) one mosaic + histogram update of 64 channels of 112x112, paint included (median);
+  (e) 20 tick toggles within one second: runs executed and the most requests ever queued.
+Settings go to a temporary INI file; the user's configuration is never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+
+def _qt_app():
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or sys.platform in ("win32", "darwin")):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    return QApplication.instance() or QApplication(sys.argv[:1])
+
+
+def _wait_until(predicate: Callable[[], bool], timeout_s: float = 300.0) -> None:
+    """Run the event loop (so timers and queued signals are served) until `predicate()` holds."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    poll = QTimer(interval=2)
+    deadline = time.perf_counter() + timeout_s
+
+    def check() -> None:
+        if predicate() or time.perf_counter() > deadline:
+            loop.quit()
+
+    poll.timeout.connect(check)
+    poll.start()
+    check()
+    if not predicate():
+        loop.exec()
+    poll.stop()
+    if not predicate():
+        raise TimeoutError(f"waited {timeout_s:.0f} s")
+
+
+def _pause(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    _wait_until(lambda: time.perf_counter() >= end, seconds + 5)
+
+
+class Heartbeat:
+    """A 10 ms timer on the GUI thread; the largest gap between its ticks is the longest stall."""
+
+    def __init__(self, interval_ms: int = 10) -> None:
+        from PySide6.QtCore import Qt, QTimer
+
+        self.timer = QTimer(interval=interval_ms)
+        self.timer.setTimerType(Qt.PreciseTimer)
+        self.timer.timeout.connect(self._on_tick)
+        self.last = 0.0
+        self.max_gap = 0.0
+
+    def start(self) -> None:
+        self.last, self.max_gap = time.perf_counter(), 0.0
+        self.timer.start()
+
+    def take(self) -> float:
+        """The largest gap since start() or the last take(), then start over."""
+        self._on_tick()
+        gap, self.max_gap = self.max_gap, 0.0
+        return gap
+
+    def stop(self) -> None:
+        self.timer.stop()
+
+    def _on_tick(self) -> None:
+        now = time.perf_counter()
+        self.max_gap = max(self.max_gap, now - self.last)
+        self.last = now
+
+
+class Session:
+    """One MainWindow on one model, auto-run off unless asked, with settings in `folder`."""
+
+    def __init__(self, folder: Path, source: str, input_source: str, device: str, auto_run: bool = False) -> None:
+        from PySide6.QtCore import QSettings
+
+        from .main_window import MainWindow
+
+        settings = QSettings(str(folder / f"{source}.ini"), QSettings.IniFormat)
+        settings.setValue("model/source", source)
+        settings.setValue("input", input_source)
+        settings.setValue("device", device)
+        self.window = MainWindow(settings=settings)
+        self.window.auto_run.setChecked(auto_run)
+        self.window.resize(1400, 900)
+        self.window.show()
+        self.shown: list = []
+        self.failed: list[str] = []
+        self.window.sigResultShown.connect(self.shown.append)
+        self.window.sigFailedShown.connect(self.failed.append)
+        _wait_until(lambda: self.window.loaded is not None or bool(self.failed))
+        if self.failed:
+            raise RuntimeError(self.failed[-1])
+
+    def settled(self) -> bool:
+        w = self.window
+        done = {o.run_id for o in self.shown}
+        return not w.auto_timer.isActive() and w.worker.pending() == 0 and (
+            w.last_run_id in done or bool(self.failed))
+
+    def run(self) -> float:
+        """Press Run; seconds until the result is drawn and painted."""
+        count = len(self.shown)
+        start = time.perf_counter()
+        self.window.run()
+        _wait_until(lambda: len(self.shown) > count or bool(self.failed))
+        if self.failed:
+            raise RuntimeError(self.failed[-1])
+        self.window.repaint()
+        return time.perf_counter() - start
+
+    def close(self) -> None:
+        self.window.close()
+        self.window.deleteLater()
+
+
+def _noise_image(folder: Path) -> str:
+    from PIL import Image
+
+    pixels = (np.random.default_rng(0).random((256, 320, 3)) * 255).astype(np.uint8)
+    path = folder / "noise.png"
+    Image.fromarray(pixels).save(path)
+    return str(path)
+
+
+def _plain_seconds(session: Session, input_source: str, repeats: int) -> float:
+    """Forward + loss.backward() on the worker's own model and input (the worker is idle)."""
+    import torch
+
+    from inspector.core.objective import Target, objective
+
+    bench = session.window.worker.bench
+    model = bench.loaded.module
+    x = bench.input_tensor(input_source)
+    target = Target("top1")
+    times = []
+    for i in range(repeats + 1):
+        start = time.perf_counter()
+        model.zero_grad(set_to_none=True)
+        loss, _, _ = objective(model(x.clone().requires_grad_(True)), target)
+        loss.backward()
+        if x.device.type == "cuda":
+            torch.cuda.synchronize()
+        if i:
+            times.append(time.perf_counter() - start)
+    model.zero_grad(set_to_none=True)
+    return statistics.median(times)
+
+
+def measure_stall(folder: Path, source: str, input_source: str, device: str, repeats: int) -> dict:
+    session = Session(folder, source, input_source, device)
+    try:
+        w = session.window
+        w.layer_model.tick_leaves()
+        leaves = len(w.layer_model.ticked())
+        session.run()  # warm-up
+        beat = Heartbeat()
+        beat.start()
+        _pause(0.3)
+        idle = beat.take()
+        computing, drawing, totals, engine = [], [], [], []
+        for _ in range(max(2, repeats // 2)):
+            beat.take()
+            count = len(session.shown)
+            start = time.perf_counter()
+            w.run()
+            _wait_until(lambda: len(session.shown) > count or bool(session.failed))
+            computing.append(beat.take())  # includes drawing the result: the slot runs before the signal
+            _pause(0.3)  # the paint that follows
+            drawing.append(beat.take())
+            totals.append(time.perf_counter() - start)
+            engine.append(session.shown[-1].result.timings.get("total_s", 0.0))
+        beat.stop()
+        held = session.shown[-1].result.held_bytes() / 2**20
+        return {"model": source, "leaves": leaves, "idle_gap_s": idle, "stall_s": max(computing),
+                "paint_stall_s": max(drawing), "run_s": statistics.median(totals),
+                "engine_s": statistics.median(engine), "held_mb": held}
+    finally:
+        session.close()
+
+
+def measure_run_and_switch(folder: Path, source: str, input_source: str, device: str, repeats: int) -> dict:
+    from inspector.core.bench import last_conv
+
+    session = Session(folder, source, input_source, device)
+    try:
+        w = session.window
+        layer = last_conv(w.tree)
+        w.layer_model.set_ticked({layer})
+        session.run()  # warm-up
+        drawn, engine = [], []
+        for _ in range(repeats):
+            drawn.append(session.run())
+            engine.append(session.shown[-1].result.timings.get("total_s", 0.0))
+        plain = _plain_seconds(session, input_source, repeats)
+
+        convs = [l.path for l in w.tree.layers if l.is_leaf and l.calls and l.type_name.startswith("Conv")]
+        shown = sorted(set(convs[:: max(1, len(convs) // 5)] + [layer]))
+        w.layer_model.set_ticked(shown)
+        session.run()
+        names = [w.layer_combo.itemData(i) for i in range(w.layer_combo.count())]
+        switches = []
+        for i in range(max(20, 4 * repeats)):
+            name = names[(i + 1) % len(names)]
+            start = time.perf_counter()
+            w.show_layer(name)
+            w.repaint()
+            switches.append(time.perf_counter() - start)
+        return {"model": source, "layer": layer, "drawn_s": statistics.median(drawn),
+                "engine_s": statistics.median(engine), "plain_s": plain, "switch_s": statistics.median(switches),
+                "switch_layers": len(names)}
+    finally:
+        session.close()
+
+
+def measure_mosaic(repeats: int) -> dict:
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.core.stats import tensor_stats
+    from .tensor_panel import TensorPanel
+
+    import torch
+
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal((1, 64, 112, 112), dtype=np.float32) for _ in range(2)]
+    stats = [tensor_stats(torch.from_numpy(a)) for a in arrays]
+    out = {}
+    for diverging in (False, True):
+        panel = TensorPanel("bench", diverging=diverging)
+        panel.resize(900, 800)
+        panel.show()
+        QApplication.processEvents()
+        times = []
+        for i in range(max(10, 3 * repeats) + 1):
+            start = time.perf_counter()
+            panel.show_capture("bench:output", arrays[i % 2], stats[i % 2])
+            panel.repaint()
+            QApplication.processEvents()
+            if i:
+                times.append(time.perf_counter() - start)
+        out["gradient_s" if diverging else "activation_s"] = statistics.median(times)
+        panel.close()
+        panel.deleteLater()
+    return out
+
+
+def measure_toggles(folder: Path, source: str, input_source: str, device: str) -> dict:
+    from PySide6.QtCore import QTimer
+
+    out = {}
+    for mode in ("auto-run", "run each"):
+        session = Session(folder, source, input_source, device, auto_run=(mode == "auto-run"))
+        try:
+            w = session.window
+            layer = next(l.path for l in w.tree.layers if l.is_leaf and l.calls and l.type_name.startswith("Conv"))
+            if mode == "run each":
+                session.run()
+            _wait_until(session.settled)
+            runs, shown = w.worker.runs_done, len(session.shown)
+            state = {"toggles": 0, "max_pending": 0}
+
+            def toggle() -> None:
+                on = layer not in w.layer_model.ticked()
+                w.layer_model.set_subtree(layer, on)  # what a click on the box does
+                if mode == "run each":
+                    w.run()  # no debounce: only the worker's latest-wins keeps the queue short
+                state["toggles"] += 1
+                state["max_pending"] = max(state["max_pending"], w.worker.pending())
+                if state["toggles"] == 20:
+                    clock.stop()
+
+            clock = QTimer(interval=48)
+            clock.timeout.connect(toggle)
+            start = time.perf_counter()
+            clock.start()
+            _wait_until(lambda: state["toggles"] >= 20)
+            toggled_in = time.perf_counter() - start
+            _wait_until(session.settled)
+            out[mode] = {"toggles": state["toggles"], "within_s": toggled_in, "max_pending": state["max_pending"],
+                         "runs": w.worker.runs_done - runs, "shown": len(session.shown) - shown}
+        finally:
+            session.close()
+    return out
+
+
+def format_table(report: dict) -> str:
+    a, b, d, e = report["stall"], report["run"], report["mosaic"], report["toggles"]
+    ms = lambda s: f"{s * 1000:.0f} ms"  # noqa: E731
+    rows = [
+        ("(a) longest GUI stall, run in flight", f"{a['model']}, {a['leaves']} leaves ticked", ms(a["stall_s"]),
+         f"idle {ms(a['idle_gap_s'])}", f"{a['stall_s'] / a['run_s']:.1%} of run {a['run_s']:.2f} s"),
+        ("    longest stall painting the result", "", ms(a["paint_stall_s"]), "", f"held {a['held_mb']:.0f} MB"),
+        ("(b) Run pressed -> panels drawn", f"{b['model']}, {b['layer']}", ms(b["drawn_s"]),
+         f"plain f+b {ms(b['plain_s'])}", f"{b['drawn_s'] / b['plain_s']:.2f}x (engine {ms(b['engine_s'])}, "
+                                          f"{b['engine_s'] / b['plain_s']:.2f}x)"),
+        ("(c) switch displayed layer (median)", f"{b['switch_layers']} layers", ms(b["switch_s"]),
+         f"run {ms(b['drawn_s'])}", f"{b['switch_s'] / b['drawn_s']:.2f}x of a run"),
+        ("(d) mosaic+histogram 64x112x112 + paint", "activation (median)", ms(d["activation_s"]), "", ""),
+        ("", "gradient, diverging (median)", ms(d["gradient_s"]), "", ""),
+    ]
+    for mode, t in e.items():
+        rows.append((f"(e) 20 toggles in {t['within_s']:.2f} s, {mode}", f"max queued {t['max_pending']}",
+                     f"{t['runs']} run(s)", f"{t['shown']} drawn", ""))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def main(model: str = "resnet18", stall_model: str = "resnet50", repeats: int = 5, device: str = "cpu",
+         log: Callable[[str], None] = print) -> dict:
+    """Measure and print; returns the numbers as a dict."""
+    import torch
+
+    app = _qt_app()
+    log(f"GUI bench: Qt platform {app.platformName()}, device {device}, torch threads {torch.get_num_threads()}")
+    with tempfile.TemporaryDirectory(prefix="inspector-bench-gui-") as tmp:
+        folder = Path(tmp)
+        image = _noise_image(folder)
+        report = {
+            "stall": measure_stall(folder, stall_model, image, device, repeats),
+            "run": measure_run_and_switch(folder, model, image, device, repeats),
+            "mosaic": measure_mosaic(repeats),
+            "toggles": measure_toggles(folder, model, image, device),
+        }
+        from PySide6.QtCore import QEvent
+        from PySide6.QtWidgets import QApplication
+
+        QApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    log(format_table(report))
+    return report

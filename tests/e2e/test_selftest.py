@@ -1,0 +1,108 @@
+"""`network-inspector --self-test`: from source in a subprocess, and its failure reporting in-process."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inspector import selftest
+from inspector.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_self_test_from_source_passes_every_step(tmp_path):
+    report = tmp_path / "x.json"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONIOENCODING": "utf-8"}
+    proc = subprocess.run([sys.executable, "-m", "inspector", "--self-test", "--json", str(report)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, encoding="utf-8", timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["ok"] is True
+    names = [s["name"] for s in data["steps"]]
+    assert names == [name for name, _ in selftest.STEPS]
+    assert all(s["ok"] and s["error"] is None and s["seconds"] >= 0 for s in data["steps"]), data["steps"]
+    for name in names:
+        assert any(line.startswith("PASS") and f" {name} " in line for line in proc.stdout.splitlines()), name
+    assert data["info"]["captures"] > 0 and data["info"]["samples"] > 0
+
+
+def _fine(ctx: selftest.Context) -> None:
+    ctx.info["fine"] = True
+
+
+def _broken(ctx: selftest.Context) -> None:
+    selftest.check(False, "the broken step broke")
+
+
+def _crashing(ctx: selftest.Context) -> None:
+    raise RuntimeError("unexpected")
+
+
+def test_a_failing_step_fails_the_run_and_is_named(tmp_path):
+    out = io.StringIO()
+    code = selftest.run_selftest(tmp_path / "r.json", [("fine", _fine), ("broken", _broken), ("after", _fine)],
+                                 out=out)
+    assert code != 0
+    data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert data["ok"] is False and data["failed"] == ["broken"]
+    assert [(s["name"], s["ok"]) for s in data["steps"]] == [("fine", True), ("broken", False), ("after", True)]
+    assert "the broken step broke" in data["steps"][1]["error"]
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("PASS  fine") and lines[1].startswith("FAIL  broken") and "broke" in lines[1]
+    assert "FAILED: broken" in lines[-1]
+
+
+def test_cli_exit_code_and_json_name_the_failing_step(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(selftest, "STEPS", [("fine", _fine), ("crashing", _crashing)])
+    report = tmp_path / "sub" / "r.json"
+    assert cli_main(["--self-test", "--json", str(report)]) == 1
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["failed"] == ["crashing"]
+    assert data["steps"][1]["error"].startswith("RuntimeError: unexpected")
+    assert "FAIL  crashing" in capsys.readouterr().out
+
+
+def test_only_passing_steps_exit_zero(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(selftest, "STEPS", [("fine", _fine)])
+    assert cli_main(["--debug", "--self-test"]) == 0
+    assert "self-test passed" in capsys.readouterr().out
+
+
+def test_sandbox_is_non_ascii_offline_and_restored(tmp_path):
+    cwd, torch_home = os.getcwd(), os.environ.get("TORCH_HOME")
+    seen = {}
+
+    def look(ctx: selftest.Context) -> None:
+        seen["cwd"] = Path.cwd()
+        seen["root"] = ctx.root
+        with pytest.raises(OSError, match=selftest.OFFLINE_MESSAGE):
+            socket.create_connection(("192.0.2.1", 80), timeout=1)
+        selftest.step_environment(ctx)
+
+    assert selftest.run_selftest(None, [("look", look)], out=io.StringIO()) == 0
+    assert seen["cwd"] == seen["root"] and not str(seen["root"]).isascii()
+    assert not seen["root"].exists()
+    assert os.getcwd() == cwd and os.environ.get("TORCH_HOME") == torch_home
+    assert socket.create_connection is not None and socket.getaddrinfo.__module__ == "socket"
+
+
+def test_a_step_that_kills_the_process_is_named_in_the_report(tmp_path):
+    report = tmp_path / "r.json"
+    code = ("import os, sys\n"
+            "from inspector import selftest\n"
+            "steps = [('fine', lambda ctx: None), ('dies', lambda ctx: os._exit(3)), ('never', lambda ctx: None)]\n"
+            f"selftest.run_selftest({str(report)!r}, steps)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 3
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["ok"] is False and data["failed"] == ["dies"]
+    assert [s["name"] for s in data["steps"]] == ["fine", "dies"]
+    assert "process died" in data["steps"][1]["error"]

@@ -1,0 +1,152 @@
+"""TensorPanel: one mosaic image with explicit levels, hover and click by channel, bars, tokens."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QPointF, Qt
+
+from inspector.core.mosaic import levels, make_mosaic
+from inspector.gui.tensor_panel import TensorPanel
+
+
+@pytest.fixture
+def make_panel(qtbot):
+    def make(diverging: bool = False) -> TensorPanel:
+        panel = TensorPanel("Gradient" if diverging else "Activation", diverging=diverging)
+        qtbot.addWidget(panel)
+        panel.resize(900, 800)
+        panel.show()
+        qtbot.waitExposed(panel)
+        return panel
+    return make
+
+
+@pytest.fixture(scope="module")
+def conv_maps() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    maps = rng.random((1, 64, 112, 112), dtype=np.float32)
+    maps += np.arange(64, dtype=np.float32)[None, :, None, None]  # each channel its own range
+    return maps
+
+
+def image_items(panel: TensorPanel) -> list:
+    return [item for item in panel.view.addedItems if isinstance(item, pg.ImageItem)]
+
+
+def scene_point(panel: TensorPanel, channel: int, y: int, x: int):
+    """Where pixel (y, x) of `channel` lies in the panel's scene."""
+    m = panel.mosaic
+    row, col = divmod(channel, m.cols)
+    image_row = row * (m.tile_h + m.gap) + y + 0.5
+    image_col = col * (m.tile_w + m.gap) + x + 0.5
+    assert m.channel_at(image_row, image_col) == (channel, y, x)
+    return panel.view.mapViewToScene(QPointF(image_col, image_row))
+
+
+def test_conv_capture_is_one_mosaic_image_with_explicit_levels(make_panel, conv_maps):
+    panel = make_panel()
+    panel.show_capture("layer1.0.conv1:output", conv_maps, None)
+    assert len(image_items(panel)) == 1
+    assert panel.stack.currentWidget() is panel.canvas
+    mosaic = panel.mosaic
+    assert (mosaic.rows, mosaic.cols, mosaic.channels) == (8, 8, 64)
+    assert (mosaic.tile_h, mosaic.tile_w) == (112, 112)
+    expected = make_mosaic(conv_maps)
+    assert panel.image.image.shape == (8 * 113 - 1, 8 * 113 - 1)
+    np.testing.assert_array_equal(panel.image.image, expected.image)
+    assert panel.image.image.flags["C_CONTIGUOUS"] and panel.image.image.dtype == np.float32
+    lo, hi = levels(expected.image, diverging=False)
+    assert tuple(panel.image.levels) == pytest.approx((lo, hi))
+    assert panel.lut.getLevels() == pytest.approx((lo, hi))
+    assert panel.title.text() == "<b>layer1.0.conv1:output</b>"
+    counts = panel.hist_curve.getData()[1]
+    assert counts.sum() > 0
+    panel.show_capture("layer1.0.conv1:output", conv_maps[:, :16], None)  # a second update reuses the item
+    assert len(image_items(panel)) == 1
+    assert panel.mosaic.channels == 16
+
+
+def test_hover_names_the_channel_and_value(qtbot, make_panel, conv_maps):
+    panel = make_panel()
+    panel.show_capture("x:output", conv_maps, None)
+    for channel, y, x in [(0, 0, 0), (10, 50, 60), (63, 111, 111), (37, 3, 100)]:
+        panel._on_mouse_moved(scene_point(panel, channel, y, x))
+        value = float(conv_maps[0, channel, y, x])
+        assert panel.hover.text() == f"channel {channel}   ({y}, {x})   value {value:.5g}"
+    # a real mouse move over the canvas goes through the scene's signal
+    point = scene_point(panel, 21, 40, 40)
+    widget_pos = panel.canvas.mapFromScene(point)
+    qtbot.mouseMove(panel.canvas.viewport(), widget_pos)
+    qtbot.waitUntil(lambda: panel.hover.text().startswith("channel 21 "), timeout=2000)
+
+
+def test_click_emits_the_channel_and_zooms_it(qtbot, make_panel, conv_maps):
+    panel = make_panel()
+    panel.show_capture("x:output", conv_maps, None)
+
+    class FakeClick:
+        def __init__(self, pos):
+            self._pos = pos
+
+        def scenePos(self):
+            return self._pos
+
+    with qtbot.waitSignal(panel.sigChannelClicked) as blocker:
+        panel._on_mouse_clicked(FakeClick(scene_point(panel, 42, 10, 90)))
+    assert blocker.args == [42]
+    np.testing.assert_array_equal(panel.zoom_image.image, conv_maps[0, 42])
+    assert tuple(panel.zoom_image.levels) == pytest.approx(tuple(panel.image.levels))
+
+    widget_pos = panel.canvas.mapFromScene(scene_point(panel, 7, 60, 60))
+    with qtbot.waitSignal(panel.sigChannelClicked) as blocker:
+        qtbot.mouseClick(panel.canvas.viewport(), Qt.LeftButton, pos=widget_pos)
+    assert blocker.args == [7]
+
+    gap = scene_point(panel, 0, 0, 111)  # one pixel right of channel 0 is the gap column
+    gap.setX(gap.x() + panel.view.mapViewToScene(QPointF(1, 0)).x() - panel.view.mapViewToScene(QPointF(0, 0)).x())
+    with qtbot.assertNotEmitted(panel.sigChannelClicked):
+        panel._on_mouse_clicked(FakeClick(gap))
+
+
+def test_gradient_levels_are_symmetric_around_zero(make_panel):
+    panel = make_panel(diverging=True)
+    rng = np.random.default_rng(1)
+    grads = (rng.standard_normal((1, 32, 28, 28)) * 0.01 + 0.004).astype(np.float32)  # not centred
+    panel.show_capture("x:grad_output", grads, None)
+    lo, hi = panel.image.levels
+    assert lo == pytest.approx(-hi) and hi > 0
+    assert panel.lut.getLevels() == pytest.approx((lo, hi))
+
+
+def test_vector_shows_one_bar_per_feature(make_panel):
+    panel = make_panel()
+    values = np.linspace(-1, 1, 10, dtype=np.float32)[None]
+    panel.show_capture("fc:output", values, None)
+    assert panel.stack.currentWidget() is panel.bars
+    assert len(panel.bar_item.opts["height"]) == 10
+    np.testing.assert_array_equal(panel.bar_item.opts["height"], values[0])
+    assert panel.mosaic is None and panel.maps is None
+    panel.show_capture("x:output", np.ones((1, 4, 5, 5), np.float32), None)  # and back to a mosaic
+    assert panel.stack.currentWidget() is panel.canvas
+
+
+def test_token_output_is_one_image(make_panel):
+    panel = make_panel()
+    tokens = np.random.default_rng(2).standard_normal((1, 197, 768)).astype(np.float32)
+    panel.show_capture("encoder.layers.encoder_layer_0:output", tokens, None)
+    assert panel.stack.currentWidget() is panel.canvas
+    assert len(image_items(panel)) == 1
+    assert panel.mosaic.channels == 1
+    assert panel.image.image.shape == (197, 768)
+    np.testing.assert_array_equal(panel.image.image, tokens[0])
+
+
+def test_clear_empties_the_panel(make_panel, conv_maps):
+    panel = make_panel()
+    panel.show_capture("x:output", conv_maps, None)
+    panel.clear("Nothing here.")
+    assert panel.mosaic is None and panel.key == ""
+    assert panel.image.image is None
+    assert panel.stats.text() == "Nothing here."

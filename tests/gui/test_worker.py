@@ -1,0 +1,154 @@
+"""The worker thread: latest request wins, stale results dropped, errors as messages, clean shutdown."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from PySide6.QtCore import QThread
+
+from inspector.core.engine import RunSpec
+from inspector.core.workbench import ModelRequest, RunRequest
+from inspector.gui.worker import WorkerThread
+
+
+def test_latest_wins_and_stale_results_are_dropped(ui, qtbot, open_window, slow_source, image_file):
+    window = open_window(slow_source, image_file, ticks=ui.SLOW_TICKS)
+    worker = window.worker
+    runs = worker.runs_done
+    received, shown = [], []
+    worker.sigResult.connect(received.append)
+    window.sigResultShown.connect(shown.append)
+
+    with qtbot.waitSignal(worker.sigBusy, timeout=10_000, check_params_cb=lambda busy: busy):
+        window.run()
+    in_flight = window.last_run_id
+    for _ in range(20):  # while the first run naps
+        window.run()
+    assert worker.pending() == 1
+    latest = window.last_run_id
+    assert latest == in_flight + 20
+
+    qtbot.waitUntil(lambda: bool(shown), timeout=30_000)
+    qtbot.wait(300)  # room for anything else that might still come
+    assert worker.runs_done - runs == 2  # the run in flight, then only the latest
+    assert [o.run_id for o in received] == [in_flight, latest]
+    assert [o.run_id for o in shown] == [latest]  # the stale one was not drawn
+    assert window.outcome.run_id == latest
+    assert worker.pending() == 0
+
+
+@pytest.fixture
+def worker_thread():
+    wt = WorkerThread()
+    yield wt
+    assert wt.stop()
+    assert wt.thread.isFinished()
+
+
+def request(model: str, input: str, layers=("fc",), run_id: int = 1) -> RunRequest:
+    return RunRequest(ModelRequest(model), input, "cpu", RunSpec.make(layers), run_id=run_id)
+
+
+def test_errors_come_back_as_sigfailed(qtbot, worker_thread, gui_files, tiny_source, image_file, ui):
+    worker = worker_thread.worker
+    missing = str(gui_files / "nowhere.py") + ":Net"
+    with qtbot.waitSignal(worker.sigFailed, timeout=20_000) as failed:
+        worker.request_load(ModelRequest(missing))
+    run_id, message, cancelled = failed.args
+    assert (run_id, cancelled) == (0, False)
+    assert "Python file not found" in message and "nowhere.py" in message
+
+    with qtbot.waitSignal(worker.sigLoaded, timeout=20_000) as loaded:
+        worker.request_load(ModelRequest(tiny_source))
+    assert loaded.args[0].source == tiny_source
+
+    cases = [
+        (request(tiny_source, str(gui_files / "broken.png"), run_id=5), "not an image"),
+        (request(tiny_source, image_file, layers=("features.9",), run_id=6), "No layer named 'features.9'"),
+        (request(ui.source(gui_files, "Fussy"), image_file, run_id=7), "The model raised ValueError"),
+    ]
+    for req, says in cases:
+        with qtbot.waitSignal(worker.sigFailed, timeout=20_000) as failed:
+            worker.request_run(req)
+        assert failed.args[0] == req.run_id and failed.args[2] is False
+        assert says in failed.args[1]
+
+    with qtbot.waitSignal(worker.sigResult, timeout=20_000) as result:
+        worker.request_run(request(tiny_source, image_file, run_id=8))
+    assert result.args[0].run_id == 8
+    assert set(result.args[0].result.captures) == {"fc:output", "fc:grad_output"}
+
+
+def test_leak_checker_sees_a_running_qthread(ui, qapp):
+    before = ui.snapshot()
+    thread = QThread()
+    thread.start()
+    try:
+        assert any("QThread" in p and "still running" in p for p in ui.find_leaks(before))
+    finally:
+        thread.quit()
+        assert thread.wait(5000)
+    assert ui.find_leaks(before) == []
+
+
+CLOSE_MID_RUN = textwrap.dedent("""
+    import sys
+    from PySide6.QtCore import QObject, QSettings, QTimer, Slot
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication([])
+    from inspector.gui.main_window import MainWindow
+
+    ini, source, image = sys.argv[1:4]
+    settings = QSettings(ini, QSettings.IniFormat)
+    settings.setValue("model/source", source)
+    settings.setValue("input", image)
+    settings.setValue("ticks/" + source, '["conv", "naps.0", "naps.1", "naps.2", "naps.3", "fc"]')
+    window = MainWindow(settings=settings)
+    window.auto_run.setChecked(False)
+    window.show()
+
+
+    class Driver(QObject):  # lives in the GUI thread, so the worker's signals reach it queued
+        busy = False
+
+        @Slot(bool)
+        def on_busy(self, busy):
+            self.busy = busy
+
+        def start_when_loaded(self):  # the load may finish before anyone could connect to sigLoaded
+            if window.loaded is None:
+                QTimer.singleShot(20, self.start_when_loaded)
+                return
+            window.run()
+            QTimer.singleShot(300, self.close)
+
+        def close(self):
+            print("busy at close:", self.busy, flush=True)
+            window.close()
+            print("worker finished:", window.worker_thread.thread.isFinished(), flush=True)
+            app.quit()
+
+
+    driver = Driver()
+    window.worker.sigBusy.connect(driver.on_busy)
+    driver.start_when_loaded()
+    QTimer.singleShot(120_000, lambda: app.exit(3))
+    sys.exit(app.exec())
+""")
+
+
+def test_closing_mid_run_in_a_real_process_exits_cleanly(tmp_path, slow_source, image_file):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.run(
+        [sys.executable, "-c", CLOSE_MID_RUN, str(tmp_path / "s.ini"), slow_source, image_file],
+        capture_output=True, text=True, timeout=240, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "busy at close: True" in proc.stdout
+    assert "worker finished: True" in proc.stdout
+    assert "QThread: Destroyed while thread is still running" not in proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
