@@ -309,6 +309,7 @@ class MainWindow(SourcesMixin, SettingsMixin, QMainWindow):
         self.tree_view.expandToDepth(0)
         for col in range(5):
             self.tree_view.resizeColumnToContents(col)
+        self._sync_weights_combo(loaded)
         self.target_combo.set_labels(loaded.labels)
         if self.pending_target is not None:
             self.target_combo.set_target(self.pending_target)
@@ -318,6 +319,20 @@ class MainWindow(SourcesMixin, SettingsMixin, QMainWindow):
         self.statusBar().showMessage(f"Loaded {loaded.source} ({loaded.weights}). " + " ".join(loaded.notes), 8000)
         self.status_device.setText(self.device_combo.device())
         self.schedule_run()
+
+    def _sync_weights_combo(self, loaded) -> None:
+        """torchvision models choose random/pretrained; others show where their weights came from."""
+        self.weights_combo.blockSignals(True)
+        self.weights_combo.clear()
+        if loaded.kind == "torchvision":
+            self.weights_combo.addItems([*WEIGHTS, "checkpoint…"])
+            self.weights_combo.setCurrentText("pretrained" if loaded.weights.startswith("pretrained") else "random")
+        else:
+            self.weights_combo.addItems([loaded.weights, "checkpoint…"])
+        if loaded.weights not in WEIGHTS and not loaded.weights.startswith("pretrained") and loaded.kind == "torchvision":
+            self.weights_combo.insertItem(0, loaded.weights)
+            self.weights_combo.setCurrentIndex(0)
+        self.weights_combo.blockSignals(False)
 
     def _on_ticks_changed(self, ticks) -> None:
         if self.loaded is not None:

@@ -25,6 +25,7 @@ class PredictionsView(QTableWidget):
         self.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
         self.verticalHeader().setVisible(False)
         self.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.setMinimumHeight(170)
 
     def show_result(self, result: RunResult) -> None:
         rows = result.predictions

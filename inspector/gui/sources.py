@@ -39,6 +39,8 @@ class SourcesMixin:
             if not path:
                 return
             text = path
+        elif text not in WEIGHTS:
+            return  # the weights already loaded ("bundled", a checkpoint path): nothing to change
         self.load_model(ModelRequest(self.model_request.source, text, self.model_request.trust))
 
     def _on_open_model(self) -> None:

@@ -152,7 +152,7 @@ class TensorPanel(QWidget):
         tile = np.ascontiguousarray(self.maps[channel], dtype=np.float32)
         lo, hi = self.image.levels if self.image.levels is not None else (0.0, 1.0)
         self.zoom_image.setImage(tile, levels=(lo, hi), autoLevels=False)
-        self.zoom_image.setLookupTable(self.lut.gradient.getLookupTable(256))
+        self.zoom_image.setLookupTable(self.lut.getLookupTable(n=256))  # cached until the gradient changes
         self.zoom_view.autoRange(padding=0.02)
 
     # -- mouse ------------------------------------------------------------------
