@@ -29,8 +29,10 @@ class TensorStats:
 def tensor_stats(tensor: torch.Tensor) -> TensorStats:
     """Statistics over the finite values; NaN and Inf are counted, not averaged in.
 
-    Three passes on the tensor's device (std_mean, aminmax, count_nonzero); the L2 norm
-    follows from them, and NaN/Inf are only counted when the mean shows there are some.
+    The fast path reads the tensor four times with cheap vectorised reductions (sum, dot,
+    aminmax, count_nonzero) on its own device; `std_mean` is ~100x slower on CPU. When the
+    sums are not finite, or the variance is too small to trust from the sums, it falls
+    back to exact float64 statistics over the finite values.
     """
     t = tensor.detach()
     shape, dtype = tuple(t.shape), str(t.dtype).removeprefix("torch.")
@@ -42,19 +44,26 @@ def tensor_stats(tensor: torch.Tensor) -> TensorStats:
     if t.dtype not in (torch.float32, torch.float64):
         t = t.float()
     t = t.reshape(-1)
-    nan = inf = 0
-    std, mean = torch.std_mean(t, correction=0)
-    if not bool(torch.isfinite(mean) & torch.isfinite(std)):
-        nan, inf = (int(v) for v in torch.stack([torch.isnan(t).sum(), torch.isinf(t).sum()]).tolist())
-        t = t[torch.isfinite(t)]
-        if t.numel() == 0:
-            return TensorStats(shape, dtype, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, nan, inf)
-        std, mean = torch.std_mean(t, correction=0)
     lo, hi = torch.aminmax(t)
-    nonzero = torch.count_nonzero(t)
-    values = torch.stack([mean.double(), std.double(), lo.double(), hi.double(), nonzero.double()]).tolist()
-    mean_, std_, lo_, hi_, nonzero_ = values
-    finite_n = t.numel()
-    l2 = math.sqrt(max(finite_n * (std_ * std_ + mean_ * mean_), 0.0))
-    zeros = (finite_n - nonzero_) / n
-    return TensorStats(shape, dtype, mean_, std_, lo_, hi_, l2, zeros, nan, inf)
+    sums = torch.stack([t.sum(), torch.dot(t, t), lo, hi, torch.count_nonzero(t).to(t.dtype)])
+    total, squares, lo_, hi_, nonzero = sums.double().tolist()
+    mean = total / n
+    var = squares / n - mean * mean
+    if all(math.isfinite(v) for v in (total, squares, lo_, hi_)) and var > 1e-6 * mean * mean:
+        return TensorStats(shape, dtype, mean, math.sqrt(var), lo_, hi_, math.sqrt(squares), (n - nonzero) / n, 0, 0)
+    return _exact_stats(t, shape, dtype)
+
+
+def _exact_stats(t: torch.Tensor, shape: tuple[int, ...], dtype: str) -> TensorStats:
+    n = t.numel()
+    nan, inf = (int(v) for v in torch.stack([torch.isnan(t).sum(), torch.isinf(t).sum()]).tolist())
+    finite = t[torch.isfinite(t)].double() if nan or inf else t.double()
+    if finite.numel() == 0:
+        return TensorStats(shape, dtype, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, nan, inf)
+    std, mean = torch.std_mean(finite, correction=0)
+    lo, hi = torch.aminmax(finite)
+    l2 = torch.linalg.vector_norm(finite)
+    nonzero = torch.count_nonzero(finite)
+    mean_, std_, lo_, hi_, l2_, nonzero_ = torch.stack([mean, std, lo, hi, l2, nonzero.double()]).tolist()
+    zeros = (finite.numel() - nonzero_) / n
+    return TensorStats(shape, dtype, mean_, std_, lo_, hi_, l2_, zeros, nan, inf)
