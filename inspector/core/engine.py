@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Iterable, Literal, Sequence
 
@@ -94,7 +95,40 @@ def run(
     """Forward (and backward when a gradient is asked for) with hooks on the chosen layers.
 
     The model keeps exactly the hooks it had before, whatever happens.
+
+    On the CPU, a capture shares memory with the tensor the model made instead of being
+    copied, once a first run has shown that the model never changes that tensor in place
+    later (an in-place ReLU or `out += identity` does). Every shared capture's version
+    counter is checked after the run; should the model change one after all (in-place
+    ops that depend on the data), the run is done once more with copies.
     """
+    state = _SHARING.setdefault(model, _Sharing())
+    result, seen, mutated = _run_once(model, inputs, spec, labels, cancel, state.safe())
+    late = mutated & state.safe()
+    state.seen |= seen
+    state.mutated |= mutated
+    if late:
+        result, _, _ = _run_once(model, inputs, spec, labels, cancel, state.safe())
+        result.log("note", f"Ran twice: the model changed {len(late)} captured tensor(s) in place this time "
+                           f"(e.g. {sorted(late)[0]}); those are copied from now on.")
+    return result
+
+
+@dataclass
+class _Sharing:
+    """What runs have shown about a model: capture keys seen, and those it changes in place."""
+
+    seen: set[str] = field(default_factory=set)
+    mutated: set[str] = field(default_factory=set)
+
+    def safe(self) -> frozenset[str]:
+        return frozenset(self.seen - self.mutated)
+
+
+_SHARING: "weakref.WeakKeyDictionary[nn.Module, _Sharing]" = weakref.WeakKeyDictionary()
+
+
+def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str]) -> tuple[RunResult, set[str], set[str]]:
     started = time.perf_counter()
     modules = dict(model.named_modules())
     missing = [p for p in spec.layers if p not in modules]
@@ -114,13 +148,13 @@ def run(
                 if param.requires_grad:
                     param_keys.append((f"{path}.{name}" if path else name, param))
     wants_grad = bool(spec.input_grad or param_keys or module_sites & GRAD_SITES)
-    x = inputs.detach().to(device)
+    x = inputs.detach().to(device, copy=True)  # the model may change its input in place; ours stays intact
     if wants_grad and x.is_floating_point():
         x.requires_grad_(True)
     result.input = to_numpy(x)
 
     hooks = HookSet(modules, captured, list(spec.edits), result, cancel,
-                    keep_arrays=spec.keep == "full", with_stats=spec.stats)
+                    keep_arrays=spec.keep == "full", with_stats=spec.stats, safe=safe)
     with hooks:
         t0 = time.perf_counter()
         with torch.set_grad_enabled(wants_grad):
@@ -161,8 +195,9 @@ def run(
     for name, key in hooks.expected_grads.items():
         if name not in hooks.fired:
             result.log("warning", f"No gradient reached {name}: the objective does not depend on it through this path.")
+    seen, mutated = hooks.tracked_keys(), hooks.mutated_keys()
     result.timings["total_s"] = time.perf_counter() - started
-    return result
+    return result, seen, mutated
 
 
 def _store_leaf_grads(hooks: HookSet, result: RunResult, spec: RunSpec, param_keys, grads, x) -> None:

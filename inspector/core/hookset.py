@@ -42,6 +42,10 @@ def _tensor_positions(value) -> list[int] | None:
     return []
 
 
+def _shareable(t: torch.Tensor) -> bool:
+    return t.device.type == "cpu" and t.dtype not in (torch.bfloat16,) and not t.is_complex() and not t.is_sparse
+
+
 def _shares_storage(tensor: torch.Tensor, others: list[torch.Tensor]) -> bool:
     ptr = tensor.untyped_storage().data_ptr()
     return any(ptr == other.untyped_storage().data_ptr() for other in others)
@@ -59,6 +63,7 @@ class HookSet:
         cancel: threading.Event | None = None,
         keep_arrays: bool = True,
         with_stats: bool = True,
+        safe: frozenset[str] = frozenset(),
     ) -> None:
         self.modules = modules
         self.captured = captured  # path -> module sites to capture
@@ -66,6 +71,9 @@ class HookSet:
         self.cancel = cancel
         self.keep_arrays = keep_arrays
         self.with_stats = with_stats
+        self.safe = safe  # capture keys that may share the model's memory instead of a copy
+        # (key, tensor, version when captured, shared?) for every CPU capture
+        self._tracked: list[tuple[str, torch.Tensor, int, bool]] = []
         self.edits: dict[tuple[str, str], list[Edit]] = defaultdict(list)
         for edit in edits:
             if edit.enabled:
@@ -99,7 +107,7 @@ class HookSet:
         self.close()
 
     def close(self) -> None:
-        """Remove every handle; safe to call twice."""
+        """Remove every handle; safe to call twice. Tracked tensors are kept for mutated_keys()."""
         module_hooks = len(self.handles)
         while self.handles:
             self.handles.pop().remove()
@@ -122,9 +130,34 @@ class HookSet:
         return tensor
 
     def store(self, key: Key, tensor: torch.Tensor) -> None:
-        array = to_numpy(tensor) if self.keep_arrays else None
+        name = str(key)
+        array = None
+        if self.keep_arrays:
+            t = tensor.detach()
+            shareable = _shareable(t)
+            shared = shareable and name in self.safe
+            array = t.numpy() if shared else to_numpy(t)
+            if shareable:
+                self._tracked.append((name, t, t._version, shared))
         stats = tensor_stats(tensor) if self.with_stats else None
-        self.result.captures[str(key)] = Capture(key, stats, array)
+        self.result.captures[name] = Capture(key, stats, array)
+
+    def protect_before_inplace(self, tensor: torch.Tensor) -> None:
+        """An in-place module is about to change `tensor`: copy any capture that shares it."""
+        ptr = tensor.untyped_storage().data_ptr()
+        for i, (name, t, version, shared) in enumerate(self._tracked):
+            # Already changed since the capture: too late to copy; mutated_keys() reports it.
+            if shared and t._version == version and t.untyped_storage().data_ptr() == ptr:
+                capture = self.result.captures[name]
+                self.result.captures[name] = Capture(capture.key, capture.stats, t.numpy().copy())
+                self._tracked[i] = (name, t, version, False)
+
+    def tracked_keys(self) -> set[str]:
+        return {name for name, *_ in self._tracked}
+
+    def mutated_keys(self) -> set[str]:
+        """CPU captures whose tensors the model changed in place after they were taken."""
+        return {name for name, t, version, _shared in self._tracked if t._version != version}
 
     def note_once(self, tag: str, kind, message: str) -> None:
         if tag not in self._noted:
@@ -171,6 +204,10 @@ class HookSet:
             self._open_calls[path].append(call)
             aliases: list[torch.Tensor] = []
             self._open_aliases[path].append(aliases)
+            if self.safe and getattr(module, "inplace", False):
+                for arg in args:
+                    if isinstance(arg, torch.Tensor):
+                        self.protect_before_inplace(arg)
             want_input = self._wants(path, "input")
             want_grad = self._wants(path, "grad_input")
             if not (want_input or want_grad):

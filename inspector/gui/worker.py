@@ -7,10 +7,11 @@ drops stale ones. Errors come back as messages, never as exceptions in the event
 
 from __future__ import annotations
 
+import gc
 import threading
 import traceback
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from inspector.core.errors import InspectorError, RunCancelled
 from inspector.core.workbench import ModelRequest, RunRequest, Workbench
@@ -146,10 +147,50 @@ class Worker(QObject):
             torch.cuda.empty_cache()
 
 
+class GuiThreadCollector:
+    """Python's cyclic garbage collection, run only on the GUI thread while workers exist.
+
+    Automatic collection runs in whichever thread happens to allocate. On the worker (or an
+    autograd thread running a hook) it can free garbage that holds Qt widgets, such as
+    pyqtgraph's parentless menus, destroying them off the GUI thread; that deadlocked
+    against Shiboken's main-thread deletions. So automatic collection is off and a GUI
+    timer collects with the usual thresholds. Create and stop on the GUI thread.
+    """
+
+    _running = 0
+    _was_enabled = True
+
+    def __init__(self, interval_ms: int = 250) -> None:
+        self.timer = QTimer(interval=interval_ms)
+        self.timer.timeout.connect(self.collect)
+        cls = GuiThreadCollector
+        if cls._running == 0:
+            cls._was_enabled = gc.isenabled()
+            gc.disable()
+        cls._running += 1
+        self.timer.start()
+
+    @staticmethod
+    def collect() -> None:
+        (t0, t1, t2), (c0, c1, c2) = gc.get_threshold(), gc.get_count()
+        if t0 and c0 > t0:
+            gc.collect(2 if c2 > t2 else 1 if c1 > t1 else 0)
+
+    def stop(self) -> None:
+        if not self.timer.isActive():
+            return
+        self.timer.stop()
+        cls = GuiThreadCollector
+        cls._running -= 1
+        if cls._running == 0 and cls._was_enabled:
+            gc.enable()
+
+
 class WorkerThread:
     """One long-lived QThread with its Worker; `stop()` cancels and joins it."""
 
     def __init__(self) -> None:
+        self.collector = GuiThreadCollector()
         self.thread = QThread()
         self.thread.setObjectName("inspector-worker")
         self.worker = Worker()
@@ -159,4 +200,7 @@ class WorkerThread:
     def stop(self, timeout_ms: int = 30000) -> bool:
         self.worker.cancel()
         self.thread.quit()
-        return self.thread.wait(timeout_ms)
+        stopped = self.thread.wait(timeout_ms)
+        if stopped:
+            self.collector.stop()
+        return stopped

@@ -53,10 +53,15 @@ def _covered(rel: Path) -> bool:
     return ((ROOT / rel).resolve(), rel.parent.as_posix()) in dests
 
 
-def test_every_resource_file_is_in_the_datas_at_its_own_place():
+def test_every_resource_file_the_code_can_load_is_in_the_datas_at_its_own_place():
+    """Files under what the code opens through resources_dir() (not docs such as a README screenshot)."""
+    opened = bc.referenced_resource_dirs(ROOT) | set(bc.RESOURCE_DIRS)
     files = [p.relative_to(ROOT) for p in (ROOT / "resources").rglob("*") if p.is_file()]
-    shipped = [f for f in files if not any(Path(f).match(pat) for pat in bc.RESOURCE_SKIP)]
-    missing = [str(f) for f in shipped if not _covered(f)]
+    loadable = [f for f in files
+                if any(f.as_posix() == d or f.as_posix().startswith(d + "/") for d in opened)
+                and not any(f.match(pat) for pat in bc.RESOURCE_SKIP)]
+    assert any(f.parent.as_posix() == "resources/demo" for f in loadable)
+    missing = [str(f) for f in loadable if not _covered(f)]
     assert not missing, f"resources not in the bundle's datas (add their folder to RESOURCE_DIRS): {missing}"
     for src, dest in bc.datas(ROOT):
         assert not bc.dropped(f"{dest}/{Path(src).name}", "full")

@@ -100,7 +100,9 @@ def test_a_step_that_kills_the_process_is_named_in_the_report(tmp_path):
             "from inspector import selftest\n"
             "steps = [('fine', lambda ctx: None), ('dies', lambda ctx: os._exit(3)), ('never', lambda ctx: None)]\n"
             f"selftest.run_selftest({str(report)!r}, steps)\n")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # the dead process cannot remove its sandbox folder
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
     assert proc.returncode == 3
     data = json.loads(report.read_text(encoding="utf-8"))
     assert data["ok"] is False and data["failed"] == ["dies"]

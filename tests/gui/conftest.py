@@ -23,10 +23,13 @@ from inspector.demo.paths import demo_dir
 
 MODELS_PY = '''
 """Small models for the GUI tests (written to a temp folder, loaded as file.py:Name)."""
+import threading
 import time
 
 import torch
 from torch import nn
+
+DELETED_IN = []  # names of the threads that freed a Canary
 
 
 class Tiny(nn.Module):
@@ -61,6 +64,26 @@ class Fussy(Tiny):
     def forward(self, x):
         if float(x.detach().abs().sum()) > 0:
             raise ValueError("Fussy only takes all-zero inputs")
+        return super().forward(x)
+
+
+class Canary:
+    """Lives in a reference cycle, so only the cyclic garbage collector frees it."""
+
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        DELETED_IN.append(threading.current_thread().name)
+
+
+class Litter(Tiny):
+    """Leaves cyclic garbage in every forward, then allocates well past the collection threshold."""
+
+    def forward(self, x):
+        Canary()
+        junk = [[] for _ in range(20000)]
+        del junk
         return super().forward(x)
 
 

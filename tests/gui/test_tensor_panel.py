@@ -110,6 +110,15 @@ def test_click_emits_the_channel_and_zooms_it(qtbot, make_panel, conv_maps):
         panel._on_mouse_clicked(FakeClick(gap))
 
 
+def test_zoom_uses_the_panel_colours_and_follows_a_colour_change(make_panel, conv_maps):
+    panel = make_panel()
+    panel.show_capture("x:output", conv_maps, None)
+    np.testing.assert_array_equal(panel.zoom_image.lut, panel.lut.gradient.getLookupTable(256))
+    panel.lut.gradient.setColorMap(pg.colormap.get("magma"))
+    panel.show_capture("x:output", conv_maps, None)
+    np.testing.assert_array_equal(panel.zoom_image.lut, panel.lut.gradient.getLookupTable(256))
+
+
 def test_gradient_levels_are_symmetric_around_zero(make_panel):
     panel = make_panel(diverging=True)
     rng = np.random.default_rng(1)

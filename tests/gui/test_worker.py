@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -39,6 +40,25 @@ def test_latest_wins_and_stale_results_are_dropped(ui, qtbot, open_window, slow_
     assert [o.run_id for o in shown] == [latest]  # the stale one was not drawn
     assert window.outcome.run_id == latest
     assert worker.pending() == 0
+
+
+def test_garbage_is_collected_on_the_gui_thread_only(ui, qtbot, open_window, gui_files, image_file):
+    """Cyclic garbage made on the worker is freed on the GUI thread: freeing Qt widgets on the
+    worker (pyqtgraph's parentless menus in a collected cycle) deadlocked the app."""
+    assert gc.isenabled()
+    window = open_window(ui.source(gui_files, "Litter"), image_file)
+    code = sys.modules[type(window.loaded.module).__module__]
+    for _ in range(3):
+        window.run()
+        ui.expect_result(qtbot, window)
+    qtbot.wait(600)  # the GUI-thread collector's timer
+    assert code.DELETED_IN, "nothing collected the garbage"
+    gc.collect()
+    assert set(code.DELETED_IN) == {"MainThread"}
+    assert len(code.DELETED_IN) >= 4  # the layer tree's run and every run since
+    assert not gc.isenabled()  # while a worker thread exists, only the GUI thread collects
+    window.close()
+    assert gc.isenabled()
 
 
 @pytest.fixture
