@@ -55,7 +55,7 @@ class MainWindow(SourcesMixin, SettingsMixin, QMainWindow):
         super().__init__()
         self.setWindowTitle("Network Inspector")
         self.settings = settings or QSettings("NetworkInspector", "NetworkInspector")
-        self.worker_thread = WorkerThread()
+        self.worker_thread = WorkerThread(start=False)
         self.worker = self.worker_thread.worker
         self._run_ids = itertools.count(1)
         self.last_run_id = 0
@@ -71,6 +71,7 @@ class MainWindow(SourcesMixin, SettingsMixin, QMainWindow):
         self.edits = EditsController(self)
         self.analysis = AnalysisController(self)
         self._connect()
+        self.worker_thread.start()  # last: nothing above may leave a running thread behind
         if restore:
             self.restore_settings()
         else:

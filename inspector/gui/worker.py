@@ -189,15 +189,22 @@ class GuiThreadCollector:
 class WorkerThread:
     """One long-lived QThread with its Worker; `stop()` cancels and joins it."""
 
-    def __init__(self) -> None:
+    def __init__(self, start: bool = True) -> None:
         self.collector = GuiThreadCollector()
         self.thread = QThread()
         self.thread.setObjectName("inspector-worker")
         self.worker = Worker()
         self.worker.moveToThread(self.thread)
+        if start:
+            self.start()
+
+    def start(self) -> None:
         self.thread.start()
 
     def stop(self, timeout_ms: int = 30000) -> bool:
+        if not self.thread.isRunning():
+            self.collector.stop()
+            return True
         self.worker.cancel()
         self.thread.quit()
         stopped = self.thread.wait(timeout_ms)
