@@ -64,9 +64,12 @@ def gradient_flow(result: RunResult, vanishing: float = 1e-7, exploding: float =
     rows += [(c.name, depth_of[_module_of(c.key)], c.array, c.stats) for c in grads]
     out = []
     for name, depth, array, stats in rows:
-        if array is not None:
-            a = np.asarray(array, dtype=np.float64)
-            norm, mean_abs = float(np.linalg.norm(a.ravel())), float(np.abs(a).mean()) if a.size else 0.0
+        if array is not None and array.size:
+            t = torch.as_tensor(np.asarray(array)).reshape(-1).float()  # shares memory for float32
+            l1, l2 = torch.stack([torch.linalg.vector_norm(t, 1), torch.linalg.vector_norm(t)]).double().tolist()
+            norm, mean_abs = (stats.l2 if stats else l2), l1 / t.numel()
+        elif array is not None:
+            norm, mean_abs = 0.0, 0.0
         else:
             norm, mean_abs = (stats.l2 if stats else float("nan")), float("nan")
         out.append(FlowRow(name, depth, norm, mean_abs, norm < vanishing, norm > exploding))
@@ -85,8 +88,9 @@ def dead_units(result: RunResult) -> dict[str, float]:
         array = capture.array
         if capture.key.site != "output" or array is None or array.ndim < 2:
             continue
-        per_channel = np.moveaxis(array, _channel_dim(array.ndim), 0).reshape(array.shape[_channel_dim(array.ndim)], -1)
-        shares[name] = float((~per_channel.any(axis=1)).mean()) if per_channel.size else 0.0
+        dim = _channel_dim(array.ndim)
+        per_channel = torch.as_tensor(np.asarray(array)).movedim(dim, 0).reshape(array.shape[dim], -1)
+        shares[name] = float((~per_channel.bool().any(dim=1)).float().mean()) if per_channel.numel() else 0.0
     return shares
 
 

@@ -37,6 +37,7 @@ class RunRequest:
     device: str = "cpu"
     spec: RunSpec = field(default_factory=RunSpec)
     baseline: bool = False  # also keep a no-edit result to compare against
+    analyse: bool = False  # also work out diagnostics (gradient flow, dead units, first NaN/Inf)
     run_id: int = 0
 
     def baseline_key(self) -> tuple:
@@ -63,6 +64,22 @@ class RunOutcome:
     result: RunResult
     baseline: RunResult | None = None
     tree: LayerTree | None = None  # set when the model was (re)loaded for this run
+    analysis: "Analysis | None" = None
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Diagnostics of a result, worked out off the GUI thread."""
+
+    flow: list
+    dead: dict[str, float]
+    nonfinite: tuple[str, str] | None
+
+    @classmethod
+    def of(cls, result: RunResult) -> "Analysis":
+        from .diagnostics import dead_units, first_nonfinite, gradient_flow
+
+        return cls(gradient_flow(result), dead_units(result), first_nonfinite(result))
 
 
 class Workbench:
@@ -119,7 +136,8 @@ class Workbench:
                 self._baseline = run(loaded.module, x, plain, loaded.labels, cancel)
                 self._baseline_key = key
             baseline = self._baseline
-        return RunOutcome(request.run_id, result, baseline, tree if fresh else None)
+        return RunOutcome(request.run_id, result, baseline, tree if fresh else None,
+                          Analysis.of(result) if request.analyse else None)
 
     def attribute(self, request: AttributionRequest):
         """The attribution map for the loaded model and the request's input (see core.attribution)."""

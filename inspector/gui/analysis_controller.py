@@ -34,6 +34,8 @@ class AnalysisController(QObject):
         window.worker.sigFailed.connect(self._on_failed)
         window.worker.sigLoaded.connect(self._on_loaded)
         window.sigResultShown.connect(self._on_result)
+        window.tabs.currentChanged.connect(lambda _i: self._fill_stats_if_shown())
+        self._stats_stale = False
         menu = window.menuBar().actions()[0].menu()
         menu.addSeparator()
         menu.addAction("Export captures (.npz + manifest)…", self.export_dialog)
@@ -45,13 +47,18 @@ class AnalysisController(QObject):
 
     def _on_result(self, outcome) -> None:
         result = outcome.result
-        self.flow.show_result(result)
-        self.stats.show_result(result)
+        analysis = outcome.analysis
+        if analysis is not None:
+            self.flow.show_result(result, analysis.flow, analysis.dead)
+        else:
+            self.flow.show_result(result)
+        self._stats_stale = True
+        self._fill_stats_if_shown()
         tree = self.window.tree
         if tree is not None:
             convs = [l.path for l in tree.layers if l.is_leaf and l.type_name.startswith("Conv") and l.calls]
             self.attribution.set_choices(convs, result.predictions)
-        self.nonfinite = first_nonfinite(result)
+        self.nonfinite = analysis.nonfinite if analysis is not None else first_nonfinite(result)
         model = self.window.layer_model
         if self.nonfinite:
             key, direction = self.nonfinite
@@ -60,6 +67,13 @@ class AnalysisController(QObject):
             self.window.statusBar().showMessage(f"First NaN/Inf ({direction}): {key}", 0)
         else:
             model.set_highlight(None)
+
+    def _fill_stats_if_shown(self) -> None:
+        """The statistics table (one row per capture) is filled only when it is looked at."""
+        outcome = self.window.outcome
+        if self._stats_stale and outcome is not None and self.window.tabs.currentWidget() is self.stats:
+            self.stats.show_result(outcome.result)
+            self._stats_stale = False
 
     def request_attribution(self, method: str, target: str, layer) -> None:
         w = self.window

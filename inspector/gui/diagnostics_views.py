@@ -23,12 +23,17 @@ class GradientFlowView(QWidget):
         self.plot.setLabel("left", "gradient L2 norm")
         self.plot.setLabel("bottom", "depth (forward order)")
         self.plot.addLegend()
-        low = pg.LinearRegionItem((-12, np.log10(VANISHING)), orientation="horizontal", movable=False,
-                                  brush=(80, 80, 255, 40))
-        high = pg.LinearRegionItem((np.log10(EXPLODING), 12), orientation="horizontal", movable=False,
-                                   brush=(255, 80, 80, 40))
-        self.plot.addItem(low)
-        self.plot.addItem(high)
+        self.plot.getAxis("left").enableAutoSIPrefix(False)
+        self.plot.showGrid(y=True, alpha=0.2)
+        # In log mode the regions are given in log10 units; they do not take part in auto-range.
+        low = pg.LinearRegionItem((np.log10(VANISHING) - 30, np.log10(VANISHING)), orientation="horizontal",
+                                  movable=False, brush=(80, 80, 255, 50))
+        high = pg.LinearRegionItem((np.log10(EXPLODING), np.log10(EXPLODING) + 30), orientation="horizontal",
+                                   movable=False, brush=(255, 80, 80, 50))
+        for region, text in ((low, "vanishing"), (high, "exploding")):
+            self.plot.addItem(region, ignoreBounds=True)
+            label = pg.InfLineLabel(region.lines[1 if region is low else 0], text, position=0.95, anchor=(1, 1))
+            label.setColor((200, 200, 200))
         self.norm_curve = self.plot.plot(pen="#4c78a8", symbol="o", symbolSize=5, name="L2 norm")
         self.mean_curve = self.plot.plot(pen="#f58518", symbol="t", symbolSize=5, name="mean |grad|")
         self.summary = QLabel(" ")
@@ -38,8 +43,9 @@ class GradientFlowView(QWidget):
         layout.addWidget(self.summary)
         self.rows = []
 
-    def show_result(self, result: RunResult) -> None:
-        self.rows = gradient_flow(result, VANISHING, EXPLODING)
+    def show_result(self, result: RunResult, rows=None, dead: dict[str, float] | None = None) -> None:
+        """Plot the result's gradient flow; `rows`/`dead` when already worked out (off the GUI thread)."""
+        self.rows = rows if rows is not None else gradient_flow(result, VANISHING, EXPLODING)
         if not self.rows:
             self.norm_curve.setData([], [])
             self.mean_curve.setData([], [])
@@ -50,9 +56,13 @@ class GradientFlowView(QWidget):
         mean = np.array([max(r.mean_abs, 1e-30) if np.isfinite(r.mean_abs) else np.nan for r in self.rows])
         self.norm_curve.setData(x, norm)
         self.mean_curve.setData(x[np.isfinite(mean)], mean[np.isfinite(mean)])
+        finite = np.concatenate([norm, mean[np.isfinite(mean)]])
+        lo, hi = np.log10(finite.min()), np.log10(finite.max())
+        self.plot.setYRange(min(lo, np.log10(VANISHING)) - 0.5, max(hi, np.log10(EXPLODING)) + 0.5, padding=0)
+        self.plot.setXRange(x.min() - 0.5, x.max() + 0.5, padding=0)
         vanishing = [r.key for r in self.rows if r.vanishing]
         exploding = [r.key for r in self.rows if r.exploding]
-        dead = dead_units(result)
+        dead = dead if dead is not None else dead_units(result)
         worst = sorted(dead.items(), key=lambda kv: -kv[1])[:5]
         parts = [f"{len(self.rows)} gradient captures"]
         if vanishing:

@@ -234,7 +234,7 @@ class MainWindow(SourcesMixin, SettingsMixin, QMainWindow):
         spec = RunSpec.make(self.layer_model.ticked(), self.sites(), self.edits.edits(),
                             self.target_combo.target(), input_grad=compare)
         return RunRequest(self.model_request, self.input_source, self.device_combo.device(), spec,
-                          baseline=compare, run_id=next(self._run_ids))
+                          baseline=compare, analyse=True, run_id=next(self._run_ids))
 
     def sites(self) -> set[str]:
         """Activations and grad_output always; grad_input or parameter gradients when shown or edited."""
