@@ -213,12 +213,12 @@ def measure_stall(folder: Path, source: str, input_source: str, device: str, rep
 
 
 def measure_run_and_switch(folder: Path, source: str, input_source: str, device: str, repeats: int) -> dict:
-    from inspector.core.bench import last_conv
+    from inspector.core.bench import late_layer
 
     session = Session(folder, source, input_source, device)
     try:
         w = session.window
-        layer = last_conv(w.tree)
+        layer = late_layer(w.tree)
         w.layer_model.set_ticked({layer})
         session.run()  # warm-up
         drawn, engine = [], []
