@@ -92,6 +92,7 @@ class EditsController(QObject):
             model=w.model_request.source, weights=w.model_request.weights, input=w.input_source,
             device=w.device_combo.device(), target=w.target_combo.target(),
             layers=tuple(w.layer_model.ticked()), sites=tuple(sorted(w.sites())), edits=self.edits(),
+            input_grad=self.active(),
         )
 
     def save_dialog(self) -> None:

@@ -154,7 +154,6 @@ def has_demo() -> bool:
     return (demo_dir() / "demo.safetensors").is_file() and (demo_dir() / "demo.json").is_file()
 
 
-needs_demo = pytest.mark.skipif(not has_demo(), reason="resources/demo/demo.safetensors not there yet")
 
 
 # -- settings --------------------------------------------------------------------------

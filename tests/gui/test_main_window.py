@@ -11,10 +11,7 @@ from inspector.core import capture, list_samples, load_input, load_model
 from inspector.core.mosaic import as_maps, make_mosaic
 from inspector.core.workbench import ModelRequest
 
-from inspector.demo.paths import demo_dir
 
-HAS_DEMO = (demo_dir() / "demo.safetensors").is_file()
-needs_demo = pytest.mark.skipif(not HAS_DEMO, reason="resources/demo/demo.safetensors not there yet")
 SLOW_TICKS = {"conv", "naps.0", "naps.1", "naps.2", "naps.3", "fc"}
 
 
@@ -51,7 +48,7 @@ def assert_panels_match(window, expected) -> None:
                 np.testing.assert_allclose(panel.bar_item.opts["height"], want[0], rtol=1e-4, atol=1e-5)
 
 
-@pytest.fixture(params=["tiny", pytest.param("demo", marks=needs_demo)])
+@pytest.fixture(params=["tiny", "demo"])
 def any_model(request, tiny_source):
     return tiny_source if request.param == "tiny" else "demo"
 
@@ -72,8 +69,6 @@ def test_run_panels_and_predictions_match_core_api(open_window, any_model, image
     assert window.statusBar().currentMessage().startswith(f"Loaded {any_model}")
 
 
-@needs_demo
-@pytest.mark.skipif(HAS_DEMO and not list_samples(), reason="no bundled samples yet")
 def test_demo_first_launch_shows_first_sample(open_window):
     window = open_window(None, None)  # fresh settings: the defaults a new user gets
     assert window.model_request.source == "demo"

@@ -13,7 +13,6 @@ from torch import nn
 from inspector.core import SpecError, build_layer_tree, capture, load_model
 from inspector.core.attribution import (attribute, cam_from_result, find_gradcam_layer, gradcam, guided_backprop,
                                         guided_gradcam, saliency)
-from inspector.demo.model import default_weights_path
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +73,6 @@ def test_gradcam_small_convnet_matches_reference():
     np.testing.assert_array_equal(cam_from_result(result, "conv3"), got.cam)  # the derived view of any run
 
 
-@pytest.mark.skipif(not default_weights_path().is_file(), reason="demo weights not built yet (resources/demo)")
 def test_gradcam_demo_matches_reference():
     model = load_model("demo")
     check_gradcam(model, torch.randn(1, 3, 64, 64, generator=torch.Generator().manual_seed(2)), "conv3")
