@@ -19,6 +19,13 @@ from inspector.core.stats import TensorStats
 _MAPS = {True: "CET-D1", False: "viridis"}
 
 
+def colormap(name: str, stops: int = 9) -> pg.ColorMap:
+    """A named colour map resampled to a few stops (the LUT is still interpolated smoothly)."""
+    full = pg.colormap.get(name)
+    positions = np.linspace(0.0, 1.0, stops)
+    return pg.ColorMap(positions, full.map(positions))
+
+
 def format_stats(stats: TensorStats | None) -> str:
     if stats is None:
         return ""
@@ -66,7 +73,8 @@ class TensorPanel(QWidget):
         self.image = pg.ImageItem(axisOrder="row-major")
         self.view.addItem(self.image)
         self.lut = pg.HistogramLUTItem(image=self.image, fillHistogram=False)
-        self.lut.gradient.setColorMap(pg.colormap.get(_MAPS[diverging]))
+        self.lut.gradient.setColorMap(colormap(_MAPS[diverging]))
+        self.lut.gradient.showTicks(False)  # hundreds of stop ticks cost more to paint than the image
         self.canvas.addItem(self.lut, row=0, col=1)
         self.zoom_canvas = pg.GraphicsLayoutWidget()
         self.zoom_canvas.setFixedSize(130, 130)
