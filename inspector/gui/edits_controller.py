@@ -32,6 +32,8 @@ class EditsController(QObject):
         window.worker.sigLoaded.connect(self._on_loaded)
         window.sigResultShown.connect(lambda _o: self.refresh())
         window.layer_combo.currentIndexChanged.connect(lambda _i: self.refresh())
+        window.grad_site_combo.currentIndexChanged.connect(lambda _i: self.refresh())
+        window.tabs.currentChanged.connect(lambda _i: self.refresh())
         menu = window.menuBar().actions()[0].menu()
         menu.addSeparator()
         menu.addAction("Save session…", self.save_dialog)
@@ -60,8 +62,9 @@ class EditsController(QObject):
             self.panel.toggle_channel(layer.split("#")[0], channel)
 
     def refresh(self) -> None:
+        """Redraw the comparison, only while it is the tab being looked at."""
         outcome = self.window.outcome
-        if outcome is None:
+        if outcome is None or self.window.tabs.currentWidget() is not self.compare:
             return
         name = self.window.current_layer()
         if not name:

@@ -64,6 +64,7 @@ class InputView(QWidget):
 
 
 class HookLog(QPlainTextEdit):
+    MAX_LINES = 800
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setReadOnly(True)
@@ -73,7 +74,14 @@ class HookLog(QPlainTextEdit):
         if not result.events:
             return
         t0 = result.events[0].time
-        lines = [f"{(e.time - t0) * 1000:8.1f} ms  {e.kind:<10} {e.what}" for e in result.events]
+        events = result.events
+        if len(events) > self.MAX_LINES:  # keep every warning and note; cut the routine lines
+            routine = [e for e in events if e.kind in ("registered", "fired", "removed")]
+            keep = set(map(id, routine[: self.MAX_LINES // 2] + routine[-self.MAX_LINES // 4:]))
+            events = [e for e in events if id(e) in keep or e.kind not in ("registered", "fired", "removed")]
+        lines = [f"{(e.time - t0) * 1000:8.1f} ms  {e.kind:<10} {e.what}" for e in events]
+        if len(events) < len(result.events):
+            lines.append(f"… {len(result.events) - len(events)} routine events not shown (of {len(result.events)})")
         self.setPlainText("\n".join(lines))
 
     def note(self, text: str) -> None:
