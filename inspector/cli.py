@@ -157,24 +157,7 @@ def cmd_capture(args) -> int:
     loaded = _load(args)
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
     result = capture(loaded, x, args.layers, args.sites, args.edit, args.target, args.device, args.input_grad)
-    if args.out:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if args.manifest:
-            from inspector.core.export import export_npz
-
-            export_npz(result, out, {"model": args.model, "weights": loaded.weights, "input": args.input})
-        else:
-            result.save_npz(out)
-    if args.json:
-        print(json.dumps(result.summary(), indent=1))
-    else:
-        for p in result.predictions:
-            print(f"{p.probability:7.2%}  {p.label} (class {p.index})")
-        print(f"{len(result.captures)} captures, target {result.target}, "
-              f"{result.timings.get('total_s', 0) * 1000:.0f} ms" + (f" -> {args.out}" if args.out else ""))
-    for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    _report(args, result, {"model": args.model, "weights": loaded.weights, "input": args.input})
     return 0
 
 
@@ -212,15 +195,22 @@ def _replay_session(args) -> int:
 
     session = load_session(args.session, trust=args.trust)
     outcome = Workbench().execute(session.run_request(trust=args.trust))
-    _report(args, outcome.result)
+    _report(args, outcome.result, {"model": session.model, "weights": session.weights, "input": session.input,
+                                   "session": str(args.session)})
     return 0
 
 
-def _report(args, result) -> None:
+def _report(args, result, manifest: dict) -> None:
+    """Write the .npz (and with --manifest its JSON), then print predictions or --json statistics."""
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        result.save_npz(out)
+        if args.manifest:
+            from inspector.core.export import export_npz
+
+            export_npz(result, out, manifest)
+        else:
+            result.save_npz(out)
     if args.json:
         print(json.dumps(result.summary(), indent=1))
     else:
