@@ -239,11 +239,33 @@ def measure_run_and_switch(folder: Path, source: str, input_source: str, device:
             w.show_layer(name)
             w.repaint()
             switches.append(time.perf_counter() - start)
+        toggles = _toggle_latencies(session, layer, repeats)
         return {"model": source, "layer": layer, "drawn_s": statistics.median(drawn),
                 "engine_s": statistics.median(engine), "plain_s": plain, "switch_s": statistics.median(switches),
-                "switch_layers": len(names)}
+                "switch_layers": len(names), "toggle_s": statistics.median(toggles)}
     finally:
         session.close()
+
+
+def _toggle_latencies(session: Session, layer: str, repeats: int) -> list[float]:
+    """Seconds from switching an edit on or off to its result drawn (the baseline is kept)."""
+    w = session.window
+    w.layer_model.set_ticked({layer})
+    panel = w.edits.panel
+    count = len(session.shown)
+    panel.add_text(f"{layer}:grad_output=scale(2)")  # first run also makes the baseline
+    _wait_until(lambda: len(session.shown) > count and session.settled())
+    latencies = []
+    for i in range(2 * repeats):
+        count = len(session.shown)
+        start = time.perf_counter()
+        panel.set_enabled(0, i % 2 == 1)
+        _wait_until(lambda: len(session.shown) > count and session.settled())
+        w.repaint()
+        latencies.append(time.perf_counter() - start)
+    panel.set_edits(())
+    _wait_until(session.settled)
+    return latencies
 
 
 def measure_mosaic(repeats: int) -> dict:
@@ -331,6 +353,8 @@ def format_table(report: dict) -> str:
                                           f"{b['engine_s'] / b['plain_s']:.2f}x)"),
         ("(c) switch displayed layer (median)", f"{b['switch_layers']} layers", ms(b["switch_s"]),
          f"run {ms(b['drawn_s'])}", f"{b['switch_s'] / b['drawn_s']:.2f}x of a run"),
+        ("(f) edit toggled -> panels drawn", f"{b['model']}, {b['layer']}", ms(b["toggle_s"]),
+         f"plain f+b {ms(b['plain_s'])}", f"{b['toggle_s'] / b['plain_s']:.2f}x"),
         ("(d) mosaic+histogram 64x112x112 + paint", "activation (median)", ms(d["activation_s"]), "", ""),
         ("", "gradient, diverging (median)", ms(d["gradient_s"]), "", ""),
     ]

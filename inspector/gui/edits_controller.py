@@ -33,7 +33,7 @@ class EditsController(QObject):
         window.sigResultShown.connect(lambda _o: self.refresh())
         window.layer_combo.currentIndexChanged.connect(lambda _i: self.refresh())
         window.grad_site_combo.currentIndexChanged.connect(lambda _i: self.refresh())
-        window.tabs.currentChanged.connect(lambda _i: self.refresh())
+        window.tabs.currentChanged.connect(self._on_tab_changed)
         menu = window.menuBar().actions()[0].menu()
         menu.addSeparator()
         menu.addAction("Save session…", self.save_dialog)
@@ -60,6 +60,13 @@ class EditsController(QObject):
         layer = self.window.current_layer()
         if layer:
             self.panel.toggle_channel(layer.split("#")[0], channel)
+
+    def _on_tab_changed(self, _index: int) -> None:
+        outcome = self.window.outcome
+        shown = self.window.tabs.currentWidget() is self.compare
+        if shown and outcome is not None and self.active() and outcome.result.input_grad is None:
+            self.window.schedule_run(force=True)  # the comparison shows the input gradient too
+        self.refresh()
 
     def refresh(self) -> None:
         """Redraw the comparison, only while it is the tab being looked at."""

@@ -173,7 +173,9 @@ class MainWindow(SourcesMixin, SettingsMixin, QMainWindow):
         self.progress.hide()
         for widget in (self.status_device, self.status_time, self.status_memory, self.progress):
             self.statusBar().addPermanentWidget(widget)
-        self.auto_timer = QTimer(self, singleShot=True, interval=150)
+        # 0 ms: changes made in one go collapse into one request; the worker's latest-wins
+        # slot coalesces the rest, so a toggle starts its run at once.
+        self.auto_timer = QTimer(self, singleShot=True, interval=0)
         self.resize(1400, 900)
 
     def _dock(self, title: str, widget: QWidget, area) -> QDockWidget:
@@ -231,8 +233,10 @@ class MainWindow(SourcesMixin, SettingsMixin, QMainWindow):
         if self.tree is None or not self.input_source:
             return None
         compare = self.edits.active()
+        # The input gradient needs a backward to the input: only while the comparison shows it.
+        input_grad = compare and self.tabs.currentWidget() is self.edits.compare
         spec = RunSpec.make(self.layer_model.ticked(), self.sites(), self.edits.edits(),
-                            self.target_combo.target(), input_grad=compare)
+                            self.target_combo.target(), input_grad=input_grad)
         return RunRequest(self.model_request, self.input_source, self.device_combo.device(), spec,
                           baseline=compare, analyse=True, run_id=next(self._run_ids))
 
@@ -341,15 +345,16 @@ class MainWindow(SourcesMixin, SettingsMixin, QMainWindow):
         self.schedule_run()
 
     def _on_result(self, outcome) -> None:
+        """Draw a result in two event-loop turns (activations first, then the rest), so the
+        window stays responsive while big results are drawn."""
         if outcome.run_id != self.last_run_id:
             return  # a newer request is on its way: drop the stale result
         self.outcome = outcome
         result = outcome.result
         self._fill_layer_combo(result)
-        self.show_layer()
+        self.show_layer(panels=(0,))
         self.predictions.show_result(result)
         self.input_view.show_input(result.input, self.loaded.preprocess if self.loaded else None)
-        self.hook_log.show_result(result)
         total = result.timings.get("total_s", 0.0)
         self.status_time.setText(f"run {total * 1000:.0f} ms")
         self.status_memory.setText(f"captures {result.held_bytes() / 2**20:.1f} MB")
@@ -359,6 +364,13 @@ class MainWindow(SourcesMixin, SettingsMixin, QMainWindow):
         if total > AUTO_RUN_LIMIT_S and self.auto_run.isChecked():
             self.auto_run.setChecked(False)
             self.statusBar().showMessage(f"Auto-run turned off: one run takes {total:.1f} s. Press F5 to run.", 10000)
+        QTimer.singleShot(0, self, lambda: self._finish_result(outcome))
+
+    def _finish_result(self, outcome) -> None:
+        if outcome is not self.outcome:
+            return  # a newer result took over
+        self.show_layer(panels=(1,))
+        self.hook_log.show_result(outcome.result)
         self.sigResultShown.emit(outcome)
 
     def _on_failed(self, run_id: int, message: str, cancelled: bool) -> None:
@@ -437,8 +449,9 @@ class MainWindow(SourcesMixin, SettingsMixin, QMainWindow):
         self.layer_combo.setCurrentIndex(i if i >= 0 else 0)
         self.layer_combo.blockSignals(False)
 
-    def show_layer(self, name: str | None = None) -> None:
-        """Draw the selected layer's captures from the last result; no re-run."""
+    def show_layer(self, name: str | None = None, panels: tuple[int, ...] = (0, 1)) -> None:
+        """Draw the selected layer's captures from the last result (no re-run); `panels` picks
+        the activation (0) and/or gradient (1) panel."""
         if name is not None:
             i = self.layer_combo.findData(name)
             if i >= 0 and i != self.layer_combo.currentIndex():
@@ -452,7 +465,8 @@ class MainWindow(SourcesMixin, SettingsMixin, QMainWindow):
             self.gradient_panel.clear()
             return
         captures = self.outcome.result.captures
-        for panel, key in zip((self.activation_panel, self.gradient_panel), self.panel_keys(name)):
+        both = zip((self.activation_panel, self.gradient_panel), self.panel_keys(name))
+        for panel, key in (pair for i, pair in enumerate(both) if i in panels):
             capture = captures.get(key) or captures.get(f"{key}[0]")
             if capture is None or capture.array is None:
                 panel.clear(f"Nothing captured at {key}.")
