@@ -43,9 +43,13 @@ def tensor_stats(tensor: torch.Tensor) -> TensorStats:
         t = t.abs()
     if t.dtype not in (torch.float32, torch.float64):
         t = t.float()
-    t = t.reshape(-1)
+    if t.is_contiguous():
+        t = t.view(-1)
+        squares = torch.dot(t, t)
+    else:  # e.g. a channels-last permute: reduce in place rather than copy to flatten
+        squares = torch.linalg.vector_norm(t).square()
     nonzero = torch.count_nonzero(t.bool())  # ~10x faster than count_nonzero on floats
-    sums = torch.stack([t.sum(), torch.dot(t, t), t.amin(), t.amax(), nonzero.to(t.dtype)])  # amin+amax beat aminmax
+    sums = torch.stack([t.sum(), squares, t.amin(), t.amax(), nonzero.to(t.dtype)])  # amin+amax beat aminmax
     total, squares, lo_, hi_, nonzero = sums.tolist()
     mean = total / n
     var = max(squares / n - mean * mean, 0.0)
@@ -56,6 +60,7 @@ def tensor_stats(tensor: torch.Tensor) -> TensorStats:
 
 
 def _exact_stats(t: torch.Tensor, shape: tuple[int, ...], dtype: str) -> TensorStats:
+    t = t.reshape(-1)
     n = t.numel()
     nan, inf = (int(v) for v in torch.stack([torch.isnan(t).sum(), torch.isinf(t).sum()]).tolist())
     finite = t[torch.isfinite(t)].double() if nan or inf else t.double()
