@@ -297,73 +297,7 @@ def step_torchvision_ops(ctx: Context) -> None:
     ctx.info["torchvision"] = torchvision.__version__
 
 
-def _distinct_colours(path: Path) -> int:
-    from PIL import Image
-
-    with Image.open(path) as image:
-        return len(set(image.convert("RGB").getdata()))
-
-
-def step_mosaic(ctx: Context) -> None:
-    """A TensorPanel draws a capture's mosaic offscreen; the grabbed PNG is not blank."""
-    from PySide6.QtGui import QImageReader
-
-    from inspector.gui.tensor_panel import TensorPanel
-
-    app = ctx.qapp()
-    check(app.platformName() == "offscreen", f"Qt platform is {app.platformName()!r}, not offscreen")
-    formats = {bytes(f).decode() for f in QImageReader.supportedImageFormats()}
-    check({"png", "jpeg", "ico"} <= formats, f"Qt image format plugins missing; Qt reads {sorted(formats)}")
-    result = ctx.run(EDITS)
-    capture = result.captures["conv1:output"]
-    panel = TensorPanel("conv1:output", diverging=False)
-    try:
-        panel.resize(640, 520)
-        panel.show()
-        panel.show_capture("conv1:output", capture.array, capture.stats)
-        for _ in range(5):
-            app.processEvents()
-        check(panel.mosaic is not None and panel.mosaic.channels == capture.array.shape[1],
-              "the panel drew no mosaic")
-        out = Path.cwd() / "模样-ü.png"
-        check(panel.grab().save(str(out), "PNG"), f"Qt could not write {out.name}")
-        check(out.is_file() and out.stat().st_size > 1000, f"{out.name} is empty")
-        colours = _distinct_colours(out)
-        check(colours >= 32, f"{out.name} has only {colours} colours: the mosaic was not drawn")
-    finally:
-        panel.close()
-        panel.deleteLater()
-        app.processEvents()
-
-
-def step_app_window(ctx: Context) -> None:
-    """The main window opens offscreen, loads the demo on its worker thread and shows a run."""
-    from PySide6.QtCore import QEventLoop, QSettings, QTimer
-
-    from inspector.gui.main_window import MainWindow
-
-    app = ctx.qapp()
-    settings = QSettings(str(Path.cwd() / "設定-ü.ini"), QSettings.IniFormat)
-    outcome: dict = {}
-    loop = QEventLoop()
-    window = MainWindow(settings=settings, restore=False)
-    try:
-        window.sigResultShown.connect(lambda o: (outcome.setdefault("result", o), loop.quit()))
-        window.sigFailedShown.connect(lambda m: (outcome.setdefault("error", m), loop.quit()))
-        window.resize(1200, 800)
-        window.show()
-        QTimer.singleShot(int(APP_TIMEOUT_S * 1000), loop.quit)
-        loop.exec()
-        check("error" not in outcome, f"the window showed an error: {outcome.get('error')}")
-        check("result" in outcome, f"no run was shown within {APP_TIMEOUT_S:.0f} s")
-        check(outcome["result"].result.captures, "the window's run captured nothing")
-        out = Path.cwd() / "窗口-ü.png"
-        check(window.grab().save(str(out), "PNG"), f"Qt could not write {out.name}")
-        check(_distinct_colours(out) >= 32, f"{out.name} is blank")
-    finally:
-        window.close()
-        window.deleteLater()
-        app.processEvents()
+from inspector.selftest_qt import step_app_window, step_mosaic  # noqa: E402 (needs the names above)
 
 
 Step = tuple[str, Callable[[Context], None]]
