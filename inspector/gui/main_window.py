@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 
-from PySide6.QtCore import QSettings, QSortFilterProxyModel, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
                                QMenu, QProgressBar, QSplitter, QTabWidget, QTreeView, QVBoxLayout, QWidget)
@@ -19,7 +19,7 @@ from inspector.core.workbench import ModelRequest, RunRequest
 from .controls import WEIGHTS, DeviceCombo, ModelCombo, TargetCombo, searchable
 from .analysis_controller import AnalysisController
 from .edits_controller import EditsController
-from .layer_model import LayerTreeModel
+from .layer_model import LayerFilterProxy, LayerTreeModel
 from .side_panels import HookLog, InputView, PredictionsView
 from .sources import SourcesMixin
 from .tensor_panel import TensorPanel
@@ -113,11 +113,8 @@ class MainWindow(SourcesMixin, SettingsMixin, QMainWindow):
         self.addAction(self.paste_action)
 
         self.layer_model = LayerTreeModel(self)
-        self.proxy = QSortFilterProxyModel(self)
+        self.proxy = LayerFilterProxy(self)
         self.proxy.setSourceModel(self.layer_model)
-        self.proxy.setRecursiveFilteringEnabled(True)
-        self.proxy.setFilterCaseSensitivity(Qt.CaseInsensitive)
-        self.proxy.setFilterKeyColumn(-1)
         self.tree_view = QTreeView()
         self.tree_view.setModel(self.proxy)
         self.tree_view.setUniformRowHeights(True)

@@ -178,12 +178,11 @@ def test_tick_type_and_tick_leaves(model, tree):
 
 
 def make_proxy(model) -> QSortFilterProxyModel:
-    """Configured like the main window's module filter."""
-    proxy = QSortFilterProxyModel()
+    """The main window's module filter."""
+    from inspector.gui.layer_model import LayerFilterProxy
+
+    proxy = LayerFilterProxy()
     proxy.setSourceModel(model)
-    proxy.setRecursiveFilteringEnabled(True)
-    proxy.setFilterCaseSensitivity(Qt.CaseInsensitive)
-    proxy.setFilterKeyColumn(-1)
     return proxy
 
 
@@ -204,14 +203,15 @@ def with_ancestors(found: set[str]) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("pattern", ["downsample", "^BatchNorm2d$", "conv", "relu|fc"])
+@pytest.mark.parametrize("pattern", ["downsample", "^BatchNorm2d$", "conv", "relu|fc", r"layer4\.1", "^layer2.0.bn"])
 def test_filter_by_name_or_type_keeps_ancestors(model, tree, pattern):
     import re
 
     proxy = make_proxy(model)
     proxy.setFilterRegularExpression(pattern)
     regex = re.compile(pattern, re.IGNORECASE)
-    matched = {l.path for l in tree.layers if l.path and (regex.search(l.name) or regex.search(l.type_name))}
+    matched = {l.path for l in tree.layers
+               if l.path and (regex.search(l.name) or regex.search(l.path) or regex.search(l.type_name))}
     assert matched
     assert visible(proxy) == with_ancestors(matched)
     proxy.setFilterRegularExpression("")
