@@ -5,6 +5,31 @@ from __future__ import annotations
 import sys
 
 
+#: What Qt's X11 platform plugin links against beyond Xlib: (library, Debian package).
+XCB_LIBRARIES = (
+    ("xcb-cursor", "libxcb-cursor0"), ("xcb-icccm", "libxcb-icccm4"), ("xcb-keysyms", "libxcb-keysyms1"),
+    ("xcb-image", "libxcb-image0"), ("xcb-render-util", "libxcb-render-util0"), ("xcb-shape", "libxcb-shape0"),
+    ("xcb-randr", "libxcb-randr0"), ("xcb-xfixes", "libxcb-xfixes0"), ("xcb-sync", "libxcb-sync1"),
+    ("xcb-xkb", "libxcb-xkb1"), ("xkbcommon-x11", "libxkbcommon-x11-0"),
+)
+
+
+def missing_platform_library() -> str | None:
+    """On Linux X11, Qt aborts the process when a system xcb library is missing; name them instead."""
+    import ctypes.util
+    import os
+
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM", "xcb") != "xcb":
+        return None
+    if not os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    missing = [package for library, package in XCB_LIBRARIES if not ctypes.util.find_library(library)]
+    if not missing:
+        return None
+    return (f"Qt needs these system libraries to open windows on X11: {', '.join(missing)}. Install them "
+            f"(Debian/Ubuntu: sudo apt install {' '.join(missing)}) and start again.")
+
+
 def run_app(argv: list[str] | None = None) -> int:
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
@@ -13,6 +38,10 @@ def run_app(argv: list[str] | None = None) -> int:
 
     from .main_window import MainWindow
 
+    problem = missing_platform_library()
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     app.setApplicationName("Network Inspector")
     app.setOrganizationName("NetworkInspector")
