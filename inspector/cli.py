@@ -127,7 +127,8 @@ def _load(args):
 
     def progress(done: int, total: int) -> None:
         if total:
-            print(f"\rdownloading weights: {done / total:6.1%}", end="", file=sys.stderr, flush=True)
+            end = "\n" if done >= total else ""
+            print(f"\rdownloading weights: {done / total:6.1%}", end=end, file=sys.stderr, flush=True)
 
     return load_model(args.model, args.weights, trust=args.trust, progress=progress)
 

@@ -24,7 +24,6 @@ from .hookset import HookSet, to_numpy
 from .keys import GRAD_SITES, MODULE_SITES, SITE_CHOICES, Key
 from .objective import Target, objective, parse_target, primary_output
 from .result import Prediction, RunResult
-from .stats import tensor_stats
 
 
 @dataclass(frozen=True)
@@ -137,7 +136,7 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str]) -> tupl
     params = dict(model.named_parameters())
     _check_edits(spec.edits, modules, params)
     device = next((p.device for p in model.parameters()), inputs.device)
-    result = RunResult(target=str(spec.target), device=str(device), edits=[str(e) for e in spec.edits])
+    result = RunResult(target=str(spec.target), device=str(device), edits=[str(e) for e in spec.edits if e.enabled])
 
     module_sites = spec.sites & set(MODULE_SITES)
     captured = {path: set(module_sites) for path in spec.layers if path}
@@ -192,7 +191,7 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str]) -> tupl
         elif wanted:
             result.log("warning", f"The objective ({spec.target}) does not depend on anything that needs a gradient.")
         result.timings["backward_s"] = time.perf_counter() - t1
-    for name, key in hooks.expected_grads.items():
+    for name in hooks.expected_grads:
         if name not in hooks.fired:
             result.log("warning", f"No gradient reached {name}: the objective does not depend on it through this path.")
     seen, mutated = hooks.tracked_keys(), hooks.mutated_keys()
@@ -218,4 +217,3 @@ def _store_leaf_grads(hooks: HookSet, result: RunResult, spec: RunSpec, param_ke
             result.log("warning", "No gradient reached the model input.")
         else:
             result.input_grad = to_numpy(grad)
-            result.timings.setdefault("input_grad_norm", float(tensor_stats(grad).l2))

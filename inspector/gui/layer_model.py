@@ -69,7 +69,8 @@ class LayerTreeModel(QAbstractItemModel):
         return [p for p in self._paths if p in self._ticked]
 
     def set_ticked(self, paths) -> None:
-        wanted = {p for p in paths if p in set(self._paths)}
+        known = set(self._paths)
+        wanted = {p for p in paths if p in known}
         if wanted == self._ticked:
             return
         self._ticked = wanted
