@@ -92,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
         return self_test(args_list)
     parser = build_parser()
     args = parser.parse_args(argv)
+    from inspector.core.allocator import keep_freed_memory
+
+    keep_freed_memory()
     if args.command is None:
         return _launch_app(parser)
     from inspector.core.errors import InspectorError
@@ -231,8 +234,10 @@ def cmd_bench(args) -> int:
         if args.json:
             Path(args.json).write_text(json.dumps(report, indent=1))
         return 0
+    from inspector.core.allocator import allocator_note
     from inspector.core.bench import bench_model, format_header
 
+    print(allocator_note())
     print(format_header())
     rows = [bench_model(name, args.repeats, args.device) for name in args.models]
     if args.json:

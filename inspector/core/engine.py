@@ -190,6 +190,7 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str]) -> tupl
             _store_leaf_grads(hooks, result, spec, param_keys, grads, x)
         elif wanted:
             result.log("warning", f"The objective ({spec.target}) does not depend on anything that needs a gradient.")
+        hooks.finish_stats()
         result.timings["backward_s"] = time.perf_counter() - t1
     for name in hooks.expected_grads:
         if name not in hooks.fired:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from dataclasses import replace
 
 import torch
 from torch import nn
@@ -22,7 +23,7 @@ from .edits import Edit
 from .errors import RunCancelled, SpecError
 from .keys import Key
 from .result import Capture, RunResult
-from .stats import tensor_stats
+from .stats import StatsBatch, tensor_stats
 
 
 def to_numpy(tensor: torch.Tensor):
@@ -72,6 +73,7 @@ class HookSet:
         self.keep_arrays = keep_arrays
         self.with_stats = with_stats
         self.safe = safe  # capture keys that may share the model's memory instead of a copy
+        self.stats = StatsBatch()
         # (key, tensor, version when captured, shared?) for every CPU capture
         self._tracked: list[tuple[str, torch.Tensor, int, bool]] = []
         self.edits: dict[tuple[str, str], list[Edit]] = defaultdict(list)
@@ -132,6 +134,7 @@ class HookSet:
     def store(self, key: Key, tensor: torch.Tensor) -> None:
         name = str(key)
         array = None
+        stats = None
         if self.keep_arrays:
             t = tensor.detach()
             shareable = _shareable(t)
@@ -139,8 +142,16 @@ class HookSet:
             array = t.numpy() if shared else to_numpy(t)
             if shareable:
                 self._tracked.append((name, t, t._version, shared))
-        stats = tensor_stats(tensor) if self.with_stats else None
+            if self.with_stats:  # reduced now, read back with the others in finish_stats()
+                self.stats.add(name, t, None if shared else torch.from_numpy(array))
+        elif self.with_stats:
+            stats = tensor_stats(tensor)
         self.result.captures[name] = Capture(key, stats, array)
+
+    def finish_stats(self) -> None:
+        """Fill in the statistics of the captures stored since the last call."""
+        for name, stats in self.stats.resolve().items():
+            self.result.captures[name] = replace(self.result.captures[name], stats=stats)
 
     def protect_before_inplace(self, tensor: torch.Tensor) -> None:
         """An in-place module is about to change `tensor`: copy any capture that shares it."""
@@ -149,7 +160,9 @@ class HookSet:
             # Already changed since the capture: too late to copy; mutated_keys() reports it.
             if shared and t._version == version and t.untyped_storage().data_ptr() == ptr:
                 capture = self.result.captures[name]
-                self.result.captures[name] = Capture(capture.key, capture.stats, t.numpy().copy())
+                copy = t.numpy().copy()
+                self.result.captures[name] = Capture(capture.key, capture.stats, copy)
+                self.stats.keep_values(name, torch.from_numpy(copy))
                 self._tracked[i] = (name, t, version, False)
 
     def tracked_keys(self) -> set[str]:

@@ -34,6 +34,7 @@ def run_app(argv: list[str] | None = None) -> int:
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
+    from inspector.core.allocator import keep_freed_memory
     from inspector.demo.paths import resources_dir
 
     from .main_window import MainWindow
@@ -42,6 +43,7 @@ def run_app(argv: list[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
+    keep_freed_memory()
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     app.setApplicationName("Network Inspector")
     app.setOrganizationName("NetworkInspector")
