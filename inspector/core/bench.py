@@ -119,6 +119,7 @@ def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[
         "all/floor": med["all"] / med["floor"],
         "late/plain": med["late"] / med["plain"],
         "stats_overhead": med["all"] / med["nostats"] - 1,
+        "nostats/floor": med["nostats"] / med["floor"],
         "gradcam_layer": cam_layer,
         "gradcam/plain": med["gradcam"] / med["plain"] if "gradcam" in med else None,
         "saliency/plain": med["saliency"] / med["plain"],
@@ -130,7 +131,7 @@ def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[
 
 def format_header() -> str:
     return (f"{'model':<20}{'plain s':>9}{'floor s':>9}{'all s':>9}{'late s':>9}"
-            f"{'all/plain':>11}{'all/floor':>11}{'late/plain':>11}{'stats +':>9}{'held MB':>9}"
+            f"{'all/plain':>11}{'all/floor':>11}{'late/plain':>11}{'stats +':>9}{'nostats/floor':>15}{'held MB':>9}"
             f"{'gradcam/plain':>15}{'saliency/plain':>16}")
 
 
@@ -138,7 +139,7 @@ def format_row(row: dict) -> str:
     m = row["median_s"]
     return (f"{row['model']:<20}{m['plain']:>9.3f}{m['floor']:>9.3f}{m['all']:>9.3f}{m['late']:>9.3f}"
             f"{row['all/plain']:>10.2f}x{row['all/floor']:>10.2f}x{row['late/plain']:>10.2f}x"
-            f"{row['stats_overhead']*100:>8.1f}%{row['captures_mb']:>9.1f}"
+            f"{row['stats_overhead']*100:>8.1f}%{row['nostats/floor']:>14.2f}x{row['captures_mb']:>9.1f}"
             f"{_ratio(row['gradcam/plain']):>15}{_ratio(row['saliency/plain']):>16}")
 
 

@@ -1,0 +1,51 @@
+"""The shipped benchmark on the small demo model: what it measures and how it reports it."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+
+from inspector.cli import main
+from inspector.core.bench import bench_model, format_header
+
+# Output + grad_output of every leaf of DemoNet, in floats (shapes from `network-inspector layers
+# --model demo`; block.relu runs twice), plus the 3x64x64 input and the 8 logits.
+LEAVES = {
+    "conv1": 16 * 64 * 64, "bn1": 16 * 64 * 64, "relu1": 16 * 64 * 64, "pool1": 16 * 32 * 32,
+    "conv2": 32 * 32 * 32, "bn2": 32 * 32 * 32, "relu2": 32 * 32 * 32, "pool2": 32 * 16 * 16,
+    "block.conv1": 32 * 16 * 16, "block.bn1": 32 * 16 * 16, "block.relu": 2 * 32 * 16 * 16,
+    "block.conv2": 32 * 16 * 16, "block.bn2": 32 * 16 * 16,
+    "conv3": 64 * 8 * 8, "bn3": 64 * 8 * 8, "relu3": 64 * 8 * 8, "pool": 64, "flatten": 64, "fc": 8,
+}
+HELD_FLOATS = 2 * sum(LEAVES.values()) + 3 * 64 * 64 + 8
+
+
+def test_bench_row_on_the_demo_model():
+    lines = []
+    row = bench_model("demo", repeats=3, log=lines.append)
+    assert row["leaves"] == len(LEAVES)
+    assert row["late_layer"] == "conv3" and row["gradcam_layer"] == "conv3"
+    assert row["captures_mb"] == pytest.approx(HELD_FLOATS * 4 / 2**20)
+    medians = row["median_s"]
+    assert set(medians) == {"plain", "floor", "all", "nostats", "late", "saliency", "gradcam"}
+    for name, seconds in medians.items():
+        assert row["min_s"][name] <= seconds <= row["max_s"][name]
+    assert row["all/plain"] == pytest.approx(medians["all"] / medians["plain"])
+    assert row["all/floor"] == pytest.approx(medians["all"] / medians["floor"])
+    assert row["nostats/floor"] == pytest.approx(medians["nostats"] / medians["floor"])
+    assert row["stats_overhead"] == pytest.approx(medians["all"] / medians["nostats"] - 1)
+    assert len(lines) == 1 and lines[0].startswith("demo") and f"{row['all/plain']:.2f}x" in lines[0]
+    assert len(format_header().split()) >= 12
+
+
+def test_bench_command_writes_json(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--models", "demo", "--repeats", "1", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("CPU allocator:")
+    assert printed[1].split()[:3] == ["model", "plain", "s"]
+    rows = json.loads(out.read_text())
+    assert [r["model"] for r in rows] == ["demo"]
+    assert statistics.median(rows[0]["min_s"].values()) > 0
