@@ -177,9 +177,11 @@ def test_engine_statistics_before_and_after_an_in_place_module():
 
 
 ALLOCATOR_PROBE = textwrap.dedent("""
-    import resource, sys, torch
-    from inspector.core.allocator import keep_freed_memory
+    import ctypes, resource, sys, torch
+    from inspector.core.allocator import M_MMAP_THRESHOLD, _glibc, keep_freed_memory
     tuned = keep_freed_memory() if sys.argv[1] == "tuned" else False
+    if not tuned and _glibc() is not None:  # glibc's starting threshold, held there (it adapts otherwise)
+        _glibc().mallopt(M_MMAP_THRESHOLD, 128 * 1024)
     def faults():
         return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     def one_run():  # like a run that keeps its captures: many tensors alive, all freed at the end
@@ -201,7 +203,7 @@ def test_keeping_freed_memory_stops_page_faults_in_the_next_run():
     tuned, tuned_faults = probe("tuned")
     _, plain_faults = probe("plain")
     if sys.platform.startswith("linux") and tuned:
-        assert plain_faults >= 30_000  # 128 MiB of 4 KiB pages mapped afresh
-        assert tuned_faults < 1_000  # the freed blocks are reused
+        assert plain_faults >= 30_000  # 128 MiB of 4 KiB pages mapped afresh each run
+        assert tuned_faults < plain_faults / 8  # the freed blocks are reused (a few MiB of other noise)
     else:  # not glibc: nothing to tune, and it says so
         assert not tuned
