@@ -41,22 +41,20 @@ def flat_elements(t: torch.Tensor) -> torch.Tensor:
     return t.as_strided((t.numel(),), (1,), t.storage_offset())
 
 
-@torch.no_grad()
 def moments(tensor: torch.Tensor) -> torch.Tensor:
     """[sum, sum of squares, min, max, count of non-zeros] on the tensor's own device.
 
     Five cheap vectorised reductions; `std_mean` and `count_nonzero` on floats are ~100x
     slower on CPU, and `aminmax` is slower than amin + amax. Nothing is copied to the host
-    here, so a batch of captures costs one transfer (`StatsBatch`).
+    here, so a batch of captures costs one transfer (`StatsBatch`). Per-call overhead
+    matters (a run has hundreds of captures): no grad-mode switch (detached tensors record
+    nothing), and `stack` promotes the integer count itself.
     """
     t = tensor.detach()
-    if t.is_complex():
-        t = t.abs()
     if t.dtype not in (torch.float32, torch.float64):
-        t = t.float()
+        t = t.abs() if t.is_complex() else t.float()
     flat = flat_elements(t)
-    nonzero = torch.count_nonzero(flat.bool())  # ~10x faster than count_nonzero on floats
-    return torch.stack([flat.sum(), torch.dot(flat, flat), flat.amin(), flat.amax(), nonzero.to(flat.dtype)])
+    return torch.stack([flat.sum(), torch.dot(flat, flat), flat.amin(), flat.amax(), torch.count_nonzero(flat.bool())])
 
 
 def from_moments(tensor: torch.Tensor, row: list[float], like: torch.Tensor | None = None) -> TensorStats:
@@ -95,8 +93,8 @@ class StatsBatch:
 
     def __init__(self) -> None:
         self._rows: list[torch.Tensor] = []
-        # name, the captured tensor (for shape and dtype), its values at capture time, row
-        self._pending: list[tuple[str, torch.Tensor, torch.Tensor, int]] = []
+        # name -> (the captured tensor, for shape and dtype; its values at capture time; row)
+        self._pending: dict[str, tuple[torch.Tensor, torch.Tensor, int]] = {}
         self._seen: dict[tuple, tuple[int, Callable[[], torch.Tensor | None]]] = {}
 
     def add(self, name: str, tensor: torch.Tensor, values: torch.Tensor | None = None) -> None:
@@ -104,7 +102,7 @@ class StatsBatch:
         None when the capture shares `tensor`'s memory, which keeps that memory alive."""
         t = tensor.detach()
         if t.numel() == 0:
-            self._pending.append((name, t, t, -1))
+            self._pending[name] = (t, t, -1)
             return
         flat = flat_elements(t)
         # The same elements: same memory, same size, unchanged. Valid only while that memory
@@ -117,18 +115,17 @@ class StatsBatch:
             self._rows.append(moments(flat))
             if same:
                 self._seen[same] = (row, (lambda held=t: held) if values is None else weakref.ref(tensor))
-        self._pending.append((name, t, t if values is None else values, row))
+        self._pending[name] = (t, t if values is None else values, row)
 
     def keep_values(self, name: str, values: torch.Tensor) -> None:
         """A shared capture was copied before the model changes it: its values live there now."""
-        for i, (pending, t, _values, row) in enumerate(self._pending):
-            if pending == name:
-                self._pending[i] = (name, t, values, row)
+        t, _values, row = self._pending[name]
+        self._pending[name] = (t, values, row)
 
     def resolve(self) -> dict[str, TensorStats]:
         rows = torch.stack(self._rows).tolist() if self._rows else []
         out = {name: _empty(t) if row < 0 else from_moments(values, rows[row], like=t)
-               for name, t, values, row in self._pending}
+               for name, (t, values, row) in self._pending.items()}
         self._rows.clear()
         self._pending.clear()
         self._seen.clear()
