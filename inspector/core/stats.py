@@ -67,10 +67,15 @@ def from_moments(tensor: torch.Tensor, row: list[float], like: torch.Tensor | No
     total, squares, lo, hi, nonzero = row
     mean = total / n
     var = max(squares / n - mean * mean, 0.0)
-    trusted = var > 1e-6 * mean * mean or squares == 0.0  # all zeros is exact too
+    # E[x^2] - mean^2 loses float32 digits as mean^2 / var grows (a sigmoid gate near 0.5 with
+    # std 1e-3 came out 2% off at 4e-6); past |mean| ~ 30 std the exact path takes over.
+    # Values below ~1e-19 have float32 squares in the denormal range (or zero), which keep few digits.
+    trusted = (var > 1e-3 * mean * mean and max(abs(lo), abs(hi)) > 1e-15) or nonzero == 0  # all zeros is exact
     if all(math.isfinite(v) for v in (total, squares, lo, hi)) and trusted:
         return TensorStats(shape, dtype, mean, math.sqrt(var), lo, hi, math.sqrt(squares), (n - nonzero) / n, 0, 0)
     t = tensor.detach()
+    if t.device.type == "mps":  # the exact path works in float64, which MPS does not have
+        t = t.cpu()
     return _exact_stats(t.abs() if t.is_complex() else t, shape, dtype)
 
 

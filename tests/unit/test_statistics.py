@@ -73,6 +73,19 @@ def test_a_large_offset_small_spread_tensor_is_exact():
     assert s.std == pytest.approx(np.float64(t.numpy()).std(), rel=1e-3)
 
 
+def test_a_near_constant_gate_keeps_its_spread():
+    # EfficientNet's squeeze-excitation gates: 32 sigmoids near 0.5 with a spread of 1e-3. From
+    # float32 sums, E[x^2] - mean^2 came out 2% off; such tensors take the exact path.
+    gate = torch.sigmoid(torch.linspace(-0.0069, 0.0069, 32) - 0.0015)
+    assert_matches(tensor_stats(gate), gate.numpy(), rel=1e-4)
+
+
+def test_tiny_values_keep_their_digits():
+    # A parameter gradient of ~1e-22 (MobileNet's SE block): float32 squares are denormal.
+    tiny = torch.randn(1000, generator=torch.Generator().manual_seed(1)) * 1e-22
+    assert_matches(tensor_stats(tiny), tiny.numpy(), rel=1e-5)
+
+
 def test_constant_zeros_empty_and_other_dtypes():
     assert_matches(tensor_stats(torch.full((3, 5), 2.5)), np.full((3, 5), 2.5))
     zeros = tensor_stats(torch.zeros(7))
