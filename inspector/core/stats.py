@@ -113,7 +113,8 @@ class StatsBatch:
         # The same elements: same memory, same size, unchanged. Valid only while that memory
         # cannot have been freed and reused: held here for a shared capture; for a copied one,
         # only while the caller's tensor is still alive.
-        same = (t.device, t.dtype, flat.data_ptr(), flat.numel(), t._version) if flat.data_ptr() == t.data_ptr() else None
+        dense = flat.is_contiguous() and flat.data_ptr() == t.data_ptr()  # not a copy, no gaps (x[::2])
+        same = (t.device, t.dtype, flat.data_ptr(), flat.numel(), t._version) if dense else None
         row, alive = self._seen.get(same, (None, None)) if same else (None, None)
         if row is None or alive() is None:
             row = len(self._rows)

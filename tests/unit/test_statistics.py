@@ -139,6 +139,15 @@ def test_batch_reuses_reductions_for_the_same_memory_only_while_unchanged(monkey
     assert out["a_after"].min == 0.0 and out["a"].min < 0.0
 
 
+def test_batch_tells_a_strided_view_from_a_dense_one_at_the_same_address():
+    x = torch.arange(8.0)
+    batch = StatsBatch()
+    batch.add("every_other", x[::2])  # 0, 2, 4, 6: four elements spread over eight
+    batch.add("first_four", x[:4])  # 0, 1, 2, 3: same address, same count, other elements
+    out = batch.resolve()
+    assert (out["every_other"].max, out["first_four"].max) == (6.0, 3.0)
+
+
 def test_batch_reduces_again_when_a_copied_tensor_may_have_been_freed(monkeypatch):
     calls = count_reductions(monkeypatch)
     batch = StatsBatch()
