@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 import torch
 
@@ -52,25 +50,32 @@ def moments(tensor: torch.Tensor) -> torch.Tensor:
     """
     t = tensor.detach()
     if t.dtype not in (torch.float32, torch.float64):
-        t = t.abs() if t.is_complex() else t.float()
+        if t.is_complex():
+            t = t.abs()
+        elif t.is_floating_point() or t.device.type == "mps":  # (MPS has no float64)
+            t = t.float()
+        else:  # integers above 2^24 are not exact in float32
+            t = t.double()
     flat = flat_elements(t)
     return torch.stack([flat.sum(), torch.dot(flat, flat), flat.amin(), flat.amax(), torch.count_nonzero(flat.bool())])
 
 
-def from_moments(tensor: torch.Tensor, row: list[float], like: torch.Tensor | None = None) -> TensorStats:
+def from_moments(tensor: torch.Tensor, row: list[float], shape: tuple[int, ...] | None = None,
+                 dtype: str | None = None) -> TensorStats:
     """Statistics from `moments`, or exact float64 ones over the finite values when the sums are
-    not finite or the variance is too small to trust from them. `like`: the tensor whose shape
-    and dtype to report, when `tensor` is a (converted) copy of it."""
-    like = tensor if like is None else like
-    shape, dtype = tuple(like.shape), str(like.dtype).removeprefix("torch.")
+    not finite or cannot be trusted to ~1e-5. `shape`, `dtype`: what to report when `tensor` is
+    a (converted) copy of the captured tensor."""
+    shape = tuple(tensor.shape) if shape is None else shape
+    dtype = _dtype_name(tensor) if dtype is None else dtype
     n = tensor.numel()
     total, squares, lo, hi, nonzero = row
     mean = total / n
     var = max(squares / n - mean * mean, 0.0)
-    # E[x^2] - mean^2 loses float32 digits as mean^2 / var grows (a sigmoid gate near 0.5 with
-    # std 1e-3 came out 2% off at 4e-6); past |mean| ~ 30 std the exact path takes over.
-    # Values below ~1e-19 have float32 squares in the denormal range (or zero), which keep few digits.
-    trusted = (var > 1e-3 * mean * mean and max(abs(lo), abs(hi)) > 1e-15) or nonzero == 0  # all zeros is exact
+    # E[x^2] - mean^2 multiplies the float32 rounding of the sums by ~mean^2 / var (a sigmoid
+    # gate near 0.5 with std 1e-3 came out 2% off; |mean| = 30 std still 2.6e-4): past
+    # |mean| = 10 std the exact path takes over. Values below ~1e-19 have float32 squares in
+    # the denormal range (or zero), which keep few digits.
+    trusted = (var > 1e-2 * mean * mean and max(abs(lo), abs(hi)) > 1e-15) or nonzero == 0  # all zeros is exact
     if all(math.isfinite(v) for v in (total, squares, lo, hi)) and trusted:
         return TensorStats(shape, dtype, mean, math.sqrt(var), lo, hi, math.sqrt(squares), (n - nonzero) / n, 0, 0)
     t = tensor.detach()
@@ -82,59 +87,61 @@ def from_moments(tensor: torch.Tensor, row: list[float], like: torch.Tensor | No
 def tensor_stats(tensor: torch.Tensor) -> TensorStats:
     """Statistics over the finite values; NaN and Inf are counted, not averaged in."""
     if tensor.numel() == 0:
-        return _empty(tensor)
+        return _empty_stats(tuple(tensor.shape), _dtype_name(tensor))
     return from_moments(tensor, moments(tensor).tolist())
 
 
-def _empty(tensor: torch.Tensor) -> TensorStats:
-    return TensorStats(tuple(tensor.shape), str(tensor.dtype).removeprefix("torch."), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0)
+def _dtype_name(tensor: torch.Tensor) -> str:
+    return str(tensor.dtype).removeprefix("torch.")
+
+
+def _empty_stats(shape: tuple[int, ...], dtype: str) -> TensorStats:
+    return TensorStats(shape, dtype, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0)
 
 
 class StatsBatch:
     """Statistics for the captures of one run, reduced when each is taken (while its data is
-    still in cache) and brought to the host together at the end: one transfer instead of one
-    per capture. A capture whose elements are the same memory, unchanged, as an earlier one's
-    (a Permute's output and its input, a view handed on) reuses its reductions."""
+    still in cache) and brought to the host together at the end: one transfer per device
+    instead of one per capture.
+
+    Reductions are not shared between captures of the same memory: a write through `.data` or
+    a custom kernel changes memory without a version bump, so "same memory, same version" does
+    not prove "same values"."""
 
     def __init__(self) -> None:
         self._rows: list[torch.Tensor] = []
-        # name -> (the captured tensor, for shape and dtype; its values at capture time; row)
-        self._pending: dict[str, tuple[torch.Tensor, torch.Tensor, int]] = {}
-        self._seen: dict[tuple, tuple[int, Callable[[], torch.Tensor | None]]] = {}
+        # name -> (shape, dtype name, the values at capture time, row or -1 when empty)
+        self._pending: dict[str, tuple[tuple[int, ...], str, torch.Tensor, int]] = {}
 
     def add(self, name: str, tensor: torch.Tensor, values: torch.Tensor | None = None) -> None:
         """`values`: the capture's values when `tensor` may change later (a copy was kept);
-        None when the capture shares `tensor`'s memory, which keeps that memory alive."""
+        None when the capture shares `tensor`'s memory. Only `values` is held, so a copied
+        tensor (a GPU activation) can be freed before the run ends."""
         t = tensor.detach()
-        if t.numel() == 0:
-            self._pending[name] = (t, t, -1)
-            return
-        flat = flat_elements(t)
-        # The same elements: same memory, same size, unchanged. Valid only while that memory
-        # cannot have been freed and reused: held here for a shared capture; for a copied one,
-        # only while the caller's tensor is still alive.
-        dense = flat.is_contiguous() and flat.data_ptr() == t.data_ptr()  # not a copy, no gaps (x[::2])
-        same = (t.device, t.dtype, flat.data_ptr(), flat.numel(), t._version) if dense else None
-        row, alive = self._seen.get(same, (None, None)) if same else (None, None)
-        if row is None or alive() is None:
+        row = -1
+        if t.numel():
             row = len(self._rows)
-            self._rows.append(moments(flat))
-            if same:
-                self._seen[same] = (row, (lambda held=t: held) if values is None else weakref.ref(tensor))
-        self._pending[name] = (t, t if values is None else values, row)
+            self._rows.append(moments(t))
+        self._pending[name] = (tuple(t.shape), _dtype_name(t), t if values is None else values, row)
 
     def keep_values(self, name: str, values: torch.Tensor) -> None:
         """A shared capture was copied before the model changes it: its values live there now."""
-        t, _values, row = self._pending[name]
-        self._pending[name] = (t, values, row)
+        if name in self._pending:
+            shape, dtype, _values, row = self._pending[name]
+            self._pending[name] = (shape, dtype, values, row)
 
     def resolve(self) -> dict[str, TensorStats]:
-        rows = torch.stack(self._rows).tolist() if self._rows else []
-        out = {name: _empty(t) if row < 0 else from_moments(values, rows[row], like=t)
-               for name, (t, values, row) in self._pending.items()}
+        rows: list[list[float] | None] = [None] * len(self._rows)
+        by_device: dict[torch.device, list[int]] = {}
+        for i, r in enumerate(self._rows):  # a model split over devices, or a CPU tensor among GPU ones
+            by_device.setdefault(r.device, []).append(i)
+        for indices in by_device.values():
+            for i, values in zip(indices, torch.stack([self._rows[i] for i in indices]).tolist()):
+                rows[i] = values
+        out = {name: _empty_stats(shape, dtype) if row < 0 else from_moments(values, rows[row], shape, dtype)
+               for name, (shape, dtype, values, row) in self._pending.items()}
         self._rows.clear()
         self._pending.clear()
-        self._seen.clear()
         return out
 
 
