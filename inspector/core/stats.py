@@ -46,7 +46,7 @@ def moments(tensor: torch.Tensor) -> torch.Tensor:
     slower on CPU, and `aminmax` is slower than amin + amax. Nothing is copied to the host
     here, so a batch of captures costs one transfer (`StatsBatch`). Per-call overhead
     matters (a run has hundreds of captures): no grad-mode switch (detached tensors record
-    nothing), and `stack` promotes the integer count itself.
+    nothing).
     """
     t = tensor.detach()
     if t.dtype not in (torch.float32, torch.float64):
@@ -57,7 +57,10 @@ def moments(tensor: torch.Tensor) -> torch.Tensor:
         else:  # integers above 2^24 are not exact in float32
             t = t.double()
     flat = flat_elements(t)
-    return torch.stack([flat.sum(), torch.dot(flat, flat), flat.amin(), flat.amax(), torch.count_nonzero(flat.bool())])
+    nonzero = torch.count_nonzero(flat.bool())
+    if t.device.type != "mps":  # a float64 row keeps counts above 2^24 exact (MPS has no float64)
+        nonzero = nonzero.double()
+    return torch.stack([flat.sum(), torch.dot(flat, flat), flat.amin(), flat.amax(), nonzero])
 
 
 def from_moments(tensor: torch.Tensor, row: list[float], shape: tuple[int, ...] | None = None,

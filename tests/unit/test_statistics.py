@@ -264,3 +264,11 @@ def test_keeping_freed_memory_stops_page_faults_in_the_next_run():
         assert tuned_faults < plain_faults / 8  # the freed blocks are reused (a few MiB of other noise)
     else:  # not glibc: nothing to tune, and it says so
         assert not tuned
+
+
+def test_a_count_above_float32_precision_stays_exact():
+    # 2^24 + 1 non-zeros (1..7, a healthy spread: the fast path) and one zero: a float32 row
+    # would round the count to 2^24
+    t = (torch.arange(2**24 + 2) % 7 + 1).float()
+    t[0] = 0.0
+    assert tensor_stats(t).zero_fraction == 1 / (2**24 + 2)
