@@ -272,3 +272,8 @@ def test_a_count_above_float32_precision_stays_exact():
     t = (torch.arange(2**24 + 2) % 7 + 1).float()
     t[0] = 0.0
     assert tensor_stats(t).zero_fraction == 1 / (2**24 + 2)
+
+
+def test_integers_above_float32_precision_stay_exact():
+    s = tensor_stats(torch.tensor([0, 16_777_217, -16_777_219]))
+    assert (s.min, s.max, s.mean) == (-16_777_219.0, 16_777_217.0, -2 / 3)
