@@ -9,18 +9,29 @@
 
 from __future__ import annotations
 
-from .devices import available_devices, resolve_device
-from .edits import Edit, parse_edit
-from .engine import RunSpec, run
-from .errors import (DeviceError, InputError, InspectorError, ModelLoadError, RunCancelled, RunError,
-                     SpecError, UntrustedCodeError)
-from .inputs import list_samples, load_input
-from .keys import Key, parse_key
-from .layers import LayerTree, build_layer_tree
-from .models import LoadedModel, load_model, torchvision_classifiers
-from .objective import Target, parse_target
-from .result import Capture, RunResult
-from .api import capture, layer_tree
+# Names resolve on first use (PEP 562), so `import inspector.core.requests` and the other
+# torch-free records do not pull in torch: the app shows its window before the engine loads.
+_WHERE = {
+    "available_devices": "devices", "resolve_device": "devices", "Edit": "edits", "parse_edit": "edits",
+    "RunSpec": "engine", "run": "engine", "list_samples": "samples", "load_input": "inputs",
+    "Key": "keys", "parse_key": "keys", "LayerTree": "layers", "build_layer_tree": "layers",
+    "LoadedModel": "models", "load_model": "models", "torchvision_classifiers": "models",
+    "Target": "objective", "parse_target": "objective", "Capture": "result", "RunResult": "result",
+    "capture": "api", "layer_tree": "api",
+    **{name: "errors" for name in ("DeviceError", "InputError", "InspectorError", "ModelLoadError",
+                                   "RunCancelled", "RunError", "SpecError", "UntrustedCodeError")},
+}
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module 'inspector.core' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Capture", "DeviceError", "Edit", "InputError", "InspectorError", "Key", "LayerTree", "LoadedModel",
@@ -29,3 +40,7 @@ __all__ = [
     "load_input", "load_model", "parse_edit", "parse_key", "parse_target", "resolve_device", "run",
     "torchvision_classifiers",
 ]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

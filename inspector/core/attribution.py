@@ -96,7 +96,7 @@ def find_gradcam_layer(tree: LayerTree, order: Sequence[str] | None = None, mode
     embeddings (kernel == stride) alone do not count: Grad-CAM there shows no class evidence.
     """
     spatial = [l for l in tree if l.path and l.calls and l.output_shapes and len(l.output_shapes[0]) == 4]
-    convs = [l.path for l in spatial if l.is_leaf and "Conv" in l.type_name]
+    convs = [l.path for l in spatial if l.is_conv]
     if order is not None:
         rank = {p: i for i, p in enumerate(order)}
         convs.sort(key=lambda p: rank.get(p, -1))
@@ -146,7 +146,7 @@ def gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, layer:
     if layer is None:
         example = x.detach().to(_device(module))
         tree = build_layer_tree(module, example)
-        convs = [l.path for l in tree if l.is_leaf and l.path and "Conv" in l.type_name and l.calls]
+        convs = tree.convolutions()
         layer = find_gradcam_layer(tree, _forward_order(module, example, convs) if convs else None, module)
     spec = RunSpec((layer,), frozenset({"output", "grad_output"}), (), parse_target(target), stats=False)
     result = run(module, x, spec, labels)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import torch
+if TYPE_CHECKING:  # torch is imported where an edit is applied, so the app can parse edits before it loads
+    import torch
 
 from .errors import SpecError
 from .keys import Key, parse_key
@@ -31,14 +32,14 @@ def _channel_mask(t: torch.Tensor, channels: list[int], keep: bool) -> torch.Ten
     bad = [c for c in channels if not -size <= c < size]
     if bad:
         raise SpecError(f"Channel(s) {bad} out of range: this tensor has {size} channels (dim {dim}).")
-    mask = torch.zeros(size, dtype=t.dtype, device=t.device)
+    mask = t.new_zeros(size)
     mask[channels] = 1
     if not keep:
         mask = 1 - mask
     shape = [1] * t.ndim
     shape[dim] = size
     # where, not multiply: a zeroed channel holding inf or NaN must still come out as zeros.
-    return torch.where(mask.view(shape) != 0, t, torch.zeros((), dtype=t.dtype, device=t.device))
+    return t.where(mask.view(shape) != 0, t.new_zeros(()))
 
 
 def _scale(t, k):
@@ -48,20 +49,26 @@ def _scale(t, k):
 def _clamp(t, min=None, max=None):
     if min is None and max is None:
         raise SpecError("clamp needs min, max or both, e.g. clamp(min=0).")
-    return torch.clamp(t, min=min, max=max)
+    return t.clamp(min=min, max=max)
 
 
 def _zero(t):
+    import torch
+
     return torch.zeros_like(t)
 
 
 def _noise(t, std, seed=0):
+    import torch
+
     gen = torch.Generator(device="cpu").manual_seed(int(seed))
     sample = torch.randn(t.shape, generator=gen, dtype=torch.float32).to(device=t.device, dtype=t.dtype)
     return t + std * sample
 
 
 def _clip_norm(t, max):
+    import torch
+
     norm = torch.linalg.vector_norm(t.float())
     factor = torch.clamp(max / (norm + 1e-12), max=1.0).to(t.dtype)
     return t * factor
@@ -76,7 +83,15 @@ def _keep_channels(t, channels):
 
 
 def _guided(t):
-    return torch.clamp(t, min=0)
+    return t.clamp(min=0)
+
+
+def _sign(t):
+    return t.sign()
+
+
+def _abs(t):
+    return t.abs()
 
 
 @dataclass(frozen=True)
@@ -95,8 +110,8 @@ OPS: dict[str, OpSpec] = {
     "clip_norm": OpSpec(_clip_norm, ("max",), 1, "clip_norm(max): rescale so the L2 norm is at most max"),
     "zero_channels": OpSpec(_zero_channels, ("channels",), 1, "zero_channels([i, ...]): zero these channels"),
     "keep_channels": OpSpec(_keep_channels, ("channels",), 1, "keep_channels([i, ...]): zero all other channels"),
-    "sign": OpSpec(torch.sign, (), 0, "sign(): -1, 0 or 1"),
-    "abs": OpSpec(torch.abs, (), 0, "abs(): absolute value"),
+    "sign": OpSpec(_sign, (), 0, "sign(): -1, 0 or 1"),
+    "abs": OpSpec(_abs, (), 0, "abs(): absolute value"),
     "guided": OpSpec(_guided, (), 0, "guided(): keep positive values only (guided backprop at a ReLU's grad_input)"),
 }
 

@@ -11,6 +11,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .errors import InputError
 from .preprocess import Preprocess
+from .samples import list_samples
 
 TENSOR_SUFFIXES = (".npy", ".pt", ".pth")
 BACKGROUND = (255, 255, 255)
@@ -20,14 +21,6 @@ def samples_dir() -> Path:
     from inspector.demo.paths import resources_dir
 
     return resources_dir() / "samples"
-
-
-def list_samples() -> list[str]:
-    """Names usable as `sample:NAME` (images and tensors under resources/samples)."""
-    folder = samples_dir()
-    if not folder.is_dir():
-        return []
-    return sorted(p.stem for p in folder.iterdir() if p.suffix.lower() in (".png", ".npy"))
 
 
 def resolve_sample(name: str) -> Path:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import difflib
 import fnmatch
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
-from torch import nn
+if TYPE_CHECKING:  # the records are torch-free: the app receives them before it imports the engine
+    import torch
+    from torch import nn
 
 from .errors import SpecError
+
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,11 @@ class LayerInfo:
     @property
     def name(self) -> str:
         return self.path.rsplit(".", 1)[-1] if self.path else "(model)"
+
+    @property
+    def is_conv(self) -> bool:
+        """A convolution leaf that runs: the layers Grad-CAM, default ticks and benchmarks pick from."""
+        return self.is_leaf and self.calls > 0 and "Conv" in self.type_name  # Conv2d, LazyConv2d, timm's StdConv2d
 
     def to_dict(self) -> dict:
         return {
@@ -61,6 +69,19 @@ class LayerTree:
     @property
     def leaves(self) -> list[str]:
         return [l.path for l in self.layers if l.is_leaf and l.path]
+
+    def convolutions(self) -> list[str]:
+        """Paths of the convolutions that run in a forward, in model order."""
+        return [l.path for l in self.layers if l.path and l.is_conv]
+
+    def default_ticks(self) -> set[str]:
+        """A few layers worth looking at first: the first and last convolution, and the last leaf that runs."""
+        convs = self.convolutions()
+        picked = set(convs[:1] + convs[-1:])
+        called = [l.path for l in self.layers if l.is_leaf and l.path and l.calls]
+        if called:
+            picked.add(called[-1])
+        return picked
 
     def select(self, patterns: str | list[str]) -> list[str]:
         """Paths matching `all`, `type:Conv2d`, globs (`layer4.*`) or exact paths, in model order."""
@@ -100,6 +121,8 @@ class LayerTree:
 
 
 def _shapes(value) -> list[tuple[int, ...]]:
+    import torch
+
     if isinstance(value, torch.Tensor):
         return [tuple(value.shape)]
     if isinstance(value, (tuple, list)):
@@ -111,6 +134,8 @@ def _shapes(value) -> list[tuple[int, ...]]:
 
 def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> LayerTree:
     """The module tree; with an example input, one no-grad run adds output shapes and call counts."""
+    import torch
+
     named = list(model.named_modules(remove_duplicate=False))
     seen: dict[int, str] = {}
     modules: list[tuple[str, nn.Module]] = []

@@ -18,44 +18,8 @@ from .engine import RunSpec, run
 from .inputs import load_input
 from .layers import LayerTree, build_layer_tree
 from .models import LoadedModel, load_model
+from .requests import AttributionRequest, ModelRequest, RunRequest
 from .result import RunResult
-
-
-@dataclass(frozen=True)
-class ModelRequest:
-    source: str = "demo"
-    weights: str | None = None
-    trust: bool = False
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """An immutable snapshot of what the user asked for."""
-
-    model: ModelRequest = field(default_factory=ModelRequest)
-    input: str = ""
-    device: str = "cpu"
-    spec: RunSpec = field(default_factory=RunSpec)
-    baseline: bool = False  # also keep a no-edit result to compare against
-    analyse: bool = False  # also work out diagnostics (gradient flow, dead units, first NaN/Inf)
-    run_id: int = 0
-
-    def baseline_key(self) -> tuple:
-        s = self.spec
-        return (self.model, self.input, self.device, s.layers, s.sites, s.target, s.input_grad)
-
-
-@dataclass(frozen=True)
-class AttributionRequest:
-    """An attribution map for the current model and input: saliency, gradcam, guided, guided-gradcam."""
-
-    model: ModelRequest = field(default_factory=ModelRequest)
-    input: str = ""
-    device: str = "cpu"
-    method: str = "gradcam"
-    target: str = "auto"
-    layer: str | None = None
-    run_id: int = 0
 
 
 @dataclass

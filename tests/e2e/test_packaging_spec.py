@@ -70,7 +70,8 @@ def test_every_resource_file_the_code_can_load_is_in_the_datas_at_its_own_place(
 
 def test_the_resources_the_code_loads_are_covered():
     assert bc.referenced_resource_dirs(ROOT) <= set(bc.RESOURCE_DIRS)
-    from inspector.core.inputs import list_samples, resolve_sample
+    from inspector.core.inputs import resolve_sample
+    from inspector.core.samples import list_samples
     from inspector.demo.model import default_weights_path
 
     weights = default_weights_path()

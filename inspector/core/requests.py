@@ -1,0 +1,55 @@
+"""What the app asks the worker for: plain, frozen records that cross threads as they are.
+
+Torch-free, so the window can build them before the engine has been imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .runspec import RunSpec
+
+
+def _empty_spec():
+    from .engine import RunSpec
+
+    return RunSpec()
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    source: str = "demo"
+    weights: str | None = None
+    trust: bool = False
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """An immutable snapshot of what the user asked for."""
+
+    model: ModelRequest = field(default_factory=ModelRequest)
+    input: str = ""
+    device: str = "cpu"
+    spec: RunSpec = field(default_factory=_empty_spec)
+    baseline: bool = False  # also keep a no-edit result to compare against
+    analyse: bool = False  # also work out diagnostics (gradient flow, dead units, first NaN/Inf)
+    run_id: int = 0
+
+    def baseline_key(self) -> tuple:
+        s = self.spec
+        return (self.model, self.input, self.device, s.layers, s.sites, s.target, s.input_grad)
+
+
+@dataclass(frozen=True)
+class AttributionRequest:
+    """An attribution map for the current model and input: saliency, gradcam, guided, guided-gradcam."""
+
+    model: ModelRequest = field(default_factory=ModelRequest)
+    input: str = ""
+    device: str = "cpu"
+    method: str = "gradcam"
+    target: str = "auto"
+    layer: str | None = None
+    run_id: int = 0
