@@ -8,18 +8,19 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog
 
-from inspector.core.diagnostics import first_nonfinite
-from inspector.core.export import export_npz, picture
-from inspector.core.workbench import AttributionRequest
+from inspector.core.requests import AttributionRequest
 
 from .attribution_view import AttributionView
 from .diagnostics_views import GradientFlowView, StatsTable
 
 
 class AnalysisController(QObject):
+    """Attribution, gradient flow, statistics, the first NaN/Inf and exports, wired to the state."""
+
     def __init__(self, window) -> None:
         super().__init__(window)
         self.window = window
+        self.state = state = window.state
         self.attribution = AttributionView()
         self.flow = GradientFlowView()
         self.stats = StatsTable()
@@ -30,20 +31,15 @@ class AnalysisController(QObject):
         self.pending_id = 0
         self.nonfinite: tuple[str, str] | None = None
         self.attribution.sigRequested.connect(self.request_attribution)
-        window.worker.sigAttribution.connect(self._on_attribution)
-        window.worker.sigFailed.connect(self._on_failed)
-        window.worker.sigLoaded.connect(self._on_loaded)
+        state.worker.sigAttribution.connect(self._on_attribution)
+        state.sigFailed.connect(self._on_failed)
+        state.sigModelLoaded.connect(self._on_loaded)
         window.sigResultShown.connect(self._on_result)
         window.tabs.currentChanged.connect(lambda _i: self._fill_stats_if_shown())
         self._stats_stale = False
-        menu = window.menuBar().actions()[0].menu()
-        menu.addSeparator()
-        menu.addAction("Export captures (.npz + manifest)…", self.export_dialog)
-        menu.addAction("Save current view as PNG…", self.save_png_dialog)
 
-    def _on_loaded(self, _loaded, tree) -> None:
-        convs = [l.path for l in tree.layers if l.is_leaf and l.type_name.startswith("Conv") and l.calls]
-        self.attribution.set_choices(convs, [])
+    def _on_loaded(self, info, _ticks) -> None:
+        self.attribution.set_choices(info.tree.convolutions(), [])
 
     def _on_result(self, outcome) -> None:
         result = outcome.result
@@ -54,72 +50,93 @@ class AnalysisController(QObject):
             self.flow.show_result(result)
         self._stats_stale = True
         self._fill_stats_if_shown()
-        tree = self.window.tree
-        if tree is not None:
-            convs = [l.path for l in tree.layers if l.is_leaf and l.type_name.startswith("Conv") and l.calls]
-            self.attribution.set_choices(convs, result.predictions)
-        self.nonfinite = analysis.nonfinite if analysis is not None else first_nonfinite(result)
+        info = self.state.model
+        if info is not None:
+            self.attribution.set_choices(info.tree.convolutions(), result.predictions)
+        if analysis is not None:
+            self.nonfinite = analysis.nonfinite
+        else:
+            from inspector.core.diagnostics import first_nonfinite
+
+            self.nonfinite = first_nonfinite(result)
         model = self.window.layer_model
         if self.nonfinite:
             key, direction = self.nonfinite
             layer = key.split(":")[0]
             model.set_highlight(layer if layer in model.paths() else None)
-            self.window.statusBar().showMessage(f"First NaN/Inf ({direction}): {key}", 0)
+            self.state.notify("warning", f"The first NaN/Inf ({direction}) is at {key}; it is marked red in "
+                                         f"the module tree.", ("Show it", lambda: self.window.show_layer(layer)))
         else:
             model.set_highlight(None)
 
     def _fill_stats_if_shown(self) -> None:
         """The statistics table (one row per capture) is filled only when it is looked at."""
-        outcome = self.window.outcome
+        outcome = self.state.outcome
         if self._stats_stale and outcome is not None and self.window.tabs.currentWidget() is self.stats:
             self.stats.show_result(outcome.result)
             self._stats_stale = False
 
     def request_attribution(self, method: str, target: str, layer) -> None:
-        w = self.window
-        if w.tree is None or not w.input_source:
+        s = self.state
+        if s.model is None or not s.input:
             self.attribution.show_error("Load a model and an input first.")
             return
         self.pending_id = next(self._ids)
-        request = AttributionRequest(w.model_request, w.input_source, w.device_combo.device(), method,
-                                     target or w.target_combo.target(), layer, self.pending_id)
-        w.worker.request_attribution(request)
+        request = AttributionRequest(s.model.request, s.input, s.device, method, target or s.target, layer,
+                                     self.pending_id)
+        s.worker.request_attribution(request)
 
     def _on_attribution(self, request_id: int, found) -> None:
+        from inspector.core.export import picture
+
         if request_id != self.pending_id:
             return
-        result = self.window.outcome.result if self.window.outcome else None
-        loaded = self.window.loaded
+        outcome, info = self.state.outcome, self.state.model
+        result = outcome.result if outcome else None
         pic = None
         if result is not None and result.input is not None:
-            pic = picture(result.input, loaded.preprocess if loaded else None)
-        self.attribution.show_attribution(pic, found, loaded.labels if loaded else None)
+            pic = picture(result.input, info.preprocess if info else None)
+        self.attribution.show_attribution(pic, found, list(info.labels) if info and info.labels else None)
 
-    def _on_failed(self, request_id: int, message: str, _cancelled: bool) -> None:
-        if request_id and request_id == self.pending_id:
-            self.attribution.show_error(message)
+    def _on_failed(self, failure) -> None:
+        if failure.what == "attribution" and failure.run_id == self.pending_id:
+            self.attribution.show_error(failure.message)
 
     def manifest(self) -> dict:
-        w = self.window
-        return {"model": w.model_request.source, "weights": w.loaded.weights if w.loaded else None,
-                "input": w.input_source, "device": w.device_combo.device(),
-                "layers": w.layer_model.ticked()}
+        s = self.state
+        info = s.model
+        return {"model": info.source if info else None, "weights": info.weights if info else None,
+                "seed": info.seed if info else None, "input": s.input, "device": s.device,
+                "layers": s.ticked()}
 
     def export_dialog(self) -> None:
-        if self.window.outcome is None:
-            self.window.statusBar().showMessage("Nothing to export yet: run first.", 5000)
+        if self.state.outcome is None:
+            self.state.notify("info", "Nothing to export yet: run first.")
             return
         path, _ = QFileDialog.getSaveFileName(self.window, "Export captures", "captures.npz", "NumPy (*.npz)")
         if path:
-            npz, manifest = export_npz(self.window.outcome.result, path, self.manifest())
-            self.window.statusBar().showMessage(f"Wrote {npz} and {manifest}", 8000)
+            self.export(path)
+
+    def export(self, path: str) -> None:
+        from inspector.core.export import export_npz
+
+        try:
+            npz, manifest = export_npz(self.state.outcome.result, path, self.manifest())
+        except (OSError, ValueError) as exc:
+            self.state.notify("error", f"Could not export to {path}: {exc}")
+            return
+        self.state.notify("info", f"Exported the captures to {npz} and the manifest to {manifest}.")
 
     def save_png_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Save view", "view.png", "PNG (*.png)")
         if path:
             self.save_png(path)
 
-    def save_png(self, path: str) -> Path:
+    def save_png(self, path: str) -> Path | None:
         widget = self.window.tabs.currentWidget()
-        widget.grab().save(str(path))
+        if not widget.grab().save(str(path)):
+            self.state.notify("error", f"Could not write {path}: check the folder exists and the name ends in .png.")
+            return None
+        self.state.notify("info", f"Saved the {self.window.tabs.tabText(self.window.tabs.currentIndex())} view "
+                                  f"to {Path(path).resolve()}.")
         return Path(path)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QCompleter, QWidget
 
-from inspector.core.devices import available_devices
-
 WEIGHTS = ("random", "pretrained")
+CATALOGUE = "torchvision models…"
 
 
 def searchable(combo: QComboBox) -> QComboBox:
@@ -20,37 +19,85 @@ def searchable(combo: QComboBox) -> QComboBox:
 
 
 class ModelCombo(QComboBox):
-    """demo, every torchvision classifier, and files the user opened; searchable."""
+    """demo, files the user opened and, once asked for, every torchvision classifier; searchable.
+
+    Listing torchvision's models imports torchvision (seconds), so the list is filled only
+    when the user picks its entry (sigCatalogueWanted) or types a name.
+
+    Signals
+    -------
+    sigChosen(str): a model source was picked or typed.
+    sigCatalogueWanted(): the user asked for the torchvision list.
+    """
 
     sigChosen = Signal(str)
+    sigCatalogueWanted = Signal()
 
-    def __init__(self, names: list[str], parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         searchable(self)
-        self.setMinimumContentsLength(18)
-        self.addItem("demo")
-        self.addItems(names)
-        self.activated.connect(lambda i: self.sigChosen.emit(self.itemText(i)))
-        self.lineEdit().returnPressed.connect(lambda: self.sigChosen.emit(self.currentText().strip()))
+        self.setMinimumContentsLength(14)
+        self.addItems(["demo", CATALOGUE])
+        self._shown = "demo"
+        self.activated.connect(self._on_activated)
+        self.lineEdit().returnPressed.connect(lambda: self._choose(self.currentText().strip()))
+
+    def _on_activated(self, index: int) -> None:
+        self._choose(self.itemText(index))
+
+    def _choose(self, text: str) -> None:
+        if text == CATALOGUE:
+            self.set_source(self._shown)  # keep showing what is loaded while the list comes
+            self.sigCatalogueWanted.emit()
+        elif text:
+            self.sigChosen.emit(text)
+
+    def set_catalogue(self, names: list[str]) -> None:
+        i = self.findText(CATALOGUE)
+        if i >= 0:
+            self.removeItem(i)
+        self.addItems([n for n in names if self.findText(n) < 0])
+        self.set_source(self._shown)
+        self.showPopup()
 
     def set_source(self, source: str) -> None:
+        """Show `source` (what is loaded, or being loaded)."""
+        self._shown = source
         if self.findText(source) < 0:
-            self.addItem(source)
+            self.insertItem(1, source)
         self.setCurrentIndex(self.findText(source))
 
 
 class DeviceCombo(QComboBox):
+    """The machine's devices (known once the engine has loaded) and, marked, a device asked for that it lacks."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        for info in available_devices():
-            self.addItem(f"{info.name} — {info.description}", info.name)
+        self.devices: list[tuple[str, str]] = [("cpu", "CPU")]
+        self.set_devices(self.devices)
+
+    def set_devices(self, devices: list[tuple[str, str]], current: str | None = None) -> None:
+        current = current or self.device()
+        self.devices = list(devices)
+        self.blockSignals(True)
+        self.clear()
+        for name, description in self.devices:
+            self.addItem(f"{name} — {description}", name)
+        self.blockSignals(False)
+        self.set_device(current)
 
     def device(self) -> str:
         return self.currentData() or "cpu"
 
     def set_device(self, name: str) -> None:
+        """Show `name`; one this machine lacks is shown as not available, never swapped for another."""
+        self.blockSignals(True)
         i = self.findData(name)
-        self.setCurrentIndex(i if i >= 0 else 0)
+        if i < 0:
+            self.addItem(f"{name} — not available", name)
+            i = self.count() - 1
+        self.setCurrentIndex(i)
+        self.blockSignals(False)
 
 
 class TargetCombo(QComboBox):
@@ -85,3 +132,44 @@ class TargetCombo(QComboBox):
         i = self.findData(value)
         if i >= 0:
             self.setCurrentIndex(i)
+
+
+class WeightsCombo(QComboBox):
+    """Where the weights come from; random weights show their seed, so a run can be repeated.
+
+    Signals
+    -------
+    sigChosen(str, object): ("random", seed or None for a new one) | ("pretrained", None) |
+        ("checkpoint", None) | ("seed", None): the user wants to type a seed.
+    """
+
+    sigChosen = Signal(str, object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.addItem("random", ("random", None))
+        self.addItem("pretrained", ("pretrained", None))
+        self.addItem("checkpoint…", ("checkpoint", None))
+        self.activated.connect(lambda i: self.sigChosen.emit(*self.itemData(i)))
+
+    def show_loaded(self, info) -> None:
+        """Show the loaded model's weights; offer what its source can load instead."""
+        self.blockSignals(True)
+        self.clear()
+        if info.seed is not None:
+            self.addItem(f"random (seed {info.seed})", ("random", info.seed))
+            self.addItem("random, new seed", ("random", None))
+            self.addItem("random, seed…", ("seed", None))
+        elif info.weights != "random":
+            self.addItem(info.weights, ("keep", None))
+        else:
+            self.addItem("random", ("random", None))
+        if info.kind == "torchvision":
+            pretrained = info.weights.startswith("pretrained")
+            if pretrained:
+                self.insertItem(0, info.weights, ("keep", None))
+            self.addItem("pretrained", ("pretrained", None))
+        self.addItem("checkpoint…", ("checkpoint", None))
+        self.setCurrentIndex(0)
+        self.blockSignals(False)

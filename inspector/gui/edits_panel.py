@@ -17,8 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
 from inspector.core.edits import OPS, Edit, parse_edit
 from inspector.core.errors import SpecError
 from inspector.core.keys import Key
-
-from .presets import PRESETS
+from inspector.core.presets import PRESETS
 
 EDIT_SITES = ("grad_output", "grad_input", "output", "input", "weight:grad", "bias:grad")
 
@@ -214,22 +213,31 @@ class EditsPanel(QWidget):
         if self.add_text(self.text.text()):
             self.text.clear()
 
+    def set_layer(self, layer: str | None) -> None:
+        """The form (and the presets that act on one layer) follow the layer selected in the app."""
+        if layer:
+            self.layer.setCurrentText(layer.split("#")[0])
+
     def _on_preset(self, name: str) -> None:
         k = 2.0
+        layer = self.layer.currentText().strip()
         if "by k" in name:
-            k, ok = QInputDialog.getDouble(self, name, "k", 2.0, -1e6, 1e6, 4)
+            k, ok = QInputDialog.getDouble(self, name, f"Scale the gradient of {layer or '(no layer)'} by k:",
+                                           2.0, -1e6, 1e6, 4)
             if not ok:
                 return
         self.apply_preset(name, k=k)
 
     def apply_preset(self, name: str, layer: str | None = None, k: float = 2.0) -> None:
         layer = layer or self.layer.currentText().strip()
+        make, one_layer = PRESETS[name]
         try:
-            new = PRESETS[name](self.layer_types, self.param_names, layer, k)
+            new = make(self.layer_types, self.param_names, layer, k)
         except SpecError as exc:
             self.message.setText(f"<span style='color:#b00'>{exc}</span>")
             return
-        self.message.setText(f"{name}: {len(new)} edit(s)")
+        where = f" on {layer}" if one_layer else ""
+        self.message.setText(f"{name}{where}: {len(new)} edit(s)")
         self._edits.extend(new)
         self._refill()
 

@@ -7,10 +7,13 @@ subtree. The ticked set is exactly what gets hooked.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 
-from inspector.core.layers import LayerTree
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from inspector.core.layers import LayerTree
 
 COLUMNS = ("Module", "Type", "Output shape", "Parameters", "Calls")
 
@@ -207,21 +210,3 @@ class LayerTreeModel(QAbstractItemModel):
 
     def tick_leaves(self) -> None:
         self.set_ticked({l.path for l in self._layers if l.is_leaf})
-
-
-class LayerFilterProxy(QSortFilterProxyModel):
-    """The module filter: a regex matched against each module's name, full path or type;
-    ancestors of a match stay visible."""
-
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self.setRecursiveFilteringEnabled(True)
-        self.setFilterCaseSensitivity(Qt.CaseInsensitive)
-
-    def filterAcceptsRow(self, row: int, parent: QModelIndex) -> bool:
-        regex = self.filterRegularExpression()
-        if not regex.pattern():
-            return True
-        source = self.sourceModel()
-        layer = source._layers[source.index(row, 0, parent).internalId()]
-        return any(regex.match(text).hasMatch() for text in (layer.name, layer.path, layer.type_name))

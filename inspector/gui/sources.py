@@ -1,18 +1,21 @@
-"""How the user picks a model and an input: combos, file dialogs, drag and drop, paste."""
+"""How the user picks a model, its weights and an input: choosers, file dialogs, drag and drop, paste.
+
+Each choice goes to the state; sources that run code go through the trust prompt first.
+"""
 
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QInputDialog
 
-from inspector.core.workbench import ModelRequest
+from inspector.core.requests import ModelRequest
 
-from .controls import WEIGHTS
-
-CODE_SUFFIXES = (".pt", ".pth", ".pt2", ".ts", ".jit", ".torchscript")
+MODEL_FILES = "Models (*.py *.pt *.pth *.pt2 *.ts *.jit *.torchscript)"
+INPUT_FILES = "Images and tensors (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp *.gif *.npy *.pt)"
 
 
 class SourcesMixin:
@@ -21,69 +24,76 @@ class SourcesMixin:
     def paste_image(self) -> None:
         image = QGuiApplication.clipboard().image()
         if image.isNull():
-            self.statusBar().showMessage("The clipboard holds no image.", 5000)
+            self.state.notify("info", "The clipboard holds no image.")
             return
-        path = Path(tempfile.gettempdir()) / f"inspector-paste-{next(self._run_ids)}.png"
+        path = Path(tempfile.gettempdir()) / f"inspector-paste-{time.time_ns()}.png"
         image.save(str(path))
-        self.set_input(str(path))
+        self.state.set_input(str(path))
 
     def _on_model_chosen(self, source: str) -> None:
-        if source and source != self.model_request.source:
-            weights = self.weights_combo.currentText()
-            self.load_model(ModelRequest(source, weights if weights in WEIGHTS else None))
+        from inspector.core.sources import carries_code
 
-    def _on_weights_chosen(self, index: int) -> None:
-        text = self.weights_combo.itemText(index)
-        if text == "checkpoint…":
-            path, _ = QFileDialog.getOpenFileName(self, "Weights", "", "Weights (*.safetensors *.pt *.pth *.bin)")
+        current = self.state.model.request if self.state.model else None
+        if current is not None and source == current.source:
+            return
+        if carries_code(source):
+            self.state.open_trusted(ModelRequest(source), source, "runs code to build the model")
+        else:
+            self.state.request_model(ModelRequest(source))
+
+    def _on_weights_chosen(self, kind: str, seed) -> None:
+        info = self.state.model
+        if info is None or kind == "keep":
+            return
+        request = info.request
+        if kind == "checkpoint":
+            path, _ = QFileDialog.getOpenFileName(self, f"Weights for {info.source}", "",
+                                                  "Weights (*.safetensors *.pt *.pth *.bin)")
             if not path:
+                self.weights_combo.show_loaded(info)
                 return
-            text = path
-        elif text not in WEIGHTS:
-            return  # the weights already loaded ("bundled", a checkpoint path): nothing to change
-        self.load_model(ModelRequest(self.model_request.source, text, self.model_request.trust))
+            self.state.request_model(ModelRequest(request.source, path, request.trust))
+            return
+        if kind == "seed":
+            seed, ok = QInputDialog.getInt(self, f"Random weights for {info.source}", "Seed:",
+                                           info.seed or 0, 0, 2**31 - 1)
+            if not ok:
+                self.weights_combo.show_loaded(info)
+                return
+            kind = "random"
+        self.state.request_model(ModelRequest(request.source, kind, request.trust, seed=seed))
 
-    def _on_open_model(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open model", "", "Models (*.py *.pt *.pth *.pt2 *.ts *.jit)")
+    def on_open_model(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open model", "", MODEL_FILES)
         if path:
             self.open_model_file(path)
 
-    def open_model_file(self, path: str, name: str | None = None, trusted: bool | None = None) -> None:
+    def open_model_file(self, path: str, name: str | None = None) -> None:
         if path.endswith(".py"):
             if name is None:
-                name, ok = QInputDialog.getText(self, "Model in file", "Class or factory name:")
+                name, ok = QInputDialog.getText(self, f"Model in {Path(path).name}", "Class or factory name:")
                 if not ok or not name:
                     return
-            if trusted is None and not self._confirm_code(Path(path).name, "runs this Python file"):
-                return
-            self.load_model(ModelRequest(f"{path}:{name}"))
+            self.state.open_trusted(ModelRequest(f"{path}:{name}"), Path(path).name, "runs this Python file")
         else:
-            if trusted is None:
-                trusted = self._confirm_code(Path(path).name, "can run code stored in the file")
-            if trusted:
-                self.load_model(ModelRequest(path, None, True))
+            self.state.open_trusted(ModelRequest(path), Path(path).name, "can run code stored in the file")
 
-    def _confirm_code(self, name: str, what: str) -> bool:
-        answer = QMessageBox.question(
-            self, "Trust this file?", f"Loading {name} {what}. Only continue if you trust where it came from.")
-        return answer == QMessageBox.Yes
-
-    def _on_open_input(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open input", "", "Images and tensors (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp *.gif *.npy *.pt)")
+    def on_open_input(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open input", "", INPUT_FILES)
         if path:
-            self.set_input(path)
+            self.state.set_input(path)
 
     def dragEnterEvent(self, event) -> None:
         if event.mimeData().hasUrls():
             event.acceptProposedAction()
 
     def dropEvent(self, event) -> None:
+        from inspector.core.sources import MODEL_FILE_SUFFIXES
+
         urls = event.mimeData().urls()
         if urls and urls[0].isLocalFile():
             path = urls[0].toLocalFile()
-            if path.endswith(".py") or path.endswith(CODE_SUFFIXES):
+            if path.lower().endswith(".py") or path.lower().endswith(MODEL_FILE_SUFFIXES):
                 self.open_model_file(path)
             else:
-                self.set_input(path)
-
+                self.state.set_input(path)

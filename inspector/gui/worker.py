@@ -1,20 +1,38 @@
 """The worker thread: owns the loaded model on its device; runs requests, latest wins.
 
 The GUI thread sends immutable requests. A newer request replaces one still waiting,
-so live toggling never builds a backlog. Results carry the request's run id; the window
-drops stale ones. Errors come back as messages, never as exceptions in the event loop.
+so live toggling never builds a backlog. Results carry the request's run id; the state
+drops stale ones. Errors come back as `Failure` records, never as exceptions in the
+event loop. Only plain records cross the thread: a `ModelInfo`, never the module.
+
+The engine (torch) is imported on this thread when it starts, so the window is on
+screen before it has loaded.
 """
 
 from __future__ import annotations
 
-import gc
 import threading
 import traceback
+from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from inspector.core.errors import InspectorError, RunCancelled
-from inspector.core.workbench import ModelRequest, RunRequest, Workbench
+from inspector.core.requests import ModelRequest, RunRequest
+
+from .gc_collector import GuiThreadCollector
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What went wrong, for people: `message` in one paragraph, `details` a traceback when unexpected."""
+
+    message: str
+    what: str = "run"  # load | run | attribution | engine
+    kind: str = ""  # the error class, e.g. InputError
+    run_id: int = 0
+    cancelled: bool = False
+    details: str = ""
 
 
 def describe_error(exc: BaseException) -> str:
@@ -27,33 +45,45 @@ def describe_error(exc: BaseException) -> str:
     return f"Unexpected {name}: {exc}"
 
 
+def failure(exc: BaseException, what: str, run_id: int = 0) -> Failure:
+    details = "" if isinstance(exc, InspectorError) else traceback.format_exc()
+    return Failure(describe_error(exc), what, type(exc).__name__, run_id, isinstance(exc, RunCancelled), details)
+
+
 class Worker(QObject):
     """Signals
     -------
-    sigLoaded(object, object): (LoadedModel, LayerTree) after a model (re)load.
+    sigEngineReady(object): the devices this machine has, [(name, description)], once torch is imported.
+    sigLoaded(object): a ModelInfo after a model (re)load.
     sigResult(object): a RunOutcome.
     sigAttribution(int, object): request id and an Attribution.
-    sigFailed(int, str, bool): run id (0 for a load), message, whether it was a cancel.
+    sigCatalogue(object): torchvision classifier names, when asked for.
+    sigFailed(object): a Failure.
     sigProgress(int, int): bytes done and total while weights download.
+    sigPhase(str): what the worker is doing ("" when idle).
     sigBusy(bool): a request started or finished.
     """
 
-    sigLoaded = Signal(object, object)
+    sigEngineReady = Signal(object)
+    sigLoaded = Signal(object)
     sigResult = Signal(object)
     sigAttribution = Signal(int, object)
-    sigFailed = Signal(int, str, bool)
+    sigCatalogue = Signal(object)
+    sigFailed = Signal(object)
     sigProgress = Signal(int, int)
+    sigPhase = Signal(str)
     sigBusy = Signal(bool)
     _sigWake = Signal()
 
     def __init__(self) -> None:
         super().__init__()
-        self.bench = Workbench()
+        self.bench = None  # a core Workbench, made on the worker thread by start_engine()
         self._lock = threading.Lock()
         self._pending_load: ModelRequest | None = None
         self._pending_run: RunRequest | None = None
         self._pending_device: str | None = None
         self._pending_attribution = None
+        self._pending_catalogue = False
         self._cancel = threading.Event()
         self.runs_done = 0
         self._sigWake.connect(self._on_wake)
@@ -74,70 +104,121 @@ class Worker(QObject):
             self._pending_attribution = request
         self._sigWake.emit()
 
+    def request_catalogue(self) -> None:
+        with self._lock:
+            self._pending_catalogue = True
+        self._sigWake.emit()
+
     def pending(self) -> int:
         with self._lock:
             return int(self._pending_run is not None) + int(self._pending_load is not None)
 
     def cancel(self) -> None:
-        """Stop the run in flight (within one module) and drop any waiting request."""
+        """Stop the run or download in flight (within one module) and drop any waiting request."""
         with self._lock:
             self._pending_run = None
         self._cancel.set()
 
     # -- runs on the worker thread -----------------------------------------------------
     @Slot()
+    def start_engine(self) -> None:
+        """Import the engine here, off the GUI thread; the window is already on screen."""
+        self.sigPhase.emit("Loading the engine (PyTorch)")
+        try:
+            from inspector.core.devices import available_devices
+            from inspector.core.workbench import Workbench
+
+            self.bench = Workbench()
+            devices = [(d.name, d.description) for d in available_devices()]
+        except Exception as exc:  # noqa: BLE001 - a broken install becomes a message
+            self.sigFailed.emit(failure(exc, "engine"))
+            return
+        finally:
+            self.sigPhase.emit("")
+        self.sigEngineReady.emit(devices)
+        self._on_wake()  # requests that arrived while the engine loaded
+
+    @Slot()
     def _on_wake(self) -> None:
+        if self.bench is None:
+            return  # start_engine() takes them up
         with self._lock:
             load, run, device = self._pending_load, self._pending_run, self._pending_device
-            attribution = self._pending_attribution
+            attribution, catalogue = self._pending_attribution, self._pending_catalogue
             self._pending_load = self._pending_run = self._pending_attribution = None
-        if load is None and run is None and attribution is None:
+            self._pending_catalogue = False
+        if load is None and run is None and attribution is None and not catalogue:
             return
         self._cancel.clear()
         self.sigBusy.emit(True)
         try:
-            if load is not None:
-                self._load(load, device or "cpu")
+            if catalogue:
+                self._catalogue()
+            if load is not None and not self._load(load, device or "cpu"):
+                run = None  # it was for the model that failed to load
             if run is not None:
                 self._run(run)
             if attribution is not None:
                 self._attribute(attribution)
         finally:
+            self.sigPhase.emit("")
             self.sigBusy.emit(False)
 
-    def _load(self, request: ModelRequest, device: str) -> None:
+    def _progress(self, done: int, total: int) -> None:
+        if self._cancel.is_set():
+            raise RunCancelled("Download cancelled.")
+        self.sigProgress.emit(done, total)
+
+    def _load(self, request: ModelRequest, device: str) -> bool:
+        from inspector.core.model_info import describe
+
+        self.sigPhase.emit(f"Loading {request.source}")
         try:
-            loaded, tree = self.bench.load(request, progress=self.sigProgress.emit)
+            loaded, tree = self.bench.load(request, progress=self._progress)
             self.bench.move_to(device)
+            info = describe(loaded, tree, request)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message
-            self.sigFailed.emit(0, describe_error(exc), False)
-            return
-        self.sigLoaded.emit(loaded, tree)
+            self.sigFailed.emit(failure(exc, "load"))
+            return False
+        self.sigLoaded.emit(info)
+        return True
 
     def _run(self, request: RunRequest) -> None:
+        self.sigPhase.emit("Running forward and backward")
         try:
-            outcome = self.bench.execute(request, self._cancel, progress=self.sigProgress.emit)
-        except RunCancelled:
-            self.sigFailed.emit(request.run_id, "Run cancelled.", True)
-            return
+            outcome = self.bench.execute(request, self._cancel, progress=self._progress)
         except Exception as exc:  # noqa: BLE001
             if not isinstance(exc, InspectorError):
                 traceback.print_exc()
             self._free_device_memory()
-            self.sigFailed.emit(request.run_id, describe_error(exc), False)
+            self.sigFailed.emit(failure(exc, "run", request.run_id))
             return
         self.runs_done += 1
         if outcome.tree is not None:
-            self.sigLoaded.emit(self.bench.loaded, outcome.tree)
+            from inspector.core.model_info import describe
+
+            self.sigLoaded.emit(describe(self.bench.loaded, outcome.tree, request.model))
         self.sigResult.emit(outcome)
 
     def _attribute(self, request) -> None:
+        self.sigPhase.emit(f"Attribution ({request.method})")
         try:
             found = self.bench.attribute(request)
         except Exception as exc:  # noqa: BLE001
-            self.sigFailed.emit(request.run_id, describe_error(exc), False)
+            self.sigFailed.emit(failure(exc, "attribution", request.run_id))
             return
         self.sigAttribution.emit(request.run_id, found)
+
+    def _catalogue(self) -> None:
+        self.sigPhase.emit("Listing torchvision models")
+        try:
+            from inspector.core.models import torchvision_classifiers
+
+            names = torchvision_classifiers()
+        except Exception as exc:  # noqa: BLE001
+            self.sigFailed.emit(failure(exc, "engine"))
+            return
+        self.sigCatalogue.emit(names)
 
     @staticmethod
     def _free_device_memory() -> None:
@@ -145,45 +226,6 @@ class Worker(QObject):
 
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
-
-
-class GuiThreadCollector:
-    """Python's cyclic garbage collection, run only on the GUI thread while workers exist.
-
-    Automatic collection runs in whichever thread happens to allocate. On the worker (or an
-    autograd thread running a hook) it can free garbage that holds Qt widgets, such as
-    pyqtgraph's parentless menus, destroying them off the GUI thread; that deadlocked
-    against Shiboken's main-thread deletions. So automatic collection is off and a GUI
-    timer collects with the usual thresholds. Create and stop on the GUI thread.
-    """
-
-    _running = 0
-    _was_enabled = True
-
-    def __init__(self, interval_ms: int = 250) -> None:
-        self.timer = QTimer(interval=interval_ms)
-        self.timer.timeout.connect(self.collect)
-        cls = GuiThreadCollector
-        if cls._running == 0:
-            cls._was_enabled = gc.isenabled()
-            gc.disable()
-        cls._running += 1
-        self.timer.start()
-
-    @staticmethod
-    def collect() -> None:
-        (t0, t1, t2), (c0, c1, c2) = gc.get_threshold(), gc.get_count()
-        if t0 and c0 > t0:
-            gc.collect(2 if c2 > t2 else 1 if c1 > t1 else 0)
-
-    def stop(self) -> None:
-        if not self.timer.isActive():
-            return
-        self.timer.stop()
-        cls = GuiThreadCollector
-        cls._running -= 1
-        if cls._running == 0 and cls._was_enabled:
-            gc.enable()
 
 
 class WorkerThread:
@@ -195,6 +237,7 @@ class WorkerThread:
         self.thread.setObjectName("inspector-worker")
         self.worker = Worker()
         self.worker.moveToThread(self.thread)
+        self.thread.started.connect(self.worker.start_engine)
         if start:
             self.start()
 

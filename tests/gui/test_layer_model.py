@@ -179,7 +179,7 @@ def test_tick_type_and_tick_leaves(model, tree):
 
 def make_proxy(model) -> QSortFilterProxyModel:
     """The main window's module filter."""
-    from inspector.gui.layer_model import LayerFilterProxy
+    from inspector.gui.layer_filter import LayerFilterProxy
 
     proxy = LayerFilterProxy()
     proxy.setSourceModel(model)
@@ -208,19 +208,19 @@ def test_filter_by_name_or_type_keeps_ancestors(model, tree, pattern):
     import re
 
     proxy = make_proxy(model)
-    proxy.setFilterRegularExpression(pattern)
+    proxy.set_pattern(pattern)
     regex = re.compile(pattern, re.IGNORECASE)
     matched = {l.path for l in tree.layers
                if l.path and (regex.search(l.name) or regex.search(l.path) or regex.search(l.type_name))}
     assert matched
     assert visible(proxy) == with_ancestors(matched)
-    proxy.setFilterRegularExpression("")
+    proxy.set_pattern("")
     assert visible(proxy) == set(paths(tree))
 
 
 def test_ticking_through_the_filter(model, tree):
     proxy = make_proxy(model)
-    proxy.setFilterRegularExpression("downsample")
+    proxy.set_pattern("downsample")
     layer2 = proxy.index(next(r for r in range(proxy.rowCount()) if proxy.index(r, 0).data() == "layer2"), 0)
     block = proxy.index(0, 0, layer2)
     downsample = proxy.index(0, 0, block)
@@ -236,9 +236,9 @@ def test_qabstractitemmodeltester_passes(qtlog, model, tree):
                for m in (model, proxy)]
     set_state(model, "layer1.0.conv1", Qt.Checked)
     set_state(model, "layer2", Qt.Checked)
-    proxy.setFilterRegularExpression("bn|fc")
+    proxy.set_pattern("bn|fc")
     model.set_ticked({"fc", "layer4.1.bn2"})  # a bulk change (the tester re-walks the tree per signal)
-    proxy.setFilterRegularExpression("")
+    proxy.set_pattern("")
     model.set_tree(tree, {"fc"})  # a reset
     small = build_layer_tree(torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Sequential(torch.nn.ReLU())))
     model.set_tree(small, {"1.0"})
@@ -264,13 +264,42 @@ def test_big_trees_build_filter_and_tick(qtbot, name):
     view.setModel(proxy)
     qtbot.addWidget(view)
     view.show()
-    proxy.setFilterRegularExpression("linear|conv")
+    proxy.set_pattern("linear|conv")
     view.expandAll()
     shown = visible(proxy)
     assert shown and shown < set(paths(tree))
     model.tick_leaves()
     assert set(model.ticked()) == set(tree.leaves)
-    proxy.setFilterRegularExpression("")
+    proxy.set_pattern("")
     assert visible(proxy) == set(paths(tree))
     model.set_ticked(set())
     assert model.ticked() == []
+
+
+def test_filter_accepts_the_cli_type_form(model, tree):
+    """`type:Conv2d` (and globs like `type:*Norm*`) as in `--layers`: types only, ancestors kept."""
+    proxy = make_proxy(model)
+    assert proxy.set_pattern("type:Conv2d") == ""
+    convs = {l.path for l in tree.layers if l.type_name == "Conv2d"}
+    assert len(convs) == 20  # resnet18: conv1 + 16 in blocks + 3 downsample convs
+    assert visible(proxy) == with_ancestors(convs)
+    proxy.set_pattern("type:*Norm*")
+    assert visible(proxy) == with_ancestors({l.path for l in tree.layers if l.type_name == "BatchNorm2d"})
+
+
+def test_an_invalid_pattern_says_so_under_the_box(qtbot, model, tree):
+    from PySide6.QtWidgets import QTreeView
+
+    from inspector.gui.layer_filter import LayerFilterBox
+
+    box = LayerFilterBox(model, QTreeView())
+    qtbot.addWidget(box)
+    box.show()
+    box.edit.setText("layer1.(")  # an unclosed group
+    assert box.message.isVisible()
+    assert box.message.text().startswith("Not a valid pattern: missing closing parenthesis at character 9")
+    assert visible(box.proxy) == set(paths(tree))  # everything stays listed, nothing silently vanishes
+    box.edit.setText("layer1")
+    assert not box.message.isVisible()
+    assert visible(box.proxy) == with_ancestors({p for p in paths(tree) if "layer1" in p})
+    box.close()

@@ -48,7 +48,7 @@ def test_scaling_relu_gradient_doubles_bias_and_input_gradients(ui, qtbot, toy_w
     """The tutorial's example, live: relu1's gradient x2 -> fc1's bias grad and the input grad double."""
     w = toy_window
     w.grad_site_combo.setCurrentText("bias gradient")
-    w._on_grad_site_chosen(0)
+    w.state.select_grad_site(w.grad_site_combo.currentText())
     base = ui.expect_result(qtbot, w)
     np.testing.assert_array_equal(base.result["fc1.bias:grad"], [1, 0, 3, 0])
     w.edits.panel.layer.setCurrentText("relu1")
@@ -81,7 +81,7 @@ def test_each_preset_matches_the_core_api(ui, qtbot, toy_window, preset, layer, 
 def test_zero_all_bias_gradients(ui, qtbot, toy_window):
     w = toy_window
     w.grad_site_combo.setCurrentText("bias gradient")
-    w._on_grad_site_chosen(0)
+    w.state.select_grad_site(w.grad_site_combo.currentText())
     ui.expect_result(qtbot, w)
     out = rerun_with(ui, qtbot, w, lambda: w.edits.panel.apply_preset("Zero all bias gradients"))
     assert [str(e) for e in w.edits.panel.edits()] == ["fc1.bias:grad=zero()", "fc2.bias:grad=zero()"]
@@ -146,7 +146,7 @@ def test_channel_ablation_from_the_mosaic(ui, qtbot, open_window, tiny_source, i
 def test_session_round_trip_and_headless_replay(ui, qtbot, toy_window, open_window, tmp_path, settings):
     w = toy_window
     w.grad_site_combo.setCurrentText("weight gradient")
-    w._on_grad_site_chosen(0)
+    w.state.select_grad_site(w.grad_site_combo.currentText())
     ui.expect_result(qtbot, w)
     shown = rerun_with(ui, qtbot, w, lambda: w.edits.panel.add_text("relu1:grad_input=clamp(min=0, max=2)"))
     path = save_session(w.edits.session(), tmp_path / "live.inspector.json")

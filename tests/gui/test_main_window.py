@@ -71,8 +71,8 @@ def test_run_panels_and_predictions_match_core_api(open_window, any_model, image
 
 def test_demo_first_launch_shows_first_sample(open_window):
     window = open_window(None, None)  # fresh settings: the defaults a new user gets
-    assert window.model_request.source == "demo"
-    assert window.input_source == f"sample:{list_samples()[0]}"
+    assert window.state.model.request.source == "demo"
+    assert window.state.input == f"sample:{list_samples()[0]}"
     outcome = window.first_outcome
     assert outcome.result.predictions
     labels = window.loaded.labels
@@ -111,7 +111,7 @@ def test_ticking_changes_the_hooked_set(ui, qtbot, window):
 
 
 def test_selecting_another_layer_redraws_without_a_run(qtbot, window):
-    runs, run_id = window.worker.runs_done, window.last_run_id
+    runs, run_id = window.worker.runs_done, window.state.last_run_id
     assert window.activation_panel.key == "features.0:output"
     view_index = window.proxy.mapFromSource(window.layer_model.index_of("features.3"))
     window.tree_view.setCurrentIndex(view_index)
@@ -124,8 +124,8 @@ def test_selecting_another_layer_redraws_without_a_run(qtbot, window):
     window.layer_combo.setCurrentIndex(window.layer_combo.findData("features.0"))
     assert window.activation_panel.key == "features.0:output"
     qtbot.wait(400)  # longer than the auto-run debounce
-    assert not window.auto_timer.isActive()
-    assert (window.worker.runs_done, window.last_run_id) == (runs, run_id)
+    assert not window.state.timer.isActive()
+    assert (window.worker.runs_done, window.state.last_run_id) == (runs, run_id)
 
 
 def test_linear_output_is_drawn_as_bars(window):
@@ -143,17 +143,17 @@ def test_model_that_raises_shows_a_message_and_the_next_run_works(ui, qtbot, ope
     window = open_window(ui.source(gui_files, "Fussy"), image_file, expect="failure")
     message = window.first_failure
     assert "ValueError" in message and "Fussy only takes all-zero inputs" in message
-    assert message in window.statusBar().currentMessage()
+    assert message in window.banner.text()
     assert "error:" in window.hook_log.toPlainText()
     assert window.outcome is None
 
-    window.set_input(str(gui_files / "zeros.npy"))  # fix the input
+    window.state.set_input(str(gui_files / "zeros.npy"))  # fix the input
     outcome = ui.expect_result(qtbot, window)
     assert outcome.result.captures
 
-    window.set_input(image_file)
+    window.state.set_input(image_file)
     assert "Fussy" in ui.expect_failure(qtbot, window)
-    window.load_model(ModelRequest(tiny_source))  # fix the model
+    window.state.request_model(ModelRequest(tiny_source))  # fix the model
     outcome = ui.expect_result(qtbot, window)
     assert window.loaded.source == tiny_source
     assert captured_layers(outcome) == {"features.0", "features.3", "fc"}
@@ -162,13 +162,18 @@ def test_model_that_raises_shows_a_message_and_the_next_run_works(ui, qtbot, ope
 @pytest.mark.parametrize("name, says", [("broken.png", "not an image"), ("missing.png", "not found")])
 def test_bad_input_file_shows_a_clear_message(ui, qtbot, window, gui_files, image_file, name, says):
     bad = str(gui_files / name)
-    window.set_input(bad)
+    window.state.set_input(bad)
     message = ui.expect_failure(qtbot, window)
     assert name in message and says in message
     assert "Unexpected" not in message  # a message for people, not a raw exception
-    assert message in window.statusBar().currentMessage()
-    window.set_input(image_file)
-    assert ui.expect_result(qtbot, window).result.captures
+    assert message in window.banner.text()
+    # Still on what was loaded: the state, the chooser and F5 all use the image that worked.
+    assert window.state.input == image_file and window.input_combo.currentText() == image_file
+    assert f"Still showing {image_file}" in window.banner.text()
+    window.run_action.trigger()
+    outcome = ui.expect_result(qtbot, window)
+    assert outcome.result.input.shape == (1, 3, 32, 32)
+    assert window.settings.value("input") == image_file  # the failed choice was never saved
 
 
 def wait_busy(qtbot, window) -> None:
@@ -186,12 +191,12 @@ def test_cancel_stops_a_slow_run_and_the_app_keeps_working(ui, qtbot, open_windo
     assert window.cancel_action.isEnabled()
     window.cancel_action.trigger()
     assert ui.expect_failure(qtbot, window) == "Run cancelled."
-    assert window.statusBar().currentMessage() == "Run cancelled."
+    assert window.banner.label.text() == "Run cancelled."
     assert window.worker.runs_done == runs  # the run did not complete
 
-    window.run()
+    window.state.run()
     outcome = ui.expect_result(qtbot, window)
-    assert outcome.run_id == window.last_run_id
+    assert outcome.run_id == window.state.last_run_id
     assert window.worker.runs_done == runs + 1
     assert captured_layers(outcome) == SLOW_TICKS
 
@@ -199,7 +204,7 @@ def test_cancel_stops_a_slow_run_and_the_app_keeps_working(ui, qtbot, open_windo
 def test_closing_mid_run_stops_the_worker(qtbot, open_window, slow_source, image_file):
     window = open_window(slow_source, image_file, ticks=SLOW_TICKS)
     with qtbot.waitSignal(window.worker.sigBusy, timeout=10_000, check_params_cb=lambda busy: busy):
-        window.run()
+        window.state.run()
     qtbot.wait(200)
     thread = window.worker_thread.thread
     assert thread.isRunning()
@@ -212,11 +217,11 @@ def test_settings_remember_model_input_and_ticks(ui, qtbot, open_window, gui_fil
                                                  settings_path):
     first = open_window(tiny_source, image_file)
     wide = ui.source(gui_files, "Wide")
-    first.open_model_file(str(gui_files / "models.py"), "Wide", trusted=True)
+    first.open_model_file(str(gui_files / "models.py"), "Wide")
     ui.expect_result(qtbot, first)
     assert first.loaded.source == wide
     other = str(gui_files / "other.png")
-    first.set_input(other)
+    first.state.set_input(other)
     ui.expect_result(qtbot, first)
     first.layer_model.set_ticked({"features.1", "pool"})
     outcome = ui.expect_result(qtbot, first)
@@ -225,8 +230,8 @@ def test_settings_remember_model_input_and_ticks(ui, qtbot, open_window, gui_fil
 
     again = QSettings(str(settings_path), QSettings.IniFormat)  # read back from the file
     second = open_window(settings_=again)
-    assert second.model_request.source == wide
-    assert second.input_source == other
+    assert second.state.model.request.source == wide
+    assert second.state.input == other
     assert second.input_combo.currentText() == other
     assert second.layer_model.ticked() == ["features.1", "pool"]
     assert captured_layers(second.first_outcome) == {"features.1", "pool"}

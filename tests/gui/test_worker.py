@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import pytest
+import torch
 from PySide6.QtCore import QThread
 
 from inspector.core.engine import RunSpec
@@ -25,12 +26,12 @@ def test_latest_wins_and_stale_results_are_dropped(ui, qtbot, open_window, slow_
     window.sigResultShown.connect(shown.append)
 
     with qtbot.waitSignal(worker.sigBusy, timeout=10_000, check_params_cb=lambda busy: busy):
-        window.run()
-    in_flight = window.last_run_id
+        window.state.run()
+    in_flight = window.state.last_run_id
     for _ in range(20):  # while the first run naps
-        window.run()
+        window.state.run()
     assert worker.pending() == 1
-    latest = window.last_run_id
+    latest = window.state.last_run_id
     assert latest == in_flight + 20
 
     qtbot.waitUntil(lambda: bool(shown), timeout=30_000)
@@ -47,9 +48,10 @@ def test_garbage_is_collected_on_the_gui_thread_only(ui, qtbot, open_window, gui
     worker (pyqtgraph's parentless menus in a collected cycle) deadlocked the app."""
     assert gc.isenabled()
     window = open_window(ui.source(gui_files, "Litter"), image_file)
-    code = sys.modules[type(window.loaded.module).__module__]
+    path = str((gui_files / "models.py").resolve())  # the loader runs the file as this module:
+    code = sys.modules[f"_inspector_user_{abs(hash(path))}"]
     for _ in range(3):
-        window.run()
+        window.state.run()
         ui.expect_result(qtbot, window)
     qtbot.wait(600)  # the GUI-thread collector's timer
     assert code.DELETED_IN, "nothing collected the garbage"
@@ -78,13 +80,18 @@ def test_errors_come_back_as_sigfailed(qtbot, worker_thread, gui_files, tiny_sou
     missing = str(gui_files / "nowhere.py") + ":Net"
     with qtbot.waitSignal(worker.sigFailed, timeout=20_000) as failed:
         worker.request_load(ModelRequest(missing))
-    run_id, message, cancelled = failed.args
-    assert (run_id, cancelled) == (0, False)
-    assert "Python file not found" in message and "nowhere.py" in message
+    (failure,) = failed.args
+    assert (failure.what, failure.run_id, failure.cancelled, failure.kind) == ("load", 0, False, "ModelLoadError")
+    assert "Python file not found" in failure.message and "nowhere.py" in failure.message
 
     with qtbot.waitSignal(worker.sigLoaded, timeout=20_000) as loaded:
         worker.request_load(ModelRequest(tiny_source))
-    assert loaded.args[0].source == tiny_source
+    info = loaded.args[0]
+    assert info.source == tiny_source
+    assert not any(isinstance(v, torch.nn.Module) for v in vars(info).values())  # a record, not the module
+    assert info.parameters_of("fc") == ["weight", "bias"]
+    assert info.parameters_of("features.2") == []  # the in-place ReLU owns none
+    assert dict(info.parameters)["features.0.weight"] == (8, 3, 3, 3)
 
     cases = [
         (request(tiny_source, str(gui_files / "broken.png"), run_id=5), "not an image"),
@@ -94,8 +101,9 @@ def test_errors_come_back_as_sigfailed(qtbot, worker_thread, gui_files, tiny_sou
     for req, says in cases:
         with qtbot.waitSignal(worker.sigFailed, timeout=20_000) as failed:
             worker.request_run(req)
-        assert failed.args[0] == req.run_id and failed.args[2] is False
-        assert says in failed.args[1]
+        (failure,) = failed.args
+        assert failure.run_id == req.run_id and failure.cancelled is False and failure.what == "run"
+        assert says in failure.message
 
     with qtbot.waitSignal(worker.sigResult, timeout=20_000) as result:
         worker.request_run(request(tiny_source, image_file, run_id=8))
@@ -128,7 +136,7 @@ CLOSE_MID_RUN = textwrap.dedent("""
     settings.setValue("model/source", source)
     settings.setValue("input", image)
     settings.setValue("ticks/" + source, '["conv", "naps.0", "naps.1", "naps.2", "naps.3", "fc"]')
-    window = MainWindow(settings=settings)
+    window = MainWindow(settings=settings, ask_trust=lambda _name, _what: True)
     window.auto_run.setChecked(False)
     window.show()
 
@@ -144,7 +152,7 @@ CLOSE_MID_RUN = textwrap.dedent("""
             if window.loaded is None:
                 QTimer.singleShot(20, self.start_when_loaded)
                 return
-            window.run()
+            window.state.run()
             QTimer.singleShot(300, self.close)
 
         def close(self):

@@ -1,0 +1,60 @@
+"""A loaded model as a plain, frozen record: what the app is told about the model the worker holds.
+
+The module itself never leaves the worker thread; the window gets this description
+(source, weights, kind, labels, preprocessing, layer tree, parameter names, notes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .layers import LayerTree
+from .requests import ModelRequest
+
+if TYPE_CHECKING:
+    from .models import LoadedModel
+    from .preprocess import Preprocess
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    request: ModelRequest  # what loads this very model again (with the seed that was used)
+    kind: str
+    weights: str
+    tree: LayerTree
+    parameters: tuple[tuple[str, tuple[int, ...]], ...] = ()  # named_parameters(): name, shape
+    labels: tuple[str, ...] | None = None
+    preprocess: "Preprocess | None" = None
+    input_shape: tuple[int, ...] | None = None
+    notes: tuple[str, ...] = ()
+    seed: int | None = None
+
+    @property
+    def source(self) -> str:
+        return self.request.source
+
+    @property
+    def layer_types(self) -> dict[str, str]:
+        return {l.path: l.type_name for l in self.tree.layers if l.path}
+
+    @property
+    def parameter_names(self) -> list[str]:
+        return [name for name, _ in self.parameters]
+
+    def parameters_of(self, layer: str) -> list[str]:
+        """Short names (`weight`, `bias`) of the parameters `layer` owns directly."""
+        prefix = f"{layer}." if layer else ""
+        return [name[len(prefix):] for name, _ in self.parameters
+                if name.startswith(prefix) and "." not in name[len(prefix):]]
+
+
+def describe(loaded: "LoadedModel", tree: LayerTree, request: ModelRequest) -> ModelInfo:
+    seed = getattr(loaded, "seed", None)
+    if seed is not None and "seed" in {f.name for f in dataclasses.fields(request)}:
+        request = dataclasses.replace(request, seed=seed)  # reloading gives the very same weights
+    params = tuple((name, tuple(p.shape)) for name, p in loaded.module.named_parameters())
+    return ModelInfo(request=request, kind=loaded.kind, weights=loaded.weights, tree=tree, parameters=params,
+                     labels=tuple(loaded.labels) if loaded.labels else None, preprocess=loaded.preprocess,
+                     input_shape=loaded.input_shape, notes=tuple(loaded.notes), seed=seed)

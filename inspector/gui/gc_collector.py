@@ -1,0 +1,66 @@
+"""Python's cyclic garbage collection, run on the GUI thread only, and kept short.
+
+Automatic collection runs in whichever thread happens to allocate. On the worker (or an
+autograd thread running a hook) it can free garbage that holds Qt widgets, such as
+pyqtgraph's parentless menus, destroying them off the GUI thread; that deadlocked
+against Shiboken's main-thread deletions. So automatic collection is off and a GUI
+timer collects with the usual thresholds.
+
+A full collection walks every tracked object: ~190 ms once torch, torchvision and the app
+are imported (~390k objects), a stall the user sees. What modules create at import lives
+as long as the process, so `freeze_imports()` moves it out of the collector's reach
+(`gc.freeze()`) whenever new modules were imported; a full collection then takes well under
+a millisecond.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+
+from PySide6.QtCore import QTimer
+
+_frozen_at = 0  # len(sys.modules) at the last freeze
+
+
+def freeze_imports() -> bool:
+    """Freeze what exists now if modules were imported since the last freeze (GUI thread)."""
+    global _frozen_at
+    if len(sys.modules) <= _frozen_at:
+        return False
+    gc.collect()  # garbage made while importing is freed, not frozen
+    gc.freeze()
+    _frozen_at = len(sys.modules)
+    return True
+
+
+class GuiThreadCollector:
+    """Collect on a GUI timer while workers exist; create and stop on the GUI thread."""
+
+    _running = 0
+    _was_enabled = True
+
+    def __init__(self, interval_ms: int = 250) -> None:
+        self.timer = QTimer(interval=interval_ms)
+        self.timer.timeout.connect(self.collect)
+        cls = GuiThreadCollector
+        if cls._running == 0:
+            cls._was_enabled = gc.isenabled()
+            gc.disable()
+        cls._running += 1
+        self.timer.start()
+
+    @staticmethod
+    def collect() -> None:
+        (t0, t1, t2), (c0, c1, c2) = gc.get_threshold(), gc.get_count()
+        if t0 and c0 > t0:
+            gc.collect(2 if c2 > t2 else 1 if c1 > t1 else 0)
+
+    def stop(self) -> None:
+        if not self.timer.isActive():
+            return
+        self.timer.stop()
+        cls = GuiThreadCollector
+        cls._running -= 1
+        if cls._running == 0 and cls._was_enabled:
+            gc.enable()

@@ -1,0 +1,81 @@
+"""The module tree's filter: a regular expression on name, path or type, or the CLI's `type:Conv2d`.
+
+A pattern that is not a valid regular expression says so under the box (the tree then
+shows everything) instead of silently matching nothing.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+from PySide6.QtCore import QModelIndex, QRegularExpression, QSortFilterProxyModel, Qt
+from PySide6.QtWidgets import QLabel, QLineEdit, QTreeView, QVBoxLayout, QWidget
+
+
+class LayerFilterProxy(QSortFilterProxyModel):
+    """Keeps modules whose name, full path or type match; ancestors of a match stay visible."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setRecursiveFilteringEnabled(True)
+        self.type_glob: str | None = None
+        self.regex = QRegularExpression()
+
+    def set_pattern(self, text: str) -> str:
+        """Filter by `text`; returns a message for the user ('' when the pattern is fine)."""
+        text = text.strip()
+        message = ""
+        changing = hasattr(self, "beginFilterChange")  # Qt >= 6.10; invalidateFilter() before
+        if changing:
+            self.beginFilterChange()
+        self.type_glob, self.regex = None, QRegularExpression()
+        if text.startswith("type:"):
+            self.type_glob = text[5:].strip() or "*"
+        elif text:
+            regex = QRegularExpression(text, QRegularExpression.CaseInsensitiveOption)
+            if regex.isValid():
+                self.regex = regex
+            else:
+                message = (f"Not a valid pattern: {regex.errorString()} at character "
+                           f"{regex.patternErrorOffset() + 1}. Showing every module.")
+        self.endFilterChange() if changing else self.invalidateFilter()
+        return message
+
+    def filterAcceptsRow(self, row: int, parent: QModelIndex) -> bool:
+        source = self.sourceModel()
+        layer = source._layers[source.index(row, 0, parent).internalId()]
+        if self.type_glob is not None:
+            return fnmatch.fnmatchcase(layer.type_name, self.type_glob)
+        if not self.regex.pattern():
+            return True
+        return any(self.regex.match(text).hasMatch() for text in (layer.name, layer.path, layer.type_name))
+
+
+class LayerFilterBox(QWidget):
+    """Filter box, its message line and the module tree view."""
+
+    def __init__(self, layer_model, tree_view: QTreeView, parent=None) -> None:
+        super().__init__(parent)
+        self.proxy = LayerFilterProxy(self)
+        self.proxy.setSourceModel(layer_model)
+        self.tree_view = tree_view
+        tree_view.setModel(self.proxy)
+        self.edit = QLineEdit(placeholderText="Filter: name, path or type (regex), or type:Conv2d")
+        self.edit.setClearButtonEnabled(True)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #b3261e;")
+        self.message.hide()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.edit)
+        layout.addWidget(self.message)
+        layout.addWidget(tree_view)
+        self.edit.textChanged.connect(self.set_pattern)
+
+    def set_pattern(self, text: str) -> None:
+        message = self.proxy.set_pattern(text)
+        self.message.setText(message)
+        self.message.setVisible(bool(message))
+        if text and not message:
+            self.tree_view.expandAll()

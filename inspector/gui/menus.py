@@ -1,0 +1,92 @@
+"""The menu bar a desktop user expects: File, View (every dock, reset layout, layers), Help."""
+
+from __future__ import annotations
+
+import platform
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QMessageBox
+
+SHORTCUTS = (
+    ("F5", "Run"), ("Esc", "Cancel the run or download"), ("Ctrl+O", "Open model…"), ("Ctrl+I", "Open input…"),
+    ("Ctrl+V", "Paste an image as the input"), ("Ctrl+S", "Save session…"), ("Ctrl+L", "Load session…"),
+    ("Ctrl+E", "Export captures…"), ("Alt+Down / Alt+Up", "Next / previous layer"), ("Ctrl+Q", "Quit"),
+)
+
+
+def _action(window, menu, text: str, slot, shortcut: str | None = None) -> QAction:
+    action = QAction(text, window)
+    if shortcut:
+        action.setShortcut(QKeySequence(shortcut))
+    action.triggered.connect(slot)
+    menu.addAction(action)
+    window.addAction(action)  # shortcuts work while the menu bar is hidden or a dock has focus
+    return action
+
+
+def build_menus(window) -> None:
+    bar = window.menuBar()
+    file = bar.addMenu("&File")
+    window.open_model_action = _action(window, file, "Open model…", window.on_open_model, "Ctrl+O")
+    window.open_input_action = _action(window, file, "Open input…", window.on_open_input, "Ctrl+I")
+    window.paste_action = _action(window, file, "Paste image", window.paste_image, QKeySequence.Paste)
+    file.addSeparator()
+    _action(window, file, "Save session…", window.edits.save_dialog, "Ctrl+S")
+    _action(window, file, "Load session…", window.edits.load_dialog, "Ctrl+L")
+    file.addSeparator()
+    _action(window, file, "Export captures (.npz + manifest)…", window.analysis.export_dialog, "Ctrl+E")
+    _action(window, file, "Save current view as PNG…", window.analysis.save_png_dialog)
+    file.addSeparator()
+    _action(window, file, "Quit", window.close, "Ctrl+Q")
+
+    view = bar.addMenu("&View")
+    for dock in window.findChildren(QDockWidget):
+        view.addAction(dock.toggleViewAction())
+    view.addSeparator()
+    _action(window, view, "Next layer", lambda: window.step_layer(1), "Alt+Down")
+    _action(window, view, "Previous layer", lambda: window.step_layer(-1), "Alt+Up")
+    view.addSeparator()
+    _action(window, view, "Reset layout", window.reset_layout)
+
+    help_ = bar.addMenu("&Help")
+    _action(window, help_, "Keyboard shortcuts", lambda: show_shortcuts(window), "F1")
+    _action(window, help_, "About Network Inspector", lambda: show_about(window))
+
+
+def shortcuts_text() -> str:
+    rows = "".join(f"<tr><td><b>{keys}</b>&nbsp;&nbsp;</td><td>{what}</td></tr>" for keys, what in SHORTCUTS)
+    return f"<table>{rows}</table>"
+
+
+def versions() -> dict[str, str]:
+    """Versions of what the app runs on (torch only once the engine has loaded it)."""
+    import sys
+
+    import PySide6
+    import pyqtgraph
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("network-inspector")
+    except PackageNotFoundError:
+        ours = "source"
+    found = {"Network Inspector": ours, "Python": platform.python_version(), "PySide6": PySide6.__version__,
+             "pyqtgraph": pyqtgraph.__version__}
+    for name in ("torch", "torchvision"):
+        module = sys.modules.get(name)
+        found[name] = getattr(module, "__version__", "not loaded yet") if module else "not loaded yet"
+    return found
+
+
+def about_text() -> str:
+    rows = "".join(f"<tr><td>{k}&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in versions().items())
+    return ("<p><b>Network Inspector</b>: see inside a PyTorch network: hook modules, capture activations "
+            f"and gradients, edit them live.</p><table>{rows}</table>")
+
+
+def show_shortcuts(window) -> None:
+    QMessageBox.information(window, "Keyboard shortcuts", shortcuts_text())
+
+
+def show_about(window) -> None:
+    QMessageBox.about(window, "About Network Inspector", about_text())

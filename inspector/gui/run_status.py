@@ -1,0 +1,64 @@
+"""The status bar's run indicator: what is happening (loading, running, drawing), for how long,
+a busy bar (a progress bar while weights download), and the last run's device, time and memory."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QLabel, QProgressBar
+
+
+class RunStatus:
+    def __init__(self, bar) -> None:
+        self.phase_label = QLabel()
+        self.busy = QProgressBar()
+        self.busy.setMaximumWidth(140)
+        self.busy.setTextVisible(False)
+        self.busy.hide()
+        self.device = QLabel()
+        self.time = QLabel()
+        self.memory = QLabel()
+        for widget in (self.phase_label, self.busy, self.device, self.time, self.memory):
+            bar.addPermanentWidget(widget)
+        self.phase = ""
+        self.started = 0.0
+        self.timer = QTimer(bar, interval=200)
+        self.timer.timeout.connect(self._tick)
+
+    def set_phase(self, phase: str) -> None:
+        """Show `phase` with its elapsed time; '' when idle."""
+        if phase == self.phase:
+            return
+        if not self.phase:
+            self.started = time.perf_counter()
+        self.phase = phase
+        if phase:
+            self.busy.setRange(0, 0)  # a busy indicator until a download says how far it is
+            self.busy.show()
+            self.timer.start()
+        else:
+            self.timer.stop()
+            self.busy.hide()
+        self._tick()
+
+    def text(self) -> str:
+        return self.phase_label.text()
+
+    def _tick(self) -> None:
+        if self.phase:
+            self.phase_label.setText(f"{self.phase}… {time.perf_counter() - self.started:.1f} s")
+        else:
+            self.phase_label.setText("")
+
+    def set_progress(self, done: int, total: int) -> None:
+        if total:
+            self.busy.setRange(0, total)
+            self.busy.setValue(done)
+            self.phase_label.setText(f"{self.phase or 'Downloading'}… {done / 2**20:.0f} of {total / 2**20:.0f} MB "
+                                     f"(Esc cancels)")
+
+    def show_result(self, result) -> None:
+        self.device.setText(result.device)
+        self.time.setText(f"run {result.timings.get('total_s', 0.0) * 1000:.0f} ms")
+        self.memory.setText(f"captures {result.held_bytes() / 2**20:.1f} MB")

@@ -1,0 +1,324 @@
+"""The app's one state: what the user asked for, what is actually loaded, and the last result.
+
+Views and docks call its methods and observe its signals; they never reach into each
+other. It alone builds run requests (from what is *loaded*, never from a choice that
+failed), talks to the worker, and decides what a failure leaves behind: the model, weights
+and input that last worked stay loaded, the choosers are told to show them again, and a
+failed choice is never written to the settings.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from typing import Callable
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from inspector.core.errors import InspectorError
+from inspector.core.requests import ModelRequest, RunRequest
+
+from .notice import Notice
+from .worker import Failure, WorkerThread
+
+#: The gradient shown beside the activations: label -> site (or parameter suffix).
+GRADIENT_SITES = {"grad_output": "grad_output", "grad_input": "grad_input", "weight gradient": "weight:grad",
+                  "bias gradient": "bias:grad"}
+AUTO_RUN_LIMIT_S = 3.0
+AskTrust = Callable[[str, str], bool]  # (file or source, what loading it does) -> go on?
+
+
+class AppState(QObject):
+    """Signals
+    -------
+    sigEngineReady(object): [(device, description)] once the engine has loaded.
+    sigModelShown(object): the ModelRequest the choosers must show (being loaded, or loaded again after a failure).
+    sigModelLoaded(object): a ModelInfo, with the ticks to apply (set).
+    sigInputShown(str), sigDeviceShown(str), sigTargetShown(str), sigGradSiteShown(str): choosers to update.
+    sigTicksSet(object): ticks set by the state (a session, a restore), for the module tree.
+    sigEditsSet(object): edits set by the state (a session), for the edits panel.
+    sigLayerSelected(object): the layer shown in the Layer tab (str or None).
+    sigResult(object): a fresh RunOutcome (stale ones are dropped here).
+    sigFailed(object): a Failure worth showing.
+    sigNotice(object): a Notice for the message banner (errors, warnings, confirmations).
+    sigPhase(str): what is happening ("" when idle).
+    sigAutoRun(bool): auto-run was switched on or off.
+    """
+
+    sigEngineReady = Signal(object)
+    sigModelShown = Signal(object)
+    sigModelLoaded = Signal(object, object)
+    sigInputShown = Signal(str)
+    sigDeviceShown = Signal(str)
+    sigTargetShown = Signal(str)
+    sigGradSiteShown = Signal(str)
+    sigTicksSet = Signal(object)
+    sigEditsSet = Signal(object)
+    sigLayerSelected = Signal(object)
+    sigResult = Signal(object)
+    sigFailed = Signal(object)
+    sigNotice = Signal(object)
+    sigPhase = Signal(str)
+    sigAutoRun = Signal(bool)
+
+    def __init__(self, settings, ask_trust: AskTrust, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        from .settings_store import SettingsStore
+
+        self.store = SettingsStore(settings)
+        self.ask_trust = ask_trust
+        self.worker_thread = WorkerThread(start=False)
+        self.worker = self.worker_thread.worker
+        self._ids = itertools.count(1)
+        self.devices: list[tuple[str, str]] | None = None  # None until the engine has loaded
+        self.model = None  # ModelInfo of what is loaded
+        self.loading: ModelRequest | None = None  # asked for, not loaded yet
+        self.input = ""  # what runs use
+        self.good_input = ""  # the last input a run succeeded on
+        self.device = "cpu"
+        self.target = "auto"
+        self.ticks: frozenset[str] = frozenset()
+        self.edits: tuple = ()
+        self.layer: str | None = None
+        self.grad_site = "grad_output"
+        self.compare_shown = False
+        self.auto_run = True
+        self.outcome = None
+        self.last_run_id = 0
+        self._last_sites: frozenset[str] = frozenset()
+        self._next_ticks: set[str] | None = None  # ticks to apply when the model loads
+        self._next_target: str | None = None
+        self.timer = QTimer(self, singleShot=True, interval=0)  # changes made in one go -> one request
+        self.timer.timeout.connect(self.run)
+        w = self.worker
+        w.sigEngineReady.connect(self._on_engine_ready)
+        w.sigLoaded.connect(self._on_loaded)
+        w.sigResult.connect(self._on_result)
+        w.sigFailed.connect(self._on_failed)
+        w.sigPhase.connect(self.sigPhase)
+
+    # -- starting and stopping ------------------------------------------------------------
+    def start(self, restore: bool = True) -> None:
+        self.worker_thread.start()
+        if restore:
+            self.store.restore(self)
+        else:
+            self.request_model(ModelRequest())
+
+    def stop(self) -> None:
+        self.timer.stop()
+        self.store.save(self)
+        self.worker_thread.stop()
+
+    # -- what the user asks for -------------------------------------------------------------
+    def request_model(self, request: ModelRequest, ticks: set[str] | None = None) -> None:
+        self.loading = request
+        self._next_ticks = ticks
+        self.sigModelShown.emit(request)
+        usable = self.devices is None or self.device in dict(self.devices)
+        self.worker.request_load(request, self.device if usable else "cpu")
+
+    def open_trusted(self, request: ModelRequest, name: str, what: str) -> bool:
+        """Load a source that runs code, after the user said they trust it."""
+        if not self.ask_trust(name, what):
+            self.notify("info", f"Not loaded: {name}. Nothing was run.")
+            return False
+        self.request_model(replace(request, trust=True))
+        return True
+
+    def set_input(self, source: str) -> None:
+        source = source.strip()
+        if source and source != self.input:
+            self.input = source
+            self.sigInputShown.emit(source)
+            self.schedule_run()
+
+    def set_device(self, name: str) -> None:
+        self.device = name
+        self.sigDeviceShown.emit(name)
+        if self.devices is not None and name not in dict(self.devices):
+            self.notify("warning", f"This machine has no device {name!r} (it has {', '.join(dict(self.devices))}). "
+                                   f"Runs wait until you pick one.", ("Use the CPU", lambda: self.set_device("cpu")))
+            return
+        self.schedule_run()
+
+    def set_target(self, target: str) -> None:
+        self.target = target
+        self.schedule_run()
+
+    def set_ticks(self, ticks) -> None:
+        ticks = frozenset(ticks)
+        if ticks != self.ticks:
+            self.ticks = ticks
+            if self.model is not None:
+                self.store.save_ticks(self.model.source, ticks)
+            self.schedule_run()
+
+    def set_edits(self, edits) -> None:
+        edits = tuple(edits)
+        if edits != self.edits:
+            self.edits = edits
+            self.schedule_run(force=True)
+
+    def select_layer(self, layer: str | None) -> None:
+        if layer != self.layer:
+            self.layer = layer
+            self.sigLayerSelected.emit(layer)
+
+    def select_grad_site(self, label: str) -> None:
+        self.grad_site = GRADIENT_SITES[label] if label in GRADIENT_SITES else label
+        self.sigGradSiteShown.emit(self.grad_site)
+        if self.outcome is None or not self.sites() <= self._last_sites:
+            self.schedule_run(force=True)
+
+    def set_compare_shown(self, shown: bool) -> None:
+        self.compare_shown = shown
+        if shown and self.edits_active() and self.outcome is not None and self.outcome.result.input_grad is None:
+            self.schedule_run(force=True)  # the comparison shows the input gradient too
+
+    def set_auto_run(self, on: bool) -> None:
+        if on != self.auto_run:
+            self.auto_run = on
+            self.sigAutoRun.emit(on)
+
+    def notify(self, level: str, text: str, action=None, details: str = "") -> None:
+        self.sigNotice.emit(Notice(level, text, details, action))
+
+    # -- runs ------------------------------------------------------------------------------
+    def ticked(self) -> list[str]:
+        """The ticked layers in model order."""
+        if self.model is None:
+            return sorted(self.ticks)
+        return [l.path for l in self.model.tree.layers if l.path in self.ticks]
+
+    def edits_active(self) -> bool:
+        return any(e.enabled for e in self.edits)
+
+    def sites(self) -> frozenset[str]:
+        """Activations and grad_output always; grad_input or parameter gradients when shown or edited."""
+        sites = {"output", "grad_output"}
+        if self.grad_site == "grad_input":
+            sites.add("grad_input")
+        elif self.grad_site.endswith(":grad") or any(e.key.site == "grad" for e in self.edits):
+            sites.add("params")
+        return frozenset(sites)
+
+    def panel_keys(self, name: str) -> tuple[str, str]:
+        """The capture keys the Layer tab shows for layer `name` (`path` or `path#K`)."""
+        layer, _, call = name.partition("#")
+        suffix = f"#{call}" if call else ""
+        site = self.grad_site
+        grad = f"{layer}.{site}" if site.endswith(":grad") else f"{layer}:{site}{suffix}"
+        return f"{layer}:output{suffix}", grad
+
+    def build_request(self) -> RunRequest | None:
+        """What to run now: the loaded model (never a choice that failed), on what the user picked."""
+        if self.model is None or not self.input:
+            return None
+        if self.devices is not None and self.device not in dict(self.devices):
+            return None
+        from inspector.core.engine import RunSpec
+
+        compare = self.edits_active()
+        spec = RunSpec.make(self.ticked(), self.sites(), self.edits, self.target,
+                            input_grad=compare and self.compare_shown)
+        return RunRequest(self.model.request, self.input, self.device, spec, baseline=compare, analyse=True,
+                          run_id=next(self._ids))
+
+    def run(self) -> None:
+        try:
+            request = self.build_request()
+        except InspectorError as exc:
+            self.notify("error", str(exc))
+            return
+        if request is None:
+            return
+        self.last_run_id = request.run_id
+        self._last_sites = request.spec.sites
+        self.worker.request_run(request)
+
+    def schedule_run(self, force: bool = False) -> None:
+        """Run soon (coalesced) when auto-run is on, or always when `force` (an edit changed)."""
+        if self.auto_run or force:
+            self.timer.start()
+
+    def cancel(self) -> None:
+        self.timer.stop()
+        self.worker.cancel()
+
+    # -- what the worker says ---------------------------------------------------------------
+    def _on_engine_ready(self, devices) -> None:
+        from .gc_collector import freeze_imports
+
+        freeze_imports()
+        self.devices = list(devices)
+        self.sigEngineReady.emit(self.devices)
+        self.set_device(self.device)  # says so if a restored device is missing here
+
+    def _on_loaded(self, info) -> None:
+        from .gc_collector import freeze_imports
+
+        freeze_imports()  # modules the model's source imported (torchvision, ...) live as long as the app
+        first = self.model is None or info.source != self.model.source
+        self.model, self.loading = info, None
+        ticks = self._next_ticks
+        if ticks is None:
+            ticks = self.store.ticks(info.source)
+        if ticks is None:
+            ticks = set(self.ticks) if not first else info.tree.default_ticks()
+        self._next_ticks = None
+        self.ticks = frozenset(p for p in ticks if p in {l.path for l in info.tree.layers})
+        self.sigModelShown.emit(info.request)
+        self.sigModelLoaded.emit(info, set(self.ticks))
+        if self._next_target is not None:
+            self.target = self._next_target
+            self.sigTargetShown.emit(self.target)
+            self._next_target = None
+        if not self.input and info.preprocess is not None:
+            self.set_input(self.store.first_sample())
+        self.store.save_model(info)
+        self.schedule_run()
+
+    def _on_result(self, outcome) -> None:
+        if outcome.run_id != self.last_run_id:
+            return  # a newer request is on its way: drop the stale result
+        self.outcome = outcome
+        result = outcome.result
+        self.good_input = self.input
+        self.store.save_input(self.input, self.device)
+        total = result.timings.get("total_s", 0.0)
+        if total > AUTO_RUN_LIMIT_S and self.auto_run:
+            self.set_auto_run(False)
+            self.notify("info", f"Auto-run turned off: one run takes {total:.1f} s. Press F5 to run.")
+        self.sigResult.emit(outcome)
+
+    def _on_failed(self, failure: Failure) -> None:
+        if failure.what == "run" and failure.run_id and failure.run_id != self.last_run_id:
+            return  # a newer run is on its way
+        if failure.what == "load":
+            self._load_failed(failure)
+        elif failure.what == "run" and failure.kind == "InputError" and self.good_input \
+                and self.input != self.good_input:
+            bad, self.input = self.input, self.good_input
+            self.sigInputShown.emit(self.input)
+            self.notify("error", f"Could not open {bad}: {failure.message} Still showing {self.input}.",
+                        details=failure.details)
+        elif failure.cancelled:
+            self.notify("info", failure.message)
+        elif failure.what != "attribution":
+            self.notify("error", failure.message, details=failure.details)
+        self.sigFailed.emit(failure)
+
+    def _load_failed(self, failure: Failure) -> None:
+        asked, self.loading = self.loading, None
+        name = asked.source if asked else "the model"
+        if self.model is not None:
+            self.sigModelShown.emit(self.model.request)
+            self.notify("error", f"Could not load {name}: {failure.message} Still on {self.model.source} "
+                                 f"({self.model.weights}).", details=failure.details)
+        elif asked is not None and asked != ModelRequest():
+            self.notify("error", f"Could not load {name}: {failure.message} Opened the demo model instead.",
+                        details=failure.details)
+            self.request_model(ModelRequest())
+        else:
+            self.notify("error", f"Could not load {name}: {failure.message}", details=failure.details)
