@@ -28,7 +28,7 @@ class EditsController(QObject):
         self.panel = EditsPanel()
         self.compare = CompareView()
         window.tabs.addTab(self.compare, "Compare")
-        self.dock = window._dock("Edits", self.panel, Qt.RightDockWidgetArea)
+        self.dock = window._dock("Edits", self.panel, Qt.RightDockWidgetArea, scroll=True)
         self.panel.sigEditsChanged.connect(state.set_edits)
         state.sigEditsSet.connect(self._on_edits_set)
         window.activation_panel.sigChannelClicked.connect(self._on_channel_clicked)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QLabel, QMainWindow, QMessageBox,
-                               QSplitter, QTabWidget, QTreeView, QVBoxLayout, QWidget)
+                               QScrollArea, QSplitter, QTabWidget, QTreeView, QVBoxLayout, QWidget)
 
 from inspector.core.samples import list_samples
 
@@ -151,7 +151,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         side_layout.addWidget(self.input_view)
         side_layout.addWidget(QLabel("<b>Predictions</b>"))
         side_layout.addWidget(self.predictions)
-        self.side_dock = self._dock("Input and predictions", side, Qt.RightDockWidgetArea)
+        self.side_dock = self._dock("Input and predictions", side, Qt.RightDockWidgetArea, scroll=True)
         self.hook_log = HookLog()
         self.log_dock = self._dock("Hook log", self.hook_log, Qt.BottomDockWidgetArea)
         self.resizeDocks([self.log_dock], [110], Qt.Vertical)
@@ -159,9 +159,16 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.setMinimumSize(*MIN_SIZE)
         self.resize(1280, 800)
 
-    def _dock(self, title: str, widget: QWidget, area) -> QDockWidget:
+    def _dock(self, title: str, widget: QWidget, area, scroll: bool = False) -> QDockWidget:
+        """A dock; with `scroll`, its content scrolls rather than forcing the window taller than the screen."""
         dock = QDockWidget(title, self)
         dock.setObjectName(title.replace(" ", "_"))
+        if scroll:
+            area_widget = QScrollArea()
+            area_widget.setWidgetResizable(True)
+            area_widget.setFrameShape(QScrollArea.NoFrame)
+            area_widget.setWidget(widget)
+            widget = area_widget
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
         return dock

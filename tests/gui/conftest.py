@@ -67,6 +67,24 @@ class Fussy(Tiny):
         return super().forward(x)
 
 
+class Poison(nn.Module):
+    """Multiplies by NaN: every value after it is NaN."""
+
+    def forward(self, x):
+        return x * float("nan")
+
+
+class Nan(Tiny):
+    """Tiny with a NaN poured in after features.3: the first non-finite capture is poison:output."""
+
+    def __init__(self):
+        super().__init__()
+        self.poison = Poison()
+
+    def forward(self, x):
+        return self.fc(self.flatten(self.pool(self.poison(self.features(x)))))
+
+
 class Canary:
     """Lives in a reference cycle, so only the cyclic garbage collector frees it."""
 

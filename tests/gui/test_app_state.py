@@ -1,0 +1,202 @@
+"""The app as a product: one state, failures that leave what is loaded, errors people see,
+menus, the device a session asks for, what the form and presets act on. (Issue 11's items.)"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QDockWidget
+
+from inspector.core.requests import ModelRequest
+
+
+def test_a_model_that_fails_to_load_leaves_the_loaded_one(ui, qtbot, window, gui_files, tiny_source, settings):
+    """Item 1: the chooser shows what is loaded, F5 re-runs it, the failed file is not run again or saved."""
+    broken = gui_files / "broken_model.py"
+    broken.write_text("import sys\nsys.modules.setdefault('BROKEN_RUNS', []).append(1)\nraise RuntimeError('boom')\n")
+    window.model_combo.setCurrentText(f"{broken}:Net")
+    window.model_combo.lineEdit().returnPressed.emit()  # typed and Enter, as a user would
+    message = ui.expect_failure(qtbot, window)
+    assert "boom" in message and str(broken) in message
+    assert window.model_combo.currentText() == tiny_source
+    assert window.state.model.source == tiny_source and window.state.loading is None
+    assert f"Still on {tiny_source}" in window.banner.text()
+    runs_of_file = len(sys.modules["BROKEN_RUNS"])
+    window.run_action.trigger()  # F5
+    outcome = ui.expect_result(qtbot, window)
+    assert {c.key.layer for c in outcome.result.captures.values()} == {"features.0", "features.3", "fc"}
+    assert len(sys.modules["BROKEN_RUNS"]) == runs_of_file  # the failed file was not executed again
+    settings.sync()
+    assert settings.value("model/source") == tiny_source
+
+
+def test_a_saved_code_source_asks_for_trust_at_launch(ui, qtbot, open_window, tiny_source, image_file, settings):
+    """Item 1: on the next launch nothing that runs code loads without the trust prompt."""
+    settings.setValue("model/source", tiny_source)
+    settings.setValue("model/trust", True)  # what older versions wrote: never honoured now
+    settings.setValue("input", image_file)
+    asked = []
+
+    from inspector.gui.main_window import MainWindow
+
+    window = MainWindow(settings=settings, ask_trust=lambda name, what: asked.append((name, what)) or False)
+    window.show()
+    outcome = ui.expect_result(qtbot, window)
+    try:
+        assert asked and asked[0][0] == tiny_source and "runs code" in asked[0][1]
+        assert window.state.model.source == "demo"  # refused: the demo, nothing of the file was run
+        assert outcome.result.input.shape == (1, 3, 64, 64)
+    finally:
+        window.close()
+        window.deleteLater()
+
+
+def test_a_saved_choice_that_no_longer_loads_falls_back_to_the_demo(ui, qtbot, open_window, gui_files):
+    gone = str(gui_files / "deleted_since.py") + ":Net"
+    window = open_window(gone, None, expect="failure")
+    assert "Python file not found" in window.first_failure
+    ui.expect_result(qtbot, window)
+    assert window.state.model.source == "demo"
+    assert window.model_combo.currentText() == "demo"
+    assert "Could not load" in window.banner.text() and "Opened the demo model instead" in window.banner.text()
+    assert window.banner.notice.level == "error"
+
+
+def test_switching_to_a_parameter_the_layer_lacks_says_so(ui, qtbot, open_window):
+    """Item 2: demo's conv1 has no bias; the gradient panel says so instead of an old picture."""
+    window = open_window("demo", "sample:star", {"conv1", "bn1"})
+    window.show_layer("conv1")
+    window.grad_site_combo.setCurrentText("bias gradient")
+    window.grad_site_combo.activated.emit(window.grad_site_combo.currentIndex())
+    ui.expect_result(qtbot, window)
+    assert window.gradient_panel.mosaic is None
+    assert "conv1 has no bias parameter (it has weight)" in window.gradient_panel.stats.text()
+    window.grad_site_combo.setCurrentText("weight gradient")
+    window.grad_site_combo.activated.emit(window.grad_site_combo.currentIndex())
+    assert window.gradient_panel.key == "conv1.weight:grad"  # captured already: drawn without a run
+
+
+def test_the_form_and_presets_follow_the_selected_layer(ui, qtbot, window):
+    """Item 4: the Edits form follows the Layer tab; a one-layer preset names the layer it changed."""
+    window.show_layer("features.3")
+    panel = window.edits.panel
+    assert panel.layer.currentText() == "features.3"
+    panel.apply_preset("Clamp layer grad_output ≥ 0")
+    out = ui.expect_result(qtbot, window)
+    assert [str(e) for e in panel.edits()] == ["features.3:grad_output=clamp(min=0)"]
+    assert panel.message.text() == "Clamp layer grad_output ≥ 0 on features.3: 1 edit(s)"
+    assert out.result["features.3:grad_output"].min() >= 0
+
+
+def test_a_session_device_this_machine_lacks_is_offered_the_cpu(ui, qtbot, window, tmp_path):
+    """Item 7: never a silent device change; the banner offers the CPU, runs wait until then."""
+    session = window.edits.session()
+    data = json.loads(json.dumps(session.to_dict()))
+    data["device"] = "cuda:7"
+    path = tmp_path / "gpu.inspector.json"
+    path.write_text(json.dumps(data))
+    runs = window.worker.runs_done
+    assert window.edits.load(str(path), trust=True)
+    qtbot.waitUntil(lambda: window.state.model is not None and window.state.loading is None, timeout=20_000)
+    assert window.state.device == "cuda:7"
+    assert window.device_combo.currentText() == "cuda:7 — not available"
+    assert "no device 'cuda:7'" in window.banner.text()
+    assert window.banner.action_button.isVisible() and window.banner.action_button.text() == "Use the CPU"
+    qtbot.wait(300)
+    assert window.worker.runs_done == runs  # nothing ran on a device that is not there
+    window.banner.action_button.click()
+    outcome = ui.expect_result(qtbot, window)
+    assert window.state.device == "cpu" and outcome.result.device == "cpu"
+
+
+def test_nan_is_named_and_shown(ui, qtbot, open_window, gui_files, image_file):
+    """Item 8: the first non-finite layer is named in the banner and marked in the tree."""
+    window = open_window(ui.source(gui_files, "Nan"), image_file, {"features.3", "poison", "fc"})
+    qtbot.waitUntil(lambda: window.banner.notice is not None and window.banner.notice.level == "warning")
+    assert "The first NaN/Inf (forward) is at poison:output" in window.banner.text()
+    assert window.layer_model._highlight == "poison"
+
+
+def test_errors_are_kept_copyable_with_details(qtbot, window):
+    """Item 10: an unexpected error shows the whole message and its traceback, copyable; it stays."""
+    from inspector.gui.worker import Failure
+
+    window.state._on_failed(Failure("Unexpected KeyError: 'x'", "run", "KeyError", 0, False,
+                                    "Traceback (most recent call last):\n  File ...\nKeyError: 'x'"))
+    banner = window.banner
+    assert banner.isVisible() and banner.label.text() == "Error: Unexpected KeyError: 'x'"
+    assert banner.details_button.isVisible() and not banner.details.isVisible()
+    banner.details_button.click()
+    assert banner.details.isVisible() and "Traceback" in banner.details.toPlainText()
+    banner.copy_button.click()
+    assert QGuiApplication.clipboard().text().startswith("Error: Unexpected KeyError: 'x'\n\nTraceback")
+    qtbot.wait(50)
+    assert not banner.timer.isActive()  # errors stay until closed
+    banner.close_button.click()
+    assert not banner.isVisible()
+
+
+def test_saving_a_view_and_an_export_confirm_where_they_wrote(window, tmp_path):
+    png = window.analysis.save_png(str(tmp_path / "view.png"))
+    assert png is not None and png.is_file()
+    assert f"to {png.resolve()}" in window.banner.text()
+    window.analysis.export(str(tmp_path / "caps.npz"))
+    assert (tmp_path / "caps.npz").is_file() and f"{tmp_path / 'caps.npz'}" in window.banner.text()
+    window.analysis.save_png(str(tmp_path / "no" / "such" / "folder" / "v.png"))
+    assert window.banner.notice.level == "error" and "Could not write" in window.banner.text()
+
+
+def test_a_run_shows_its_phase_and_elapsed_time(ui, qtbot, open_window, slow_source, image_file):
+    """Item 11: a busy indicator with the phase while the run is in flight."""
+    window = open_window(slow_source, image_file, ticks=ui.SLOW_TICKS)
+    window.run_action.trigger()
+    qtbot.waitUntil(lambda: window.run_status.text().startswith("Running forward and backward…"), timeout=10_000)
+    assert window.run_status.busy.isVisible()
+    ui.expect_result(qtbot, window)
+    assert window.run_status.text() == "" and not window.run_status.busy.isVisible()
+
+
+def test_menus_a_desktop_user_expects(window):
+    """Item 12: View lists every dock and resets the layout; Help; Quit; the shortcuts."""
+    menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
+    assert list(menus) == ["File", "View", "Help"]
+    view = [a.text() for a in menus["View"].actions() if a.text()]
+    docks = [d.windowTitle() for d in window.findChildren(QDockWidget)]
+    assert set(docks) <= set(view) and len(docks) == 4
+    assert {"Reset layout", "Next layer", "Previous layer"} <= set(view)
+    shortcuts = {a.text(): a.shortcut().toString() for a in window.actions()}
+    assert shortcuts["Open model…"] == "Ctrl+O" and shortcuts["Open input…"] == "Ctrl+I"
+    assert shortcuts["Save session…"] == "Ctrl+S" and shortcuts["Quit"] == "Ctrl+Q"
+    assert shortcuts["Next layer"] == "Alt+Down" and shortcuts["Previous layer"] == "Alt+Up"
+    from inspector.gui.menus import about_text, shortcuts_text
+
+    assert "PySide6" in about_text() and "torch" in about_text()
+    assert "Ctrl+O" in shortcuts_text()
+    first = window.layer_combo.currentText()
+    next(a for a in window.actions() if a.text() == "Next layer").trigger()
+    assert window.layer_combo.currentIndex() == 1 and window.activation_panel.key.startswith("features.3")
+    next(a for a in window.actions() if a.text() == "Previous layer").trigger()
+    assert window.layer_combo.currentText() == first
+    modules = window.modules_dock
+    modules.close()
+    window.reset_layout()
+    assert modules.isVisible()
+
+
+def test_the_window_fits_a_1280x800_screen(window):
+    """Item 6: minimum size at most 1200x720; at 1280x800 the status bar and every chooser are visible."""
+    hint = window.minimumSizeHint().expandedTo(window.minimumSize())
+    assert hint.width() <= 1200 and hint.height() <= 720
+    window.resize(1280, 800)
+    window.repaint()
+    assert window.statusBar().isVisible() and window.statusBar().geometry().bottom() <= 800
+    bar = window.findChild(type(window.addToolBar("probe")), "toolbar")
+    for widget in (window.model_combo, window.weights_combo, window.input_combo, window.device_combo,
+                   window.target_combo, window.auto_run):
+        assert widget.isVisible(), f"{type(widget).__name__} is pushed out of the toolbar at 1280 wide"
+        assert widget.geometry().right() <= bar.width()
