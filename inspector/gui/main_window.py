@@ -173,7 +173,14 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
+    def _arrange_docks(self) -> None:
+        """Predictions and edits share the right column as tabs (each gets its full height at 1280x800)."""
+        self.tabifyDockWidget(self.side_dock, self.edits.dock)
+        self.side_dock.raise_()
+        self.resizeDocks([self.modules_dock, self.side_dock], [250, 330], Qt.Horizontal)
+
     def _restore_layout(self) -> None:
+        self._arrange_docks()
         self.default_layout = self.saveState()
         geometry, layout = self.state.store.window()
         if geometry is not None:

@@ -1,22 +1,43 @@
-"""Regenerate the README screenshot: `python -m inspector.gui.screenshot [OUT.png]`.
+"""Pictures of the app: `python -m inspector.gui.screenshot [OUT.png] [--size WxH] [--tabs DIR] [--model M]`.
 
-Opens the app on the demo model with a sample, waits for the first run, ticks the
-residual block, and saves a picture of the window. Runs offscreen; settings go to a
-temporary folder so the user's are untouched.
+Opens the app on the demo model (or `--model`) with a sample, waits for the first run,
+shows the residual block and saves the window. `--tabs DIR` also saves every tab
+(`DIR/<size>-<tab>.png`). Settings go to a temporary folder so the user's are untouched;
+runs offscreen unless a display is set (e.g. under `xvfb-run`).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
 from pathlib import Path
 
 
+def pump(app, seconds: float) -> None:
+    """Let the app work (a run, an attribution, painting) for `seconds`."""
+    import time
+
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        app.processEvents()
+        time.sleep(0.01)
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    out = Path(argv[0] if argv else "resources/screenshot.png")
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    parser = argparse.ArgumentParser(prog="python -m inspector.gui.screenshot")
+    parser.add_argument("out", nargs="?", default="resources/screenshot.png")
+    parser.add_argument("--size", default="1500x950")
+    parser.add_argument("--tabs", help="also save every tab into this folder")
+    parser.add_argument("--model", default="demo")
+    parser.add_argument("--layers", default='["conv1", "block.conv2", "conv3", "fc"]', help="JSON list of ticks")
+    parser.add_argument("--show", default="block.conv2", help="the layer shown in the Layer tab")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    out = Path(args.out)
+    width, height = (int(v) for v in args.size.lower().split("x"))
+    if not os.environ.get("DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
@@ -24,30 +45,42 @@ def main(argv: list[str] | None = None) -> int:
 
     app = QApplication.instance() or QApplication([])
     settings = QSettings(str(Path(tempfile.mkdtemp()) / "screenshot.ini"), QSettings.IniFormat)
-    settings.setValue("model/source", "demo")
+    settings.setValue("model/source", args.model)
     settings.setValue("input", "sample:star")
-    settings.setValue("ticks/demo", '["conv1", "block.conv2", "conv3", "fc"]')
-    window = MainWindow(settings=settings)
-    window.resize(1500, 950)
+    settings.setValue(f"ticks/{args.model}", args.layers)
+    window = MainWindow(settings=settings, ask_trust=lambda _name, _what: False)
+    window.resize(width, height)
     window.show()
     shots = {"n": 0}
 
     def on_result(_outcome) -> None:
         shots["n"] += 1
         if shots["n"] == 1:
-            window.show_layer("block.conv2")
-            QTimer.singleShot(400, save)
+            window.show_layer(args.show)
+            QTimer.singleShot(600, save)
 
     def save() -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         window.grab().save(str(out))
         print(f"wrote {out}")
+        if args.tabs:
+            folder = Path(args.tabs)
+            folder.mkdir(parents=True, exist_ok=True)
+            tabs = window.tabs
+            for i in range(tabs.count()):
+                tabs.setCurrentIndex(i)
+                if tabs.tabText(i) == "Attribution":
+                    window.analysis.attribution.sigRequested.emit("gradcam", "", None)
+                pump(app, 4.0 if tabs.tabText(i) == "Attribution" else 0.5)
+                name = folder / f"{width}x{height}-{tabs.tabText(i).lower().replace(' ', '-')}.png"
+                window.grab().save(str(name))
+                print(f"wrote {name}")
         window.close()
         app.quit()
 
     window.sigResultShown.connect(on_result)
     window.sigFailedShown.connect(lambda message: print(f"error: {message}", file=sys.stderr))
-    QTimer.singleShot(120_000, app.quit)
+    QTimer.singleShot(180_000, app.quit)
     app.exec()
     return 0 if out.is_file() else 1
 
