@@ -228,7 +228,7 @@ def _report(args, result, manifest: dict) -> None:
 
 def cmd_bench(args) -> int:
     if args.gui:
-        from inspector.gui.bench_gui import main as bench_gui
+        from inspector.bench.gui import main as bench_gui
 
         report = bench_gui(args.model, repeats=args.repeats, device=args.device)
         if args.json:

@@ -30,27 +30,37 @@ def missing_platform_library() -> str | None:
             f"(Debian/Ubuntu: sudo apt install {' '.join(missing)}) and start again.")
 
 
-def run_app(argv: list[str] | None = None) -> int:
+def start_app(argv: list[str] | None = None, settings=None):
+    """The QApplication and the main window, shown at once; the engine loads behind it.
+
+    Only Qt and the app's torch-free modules are imported here: torch is imported by the
+    worker thread while the window is already on screen.
+    """
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
-    from inspector.core.allocator import keep_freed_memory
     from inspector.demo.paths import resources_dir
 
     from .main_window import MainWindow
 
-    problem = missing_platform_library()
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 1
-    keep_freed_memory()
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     app.setApplicationName("Network Inspector")
     app.setOrganizationName("NetworkInspector")
     icon = resources_dir() / "icons" / "network-inspector.png"
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))
-    window = MainWindow()
+    window = MainWindow(settings=settings)
     window.show()
-    code = app.exec()
-    return int(code)
+    return app, window
+
+
+def run_app(argv: list[str] | None = None) -> int:
+    from inspector.core.allocator import keep_freed_memory
+
+    problem = missing_platform_library()
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
+    keep_freed_memory()
+    app, _window = start_app(argv)
+    return int(app.exec())

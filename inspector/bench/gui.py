@@ -97,13 +97,13 @@ class Session:
     def __init__(self, folder: Path, source: str, input_source: str, device: str, auto_run: bool = False) -> None:
         from PySide6.QtCore import QSettings
 
-        from .main_window import MainWindow
+        from inspector.gui.main_window import MainWindow
 
         settings = QSettings(str(folder / f"{source}.ini"), QSettings.IniFormat)
         settings.setValue("model/source", source)
         settings.setValue("input", input_source)
         settings.setValue("device", device)
-        self.window = MainWindow(settings=settings)
+        self.window = MainWindow(settings=settings, ask_trust=lambda _name, _what: False)
         self.window.auto_run.setChecked(auto_run)
         self.window.resize(1400, 900)
         self.window.show()
@@ -118,14 +118,14 @@ class Session:
     def settled(self) -> bool:
         w = self.window
         done = {o.run_id for o in self.shown}
-        return not w.auto_timer.isActive() and w.worker.pending() == 0 and (
-            w.last_run_id in done or bool(self.failed))
+        return not w.state.timer.isActive() and w.worker.pending() == 0 and (
+            w.state.last_run_id in done or bool(self.failed))
 
     def run(self) -> float:
         """Press Run; seconds until the result is drawn and painted."""
         count = len(self.shown)
         start = time.perf_counter()
-        self.window.run()
+        self.window.state.run()
         _wait_until(lambda: len(self.shown) > count or bool(self.failed))
         if self.failed:
             raise RuntimeError(self.failed[-1])
@@ -192,7 +192,7 @@ def measure_stall(folder: Path, source: str, input_source: str, device: str, rep
             beat.take()
             count = len(session.shown)
             start = time.perf_counter()
-            w.run()
+            w.state.run()
             _wait_until(lambda: len(session.shown) > count or bool(session.failed))
             shown_at = time.perf_counter()
             gaps = list(beat.gaps)
@@ -218,7 +218,7 @@ def measure_run_and_switch(folder: Path, source: str, input_source: str, device:
     session = Session(folder, source, input_source, device)
     try:
         w = session.window
-        layer = late_layer(w.tree)
+        layer = late_layer(w.loaded.tree)
         w.layer_model.set_ticked({layer})
         session.run()  # warm-up
         drawn, engine = [], []
@@ -227,7 +227,7 @@ def measure_run_and_switch(folder: Path, source: str, input_source: str, device:
             engine.append(session.shown[-1].result.timings.get("total_s", 0.0))
         plain = _plain_seconds(session, input_source, repeats)
 
-        convs = [l.path for l in w.tree.layers if l.is_leaf and l.calls and l.type_name.startswith("Conv")]
+        convs = w.loaded.tree.convolutions()
         shown = sorted(set(convs[:: max(1, len(convs) // 5)] + [layer]))
         w.layer_model.set_ticked(shown)
         session.run()
@@ -272,7 +272,7 @@ def measure_mosaic(repeats: int) -> dict:
     from PySide6.QtWidgets import QApplication
 
     from inspector.core.stats import tensor_stats
-    from .tensor_panel import TensorPanel
+    from inspector.gui.tensor_panel import TensorPanel
 
     import torch
 
@@ -307,7 +307,7 @@ def measure_toggles(folder: Path, source: str, input_source: str, device: str) -
         session = Session(folder, source, input_source, device, auto_run=(mode == "auto-run"))
         try:
             w = session.window
-            layer = next(l.path for l in w.tree.layers if l.is_leaf and l.calls and l.type_name.startswith("Conv"))
+            layer = w.loaded.tree.convolutions()[0]
             if mode == "run each":
                 session.run()
             _wait_until(session.settled)
@@ -318,7 +318,7 @@ def measure_toggles(folder: Path, source: str, input_source: str, device: str) -
                 on = layer not in w.layer_model.ticked()
                 w.layer_model.set_subtree(layer, on)  # what a click on the box does
                 if mode == "run each":
-                    w.run()  # no debounce: only the worker's latest-wins keeps the queue short
+                    w.state.run()  # no debounce: only the worker's latest-wins keeps the queue short
                 state["toggles"] += 1
                 state["max_pending"] = max(state["max_pending"], w.worker.pending())
                 if state["toggles"] == 20:
@@ -338,16 +338,84 @@ def measure_toggles(folder: Path, source: str, input_source: str, device: str) -
     return out
 
 
+def measure_rapid_toggles(folder: Path, source: str, input_source: str, device: str) -> dict:
+    """The longest GUI stall while an edit is toggled 20 times in one second with every leaf ticked
+    (auto-run on: each toggle asks for a run, the worker's latest-wins drops the ones overtaken)."""
+    from PySide6.QtCore import QTimer
+
+    session = Session(folder, source, input_source, device, auto_run=True)
+    try:
+        w = session.window
+        w.layer_model.tick_leaves()
+        _wait_until(lambda: bool(session.shown) and session.settled())
+        layer = w.loaded.tree.convolutions()[-1]
+        panel = w.edits.panel
+        panel.add_text(f"{layer}:grad_output=scale(2)")
+        _wait_until(lambda: session.settled() and len(session.shown) >= 2)
+        beat = Heartbeat()
+        beat.start()
+        state = {"toggles": 0}
+
+        def toggle() -> None:
+            panel.set_enabled(0, state["toggles"] % 2 == 1)
+            state["toggles"] += 1
+            if state["toggles"] == 20:
+                clock.stop()
+
+        clock = QTimer(interval=48)
+        clock.timeout.connect(toggle)
+        clock.start()
+        _wait_until(lambda: state["toggles"] >= 20)
+        _wait_until(session.settled)
+        _pause(0.3)
+        stall = beat.take()
+        beat.stop()
+        return {"model": source, "leaves": len(w.layer_model.ticked()), "stall_s": stall}
+    finally:
+        session.close()
+
+
+def measure_launch(folder: Path, repeats: int) -> dict:
+    """Process start -> window on screen, and -> the demo's first panels drawn (median of runs)."""
+    import json
+    import subprocess
+
+    windows, panels, torch_early = [], [], []
+    for i in range(max(1, min(repeats, 3))):
+        ini = folder / f"launch-{i}.ini"
+        t0 = time.time()
+        out = subprocess.run([sys.executable, "-m", "inspector.bench.launch_probe", str(t0), str(ini)],
+                             capture_output=True, text=True, timeout=300)
+        report = json.loads(out.stdout.strip().splitlines()[-1])
+        windows.append(report["window_s"])
+        panels.append(report["panels_s"])
+        torch_early.append(report["torch_at_window"])
+    return {"window_s": statistics.median(windows), "panels_s": statistics.median(panels),
+            "torch_at_window": any(torch_early)}
+
+
 def format_table(report: dict) -> str:
-    a, b, d, e = report["stall"], report["run"], report["mosaic"], report["toggles"]
+    b, d, e = report["run"], report["mosaic"], report["toggles"]
     ms = lambda s: f"{s * 1000:.0f} ms"  # noqa: E731
+    launch = report["launch"]
     rows = [
-        ("(a) longest GUI stall, worker computing", f"{a['model']}, {a['leaves']} leaves ticked", ms(a["stall_s"]),
-         f"idle {ms(a['idle_gap_s'])}", f"{a['stall_s'] / a['run_s']:.1%} of Run->shown {a['run_s']:.2f} s "
-                                        f"(engine {a['engine_s']:.2f} s)"),
-        ("    longest stall handling the result", "panels + side views", ms(a["handle_stall_s"]), "",
-         f"{a['handle_stall_s'] / a['run_s']:.1%} of Run->shown, held {a['held_mb']:.0f} MB"),
-        ("    longest stall painting it", "", ms(a["paint_stall_s"]), "", ""),
+        ("(g) launch: process start -> window shown", "demo", ms(launch["window_s"]), "target 3000 ms",
+         "torch imported before the window" if launch["torch_at_window"] else "engine loads behind the window"),
+        ("    -> the demo's first panels drawn", "", ms(launch["panels_s"]), "", ""),
+    ]
+    for a in report["stalls"]:
+        rows += [
+            (f"(a) longest GUI stall, worker computing", f"{a['model']}, {a['leaves']} leaves ticked",
+             ms(a["stall_s"]), f"idle {ms(a['idle_gap_s'])}",
+             f"{a['stall_s'] / a['run_s']:.1%} of Run->shown {a['run_s']:.2f} s (engine {a['engine_s']:.2f} s)"),
+            ("    longest stall handling the result", "panels + side views", ms(a["handle_stall_s"]), "",
+             f"{a['handle_stall_s'] / a['run_s']:.1%} of Run->shown, held {a['held_mb']:.0f} MB"),
+            ("    longest stall painting it", "", ms(a["paint_stall_s"]), "", ""),
+        ]
+    r = report["rapid"]
+    rows.append(("(h) longest GUI stall, 20 edit toggles in 1 s", f"{r['model']}, {r['leaves']} leaves ticked",
+                 ms(r["stall_s"]), "target 50 ms", ""))
+    rows += [
         ("(b) Run pressed -> panels drawn", f"{b['model']}, {b['layer']}", ms(b["drawn_s"]),
          f"plain f+b {ms(b['plain_s'])}", f"{b['drawn_s'] / b['plain_s']:.2f}x (engine {ms(b['engine_s'])}, "
                                           f"{b['engine_s'] / b['plain_s']:.2f}x)"),
@@ -365,8 +433,8 @@ def format_table(report: dict) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 
-def main(model: str = "resnet18", stall_model: str = "resnet50", repeats: int = 5, device: str = "cpu",
-         log: Callable[[str], None] = print) -> dict:
+def main(model: str = "resnet18", stall_models: tuple[str, ...] = ("resnet50", "vit_b_16"), repeats: int = 5,
+         device: str = "cpu", log: Callable[[str], None] = print) -> dict:
     """Measure and print; returns the numbers as a dict."""
     import torch
 
@@ -376,7 +444,9 @@ def main(model: str = "resnet18", stall_model: str = "resnet50", repeats: int = 
         folder = Path(tmp)
         image = _noise_image(folder)
         report = {
-            "stall": measure_stall(folder, stall_model, image, device, repeats),
+            "launch": measure_launch(folder, repeats),
+            "stalls": [measure_stall(folder, m, image, device, repeats) for m in stall_models],
+            "rapid": measure_rapid_toggles(folder, stall_models[0], image, device),
             "run": measure_run_and_switch(folder, model, image, device, repeats),
             "mosaic": measure_mosaic(repeats),
             "toggles": measure_toggles(folder, model, image, device),

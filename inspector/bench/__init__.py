@@ -1,0 +1,1 @@
+"""The benchmarks users can run: the engine against plain PyTorch, and the app itself."""

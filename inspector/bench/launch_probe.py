@@ -1,0 +1,38 @@
+"""Launch probe: `python -m inspector.bench.launch_probe T0 SETTINGS.ini` prints JSON with the
+seconds from T0 (the parent's clock just before it started this process) to the window on
+screen and to the demo's first panels drawn, and what was imported when the window showed."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+
+def main() -> int:
+    t0, ini = float(sys.argv[1]), sys.argv[2]
+    from PySide6.QtCore import QSettings, QTimer
+
+    from inspector.gui.app import start_app
+
+    app, window = start_app([], QSettings(ini, QSettings.IniFormat))
+    app.processEvents()  # the first paint
+    report = {"window_s": time.time() - t0, "torch_at_window": "torch" in sys.modules,
+              "torchvision_at_window": "torchvision" in sys.modules}
+
+    def shown(_outcome) -> None:
+        report["panels_s"] = time.time() - t0
+        report["torchvision_at_panels"] = "torchvision" in sys.modules
+        window.close()
+        app.quit()
+
+    window.sigResultShown.connect(shown)
+    window.sigFailedShown.connect(lambda message: report.setdefault("error", message))
+    QTimer.singleShot(120_000, app.quit)
+    app.exec()
+    print(json.dumps(report))
+    return 0 if "panels_s" in report else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
