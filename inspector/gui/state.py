@@ -314,8 +314,9 @@ class AppState(QObject):
         name = asked.source if asked else "the model"
         if self.model is not None:
             self.sigModelShown.emit(self.model.request)
-            self.notify("error", f"Could not load {name}: {failure.message} Still on {self.model.source} "
-                                 f"({self.model.weights}).", details=failure.details)
+            level, what = ("info", "Stopped loading") if failure.cancelled else ("error", "Could not load")
+            self.notify(level, f"{what} {name}: {failure.message} Still on {self.model.source} "
+                               f"({self.model.weights}).", details=failure.details)
         elif asked is not None and asked != ModelRequest():
             self.notify("error", f"Could not load {name}: {failure.message} Opened the demo model instead.",
                         details=failure.details)
