@@ -9,11 +9,13 @@ import torch
 
 from .devices import resolve_device
 from .edits import Edit
-from .engine import RunSpec, run
+from .engine import run
 from .layers import LayerTree, build_layer_tree
 from .models import LoadedModel
 from .objective import Target
 from .result import RunResult
+from .runspec import RunSpec
+from .sharing import Sharing
 
 
 def layer_tree(model: LoadedModel, example: torch.Tensor | None = None) -> LayerTree:
@@ -35,12 +37,24 @@ def capture(
     device: str | torch.device | None = "cpu",
     input_grad: bool = False,
     cancel: threading.Event | None = None,
+    sharing: Sharing | None = None,
 ) -> RunResult:
-    """Run `model` on `inputs` with hooks on the layers matching `layers` (paths, globs, `all`, `type:X`)."""
+    """Run `model` on `inputs` with hooks on the layers matching `layers` (paths, globs, `all`, `type:X`).
+
+    `sharing`: what earlier runs showed about the model (inspector.core.sharing); by default the
+    one this `LoadedModel` keeps, so repeated calls share memory where that is safe."""
     dev = resolve_device(device)
     if model.device != dev:
         model.module.to(dev)
     tree = build_layer_tree(model.module)
     paths = tree.select(layers if isinstance(layers, str) else list(layers))
     spec = RunSpec.make(paths, sites, edits, target, input_grad)
-    return run(model.module, inputs, spec, model.labels, cancel)
+    return run(model.module, inputs, spec, model.labels, cancel, sharing or sharing_of(model))
+
+
+def sharing_of(model: LoadedModel) -> Sharing:
+    """The `Sharing` kept with a `LoadedModel` (made on first use; a replaced module starts afresh)."""
+    kept = model.__dict__.get("_sharing")
+    if kept is None or kept[0] is not model.module:
+        kept = model.__dict__["_sharing"] = (model.module, Sharing())
+    return kept[1]

@@ -10,52 +10,22 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
-from dataclasses import dataclass, field
-from typing import Iterable, Literal, Sequence
+from typing import Sequence
 
 import torch
 from torch import nn
 from torch.autograd.graph import get_gradient_edge
 
-from .edits import Edit, parse_edit
+from .edits import Edit
 from .errors import InspectorError, RunError, SpecError
 from .hookset import HookSet, to_numpy
-from .keys import GRAD_SITES, MODULE_SITES, SITE_CHOICES, Key
-from .objective import Target, objective, parse_target, primary_output
+from .keys import GRAD_SITES, MODULE_SITES, Key
+from .objective import objective, primary_output
 from .result import Prediction, RunResult
+from .runspec import RunSpec
+from .sharing import Sharing
 
-
-@dataclass(frozen=True)
-class RunSpec:
-    """What to capture and change in one run. Immutable, so it can cross threads as is."""
-
-    layers: tuple[str, ...] = ()
-    sites: frozenset[str] = frozenset({"output", "grad_output"})
-    edits: tuple[Edit, ...] = ()
-    target: Target = field(default_factory=Target)
-    input_grad: bool = False
-    keep: Literal["full", "stats"] = "full"
-    stats: bool = True  # per-capture statistics (off only to measure what they cost)
-
-    @classmethod
-    def make(
-        cls,
-        layers: Iterable[str] = (),
-        sites: Iterable[str] | str = ("output", "grad_output"),
-        edits: Iterable[Edit | str] = (),
-        target: str | int | Target | None = None,
-        input_grad: bool = False,
-        keep: Literal["full", "stats"] = "full",
-    ) -> "RunSpec":
-        if isinstance(sites, str):
-            sites = [s.strip() for s in sites.split(",") if s.strip()]
-        sites = frozenset(sites)
-        unknown = sorted(sites - set(SITE_CHOICES))
-        if unknown:
-            raise SpecError(f"Unknown site(s) {', '.join(unknown)}. Valid sites: {', '.join(SITE_CHOICES)}.")
-        parsed = tuple(e if isinstance(e, Edit) else parse_edit(e) for e in edits)
-        return cls(tuple(layers), sites, parsed, parse_target(target), input_grad, keep)
+__all__ = ["RunSpec", "Sharing", "predictions", "run"]
 
 
 def _check_edits(edits: Sequence[Edit], modules: dict[str, nn.Module], params: dict[str, nn.Parameter]) -> None:
@@ -90,41 +60,28 @@ def run(
     spec: RunSpec,
     labels: Sequence[str] | None = None,
     cancel: threading.Event | None = None,
+    sharing: Sharing | None = None,
 ) -> RunResult:
     """Forward (and backward when a gradient is asked for) with hooks on the chosen layers.
 
     The model keeps exactly the hooks it had before, whatever happens.
 
-    On the CPU, a capture shares memory with the tensor the model made instead of being
-    copied, once a first run has shown that the model never changes that tensor in place
-    later (an in-place ReLU or `out += identity` does). Every shared capture's version
-    counter is checked after the run; should the model change one after all (in-place
-    ops that depend on the data), the run is done once more with copies.
+    `sharing`: what earlier runs of this model have shown (see inspector.core.sharing). With
+    it, a CPU capture shares memory with the tensor the model made instead of being copied,
+    once a run has shown that the model never changes that tensor in place later. Every
+    shared capture's version counter is checked after the run; should the model change one
+    after all (in-place ops that depend on the data), the run is done once more with copies.
+    Without it (None) every capture is a copy.
     """
-    state = _SHARING.setdefault(model, _Sharing())
-    result, seen, mutated = _run_once(model, inputs, spec, labels, cancel, state.safe())
-    late = mutated & state.safe()
-    state.seen |= seen
-    state.mutated |= mutated
+    state = Sharing() if sharing is None else sharing
+    safe = state.safe()
+    result, seen, mutated = _run_once(model, inputs, spec, labels, cancel, safe)
+    late = state.learn(seen, mutated, safe)
     if late:
         result, _, _ = _run_once(model, inputs, spec, labels, cancel, state.safe())
         result.log("note", f"Ran twice: the model changed {len(late)} captured tensor(s) in place this time "
                            f"(e.g. {sorted(late)[0]}); those are copied from now on.")
     return result
-
-
-@dataclass
-class _Sharing:
-    """What runs have shown about a model: capture keys seen, and those it changes in place."""
-
-    seen: set[str] = field(default_factory=set)
-    mutated: set[str] = field(default_factory=set)
-
-    def safe(self) -> frozenset[str]:
-        return frozenset(self.seen - self.mutated)
-
-
-_SHARING: "weakref.WeakKeyDictionary[nn.Module, _Sharing]" = weakref.WeakKeyDictionary()
 
 
 def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str]) -> tuple[RunResult, set[str], set[str]]:
@@ -153,7 +110,8 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str]) -> tupl
     result.input = to_numpy(x)
 
     hooks = HookSet(modules, captured, list(spec.edits), result, cancel,
-                    keep_arrays=spec.keep == "full", with_stats=spec.stats, safe=safe)
+                    keep_arrays=spec.keep == "full", with_stats=spec.stats_in_run, safe=safe,
+                    defer_stats=spec.defers_stats)
     with hooks:
         t0 = time.perf_counter()
         with torch.set_grad_enabled(wants_grad):

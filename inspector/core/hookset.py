@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from dataclasses import replace
+from typing import Callable
 
 import torch
 from torch import nn
@@ -23,7 +24,7 @@ from .edits import Edit
 from .errors import RunCancelled, SpecError
 from .keys import Key
 from .result import Capture, RunResult
-from .stats import StatsBatch, tensor_stats
+from .stats import StatsBatch, dtype_name, tensor_stats
 
 
 def to_numpy(tensor: torch.Tensor):
@@ -63,15 +64,19 @@ class HookSet:
         result: RunResult,
         cancel: threading.Event | None = None,
         keep_arrays: bool = True,
-        with_stats: bool = True,
+        with_stats: bool | Callable[[str, str], bool] = True,
         safe: frozenset[str] = frozenset(),
+        defer_stats: bool = False,
     ) -> None:
         self.modules = modules
         self.captured = captured  # path -> module sites to capture
         self.result = result
         self.cancel = cancel
         self.keep_arrays = keep_arrays
-        self.with_stats = with_stats
+        # (layer, site) -> statistics during the run? The others are left to complete_statistics
+        # when `defer_stats`, and to nobody otherwise.
+        self.with_stats = with_stats if callable(with_stats) else (lambda _layer, _site, on=with_stats: on)
+        self.defer_stats = defer_stats
         self.safe = safe  # capture keys that may share the model's memory instead of a copy
         self.stats = StatsBatch()
         # (key, tensor, version when captured, shared?) for every CPU capture
@@ -135,6 +140,7 @@ class HookSet:
         name = str(key)
         array = None
         stats = None
+        now = self.with_stats(key.layer, key.site)
         if self.keep_arrays:
             t = tensor.detach()
             shareable = _shareable(t)
@@ -142,9 +148,11 @@ class HookSet:
             array = t.numpy() if shared else to_numpy(t)
             if shareable:
                 self._tracked.append((name, t, t._version, shared))
-            if self.with_stats:  # reduced now, read back with the others in finish_stats()
+            if now:  # reduced now, read back with the others in finish_stats()
                 self.stats.add(name, t, None if shared else torch.from_numpy(array))
-        elif self.with_stats:
+            elif self.defer_stats:  # from the array after the run (a shared one is copied before
+                self.result.stats_deferred[name] = dtype_name(t)  # an in-place module changes it)
+        elif now:
             stats = tensor_stats(tensor)
         self.result.captures[name] = Capture(key, stats, array)
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def _empty_spec():
-    from .engine import RunSpec
+    from .runspec import RunSpec
 
     return RunSpec()
 
@@ -36,6 +36,9 @@ class RunRequest:
     baseline: bool = False  # also keep a no-edit result to compare against
     analyse: bool = False  # also work out diagnostics (gradient flow, dead units, first NaN/Inf)
     run_id: int = 0
+    # The layers the visible panels show: only their statistics are computed during the run, the
+    # rest (and the diagnostics) by Workbench.finish afterwards. None: everything in the run.
+    visible: tuple[str, ...] | None = None
 
     def baseline_key(self) -> tuple:
         s = self.spec

@@ -55,6 +55,9 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
     events: list[HookEvent] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # captures stored without statistics (RunSpec.stats_now), by name -> the captured dtype;
+    # written during the run only. `complete_statistics` works them out from the arrays.
+    stats_deferred: dict[str, str] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> np.ndarray:
         return self.arrays()[key]
@@ -75,6 +78,18 @@ class RunResult:
             out["output"] = self.output
         out.update({name: c.array for name, c in self.captures.items() if c.array is not None})
         return out
+
+    def stats_pending(self) -> list[str]:
+        """Deferred captures whose statistics have not been filled in yet."""
+        return [name for name in list(self.stats_deferred) if self.captures[name].stats is None]
+
+    def set_stats(self, stats: dict[str, TensorStats]) -> None:
+        """Fill in statistics worked out later (keys only replaced, never added or removed, so a
+        thread reading the captures meanwhile sees each one either without or with them)."""
+        for name, s in stats.items():
+            capture = self.captures.get(name)
+            if capture is not None:
+                self.captures[name] = Capture(capture.key, s, capture.array)
 
     def held_bytes(self) -> int:
         return sum(a.nbytes for a in self.arrays().values())

@@ -69,7 +69,7 @@ def from_moments(tensor: torch.Tensor, row: list[float], shape: tuple[int, ...] 
     not finite or cannot be trusted to ~1e-5. `shape`, `dtype`: what to report when `tensor` is
     a (converted) copy of the captured tensor."""
     shape = tuple(tensor.shape) if shape is None else shape
-    dtype = _dtype_name(tensor) if dtype is None else dtype
+    dtype = dtype_name(tensor) if dtype is None else dtype
     n = tensor.numel()
     total, squares, lo, hi, nonzero = row
     mean = total / n
@@ -90,11 +90,11 @@ def from_moments(tensor: torch.Tensor, row: list[float], shape: tuple[int, ...] 
 def tensor_stats(tensor: torch.Tensor) -> TensorStats:
     """Statistics over the finite values; NaN and Inf are counted, not averaged in."""
     if tensor.numel() == 0:
-        return _empty_stats(tuple(tensor.shape), _dtype_name(tensor))
+        return _empty_stats(tuple(tensor.shape), dtype_name(tensor))
     return from_moments(tensor, moments(tensor).tolist())
 
 
-def _dtype_name(tensor: torch.Tensor) -> str:
+def dtype_name(tensor: torch.Tensor) -> str:
     return str(tensor.dtype).removeprefix("torch.")
 
 
@@ -116,16 +116,19 @@ class StatsBatch:
         # name -> (shape, dtype name, the values at capture time, row or -1 when empty)
         self._pending: dict[str, tuple[tuple[int, ...], str, torch.Tensor, int]] = {}
 
-    def add(self, name: str, tensor: torch.Tensor, values: torch.Tensor | None = None) -> None:
+    def add(self, name: str, tensor: torch.Tensor, values: torch.Tensor | None = None,
+            dtype: str | None = None) -> None:
         """`values`: the capture's values when `tensor` may change later (a copy was kept);
         None when the capture shares `tensor`'s memory. Only `values` is held, so a copied
-        tensor (a GPU activation) can be freed before the run ends."""
+        tensor (a GPU activation) can be freed before the run ends. `dtype`: the name to report
+        when `tensor` is a converted copy (a bfloat16 capture kept as float32)."""
         t = tensor.detach()
         row = -1
         if t.numel():
             row = len(self._rows)
             self._rows.append(moments(t))
-        self._pending[name] = (tuple(t.shape), _dtype_name(t), t if values is None else values, row)
+        dtype = dtype_name(t) if dtype is None else dtype
+        self._pending[name] = (tuple(t.shape), dtype, t if values is None else values, row)
 
     def keep_values(self, name: str, values: torch.Tensor) -> None:
         """A shared capture was copied before the model changes it: its values live there now."""

@@ -14,21 +14,53 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from .devices import resolve_device
-from .engine import RunSpec, run
+from .deferred import complete_statistics, with_statistics
+from .engine import run
 from .inputs import load_input
 from .layers import LayerTree, build_layer_tree
 from .models import LoadedModel, load_model
 from .requests import AttributionRequest, ModelRequest, RunRequest
 from .result import RunResult
+from .sharing import Sharing
+from .stats import TensorStats
 
 
 @dataclass
 class RunOutcome:
+    """What `Workbench.execute` returns: plain data (numpy arrays and records), safe to hand to
+    another thread. With `RunRequest.visible` set, captures of other layers have no statistics
+    and `analysis` is None until a `StatsUpdate` from `Workbench.finish` is applied."""
+
     run_id: int
     result: RunResult
     baseline: RunResult | None = None
     tree: LayerTree | None = None  # set when the model was (re)loaded for this run
     analysis: "Analysis | None" = None
+    analyse: bool = False  # diagnostics were asked for (they come with the StatsUpdate when deferred)
+
+    @property
+    def complete(self) -> bool:
+        """Every capture has its statistics (and the diagnostics are here when asked for)."""
+        return not self.result.stats_pending() and not (self.baseline and self.baseline.stats_pending())
+
+
+@dataclass(frozen=True)
+class StatsUpdate:
+    """What `Workbench.finish` works out after a run: the deferred statistics of the result and
+    of its baseline (by capture name), and the diagnostics. Plain data."""
+
+    run_id: int
+    stats: dict[str, TensorStats]
+    baseline_stats: dict[str, TensorStats]
+    analysis: "Analysis | None" = None
+
+    def apply(self, outcome: RunOutcome) -> None:
+        """Fill the statistics and diagnostics into `outcome` (on the thread that reads it)."""
+        outcome.result.set_stats(self.stats)
+        if outcome.baseline is not None and outcome.baseline is not outcome.result:
+            outcome.baseline.set_stats(self.baseline_stats)
+        if self.analysis is not None:
+            outcome.analysis = self.analysis
 
 
 @dataclass(frozen=True)
@@ -56,6 +88,7 @@ class Workbench:
         self._input: torch.Tensor | None = None
         self._baseline_key: tuple | None = None
         self._baseline: RunResult | None = None
+        self.sharing = Sharing()  # what runs have shown about the loaded model (see core.sharing)
 
     def load(self, request: ModelRequest, progress=None) -> tuple[LoadedModel, LayerTree]:
         """Load (or keep) the model; the layer tree comes from one small run at its default input."""
@@ -67,6 +100,7 @@ class Workbench:
             self._device = torch.device("cpu")
             self._input_key = self._baseline_key = None
             self._input = self._baseline = None
+            self.sharing = Sharing()
         return self.loaded, self.tree
 
     def move_to(self, device: str) -> torch.device:
@@ -89,19 +123,34 @@ class Workbench:
         loaded, tree = self.load(request.model, progress)
         self.move_to(request.device)
         x = self.input_tensor(request.input)
-        result = run(loaded.module, x, request.spec, loaded.labels, cancel)
+        spec = request.spec if request.visible is None else replace(request.spec, stats_now=tuple(request.visible))
+        result = run(loaded.module, x, spec, loaded.labels, cancel, self.sharing)
         baseline = None
         if request.baseline:
             key = request.baseline_key()
             if not any(e.enabled for e in request.spec.edits):
                 self._baseline_key, self._baseline = key, result
             elif key != self._baseline_key or self._baseline is None:
-                plain = replace(request.spec, edits=())
-                self._baseline = run(loaded.module, x, plain, loaded.labels, cancel)
+                plain = replace(spec, edits=())
+                self._baseline = run(loaded.module, x, plain, loaded.labels, cancel, self.sharing)
                 self._baseline_key = key
             baseline = self._baseline
-        return RunOutcome(request.run_id, result, baseline, tree if fresh else None,
-                          Analysis.of(result) if request.analyse else None)
+        analysis = Analysis.of(result) if request.analyse and not spec.defers_stats else None
+        return RunOutcome(request.run_id, result, baseline, tree if fresh else None, analysis,
+                          analyse=request.analyse)
+
+    def finish(self, outcome: RunOutcome, cancel: threading.Event | None = None) -> StatsUpdate:
+        """The statistics `execute` left out (RunRequest.visible) and the diagnostics, worked out
+        from the outcome's arrays; `outcome` is not changed (`update.apply(outcome)` fills it).
+        Raises RunCancelled when `cancel` is set (a newer run is waiting)."""
+        stats = complete_statistics(outcome.result, cancel)
+        baseline_stats = {}
+        if outcome.baseline is not None and outcome.baseline is not outcome.result:
+            baseline_stats = complete_statistics(outcome.baseline, cancel)
+        analysis = outcome.analysis
+        if analysis is None and outcome.analyse:
+            analysis = Analysis.of(with_statistics(outcome.result, stats))
+        return StatsUpdate(outcome.run_id, stats, baseline_stats, analysis)
 
     def attribute(self, request: AttributionRequest):
         """The attribution map for the loaded model and the request's input (see core.attribution)."""

@@ -4,7 +4,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from inspector.core import RunSpec, run
+from inspector.core import RunSpec, Sharing, run
 
 
 class AddsInPlace(nn.Module):
@@ -49,10 +49,11 @@ def shares(capture, tensor) -> bool:
 def test_a_tensor_changed_in_place_later_is_copied_and_the_rest_shared():
     model = AddsInPlace()
     made = made_tensors(model)
-    first = run(model, X, spec())
+    sharing = Sharing()
+    first = run(model, X, spec(), sharing=sharing)
     np.testing.assert_array_equal(first["bn:output"], BN_OUT)  # as bn returned it, before `+= 1`
     assert not any(shares(first.captures[f"{n}:output"], made[n]) for n in made)  # first run: copies
-    second = run(model, X, spec())
+    second = run(model, X, spec(), sharing=sharing)
     np.testing.assert_array_equal(second["bn:output"], BN_OUT)
     np.testing.assert_array_equal(second["relu:output"], [[[[2.0, 3.0]], [[0.0, 0.0]]]])
     np.testing.assert_array_equal(second["conv:output"], BN_OUT)
@@ -66,15 +67,16 @@ def test_in_place_change_that_depends_on_the_data_is_caught():
     model.add_in_place = False
     calls = []
     model.conv.register_forward_hook(lambda *_: calls.append(1))
-    run(model, X, spec())
-    run(model, X, spec())  # learned: nothing is changed in place, everything shared
+    sharing = Sharing()
+    run(model, X, spec(), sharing=sharing)
+    run(model, X, spec(), sharing=sharing)  # learned: nothing is changed in place, everything shared
     assert len(calls) == 2
     model.add_in_place = True  # now bn's output is changed after capture
-    result = run(model, X, spec())
+    result = run(model, X, spec(), sharing=sharing)
     np.testing.assert_array_equal(result["bn:output"], BN_OUT)
     assert len(calls) == 4  # the run was done again, with copies
     assert any("Ran twice" in e.what for e in result.events)
-    again = run(model, X, spec())
+    again = run(model, X, spec(), sharing=sharing)
     np.testing.assert_array_equal(again["bn:output"], BN_OUT)
     assert len(calls) == 5  # and remembered: once from now on
 
@@ -82,7 +84,8 @@ def test_in_place_change_that_depends_on_the_data_is_caught():
 def test_in_place_module_input_is_copied_before_it_runs():
     model = nn.Sequential(nn.Identity(), nn.ReLU(inplace=True))
     x = torch.tensor([[-1.0, 2.0]])
+    sharing = Sharing()
     for _ in range(3):
-        result = run(model, x, RunSpec.make(["0", "1"], "output", (), "sum"))
+        result = run(model, x, RunSpec.make(["0", "1"], "output", (), "sum"), sharing=sharing)
         np.testing.assert_array_equal(result["0:output"], [[-1.0, 2.0]])
         np.testing.assert_array_equal(result["1:output"], [[0.0, 2.0]])

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from inspector.core import RunSpec, run
+from inspector.core import RunSpec, Sharing, run
 from inspector.core.stats import StatsBatch, flat_elements, tensor_stats
 
 
@@ -146,8 +146,9 @@ class ScaledThroughData(nn.Module):
 def test_engine_statistics_follow_writes_through_data():
     torch.manual_seed(0)
     model = ScaledThroughData()
+    sharing = Sharing()
     for _ in range(2):  # copies, then shared memory
-        result = run(model, torch.randn(2, 4), RunSpec.make(layers=["a", "b"], sites=["output"]))
+        result = run(model, torch.randn(2, 4), RunSpec.make(layers=["a", "b"], sites=["output"]), sharing=sharing)
         b = result.captures["b:output"]
         assert_matches(b.stats, b.array)
 
@@ -200,8 +201,9 @@ def test_engine_statistics_before_and_after_an_in_place_module():
     model = BnRelu().eval()
     x = torch.randn(1, 3, 6, 6)
     spec = RunSpec(("conv", "bn", "relu", "flat"), frozenset({"output", "grad_output"}))
+    sharing = Sharing()
     for _ in range(3):  # the first run copies; later ones share memory where it is safe
-        result = run(model, x, spec)
+        result = run(model, x, spec, sharing=sharing)
         for name, capture in result.captures.items():
             assert_matches(capture.stats, capture.array, rel=1e-4)
         bn, relu = result.captures["bn:output"].stats, result.captures["relu:output"].stats
@@ -224,10 +226,11 @@ def test_engine_without_statistics_copies_before_an_in_place_module():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 4), SometimesInPlace(), nn.Linear(4, 2))
     spec = replace(RunSpec.make(layers=["0", "1"], sites=["output"]), stats=False)
-    run(model, torch.randn(2, 4), spec)  # 0:output is never changed: shared from now on
+    sharing = Sharing()
+    run(model, torch.randn(2, 4), spec, sharing=sharing)  # 0:output is never changed: shared from now on
     model[1].on = True
     x = torch.randn(2, 4)
-    result = run(model, x, spec)
+    result = run(model, x, spec, sharing=sharing)
     expected = model[0](x).detach().numpy()
     np.testing.assert_allclose(result["0:output"], expected, rtol=1e-6)
     assert result.captures["0:output"].stats is None
