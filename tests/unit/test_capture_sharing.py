@@ -89,3 +89,38 @@ def test_in_place_module_input_is_copied_before_it_runs():
         result = run(model, x, RunSpec.make(["0", "1"], "output", (), "sum"), sharing=sharing)
         np.testing.assert_array_equal(result["0:output"], [[-1.0, 2.0]])
         np.testing.assert_array_equal(result["1:output"], [[0.0, 2.0]])
+
+
+def test_without_a_sharing_state_every_run_copies():
+    model = AddsInPlace()
+    model.add_in_place = False
+    made = made_tensors(model)
+    for _ in range(3):
+        result = run(model, X, spec())
+        assert not any(shares(result.captures[f"{n}:output"], made[n]) for n in made)
+        np.testing.assert_array_equal(result["bn:output"], BN_OUT)
+
+
+def test_the_workbench_and_capture_keep_the_state_of_their_own_model():
+    from inspector.core import capture, load_model
+    from inspector.core.workbench import ModelRequest, RunRequest, Workbench
+
+    toy = ModelRequest("inspector.demo.toy:ToyMLP")
+    bench = Workbench()
+    req = RunRequest(toy, "sample:toy_ones", "cpu", RunSpec.make(["fc1", "relu1"], "output", (), "output"))
+    bench.execute(req)
+    assert bench.sharing.safe() == {"fc1:output", "relu1:output"}
+    other = Workbench()
+    assert not other.sharing.safe()  # no process-wide state
+    bench.load(ModelRequest("demo"))
+    assert not bench.sharing.safe()  # another model: learned afresh
+
+    loaded = load_model("inspector.demo.toy:ToyMLP")
+    made = {}
+    loaded.module.fc1.register_forward_hook(lambda m, i, o: made.__setitem__("fc1", o.detach()))
+    x = torch.ones(1, 3)
+    first = capture(loaded, x, "fc1", "output", target="output")
+    assert not shares(first.captures["fc1:output"], made["fc1"])
+    second = capture(loaded, x, "fc1", "output", target="output")  # repeated calls share, as before
+    assert shares(second.captures["fc1:output"], made["fc1"])
+    np.testing.assert_array_equal(second["fc1:output"], [[7.0, -13.0, 27.0, -29.0]])

@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from inspector.core import RunSpec
 from inspector.core.workbench import ModelRequest, RunRequest, Workbench
@@ -46,3 +47,64 @@ def test_disabled_edits_count_as_no_edits():
     off = replace(RunSpec.make(edits=["relu1:grad_output=scale(2)"]).edits[0], enabled=False)
     outcome = bench.execute(request([off]))
     assert outcome.baseline is outcome.result
+
+
+def plain_data(value, seen=None) -> bool:
+    """No tensors and no modules anywhere inside: numpy arrays, records, builtins."""
+    import dataclasses
+
+    import torch
+
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return True
+    seen.add(id(value))
+    if isinstance(value, (torch.Tensor, torch.nn.Module)):
+        return False
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return all(plain_data(getattr(value, f.name), seen) for f in dataclasses.fields(value))
+    if isinstance(value, dict):
+        return all(plain_data(k, seen) and plain_data(v, seen) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(plain_data(v, seen) for v in value)
+    return True
+
+
+def test_visible_layers_first_then_the_rest_as_an_update():
+    spec = RunSpec.make(["fc1", "relu1", "fc2"], "output,grad_output,params", ["fc2:grad_output=scale(2)"],
+                        "output", input_grad=True)
+    whole = Workbench().execute(RunRequest(TOY, "sample:toy_ones", "cpu", spec, baseline=True, analyse=True))
+    bench = Workbench()
+    outcome = bench.execute(RunRequest(TOY, "sample:toy_ones", "cpu", spec, baseline=True, analyse=True,
+                                       run_id=7, visible=("relu1",)))
+    result = outcome.result
+    assert {n for n, c in result.captures.items() if c.stats} == {"relu1:output", "relu1:grad_output"}
+    assert outcome.analysis is None and not outcome.complete
+    assert plain_data(outcome)
+    update = bench.finish(outcome)
+    assert plain_data(update) and update.run_id == 7
+    assert set(update.stats) == set(result.captures) - {"relu1:output", "relu1:grad_output"}
+    fc1 = update.stats["fc1:output"]  # [[7, -13, 27, -29]]
+    assert (fc1.mean, fc1.min, fc1.max, fc1.l2) == (-2.0, -29.0, 27.0, pytest.approx(np.sqrt(1788)))
+    assert update.stats["fc1.bias:grad"].l2 == pytest.approx(2 * np.sqrt(10))  # the edit doubled [1, 0, 3, 0]
+    assert update.stats == {n: whole.result.captures[n].stats for n in update.stats}
+    assert set(update.baseline_stats) == set(outcome.baseline.stats_pending())
+    assert update.baseline_stats["fc1.bias:grad"].l2 == pytest.approx(np.sqrt(10))
+    assert update.analysis == whole.analysis and update.analysis.dead["relu1:output"] == 0.5
+    update.apply(outcome)
+    assert outcome.complete and outcome.analysis == whole.analysis
+    assert outcome.result.captures["fc1:output"].stats == fc1
+
+
+def test_finish_stops_when_cancelled():
+    import threading
+
+    from inspector.core import RunCancelled
+
+    bench = Workbench()
+    outcome = bench.execute(replace(request(), visible=()))
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(RunCancelled):
+        bench.finish(outcome, cancel)
+    assert bench.finish(bench.execute(request())).stats == {}  # nothing deferred: nothing to do
