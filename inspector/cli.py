@@ -235,7 +235,7 @@ def cmd_bench(args) -> int:
             Path(args.json).write_text(json.dumps(report, indent=1))
         return 0
     from inspector.core.allocator import allocator_note
-    from inspector.core.bench import bench_model, format_header
+    from inspector.bench.engine import bench_model, format_header
 
     print(allocator_note())
     print(format_header())

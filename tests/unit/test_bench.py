@@ -8,7 +8,7 @@ import statistics
 import pytest
 
 from inspector.cli import main
-from inspector.core.bench import bench_model, format_header
+from inspector.bench.engine import bench_model, format_header
 
 # Output + grad_output of every leaf of DemoNet, in floats (shapes from `network-inspector layers
 # --model demo`; block.relu runs twice), plus the 3x64x64 input and the 8 logits.
@@ -29,15 +29,20 @@ def test_bench_row_on_the_demo_model():
     assert row["late_layer"] == "conv3" and row["gradcam_layer"] == "conv3"
     assert row["captures_mb"] == pytest.approx(HELD_FLOATS * 4 / 2**20)
     medians = row["median_s"]
-    assert set(medians) == {"plain", "floor", "all", "nostats", "late", "saliency", "gradcam"}
+    assert set(medians) == {"plain", "floor", "all", "nostats", "visible", "update", "diagnosed", "late",
+                            "saliency", "gradcam"}
     for name, seconds in medians.items():
         assert row["min_s"][name] <= seconds <= row["max_s"][name]
     assert row["all/plain"] == pytest.approx(medians["all"] / medians["plain"])
     assert row["all/floor"] == pytest.approx(medians["all"] / medians["floor"])
     assert row["nostats/floor"] == pytest.approx(medians["nostats"] / medians["floor"])
     assert row["stats_overhead"] == pytest.approx(medians["all"] / medians["nostats"] - 1)
+    for stage in ("visible", "update", "diagnosed"):
+        assert row[f"{stage}/floor"] == pytest.approx(medians[stage] / medians["floor"])
+    # one call times all three stages, so each takes at least as long as the one before
+    assert row["min_s"]["visible"] <= row["max_s"]["update"] and row["min_s"]["update"] <= row["max_s"]["diagnosed"]
     assert len(lines) == 1 and lines[0].startswith("demo") and f"{row['all/plain']:.2f}x" in lines[0]
-    assert len(format_header().split()) >= 12
+    assert len(format_header().split()) >= 15 and f"{row['update/floor']:.2f}x" in lines[0]
 
 
 def test_bench_command_writes_json(tmp_path, capsys):

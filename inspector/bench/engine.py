@@ -5,6 +5,10 @@ Variants, interleaved with warm-up and repeats:
   floor    forward + backward with parameters frozen, only the input requiring grad
   all      the engine capturing output and grad_output of every leaf (CPU copies + statistics)
   nostats  the same without statistics (to show what statistics cost)
+  visible  the same with statistics for one visible layer only (the late layer): when the app's
+           panels can be drawn; timed in the same call, `update` adds the deferred statistics of
+           every other capture (complete_statistics), `diagnosed` the diagnostics after them
+           (gradient flow, dead units, first NaN/Inf), as the app's update carries
   late     the engine capturing output and grad_output of one late layer (the last conv)
   gradcam  Grad-CAM on the last conv (backward stops there); skipped when the model has none
   saliency the input gradient only (no parameter gradients)
@@ -20,12 +24,16 @@ from typing import Callable
 
 import torch
 
-from .attribution import find_gradcam_layer, gradcam, saliency
-from .engine import RunSpec, run
-from .errors import SpecError
-from .layers import build_layer_tree
-from .models import load_model
-from .objective import Target, objective
+from inspector.core.attribution import find_gradcam_layer, gradcam, saliency
+from inspector.core.deferred import complete_statistics, with_statistics
+from inspector.core.engine import run
+from inspector.core.errors import SpecError
+from inspector.core.layers import build_layer_tree
+from inspector.core.models import load_model
+from inspector.core.objective import Target, objective
+from inspector.core.runspec import RunSpec
+from inspector.core.sharing import Sharing
+from inspector.core.workbench import Analysis
 
 
 @dataclass
@@ -78,17 +86,35 @@ def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[
                 p.requires_grad_(flag)
 
     held = {}
+    sharing = Sharing()  # as the app's Workbench holds for its model
+    sites = frozenset({"output", "grad_output"})
 
     def engine(layers, stats=True):
-        spec = RunSpec(tuple(layers), frozenset({"output", "grad_output"}), (), target, stats=stats)
+        spec = RunSpec(tuple(layers), sites, (), target, stats=stats)
 
         def go():
-            result = run(model, x, spec)
+            result = run(model, x, spec, sharing=sharing)
             held[len(layers), stats] = result.held_bytes()
         return go
 
+    deferred = RunSpec(tuple(leaves), sites, (), target, stats_now=(late,))
+    stages: dict[str, list[float]] = {"update": [], "diagnosed": []}
+
+    def visible():
+        """The app's path: panels drawn from the run, then the update. Returns when the run does;
+        the time to each later stage is recorded from the same start."""
+        start = time.perf_counter()
+        result = run(model, x, deferred, sharing=sharing)
+        ready = time.perf_counter()
+        stats = complete_statistics(result)
+        done = time.perf_counter()
+        Analysis.of(with_statistics(result, stats))
+        stages["update"].append(done - start)
+        stages["diagnosed"].append(time.perf_counter() - start)
+        return ready
+
     variants = {"plain": plain, "floor": floor, "all": engine(leaves), "nostats": engine(leaves, False),
-                "late": engine([late]), "saliency": lambda: saliency(model, x, target)}
+                "visible": visible, "late": engine([late]), "saliency": lambda: saliency(model, x, target)}
     try:
         cam_layer = find_gradcam_layer(tree, model=model)
         variants["gradcam"] = lambda: gradcam(model, x, target, cam_layer)
@@ -103,10 +129,13 @@ def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[
             if device.startswith("cuda"):
                 torch.cuda.synchronize()
             start = time.perf_counter()
-            fn()
+            ready = fn()
             if device.startswith("cuda"):
                 torch.cuda.synchronize()
-            timings[key].seconds.append(time.perf_counter() - start)
+            end = ready if key == "visible" else time.perf_counter()
+            timings[key].seconds.append(end - start)
+    for key, seconds in stages.items():
+        timings[key] = Timing(key, seconds[-repeats:])  # the warm-up call recorded one too
     med = {k: t.median for k, t in timings.items()}
     row = {
         "model": name,
@@ -120,6 +149,9 @@ def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[
         "late/plain": med["late"] / med["plain"],
         "stats_overhead": med["all"] / med["nostats"] - 1,
         "nostats/floor": med["nostats"] / med["floor"],
+        "visible/floor": med["visible"] / med["floor"],
+        "update/floor": med["update"] / med["floor"],
+        "diagnosed/floor": med["diagnosed"] / med["floor"],
         "gradcam_layer": cam_layer,
         "gradcam/plain": med["gradcam"] / med["plain"] if "gradcam" in med else None,
         "saliency/plain": med["saliency"] / med["plain"],
@@ -132,7 +164,8 @@ def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[
 def format_header() -> str:
     return (f"{'model':<20}{'plain s':>9}{'floor s':>9}{'all s':>9}{'late s':>9}"
             f"{'all/plain':>11}{'all/floor':>11}{'late/plain':>11}{'stats +':>9}{'nostats/floor':>15}{'held MB':>9}"
-            f"{'gradcam/plain':>15}{'saliency/plain':>16}")
+            f"{'gradcam/plain':>15}{'saliency/plain':>16}"
+            f"{'visible/floor':>15}{'update/floor':>14}{'diagnosed/floor':>17}")
 
 
 def format_row(row: dict) -> str:
@@ -140,7 +173,8 @@ def format_row(row: dict) -> str:
     return (f"{row['model']:<20}{m['plain']:>9.3f}{m['floor']:>9.3f}{m['all']:>9.3f}{m['late']:>9.3f}"
             f"{row['all/plain']:>10.2f}x{row['all/floor']:>10.2f}x{row['late/plain']:>10.2f}x"
             f"{row['stats_overhead']*100:>8.1f}%{row['nostats/floor']:>14.2f}x{row['captures_mb']:>9.1f}"
-            f"{_ratio(row['gradcam/plain']):>15}{_ratio(row['saliency/plain']):>16}")
+            f"{_ratio(row['gradcam/plain']):>15}{_ratio(row['saliency/plain']):>16}"
+            f"{row['visible/floor']:>14.2f}x{row['update/floor']:>13.2f}x{row['diagnosed/floor']:>16.2f}x")
 
 
 def _ratio(value: float | None) -> str:
