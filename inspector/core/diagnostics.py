@@ -66,8 +66,10 @@ def gradient_flow(result: RunResult, vanishing: float = 1e-7, exploding: float =
     for name, depth, array, stats in rows:
         if array is not None and array.size:
             t = torch.as_tensor(np.asarray(array)).reshape(-1).float()  # shares memory for float32
-            l1, l2 = torch.stack([torch.linalg.vector_norm(t, 1), torch.linalg.vector_norm(t)]).double().tolist()
-            norm, mean_abs = (stats.l2 if stats else l2), l1 / t.numel()
+            # abs().sum() is ~5x faster than vector_norm(t, 1) on CPU; the L2 norm is in the statistics
+            l1 = float(t.abs().sum()) if stats else float(torch.linalg.vector_norm(t, 1))
+            norm = stats.l2 if stats else float(torch.linalg.vector_norm(t))
+            mean_abs = l1 / t.numel()
         elif array is not None:
             norm, mean_abs = 0.0, 0.0
         else:
@@ -85,13 +87,32 @@ def dead_units(result: RunResult) -> dict[str, float]:
     """Share of channels that are all zero for this input, per `:output` capture key."""
     shares = {}
     for name, capture in result.captures.items():
-        array = capture.array
+        array, stats = capture.array, capture.stats
         if capture.key.site != "output" or array is None or array.ndim < 2:
             continue
-        dim = _channel_dim(array.ndim)
-        per_channel = torch.as_tensor(np.asarray(array)).movedim(dim, 0).reshape(array.shape[dim], -1)
-        shares[name] = float((~per_channel.bool().any(dim=1)).float().mean()) if per_channel.numel() else 0.0
+        if array.size == 0 or (stats is not None and stats.zero_fraction == 0):
+            shares[name] = 0.0  # no zero at all: no dead channel, nothing to read
+        elif stats is not None and stats.zero_fraction == 1:
+            shares[name] = 1.0
+        else:
+            shares[name] = _dead_share(torch.as_tensor(np.asarray(array)), _channel_dim(array.ndim),
+                                       stats is not None and stats.min >= 0 and not stats.nan)
     return shares
+
+
+def _dead_share(t: torch.Tensor, dim: int, non_negative: bool) -> float:
+    """Share of channels (along `dim`) whose values are all zero. A channel is all zero when its
+    max and min both are (NaN propagates, so it never counts), its max alone when no value is
+    negative: two reductions ~10x faster than testing every value against zero."""
+    if t.is_complex() or t.dtype == torch.bool:
+        per_channel = t.movedim(dim, 0).reshape(t.shape[dim], -1)
+        dead = ~per_channel.bool().any(dim=1)
+        return int(dead.sum()) / dead.numel()
+    others = tuple(d for d in range(t.ndim) if d != dim)
+    dead = t.amax(dim=others) == 0
+    if not non_negative:
+        dead &= t.amin(dim=others) == 0
+    return int(dead.sum()) / dead.numel()
 
 
 def _stats(capture_stats: TensorStats | None, array: np.ndarray | None) -> TensorStats | None:

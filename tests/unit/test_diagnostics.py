@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -102,3 +103,48 @@ def test_heat_map_overlay():
     assert values.max() == 1 and values.min() == 0
     image = np.full((4, 4, 3), 200, np.uint8)
     assert overlay(image, np.zeros((4, 4)))[0, 0].tolist() == [100, 100, 164]
+
+
+def channels_case() -> torch.Tensor:
+    """(2, 6, 2, 2): channels 0 (zeros) and 1 (negative zeros) dead; 2 (negatives and zeros),
+    3 (NaN and zeros), 4 (positives and zeros) and 5 (one non-zero, in the second item) alive."""
+    x = torch.zeros(2, 6, 2, 2)
+    x[:, 1] = -0.0
+    x[0, 2, 0, 0] = -3.0
+    x[1, 3, 1, 1] = float("nan")
+    x[:, 4, 0] = 2.0
+    x[1, 5, 1, 0] = 1e-30
+    return x
+
+
+def numpy_dead_share(array: np.ndarray, dim: int) -> float:
+    per_channel = np.moveaxis(array, dim, 0).reshape(array.shape[dim], -1)
+    return float((~np.any(per_channel != 0, axis=1)).mean())
+
+
+@pytest.mark.parametrize("stats", ["in run", "deferred", "off"])
+def test_dead_units_against_numpy(stats):
+    x4 = channels_case()
+    x3 = x4.reshape(2, 6, 4).transpose(1, 2).contiguous()  # (N, T, D): channels last
+    relu = x4.abs() * torch.randn(2, 6, 2, 2).sign().clamp(min=0)  # non-negative, some channels dead
+    for x, dim in ((x4, 1), (x3, 2), (relu, 1)):
+        spec = RunSpec.make(["0"], "output", target="sum", stats_now=[] if stats == "deferred" else None)
+        if stats == "off":
+            spec = replace(spec, stats=False)
+        result = run(nn.Sequential(nn.Identity()), x, spec)
+        assert (result.captures["0:output"].stats is None) == (stats != "in run")
+        expected = numpy_dead_share(x.numpy(), dim)
+        assert dead_units(result) == {"0:output": expected}
+    assert numpy_dead_share(x4.numpy(), 1) == 2 / 6
+
+
+def test_gradient_flow_norms_against_numpy():
+    torch.manual_seed(3)
+    net = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
+    for stats in (True, False):
+        spec = replace(RunSpec.make(["0", "1", "2"], "grad_output,params", target="sum"), stats=stats)
+        result = run(net, torch.randn(5, 8), spec)
+        for row in gradient_flow(result):
+            array = np.float64(result[row.key]).ravel()
+            assert row.norm == pytest.approx(np.sqrt((array ** 2).sum()), rel=1e-5)
+            assert row.mean_abs == pytest.approx(np.abs(array).mean(), rel=1e-5)
