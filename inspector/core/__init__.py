@@ -13,7 +13,8 @@ from __future__ import annotations
 # torch-free records do not pull in torch: the app shows its window before the engine loads.
 _WHERE = {
     "available_devices": "devices", "resolve_device": "devices", "Edit": "edits", "parse_edit": "edits",
-    "RunSpec": "runspec", "run": "engine", "Sharing": "sharing", "list_samples": "samples", "load_input": "inputs",
+    "RunSpec": "runspec", "run": "engine", "Sharing": "sharing", "complete_statistics": "deferred",
+    "list_samples": "samples", "load_input": "inputs",
     "Key": "keys", "parse_key": "keys", "LayerTree": "layers", "build_layer_tree": "layers",
     "LoadedModel": "models", "load_model": "models", "torchvision_classifiers": "models",
     "Target": "objective", "parse_target": "objective", "Capture": "result", "RunResult": "result",
@@ -36,8 +37,8 @@ def __getattr__(name: str):
 __all__ = [
     "Capture", "DeviceError", "Edit", "InputError", "InspectorError", "Key", "LayerTree", "LoadedModel",
     "ModelLoadError", "RunCancelled", "RunError", "RunResult", "RunSpec", "Sharing", "SpecError", "Target",
-    "UntrustedCodeError", "available_devices", "build_layer_tree", "capture", "layer_tree", "list_samples",
-    "load_input", "load_model", "parse_edit", "parse_key", "parse_target", "resolve_device", "run",
+    "UntrustedCodeError", "available_devices", "build_layer_tree", "capture", "complete_statistics", "layer_tree",
+    "list_samples", "load_input", "load_model", "parse_edit", "parse_key", "parse_target", "resolve_device", "run",
     "torchvision_classifiers",
 ]
 
