@@ -24,6 +24,10 @@ def _model_args(parser: argparse.ArgumentParser) -> None:
                         help="random | pretrained | PATH (.safetensors or a weights-only checkpoint)")
     parser.add_argument("--trust", action="store_true",
                         help="allow loading files that can run code (TorchScript, .pt2, pickled models)")
+    parser.add_argument("--seed", default=None, metavar="N",
+                        help="seed for random weights (torchvision --weights random, file.py:Name, "
+                             "package.module:Name), 0 to 4294967295; the same seed gives the same weights "
+                             "here, in the app and in session files. Default: a new seed, printed")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--json", action="store_true", help="print statistics, predictions and timings as JSON")
     cap.add_argument("--session", help="replay a saved *.inspector.json session (model, input, layers, edits...)")
     cap.add_argument("--manifest", action="store_true",
-                     help="with --out, also write OUT.json: model, weights, input, device, target, edits, "
+                     help="with --out, also write OUT.json: model, weights, seed, input, device, target, edits, "
                           "versions and the keys with their shapes")
 
     att = sub.add_parser("attribute", help="saliency, Grad-CAM or guided backprop map to .npy or a .png overlay")
@@ -125,6 +129,16 @@ def _launch_app(parser: argparse.ArgumentParser) -> int:
     return run_app()
 
 
+def _seed(args) -> int | None:
+    from inspector.core.seeds import check_seed
+
+    return check_seed(args.seed, "--seed")
+
+
+def _seed_note(seed: int) -> str:
+    return f"random weights, seed {seed} (--seed {seed} gives them again)"
+
+
 def _load(args):
     from inspector.core import load_model
 
@@ -133,13 +147,14 @@ def _load(args):
             end = "\n" if done >= total else ""
             print(f"\rdownloading weights: {done / total:6.1%}", end=end, file=sys.stderr, flush=True)
 
-    return load_model(args.model, args.weights, trust=args.trust, progress=progress)
+    return load_model(args.model, args.weights, trust=args.trust, progress=progress, seed=_seed(args))
 
 
 def cmd_layers(args) -> int:
     from inspector.core import layer_tree
 
-    tree = layer_tree(_load(args))
+    loaded = _load(args)
+    tree = layer_tree(loaded)
     if args.json:
         print(json.dumps([l.to_dict() for l in tree], indent=1))
         return 0
@@ -148,6 +163,8 @@ def cmd_layers(args) -> int:
         shapes = ", ".join("x".join(map(str, s)) for s in layer.output_shapes)
         name = "  " * max(layer.depth - 1, 0) + (layer.path or "(model)")
         print(f"{name:<40}{layer.type_name:<24}{layer.parameters:>12,}  {layer.calls:>5}  {shapes}")
+    if loaded.seed is not None:
+        print(_seed_note(loaded.seed))
     return 0
 
 
@@ -161,7 +178,7 @@ def cmd_capture(args) -> int:
     loaded = _load(args)
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
     result = capture(loaded, x, args.layers, args.sites, args.edit, args.target, args.device, args.input_grad)
-    _report(args, result, {"model": args.model, "weights": loaded.weights, "input": args.input})
+    _report(args, result, {"model": args.model, "weights": loaded.weights, "seed": loaded.seed, "input": args.input})
     return 0
 
 
@@ -186,6 +203,8 @@ def cmd_attribute(args) -> int:
     if index is not None:
         what = f"class {index}" + (f" ({labels[index]})" if index < len(labels) else "")
     print(f"{found.method} for {what}" + (f" at {found.layer}" if found.layer else "") + f" -> {out}")
+    if loaded.seed is not None:
+        print(_seed_note(loaded.seed))
     for note in found.unreached:
         print(f"warning: guided rule not applied (functional call): {note}", file=sys.stderr)
     for warning in found.warnings:
@@ -197,10 +216,15 @@ def _replay_session(args) -> int:
     from inspector.core.session_file import load_session
     from inspector.core.workbench import Workbench
 
+    from dataclasses import replace
+
     session = load_session(args.session, trust=args.trust)
-    outcome = Workbench().execute(session.run_request(trust=args.trust))
-    _report(args, outcome.result, {"model": session.model, "weights": session.weights, "input": session.input,
-                                   "session": str(args.session)})
+    if args.seed is not None:  # --seed wins over the session's seed
+        session = replace(session, seed=_seed(args))
+    bench = Workbench()
+    outcome = bench.execute(session.run_request(trust=args.trust))
+    _report(args, outcome.result, {"model": session.model, "weights": session.weights, "seed": bench.loaded.seed,
+                                   "input": session.input, "session": str(args.session)})
     return 0
 
 
@@ -216,10 +240,13 @@ def _report(args, result, manifest: dict) -> None:
         else:
             result.save_npz(out)
     if args.json:
-        print(json.dumps(result.summary(), indent=1))
+        print(json.dumps({**{k: manifest.get(k) for k in ("model", "weights", "seed", "input")},
+                          **result.summary()}, indent=1))
     else:
         for p in result.predictions:
             print(f"{p.probability:7.2%}  {p.label} (class {p.index})")
+        if manifest.get("seed") is not None:
+            print(_seed_note(manifest["seed"]))
         print(f"{len(result.captures)} captures, target {result.target}, "
               f"{result.timings.get('total_s', 0) * 1000:.0f} ms" + (f" -> {args.out}" if args.out else ""))
     for warning in result.warnings:

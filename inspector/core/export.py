@@ -11,6 +11,7 @@ import numpy as np
 
 from .errors import SpecError
 from .result import RunResult
+from .seeds import check_seed
 
 
 def versions() -> dict[str, str]:
@@ -34,15 +35,17 @@ def npz_path(path: str | Path) -> Path:
 def export_npz(result: RunResult, path: str | Path, manifest: dict | None = None) -> tuple[Path, Path]:
     """Write every array under its key to `path` (.npz) and a manifest to `path.with_suffix('.json')`.
 
-    `manifest` adds what the result does not know (model source, weights, input); its
-    entries win over the ones read from the result.
-    """
+    `manifest` adds what the result does not know (model source, weights, the seed of random
+    weights, input); its entries win over the ones read from the result. A seed in it must be
+    a whole number from 0 to 2**32-1 (or None)."""
+    if manifest and "seed" in manifest:
+        manifest = {**manifest, "seed": check_seed(manifest["seed"], "The manifest's seed")}
     path = npz_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays = result.arrays()
     np.savez(path, **arrays)
     info = {
-        "model": None, "weights": None, "input": None,
+        "model": None, "weights": None, "seed": None, "input": None,
         "device": result.device, "target": result.target, "target_index": result.target_index,
         "objective": result.objective, "edits": list(result.edits),
         **(manifest or {}),

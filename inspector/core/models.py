@@ -2,14 +2,18 @@
 
 Sources: `demo`; a torchvision classification name (`resnet18`); `file.py:Name` or
 `package.module:Name` (runs that code); a TorchScript file or a `torch.export` `.pt2`
-program (both may carry code, so they need `trust=True`).
+program (both may carry code, so they need `trust=True`). Which sources carry code is
+decided in one place, `inspector.core.sources`.
+
+Random weights are reproducible: a torchvision model with random weights and a Python
+factory are built under a seed (given, or picked and recorded in `LoadedModel.seed`), with
+the caller's random number generators left as they were.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-import re
 import sys
 import zipfile
 from dataclasses import dataclass, field
@@ -20,8 +24,10 @@ import torch
 from torch import nn
 
 from .checkpoints import apply_state_dict, read_checkpoint
-from .errors import ModelLoadError, UntrustedCodeError
+from .errors import ModelLoadError, SpecError, UntrustedCodeError
 from .preprocess import Preprocess
+from .seeds import check_seed, new_seed, seeded
+from .sources import is_factory, is_model_file, is_zoo
 from . import pretrained
 
 ProgressFn = Callable[[int, int], None]
@@ -37,6 +43,7 @@ class LoadedModel:
     input_shape: tuple[int, ...] | None = None  # the default input, batch included
     kind: str = "python"
     notes: list[str] = field(default_factory=list)
+    seed: int | None = None  # the seed the random weights were made with (None: not random or not seeded)
 
     def example_input(self) -> torch.Tensor | None:
         """A zero tensor of the default input shape, for the layer tree's one small run."""
@@ -59,31 +66,47 @@ def load_model(
     weights: str | None = None,
     trust: bool = False,
     progress: ProgressFn | None = None,
+    seed: int | None = None,
 ) -> LoadedModel:
-    """Load a model from `source`; `weights` is random, pretrained or a checkpoint path."""
+    """Load a model from `source`; `weights` is random, pretrained or a checkpoint path.
+
+    `seed` makes random weights reproducible: a torchvision model with random weights and a
+    Python factory are built under it (the same seed gives bit-identical weights). With None a
+    seed is picked and recorded in `LoadedModel.seed`. A seed with weights that are not random
+    (pretrained, a checkpoint, the demo's, a saved program's) raises SpecError."""
     source = source.strip()
+    seed = check_seed(seed)
     if not source:
         raise ModelLoadError("No model given. Use demo, a torchvision name like resnet18, file.py:Name or a file.")
+    random_weights = weights in (None, "", "random", "default")
     if source == "demo":
+        _no_seed(seed, "the demo model has its bundled weights")
         loaded = _load_demo()
-    elif _looks_like_factory(source):
-        loaded = _load_factory(source)
-    elif Path(source).suffix in (".pt2", ".pt", ".pth", ".ts", ".jit", ".torchscript") or Path(source).is_file():
+    elif is_zoo(source):
+        raise ModelLoadError(f"{source}: timm: and hf: sources are not supported by this version. "
+                             f"Use demo, a torchvision name, file.py:Name, package.module:Name or a model file.")
+    elif is_factory(source):
+        if not random_weights:
+            _no_seed(seed, f"the weights come from {weights}")
+        loaded = _load_factory(source, _pick(seed) if random_weights else None)
+    elif is_model_file(source):
+        _no_seed(seed, f"{Path(source).name} holds its own weights")
         loaded = _load_program(Path(source), trust)
     else:
-        return _load_torchvision(source, weights or "random", trust, progress)
-    if weights not in (None, "", "random", "default"):
+        return _load_torchvision(source, weights or "random", trust, progress, seed)
+    if not random_weights:
         _apply_weights_file(loaded, weights, trust)
     loaded.module.eval()
     return loaded
 
 
-def _looks_like_factory(source: str) -> bool:
-    if ":" not in source:
-        return False
-    left = source.rsplit(":", 1)[0]
-    # `package.module` has dots, so Path(left).suffix is no test for a file name here.
-    return left.endswith(".py") or (len(left) > 1 and re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", left) is not None)
+def _pick(seed: int | None) -> int:
+    return new_seed() if seed is None else seed
+
+
+def _no_seed(seed: int | None, why: str) -> None:
+    if seed is not None:
+        raise SpecError(f"A seed is for random weights; {why}. Leave the seed out.")
 
 
 def _apply_weights_file(loaded: LoadedModel, weights: str, trust: bool) -> None:
@@ -107,9 +130,9 @@ def _load_demo() -> LoadedModel:
     return LoadedModel(bundle.model, "demo", "bundled", list(bundle.labels), prep, (1, 3, size, size), "demo")
 
 
-def _load_factory(source: str) -> LoadedModel:
+def _load_factory(source: str, seed: int | None) -> LoadedModel:
     target, name = source.rsplit(":", 1)
-    if target.endswith(".py"):
+    if target.lower().endswith(".py"):
         path = Path(target)
         if not path.is_file():
             raise ModelLoadError(f"Python file not found: {path}")
@@ -132,15 +155,20 @@ def _load_factory(source: str) -> LoadedModel:
         found = sorted(n for n, v in vars(code).items() if isinstance(v, type) and issubclass(v, nn.Module))
         raise ModelLoadError(f"{target} has no {name!r}. Modules defined there: {', '.join(found) or 'none'}.")
     try:
-        module = factory()
+        if seed is None:
+            module = factory()
+        else:
+            with seeded(seed):
+                module = factory()
     except Exception as exc:
         raise ModelLoadError(f"{source}() failed: {type(exc).__name__}: {exc}") from exc
     if not isinstance(module, nn.Module):
         raise ModelLoadError(f"{source} returned {type(module).__name__}, not a torch.nn.Module.")
     shape = getattr(module, "input_shape", None) or getattr(factory, "input_shape", None)
     labels = getattr(module, "labels", None)
+    notes = [] if seed is None else [f"Built under seed {seed}: any random initialisation repeats with this seed."]
     return LoadedModel(module, source, "as built", list(labels) if labels else None, None,
-                       tuple(shape) if shape else None, "python")
+                       tuple(shape) if shape else None, "python", notes, seed)
 
 
 def _load_program(path: Path, trust: bool) -> LoadedModel:
@@ -191,7 +219,8 @@ def _first_input_shape(program) -> tuple[int, ...] | None:
     return None
 
 
-def _load_torchvision(name: str, weights: str, trust: bool, progress: ProgressFn | None) -> LoadedModel:
+def _load_torchvision(name: str, weights: str, trust: bool, progress: ProgressFn | None,
+                      seed: int | None) -> LoadedModel:
     import torchvision
 
     names = torchvision_classifiers()
@@ -209,24 +238,31 @@ def _load_torchvision(name: str, weights: str, trust: bool, progress: ProgressFn
     labels = list(default.meta.get("categories") or []) or None
     prep = _torchvision_preprocess(default)
     notes = []
+    random_weights = weights in ("random", "default")
+    if not random_weights:
+        _no_seed(seed, "pretrained weights are not random" if weights == "pretrained"
+                 else f"the weights come from {weights}")
     if weights == "pretrained":
         pretrained.ensure_cached(default, progress)
         module = torchvision.models.get_model(name, weights=default)
         label = f"pretrained ({default})"
+    elif random_weights:
+        seed = _pick(seed)
+        with seeded(seed):
+            module = torchvision.models.get_model(name, weights=None)
+        label = "random"
+        notes.append(f"Random weights (seed {seed}): activations show structure, not learned features.")
     else:
         module = torchvision.models.get_model(name, weights=None)
-        label = "random"
-        if weights not in ("random", "default"):
-            state = read_checkpoint(weights, trust=trust)
-            if isinstance(state, nn.Module):
-                module = state
-            else:
-                apply_state_dict(module, state, Path(weights).name)
-            label = str(weights)
+        state = read_checkpoint(weights, trust=trust)
+        if isinstance(state, nn.Module):
+            module = state
         else:
-            notes.append("Random weights: activations show structure, not learned features.")
+            apply_state_dict(module, state, Path(weights).name)
+        label = str(weights)
     module.eval()
-    return LoadedModel(module, name, label, labels, prep, prep.input_shape, "torchvision", notes)
+    return LoadedModel(module, name, label, labels, prep, prep.input_shape, "torchvision", notes,
+                       seed if random_weights else None)
 
 
 def _torchvision_preprocess(weights) -> Preprocess:

@@ -23,6 +23,7 @@ class ModelRequest:
     source: str = "demo"
     weights: str | None = None
     trust: bool = False
+    seed: int | None = None  # random weights: the seed to build them with (None: pick one)
 
 
 @dataclass(frozen=True)

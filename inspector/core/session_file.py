@@ -1,4 +1,4 @@
-"""Session files (`*.inspector.json`): model, weights, input, device, target, ticks and edits.
+"""Session files (`*.inspector.json`): model, weights and seed, input, device, target, ticks and edits.
 
 Readable JSON a person can edit; the app saves and loads them and
 `network-inspector capture --session FILE` replays the same run headless.
@@ -11,13 +11,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .edits import Edit, parse_edit
-from .engine import RunSpec
+from .runspec import RunSpec
 from .errors import SpecError, UntrustedCodeError
-from .workbench import ModelRequest, RunRequest
+from .requests import ModelRequest, RunRequest
+from .seeds import check_seed
+from .sources import carries_code
 
 FORMAT = "network-inspector-session"
 VERSION = 1
-CODE_SUFFIXES = (".py", ".pt", ".pth", ".pt2", ".ts", ".jit", ".torchscript")
 
 
 @dataclass(frozen=True)
@@ -32,17 +33,18 @@ class Session:
     edits: tuple[Edit, ...] = ()
     input_grad: bool = False
     extra: dict = field(default_factory=dict, compare=False)
+    seed: int | None = None  # the seed of random weights (None: not random, or an older file)
 
     def points_at_code(self) -> bool:
-        """True when loading the model runs code from a file (a .py, TorchScript, .pt2 or pickle)."""
-        head = self.model.rsplit(":", 1)[0] if ":" in self.model else self.model
-        return head.endswith(CODE_SUFFIXES) or (":" in self.model and self.model != "demo")
+        """True when loading the model runs code that came with it (inspector.core.sources.carries_code)."""
+        return carries_code(self.model)
 
     def to_dict(self) -> dict:
         return {
             "format": FORMAT,
             "version": VERSION,
-            "model": {"source": self.model, "weights": self.weights},
+            "model": {"source": self.model, "weights": self.weights,
+                      **({"seed": self.seed} if self.seed is not None else {})},
             "input": self.input,
             "device": self.device,
             "target": self.target,
@@ -55,12 +57,12 @@ class Session:
 
     def run_request(self, trust: bool = False, run_id: int = 0, baseline: bool = False) -> RunRequest:
         spec = RunSpec.make(self.layers, self.sites, self.edits, self.target, self.input_grad)
-        return RunRequest(ModelRequest(self.model, self.weights, trust), self.input, self.device, spec,
-                          baseline, run_id)
+        return RunRequest(ModelRequest(self.model, self.weights, trust, self.seed), self.input, self.device,
+                          spec, baseline, run_id)
 
 
 def session_from_dict(data: dict) -> Session:
-    if data.get("format") != FORMAT:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SpecError("This is not a Network Inspector session file (no 'format' entry).")
     if int(data.get("version", 0)) > VERSION:
         raise SpecError(f"Session version {data['version']} is newer than this app understands ({VERSION}).")
@@ -69,6 +71,8 @@ def session_from_dict(data: dict) -> Session:
         text, enabled = (item, True) if isinstance(item, str) else (item["edit"], bool(item.get("enabled", True)))
         edits.append(replace(parse_edit(text), enabled=enabled))
     model = data.get("model") or {}
+    if not isinstance(model, dict):
+        raise SpecError(f"The session's 'model' entry must be an object with 'source', not {model!r}.")
     return Session(
         model=str(model.get("source", "demo")),
         weights=model.get("weights"),
@@ -80,6 +84,7 @@ def session_from_dict(data: dict) -> Session:
         edits=tuple(edits),
         input_grad=bool(data.get("input_grad", False)),
         extra=dict(data.get("extra", {})),
+        seed=check_seed(model.get("seed"), "The session's model seed"),
     )
 
 

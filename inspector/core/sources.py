@@ -1,31 +1,62 @@
 """Which model sources carry code: one definition for the loader, session files, the CLI and the app.
 
 Loading runs code from a file for a Python factory (`file.py:Name`, `package.module:Name`),
-a TorchScript file and a `torch.export` program (both may hold code), and a pickled model.
-`demo`, a torchvision name, `timm:NAME` and `hf:PATH_OR_ID` do not run code by themselves.
+a TorchScript file and a `torch.export` program (both may hold code), and a pickled model
+(any other existing file is read as one). `demo`, a torchvision name, `timm:NAME` and
+`hf:PATH_OR_ID` do not run code by themselves; `hf:` does with `trust_remote_code`.
+
+Torch-free and Qt-free: the app asks before the engine has loaded.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-#: Files that may hold code when loaded as a model.
-MODEL_FILE_SUFFIXES = (".pt2", ".pt", ".pth", ".ts", ".jit", ".torchscript")
+#: Files that may hold code when loaded as a model (TorchScript, `torch.export`, pickles).
+MODEL_FILE_SUFFIXES = (".pt2", ".pt", ".pth", ".ts", ".jit", ".torchscript", ".pkl", ".pickle")
+#: Python source files a `file.py:Name` factory is read from.
+PYTHON_SUFFIXES = (".py",)
+#: Every suffix of a model source that runs code.
+CODE_SUFFIXES = PYTHON_SUFFIXES + MODEL_FILE_SUFFIXES
 #: Sources from a model zoo, named `PREFIX:NAME`; not code by themselves.
 ZOO_PREFIXES = ("timm:", "hf:")
 
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def is_zoo(source: str) -> bool:
+    """`timm:NAME` or `hf:PATH_OR_ID`."""
+    return source.strip().lower().startswith(ZOO_PREFIXES)
+
 
 def is_factory(source: str) -> bool:
-    """`file.py:Name` or `package.module:Name` (a class or zero-argument factory)."""
-    if ":" not in source or source.startswith(ZOO_PREFIXES):
+    """`file.py:Name` (also `C:\\x\\m.py:Net`) or `package.module:Name` (a class or zero-argument factory)."""
+    source = source.strip()
+    if ":" not in source or is_zoo(source):
         return False
     left = source.rsplit(":", 1)[0]
-    # `package.module` has dots, so Path(left).suffix is no test for a file name here.
-    return left.lower().endswith(".py") or (
-        len(left) > 1 and re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", left) is not None)
+    # `package.module` has dots, so Path(left).suffix is no test for a file name here;
+    # a one-letter left side is a Windows drive (`C:model.pt`), not a module.
+    return left.lower().endswith(PYTHON_SUFFIXES) or (len(left) > 1 and _DOTTED.fullmatch(left) is not None)
 
 
-def carries_code(source: str) -> bool:
+def is_model_file(source: str) -> bool:
+    """A saved program or pickled model: a known suffix, or any existing file (read as a pickle)."""
+    source = source.strip()
+    if not source or source == "demo" or is_factory(source) or is_zoo(source):
+        return False
+    if source.lower().endswith(MODEL_FILE_SUFFIXES):
+        return True
+    try:
+        return Path(source).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def carries_code(source: str, *, trust_remote_code: bool = False) -> bool:
     """True when loading `source` runs code that came with it (so it needs the user's trust)."""
     source = source.strip()
-    return is_factory(source) or source.lower().endswith(MODEL_FILE_SUFFIXES)
+    if is_zoo(source):
+        return bool(trust_remote_code) and source.lower().startswith("hf:")
+    return is_factory(source) or is_model_file(source)

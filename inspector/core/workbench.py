@@ -93,7 +93,7 @@ class Workbench:
     def load(self, request: ModelRequest, progress=None) -> tuple[LoadedModel, LayerTree]:
         """Load (or keep) the model; the layer tree comes from one small run at its default input."""
         if self.loaded is None or request != self._model_request:
-            loaded = load_model(request.source, request.weights, request.trust, progress)
+            loaded = load_model(request.source, request.weights, request.trust, progress, seed=request.seed)
             example = loaded.example_input()
             tree = build_layer_tree(loaded.module, example)
             self.loaded, self.tree, self._model_request = loaded, tree, request

@@ -49,6 +49,18 @@ TOY_PY = textwrap.dedent(
 
         def forward(self, x):
             return self.act(self.head(self.act(self.fc(x))))
+
+    class RandomNet(nn.Module):
+        # default (random) initialisation: what --seed makes repeatable
+        input_shape = (1, 3)
+
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(3, 16)
+            self.fc2 = nn.Linear(16, 2)
+
+        def forward(self, x):
+            return self.fc2(self.fc1(x).relu())
     """
 )
 
@@ -65,6 +77,9 @@ ERRORS = {
     "unknown model": (["--model", "resnet81"], "Unknown model 'resnet81'"),
     "missing input": (["--input", "MISSING"], "Input file not found"),
     "unknown device": (["--device", "tpu"], "'tpu'"),
+    "negative seed": (["--seed", "-1"], "--seed must be a whole number from 0 to 4294967295, not '-1'."),
+    "text seed": (["--seed", "abc"], "--seed must be a whole number from 0 to 4294967295, not 'abc'."),
+    "seed for the demo": (["--model", "demo", "--seed", "3"], "A seed is for random weights"),
 }
 
 
@@ -94,6 +109,21 @@ def runs(files):
                      "--json", "--out", str(folder / "r18.npz")],
         "debug": ["--debug", "capture", "--model", f"{model}:ToyMLP", "--input", str(ones), "--layers", "fc9"],
     }
+    seeded = ["capture", "--model", f"{model}:RandomNet", "--input", str(ones), "--layers", "all",
+              "--sites", "output", "--target", "sum"]
+    session = folder / "seeded.inspector.json"
+    session.write_text(json.dumps({"format": "network-inspector-session", "version": 1,
+                                   "model": {"source": f"{model}:RandomNet", "weights": None, "seed": 5},
+                                   "input": str(ones), "target": "sum", "layers": ["fc1", "fc2"],
+                                   "sites": ["output"]}))
+    jobs.update({
+        "seed 5": seeded + ["--seed", "5", "--out", str(folder / "s5.npz"), "--manifest", "--json"],
+        "seed 5 again": seeded + ["--seed", "5", "--out", str(folder / "s5b.npz")],
+        "seed 6": seeded + ["--seed", "6", "--out", str(folder / "s6.npz")],
+        "no seed": seeded + ["--json"],
+        "session seed 5": ["capture", "--session", str(session), "--trust", "--out", str(folder / "sess.npz"),
+                           "--manifest"],
+    })
     for case, (extra, _) in ERRORS.items():
         args = {"--model": f"{model}:ToyMLP", "--input": str(ones), "--layers": "all"}
         flags = []
@@ -203,3 +233,63 @@ def test_debug_shows_traceback(runs):
     assert done.returncode != 0
     assert "Traceback (most recent call last)" in done.stderr
     assert "SpecError: No layer named 'fc9'" in done.stderr
+
+
+def _arrays(path) -> dict[str, np.ndarray]:
+    with np.load(path) as npz:
+        return {k: npz[k] for k in npz.files}
+
+
+def test_same_seed_gives_the_same_weights_in_the_cli_and_in_python(files, runs):
+    import torch
+
+    from inspector.core import load_model
+
+    folder, model = files[0], files[1]
+    done = runs["seed 5"]()
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["seed"] == 5 and summary["model"] == f"{model}:RandomNet" and summary["weights"] == "as built"
+    manifest = json.loads((folder / "s5.json").read_text())
+    assert manifest["seed"] == 5 and manifest["model"] == f"{model}:RandomNet"
+    again = runs["seed 5 again"]()
+    assert again.returncode == 0, again.stderr
+    assert "random weights, seed 5 (--seed 5 gives them again)" in again.stdout
+    a, b = _arrays(folder / "s5.npz"), _arrays(folder / "s5b.npz")
+    assert sorted(a) == ["fc1:output", "fc2:output", "input", "output"]
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+    # the very weights load_model builds under seed 5 in this process
+    loaded = load_model(f"{model}:RandomNet", seed=5)
+    with torch.no_grad():
+        expected = loaded.module(torch.ones(1, 3)).numpy()
+    np.testing.assert_array_equal(a["output"], expected)
+    other = runs["seed 6"]()
+    assert other.returncode == 0, other.stderr
+    assert not np.array_equal(_arrays(folder / "s6.npz")["fc1:output"], a["fc1:output"])
+
+
+def test_without_seed_the_picked_seed_is_reported_and_repeats(files, runs):
+    import torch
+
+    from inspector.core import load_model
+
+    done = runs["no seed"]()
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    seed = summary["seed"]
+    assert isinstance(seed, int) and 0 <= seed < 2**31
+    loaded = load_model(f"{files[1]}:RandomNet", seed=seed)
+    with torch.no_grad():
+        logits = loaded.module(torch.ones(1, 3))
+    assert summary["objective"] == pytest.approx(float(logits.sum()), rel=1e-6)
+
+
+def test_session_seed_replays_the_same_weights(files, runs):
+    folder = files[0]
+    done = runs["session seed 5"]()
+    assert done.returncode == 0, done.stderr
+    assert json.loads((folder / "sess.json").read_text())["seed"] == 5
+    replay, direct = _arrays(folder / "sess.npz"), _arrays(folder / "s5.npz")
+    for key in ("fc1:output", "fc2:output", "output"):
+        np.testing.assert_array_equal(replay[key], direct[key], err_msg=key)

@@ -83,3 +83,57 @@ def test_replay_refuses_code_without_trust(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     assert "runs code" in done.stderr and "Traceback" not in done.stderr
+
+
+# -- the seed of random weights ------------------------------------------------------
+def test_seed_round_trips_and_reaches_the_model_request(tmp_path):
+    session = toy_session(model="resnet18", weights="random", seed=2024, layers=(), edits=())
+    path = save_session(session, tmp_path / "s.inspector.json")
+    data = json.loads(path.read_text())
+    assert data["model"] == {"source": "resnet18", "weights": "random", "seed": 2024}
+    loaded = load_session(path)
+    assert loaded == session and loaded.seed == 2024
+    assert loaded.run_request().model.seed == 2024
+
+
+def test_a_session_without_seed_still_loads(tmp_path):
+    path = tmp_path / "old.inspector.json"
+    path.write_text(json.dumps({"format": "network-inspector-session", "version": 1,
+                                "model": {"source": "demo", "weights": None}, "input": "sample:star"}))
+    session = load_session(path)
+    assert session.seed is None and session.model == "demo" and session.input == "sample:star"
+    assert "seed" not in session.to_dict()["model"]
+
+
+@pytest.mark.parametrize("bad", ["x", -1, 2**32, 1.5, True, [3]])
+def test_a_bad_seed_is_one_clear_error(tmp_path, bad):
+    path = tmp_path / "bad.inspector.json"
+    path.write_text(json.dumps({"format": "network-inspector-session", "version": 1,
+                                "model": {"source": "resnet18", "weights": "random", "seed": bad}}))
+    with pytest.raises(SpecError) as info:
+        load_session(path)
+    assert str(info.value) == f"The session's model seed must be a whole number from 0 to 4294967295, not {bad!r}."
+
+
+def test_a_model_entry_that_is_not_an_object_is_refused(tmp_path):
+    path = tmp_path / "bad.inspector.json"
+    path.write_text(json.dumps({"format": "network-inspector-session", "version": 1, "model": "resnet18"}))
+    with pytest.raises(SpecError, match="'model' entry must be an object"):
+        load_session(path)
+
+
+def test_replay_with_a_seed_gives_the_same_weights_as_load_model():
+    import torch
+
+    from inspector.core import load_model
+
+    session = Session(model="squeezenet1_1", weights="random", seed=11, input="sample:star",
+                      layers=("features.0",), sites=("output",), target="0")
+    bench = Workbench()
+    result = bench.execute(session.run_request()).result
+    assert bench.loaded.seed == 11
+    direct = load_model("squeezenet1_1", "random", seed=11)
+    for key, value in direct.module.state_dict().items():
+        assert torch.equal(bench.loaded.module.state_dict()[key], value), key
+    first_conv = direct.module.features[0](torch.as_tensor(result["input"]))
+    np.testing.assert_array_equal(result["features.0:output"], first_conv.detach().numpy())
