@@ -35,6 +35,14 @@ EXTRA_HIDDEN_IMPORTS = (
     "pyqtgraph.imageview.ImageViewTemplate_generic",
 )
 
+# `--self-test` runs inside the bundle: the inspector.selftest package (Qt-free steps, offscreen Qt
+# steps, sandbox, runner). Found on disk like every inspector module; named here so that a
+# build fails, not the self-test of a shipped bundle, when one goes missing.
+SELFTEST_MODULES = (
+    "inspector.selftest", "inspector.selftest.base", "inspector.selftest.steps", "inspector.selftest.qt_steps",
+    "inspector.selftest.sandbox", "inspector.selftest.runner",
+)
+
 # Packages whose compiled libraries are opened by file name, not imported (torchvision finds
 # _C_stable / image_stable next to its __init__ and hands them to torch.ops.load_library).
 DYNAMIC_LIB_PACKAGES = ("torchvision",)
@@ -121,7 +129,11 @@ def inspector_modules(root: Path = ROOT) -> list[str]:
 
 
 def hidden_imports(root: Path = ROOT) -> list[str]:
-    return inspector_modules(root) + list(EXTRA_HIDDEN_IMPORTS)
+    modules = inspector_modules(root)
+    missing = [name for name in SELFTEST_MODULES if name not in modules]
+    if missing:
+        raise SystemExit(f"self-test modules missing from inspector/: {', '.join(missing)}")
+    return modules + list(EXTRA_HIDDEN_IMPORTS)
 
 
 def dropped(dest: str, profile: str | None = None) -> bool:

@@ -90,11 +90,15 @@ def test_hidden_imports_cover_what_the_app_imports_lazily():
                for p in (ROOT / "inspector").rglob("*.py")}
     assert on_disk <= hidden, f"inspector modules missing from hidden imports: {sorted(on_disk - hidden)}"
     for name in ("inspector.gui.app", "inspector.gui.main_window", "inspector.demo.model", "inspector.demo.toy",
-                 "inspector.demo.paths", "inspector.selftest", "torchvision.extension", "torchvision.ops",
+                 "inspector.demo.paths", "inspector.selftest", "inspector.selftest.steps",
+                 "inspector.selftest.qt_steps", "torchvision.extension", "torchvision.ops",
                  "safetensors.torch"):
         assert name in hidden
     for name in bc.EXTRA_HIDDEN_IMPORTS:
         assert importlib.util.find_spec(name) is not None, f"hidden import {name} does not exist"
+    assert set(bc.SELFTEST_MODULES) <= hidden
+    for name in bc.SELFTEST_MODULES:
+        assert importlib.util.find_spec(name) is not None, f"self-test module {name} does not exist"
 
 
 def test_excludes_spare_every_module_the_app_imports():
@@ -114,7 +118,8 @@ def test_excludes_spare_every_module_the_app_imports():
             def __getattr__(self, attr):
                 return getattr(self.finder, attr)
         sys.meta_path[:] = [Hide(f) for f in sys.meta_path]
-        import inspector.cli, inspector.selftest, inspector.gui.app, inspector.gui.main_window
+        import inspector.cli, inspector.selftest, inspector.selftest.qt_steps
+        import inspector.gui.app, inspector.gui.main_window
         import torchvision.ops, pyqtgraph, safetensors.torch, torch
         import torchvision
         assert torchvision.ops.nms(torch.zeros(1, 4), torch.ones(1), 0.5).tolist() == [0]

@@ -16,6 +16,55 @@ from inspector import selftest
 from inspector.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[2]
+SELFTEST_MODULES = ["inspector.selftest", "inspector.selftest.base", "inspector.selftest.steps",
+                    "inspector.selftest.qt_steps", "inspector.selftest.sandbox", "inspector.selftest.runner"]
+
+
+def test_the_package_holds_every_module_and_no_old_module_is_left():
+    on_disk = {p.stem for p in (ROOT / "inspector" / "selftest").glob("*.py")}
+    assert on_disk == {"__init__", "__main__", "base", "steps", "qt_steps", "sandbox", "runner"}
+    assert not (ROOT / "inspector" / "selftest.py").exists() and not (ROOT / "inspector" / "selftest_qt.py").exists()
+    for path in (ROOT / "inspector" / "selftest").glob("*.py"):
+        assert len(path.read_text(encoding="utf-8").splitlines()) < 300, path.name
+
+
+@pytest.mark.parametrize("module", SELFTEST_MODULES)
+def test_each_module_imports_on_its_own_without_torch_or_qt(module):
+    code = (f"import sys, importlib\n"
+            f"importlib.import_module({module!r})\n"
+            "heavy = [m for m in ('torch', 'PySide6', 'pyqtgraph') if m in sys.modules]\n"
+            "assert not heavy, heavy\n"
+            "print('imported')\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "imported", proc.stderr
+
+
+def test_submodules_never_import_the_package_itself():
+    """No cycle: the steps take what they share from `base`, never from the package's __init__."""
+    for path in (ROOT / "inspector" / "selftest").glob("*.py"):
+        if path.stem in ("__init__", "__main__"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert "from inspector.selftest import" not in text and "from . import" not in text, path.name
+        assert "import inspector.selftest\n" not in text, path.name
+
+
+def test_steps_list_names_each_step_function_once():
+    from inspector.selftest import qt_steps, steps
+
+    functions = {f for _, f in selftest.STEPS}
+    assert len(functions) == len(selftest.STEPS) == 11
+    assert {selftest.step_mosaic, selftest.step_app_window} == {qt_steps.step_mosaic, qt_steps.step_app_window}
+    assert all(getattr(steps, f.__name__, None) is f or getattr(qt_steps, f.__name__, None) is f for f in functions)
+
+
+def test_python_dash_m_selftest_runs_one_step(tmp_path):
+    report = tmp_path / "only.json"
+    proc = subprocess.run([sys.executable, "-m", "inspector.selftest", "--only", "environment", "--json",
+                           str(report)], cwd=ROOT, capture_output=True, text=True, encoding="utf-8", timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert [s["name"] for s in data["steps"]] == ["environment"] and data["ok"] is True
 
 
 def test_self_test_from_source_passes_every_step(tmp_path):

@@ -1,10 +1,13 @@
-"""The self-test's Qt steps: a mosaic panel and the main window, drawn offscreen."""
+"""The self-test's Qt steps: a mosaic panel and the main window, drawn offscreen.
+
+PySide6 and the GUI are imported inside the steps, so importing this module needs no Qt.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from inspector.selftest import APP_TIMEOUT_S, EDITS, Context, check
+from .base import APP_TIMEOUT_S, EDITS, Context, check
 
 
 def _distinct_colours(path: Path) -> int:
