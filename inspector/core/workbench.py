@@ -90,9 +90,15 @@ class Workbench:
         self._baseline: RunResult | None = None
         self.sharing = Sharing()  # what runs have shown about the loaded model (see core.sharing)
 
+    def holds(self, request: ModelRequest) -> bool:
+        """The loaded model is the one `request` asks for, also when it names the seed that was picked
+        for it (ModelInfo.request does, so that reloading gives the same weights)."""
+        kept = self._model_request
+        return self.loaded is not None and request in (kept, replace(kept, seed=self.loaded.seed))
+
     def load(self, request: ModelRequest, progress=None) -> tuple[LoadedModel, LayerTree]:
         """Load (or keep) the model; the layer tree comes from one small run at its default input."""
-        if self.loaded is None or request != self._model_request:
+        if not self.holds(request):
             loaded = load_model(request.source, request.weights, request.trust, progress, seed=request.seed)
             example = loaded.example_input()
             tree = build_layer_tree(loaded.module, example)
@@ -119,7 +125,7 @@ class Workbench:
         return self._input
 
     def execute(self, request: RunRequest, cancel: threading.Event | None = None, progress=None) -> RunOutcome:
-        fresh = self.loaded is None or request.model != self._model_request
+        fresh = not self.holds(request.model)
         loaded, tree = self.load(request.model, progress)
         self.move_to(request.device)
         x = self.input_tensor(request.input)

@@ -155,3 +155,21 @@ def test_seed_round_trips_through_the_manifest(tmp_path):
     assert load_npz(tmp_path / "d.npz")[1]["seed"] is None  # always present
     with pytest.raises(SpecError, match="manifest's seed"):
         export_npz(result, tmp_path / "e.npz", {"seed": "x"})
+
+
+def test_workbench_keeps_the_model_when_asked_with_the_seed_picked_for_it():
+    from inspector.core import RunSpec
+    from inspector.core.requests import RunRequest
+
+    bench = Workbench()
+    asked = ModelRequest("inspector.demo.toy:ToyMLP")
+    spec = RunSpec.make(("fc1",), ("output",), (), "output", False)
+    first = bench.execute(RunRequest(asked, "sample:toy_ones", spec=spec))
+    loaded = bench.loaded
+    assert first.tree is not None and loaded.seed is not None
+    # the app asks again with ModelInfo.request, which names the picked seed: same model, not fresh
+    again = bench.execute(RunRequest(ModelRequest(asked.source, seed=loaded.seed), "sample:toy_ones", spec=spec))
+    assert bench.loaded is loaded and again.tree is None
+    assert bench.execute(RunRequest(asked, "sample:toy_ones", spec=spec)).tree is None and bench.loaded is loaded
+    other = bench.execute(RunRequest(ModelRequest(asked.source, seed=loaded.seed + 1), "sample:toy_ones", spec=spec))
+    assert other.tree is not None and bench.loaded is not loaded and bench.loaded.seed == loaded.seed + 1
