@@ -1,4 +1,10 @@
-"""Channels tiled into one image: what a panel draws for a capture (numpy only)."""
+"""Channels tiled into one image: what a panel draws for a capture (numpy only).
+
+Activations and module gradients are (N, C, H, W): sample 0's C maps are tiled. A parameter
+gradient (`conv1.weight:grad`, out x in x kh x kw) shows every filter: each filter is one tile
+holding its `in` kernels (themselves tiled), and the filters are tiled like channels. Many
+channels are shown a page (`PAGE` channels) at a time; hit-testing reports the true channel.
+"""
 
 from __future__ import annotations
 
@@ -7,28 +13,94 @@ from dataclasses import dataclass
 
 import numpy as np
 
+PAGE = 256  # channels (or filters) in one mosaic
 
-@dataclass(frozen=True)
-class Mosaic:
-    image: np.ndarray  # (H, W) float32, C-contiguous, NaN between tiles
+
+class _Tiles:
+    """Geometry of `channels` tiles of tile_h x tile_w in a rows x cols grid, `gap` pixels apart;
+    the first tile is channel `first`."""
+
     rows: int
     cols: int
     tile_h: int
     tile_w: int
     channels: int
-    gap: int = 1
+    gap: int
+    first: int
 
     def channel_at(self, row: float, col: float) -> tuple[int, int, int] | None:
         """(channel, y, x) under image pixel (row, col), or None on a gap or outside."""
-        r, c = int(row), int(col)
+        r, c = math.floor(row), math.floor(col)
         if r < 0 or c < 0:
             return None
         tr, y = divmod(r, self.tile_h + self.gap)
         tc, x = divmod(c, self.tile_w + self.gap)
         if y >= self.tile_h or x >= self.tile_w or tr >= self.rows or tc >= self.cols:
             return None
-        channel = tr * self.cols + tc
-        return (channel, y, x) if channel < self.channels else None
+        local = tr * self.cols + tc
+        return (self.first + local, y, x) if local < self.channels else None
+
+    def origin(self, channel: int) -> tuple[int, int]:
+        """Image (row, col) of the top-left pixel of `channel`'s tile."""
+        tr, tc = divmod(channel - self.first, self.cols)
+        return tr * (self.tile_h + self.gap), tc * (self.tile_w + self.gap)
+
+    def contains(self, channel: int) -> bool:
+        return self.first <= channel < self.first + self.channels
+
+
+@dataclass(frozen=True)
+class Grid(_Tiles):
+    rows: int
+    cols: int
+    tile_h: int
+    tile_w: int
+    channels: int
+    gap: int = 1
+    first: int = 0
+
+
+@dataclass(frozen=True)
+class Mosaic(_Tiles):
+    image: np.ndarray  # (H, W) float32, C-contiguous, NaN between tiles
+    rows: int
+    cols: int
+    tile_h: int
+    tile_w: int
+    channels: int  # tiles in this mosaic (one page)
+    gap: int = 1
+    first: int = 0  # channel of the first tile
+    total: int = 0  # channels of the capture (all pages)
+    kernels: Grid | None = None  # weights: how one filter's input kernels are tiled in its tile
+
+    def kernel_at(self, row: float, col: float) -> tuple[int, int, int, int] | None:
+        """Weights: (filter, input channel, ky, kx) under image pixel (row, col), or None."""
+        hit = self.channel_at(row, col)
+        if hit is None or self.kernels is None:
+            return None
+        inner = self.kernels.channel_at(hit[1], hit[2])
+        return None if inner is None else (hit[0], *inner)
+
+
+def grid_cols(count: int, h: int, w: int) -> int:
+    """Columns of a near-square grid of `count` tiles of h x w."""
+    if count <= 1:
+        return 1
+    return min(count, max(1, math.ceil(math.sqrt(count * h / max(w, 1)))))
+
+
+def tile(maps: np.ndarray, cols: int, gap: int = 1) -> np.ndarray:
+    """(..., N, h, w) maps -> (..., rows*(h+gap)-gap, cols*(w+gap)-gap) float32, NaN in gaps."""
+    *lead, n, h, w = maps.shape
+    rows = max(1, math.ceil(n / cols))
+    full = np.full((*lead, rows, h + gap, cols, w + gap), np.nan, dtype=np.float32)
+    whole, rest = divmod(n, cols)
+    grid = maps[..., : whole * cols, :, :].reshape(*lead, whole, cols, h, w)
+    full[..., :whole, :h, :, :w] = np.swapaxes(grid, -2, -3)
+    if rest:
+        full[..., whole, :h, :rest, :w] = np.swapaxes(maps[..., whole * cols:, :, :], -2, -3)
+    image = full.reshape(*lead, rows * (h + gap), cols * (w + gap))
+    return np.ascontiguousarray(image[..., : rows * (h + gap) - gap, : cols * (w + gap) - gap])
 
 
 def as_maps(array: np.ndarray) -> np.ndarray:
@@ -43,25 +115,55 @@ def as_maps(array: np.ndarray) -> np.ndarray:
     return a.reshape(1, 1, -1)
 
 
-def make_mosaic(array: np.ndarray, max_channels: int = 1024, gap: int = 1) -> Mosaic:
-    """Tile up to `max_channels` maps into a near-square grid, in one image."""
-    maps = as_maps(array)[:max_channels].astype(np.float32, copy=False)
-    c, h, w = maps.shape
-    cols = max(1, math.ceil(math.sqrt(c * h / max(w, 1)))) if c > 1 else 1
-    cols = min(cols, c)
-    rows = math.ceil(c / cols)
-    out = np.full((rows * (h + gap) - gap, cols * (w + gap) - gap), np.nan, dtype=np.float32)
-    padded = np.full((rows * cols, h, w), np.nan, dtype=np.float32)
-    padded[:c] = maps
-    grid = padded.reshape(rows, cols, h, w)
-    if gap == 0:
-        out[:] = grid.transpose(0, 2, 1, 3).reshape(rows * h, cols * w)
-    else:
-        for r in range(rows):
-            band = out[r * (h + gap): r * (h + gap) + h]
-            for col in range(cols):
-                band[:, col * (w + gap): col * (w + gap) + w] = grid[r, col]
-    return Mosaic(np.ascontiguousarray(out), rows, cols, h, w, c, gap)
+def is_parameter(key: str) -> bool:
+    """A parameter's gradient (`fc1.weight:grad`), not the model's `input:grad`."""
+    base = key.split("#")[0].split("[")[0]
+    return base.endswith(":grad") and base != "input:grad" and not base.startswith(":")
+
+
+def weight_maps(array: np.ndarray) -> tuple[np.ndarray, Grid]:
+    """(out, in, kh, kw) weights (also (out, in, k) and (out, in, d, h, w)) -> one map per filter,
+    (out, Hf, Wf), with the filter's `in` kernels tiled in it, and that inner tiling. Up to 4
+    input channels lie in a row, more in a near-square grid; 1x1 kernels have no gaps."""
+    a = np.asarray(array, dtype=np.float32)
+    out = a.shape[0]
+    # conv1d: (out, in, 1, k); conv3d: each depth slice is one kernel
+    kernels = a[:, :, None, :] if a.ndim == 3 else a.reshape(out, -1, a.shape[-2], a.shape[-1])
+    n, kh, kw = kernels.shape[1:]
+    cols = n if n <= 4 else grid_cols(n, kh, kw)
+    gap = 0 if kh * kw == 1 else 1
+    inner = Grid(math.ceil(n / cols), cols, kh, kw, n, gap)
+    return tile(kernels, cols, gap), inner
+
+
+def capture_maps(key: str, array: np.ndarray) -> tuple[np.ndarray, Grid | None]:
+    """What a capture tiles: (maps, kernel grid for weights or None)."""
+    a = np.asarray(array)
+    if is_parameter(key) and a.ndim >= 3:
+        return weight_maps(a)
+    if is_parameter(key) and a.ndim == 2:  # Linear weights: one out x in image
+        return a[None].astype(np.float32, copy=False), None
+    return as_maps(a), None
+
+
+def mosaic_of(maps: np.ndarray, first: int = 0, count: int = PAGE, gap: int | None = None,
+              kernels: Grid | None = None) -> Mosaic:
+    """Tile maps[first:first+count] into a near-square grid, in one image."""
+    page = maps[first: first + count].astype(np.float32, copy=False)
+    c, h, w = page.shape
+    if gap is None:
+        gap = 2 if kernels is not None and kernels.gap else 1
+    cols = grid_cols(c, h, w)
+    image = tile(page, cols, gap)
+    return Mosaic(image, math.ceil(c / cols), cols, h, w, c, gap, first, len(maps), kernels)
+
+
+def make_mosaic(array: np.ndarray, max_channels: int = PAGE, gap: int = 1, first: int = 0,
+                key: str = "") -> Mosaic:
+    """The mosaic of a capture's channels first..first+max_channels (weights when `key` is a
+    parameter gradient)."""
+    maps, kernels = capture_maps(key, array)
+    return mosaic_of(maps, first, max_channels, None if kernels is not None else gap, kernels)
 
 
 def levels(array: np.ndarray, diverging: bool) -> tuple[float, float]:

@@ -1,9 +1,12 @@
 """One panel for one capture: all channels as a single mosaic image, a histogram, statistics.
 
-Conv maps are tiled into one pyqtgraph ImageItem (C-contiguous float32, explicit levels)
-with a HistogramLUT colour bar; gradients use a diverging map centred on zero. Vectors
-(Linear outputs) are drawn as bars, token x feature outputs as one image. Hover shows the
-channel and value; a click enlarges a channel and emits sigChannelClicked.
+Conv maps are tiled into one pyqtgraph ImageItem (C-contiguous float32, explicit levels) with
+a ColorBarItem; gradients use a diverging map centred on zero. A parameter gradient shows every
+filter (`inspector.core.mosaic`); more than a page of channels is paged. Vectors (Linear
+outputs, biases) are drawn as bars, token x feature outputs and Linear weights as one image.
+Hover shows the channel and value; a click enlarges a channel (outlined in the mosaic) and
+emits sigChannelClicked and sigChannelZoomed; `zoom_channel` enlarges one without a signal, so
+two panels can follow each other.
 """
 
 from __future__ import annotations
@@ -11,30 +14,18 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
-from inspector.core.mosaic import Mosaic, as_maps, levels, make_mosaic
+from inspector.core.mosaic import PAGE, Grid, Mosaic, capture_maps, is_parameter, levels, mosaic_of
 from inspector.core.stats import TensorStats
 
+from .channel_pager import ChannelPager
+from .channel_zoom import ChannelZoom, describe
+from .number_format import fmt, format_stats
+
 _MAPS = {True: "CET-D1", False: "viridis"}
-
-
-def colormap(name: str, stops: int = 9) -> pg.ColorMap:
-    """A named colour map resampled to a few stops (the LUT is still interpolated smoothly)."""
-    full = pg.colormap.get(name)
-    positions = np.linspace(0.0, 1.0, stops)
-    return pg.ColorMap(positions, full.map(positions))
-
-
-def format_stats(stats: TensorStats | None) -> str:
-    if stats is None:
-        return ""
-    shape = "×".join(map(str, stats.shape))
-    text = (f"{shape} {stats.dtype}   mean {stats.mean:.4g}   std {stats.std:.4g}   "
-            f"min {stats.min:.4g}   max {stats.max:.4g}   zeros {stats.zero_fraction:.1%}   L2 {stats.l2:.4g}")
-    if stats.nan or stats.inf:
-        text += f"   NaN {stats.nan}  Inf {stats.inf}"
-    return text
+_DEFAULT_LEVELS = {True: (-1.0, 1.0), False: (0.0, 1.0)}
 
 
 def histogram(array: np.ndarray, bins: int = 64) -> tuple[np.ndarray, np.ndarray]:
@@ -51,37 +42,47 @@ class TensorPanel(QWidget):
     """Signals
     -------
     sigChannelClicked(int): the user clicked a channel of the mosaic.
+    sigChannelZoomed(int): the user enlarged this channel (a click); not sent by `zoom_channel`.
     """
 
     sigChannelClicked = Signal(int)
+    sigChannelZoomed = Signal(int)
 
     def __init__(self, title: str, diverging: bool, parent=None) -> None:
         super().__init__(parent)
         self.diverging = diverging
+        self.base_title = title
         self.mosaic: Mosaic | None = None
         self.maps: np.ndarray | None = None
+        self.kernels: Grid | None = None
         self.key = ""
+        self.channel: int | None = None  # the enlarged channel
+        self.first = 0  # first channel of the page shown
+        self._levels = _DEFAULT_LEVELS[diverging]
         self.title = QLabel(f"<b>{title}</b>")
         self.hover = QLabel(" ")
         self.stats = QLabel(" ")
         self.stats.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.stats.setWordWrap(True)
+        self.pager = ChannelPager()
+        self.pager.sigPageChanged.connect(self.set_page)
 
         self.canvas = pg.GraphicsLayoutWidget()
         self.view = self.canvas.addViewBox(row=0, col=0, lockAspect=True, invertY=True)
         self.view.setMenuEnabled(False)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.view.addItem(self.image)
-        self.lut = pg.HistogramLUTItem(image=self.image, fillHistogram=False)
-        self.lut.gradient.setColorMap(colormap(_MAPS[diverging]))
-        self.lut.gradient.showTicks(False)  # hundreds of stop ticks cost more to paint than the image
-        self.canvas.addItem(self.lut, row=0, col=1)
-        self.zoom_canvas = pg.GraphicsLayoutWidget()
-        self.zoom_canvas.setFixedSize(130, 130)
-        self.zoom_view = self.zoom_canvas.addViewBox(lockAspect=True, invertY=True)
-        self.zoom_view.setMenuEnabled(False)
-        self.zoom_image = pg.ImageItem(axisOrder="row-major")
-        self.zoom_view.addItem(self.zoom_image)
+        self.highlight = QGraphicsRectItem()
+        self.highlight.setPen(pg.mkPen("#ff3030", width=2))  # cosmetic: 2 screen pixels at any zoom
+        self.highlight.setZValue(10)
+        self.highlight.setVisible(False)
+        self.view.addItem(self.highlight, ignoreBounds=True)
+        self.zoom = ChannelZoom()
+        self.zoom_image = self.zoom.image
+        self.colorbar = pg.ColorBarItem(values=self._levels, colorMap=pg.colormap.get(_MAPS[diverging]),
+                                        width=14, interactive=True)
+        self.colorbar.setImageItem([self.image, self.zoom_image])
+        self.canvas.addItem(self.colorbar, row=0, col=1)
         self.canvas.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.canvas.scene().sigMouseClicked.connect(self._on_mouse_clicked)
 
@@ -89,61 +90,97 @@ class TensorPanel(QWidget):
         self.bar_item = pg.BarGraphItem(x=[], height=[], width=0.8, brush="#4c78a8")
         self.bars.addItem(self.bar_item)
         self.bars.setLabel("bottom", "feature")
+        self.message = QLabel(" ")
+        self.message.setAlignment(Qt.AlignCenter)
+        self.message.setWordWrap(True)
+        font = QFont(self.message.font())
+        font.setPointSizeF(font.pointSizeF() * 1.3)
+        self.message.setFont(font)
         self.stack = QStackedWidget()
-        self.stack.addWidget(self.canvas)
-        self.stack.addWidget(self.bars)
+        for page in (self.canvas, self.bars, self.message):
+            self.stack.addWidget(page)
 
         self.hist = pg.PlotWidget()
-        self.hist.setFixedHeight(130)
+        self.hist.setMinimumHeight(130)
         self.hist_curve = self.hist.plot(stepMode="center", fillLevel=0, brush=(76, 120, 168, 150))
         self.hist.setLabel("bottom", "value")
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.title)
-        layout.addWidget(self.stack, 1)
+        layout.addWidget(self.pager)
+        layout.addWidget(self.stack, 3)
         row = QHBoxLayout()
-        row.addWidget(self.zoom_canvas)
+        row.addWidget(self.zoom)
         row.addWidget(self.hist, 1)
-        layout.addLayout(row)
+        layout.addLayout(row, 2)
         layout.addWidget(self.stats)
         layout.addWidget(self.hover)
+        self.clear()
 
     # -- updates -------------------------------------------------------------------
     def clear(self, message: str = "") -> None:
-        self.key, self.mosaic, self.maps = "", None, None
+        """Empty the panel, saying `message` (why there is nothing) in its middle."""
+        self.key, self.mosaic, self.maps, self.kernels, self.channel, self.first = "", None, None, None, None, 0
         self.image.clear()
-        self.zoom_image.clear()
+        self.zoom.clear()
+        self.highlight.setVisible(False)
+        self.pager.setVisible(False)
+        self.colorbar.setLevels(_DEFAULT_LEVELS[self.diverging])
         self.bar_item.setOpts(x=[], height=[])
         self.hist_curve.setData([], [])
+        self.title.setText(f"<b>{self.base_title}</b>")
+        self.message.setText(message or " ")
+        self.stack.setCurrentWidget(self.message)
         self.stats.setText(message or " ")
+        self.stats.setVisible(False)  # the message is shown in the middle
         self.hover.setText(" ")
 
+    def show_missing(self, message: str) -> None:
+        """Nothing to show here, and why ("conv1 has no bias parameter")."""
+        self.clear(message)
+
     def show_capture(self, key: str, array: np.ndarray, stats: TensorStats | None) -> None:
+        new = key != self.key
+        if new:
+            self.hover.setText(" ")
+            self.channel, self.first = None, 0
         self.key = key
         self.title.setText(f"<b>{key}</b>")
         array = np.asarray(array)
-        if array.ndim <= 2:
+        if array.ndim <= 1 or (array.ndim == 2 and not is_parameter(key)):
             self._show_vector(array)
         else:
-            self._show_maps(array)
+            self._show_maps(key, array)
         counts, edges = histogram(array)
         self.hist_curve.setData(edges, counts)
         self.stats.setText(format_stats(stats))
+        self.stats.setVisible(True)
 
-    def _show_maps(self, array: np.ndarray) -> None:
+    def _show_maps(self, key: str, array: np.ndarray) -> None:
         self.stack.setCurrentWidget(self.canvas)
-        self.maps = as_maps(array)
-        self.mosaic = make_mosaic(array)
-        lo, hi = levels(self.mosaic.image, self.diverging)
-        self.image.setImage(self.mosaic.image, levels=(lo, hi), autoLevels=False)
-        self.lut.setLevels(lo, hi)
+        self.maps, self.kernels = capture_maps(key, array)
+        self._levels = levels(self.maps, self.diverging)
+        if self.first >= len(self.maps):
+            self.first = 0
+        self._draw_page()
+
+    def _draw_page(self) -> None:
+        self.mosaic = mosaic_of(self.maps, self.first, PAGE, kernels=self.kernels)
+        self.image.setImage(self.mosaic.image, levels=self._levels, autoLevels=False)
+        self.colorbar.setLevels(self._levels)
+        self.pager.set_range(self.first, self.mosaic.channels, self.mosaic.total, self._noun() + "s")
         self.view.autoRange(padding=0.01)
-        self._zoom(0)
+        if self.channel is None or self.channel >= len(self.maps):
+            self.channel = self.first
+        self._zoom(self.channel)
 
     def _show_vector(self, array: np.ndarray) -> None:
         self.stack.setCurrentWidget(self.bars)
-        self.mosaic, self.maps = None, None
+        self.mosaic, self.maps, self.kernels, self.channel = None, None, None, None
+        self.zoom.clear()
+        self.highlight.setVisible(False)
+        self.pager.setVisible(False)
         values = np.asarray(array, dtype=np.float32).reshape(array.shape[0] if array.ndim == 2 else 1, -1)[0]
         x = np.arange(values.size)
         height = np.nan_to_num(values)
@@ -154,29 +191,68 @@ class TensorPanel(QWidget):
             self.bar_item.setOpts(x=x, height=height, width=1.0, brushes=None, brush="#4c78a8")
         self.bars.enableAutoRange()
 
+    def _noun(self) -> str:
+        return "filter" if self.kernels is not None else "channel"
+
+    # -- paging and the enlarged channel ----------------------------------------------
+    def set_page(self, first: int) -> None:
+        """Show the page of channels starting at `first` (rounded down to a page)."""
+        if self.maps is None:
+            return
+        self.first = max(0, min(first, len(self.maps) - 1)) // PAGE * PAGE
+        self._draw_page()
+
+    def zoom_channel(self, channel: int) -> None:
+        """Enlarge `channel` (turning to its page), without emitting sigChannelZoomed."""
+        if self.maps is None or not 0 <= channel < len(self.maps):
+            return
+        self.channel = channel
+        if not self.mosaic.contains(channel):
+            self.set_page(channel)
+        else:
+            self._zoom(channel)
+
     def _zoom(self, channel: int) -> None:
         if self.maps is None or not 0 <= channel < len(self.maps):
             return
-        tile = np.ascontiguousarray(self.maps[channel], dtype=np.float32)
-        lo, hi = self.image.levels if self.image.levels is not None else (0.0, 1.0)
-        self.zoom_image.setImage(tile, levels=(lo, hi), autoLevels=False)
-        self.zoom_image.setLookupTable(self.lut.getLookupTable(n=256))  # cached until the gradient changes
-        self.zoom_view.autoRange(padding=0.02)
+        self.channel = channel
+        tile = self.maps[channel]
+        self.zoom.show_tile(tile, self._levels, describe(self.key, self._noun(), channel, tile))
+        m = self.mosaic
+        if m is not None and m.contains(channel):
+            row, col = m.origin(channel)
+            self.highlight.setRect(col, row, m.tile_w, m.tile_h)  # the tile's pixels, in image units
+            self.highlight.setVisible(True)
+        else:
+            self.highlight.setVisible(False)
 
     # -- mouse ------------------------------------------------------------------
-    def _channel_under(self, scene_pos):
+    def _image_point(self, scene_pos):
         if self.mosaic is None or not self.view.sceneBoundingRect().contains(scene_pos):
             return None
         point = self.view.mapSceneToView(scene_pos)
-        return self.mosaic.channel_at(point.y(), point.x())
+        return point.y(), point.x()
+
+    def _channel_under(self, scene_pos):
+        point = self._image_point(scene_pos)
+        return None if point is None else self.mosaic.channel_at(*point)
 
     def _on_mouse_moved(self, scene_pos) -> None:
         hit = self._channel_under(scene_pos)
         if hit is None:
             return
         channel, y, x = hit
-        value = float(self.maps[channel, y, x])
-        self.hover.setText(f"channel {channel}   ({y}, {x})   value {value:.5g}")
+        value = fmt(self.maps[channel, y, x], ".5g")
+        if self.kernels is not None:
+            kernel = self.mosaic.kernel_at(*self._image_point(scene_pos))
+            if kernel is None:
+                return
+            f, i, ky, kx = kernel
+            self.hover.setText(f"filter {f}   in {i}   ({ky}, {kx})   value {value}")
+        elif is_parameter(self.key):  # Linear weights: out x in
+            self.hover.setText(f"out {y}   in {x}   value {value}")
+        else:
+            self.hover.setText(f"channel {channel}   ({y}, {x})   value {value}")
 
     def _on_mouse_clicked(self, event) -> None:
         hit = self._channel_under(event.scenePos())
@@ -184,3 +260,4 @@ class TensorPanel(QWidget):
             return
         self._zoom(hit[0])
         self.sigChannelClicked.emit(hit[0])
+        self.sigChannelZoomed.emit(hit[0])

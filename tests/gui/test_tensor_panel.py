@@ -1,4 +1,5 @@
-"""TensorPanel: one mosaic image with explicit levels, hover and click by channel, bars, tokens."""
+"""TensorPanel: one mosaic image with explicit levels, hover and click by channel, bars, tokens,
+a fresh panel for each key, and an explanatory message when there is nothing to show."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-from inspector.core.mosaic import levels, make_mosaic
+from inspector.core.mosaic import as_maps, levels, make_mosaic
 from inspector.gui.tensor_panel import TensorPanel
 
 
@@ -57,9 +58,10 @@ def test_conv_capture_is_one_mosaic_image_with_explicit_levels(make_panel, conv_
     assert panel.image.image.shape == (8 * 113 - 1, 8 * 113 - 1)
     np.testing.assert_array_equal(panel.image.image, expected.image)
     assert panel.image.image.flags["C_CONTIGUOUS"] and panel.image.image.dtype == np.float32
-    lo, hi = levels(expected.image, diverging=False)
+    lo, hi = levels(as_maps(conv_maps), diverging=False)  # one set of levels for every page
     assert tuple(panel.image.levels) == pytest.approx((lo, hi))
-    assert panel.lut.getLevels() == pytest.approx((lo, hi))
+    assert panel.colorbar.levels() == pytest.approx((lo, hi))
+    assert not panel.pager.isVisible()  # 64 channels fit on one page
     assert panel.title.text() == "<b>layer1.0.conv1:output</b>"
     counts = panel.hist_curve.getData()[1]
     assert counts.sum() > 0
@@ -98,6 +100,13 @@ def test_click_emits_the_channel_and_zooms_it(qtbot, make_panel, conv_maps):
     assert blocker.args == [42]
     np.testing.assert_array_equal(panel.zoom_image.image, conv_maps[0, 42])
     assert tuple(panel.zoom_image.levels) == pytest.approx(tuple(panel.image.levels))
+    # channel 42 is row 5, column 2 of the 8 x 8 grid of 112 x 112 tiles, 1 pixel apart
+    rect = panel.highlight.rect()
+    assert panel.highlight.isVisible()
+    assert (rect.x(), rect.y(), rect.width(), rect.height()) == (2 * 113, 5 * 113, 112, 112)
+    tile = conv_maps[0, 42]
+    assert panel.zoom.label.text() == (f"x:output · channel 42 · min {tile.min():.4g} · max {tile.max():.4g}")
+    assert panel.zoom.canvas.width() >= 200 and panel.zoom.canvas.height() >= 200
 
     widget_pos = panel.canvas.mapFromScene(scene_point(panel, 7, 60, 60))
     with qtbot.waitSignal(panel.sigChannelClicked) as blocker:
@@ -113,10 +122,14 @@ def test_click_emits_the_channel_and_zooms_it(qtbot, make_panel, conv_maps):
 def test_zoom_uses_the_panel_colours_and_follows_a_colour_change(make_panel, conv_maps):
     panel = make_panel()
     panel.show_capture("x:output", conv_maps, None)
-    np.testing.assert_array_equal(panel.zoom_image.lut, panel.lut.gradient.getLookupTable(256))
-    panel.lut.gradient.setColorMap(pg.colormap.get("magma"))
-    panel.show_capture("x:output", conv_maps, None)
-    np.testing.assert_array_equal(panel.zoom_image.lut, panel.lut.gradient.getLookupTable(256))
+    viridis = pg.colormap.get("viridis").getLookupTable(nPts=256)
+    np.testing.assert_array_equal(panel.image.lut, viridis)
+    np.testing.assert_array_equal(panel.zoom_image.lut, viridis)
+    panel.colorbar.setColorMap(pg.colormap.get("magma"))
+    magma = pg.colormap.get("magma").getLookupTable(nPts=256)
+    np.testing.assert_array_equal(panel.zoom_image.lut, magma)
+    panel.colorbar.setLevels((5.0, 9.0))  # dragging the colour bar moves the zoom's levels too
+    assert tuple(panel.zoom_image.levels) == (5.0, 9.0) and tuple(panel.image.levels) == (5.0, 9.0)
 
 
 def test_gradient_levels_are_symmetric_around_zero(make_panel):
@@ -126,7 +139,7 @@ def test_gradient_levels_are_symmetric_around_zero(make_panel):
     panel.show_capture("x:grad_output", grads, None)
     lo, hi = panel.image.levels
     assert lo == pytest.approx(-hi) and hi > 0
-    assert panel.lut.getLevels() == pytest.approx((lo, hi))
+    assert panel.colorbar.levels() == pytest.approx((lo, hi))
 
 
 def test_vector_shows_one_bar_per_feature(make_panel):
@@ -159,3 +172,4 @@ def test_clear_empties_the_panel(make_panel, conv_maps):
     assert panel.mosaic is None and panel.key == ""
     assert panel.image.image is None
     assert panel.stats.text() == "Nothing here."
+    assert panel.stack.currentWidget() is panel.message and panel.message.text() == "Nothing here."

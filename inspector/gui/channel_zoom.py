@@ -1,0 +1,46 @@
+"""One channel enlarged: its map at the mosaic's levels and colours, labelled with key, channel, range."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from .number_format import fmt
+
+
+def describe(key: str, noun: str, channel: int, tile: np.ndarray) -> str:
+    """"key · channel 3 · min … max …" over the tile's finite values."""
+    finite = tile[np.isfinite(tile)]
+    text = f"{key} · {noun} {channel}"
+    if finite.size == 0:
+        return text + " · no finite values"
+    return text + f" · min {fmt(finite.min())} · max {fmt(finite.max())}"
+
+
+class ChannelZoom(QWidget):
+    def __init__(self, size: int = 220, parent=None) -> None:
+        super().__init__(parent)
+        self.label = QLabel(" ")
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setMinimumSize(size, size)
+        self.view = self.canvas.addViewBox(lockAspect=True, invertY=True)
+        self.view.setMenuEnabled(False)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.view.addItem(self.image)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.label)
+        layout.addWidget(self.canvas, 1)
+
+    def show_tile(self, tile: np.ndarray, levels: tuple[float, float], text: str) -> None:
+        self.image.setImage(np.ascontiguousarray(tile, dtype=np.float32), levels=levels, autoLevels=False)
+        self.view.autoRange(padding=0.02)
+        self.label.setText(text)
+
+    def clear(self) -> None:
+        self.image.clear()
+        self.label.setText(" ")
