@@ -132,7 +132,7 @@ def _launch_app(parser: argparse.ArgumentParser) -> int:
 def _seed(args) -> int | None:
     from inspector.core.seeds import check_seed
 
-    return check_seed(args.seed, "--seed")
+    return check_seed(args.seed, "--seed", text=True)
 
 
 def _seed_note(seed: int) -> str:

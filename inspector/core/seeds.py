@@ -16,15 +16,15 @@ from .errors import SpecError
 MAX_SEED = 2**32 - 1
 
 
-def check_seed(value: object, what: str = "seed") -> int | None:
-    """`value` as a seed (None stays None); a bool, a float, a negative or too large number,
-    or text that is not a whole number raises SpecError naming `what`."""
+def check_seed(value: object, what: str = "seed", text: bool = False) -> int | None:
+    """`value` as a seed (None stays None); a bool, a float, a negative or too large number raises
+    SpecError naming `what`, and so does text unless `text` (the command line's digits) is set."""
     if value is None:
         return None
     seed = None
     if isinstance(value, int) and not isinstance(value, bool):
         seed = value
-    elif isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
+    elif text and isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
         seed = int(value.strip())
     if seed is None or not 0 <= seed <= MAX_SEED:
         raise SpecError(f"{what} must be a whole number from 0 to {MAX_SEED}, not {value!r}.")

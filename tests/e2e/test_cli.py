@@ -121,6 +121,7 @@ def runs(files):
         "seed 5 again": seeded + ["--seed", "5", "--out", str(folder / "s5b.npz")],
         "seed 6": seeded + ["--seed", "6", "--out", str(folder / "s6.npz")],
         "no seed": seeded + ["--json"],
+        "layers seed 9": ["layers", "--model", f"{model}:RandomNet", "--seed", "9"],
         "session seed 5": ["capture", "--session", str(session), "--trust", "--out", str(folder / "sess.npz"),
                            "--manifest"],
     })
@@ -293,3 +294,11 @@ def test_session_seed_replays_the_same_weights(files, runs):
     replay, direct = _arrays(folder / "sess.npz"), _arrays(folder / "s5.npz")
     for key in ("fc1:output", "fc2:output", "output"):
         np.testing.assert_array_equal(replay[key], direct[key], err_msg=key)
+
+
+def test_layers_reports_the_seed(runs):
+    done = runs["layers seed 9"]()
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == "random weights, seed 9 (--seed 9 gives them again)"
+    assert lines[0].split() == ["path", "type", "params", "calls", "output"] and "fc1" in done.stdout

@@ -115,9 +115,19 @@ def test_bad_seeds_are_refused_with_one_line(bad):
     assert repr(bad) in message
 
 
-def test_largest_seed_and_a_digit_string_are_taken():
+def test_the_largest_and_smallest_seeds_are_taken():
     assert load_model("inspector.demo.toy:ToyMLP", seed=2**32 - 1).seed == 2**32 - 1
-    assert load_model("inspector.demo.toy:ToyMLP", seed="12").seed == 12
+    assert load_model("inspector.demo.toy:ToyMLP", seed=0).seed == 0
+
+
+def test_check_seed_reads_digits_only_from_the_command_line():
+    from inspector.core.seeds import check_seed
+
+    assert check_seed(" 12 ", "--seed", text=True) == 12 and check_seed(None) is None
+    with pytest.raises(SpecError, match=r"^seed must be a whole number from 0 to 4294967295, not '12'\.$"):
+        check_seed("12")  # an API caller or a session file passes a number
+    with pytest.raises(SpecError, match="not '١٢'"):
+        check_seed("١٢", "--seed", text=True)  # Arabic-Indic digits are digits to str.isdigit, not to us
 
 
 @pytest.mark.parametrize("source, weights, why", [

@@ -105,7 +105,7 @@ def test_a_session_without_seed_still_loads(tmp_path):
     assert "seed" not in session.to_dict()["model"]
 
 
-@pytest.mark.parametrize("bad", ["x", -1, 2**32, 1.5, True, [3]])
+@pytest.mark.parametrize("bad", ["x", "12", -1, 2**32, 1.5, True, [3]])
 def test_a_bad_seed_is_one_clear_error(tmp_path, bad):
     path = tmp_path / "bad.inspector.json"
     path.write_text(json.dumps({"format": "network-inspector-session", "version": 1,
