@@ -1,20 +1,24 @@
-"""Baseline | edited | difference for the selected layer, the input gradient and predictions.
+"""Baseline | edited | difference for a layer picked here, the input gradient and predictions.
 
 The baseline (no edits) result is kept by the worker while model, input, device and
-target stay the same, so this view never re-runs it.
+target stay the same, so this view never re-runs it. Its layer picker is its own: the
+window fills it (`set_layers`) and answers `sigLayerChosen` by calling `show` with that
+layer's keys.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
-from PySide6.QtWidgets import QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout,
+                               QWidget)
 
-from inspector.core.mosaic import levels, make_mosaic
+from inspector.core.mosaic import PAGE
 from inspector.core.result import RunResult
 
-ROWS = ("activation", "gradient", "input gradient")
-COLS = ("baseline", "edited", "difference")
+from .compare_grid import COLS, ROWS, CompareGrid  # noqa: F401  (ROWS, COLS: the grid's names)
+from .controls import searchable
+from .number_format import fmt
 
 
 def prediction_deltas(baseline: RunResult, edited: RunResult) -> list[tuple[str, float, float, float]]:
@@ -34,68 +38,78 @@ def prediction_deltas(baseline: RunResult, edited: RunResult) -> list[tuple[str,
 
 
 class CompareView(QWidget):
+    """Signals
+    -------
+    sigLayerChosen(str): the user picked this layer in the view's own picker.
+    """
+
+    sigLayerChosen = Signal(str)
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.canvas = pg.GraphicsLayoutWidget()
-        self.images: dict[tuple[str, str], pg.ImageItem] = {}
-        for c, col in enumerate(COLS):
-            self.canvas.addLabel(col, row=0, col=c + 1)
-        for r, row in enumerate(ROWS):
-            self.canvas.addLabel(row, row=r + 1, col=0, angle=-90)
-            for c, col in enumerate(COLS):
-                view = self.canvas.addViewBox(row=r + 1, col=c + 1, lockAspect=True, invertY=True)
-                view.setMenuEnabled(False)
-                image = pg.ImageItem(axisOrder="row-major")
-                image.setColorMap(pg.colormap.get("CET-D1" if (col == "difference" or row != "activation")
-                                                  else "viridis"))
-                view.addItem(image)
-                self.images[row, col] = image
+        self.layer = searchable(QComboBox())
+        self.layer.setMinimumContentsLength(20)
+        self.layer.currentIndexChanged.connect(self._on_layer)
+        self.grid = CompareGrid()
+        self.canvas = self.grid
+        self.images = self.grid.images
         self.caption = QLabel("Add an edit to compare against the baseline.")
         self.caption.setWordWrap(True)
+        self.hover = QLabel(" ")
+        self.grid.on_hover = self.hover.setText
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["Class", "Baseline", "Edited", "Δ"])
         self.table.setMaximumHeight(170)
         self.table.verticalHeader().setVisible(False)
+        head = QHBoxLayout()
+        head.addWidget(QLabel("Layer"))
+        head.addWidget(self.layer, 1)
         layout = QVBoxLayout(self)
+        layout.addLayout(head)
         layout.addWidget(self.caption)
-        layout.addWidget(self.canvas, 1)
+        layout.addWidget(self.grid, 1)
+        layout.addWidget(self.hover)
         layout.addWidget(self.table)
 
+    def set_layers(self, names: list[str], current: str | None = None) -> None:
+        """Fill the picker with `names` and select `current`, without emitting sigLayerChosen."""
+        self.layer.blockSignals(True)
+        self.layer.clear()
+        for name in names:
+            self.layer.addItem(name, name)
+        self.layer.setCurrentIndex(max(self.layer.findData(current), 0) if names else -1)
+        self.layer.blockSignals(False)
+
+    def _on_layer(self, index: int) -> None:
+        name = self.layer.itemData(index)
+        if name:
+            self.sigLayerChosen.emit(name)
+
     def clear(self) -> None:
-        for image in self.images.values():
-            image.clear()
+        self.grid.clear_all()
         self.table.setRowCount(0)
+        self.hover.setText(" ")
 
     def show(self, baseline: RunResult | None, edited: RunResult, activation_key: str, gradient_key: str) -> None:
         if baseline is None or baseline is edited:
             self.clear()
             self.caption.setText("No edits are on: the baseline is the result. Add or enable an edit to compare.")
             return
-        self.caption.setText(f"Edits: {', '.join(edited.edits) or 'none'}")
-        pairs = {
-            "activation": (baseline.captures.get(activation_key), edited.captures.get(activation_key)),
-            "gradient": (baseline.captures.get(gradient_key), edited.captures.get(gradient_key)),
-        }
-        arrays = {row: (a.array if a else None, b.array if b else None) for row, (a, b) in pairs.items()}
-        arrays["input gradient"] = (baseline.input_grad, edited.input_grad)
-        for row, (before, after) in arrays.items():
-            self._show_row(row, before, after)
+        notes = [f"Edits: {', '.join(edited.edits) or 'none'}"]
+        rows = {"activation": activation_key, "gradient": gradient_key, "input gradient": "input:grad"}
+        for row, key in rows.items():
+            if row == "input gradient":
+                before, after = baseline.input_grad, edited.input_grad
+            else:
+                a, b = baseline.captures.get(key), edited.captures.get(key)
+                before, after = (a.array if a else None), (b.array if b else None)
+            if not self.grid.show_row(row, key, before, after):
+                notes.append(f"{row}: nothing to compare at {key}")
+            elif (total := self.grid.shown[row].mosaic.total) > PAGE:
+                notes.append(f"{row}: channels 0-{PAGE - 1} of {total}")
+        self.caption.setText(" · ".join(notes))
         deltas = prediction_deltas(baseline, edited)
         self.table.setRowCount(len(deltas))
         for r, (label, p0, p1, d) in enumerate(deltas):
-            for c, text in enumerate((label, f"{p0:.2%}", f"{p1:.2%}", f"{d:+.2%}")):
+            for c, text in enumerate((label, fmt(p0, ".2%"), fmt(p1, ".2%"), fmt(d, "+.2%"))):
                 self.table.setItem(r, c, QTableWidgetItem(text))
-
-    def _show_row(self, row: str, before, after) -> None:
-        if before is None or after is None or np.shape(before) != np.shape(after):
-            for col in COLS:
-                self.images[row, col].clear()
-            return
-        diverging = row != "activation"
-        mosaics = [make_mosaic(before).image, make_mosaic(after).image]
-        lo, hi = levels(np.concatenate([m.reshape(-1) for m in mosaics]), diverging)
-        diff = mosaics[1] - mosaics[0]
-        dlo, dhi = levels(diff, True)
-        for col, image, lv in zip(COLS, (*mosaics, diff), ((lo, hi), (lo, hi), (dlo, dhi))):
-            self.images[row, col].setImage(image, levels=lv, autoLevels=False)
-            self.images[row, col].getViewBox().autoRange(padding=0.01)

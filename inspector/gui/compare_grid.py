@@ -1,0 +1,123 @@
+"""Baseline | edited | difference mosaics, one row per capture, for the Compare tab.
+
+The three columns of a row are the same mosaic geometry (one `Mosaic` for both arrays, the
+difference taken pixel by pixel) in linked views; baseline and edited share one colour bar,
+the difference has its own, symmetric around zero. Hover names the channel and the three values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+
+from inspector.core.mosaic import Mosaic, levels, make_mosaic
+
+from .number_format import fmt
+
+ROWS = ("activation", "gradient", "input gradient")
+COLS = ("baseline", "edited", "difference")
+_VIEW_COL = {"baseline": 1, "edited": 2, "difference": 4}  # colour bars in columns 3 and 5
+
+
+@dataclass
+class Shown:
+    key: str
+    mosaic: Mosaic  # geometry and the baseline image
+    images: tuple[np.ndarray, np.ndarray, np.ndarray]  # baseline, edited, difference
+
+
+class CompareGrid(pg.GraphicsLayoutWidget):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.images: dict[tuple[str, str], pg.ImageItem] = {}
+        self.views: dict[tuple[str, str], pg.ViewBox] = {}
+        self.bars: dict[tuple[str, str], pg.ColorBarItem] = {}  # (row, "shared" | "difference")
+        self.shown: dict[str, Shown] = {}
+        for col in COLS:
+            self.addLabel(col, row=0, col=_VIEW_COL[col])
+        for r, row in enumerate(ROWS):
+            self.addLabel(row, row=r + 1, col=0, angle=-90)
+            for col in COLS:
+                view = self.addViewBox(row=r + 1, col=_VIEW_COL[col], lockAspect=True, invertY=True)
+                view.setMenuEnabled(False)
+                image = pg.ImageItem(axisOrder="row-major")
+                view.addItem(image)
+                self.images[row, col], self.views[row, col] = image, view
+                view.sigRangeChanged.connect(lambda v, *_, row=row: self._follow(row, v))
+            shared_map = "viridis" if row == "activation" else "CET-D1"
+            for name, items, cmap, c in (("shared", ("baseline", "edited"), shared_map, 3),
+                                         ("difference", ("difference",), "CET-D1", 5)):
+                bar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get(cmap), width=12, interactive=False)
+                bar.setImageItem([self.images[row, i] for i in items])
+                self.addItem(bar, row=r + 1, col=c)
+                self.bars[row, name] = bar
+        for c in _VIEW_COL.values():  # one preferred width (over the headers' text) and stretch: equal views
+            self.ci.layout.setColumnPreferredWidth(c, 120)
+            self.ci.layout.setColumnStretchFactor(c, 1)
+        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.hover_text = " "
+        self.on_hover = None  # called with the hover text
+
+    def _follow(self, row: str, moved: pg.ViewBox) -> None:
+        """Pan and zoom the row's three views together (same range, view coordinates = pixels)."""
+        if getattr(self, "_following", False):
+            return
+        self._following = True
+        try:
+            rect = moved.viewRect()
+            for col in COLS:
+                view = self.views.get((row, col))  # (not all made yet while the grid is built)
+                if view is not None and view is not moved:
+                    view.setRange(rect, padding=0)
+        finally:
+            self._following = False
+
+    def clear_row(self, row: str) -> None:
+        self.shown.pop(row, None)
+        for col in COLS:
+            self.images[row, col].clear()
+
+    def clear_all(self) -> None:
+        for row in ROWS:
+            self.clear_row(row)
+
+    def show_row(self, row: str, key: str, before, after) -> bool:
+        """Draw one row; False (row cleared) when either side is missing or the shapes differ."""
+        if before is None or after is None or np.shape(before) != np.shape(after):
+            self.clear_row(row)
+            return False
+        diverging = row != "activation"
+        base, edited = make_mosaic(before, key=key), make_mosaic(after, key=key)
+        diff = edited.image - base.image
+        lo, hi = levels(np.concatenate([base.image.reshape(-1), edited.image.reshape(-1)]), diverging)
+        bound = max(abs(v) for v in levels(diff, True))
+        for col, image, lv in zip(COLS, (base.image, edited.image, diff), ((lo, hi), (lo, hi), (-bound, bound))):
+            self.images[row, col].setImage(image, autoLevels=False, levels=lv)
+        self.bars[row, "shared"].setLevels((lo, hi))
+        self.bars[row, "difference"].setLevels((-bound, bound))
+        self.views[row, "baseline"].autoRange(padding=0.01)
+        self.shown[row] = Shown(key, base, (base.image, edited.image, diff))
+        return True
+
+    def value_text(self, row: str, image_row: float, image_col: float) -> str | None:
+        """"KEY channel c (y, x)   baseline v   edited v   difference v" at a mosaic pixel."""
+        shown = self.shown.get(row)
+        hit = shown.mosaic.channel_at(image_row, image_col) if shown else None
+        if hit is None:
+            return None
+        r, c = int(image_row), int(image_col)
+        values = "   ".join(f"{col} {fmt(im[r, c], '.5g')}" for col, im in zip(COLS, shown.images))
+        return f"{shown.key}   channel {hit[0]}   ({hit[1]}, {hit[2]})   {values}"
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        for (row, col), view in self.views.items():
+            if view.sceneBoundingRect().contains(scene_pos):
+                point = view.mapSceneToView(scene_pos)
+                text = self.value_text(row, point.y(), point.x())
+                if text is not None:
+                    self.hover_text = text
+                    if self.on_hover is not None:
+                        self.on_hover(text)
+                return

@@ -1,0 +1,98 @@
+"""CompareView: its own layer picker, one colour bar for baseline and edited, a symmetric one for
+the difference, the same mosaic grid in all three columns, and hover values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF
+
+from inspector.core.keys import parse_key
+from inspector.core.result import Capture, Prediction, RunResult
+from inspector.gui.compare_view import CompareView
+
+
+def result(act: np.ndarray, grad: np.ndarray, weight: np.ndarray, edits=(), logits=(2.0, 1.0, float("nan"))):
+    caps = {k: Capture(parse_key(k), None, a) for k, a in
+            (("conv:output", act), ("conv:grad_output", grad), ("conv.weight:grad", weight))}
+    out = np.array([logits], np.float32)
+    preds = [Prediction(i, f"c{i}", 0.5, float(v)) for i, v in enumerate(logits)]
+    return RunResult(captures=caps, input_grad=grad[:, :3] * 0.1, output=out, predictions=preds, edits=list(edits))
+
+
+@pytest.fixture
+def view(qtbot):
+    v = CompareView()
+    qtbot.addWidget(v)
+    v.resize(1100, 900)
+    QWidget_show(v)
+    qtbot.waitExposed(v)
+    return v
+
+
+def QWidget_show(widget) -> None:  # CompareView.show is the comparison; this is the widget's
+    from PySide6.QtWidgets import QWidget
+    QWidget.show(widget)
+
+
+@pytest.fixture(scope="module")
+def pair():
+    rng = np.random.default_rng(7)
+    act = rng.random((1, 6, 5, 5), dtype=np.float32)
+    grad = rng.standard_normal((1, 6, 5, 5)).astype(np.float32)
+    weight = rng.standard_normal((6, 2, 3, 3)).astype(np.float32)
+    edited_act = act.copy()
+    edited_act[0, 4] = 0.0  # channel 4 zeroed
+    return result(act, grad, weight), result(edited_act, grad * 3, weight, ["conv:output=zero_channels([4])"])
+
+
+def test_layer_picker_is_filled_and_reports_the_users_choice(qtbot, view):
+    with qtbot.assertNotEmitted(view.sigLayerChosen):
+        view.set_layers(["conv1", "layer1.0.conv1", "fc"], "layer1.0.conv1")
+    assert [view.layer.itemText(i) for i in range(view.layer.count())] == ["conv1", "layer1.0.conv1", "fc"]
+    assert view.layer.currentText() == "layer1.0.conv1"
+    with qtbot.waitSignal(view.sigLayerChosen) as blocker:
+        view.layer.setCurrentIndex(2)
+    assert blocker.args == ["fc"]
+
+
+def test_shared_and_symmetric_colour_bars_on_one_grid(view, pair):
+    base, edited = pair
+    view.show(base, edited, "conv:output", "conv:grad_output")
+    images = {k: im.image for k, im in view.images.items()}
+    # 6 maps of 5 x 5: 3 columns (ceil(sqrt(6))), 2 rows, 1 pixel apart -> 11 x 17 in every column
+    for col in ("baseline", "edited", "difference"):
+        assert images["activation", col].shape == (11, 17)
+    np.testing.assert_array_equal(images["activation", "baseline"][6:11, 6:11], base.captures["conv:output"].array[0, 4])
+    np.testing.assert_array_equal(images["activation", "edited"][6:11, 6:11], np.zeros((5, 5)))
+    np.testing.assert_array_equal(images["activation", "difference"][6:11, 6:11],
+                                  -base.captures["conv:output"].array[0, 4])
+    shared = view.grid.bars["activation", "shared"].levels()
+    assert tuple(view.images["activation", "baseline"].levels) == pytest.approx(shared)
+    assert tuple(view.images["activation", "edited"].levels) == pytest.approx(shared)
+    lo, hi = view.grid.bars["gradient", "difference"].levels()
+    assert lo == pytest.approx(-hi) and hi > 0
+    assert tuple(view.images["gradient", "difference"].levels) == pytest.approx((lo, hi))
+    # the three columns of a row pan together
+    views = [view.grid.views["activation", col] for col in ("baseline", "edited", "difference")]
+    assert views[0].width() == pytest.approx(views[2].width(), abs=1) and views[0].height() == views[2].height()
+    views[1].setRange(xRange=(2, 8), yRange=(1, 5), padding=0)
+    x, y = views[1].viewRange()
+    assert x[0] <= 2 and x[1] >= 8 and y[0] <= 1 and y[1] >= 5
+    for other in (views[0], views[2]):
+        assert np.allclose(other.viewRange(), [x, y], atol=1e-6)
+    # weights of the gradient row follow the panel's filter tiling (2 kernels of 3 x 3 in a row)
+    view.show(base, edited, "conv:output", "conv.weight:grad")
+    assert view.grid.shown["gradient"].mosaic.kernels is not None
+    assert view.images["gradient", "baseline"].image.shape == view.images["gradient", "difference"].image.shape
+    assert view.table.item(2, 1).text() == "NaN"  # a NaN logit gives NaN probabilities, spelled out
+
+
+def test_hover_gives_the_three_values(view, pair):
+    base, edited = pair
+    view.show(base, edited, "conv:output", "conv:grad_output")
+    scene = view.grid.views["activation", "edited"].mapViewToScene(QPointF(7.5, 8.5))  # channel 4, (2, 1)
+    view.grid._on_mouse_moved(scene)
+    b = base.captures["conv:output"].array[0, 4, 2, 1]
+    assert view.hover.text() == (f"conv:output   channel 4   (2, 1)   baseline {b:.5g}   edited 0   "
+                                 f"difference {-b:.5g}")
