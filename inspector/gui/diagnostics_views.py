@@ -1,4 +1,9 @@
-"""Gradient flow across depth, dead units, and the statistics table of every capture."""
+"""Gradient flow across depth, dead units, and the statistics table of every capture.
+
+The flow plot names its layers on the x axis (shortened; hover gives the full key and values)
+and its y axis says which measure is drawn (a control picks L2 norm, mean |grad| or both).
+The table spells out NaN and Inf and still sorts them as numbers.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +11,39 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
 
 from inspector.core.diagnostics import dead_units, gradient_flow, stats_table, to_csv
 from inspector.core.result import RunResult
 
+from .number_format import fmt
+
 VANISHING, EXPLODING = 1e-7, 1e3
+MEASURES = {"L2 norm": "gradient L2 norm", "mean |grad|": "mean |gradient|",
+            "both": "gradient L2 norm and mean |gradient|"}
+MAX_LABELS = 12  # names always drawn on the x axis; the others only where there is room
+
+
+def short_name(key: str, limit: int = 16) -> str:
+    """`layer4.2.conv3:grad_output` -> `…2.conv3`: the last parts of the path that fit in `limit`
+    characters (the site dropped; a further call's `#k` kept)."""
+    path, _, site = key.partition(":")
+    call = "#" + site.split("#", 1)[1] if "#" in site else ""
+    parts = (path or key).split(".")
+    out = parts[-1]
+    for part in reversed(parts[:-1]):
+        if len(part) + 1 + len(out) > limit:
+            break
+        out = f"{part}.{out}"
+    return ("" if out == (path or key) else "…") + out + call
+
+
+def layer_ticks(depths, keys) -> list[list[tuple[float, str]]]:
+    """Two tick levels for AxisItem.setTicks: every k-th name (always drawn), then the rest."""
+    step = max(1, -(-len(keys) // MAX_LABELS))
+    ticks = [(float(d), short_name(k)) for d, k in zip(depths, keys)]
+    return [ticks[::step], [t for i, t in enumerate(ticks) if i % step]]
 
 
 class GradientFlowView(QWidget):
@@ -20,8 +51,7 @@ class GradientFlowView(QWidget):
         super().__init__(parent)
         self.plot = pg.PlotWidget()
         self.plot.setLogMode(y=True)
-        self.plot.setLabel("left", "gradient L2 norm")
-        self.plot.setLabel("bottom", "depth (forward order)")
+        self.plot.setLabel("bottom", "layer (forward order)")
         self.plot.addLegend()
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.plot.showGrid(y=True, alpha=0.2)
@@ -36,19 +66,55 @@ class GradientFlowView(QWidget):
             label.setColor((200, 200, 200))
         self.norm_curve = self.plot.plot(pen="#4c78a8", symbol="o", symbolSize=5, name="L2 norm")
         self.mean_curve = self.plot.plot(pen="#f58518", symbol="t", symbolSize=5, name="mean |grad|")
+        self.measure = QComboBox()
+        self.measure.addItems(list(MEASURES))
+        self.measure.currentTextChanged.connect(self._show_measure)
+        self.hover = QLabel(" ")
+        self.hover.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.summary = QLabel(" ")
         self.summary.setWordWrap(True)
+        head = QHBoxLayout()
+        head.addWidget(QLabel("Show"))
+        head.addWidget(self.measure)
+        head.addStretch(1)
         layout = QVBoxLayout(self)
+        layout.addLayout(head)
         layout.addWidget(self.plot, 1)
+        layout.addWidget(self.hover)
         layout.addWidget(self.summary)
         self.rows = []
+        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self._show_measure(self.measure.currentText())
+
+    def _show_measure(self, measure: str) -> None:
+        """Draw the chosen curve(s); the y axis names what is drawn."""
+        self.norm_curve.setVisible(measure in ("L2 norm", "both"))
+        self.mean_curve.setVisible(measure in ("mean |grad|", "both"))
+        self.plot.setLabel("left", MEASURES[measure])
+
+    def row_at(self, x: float):
+        """The flow row drawn at depth x (within half a step), or None."""
+        if not self.rows:
+            return None
+        row = min(self.rows, key=lambda r: abs(r.depth - x))
+        return row if abs(row.depth - x) <= 0.5 else None
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        vb = self.plot.getPlotItem().getViewBox()
+        if not vb.sceneBoundingRect().contains(scene_pos):
+            return
+        row = self.row_at(vb.mapSceneToView(scene_pos).x())
+        if row is not None:
+            self.hover.setText(f"{row.key}   L2 norm {fmt(row.norm)}   mean |grad| {fmt(row.mean_abs)}")
 
     def show_result(self, result: RunResult, rows=None, dead: dict[str, float] | None = None) -> None:
         """Plot the result's gradient flow; `rows`/`dead` when already worked out (off the GUI thread)."""
         self.rows = rows if rows is not None else gradient_flow(result, VANISHING, EXPLODING)
+        self.hover.setText(" ")
         if not self.rows:
             self.norm_curve.setData([], [])
             self.mean_curve.setData([], [])
+            self.plot.getAxis("bottom").setTicks(None)
             self.summary.setText("No gradients captured: tick layers with grad_output (or parameters).")
             return
         x = np.array([r.depth for r in self.rows], dtype=float)
@@ -56,6 +122,7 @@ class GradientFlowView(QWidget):
         mean = np.array([max(r.mean_abs, 1e-30) if np.isfinite(r.mean_abs) else np.nan for r in self.rows])
         self.norm_curve.setData(x, norm)
         self.mean_curve.setData(x[np.isfinite(mean)], mean[np.isfinite(mean)])
+        self.plot.getAxis("bottom").setTicks(layer_ticks(x, [r.key for r in self.rows]))
         finite = np.concatenate([norm, mean[np.isfinite(mean)]])
         lo, hi = np.log10(finite.min()), np.log10(finite.max())
         self.plot.setYRange(min(lo, np.log10(VANISHING)) - 0.5, max(hi, np.log10(EXPLODING)) + 0.5, padding=0)
@@ -72,6 +139,20 @@ class GradientFlowView(QWidget):
         if worst:
             parts.append("dead channels: " + ", ".join(f"{k} {v:.0%}" for k, v in worst))
         self.summary.setText(" · ".join(parts))
+
+
+class NumberItem(QTableWidgetItem):
+    """A number shown as text (NaN and Inf spelled out) that sorts by value, NaN last."""
+
+    def __init__(self, value: float, spec: str = ".6g") -> None:
+        super().__init__(fmt(value, spec) if isinstance(value, float) else str(value))
+        self.value = float(value)
+
+    def __lt__(self, other) -> bool:
+        if not isinstance(other, NumberItem):
+            return super().__lt__(other)
+        a, b = self.value, other.value
+        return bool((a == a and b != b) or a < b)  # (x != x: NaN)
 
 
 class StatsTable(QWidget):
@@ -106,11 +187,12 @@ class StatsTable(QWidget):
         for r, row in enumerate(self.rows):
             for c, name in enumerate(columns):
                 value = row[name]
-                item = QTableWidgetItem()
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
-                    item.setData(Qt.DisplayRole, float(value) if isinstance(value, float) else int(value))
+                    item = NumberItem(value)
+                    if name in ("nan", "inf") and value:
+                        item.setForeground(Qt.red)
                 else:
-                    item.setText(str(value))
+                    item = QTableWidgetItem(str(value))
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(True)
 

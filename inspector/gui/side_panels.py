@@ -1,4 +1,6 @@
-"""Small read-only views: predictions, the input as the model sees it, the hook log."""
+"""Small read-only views: predictions, the input as the model sees it, the hook log.
+
+Predictions spell out NaN and Inf ("NaN", not "nan%") and say when the output holds them."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from PySide6.QtWidgets import (QHeaderView, QLabel, QPlainTextEdit, QTableWidget
                                QVBoxLayout, QWidget)
 
 from inspector.core.result import RunResult
+
+from .number_format import fmt, nonfinite_text
 
 
 def rgb_pixmap(rgb: np.ndarray, size: int = 224) -> QPixmap:
@@ -32,8 +36,18 @@ class PredictionsView(QTableWidget):
         self.setRowCount(len(rows))
         for r, p in enumerate(rows):
             self.setItem(r, 0, QTableWidgetItem(f"{p.label} ({p.index})"))
-            self.setItem(r, 1, QTableWidgetItem(f"{p.probability:.2%}"))
-            self.setItem(r, 2, QTableWidgetItem(f"{p.logit:.3f}"))
+            self.setItem(r, 1, QTableWidgetItem(fmt(p.probability, ".2%")))
+            self.setItem(r, 2, QTableWidgetItem(fmt(p.logit, ".3f")))
+        self.setToolTip(self.nonfinite_note(result))
+
+    @staticmethod
+    def nonfinite_note(result: RunResult) -> str:
+        """"The output holds NaN 2  Inf 1 of 10 values" when it does, else ""."""
+        out = result.output
+        if out is None or not np.issubdtype(np.asarray(out).dtype, np.floating):
+            return ""
+        nan, inf = int(np.isnan(out).sum()), int(np.isinf(out).sum())
+        return f"The output holds {nonfinite_text(nan, inf)} of {out.size} values" if nan or inf else ""
 
 
 class InputView(QWidget):

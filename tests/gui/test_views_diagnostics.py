@@ -1,0 +1,78 @@
+"""Gradient flow names its layers and its y axis; statistics and predictions spell out NaN/Inf."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF, Qt
+
+from inspector.core.diagnostics import FlowRow
+from inspector.core.keys import parse_key
+from inspector.core.result import Capture, Prediction, RunResult
+from inspector.core.stats import TensorStats
+from inspector.gui.diagnostics_views import GradientFlowView, StatsTable, short_name
+from inspector.gui.side_panels import PredictionsView
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.fixture
+def show(qtbot):
+    def show(widget):
+        qtbot.addWidget(widget)
+        widget.resize(1000, 600)
+        widget.show()
+        qtbot.waitExposed(widget)
+        return widget
+    return show
+
+
+def test_short_names_keep_the_end_of_the_path():
+    assert short_name("layer4.2.conv3:grad_output") == "layer4.2.conv3"
+    assert short_name("features.denseblock4.denselayer16.conv2:grad_output") == "…conv2"
+    assert short_name("encoder.layers.encoder_layer_11.mlp.0:grad_output") == "…mlp.0"
+    assert short_name("layer1.0.conv1.weight:grad") == "…0.conv1.weight"
+    assert short_name("layer1.0.relu:grad_output#1") == "layer1.0.relu#1"
+
+
+def test_flow_names_layers_on_x_and_the_measure_on_y(show):
+    view = show(GradientFlowView())
+    keys = [f"stage{i // 3}.block{i % 3}.conv:grad_output" for i in range(30)]
+    rows = [FlowRow(k, i, 10.0 ** -(i / 5), 10.0 ** -(i / 5 + 1), False, False) for i, k in enumerate(keys)]
+    view.show_result(RunResult(), rows, {})
+    major, minor = view.plot.getAxis("bottom")._tickLevels
+    # 30 names, at most 12 always drawn: every 3rd (ceil(30 / 12) = 3)
+    assert major == [(float(i), short_name(keys[i])) for i in range(0, 30, 3)]
+    assert len(minor) == 20 and minor[0] == (1.0, "…block1.conv")
+    assert view.plot.getAxis("left").labelText == "gradient L2 norm"
+    view.measure.setCurrentText("mean |grad|")
+    assert view.plot.getAxis("left").labelText == "mean |gradient|"
+    assert view.mean_curve.isVisible() and not view.norm_curve.isVisible()
+    vb = view.plot.getPlotItem().getViewBox()
+    view._on_mouse_moved(vb.mapViewToScene(QPointF(7.2, -1.0)))
+    assert view.hover.text() == f"{keys[7]}   L2 norm {10 ** -1.4:.4g}   mean |grad| {10 ** -2.4:.4g}"
+
+
+def test_statistics_table_spells_out_nan_and_sorts_it_last(show):
+    def cap(key, mean, nan, inf):
+        return Capture(parse_key(key), TensorStats((1, 4), "float32", mean, 1.0, 0.0, 1.0, 1.0, 0.0, nan, inf), None)
+    caps = {c.name: c for c in (cap("a:output", 2.0, 0, 0), cap("b:output", NAN, 4, 0), cap("c:output", -1.0, 0, 2))}
+    table = show(StatsTable())
+    table.show_result(RunResult(captures=caps))
+    t = table.table
+    columns = [t.horizontalHeaderItem(c).text() for c in range(t.columnCount())]
+    key_col, mean_col, inf_col = columns.index("key"), columns.index("mean"), columns.index("inf")
+    t.sortItems(mean_col, Qt.AscendingOrder)
+    assert [t.item(r, mean_col).text() for r in range(3)] == ["-1", "2", "NaN"]
+    assert [t.item(r, key_col).text() for r in range(3)] == ["c:output", "a:output", "b:output"]
+    assert t.item(0, inf_col).text() == "2" and t.item(0, inf_col).foreground().color() == Qt.red
+
+
+def test_predictions_spell_out_nan_and_inf(show):
+    view = show(PredictionsView())
+    out = np.array([[NAN, INF, 1.0, NAN]], np.float32)
+    preds = [Prediction(1, "cat", NAN, INF), Prediction(2, "dog", 0.25, -INF), Prediction(3, "eel", 0.125, 1.5)]
+    view.show_result(RunResult(output=out, predictions=preds))
+    cells = [[view.item(r, c).text() for c in range(3)] for r in range(3)]
+    assert cells == [["cat (1)", "NaN", "Inf"], ["dog (2)", "25.00%", "-Inf"], ["eel (3)", "12.50%", "1.500"]]
+    assert view.toolTip() == "The output holds NaN 2  Inf 1 of 4 values"
