@@ -66,14 +66,18 @@ class AttributionView(QWidget):
         self.canvas.addItem(self.colorbar, row=0, col=1)
         self.map: np.ndarray | None = None
         self.values: np.ndarray | None = None  # the (H, W) magnitude drawn
-        row = QHBoxLayout()
-        for label, widget in (("Method", self.method), ("Layer", self.layer), ("Class", self.target),
-                              ("Clip at percentile", self.percentile), ("Opacity", self.opacity)):
+        row, display = QHBoxLayout(), QHBoxLayout()  # what to compute; how to show it
+        for label, widget in (("Method", self.method), ("Layer", self.layer), ("Class", self.target)):
             row.addWidget(QLabel(label))
-            row.addWidget(widget, 1 if widget in (self.layer, self.target) else 0)
+            row.addWidget(widget, 0 if widget is self.method else 1)
         row.addWidget(self.compute)
+        for label, widget in (("Clip colours at percentile", self.percentile), ("Opacity", self.opacity)):
+            display.addWidget(QLabel(label))
+            display.addWidget(widget)
+        display.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
+        layout.addLayout(display)
         layout.addWidget(self.canvas, 1)
         layout.addWidget(self.caption)
         self.compute.clicked.connect(self._on_compute)
