@@ -27,6 +27,7 @@ class ChannelZoom(QWidget):
         self.label.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setMinimumSize(size, size)
+        self.setMaximumWidth(int(size * 1.4))
         self.view = self.canvas.addViewBox(lockAspect=True, invertY=True)
         self.view.setMenuEnabled(False)
         self.image = pg.ImageItem(axisOrder="row-major")

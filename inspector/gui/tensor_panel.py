@@ -110,10 +110,13 @@ class TensorPanel(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.pager)
         layout.addWidget(self.stack, 3)
-        row = QHBoxLayout()
+        self.details = QWidget()  # the enlarged channel and the histogram, hidden when there is no capture
+        row = QHBoxLayout(self.details)
+        row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.zoom)
         row.addWidget(self.hist, 1)
-        layout.addLayout(row, 2)
+        self.details.setMaximumHeight(330)
+        layout.addWidget(self.details, 2)
         layout.addWidget(self.stats)
         layout.addWidget(self.hover)
         self.clear()
@@ -134,6 +137,7 @@ class TensorPanel(QWidget):
         self.stack.setCurrentWidget(self.message)
         self.stats.setText(message or " ")
         self.stats.setVisible(False)  # the message is shown in the middle
+        self.details.setVisible(False)
         self.hover.setText(" ")
 
     def show_missing(self, message: str) -> None:
@@ -156,6 +160,7 @@ class TensorPanel(QWidget):
         self.hist_curve.setData(edges, counts)
         self.stats.setText(format_stats(stats))
         self.stats.setVisible(True)
+        self.details.setVisible(True)
 
     def _show_maps(self, key: str, array: np.ndarray) -> None:
         self.stack.setCurrentWidget(self.canvas)
@@ -166,6 +171,7 @@ class TensorPanel(QWidget):
         self._draw_page()
 
     def _draw_page(self) -> None:
+        self.zoom.setVisible(True)
         self.mosaic = mosaic_of(self.maps, self.first, PAGE, kernels=self.kernels)
         self.image.setImage(self.mosaic.image, levels=self._levels, autoLevels=False)
         self.colorbar.setLevels(self._levels)
@@ -179,6 +185,7 @@ class TensorPanel(QWidget):
         self.stack.setCurrentWidget(self.bars)
         self.mosaic, self.maps, self.kernels, self.channel = None, None, None, None
         self.zoom.clear()
+        self.zoom.setVisible(False)
         self.highlight.setVisible(False)
         self.pager.setVisible(False)
         values = np.asarray(array, dtype=np.float32).reshape(array.shape[0] if array.ndim == 2 else 1, -1)[0]

@@ -144,7 +144,7 @@ def test_a_new_key_or_a_missing_capture_leaves_nothing_of_the_last(make_panel):
     assert panel.channel == 4 and panel.hover.text().startswith("channel 4 ")
     panel.show_capture("fc:grad_output", np.ones((1, 10), np.float32), None)
     assert panel.hover.text() == " " and panel.zoom.label.text() == " "
-    assert panel.zoom_image.image is None and not panel.highlight.isVisible()
+    assert panel.zoom_image.image is None and not panel.highlight.isVisible() and not panel.zoom.isVisible()
     panel.show_capture("conv1:grad_output", grads, None)
     panel._on_mouse_clicked(Click(at(panel, 7, 7)))
     panel.show_capture("conv2:grad_output", grads * 2, None)  # a new key starts at channel 0
@@ -155,6 +155,7 @@ def test_a_new_key_or_a_missing_capture_leaves_nothing_of_the_last(make_panel):
     assert panel.stack.currentWidget() is panel.message
     assert panel.message.text() == "conv1 has no bias parameter (it has weight)."
     assert panel.zoom_image.image is None and panel.zoom.label.text() == " "
+    assert not panel.details.isVisible() and not panel.stats.isVisible()  # only the message, in the middle
     assert panel.colorbar.levels() == (-1.0, 1.0) and panel.hover.text() == " "
 
 
