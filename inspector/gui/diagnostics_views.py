@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QFontMetrics, QGuiApplication
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
@@ -39,9 +39,10 @@ def short_name(key: str, limit: int = 16) -> str:
     return ("" if out == (path or key) else "…") + out + call
 
 
-def layer_ticks(depths, keys) -> list[list[tuple[float, str]]]:
-    """Two tick levels for AxisItem.setTicks: every k-th name (always drawn), then the rest."""
-    step = max(1, -(-len(keys) // MAX_LABELS))
+def layer_ticks(depths, keys, max_labels: int = MAX_LABELS) -> list[list[tuple[float, str]]]:
+    """Two tick levels for AxisItem.setTicks: every k-th name (at most `max_labels`, always
+    drawn), then the rest (drawn where there is room)."""
+    step = max(1, -(-len(keys) // max(1, max_labels)))
     ticks = [(float(d), short_name(k)) for d, k in zip(depths, keys)]
     return [ticks[::step], [t for i, t in enumerate(ticks) if i % step]]
 
@@ -86,6 +87,24 @@ class GradientFlowView(QWidget):
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self._show_measure(self.measure.currentText())
 
+    def labels_that_fit(self) -> int:
+        """How many layer names fit side by side under the plot at its current width."""
+        if not self.rows:
+            return MAX_LABELS
+        axis = self.plot.getAxis("bottom")
+        metrics = QFontMetrics(axis.style.get("tickFont") or self.plot.font())
+        widest = max(metrics.horizontalAdvance(short_name(r.key)) for r in self.rows) + 16
+        return max(2, min(MAX_LABELS, int((self.plot.width() - 70) // widest)))
+
+    def _update_ticks(self) -> None:
+        if self.rows:
+            ticks = layer_ticks([r.depth for r in self.rows], [r.key for r in self.rows], self.labels_that_fit())
+            self.plot.getAxis("bottom").setTicks(ticks)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._update_ticks()
+
     def _show_measure(self, measure: str) -> None:
         """Draw the chosen curve(s); the y axis names what is drawn."""
         self.norm_curve.setVisible(measure in ("L2 norm", "both"))
@@ -122,7 +141,7 @@ class GradientFlowView(QWidget):
         mean = np.array([max(r.mean_abs, 1e-30) if np.isfinite(r.mean_abs) else np.nan for r in self.rows])
         self.norm_curve.setData(x, norm)
         self.mean_curve.setData(x[np.isfinite(mean)], mean[np.isfinite(mean)])
-        self.plot.getAxis("bottom").setTicks(layer_ticks(x, [r.key for r in self.rows]))
+        self._update_ticks()
         finite = np.concatenate([norm, mean[np.isfinite(mean)]])
         lo, hi = np.log10(finite.min()), np.log10(finite.max())
         self.plot.setYRange(min(lo, np.log10(VANISHING)) - 0.5, max(hi, np.log10(EXPLODING)) + 0.5, padding=0)
