@@ -23,19 +23,10 @@ from inspector.core.stats import TensorStats
 from .channel_pager import ChannelPager
 from .channel_zoom import ChannelZoom, describe
 from .number_format import fmt, format_stats
+from .panel_plots import ValueHistogram, VectorBars
 
 _MAPS = {True: "CET-D1", False: "viridis"}
 _DEFAULT_LEVELS = {True: (-1.0, 1.0), False: (0.0, 1.0)}
-
-
-def histogram(array: np.ndarray, bins: int = 64) -> tuple[np.ndarray, np.ndarray]:
-    flat = np.asarray(array).reshape(-1)
-    if flat.size > 65536:
-        flat = flat[:: flat.size // 65536]
-    flat = flat[np.isfinite(flat)]
-    if flat.size == 0:
-        return np.zeros(bins), np.linspace(0, 1, bins + 1)
-    return np.histogram(flat, bins=bins)
 
 
 class TensorPanel(QWidget):
@@ -86,10 +77,8 @@ class TensorPanel(QWidget):
         self.canvas.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.canvas.scene().sigMouseClicked.connect(self._on_mouse_clicked)
 
-        self.bars = pg.PlotWidget()
-        self.bar_item = pg.BarGraphItem(x=[], height=[], width=0.8, brush="#4c78a8")
-        self.bars.addItem(self.bar_item)
-        self.bars.setLabel("bottom", "feature")
+        self.bars = VectorBars()
+        self.bar_item = self.bars.bar_item
         self.message = QLabel(" ")
         self.message.setAlignment(Qt.AlignCenter)
         self.message.setWordWrap(True)
@@ -100,10 +89,8 @@ class TensorPanel(QWidget):
         for page in (self.canvas, self.bars, self.message):
             self.stack.addWidget(page)
 
-        self.hist = pg.PlotWidget()
-        self.hist.setMinimumHeight(130)
-        self.hist_curve = self.hist.plot(stepMode="center", fillLevel=0, brush=(76, 120, 168, 150))
-        self.hist.setLabel("bottom", "value")
+        self.hist = ValueHistogram()
+        self.hist_curve = self.hist.curve
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
@@ -130,8 +117,8 @@ class TensorPanel(QWidget):
         self.highlight.setVisible(False)
         self.pager.setVisible(False)
         self.colorbar.setLevels(_DEFAULT_LEVELS[self.diverging])
-        self.bar_item.setOpts(x=[], height=[])
-        self.hist_curve.setData([], [])
+        self.bars.clear_values()
+        self.hist.clear_values()
         self.title.setText(f"<b>{self.base_title}</b>")
         self.message.setText(message or " ")
         self.stack.setCurrentWidget(self.message)
@@ -156,8 +143,7 @@ class TensorPanel(QWidget):
             self._show_vector(array)
         else:
             self._show_maps(key, array)
-        counts, edges = histogram(array)
-        self.hist_curve.setData(edges, counts)
+        self.hist.show_values(array)
         self.stats.setText(format_stats(stats))
         self.stats.setVisible(True)
         self.details.setVisible(True)
@@ -188,15 +174,7 @@ class TensorPanel(QWidget):
         self.zoom.setVisible(False)
         self.highlight.setVisible(False)
         self.pager.setVisible(False)
-        values = np.asarray(array, dtype=np.float32).reshape(array.shape[0] if array.ndim == 2 else 1, -1)[0]
-        x = np.arange(values.size)
-        height = np.nan_to_num(values)
-        if values.size <= 512:
-            brushes = [pg.mkBrush("#d62728" if v < 0 else "#4c78a8") for v in height]
-            self.bar_item.setOpts(x=x, height=height, width=0.8, brushes=brushes)
-        else:
-            self.bar_item.setOpts(x=x, height=height, width=1.0, brushes=None, brush="#4c78a8")
-        self.bars.enableAutoRange()
+        self.bars.show_values(array)
 
     def _noun(self) -> str:
         return "filter" if self.kernels is not None else "channel"
