@@ -213,7 +213,7 @@ def measure_stall(folder: Path, source: str, input_source: str, device: str, rep
 
 
 def measure_run_and_switch(folder: Path, source: str, input_source: str, device: str, repeats: int) -> dict:
-    from inspector.core.bench import late_layer
+    from inspector.bench.engine import late_layer
 
     session = Session(folder, source, input_source, device)
     try:

@@ -24,9 +24,9 @@ from .keys import Key
 from .layers import LayerTree, build_layer_tree
 from .models import LoadedModel
 from .objective import Target, parse_target
+from .requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
 from .result import RunResult
 
-METHODS = ("saliency", "gradcam", "guided", "guided-gradcam")
 #: Activation modules that get the guided rule at their grad_input. nn.ReLU is exact; the
 #: others only get "positive gradients only" on top of their own backward (an approximation).
 APPROXIMATED = (nn.ReLU6, nn.SiLU, nn.GELU, nn.Hardswish, nn.LeakyReLU, nn.ELU, nn.Mish)

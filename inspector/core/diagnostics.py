@@ -6,14 +6,16 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import torch
 
 from .keys import GRAD_SITES, Key
 from .result import RunResult
-from .stats import TensorStats, tensor_stats
+from .stats_record import TensorStats
+
+if TYPE_CHECKING:
+    import torch
 
 Direction = Literal["forward", "backward"]
 _SITE_RANK = {"input": 0, "grad_input": 0, "output": 1, "grad_output": 1, "grad": 2}
@@ -65,6 +67,8 @@ def gradient_flow(result: RunResult, vanishing: float = 1e-7, exploding: float =
     out = []
     for name, depth, array, stats in rows:
         if array is not None and array.size:
+            import torch  # the engine's: by the time there is a result, it is loaded
+
             t = torch.as_tensor(np.asarray(array)).reshape(-1).float()  # shares memory for float32
             # abs().sum() is ~5x faster than vector_norm(t, 1) on CPU; the L2 norm is in the statistics
             l1 = float(t.abs().sum()) if stats else float(torch.linalg.vector_norm(t, 1))
@@ -95,16 +99,18 @@ def dead_units(result: RunResult) -> dict[str, float]:
         elif stats is not None and stats.zero_fraction == 1:
             shares[name] = 1.0
         else:
+            import torch
+
             shares[name] = _dead_share(torch.as_tensor(np.asarray(array)), _channel_dim(array.ndim),
                                        stats is not None and stats.min >= 0 and not stats.nan)
     return shares
 
 
-def _dead_share(t: torch.Tensor, dim: int, non_negative: bool) -> float:
+def _dead_share(t: "torch.Tensor", dim: int, non_negative: bool) -> float:
     """Share of channels (along `dim`) whose values are all zero. A channel is all zero when its
     max and min both are (NaN propagates, so it never counts), its max alone when no value is
     negative: two reductions ~10x faster than testing every value against zero."""
-    if t.is_complex() or t.dtype == torch.bool:
+    if t.is_complex() or str(t.dtype) == "torch.bool":
         per_channel = t.movedim(dim, 0).reshape(t.shape[dim], -1)
         dead = ~per_channel.bool().any(dim=1)
         return int(dead.sum()) / dead.numel()
@@ -118,7 +124,13 @@ def _dead_share(t: torch.Tensor, dim: int, non_negative: bool) -> float:
 def _stats(capture_stats: TensorStats | None, array: np.ndarray | None) -> TensorStats | None:
     if capture_stats is not None:
         return capture_stats
-    return tensor_stats(torch.from_numpy(np.asarray(array))) if array is not None else None
+    if array is None:
+        return None
+    import torch
+
+    from .stats import tensor_stats
+
+    return tensor_stats(torch.from_numpy(np.asarray(array)))
 
 
 def _nonfinite(stats: TensorStats | None, array: np.ndarray | None) -> bool:

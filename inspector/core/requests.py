@@ -46,6 +46,10 @@ class RunRequest:
         return (self.model, self.input, self.device, s.layers, s.sites, s.target, s.input_grad)
 
 
+#: The attribution maps there are (inspector.core.attribution works them out).
+ATTRIBUTION_METHODS = ("saliency", "gradcam", "guided", "guided-gradcam")
+
+
 @dataclass(frozen=True)
 class AttributionRequest:
     """An attribution map for the current model and input: saliency, gradcam, guided, guided-gradcam."""

@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 
 from .keys import Key
-from .stats import TensorStats
+from .stats_record import TensorStats
 
 EventKind = Literal["registered", "fired", "removed", "warning", "note"]
 

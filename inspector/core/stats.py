@@ -3,26 +3,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 
 import torch
 
-
-@dataclass(frozen=True)
-class TensorStats:
-    shape: tuple[int, ...]
-    dtype: str
-    mean: float
-    std: float
-    min: float
-    max: float
-    l2: float
-    zero_fraction: float
-    nan: int
-    inf: int
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+from .stats_record import TensorStats  # noqa: F401  (re-exported: the record this module fills)
 
 
 def flat_elements(t: torch.Tensor) -> torch.Tensor:

@@ -35,30 +35,47 @@ class AnalysisController(QObject):
         state.sigFailed.connect(self._on_failed)
         state.sigModelLoaded.connect(self._on_loaded)
         window.sigResultShown.connect(self._on_result)
+        state.sigStatsUpdated.connect(self._on_stats_updated)
         window.tabs.currentChanged.connect(lambda _i: self._fill_stats_if_shown())
         self._stats_stale = False
+        self._analysed = None  # the outcome whose diagnostics are shown
 
     def _on_loaded(self, info, _ticks) -> None:
         self.attribution.set_choices(info.tree.convolutions(), [])
 
     def _on_result(self, outcome) -> None:
-        result = outcome.result
-        analysis = outcome.analysis
-        if analysis is not None:
-            self.flow.show_result(result, analysis.flow, analysis.dead)
-        else:
-            self.flow.show_result(result)
-        self._stats_stale = True
-        self._fill_stats_if_shown()
+        if outcome is self._analysed:
+            return  # its update came before it was drawn: already shown
         info = self.state.model
         if info is not None:
-            self.attribution.set_choices(info.tree.convolutions(), result.predictions)
+            self.attribution.set_choices(info.tree.convolutions(), outcome.result.predictions)
+        self._stats_stale = True
+        if outcome.analysis is None and outcome.analyse:
+            waiting = "Working out the gradient flow and statistics of every capture…"
+            self.flow.show_pending(waiting)
+            self.stats.show_pending(waiting)
+            return  # the rest comes with the state's sigStatsUpdated
+        self._show_analysis(outcome)
+
+    def _on_stats_updated(self, outcome) -> None:
+        self._stats_stale = True
+        self._show_analysis(outcome)
+
+    def _show_analysis(self, outcome) -> None:
+        """Gradient flow, the statistics table and the first NaN/Inf, from what the worker worked out."""
+        self._analysed = outcome
+        analysis = outcome.analysis
+        if analysis is not None:
+            self.flow.show_result(outcome.result, analysis.flow, analysis.dead)
+        else:
+            self.flow.show_result(outcome.result)  # diagnostics were not asked for: a small result
+        self._fill_stats_if_shown()
         if analysis is not None:
             self.nonfinite = analysis.nonfinite
         else:
             from inspector.core.diagnostics import first_nonfinite
 
-            self.nonfinite = first_nonfinite(result)
+            self.nonfinite = first_nonfinite(outcome.result)
         model = self.window.layer_model
         if self.nonfinite:
             key, direction = self.nonfinite
@@ -70,11 +87,15 @@ class AnalysisController(QObject):
             model.set_highlight(None)
 
     def _fill_stats_if_shown(self) -> None:
-        """The statistics table (one row per capture) is filled only when it is looked at."""
+        """The statistics table (one row per capture) is filled only when it is looked at, and only
+        once the worker has sent every capture's statistics."""
         outcome = self.state.outcome
-        if self._stats_stale and outcome is not None and self.window.tabs.currentWidget() is self.stats:
-            self.stats.show_result(outcome.result)
-            self._stats_stale = False
+        if not (self._stats_stale and outcome is not None and self.window.tabs.currentWidget() is self.stats):
+            return
+        if outcome.analyse and not outcome.complete:
+            return  # the table says it is waiting; the update fills it
+        self.stats.show_result(outcome.result)
+        self._stats_stale = False
 
     def request_attribution(self, method: str, target: str, layer) -> None:
         s = self.state

@@ -126,6 +126,15 @@ class GradientFlowView(QWidget):
         if row is not None:
             self.hover.setText(f"{row.key}   L2 norm {fmt(row.norm)}   mean |grad| {fmt(row.mean_abs)}")
 
+    def show_pending(self, message: str) -> None:
+        """No flow to plot yet (the worker is still working it out): say so instead of the last one."""
+        self.rows = []
+        self.norm_curve.setData([], [])
+        self.mean_curve.setData([], [])
+        self.plot.getAxis("bottom").setTicks(None)
+        self.hover.setText(" ")
+        self.summary.setText(message)
+
     def show_result(self, result: RunResult, rows=None, dead: dict[str, float] | None = None) -> None:
         """Plot the result's gradient flow; `rows`/`dead` when already worked out (off the GUI thread)."""
         self.rows = rows if rows is not None else gradient_flow(result, VANISHING, EXPLODING)
@@ -187,16 +196,26 @@ class StatsTable(QWidget):
         copy.clicked.connect(self.copy)
         export = QPushButton("Export CSV…")
         export.clicked.connect(self._on_export)
+        self.status = QLabel(" ")
         buttons = QHBoxLayout()
-        buttons.addStretch(1)
+        buttons.addWidget(self.status, 1)
         buttons.addWidget(copy)
         buttons.addWidget(export)
         layout = QVBoxLayout(self)
         layout.addWidget(self.table, 1)
         layout.addLayout(buttons)
 
+    def show_pending(self, message: str) -> None:
+        """The statistics are still being worked out: an empty table that says so."""
+        self.rows = []
+        self.table.clear()
+        self.table.setRowCount(0)
+        self.table.setColumnCount(0)
+        self.status.setText(message)
+
     def show_result(self, result: RunResult) -> None:
         self.rows = stats_table(result)
+        self.status.setText(f"{len(self.rows)} arrays")
         columns = list(self.rows[0]) if self.rows else []
         self.table.setSortingEnabled(False)
         self.table.clear()
@@ -214,6 +233,8 @@ class StatsTable(QWidget):
                     item = QTableWidgetItem(str(value))
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(True)
+        if columns:
+            self.table.resizeColumnToContents(0)  # the keys, readable in full
 
     def csv(self) -> str:
         return to_csv(self.rows)

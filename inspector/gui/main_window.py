@@ -205,6 +205,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         s.sigTargetShown.connect(self.target_combo.set_target)
         s.sigTicksSet.connect(self.layer_model.set_ticked)
         s.sigResult.connect(self._on_result)
+        s.sigStatsUpdated.connect(self._on_stats_updated)
         s.sigFailed.connect(self._on_failed)
         s.sigNotice.connect(self._on_notice)
         s.sigPhase.connect(self.run_status.set_phase)
@@ -283,6 +284,13 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.hook_log.show_result(outcome.result)
         self.run_status.set_phase("")
         self.sigResultShown.emit(outcome)
+
+    def _on_stats_updated(self, outcome) -> None:
+        """The statistics that were still being worked out when the panels were drawn."""
+        for panel in (self.activation_panel, self.gradient_panel):
+            capture = outcome.result.captures.get(panel.key)
+            if capture is not None:
+                panel.show_stats(capture.stats)
 
     # -- the module tree --------------------------------------------------------------------
     def _on_tree_current(self, current, _previous) -> None:

@@ -38,7 +38,9 @@ class AppState(QObject):
     sigTicksSet(object): ticks set by the state (a session, a restore), for the module tree.
     sigEditsSet(object): edits set by the state (a session), for the edits panel.
     sigLayerSelected(object): the layer shown in the Layer tab (str or None).
-    sigResult(object): a fresh RunOutcome (stale ones are dropped here).
+    sigResult(object): a fresh RunOutcome (stale ones are dropped here); only the visible layer's
+        captures have statistics yet.
+    sigStatsUpdated(object): the same RunOutcome, now with every statistic and its diagnostics.
     sigFailed(object): a Failure worth showing.
     sigNotice(object): a Notice for the message banner (errors, warnings, confirmations).
     sigPhase(str): what is happening ("" when idle).
@@ -56,6 +58,7 @@ class AppState(QObject):
     sigEditsSet = Signal(object)
     sigLayerSelected = Signal(object)
     sigResult = Signal(object)
+    sigStatsUpdated = Signal(object)
     sigFailed = Signal(object)
     sigNotice = Signal(object)
     sigPhase = Signal(str)
@@ -94,6 +97,7 @@ class AppState(QObject):
         w.sigEngineReady.connect(self._on_engine_ready)
         w.sigLoaded.connect(self._on_loaded)
         w.sigResult.connect(self._on_result)
+        w.sigStatsUpdate.connect(self._on_stats_update)
         w.sigFailed.connect(self._on_failed)
         w.sigPhase.connect(self.sigPhase)
 
@@ -223,7 +227,16 @@ class AppState(QObject):
         spec = RunSpec.make(self.ticked(), self.sites(), self.edits, self.target,
                             input_grad=compare and self.compare_shown)
         return RunRequest(self.model.request, self.input, self.device, spec, baseline=compare, analyse=True,
-                          run_id=next(self._ids))
+                          run_id=next(self._ids), visible=self.visible_layers())
+
+    def visible_layers(self) -> tuple[str, ...]:
+        """The layers whose statistics the run works out first: the one the Layer and Compare tabs
+        show (the first ticked one until a layer is picked); the rest follow in a StatsUpdate."""
+        ticked = self.ticked()
+        layer = (self.layer or "").partition("#")[0]
+        if layer in ticked:
+            return (layer,)
+        return tuple(ticked[:1])
 
     def run(self) -> None:
         try:
@@ -291,6 +304,13 @@ class AppState(QObject):
             self.set_auto_run(False)
             self.notify("info", f"Auto-run turned off: one run takes {total:.1f} s. Press F5 to run.")
         self.sigResult.emit(outcome)
+
+    def _on_stats_update(self, update) -> None:
+        outcome = self.outcome
+        if outcome is None or update.run_id != outcome.run_id:
+            return  # for a result that was dropped
+        update.apply(outcome)
+        self.sigStatsUpdated.emit(outcome)
 
     def _on_failed(self, failure: Failure) -> None:
         if failure.what == "run" and failure.run_id and failure.run_id != self.last_run_id:

@@ -18,7 +18,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from inspector.core.mosaic import PAGE, Grid, Mosaic, capture_maps, is_parameter, levels, mosaic_of
-from inspector.core.stats import TensorStats
+from inspector.core.stats_record import TensorStats
 
 from .channel_pager import ChannelPager
 from .channel_zoom import ChannelZoom, describe
@@ -144,9 +144,13 @@ class TensorPanel(QWidget):
         else:
             self._show_maps(key, array)
         self.hist.show_values(array)
-        self.stats.setText(format_stats(stats))
+        self.show_stats(stats)
         self.stats.setVisible(True)
         self.details.setVisible(True)
+
+    def show_stats(self, stats: TensorStats | None) -> None:
+        """The statistics line (None: they are still being worked out in the worker)."""
+        self.stats.setText(format_stats(stats) if stats is not None else "Statistics: being worked out…")
 
     def _show_maps(self, key: str, array: np.ndarray) -> None:
         self.stack.setCurrentWidget(self.canvas)

@@ -28,7 +28,7 @@ class Failure:
     """What went wrong, for people: `message` in one paragraph, `details` a traceback when unexpected."""
 
     message: str
-    what: str = "run"  # load | run | attribution | engine
+    what: str = "run"  # load | run | statistics | attribution | engine
     kind: str = ""  # the error class, e.g. InputError
     run_id: int = 0
     cancelled: bool = False
@@ -55,7 +55,9 @@ class Worker(QObject):
     -------
     sigEngineReady(object): the devices this machine has, [(name, description)], once torch is imported.
     sigLoaded(object): a ModelInfo after a model (re)load.
-    sigResult(object): a RunOutcome.
+    sigResult(object): a RunOutcome (with RunRequest.visible: statistics of the visible layers only).
+    sigStatsUpdate(object): the StatsUpdate of the last result (the rest of its statistics and its
+        diagnostics), worked out after sigResult; apply it on the GUI thread.
     sigAttribution(int, object): request id and an Attribution.
     sigCatalogue(object): torchvision classifier names, when asked for.
     sigFailed(object): a Failure.
@@ -67,6 +69,7 @@ class Worker(QObject):
     sigEngineReady = Signal(object)
     sigLoaded = Signal(object)
     sigResult = Signal(object)
+    sigStatsUpdate = Signal(object)
     sigAttribution = Signal(int, object)
     sigCatalogue = Signal(object)
     sigFailed = Signal(object)
@@ -199,6 +202,20 @@ class Worker(QObject):
 
             self.sigLoaded.emit(describe(self.bench.loaded, outcome.tree, request.model))
         self.sigResult.emit(outcome)
+        if not outcome.complete or (outcome.analyse and outcome.analysis is None):
+            self._finish(outcome)
+
+    def _finish(self, outcome) -> None:
+        """The statistics and diagnostics left out of the run, unless a newer request came meanwhile."""
+        self.sigPhase.emit("Statistics of the other layers")
+        try:
+            update = self.bench.finish(outcome, _NewerRequest(self))
+        except RunCancelled:
+            return  # a newer run or load is waiting; its own update follows
+        except Exception as exc:  # noqa: BLE001
+            self.sigFailed.emit(failure(exc, "statistics", outcome.run_id))
+            return
+        self.sigStatsUpdate.emit(update)
 
     def _attribute(self, request) -> None:
         self.sigPhase.emit(f"Attribution ({request.method})")
@@ -226,6 +243,17 @@ class Worker(QObject):
 
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
+
+
+class _NewerRequest:
+    """Stops `Workbench.finish` when a run or load is waiting, or the user cancelled (an Event's is_set)."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+
+    def is_set(self) -> bool:
+        w = self.worker
+        return w._cancel.is_set() or w._pending_run is not None or w._pending_load is not None
 
 
 class WorkerThread:

@@ -200,3 +200,38 @@ def test_the_window_fits_a_1280x800_screen(window):
                    window.target_combo, window.auto_run):
         assert widget.isVisible(), f"{type(widget).__name__} is pushed out of the toolbar at 1280 wide"
         assert widget.geometry().right() <= bar.width()
+
+
+def test_statistics_of_the_other_layers_follow_the_result(ui, qtbot, window):
+    """Statistics off the critical path: the result drawn first has the shown layer's statistics only;
+    the worker sends the rest and the diagnostics afterwards, and the tabs fill in from them."""
+    s = window.state
+    at_result, updated = [], []
+
+    def record(outcome):
+        at_result.append({n: c.stats is not None for n, c in outcome.result.captures.items()})
+
+    s.sigResult.connect(record)
+    s.sigStatsUpdated.connect(updated.append)
+    try:
+        window.run_action.trigger()
+        qtbot.waitUntil(lambda: bool(updated), timeout=20_000)
+    finally:
+        s.sigResult.disconnect(record)
+        s.sigStatsUpdated.disconnect(updated.append)
+    layer = s.layer
+    assert layer == "features.0"  # the first ticked layer is the one shown
+    had = at_result[-1]
+    assert set(had) == {f"{l}:{site}" for l in ("features.0", "features.3", "fc") for site in ("output", "grad_output")}
+    assert {n for n, has in had.items() if has} == {"features.0:output", "features.0:grad_output"}
+    outcome = updated[-1]
+    assert outcome is s.outcome and outcome.complete and outcome.analysis is not None
+    for name, capture in outcome.result.captures.items():
+        array = capture.array.astype(np.float64)
+        assert capture.stats.mean == pytest.approx(array.mean(), rel=1e-5, abs=1e-9), name
+        assert capture.stats.max == pytest.approx(array.max(), rel=1e-6), name
+    window.tabs.setCurrentWidget(window.analysis.stats)
+    rows = {row["key"]: row for row in window.analysis.stats.rows}
+    fc = outcome.result.captures["fc:output"].array.astype(np.float64)
+    assert rows["fc:output"]["std"] == pytest.approx(fc.std(), rel=1e-5)
+    assert [r.key for r in window.analysis.flow.rows] == [f"{l}:grad_output" for l in ("features.0", "features.3", "fc")]

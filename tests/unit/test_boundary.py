@@ -20,3 +20,16 @@ def test_core_imports_no_qt():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_window_imports_no_torch():
+    """Item 14 of the app issue: the window's modules import neither torch nor torchvision, so the
+    window is on screen before the engine (imported by the worker thread) has loaded."""
+    code = (
+        "import os, sys\n"
+        "os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
+        "import inspector.gui.main_window, inspector.gui.app, inspector.gui.state, inspector.gui.worker\n"
+        "print(','.join(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'torchvision', 'timm'})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
