@@ -30,6 +30,7 @@ class EditsController(QObject):
         window.tabs.addTab(self.compare, "Compare")
         self.dock = window._dock("Edits", self.panel, Qt.RightDockWidgetArea, scroll=True)
         self.panel.sigEditsChanged.connect(state.set_edits)
+        self.compare.sigLayerChosen.connect(state.select_layer)
         state.sigEditsSet.connect(self._on_edits_set)
         window.activation_panel.sigChannelClicked.connect(self._on_channel_clicked)
         state.sigModelLoaded.connect(self._on_loaded)
@@ -69,6 +70,7 @@ class EditsController(QObject):
         if outcome is None or self.window.tabs.currentWidget() is not self.compare:
             return
         name = self.state.layer
+        self.compare.set_layers(self.window.layer_names(), name)
         if not name:
             self.compare.clear()
             return

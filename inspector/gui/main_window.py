@@ -227,7 +227,9 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.tree_view.selectionModel().currentChanged.connect(self._on_tree_current)
         self.tree_view.customContextMenuRequested.connect(self._on_tree_menu)
         self.layer_combo.currentIndexChanged.connect(lambda _i: s.select_layer(self.layer_combo.currentData()))
-        s.sigLayerSelected.connect(lambda _name: self.show_layer())
+        s.sigLayerSelected.connect(self._on_layer_selected)
+        self.activation_panel.sigChannelZoomed.connect(self.gradient_panel.zoom_channel)
+        self.gradient_panel.sigChannelZoomed.connect(self.activation_panel.zoom_channel)
         self.grad_site_combo.activated.connect(lambda _i: s.select_grad_site(self.grad_site_combo.currentText()))
         s.sigGradSiteShown.connect(self._show_grad_site)
 
@@ -336,6 +338,19 @@ class MainWindow(SourcesMixin, QMainWindow):
     def current_layer(self) -> str | None:
         return self.state.layer
 
+    def layer_names(self) -> list[str]:
+        """The captured layers the Layer tab's picker offers, in model order."""
+        return [self.layer_combo.itemData(i) for i in range(self.layer_combo.count())]
+
+    def _on_layer_selected(self, name) -> None:
+        """Any picker (the Layer tab's, the Compare tab's, the tree) chose `name`: show it everywhere."""
+        i = self.layer_combo.findData(name)
+        if i >= 0 and i != self.layer_combo.currentIndex():
+            self.layer_combo.blockSignals(True)
+            self.layer_combo.setCurrentIndex(i)
+            self.layer_combo.blockSignals(False)
+        self.show_layer()
+
     def show_layer(self, name: str | None = None, panels: tuple[int, ...] = (0, 1)) -> None:
         """Draw the selected layer's captures from the last result (no re-run); `panels` picks
         the activation (0) and/or gradient (1) panel."""
@@ -359,7 +374,7 @@ class MainWindow(SourcesMixin, QMainWindow):
             if capture is not None and capture.array is not None:
                 panel.show_capture(capture.name, capture.array, capture.stats)
             else:
-                panel.clear(self._missing(name, key))
+                panel.show_missing(self._missing(name, key))
 
     def _missing(self, name: str, key: str) -> str:
         """Why nothing is shown at `key`: a parameter the layer lacks, or a site not captured."""

@@ -235,3 +235,23 @@ def test_statistics_of_the_other_layers_follow_the_result(ui, qtbot, window):
     fc = outcome.result.captures["fc:output"].array.astype(np.float64)
     assert rows["fc:output"]["std"] == pytest.approx(fc.std(), rel=1e-5)
     assert [r.key for r in window.analysis.flow.rows] == [f"{l}:grad_output" for l in ("features.0", "features.3", "fc")]
+
+
+def test_the_window_links_the_enlarged_channel_and_the_compare_picker(ui, qtbot, window):
+    """Item 13 in the window: enlarging a channel on one side enlarges it on the other; the Compare
+    tab's own picker lists the captured layers and choosing one shows it in every tab."""
+    act, grad = window.activation_panel, window.gradient_panel
+    assert (act.key, grad.key) == ("features.0:output", "features.0:grad_output")
+    gradient = window.state.outcome.result.captures["features.0:grad_output"].array
+    act.sigChannelZoomed.emit(3)
+    assert grad.channel == 3
+    np.testing.assert_array_equal(grad.zoom_image.image, gradient[0, 3])
+    grad.sigChannelZoomed.emit(1)
+    assert act.channel == 1
+    window.tabs.setCurrentWidget(window.edits.compare)
+    picker = window.edits.compare.layer
+    assert [picker.itemData(i) for i in range(picker.count())] == ["features.0", "features.3", "fc"]
+    assert picker.currentData() == "features.0"
+    picker.setCurrentIndex(2)
+    assert window.state.layer == "fc" and window.layer_combo.currentData() == "fc"
+    assert act.key == "fc:output" and window.edits.panel.layer.currentText() == "fc"
