@@ -103,7 +103,7 @@ class EditsController(QObject):
         return Session(
             model=model.source, weights=model.weights, input=s.input, device=s.device, target=s.target,
             layers=tuple(s.ticked()), sites=tuple(sorted(s.sites())), edits=s.edits,
-            input_grad=s.edits_active(), **_seed_of(s.model),
+            input_grad=s.edits_active(), seed=s.model.seed if s.model else None,
         )
 
     def save_dialog(self) -> None:
@@ -153,15 +153,5 @@ class EditsController(QObject):
                            .replace("params", "weight:grad"))
         s.edits = tuple(session.edits)
         s.sigEditsSet.emit(s.edits)
-        seed = getattr(session, "seed", None)
-        extra = {"seed": seed} if seed is not None else {}
-        s.request_model(ModelRequest(session.model, session.weights, trust, **extra), ticks=set(session.layers))
+        s.request_model(ModelRequest(session.model, session.weights, trust, session.seed), ticks=set(session.layers))
 
-
-def _seed_of(info) -> dict:
-    """The seed of random weights, for session files that know the field."""
-    from inspector.core.session_file import Session
-
-    if info is None or info.seed is None or "seed" not in Session.__dataclass_fields__:
-        return {}
-    return {"seed": info.seed}

@@ -48,7 +48,7 @@ class SettingsStore:
         weights = self.s.value("model/weights")
         request = ModelRequest(str(self.s.value("model/source", "demo")), str(weights) if weights else None)
         seed = str(self.s.value("model/seed", "") or "")
-        if seed.isdigit() and "seed" in ModelRequest.__dataclass_fields__:
+        if seed.isdigit():
             request = ModelRequest(request.source, request.weights, seed=int(seed))
         return request
 

@@ -61,6 +61,10 @@ class SourcesMixin:
                 self.weights_combo.show_loaded(info)
                 return
             kind = "random"
+        if kind == "random" and seed is None:
+            from inspector.core.seeds import new_seed
+
+            seed = new_seed()  # picked here: the same request twice must still mean new weights
         self.state.request_model(ModelRequest(request.source, kind, request.trust, seed=seed))
 
     def on_open_model(self) -> None:

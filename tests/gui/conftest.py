@@ -54,6 +54,20 @@ class Tiny(nn.Module):
         return self.fc(self.flatten(self.pool(self.features(x))))
 
 
+class Unseeded(nn.Module):
+    """PyTorch's default (random) initialisation: the weights depend on the seed it is built under."""
+
+    input_shape = (1, 3, 32, 32)
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.fc = nn.Linear(4, 5)
+
+    def forward(self, x):
+        return self.fc(self.conv(x).mean(dim=(2, 3)))
+
+
 class Wide(Tiny):
     width = 12
 

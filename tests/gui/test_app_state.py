@@ -255,3 +255,40 @@ def test_the_window_links_the_enlarged_channel_and_the_compare_picker(ui, qtbot,
     picker.setCurrentIndex(2)
     assert window.state.layer == "fc" and window.layer_combo.currentData() == "fc"
     assert act.key == "fc:output" and window.edits.panel.layer.currentText() == "fc"
+
+
+def test_random_weights_seed_is_shown_saved_and_gives_the_cli_the_same_weights(ui, qtbot, open_window, monkeypatch,
+                                                                                 tmp_path, gui_files, image_file):
+    """Item 5: a typed seed is shown, stored in the session file, and the CLI's --seed builds the same weights."""
+    from PySide6.QtWidgets import QInputDialog
+
+    from inspector.cli import main
+
+    source = ui.source(gui_files, "Unseeded")
+    window = open_window(source, image_file, {"conv", "fc"})
+    monkeypatch.setattr(QInputDialog, "getInt", staticmethod(lambda *args, **kwargs: (1234, True)))
+    combo = window.weights_combo
+
+    def entry(data) -> int:
+        return next(i for i in range(combo.count()) if tuple(combo.itemData(i)) == data)
+
+    i = entry(("seed", None))
+    combo.setCurrentIndex(i)
+    combo.activated.emit(i)
+    outcome = ui.expect_result(qtbot, window)
+    assert window.state.model.seed == 1234 and combo.currentText() == "random (seed 1234)"
+    session = tmp_path / "seeded.inspector.json"
+    window.edits.save(str(session))
+    assert json.loads(session.read_text())["model"]["seed"] == 1234
+    out = tmp_path / "cli.npz"
+    assert main(["capture", "--model", source, "--weights", "random", "--seed", "1234", "--input", image_file,
+                 "--layers", "fc", "--sites", "output", "--out", str(out)]) == 0
+    np.testing.assert_array_equal(np.load(out)["fc:output"], outcome.result.captures["fc:output"].array)
+    combo.activated.emit(entry(("random", None)))  # a new seed each time it is chosen
+    again = ui.expect_result(qtbot, window)
+    first_new = window.state.model.seed
+    assert first_new != 1234
+    combo.activated.emit(entry(("random", None)))
+    ui.expect_result(qtbot, window)
+    assert window.state.model.seed not in (1234, first_new)
+    assert not np.array_equal(again.result.captures["fc:output"].array, outcome.result.captures["fc:output"].array)
