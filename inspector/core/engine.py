@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 from torch import nn
@@ -61,10 +61,12 @@ def run(
     labels: Sequence[str] | None = None,
     cancel: threading.Event | None = None,
     sharing: Sharing | None = None,
+    phase: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Forward (and backward when a gradient is asked for) with hooks on the chosen layers.
 
-    The model keeps exactly the hooks it had before, whatever happens.
+    The model keeps exactly the hooks it had before, whatever happens. `phase`, when given, is
+    told "forward" and "backward" as each pass starts (the app's progress indicator).
 
     `sharing`: what earlier runs of this model have shown (see inspector.core.sharing). With
     it, a CPU capture shares memory with the tensor the model made instead of being copied,
@@ -75,17 +77,19 @@ def run(
     """
     state = Sharing() if sharing is None else sharing
     safe = state.safe()
-    result, seen, mutated = _run_once(model, inputs, spec, labels, cancel, safe)
+    result, seen, mutated = _run_once(model, inputs, spec, labels, cancel, safe, phase)
     late = state.learn(seen, mutated, safe)
     if late:
-        result, _, _ = _run_once(model, inputs, spec, labels, cancel, state.safe())
+        result, _, _ = _run_once(model, inputs, spec, labels, cancel, state.safe(), phase)
         result.log("note", f"Ran twice: the model changed {len(late)} captured tensor(s) in place this time "
                            f"(e.g. {sorted(late)[0]}); those are copied from now on.")
     return result
 
 
-def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str]) -> tuple[RunResult, set[str], set[str]]:
+def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
+              phase=None) -> tuple[RunResult, set[str], set[str]]:
     started = time.perf_counter()
+    tell = phase or (lambda _name: None)
     modules = dict(model.named_modules())
     missing = [p for p in spec.layers if p not in modules]
     if missing:
@@ -113,6 +117,7 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str]) -> tupl
                     keep_arrays=spec.keep == "full", with_stats=spec.stats_in_run, safe=safe,
                     defer_stats=spec.defers_stats)
     with hooks:
+        tell("forward")
         t0 = time.perf_counter()
         with torch.set_grad_enabled(wants_grad):
             try:
@@ -139,6 +144,7 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str]) -> tupl
             wanted.append(get_gradient_edge(x) if x.requires_grad else None)
         wanted = [w for w in wanted if w is not None]
         if wanted and obj.requires_grad:
+            tell("backward")
             try:
                 grads = torch.autograd.grad(obj, wanted, allow_unused=True)
             except InspectorError:

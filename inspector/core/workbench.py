@@ -124,13 +124,16 @@ class Workbench:
             self._input_key = key
         return self._input
 
-    def execute(self, request: RunRequest, cancel: threading.Event | None = None, progress=None) -> RunOutcome:
+    def execute(self, request: RunRequest, cancel: threading.Event | None = None, progress=None,
+                phase=None) -> RunOutcome:
+        """Run `request` (loading its model when it is not the one held). `phase` is told "forward",
+        "backward", and "baseline forward"/"baseline backward" for the no-edit run kept to compare."""
         fresh = not self.holds(request.model)
         loaded, tree = self.load(request.model, progress)
         self.move_to(request.device)
         x = self.input_tensor(request.input)
         spec = request.spec if request.visible is None else replace(request.spec, stats_now=tuple(request.visible))
-        result = run(loaded.module, x, spec, loaded.labels, cancel, self.sharing)
+        result = run(loaded.module, x, spec, loaded.labels, cancel, self.sharing, phase)
         baseline = None
         if request.baseline:
             key = request.baseline_key()
@@ -138,7 +141,8 @@ class Workbench:
                 self._baseline_key, self._baseline = key, result
             elif key != self._baseline_key or self._baseline is None:
                 plain = replace(spec, edits=())
-                self._baseline = run(loaded.module, x, plain, loaded.labels, cancel, self.sharing)
+                told = None if phase is None else (lambda name: phase(f"baseline {name}"))
+                self._baseline = run(loaded.module, x, plain, loaded.labels, cancel, self.sharing, told)
                 self._baseline_key = key
             baseline = self._baseline
         analysis = Analysis.of(result) if request.analyse and not spec.defers_stats else None

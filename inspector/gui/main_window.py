@@ -284,7 +284,7 @@ class MainWindow(SourcesMixin, QMainWindow):
             return  # a newer result took over
         self.show_layer(panels=(1,))
         self.hook_log.show_result(outcome.result)
-        self.run_status.set_phase("")
+        self.run_status.set_phase(self.state.phase)  # the worker may still work out statistics
         self.sigResultShown.emit(outcome)
 
     def _on_stats_updated(self, outcome) -> None:

@@ -87,6 +87,7 @@ class AppState(QObject):
         self.compare_shown = False
         self.auto_run = True
         self.outcome = None
+        self.phase = ""  # what the worker is doing now ("" when idle)
         self.last_run_id = 0
         self._last_sites: frozenset[str] = frozenset()
         self._next_ticks: set[str] | None = None  # ticks to apply when the model loads
@@ -99,7 +100,7 @@ class AppState(QObject):
         w.sigResult.connect(self._on_result)
         w.sigStatsUpdate.connect(self._on_stats_update)
         w.sigFailed.connect(self._on_failed)
-        w.sigPhase.connect(self.sigPhase)
+        w.sigPhase.connect(self._on_phase)
 
     # -- starting and stopping ------------------------------------------------------------
     def start(self, restore: bool = True) -> None:
@@ -304,6 +305,10 @@ class AppState(QObject):
             self.set_auto_run(False)
             self.notify("info", f"Auto-run turned off: one run takes {total:.1f} s. Press F5 to run.")
         self.sigResult.emit(outcome)
+
+    def _on_phase(self, phase: str) -> None:
+        self.phase = phase
+        self.sigPhase.emit(phase)
 
     def _on_stats_update(self, update) -> None:
         outcome = self.outcome

@@ -187,9 +187,10 @@ class Worker(QObject):
         return True
 
     def _run(self, request: RunRequest) -> None:
-        self.sigPhase.emit("Running forward and backward")
+        self.sigPhase.emit("Preparing the run")
         try:
-            outcome = self.bench.execute(request, self._cancel, progress=self._progress)
+            outcome = self.bench.execute(request, self._cancel, progress=self._progress,
+                                         phase=lambda name: self.sigPhase.emit(f"Running {name}"))
         except Exception as exc:  # noqa: BLE001
             if not isinstance(exc, InspectorError):
                 traceback.print_exc()

@@ -152,13 +152,19 @@ def test_saving_a_view_and_an_export_confirm_where_they_wrote(window, tmp_path):
 
 
 def test_a_run_shows_its_phase_and_elapsed_time(ui, qtbot, open_window, slow_source, image_file):
-    """Item 11: a busy indicator with the phase while the run is in flight."""
+    """Item 11: a busy indicator with the phase (forward, backward, drawing) and the time since the run began."""
     window = open_window(slow_source, image_file, ticks=ui.SLOW_TICKS)
+    phases = []
+    window.state.sigPhase.connect(phases.append)
     window.run_action.trigger()
-    qtbot.waitUntil(lambda: window.run_status.text().startswith("Running forward and backward…"), timeout=10_000)
+    qtbot.waitUntil(lambda: window.run_status.text().startswith("Running forward…"), timeout=10_000)
     assert window.run_status.busy.isVisible()
     ui.expect_result(qtbot, window)
-    assert window.run_status.text() == "" and not window.run_status.busy.isVisible()
+    qtbot.waitUntil(lambda: window.run_status.text() == "", timeout=10_000)
+    window.state.sigPhase.disconnect(phases.append)
+    assert not window.run_status.busy.isVisible()
+    order = [p for p in phases if p]
+    assert order[:3] == ["Preparing the run", "Running forward", "Running backward"]
 
 
 def test_menus_a_desktop_user_expects(window):
