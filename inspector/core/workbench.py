@@ -149,18 +149,26 @@ class Workbench:
         return RunOutcome(request.run_id, result, baseline, tree if fresh else None, analysis,
                           analyse=request.analyse)
 
-    def finish(self, outcome: RunOutcome, cancel: threading.Event | None = None) -> StatsUpdate:
-        """The statistics `execute` left out (RunRequest.visible) and the diagnostics, worked out
-        from the outcome's arrays; `outcome` is not changed (`update.apply(outcome)` fills it).
-        Raises RunCancelled when `cancel` is set (a newer run is waiting)."""
+    def finish(self, outcome: RunOutcome, cancel: threading.Event | None = None,
+               diagnose: bool = True) -> StatsUpdate:
+        """The statistics `execute` left out (RunRequest.visible) and, unless `diagnose` is False,
+        the diagnostics, worked out from the outcome's arrays; `outcome` is not changed
+        (`update.apply(outcome)` fills it). Raises RunCancelled when `cancel` is set (a newer run
+        is waiting). The app sends the statistics first and `diagnose`s after."""
         stats = complete_statistics(outcome.result, cancel)
         baseline_stats = {}
         if outcome.baseline is not None and outcome.baseline is not outcome.result:
             baseline_stats = complete_statistics(outcome.baseline, cancel)
-        analysis = outcome.analysis
-        if analysis is None and outcome.analyse:
-            analysis = Analysis.of(with_statistics(outcome.result, stats))
-        return StatsUpdate(outcome.run_id, stats, baseline_stats, analysis)
+        update = StatsUpdate(outcome.run_id, stats, baseline_stats, outcome.analysis)
+        return self.diagnose(outcome, update) if diagnose else update
+
+    @staticmethod
+    def diagnose(outcome: RunOutcome, update: StatsUpdate) -> StatsUpdate:
+        """`update` with the diagnostics of `outcome` (read with the statistics `update` brings)."""
+        if update.analysis is not None or not outcome.analyse:
+            return update
+        analysis = Analysis.of(with_statistics(outcome.result, update.stats))
+        return replace(update, analysis=analysis)
 
     def attribute(self, request: AttributionRequest):
         """The attribution map for the loaded model and the request's input (see core.attribution)."""

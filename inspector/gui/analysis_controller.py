@@ -37,7 +37,7 @@ class AnalysisController(QObject):
         window.sigResultShown.connect(self._on_result)
         state.sigStatsUpdated.connect(self._on_stats_updated)
         window.tabs.currentChanged.connect(lambda _i: self._fill_stats_if_shown())
-        self._stats_stale = False
+        self._stats_of = None  # the outcome the statistics table shows
         self._analysed = None  # the outcome whose diagnostics are shown
 
     def _on_loaded(self, info, _ticks) -> None:
@@ -49,17 +49,19 @@ class AnalysisController(QObject):
         info = self.state.model
         if info is not None:
             self.attribution.set_choices(info.tree.convolutions(), outcome.result.predictions)
-        self._stats_stale = True
+        if outcome.analyse and not outcome.complete:
+            self.stats.show_pending("Working out the statistics of every capture…")
+        self._fill_stats_if_shown()
         if outcome.analysis is None and outcome.analyse:
-            waiting = "Working out the gradient flow and statistics of every capture…"
-            self.flow.show_pending(waiting)
-            self.stats.show_pending(waiting)
-            return  # the rest comes with the state's sigStatsUpdated
+            self.flow.show_pending("Working out the gradient flow…")
+            return  # it comes with the state's sigStatsUpdated
         self._show_analysis(outcome)
 
     def _on_stats_updated(self, outcome) -> None:
-        self._stats_stale = True
-        self._show_analysis(outcome)
+        """The statistics, then the diagnostics, of the result on screen have arrived."""
+        self._fill_stats_if_shown()
+        if outcome.analysis is not None or not outcome.analyse:
+            self._show_analysis(outcome)
 
     def _show_analysis(self, outcome) -> None:
         """Gradient flow, the statistics table and the first NaN/Inf, from what the worker worked out."""
@@ -69,7 +71,6 @@ class AnalysisController(QObject):
             self.flow.show_result(outcome.result, analysis.flow, analysis.dead)
         else:
             self.flow.show_result(outcome.result)  # diagnostics were not asked for: a small result
-        self._fill_stats_if_shown()
         if analysis is not None:
             self.nonfinite = analysis.nonfinite
         else:
@@ -90,12 +91,12 @@ class AnalysisController(QObject):
         """The statistics table (one row per capture) is filled only when it is looked at, and only
         once the worker has sent every capture's statistics."""
         outcome = self.state.outcome
-        if not (self._stats_stale and outcome is not None and self.window.tabs.currentWidget() is self.stats):
+        if outcome is None or outcome is self._stats_of or self.window.tabs.currentWidget() is not self.stats:
             return
         if outcome.analyse and not outcome.complete:
             return  # the table says it is waiting; the update fills it
         self.stats.show_result(outcome.result)
-        self._stats_stale = False
+        self._stats_of = outcome
 
     def request_attribution(self, method: str, target: str, layer) -> None:
         s = self.state

@@ -40,7 +40,8 @@ class AppState(QObject):
     sigLayerSelected(object): the layer shown in the Layer tab (str or None).
     sigResult(object): a fresh RunOutcome (stale ones are dropped here); only the visible layer's
         captures have statistics yet.
-    sigStatsUpdated(object): the same RunOutcome, now with every statistic and its diagnostics.
+    sigStatsUpdated(object): the same RunOutcome, now with every statistic (and then again with its
+        diagnostics, `outcome.analysis`).
     sigFailed(object): a Failure worth showing.
     sigNotice(object): a Notice for the message banner (errors, warnings, confirmations).
     sigPhase(str): what is happening ("" when idle).

@@ -56,8 +56,8 @@ class Worker(QObject):
     sigEngineReady(object): the devices this machine has, [(name, description)], once torch is imported.
     sigLoaded(object): a ModelInfo after a model (re)load.
     sigResult(object): a RunOutcome (with RunRequest.visible: statistics of the visible layers only).
-    sigStatsUpdate(object): the StatsUpdate of the last result (the rest of its statistics and its
-        diagnostics), worked out after sigResult; apply it on the GUI thread.
+    sigStatsUpdate(object): a StatsUpdate of the last result, worked out after sigResult: first the
+        rest of its statistics, then its diagnostics; apply each on the GUI thread.
     sigAttribution(int, object): request id and an Attribution.
     sigCatalogue(object): torchvision classifier names, when asked for.
     sigFailed(object): a Failure.
@@ -208,15 +208,18 @@ class Worker(QObject):
 
     def _finish(self, outcome) -> None:
         """The statistics and diagnostics left out of the run, unless a newer request came meanwhile."""
-        self.sigPhase.emit("Statistics of the other layers")
+        newer = _NewerRequest(self)
         try:
-            update = self.bench.finish(outcome, _NewerRequest(self))
+            self.sigPhase.emit("Statistics of the other layers")
+            update = self.bench.finish(outcome, newer, diagnose=False)
+            self.sigStatsUpdate.emit(update)
+            if update.analysis is None and outcome.analyse and not newer.is_set():
+                self.sigPhase.emit("Diagnostics (gradient flow, dead units, first NaN/Inf)")
+                self.sigStatsUpdate.emit(self.bench.diagnose(outcome, update))
         except RunCancelled:
             return  # a newer run or load is waiting; its own update follows
         except Exception as exc:  # noqa: BLE001
             self.sigFailed.emit(failure(exc, "statistics", outcome.run_id))
-            return
-        self.sigStatsUpdate.emit(update)
 
     def _attribute(self, request) -> None:
         self.sigPhase.emit(f"Attribution ({request.method})")

@@ -221,7 +221,7 @@ def test_statistics_of_the_other_layers_follow_the_result(ui, qtbot, window):
     s.sigStatsUpdated.connect(updated.append)
     try:
         window.run_action.trigger()
-        qtbot.waitUntil(lambda: bool(updated), timeout=20_000)
+        qtbot.waitUntil(lambda: len(updated) == 2, timeout=20_000)  # the statistics, then the diagnostics
     finally:
         s.sigResult.disconnect(record)
         s.sigStatsUpdated.disconnect(updated.append)
@@ -231,7 +231,7 @@ def test_statistics_of_the_other_layers_follow_the_result(ui, qtbot, window):
     assert set(had) == {f"{l}:{site}" for l in ("features.0", "features.3", "fc") for site in ("output", "grad_output")}
     assert {n for n, has in had.items() if has} == {"features.0:output", "features.0:grad_output"}
     outcome = updated[-1]
-    assert outcome is s.outcome and outcome.complete and outcome.analysis is not None
+    assert updated[0] is outcome is s.outcome and outcome.complete and outcome.analysis is not None
     for name, capture in outcome.result.captures.items():
         array = capture.array.astype(np.float64)
         assert capture.stats.mean == pytest.approx(array.mean(), rel=1e-5, abs=1e-9), name
