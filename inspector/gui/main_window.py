@@ -277,7 +277,9 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.run_status.show_result(result)
         if result.warnings:
             self.statusBar().showMessage(f"{len(result.warnings)} warning(s): {result.warnings[0]}", 10000)
-        QTimer.singleShot(0, self, lambda: self._finish_result(outcome))
+        # A timer (not a zero-delay call, which runs in the same batch of posted events) lets the
+        # event loop paint the activations and handle input before the rest is drawn.
+        QTimer.singleShot(1, self, lambda: self._finish_result(outcome))
 
     def _finish_result(self, outcome) -> None:
         if outcome is not self.state.outcome:

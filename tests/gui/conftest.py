@@ -383,3 +383,18 @@ class _Helpers:
 @pytest.fixture(scope="session")
 def ui() -> type[_Helpers]:
     return _Helpers
+
+
+@pytest.fixture
+def make_panel(qtbot):
+    """make_panel(diverging=False) -> a shown 900x800 TensorPanel, closed at teardown."""
+    from inspector.gui.tensor_panel import TensorPanel
+
+    def make(diverging: bool = False) -> TensorPanel:
+        panel = TensorPanel("Gradient" if diverging else "Activation", diverging=diverging)
+        qtbot.addWidget(panel)
+        panel.resize(900, 800)
+        panel.show()
+        qtbot.waitExposed(panel)
+        return panel
+    return make

@@ -12,18 +12,6 @@ from inspector.core.mosaic import as_maps, levels, make_mosaic
 from inspector.gui.tensor_panel import TensorPanel
 
 
-@pytest.fixture
-def make_panel(qtbot):
-    def make(diverging: bool = False) -> TensorPanel:
-        panel = TensorPanel("Gradient" if diverging else "Activation", diverging=diverging)
-        qtbot.addWidget(panel)
-        panel.resize(900, 800)
-        panel.show()
-        qtbot.waitExposed(panel)
-        return panel
-    return make
-
-
 @pytest.fixture(scope="module")
 def conv_maps() -> np.ndarray:
     rng = np.random.default_rng(0)

@@ -12,18 +12,6 @@ from inspector.gui.number_format import fmt, format_stats
 from inspector.gui.tensor_panel import TensorPanel
 
 
-@pytest.fixture
-def make_panel(qtbot):
-    def make(diverging: bool = False) -> TensorPanel:
-        panel = TensorPanel("Gradient" if diverging else "Activation", diverging=diverging)
-        qtbot.addWidget(panel)
-        panel.resize(900, 800)
-        panel.show()
-        qtbot.waitExposed(panel)
-        return panel
-    return make
-
-
 class Click:
     def __init__(self, pos):
         self._pos = pos
