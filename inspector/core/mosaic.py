@@ -177,7 +177,7 @@ def levels(array: np.ndarray, diverging: bool) -> tuple[float, float]:
     if diverging:
         bound = float(np.percentile(np.abs(finite), 99.5)) or float(np.abs(finite).max()) or 1.0
         return -bound, bound
-    lo, hi = float(np.percentile(finite, 0.5)), float(np.percentile(finite, 99.5))
+    lo, hi = (float(v) for v in np.percentile(finite, [0.5, 99.5]))  # one call: ~3x faster than two
     if hi <= lo:
         lo, hi = float(finite.min()), float(finite.max())
         if hi <= lo:

@@ -286,6 +286,7 @@ class MainWindow(SourcesMixin, QMainWindow):
             return  # a newer result took over
         self.show_layer(panels=(1,))
         self.hook_log.show_result(outcome.result)
+        self.state.result_drawn()
         self.run_status.set_phase(self.state.phase)  # the worker may still work out statistics
         self.sigResultShown.emit(outcome)
 

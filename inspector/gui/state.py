@@ -261,6 +261,10 @@ class AppState(QObject):
         self.timer.stop()
         self.worker.cancel()
 
+    def result_drawn(self) -> None:
+        """The window has drawn the panels of the last result: the worker may go on with the rest."""
+        self.worker.result_drawn()
+
     # -- what the worker says ---------------------------------------------------------------
     def _on_engine_ready(self, devices) -> None:
         from .gc_collector import freeze_imports

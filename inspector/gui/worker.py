@@ -50,6 +50,10 @@ def failure(exc: BaseException, what: str, run_id: int = 0) -> Failure:
     return Failure(describe_error(exc), what, type(exc).__name__, run_id, isinstance(exc, RunCancelled), details)
 
 
+#: How long the worker waits for the GUI to draw a result before it works out the other statistics.
+DRAW_WAIT_S = 0.5
+
+
 class Worker(QObject):
     """Signals
     -------
@@ -88,6 +92,7 @@ class Worker(QObject):
         self._pending_attribution = None
         self._pending_catalogue = False
         self._cancel = threading.Event()
+        self._drawn = threading.Event()  # the GUI has drawn the last result (or stopped waiting for it)
         self.runs_done = 0
         self._sigWake.connect(self._on_wake)
 
@@ -95,12 +100,18 @@ class Worker(QObject):
     def request_load(self, request: ModelRequest, device: str = "cpu") -> None:
         with self._lock:
             self._pending_load, self._pending_run, self._pending_device = request, None, device
+        self._drawn.set()
         self._sigWake.emit()
 
     def request_run(self, request: RunRequest) -> None:
         with self._lock:
             self._pending_run = request
+        self._drawn.set()
         self._sigWake.emit()
+
+    def result_drawn(self) -> None:
+        """The GUI has drawn the last result's panels: the statistics of the rest may start."""
+        self._drawn.set()
 
     def request_attribution(self, request) -> None:
         with self._lock:
@@ -121,6 +132,7 @@ class Worker(QObject):
         with self._lock:
             self._pending_run = None
         self._cancel.set()
+        self._drawn.set()
 
     # -- runs on the worker thread -----------------------------------------------------
     @Slot()
@@ -198,6 +210,7 @@ class Worker(QObject):
             self.sigFailed.emit(failure(exc, "run", request.run_id))
             return
         self.runs_done += 1
+        self._drawn.clear()
         if outcome.tree is not None:
             from inspector.core.model_info import describe
 
@@ -209,6 +222,9 @@ class Worker(QObject):
     def _finish(self, outcome) -> None:
         """The statistics and diagnostics left out of the run, unless a newer request came meanwhile."""
         newer = _NewerRequest(self)
+        # The panels first: on a machine with few cores the statistics would take the CPU from the
+        # drawing. Wait (briefly, and not past a newer request) until the GUI says it has drawn.
+        self._drawn.wait(DRAW_WAIT_S)
         try:
             self.sigPhase.emit("Statistics of the other layers")
             update = self.bench.finish(outcome, newer, diagnose=False)

@@ -125,7 +125,11 @@ def test_twenty_toggles_coalesce(ui, qtbot, toy_window):
         panel.set_enabled(0, i % 2 == 0)  # ends disabled... then one more toggle on
         qtbot.wait(10)
         assert w.worker.pending() <= 1
-    last = rerun_with(ui, qtbot, w, lambda: panel.set_enabled(0, True))
+    panel.set_enabled(0, True)
+    # the result of the 20th toggle may still arrive (and be drawn) before the last one's run starts
+    qtbot.waitUntil(lambda: not w.state.timer.isActive() and w.worker.pending() == 0 and w.outcome is not None
+                    and w.outcome.run_id == w.state.last_run_id, timeout=20_000)
+    last = w.outcome
     qtbot.wait(300)
     assert w.worker.runs_done - before <= 21  # never more runs than changes: no backlog replayed
     assert w.outcome is last and w.worker.pending() == 0
