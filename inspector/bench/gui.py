@@ -188,7 +188,7 @@ def measure_stall(folder: Path, source: str, input_source: str, device: str, rep
         _pause(0.3)
         idle = beat.take()
         computing, handling, painting, totals, engine, drawing = [], [], [], [], [], []
-        for _ in range(max(2, repeats // 2)):
+        for _ in range(max(3, repeats)):
             beat.take()
             count = len(session.shown)
             start = time.perf_counter()

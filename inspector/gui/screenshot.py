@@ -1,4 +1,4 @@
-"""Pictures of the app: `python -m inspector.gui.screenshot [OUT.png] [--size WxH] [--tabs DIR] [--model M]`.
+"""Pictures of the app: `python -m inspector.gui.screenshot [OUT.png] [--size WxH] [--tabs DIR] [--model M] [--edit E]`.
 
 Opens the app on the demo model (or `--model`) with a sample, waits for the first run,
 shows the residual block and saves the window. `--tabs DIR` also saves every tab
@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="demo")
     parser.add_argument("--layers", default='["conv1", "block.conv2", "conv3", "fc"]', help="JSON list of ticks")
     parser.add_argument("--show", default="block.conv2", help="the layer shown in the Layer tab")
+    parser.add_argument("--edit", action="append", default=[], help="KEY=OP(ARGS) to add first (repeatable), "
+                                                                      "so that the Compare tab has something to show")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     out = Path(args.out)
     width, height = (int(v) for v in args.size.lower().split("x"))
@@ -57,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
         shots["n"] += 1
         if shots["n"] == 1:
             window.show_layer(args.show)
+            for edit in args.edit:
+                window.edits.panel.add_text(edit)  # each re-runs; the last result is saved
+        if shots["n"] == 1 + bool(args.edit):
             QTimer.singleShot(600, save)
 
     def save() -> None:
