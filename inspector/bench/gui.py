@@ -436,7 +436,7 @@ def format_table(report: dict) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 
-def main(model: str = "resnet18", stall_models: tuple[str, ...] = ("resnet50", "vit_b_16"), repeats: int = 5,
+def main(model: str = "resnet18", stall_models: tuple[str, ...] = ("resnet50", "vit_b_16", "convnext_tiny"), repeats: int = 5,
          device: str = "cpu", log: Callable[[str], None] = print) -> dict:
     """Measure and print; returns the numbers as a dict."""
     import torch

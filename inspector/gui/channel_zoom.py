@@ -20,7 +20,7 @@ def describe(key: str, noun: str, channel: int, tile: np.ndarray) -> str:
 
 
 class ChannelZoom(QWidget):
-    def __init__(self, size: int = 220, parent=None) -> None:
+    def __init__(self, size: int = 170, parent=None) -> None:
         super().__init__(parent)
         self.label = QLabel(" ")
         self.label.setWordWrap(True)

@@ -191,6 +191,7 @@ class StatsTable(QWidget):
         self.table = QTableWidget()
         self.table.setSortingEnabled(True)
         self.table.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 8)
         self.rows: list[dict] = []
         copy = QPushButton("Copy")
         copy.clicked.connect(self.copy)

@@ -29,6 +29,9 @@ _MAPS = {True: "CET-D1", False: "viridis"}
 _DEFAULT_LEVELS = {True: (-1.0, 1.0), False: (0.0, 1.0)}
 
 
+_DETAILS_MIN, _DETAILS_MAX = 190, 300  # height of the enlarged channel and histogram row
+
+
 class TensorPanel(QWidget):
     """Signals
     -------
@@ -102,11 +105,16 @@ class TensorPanel(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.zoom)
         row.addWidget(self.hist, 1)
-        self.details.setMaximumHeight(330)
+        self.details.setMaximumHeight(_DETAILS_MAX)
         layout.addWidget(self.details, 2)
         layout.addWidget(self.stats)
         layout.addWidget(self.hover)
         self.clear()
+
+    def resizeEvent(self, event) -> None:
+        """The mosaic keeps most of the height: the enlarged channel and histogram take at most 40%."""
+        super().resizeEvent(event)
+        self.details.setMaximumHeight(min(_DETAILS_MAX, max(_DETAILS_MIN, int(self.height() * 0.4))))
 
     # -- updates -------------------------------------------------------------------
     def clear(self, message: str = "") -> None:
