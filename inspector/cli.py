@@ -18,14 +18,16 @@ CODE_WARNING = (
 
 def _model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="demo",
-                        help="demo, a torchvision name (resnet18), file.py:Name, package.module:Name, "
+                        help="demo, a torchvision name (resnet18), timm:NAME (any timm model, e.g. "
+                             "timm:vit_small_patch16_224), file.py:Name, package.module:Name, "
                              "a TorchScript file or a .pt2 program. " + CODE_WARNING)
     parser.add_argument("--weights", default=None,
-                        help="random | pretrained | PATH (.safetensors or a weights-only checkpoint)")
+                        help="random | pretrained | PATH (.safetensors or a weights-only checkpoint). timm's "
+                             "pretrained weights are read from the local Hugging Face cache (HF_HUB_CACHE)")
     parser.add_argument("--trust", action="store_true",
                         help="allow loading files that can run code (TorchScript, .pt2, pickled models)")
     parser.add_argument("--seed", default=None, metavar="N",
-                        help="seed for random weights (torchvision --weights random, file.py:Name, "
+                        help="seed for random weights (torchvision and timm --weights random, file.py:Name, "
                              "package.module:Name), 0 to 4294967295; the same seed gives the same weights "
                              "here, in the app and in session files. Default: a new seed, printed")
 

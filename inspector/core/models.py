@@ -1,6 +1,7 @@
 """Model sources -> a loaded model with its preprocessing and labels.
 
-Sources: `demo`; a torchvision classification name (`resnet18`); `file.py:Name` or
+Sources: `demo`; a torchvision classification name (`resnet18`); `timm:NAME` (any timm
+model, see `inspector.core.timm_models`); `file.py:Name` or
 `package.module:Name` (runs that code); a TorchScript file or a `torch.export` `.pt2`
 program (both may carry code, so they need `trust=True`). Which sources carry code is
 decided in one place, `inspector.core.sources`.
@@ -82,9 +83,11 @@ def load_model(
     if source == "demo":
         _no_seed(seed, "the demo model has its bundled weights")
         loaded = _load_demo()
+    elif source.lower().startswith("timm:"):
+        return _load_timm(source, weights or "random", trust, seed)
     elif is_zoo(source):
-        raise ModelLoadError(f"{source}: timm: and hf: sources are not supported by this version. "
-                             f"Use demo, a torchvision name, file.py:Name, package.module:Name or a model file.")
+        raise ModelLoadError(f"{source}: hf: sources are not supported by this version. Use demo, a torchvision "
+                             f"name, timm:NAME, file.py:Name, package.module:Name or a model file.")
     elif is_factory(source):
         if not random_weights:
             _no_seed(seed, f"the weights come from {weights}")
@@ -263,6 +266,34 @@ def _load_torchvision(name: str, weights: str, trust: bool, progress: ProgressFn
     module.eval()
     return LoadedModel(module, name, label, labels, prep, prep.input_shape, "torchvision", notes,
                        seed if random_weights else None)
+
+
+def _load_timm(source: str, weights: str, trust: bool, seed: int | None) -> LoadedModel:
+    from . import timm_models
+
+    name = timm_models.check_name(source.split(":", 1)[1].strip())
+    random_weights = weights in ("random", "default")
+    if not random_weights:
+        _no_seed(seed, "pretrained weights are not random" if weights == "pretrained"
+                 else f"the weights come from {weights}")
+    seed = _pick(seed) if random_weights else None
+    module = timm_models.create(name, "pretrained" if weights == "pretrained" else "random", seed)
+    notes = []
+    if weights == "pretrained":
+        label = "pretrained (local cache)"
+    elif random_weights:
+        label = "random"
+        notes.append(f"Random weights (seed {seed}): activations show structure, not learned features.")
+    else:
+        state = read_checkpoint(weights, trust=trust)
+        if isinstance(state, nn.Module):
+            module = state  # a whole pickled model (only with trust)
+        else:
+            apply_state_dict(module, state, Path(weights).name)
+        label = str(weights)
+    prep, shape = timm_models.preprocess_of(module)
+    module.eval()
+    return LoadedModel(module, f"timm:{name}", label, timm_models.labels_of(module), prep, shape, "timm", notes, seed)
 
 
 def _torchvision_preprocess(weights) -> Preprocess:

@@ -165,7 +165,7 @@ class WeightsCombo(QComboBox):
             self.addItem(info.weights, ("keep", None))
         else:
             self.addItem("random", ("random", None))
-        if info.kind == "torchvision":
+        if info.kind in ("torchvision", "timm"):
             pretrained = info.weights.startswith("pretrained")
             if pretrained:
                 self.insertItem(0, info.weights, ("keep", None))
