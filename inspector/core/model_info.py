@@ -16,6 +16,7 @@ from .requests import ModelRequest
 if TYPE_CHECKING:
     from .models import LoadedModel
     from .preprocess import Preprocess
+    from .tokens import TokenGrid
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class ModelInfo:
     input_shape: tuple[int, ...] | None = None
     notes: tuple[str, ...] = ()
     seed: int | None = None
+    tokens: "TokenGrid | None" = None  # the patch grid token sequences follow (transformers)
 
     @property
     def source(self) -> str:
@@ -51,10 +53,13 @@ class ModelInfo:
 
 
 def describe(loaded: "LoadedModel", tree: LayerTree, request: ModelRequest) -> ModelInfo:
-    seed = getattr(loaded, "seed", None)
-    if seed is not None and "seed" in {f.name for f in dataclasses.fields(request)}:
+    from .tokens import token_grid
+
+    seed = loaded.seed
+    if seed is not None:
         request = dataclasses.replace(request, seed=seed)  # reloading gives the very same weights
     params = tuple((name, tuple(p.shape)) for name, p in loaded.module.named_parameters())
     return ModelInfo(request=request, kind=loaded.kind, weights=loaded.weights, tree=tree, parameters=params,
                      labels=tuple(loaded.labels) if loaded.labels else None, preprocess=loaded.preprocess,
-                     input_shape=loaded.input_shape, notes=tuple(loaded.notes), seed=seed)
+                     input_shape=loaded.input_shape, notes=tuple(loaded.notes), seed=seed,
+                     tokens=token_grid(loaded.module))

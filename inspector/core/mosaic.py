@@ -1,6 +1,7 @@
 """Channels tiled into one image: what a panel draws for a capture (numpy only).
 
-Activations and module gradients are (N, C, H, W): sample 0's C maps are tiled. A parameter
+Activations and module gradients are (N, C, H, W): sample 0's C maps are tiled ((N, H, W, C)
+channels-last blocks and a transformer's (N, tokens, C) on its patch grid too). A parameter
 gradient (`conv1.weight:grad`, out x in x kh x kw) shows every filter: each filter is one tile
 holding its `in` kernels (themselves tiled), and the filters are tiled like channels. Many
 channels are shown a page (`PAGE` channels) at a time; hit-testing reports the true channel.
@@ -12,6 +13,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from .tokens import TokenGrid, is_channels_last, token_maps
 
 PAGE = 256  # channels (or filters) in one mosaic
 
@@ -104,8 +107,11 @@ def tile(maps: np.ndarray, cols: int, gap: int = 1) -> np.ndarray:
 
 
 def as_maps(array: np.ndarray) -> np.ndarray:
-    """A capture as (C, H, W) maps: conv maps per channel; (N, F) vectors as one row; tokens as one map."""
+    """A capture as (C, H, W) maps: conv maps per channel (channels-last ones too); (N, F) vectors as
+    one row; tokens (without a grid, see `capture_maps`) as one map."""
     a = np.asarray(array)
+    if is_channels_last(a.shape):
+        return a[0].transpose(2, 0, 1)
     if a.ndim >= 4:
         return a[0].reshape(a.shape[1], a.shape[2], -1)
     if a.ndim == 3:  # (N, T, D) tokens x features: one image
@@ -136,13 +142,16 @@ def weight_maps(array: np.ndarray) -> tuple[np.ndarray, Grid]:
     return tile(kernels, cols, gap), inner
 
 
-def capture_maps(key: str, array: np.ndarray) -> tuple[np.ndarray, Grid | None]:
-    """What a capture tiles: (maps, kernel grid for weights or None)."""
+def capture_maps(key: str, array: np.ndarray, tokens: TokenGrid | None = None) -> tuple[np.ndarray, Grid | None]:
+    """What a capture tiles: (maps, kernel grid for weights or None). With the model's token grid,
+    a (B, N, C) sequence that fits it is C maps of the grid (see inspector.core.tokens)."""
     a = np.asarray(array)
     if is_parameter(key) and a.ndim >= 3:
         return weight_maps(a)
     if is_parameter(key) and a.ndim == 2:  # Linear weights: one out x in image
         return a[None].astype(np.float32, copy=False), None
+    if tokens is not None and (maps := token_maps(a, tokens)) is not None:
+        return maps, None
     return as_maps(a), None
 
 
@@ -159,10 +168,10 @@ def mosaic_of(maps: np.ndarray, first: int = 0, count: int = PAGE, gap: int | No
 
 
 def make_mosaic(array: np.ndarray, max_channels: int = PAGE, gap: int = 1, first: int = 0,
-                key: str = "") -> Mosaic:
+                key: str = "", tokens: TokenGrid | None = None) -> Mosaic:
     """The mosaic of a capture's channels first..first+max_channels (weights when `key` is a
-    parameter gradient)."""
-    maps, kernels = capture_maps(key, array)
+    parameter gradient; token sequences on the model's patch grid `tokens`)."""
+    maps, kernels = capture_maps(key, array, tokens)
     return mosaic_of(maps, first, max_channels, None if kernels is not None else gap, kernels)
 
 

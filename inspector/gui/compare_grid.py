@@ -35,6 +35,7 @@ class CompareGrid(pg.GraphicsLayoutWidget):
         self.views: dict[tuple[str, str], pg.ViewBox] = {}
         self.bars: dict[tuple[str, str], pg.ColorBarItem] = {}  # (row, "shared" | "difference")
         self.shown: dict[str, Shown] = {}
+        self.tokens = None  # the model's patch grid (inspector.core.tokens.TokenGrid), for token captures
         for col in COLS:
             self.addLabel(col, row=0, col=_VIEW_COL[col])
         for r, row in enumerate(ROWS):
@@ -89,7 +90,7 @@ class CompareGrid(pg.GraphicsLayoutWidget):
             self.clear_row(row)
             return False
         diverging = row != "activation"
-        base, edited = make_mosaic(before, key=key), make_mosaic(after, key=key)
+        base, edited = make_mosaic(before, key=key, tokens=self.tokens), make_mosaic(after, key=key, tokens=self.tokens)
         diff = edited.image - base.image
         lo, hi = levels(np.concatenate([base.image.reshape(-1), edited.image.reshape(-1)]), diverging)
         bound = max(abs(v) for v in levels(diff, True))

@@ -46,6 +46,7 @@ class EditsController(QObject):
         self.panel.blockSignals(False)
 
     def _on_loaded(self, info, _ticks) -> None:
+        self.compare.grid.tokens = info.tokens
         self.panel.set_layers(info.layer_types, info.parameter_names)
         self.panel.set_layer(self.state.layer)
 

@@ -243,6 +243,8 @@ class MainWindow(SourcesMixin, QMainWindow):
         for col in range(self.layer_model.columnCount()):
             self.tree_view.resizeColumnToContents(col)
         self.weights_combo.show_loaded(info)
+        for panel in (self.activation_panel, self.gradient_panel):
+            panel.set_tokens(info.tokens)
         self.target_combo.set_labels(list(info.labels) if info.labels else None)
         self.target_combo.set_target(self.state.target)
         self.statusBar().showMessage(f"Loaded {info.source} ({info.weights}). " + " ".join(info.notes), 8000)

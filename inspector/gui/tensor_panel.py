@@ -18,6 +18,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from inspector.core.mosaic import PAGE, Grid, Mosaic, capture_maps, is_parameter, levels, mosaic_of
+from inspector.core.tokens import TokenGrid, prefix_tokens
 from inspector.core.stats_record import TensorStats
 
 from .channel_pager import ChannelPager
@@ -52,6 +53,8 @@ class TensorPanel(QWidget):
         self.key = ""
         self.channel: int | None = None  # the enlarged channel
         self.first = 0  # first channel of the page shown
+        self.tokens: TokenGrid | None = None  # the model's patch grid (transformers)
+        self.prefix: np.ndarray | None = None  # (prefix tokens, C) of a token capture on the grid
         self._levels = _DEFAULT_LEVELS[diverging]
         self.title = QLabel(f"<b>{title}</b>")
         self.hover = QLabel(" ")
@@ -120,6 +123,7 @@ class TensorPanel(QWidget):
     def clear(self, message: str = "") -> None:
         """Empty the panel, saying `message` (why there is nothing) in its middle."""
         self.key, self.mosaic, self.maps, self.kernels, self.channel, self.first = "", None, None, None, None, 0
+        self.prefix = None
         self.image.clear()
         self.zoom.clear()
         self.highlight.setVisible(False)
@@ -145,8 +149,10 @@ class TensorPanel(QWidget):
             self.hover.setText(" ")
             self.channel, self.first = None, 0
         self.key = key
-        self.title.setText(f"<b>{key}</b>")
         array = np.asarray(array)
+        on_grid = self.tokens is not None and array.ndim == 3 and self.tokens.fits(array.shape[1])
+        self.prefix = prefix_tokens(array, self.tokens) if on_grid else None
+        self.title.setText(f"<b>{key}</b>" + (f" · tokens on the {self.tokens.describe()}" if on_grid else ""))
         if array.ndim <= 1 or (array.ndim == 2 and not is_parameter(key)):
             self._show_vector(array)
         else:
@@ -160,9 +166,13 @@ class TensorPanel(QWidget):
         """The statistics line (None: they are still being worked out in the worker)."""
         self.stats.setText(format_stats(stats) if stats is not None else "Statistics: being worked out…")
 
+    def set_tokens(self, grid: TokenGrid | None) -> None:
+        """The loaded model's patch grid: (B, N, C) captures that fit it are drawn as C maps of it."""
+        self.tokens = grid
+
     def _show_maps(self, key: str, array: np.ndarray) -> None:
         self.stack.setCurrentWidget(self.canvas)
-        self.maps, self.kernels = capture_maps(key, array)
+        self.maps, self.kernels = capture_maps(key, array, self.tokens)
         self._levels = levels(self.maps, self.diverging)
         if self.first >= len(self.maps):
             self.first = 0
@@ -249,7 +259,11 @@ class TensorPanel(QWidget):
         elif is_parameter(self.key):  # Linear weights: out x in
             self.hover.setText(f"out {y}   in {x}   value {value}")
         else:
-            self.hover.setText(f"channel {channel}   ({y}, {x})   value {value}")
+            extra = ""
+            if self.prefix is not None:  # the class (and register) tokens, kept apart from the grid
+                extra = "   prefix token" + ("s" if len(self.prefix) > 1 else "") + " " + \
+                    ", ".join(fmt(v, ".5g") for v in self.prefix[:, channel])
+            self.hover.setText(f"channel {channel}   ({y}, {x})   value {value}{extra}")
 
     def _on_mouse_clicked(self, event) -> None:
         hit = self._channel_under(event.scenePos())

@@ -159,3 +159,22 @@ def test_statistics_spell_out_nan_and_inf(make_panel):
     panel.show_capture("x:output", np.full((1, 2, 3, 3), np.nan, np.float32), bad)
     assert panel.stats.text() == format_stats(bad) and panel.stats.isVisible()
     assert panel.zoom.label.text() == "x:output · channel 0 · no finite values"
+
+
+def test_tokens_are_maps_of_the_models_patch_grid(make_panel):
+    from inspector.core.tokens import TokenGrid
+
+    panel = make_panel()
+    panel.set_tokens(TokenGrid(14, 14, prefix=1))
+    tokens = np.random.default_rng(3).standard_normal((1, 197, 8)).astype(np.float32)  # ViT: class + 14 x 14
+    panel.show_capture("encoder.layers.0:output", tokens, None)
+    assert panel.mosaic.total == 8 and (panel.mosaic.tile_h, panel.mosaic.tile_w) == (14, 14)
+    np.testing.assert_array_equal(panel.maps[5], tokens[0, 1:, 5].reshape(14, 14))
+    assert "tokens on the 14x14 patch grid after 1 prefix token" in panel.title.text()
+    m = panel.mosaic
+    row, col = m.origin(5)
+    panel._on_mouse_moved(panel.view.mapViewToScene(QPointF(col + 2.5, row + 3.5)))
+    assert panel.hover.text().startswith("channel 5   (3, 2)   value ")
+    assert panel.hover.text().endswith(f"prefix token {tokens[0, 0, 5]:.5g}")
+    panel.show_capture("encoder.layers.0:output", tokens[:, :100], None)  # fits no grid: one image, as before
+    assert panel.mosaic.total == 1 and "patch grid" not in panel.title.text()

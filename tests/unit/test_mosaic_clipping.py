@@ -39,3 +39,39 @@ def test_weight_tiles_by_hand():
     m = make_mosaic(w, key="conv.weight:grad")  # two filters side by side, 2 pixels apart
     assert m.image.shape == (5, 18) and m.kernel_at(4, 10 + 7) == (1, 5, 1, 1)
     assert m.image[4, 17] == w[1, 5, 1, 1]
+
+
+def test_tokens_on_the_models_patch_grid_become_channel_maps():
+    from inspector.core.mosaic import capture_maps
+    from inspector.core.tokens import TokenGrid, prefix_tokens
+
+    grid = TokenGrid(2, 3, prefix=1)  # class token, then 2 x 3 patches in row-major order
+    tokens = np.arange(1 * 7 * 4, dtype=np.float32).reshape(1, 7, 4)  # (B, 1 + 6, C=4)
+    maps, kernels = capture_maps("blocks.0:output", tokens, grid)
+    assert kernels is None and maps.shape == (4, 2, 3)
+    # channel c of patch (y, x) is token 1 + 3y + x: value (1 + 3y + x) * 4 + c
+    assert maps[2, 1, 0] == (1 + 3 * 1 + 0) * 4 + 2 and maps[0, 0, 2] == 3 * 4
+    np.testing.assert_array_equal(prefix_tokens(tokens, grid), [[0, 1, 2, 3]])
+    no_prefix = tokens[:, 1:]
+    np.testing.assert_array_equal(capture_maps("k", no_prefix, grid)[0], maps)  # N = H*W fits too
+    assert capture_maps("k", tokens[:, :5], grid)[0].shape == (1, 5, 4)  # N fits no grid: one image as before
+
+
+def test_channels_last_blocks_are_channel_maps():
+    from inspector.core.mosaic import as_maps
+
+    nhwc = np.random.default_rng(0).random((1, 5, 5, 8), dtype=np.float32)  # (B, H, W, C) of a ConvNeXt block
+    maps = as_maps(nhwc)
+    assert maps.shape == (8, 5, 5)
+    np.testing.assert_array_equal(maps[3], nhwc[0, :, :, 3])
+    nchw = np.zeros((1, 8, 5, 5), dtype=np.float32)
+    assert as_maps(nchw).shape == (8, 5, 5)  # square maps in dims 2-3: channels first, as ever
+
+
+def test_token_grid_comes_from_the_model():
+    from inspector.core import load_model
+    from inspector.core.tokens import TokenGrid, token_grid
+
+    assert token_grid(load_model("timm:vit_tiny_patch16_224", seed=0).module) == TokenGrid(14, 14, 1)
+    assert token_grid(load_model("vit_b_16", seed=0).module) == TokenGrid(14, 14, 1)
+    assert token_grid(load_model("demo").module) is None

@@ -1,0 +1,65 @@
+"""Tokens as maps: a transformer's (B, N, C) capture drawn as C maps of the model's patch grid.
+
+The grid comes from the model, not from guessing per tensor: timm's `patch_embed.grid_size` and
+`num_prefix_tokens` (class, distillation and register tokens), torchvision's VisionTransformer
+`image_size // patch_size` with its class token. N = prefix + H*W; the prefix tokens are kept
+apart (`prefix_tokens`). Torch-free (numpy), so the window can use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class TokenGrid:
+    height: int
+    width: int
+    prefix: int = 0  # tokens before the patch tokens: class, distillation, registers
+
+    def fits(self, tokens: int) -> bool:
+        """Whether a sequence of `tokens` is this grid's patches (with or without the prefix)."""
+        return tokens in (self.height * self.width, self.prefix + self.height * self.width)
+
+    def describe(self) -> str:
+        extra = f" after {self.prefix} prefix token{'s' if self.prefix != 1 else ''}" if self.prefix else ""
+        return f"{self.height}x{self.width} patch grid{extra}"
+
+
+def token_grid(module) -> TokenGrid | None:
+    """The patch grid a model's token sequences follow, when the model says (None otherwise)."""
+    embed = getattr(module, "patch_embed", None)
+    size = getattr(embed, "grid_size", None)
+    if size is not None and len(size) == 2:  # timm ViT, DeiT, EVA, BEiT, ...
+        prefix = int(getattr(module, "num_prefix_tokens", 0) or 0)
+        return TokenGrid(int(size[0]), int(size[1]), prefix)
+    image, patch = getattr(module, "image_size", None), getattr(module, "patch_size", None)
+    if isinstance(image, int) and isinstance(patch, int) and hasattr(module, "class_token"):  # torchvision ViT
+        side = image // patch
+        return TokenGrid(side, side, 1)
+    return None
+
+
+def token_maps(array: np.ndarray, grid: TokenGrid) -> np.ndarray | None:
+    """Sample 0 of a (B, N, C) capture as (C, H, W) patch maps, or None when N is not the grid's."""
+    a = np.asarray(array)
+    if a.ndim != 3 or not grid.fits(a.shape[1]):
+        return None
+    patches = a[0, a.shape[1] - grid.height * grid.width:]
+    return np.ascontiguousarray(patches.reshape(grid.height, grid.width, a.shape[2]).transpose(2, 0, 1))
+
+
+def prefix_tokens(array: np.ndarray, grid: TokenGrid) -> np.ndarray | None:
+    """Sample 0's prefix tokens (class, registers) of a (B, N, C) capture as (prefix, C), if it has them."""
+    a = np.asarray(array)
+    if a.ndim != 3 or not grid.prefix or a.shape[1] != grid.prefix + grid.height * grid.width:
+        return None
+    return a[0, :grid.prefix]
+
+
+def is_channels_last(shape: tuple[int, ...]) -> bool:
+    """(B, H, W, C) rather than (B, C, H, W): a square map in dims 1-2 and another size last, as the
+    channels-last blocks of Swin and timm's ConvNeXt give (inputs here are square crops)."""
+    return len(shape) == 4 and shape[1] == shape[2] != shape[3]
