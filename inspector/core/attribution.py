@@ -26,6 +26,7 @@ from .models import LoadedModel
 from .objective import Target, parse_target
 from .requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
 from .result import RunResult
+from .tokens import TokenGrid, token_grid, token_maps
 
 #: Activation modules that get the guided rule at their grad_input. nn.ReLU is exact; the
 #: others only get "positive gradients only" on top of their own backward (an approximation).
@@ -110,16 +111,38 @@ def find_gradcam_layer(tree: LayerTree, order: Sequence[str] | None = None, mode
                     f"Layers with a 4-D output: {shown}. Pass one as the layer, or use saliency or guided.")
 
 
+def find_token_gradcam_layer(tree: LayerTree, grid: TokenGrid) -> str:
+    """For a transformer: the last block's first norm, as commonly done (a block is the deepest
+    module holding two or more norms whose token outputs fit the patch grid; the final norm after
+    all blocks is alone in its parent, so it does not count)."""
+    norms = [l for l in tree if l.path and l.calls and "Norm" in l.type_name and l.output_shapes
+             and len(l.output_shapes[0]) == 3 and grid.fits(l.output_shapes[0][1])]
+    blocks: dict[str, list[str]] = {}
+    for norm in norms:
+        blocks.setdefault(norm.path.rpartition(".")[0], []).append(norm.path)
+    in_blocks = [paths for paths in blocks.values() if len(paths) >= 2]
+    if not in_blocks:
+        raise SpecError("Grad-CAM on this transformer needs a layer: no block with norms on the "
+                        f"{grid.describe()} was found. Pass one as the layer, or use saliency.")
+    return in_blocks[-1][0]
+
+
 def _forward_order(module: nn.Module, x: torch.Tensor, paths: list[str]) -> list[str]:
     """Paths in the order their forward finished (one no-grad engine run, nothing copied)."""
     spec = RunSpec(tuple(paths), frozenset({"output"}), keep="stats", stats=False)
     return [c.key.layer for c in run(module, x, spec).captures.values()]
 
 
-def cam_from_result(result: RunResult, layer: str) -> np.ndarray:
+def cam_from_result(result: RunResult, layer: str, grid: TokenGrid | None = None) -> np.ndarray:
     """Grad-CAM (h, w) from a run that captured `layer:output` and `layer:grad_output`:
-    ReLU(sum_k alpha_k A^k), alpha_k the spatial mean of the gradient, first batch item."""
+    ReLU(sum_k alpha_k A^k), alpha_k the spatial mean of the gradient, first batch item. Token
+    outputs (B, N, C) on the model's patch `grid` count as C maps of it (prefix tokens left out)."""
     acts, grads = result.captures.get(f"{layer}:output"), result.captures.get(f"{layer}:grad_output")
+    if grid is not None and acts is not None and grads is not None and acts.array is not None \
+            and grads.array is not None and (maps := token_maps(acts.array, grid)) is not None:
+        a, g = torch.from_numpy(maps[None]).float(), torch.from_numpy(token_maps(grads.array, grid)[None]).float()
+        alpha = g.mean(dim=(2, 3), keepdim=True)
+        return torch.relu((alpha * a).sum(dim=1))[0].numpy()
     if acts is None or acts.array is None or acts.array.ndim != 4:
         shape = "nothing" if acts is None or acts.array is None else f"shape {acts.array.shape}"
         raise SpecError(f"Grad-CAM needs one (N, C, H, W) output at {layer}; it gives {shape}.")
@@ -143,16 +166,23 @@ def gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, layer:
     module, labels = _unwrap(model)
     if x.ndim != 4:
         raise SpecError(f"Grad-CAM needs an image input (N, C, H, W); got shape {tuple(x.shape)}.")
+    grid = token_grid(module)
+    notes = ()
     if layer is None:
         example = x.detach().to(_device(module))
         tree = build_layer_tree(module, example)
-        convs = tree.convolutions()
-        layer = find_gradcam_layer(tree, _forward_order(module, example, convs) if convs else None, module)
+        if grid is not None:
+            layer = find_token_gradcam_layer(tree, grid)
+            notes = (f"Grad-CAM layer {layer}: the last transformer block's first norm, its tokens on the "
+                     f"{grid.describe()}.",)
+        else:
+            convs = tree.convolutions()
+            layer = find_gradcam_layer(tree, _forward_order(module, example, convs) if convs else None, module)
     spec = RunSpec((layer,), frozenset({"output", "grad_output"}), (), parse_target(target), stats=False)
     result = run(module, x, spec, labels)
-    cam = cam_from_result(result, layer)
+    cam = cam_from_result(result, layer, grid)
     return Attribution("gradcam", upsample(cam, tuple(x.shape[-2:])), result.target, result.target_index,
-                       layer, cam, warnings=tuple(result.warnings))
+                       layer, cam, warnings=notes + tuple(result.warnings))
 
 
 def _calling_module(frame) -> nn.Module | None:

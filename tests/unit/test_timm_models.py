@@ -115,3 +115,26 @@ def test_cli_captures_a_timm_model_with_a_seed(tmp_path, capsys):
     assert x.shape == (1, 3, 224, 224)
     again = capture(loaded, x, layers=["head"], sites="output")
     np.testing.assert_array_equal(np.load(out)["head:output"], again["head:output"])
+
+
+def test_gradcam_on_a_vit_uses_the_token_grid_and_says_which_layer():
+    from inspector.core.attribution import gradcam
+
+    loaded = load_model(VIT, seed=4)
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(1))
+    found = gradcam(loaded, x, target=7)
+    assert found.layer == "blocks.11.norm1" and found.cam.shape == (14, 14) and found.map.shape == (224, 224)
+    assert "the last transformer block's first norm" in found.warnings[0]
+    # by hand, on an independent copy: tokens of norm1 and their gradient, the class token dropped
+    model = load_model(VIT, seed=4).module
+    kept = {}
+    norm = model.get_submodule("blocks.11.norm1")
+    norm.register_forward_hook(lambda _m, _i, out: kept.__setitem__("a", out))
+    norm.register_full_backward_hook(lambda _m, _gi, go: kept.__setitem__("g", go[0]))
+    model(x.clone().requires_grad_(True))[0, 7].backward()
+    a = kept["a"].detach()[0, 1:].reshape(14, 14, -1).numpy().astype(np.float64)  # (H, W, C)
+    g = kept["g"].detach()[0, 1:].reshape(14, 14, -1).numpy().astype(np.float64)
+    alpha = g.mean(axis=(0, 1))  # one weight per channel
+    expected = np.maximum((a * alpha).sum(axis=2), 0)
+    np.testing.assert_allclose(found.cam, expected, rtol=1e-4, atol=1e-9)
+    assert expected.max() > 0
