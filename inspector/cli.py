@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="any of input, output, grad_output, grad_input, params")
     cap.add_argument("--edit", action="append", default=[], metavar="KEY=OP(ARGS)",
                      help="e.g. relu1:grad_input=clamp(min=0); repeatable, applied in order")
-    cap.add_argument("--target", default=None, help="top1 (classifiers), a class index, sum, or output")
+    cap.add_argument("--target", default=None, help="top1 (classifiers), a class index, sum, output, or "
+                     "seg:CLASS[@X0,Y0,X1,Y1] (segmentation: that class's logits over all pixels or a box)")
     cap.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
     cap.add_argument("--input-grad", action="store_true", help="also capture the gradient w.r.t. the input")
     cap.add_argument("--out", help="write arrays to this .npz")
@@ -71,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     att.add_argument("--method", required=True, choices=["saliency", "gradcam", "guided", "guided-gradcam"])
     att.add_argument("--layer", default=None, help="Grad-CAM layer (default: the last conv layer)")
     att.add_argument("--input", required=True, help="image file, sample:NAME, or a .npy/.pt tensor")
-    att.add_argument("--target", default=None, help="top1 (default for classifiers), a class index, sum, or output")
+    att.add_argument("--target", default=None, help="top1 (default for classifiers), a class index, sum, output, "
+                     "or seg:CLASS[@X0,Y0,X1,Y1]")
     att.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
     att.add_argument("--out", required=True,
                      help=".npy: the raw map; .png (or .jpg): a heat map over the input as the model sees it")

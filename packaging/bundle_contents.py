@@ -46,6 +46,9 @@ SELFTEST_MODULES = (
 # Packages whose compiled libraries are opened by file name, not imported (torchvision finds
 # _C_stable / image_stable next to its __init__ and hands them to torch.ops.load_library).
 DYNAMIC_LIB_PACKAGES = ("torchvision",)
+# Packages whose data files the code reads at run time (timm: the ImageNet class names of
+# inspector.core.timm_models.labels_of, in timm/data/_info).
+PACKAGE_DATA = ("timm",)
 DYNAMIC_LIB_PATTERNS = ("*.so", "*.so.*", "*.pyd", "*.dll", "*.dylib")
 
 # Modules the app never imports (checked: a full self-test run without them passes).
@@ -115,6 +118,13 @@ def resource_files(root: Path = ROOT) -> list[Path]:
 def datas(root: Path = ROOT) -> list[tuple[str, str]]:
     """(source file, destination folder in the bundle) for every resource file."""
     return [(str(root / rel), rel.parent.as_posix()) for rel in resource_files(root)]
+
+
+def package_datas() -> list[tuple[str, str]]:
+    """(source file, destination folder) for the data files of PACKAGE_DATA (needs PyInstaller)."""
+    from PyInstaller.utils.hooks import collect_data_files
+
+    return [entry for package in PACKAGE_DATA for entry in collect_data_files(package)]
 
 
 def inspector_modules(root: Path = ROOT) -> list[str]:

@@ -41,7 +41,11 @@ def _check_edits(edits: Sequence[Edit], modules: dict[str, nn.Module], params: d
 
 
 def predictions(logits: torch.Tensor, labels: Sequence[str] | None, k: int = 5) -> list[Prediction]:
-    """Top-k of the first batch item, with softmax probabilities and labels when known."""
+    """Top-k of the first batch item, with softmax probabilities and labels when known. For a
+    (batch, classes, H, W) segmentation: the classes that take most pixels, `probability` the share
+    of pixels whose top class it is and `logit` its mean logit."""
+    if logits.ndim == 4 and logits.shape[1] >= 2:
+        return _segment_predictions(logits[0].detach().float(), labels, k)
     if logits.ndim != 2 or logits.shape[1] < 2:
         return []
     row = logits[0].detach().float()
@@ -52,6 +56,15 @@ def predictions(logits: torch.Tensor, labels: Sequence[str] | None, k: int = 5) 
         label = labels[i] if labels and i < len(labels) else f"class {i}"
         out.append(Prediction(i, label, p, float(row[i])))
     return out
+
+
+def _segment_predictions(logits: torch.Tensor, labels: Sequence[str] | None, k: int) -> list[Prediction]:
+    winners = logits.argmax(dim=0).reshape(-1)
+    share = torch.bincount(winners, minlength=logits.shape[0]).float() / winners.numel()
+    mean = logits.mean(dim=(1, 2))
+    top = torch.topk(share, min(k, share.numel()))
+    return [Prediction(i, labels[i] if labels and i < len(labels) else f"class {i}", p, float(mean[i]))
+            for p, i in zip(top.values.tolist(), top.indices.tolist()) if p > 0]
 
 
 def run(
@@ -134,7 +147,7 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
         for path in spec.layers:
             if path and hooks.calls.get(path, 0) == 0:
                 result.log("warning", f"{path} was not called during the forward pass; nothing captured there.")
-        obj, result.target_index, resolved = objective(logits, spec.target)
+        obj, result.target_index, resolved = objective(logits, spec.target, tuple(x.shape[-2:]))
         result.target = str(resolved)
         result.objective = float(obj.detach())
         hooks.check_cancel()

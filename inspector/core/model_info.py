@@ -32,6 +32,7 @@ class ModelInfo:
     notes: tuple[str, ...] = ()
     seed: int | None = None
     tokens: "TokenGrid | None" = None  # the patch grid token sequences follow (transformers)
+    task: str = "classification"  # or "segmentation": (batch, classes, H, W) outputs, seg: targets
 
     @property
     def source(self) -> str:
@@ -62,4 +63,4 @@ def describe(loaded: "LoadedModel", tree: LayerTree, request: ModelRequest) -> M
     return ModelInfo(request=request, kind=loaded.kind, weights=loaded.weights, tree=tree, parameters=params,
                      labels=tuple(loaded.labels) if loaded.labels else None, preprocess=loaded.preprocess,
                      input_shape=loaded.input_shape, notes=tuple(loaded.notes), seed=seed,
-                     tokens=token_grid(loaded.module))
+                     tokens=token_grid(loaded.module), task=loaded.task)

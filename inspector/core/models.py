@@ -45,6 +45,7 @@ class LoadedModel:
     kind: str = "python"
     notes: list[str] = field(default_factory=list)
     seed: int | None = None  # the seed the random weights were made with (None: not random or not seeded)
+    task: str = "classification"  # or "segmentation" (a (batch, classes, H, W) output)
 
     def example_input(self) -> torch.Tensor | None:
         """A zero tensor of the default input shape, for the layer tree's one small run."""
@@ -60,6 +61,13 @@ def torchvision_classifiers() -> list[str]:
     import torchvision
 
     return sorted(torchvision.models.list_models(module=torchvision.models))
+
+
+def torchvision_segmenters() -> list[str]:
+    """Every torchvision semantic segmentation model name (deeplabv3_resnet50, fcn_resnet50, ...)."""
+    import torchvision
+
+    return sorted(torchvision.models.list_models(module=torchvision.models.segmentation))
 
 
 def load_model(
@@ -226,20 +234,24 @@ def _load_torchvision(name: str, weights: str, trust: bool, progress: ProgressFn
                       seed: int | None) -> LoadedModel:
     import torchvision
 
-    names = torchvision_classifiers()
+    segmenters = torchvision_segmenters()
+    names = torchvision_classifiers() + segmenters
     if name not in names:
         import difflib
 
         close = difflib.get_close_matches(name, names, n=5)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise ModelLoadError(
-            f"Unknown model {name!r}.{hint} Use demo, a torchvision classification model "
-            f"(e.g. resnet18, vit_b_16), file.py:Name, package.module:Name, or a .pt/.pt2 file."
+            f"Unknown model {name!r}.{hint} Use demo, a torchvision classification or segmentation model "
+            f"(e.g. resnet18, vit_b_16, deeplabv3_resnet50), timm:NAME, file.py:Name, package.module:Name, "
+            f"or a .pt/.pt2 file."
         )
     enum = torchvision.models.get_model_weights(name)
     default = enum.DEFAULT
     labels = list(default.meta.get("categories") or []) or None
     prep = _torchvision_preprocess(default)
+    # segmentation builders fetch ImageNet backbone weights unless told not to: never for random weights
+    extra = {"weights_backbone": None} if name in segmenters else {}
     notes = []
     random_weights = weights in ("random", "default")
     if not random_weights:
@@ -252,11 +264,11 @@ def _load_torchvision(name: str, weights: str, trust: bool, progress: ProgressFn
     elif random_weights:
         seed = _pick(seed)
         with seeded(seed):
-            module = torchvision.models.get_model(name, weights=None)
+            module = torchvision.models.get_model(name, weights=None, **extra)
         label = "random"
         notes.append(f"Random weights (seed {seed}): activations show structure, not learned features.")
     else:
-        module = torchvision.models.get_model(name, weights=None)
+        module = torchvision.models.get_model(name, weights=None, **extra)
         state = read_checkpoint(weights, trust=trust)
         if isinstance(state, nn.Module):
             module = state
@@ -264,8 +276,12 @@ def _load_torchvision(name: str, weights: str, trust: bool, progress: ProgressFn
             apply_state_dict(module, state, Path(weights).name)
         label = str(weights)
     module.eval()
-    return LoadedModel(module, name, label, labels, prep, prep.input_shape, "torchvision", notes,
-                       seed if random_weights else None)
+    shape = prep.input_shape or (1, 3, prep.resize, prep.resize)  # segmentation: resized, not cropped
+    if name in segmenters:
+        notes.append("Segmentation: targets seg:CLASS or seg:CLASS@X0,Y0,X1,Y1 (input pixels); predictions "
+                     "give each class's share of the pixels.")
+    return LoadedModel(module, name, label, labels, prep, shape, "torchvision", notes,
+                       seed if random_weights else None, "segmentation" if name in segmenters else "classification")
 
 
 def _load_timm(source: str, weights: str, trust: bool, seed: int | None) -> LoadedModel:
@@ -298,7 +314,7 @@ def _load_timm(source: str, weights: str, trust: bool, seed: int | None) -> Load
 
 def _torchvision_preprocess(weights) -> Preprocess:
     t = weights.transforms()
-    crop = getattr(t, "crop_size", [224])[0]
-    resize = getattr(t, "resize_size", [crop])[0]
+    crop = (getattr(t, "crop_size", None) or [None])[0]  # segmentation transforms resize only
+    resize = (getattr(t, "resize_size", None) or [crop])[0]
     interpolation = str(getattr(t, "interpolation", "bilinear")).split(".")[-1].lower()
     return Preprocess(resize, crop, tuple(t.mean), tuple(t.std), interpolation)

@@ -9,22 +9,44 @@ import torch
 
 from .errors import RunError, SpecError
 
-TargetKind = Literal["auto", "top1", "index", "sum", "output"]
+TargetKind = Literal["auto", "top1", "index", "sum", "output", "seg"]
+Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in input pixels, end exclusive
 
 
 @dataclass(frozen=True)
 class Target:
-    """`auto` picks top1 for (batch, classes) logits, output for one value, sum otherwise."""
+    """`auto` picks top1 for (batch, classes) logits, output for one value, sum otherwise. `seg`:
+    the sum of class `index`'s logits of a (batch, classes, H, W) output, over every pixel or a box."""
 
     kind: TargetKind = "auto"
     index: int | None = None
+    box: Box | None = None
 
     def __str__(self) -> str:
+        if self.kind == "seg":
+            return f"seg:{self.index}" + ("@" + ",".join(map(str, self.box)) if self.box else "")
         return str(self.index) if self.kind == "index" else self.kind
 
 
+def _parse_seg(text: str) -> Target:
+    """`seg:CLASS` or `seg:CLASS@X0,Y0,X1,Y1`."""
+    cls, _, box = text[len("seg:"):].partition("@")
+    if not cls.strip().isdigit():
+        raise SpecError(f"Target {text!r}: seg:CLASS takes a class index (seg:15 is VOC's person), "
+                        f"optionally @X0,Y0,X1,Y1 for a box in input pixels.")
+    if not box:
+        return Target("seg", int(cls))
+    parts = [p.strip() for p in box.split(",")]
+    if len(parts) != 4 or not all(p.isdigit() for p in parts):
+        raise SpecError(f"Target {text!r}: the box is four whole numbers X0,Y0,X1,Y1 (input pixels).")
+    x0, y0, x1, y1 = map(int, parts)
+    if x1 <= x0 or y1 <= y0:
+        raise SpecError(f"Target {text!r}: the box needs X0 < X1 and Y0 < Y1.")
+    return Target("seg", int(cls), (x0, y0, x1, y1))
+
+
 def parse_target(text: str | int | Target | None) -> Target:
-    """`top1`, a class index, `sum` or `output`."""
+    """`top1`, a class index, `sum`, `output`, or `seg:CLASS[@X0,Y0,X1,Y1]`."""
     if isinstance(text, Target):
         return text
     if text is None or text == "":
@@ -34,10 +56,13 @@ def parse_target(text: str | int | Target | None) -> Target:
     word = text.strip().lower()
     if word in ("auto", "top1", "sum", "output"):
         return Target(word)  # type: ignore[arg-type]
+    if word.startswith("seg:"):
+        return _parse_seg(word)
     try:
         index = int(word)
     except ValueError:
-        raise SpecError(f"Unknown target {text!r}. Use auto, top1, a class index, sum or output.") from None
+        raise SpecError(f"Unknown target {text!r}. Use auto, top1, a class index, sum, output or "
+                        f"seg:CLASS[@X0,Y0,X1,Y1].") from None
     if index < 0:
         raise SpecError(f"Class index must be >= 0, got {index}.")
     return Target("index", index)
@@ -55,8 +80,39 @@ def primary_output(output) -> torch.Tensor:
     raise RunError(f"The model returned {type(output).__name__}, not a tensor; cannot pick an objective.")
 
 
-def objective(output: torch.Tensor, target: Target) -> tuple[torch.Tensor, int | None, Target]:
-    """The scalar objective, the class it is about (None for sum/output) and the target resolved."""
+def _segment_objective(output: torch.Tensor, target: Target, input_hw: tuple[int, int] | None) -> torch.Tensor:
+    if output.ndim != 4:
+        raise SpecError(f"Target {target} needs a (batch, classes, H, W) output; this model returns shape "
+                        f"{tuple(output.shape)}.")
+    if target.index >= output.shape[1]:
+        raise SpecError(f"Class index {target.index} is out of range: the output has {output.shape[1]} classes.")
+    logits = output[:, target.index]
+    if target.box is None:
+        return logits.sum()
+    h, w = logits.shape[-2:]
+    in_h, in_w = input_hw or (h, w)
+    x0, y0, x1, y1 = target.box
+    # the box in output pixels (torchvision's segmentation outputs are already at the input's size)
+    r0, r1 = int(y0 * h // in_h), -(-y1 * h // in_h)
+    c0, c1 = int(x0 * w // in_w), -(-x1 * w // in_w)
+    r0, r1, c0, c1 = max(r0, 0), min(r1, h), max(c0, 0), min(c1, w)
+    if r1 <= r0 or c1 <= c0:
+        raise SpecError(f"Target {target}: the box lies outside the {in_w}x{in_h} input.")
+    return logits[..., r0:r1, c0:c1].sum()
+
+
+def objective(output: torch.Tensor, target: Target,
+              input_hw: tuple[int, int] | None = None) -> tuple[torch.Tensor, int | None, Target]:
+    """The scalar objective, the class it is about (None for sum/output) and the target resolved.
+    `input_hw`: the input's height and width, for a `seg` box given in input pixels."""
+    if target.kind == "auto" and output.ndim == 4 and output.shape[1] > 1:  # a segmentation
+        common = torch.bincount(output[0].detach().argmax(dim=0).reshape(-1), minlength=output.shape[1])
+        target = Target("seg", int(common.argmax()))
+    if target.kind == "seg":
+        return _segment_objective(output, target, input_hw), target.index, target
+    if output.ndim == 4 and target.kind in ("top1", "index"):
+        raise SpecError(f"Target {target} is for (batch, classes) logits; this model returns {tuple(output.shape)} "
+                        f"maps (a segmentation?). Use seg:CLASS or seg:CLASS@X0,Y0,X1,Y1.")
     if target.kind == "auto":
         if output.ndim == 2 and output.shape[1] > 1:
             target = Target("top1")

@@ -109,9 +109,18 @@ class TargetCombo(QComboBox):
         self.setMinimumContentsLength(16)
         self.set_labels(None)
 
-    def set_labels(self, labels: list[str] | None) -> None:
+    def set_labels(self, labels: list[str] | None, dense: bool = False) -> None:
+        """Targets for a classifier's `labels`; with `dense` (a segmentation), each class over all pixels."""
         self.blockSignals(True)
         self.clear()
+        if dense:
+            self.addItem("auto (the class with most pixels)", "auto")
+            for i, label in enumerate(labels or []):
+                self.addItem(f"seg:{i}: {label}, all pixels", f"seg:{i}")
+            self.addItem("sum of output", "sum")
+            self.setCurrentIndex(0)
+            self.blockSignals(False)
+            return
         if labels:
             self.addItem("top-1", "top1")
         self.addItem("sum of output", "sum")
@@ -123,8 +132,12 @@ class TargetCombo(QComboBox):
 
     def target(self) -> str:
         data = self.currentData()
-        if data is None:  # typed text that matched no item: try "index: label" or a number
-            head = self.currentText().split(":", 1)[0].strip()
+        if data is None or self.currentText() != self.itemText(self.currentIndex()):
+            # typed text that matched no item: "index: label", a number or seg:CLASS[@box]
+            text = self.currentText().strip()
+            if text.lower().startswith("seg:"):
+                return text.split(" ", 1)[0]
+            head = text.split(":", 1)[0].strip()
             return head if head.isdigit() else "auto"
         return data
 
@@ -132,6 +145,8 @@ class TargetCombo(QComboBox):
         i = self.findData(value)
         if i >= 0:
             self.setCurrentIndex(i)
+        elif value:
+            self.setEditText(value)  # a target no item names (seg:CLASS@box): shown as typed
 
 
 class WeightsCombo(QComboBox):

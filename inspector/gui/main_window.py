@@ -245,7 +245,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.weights_combo.show_loaded(info)
         for panel in (self.activation_panel, self.gradient_panel):
             panel.set_tokens(info.tokens)
-        self.target_combo.set_labels(list(info.labels) if info.labels else None)
+        self.target_combo.set_labels(list(info.labels) if info.labels else None, dense=info.task == "segmentation")
         self.target_combo.set_target(self.state.target)
         self.statusBar().showMessage(f"Loaded {info.source} ({info.weights}). " + " ".join(info.notes), 8000)
 

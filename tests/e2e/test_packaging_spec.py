@@ -41,11 +41,17 @@ def _analysis_keywords() -> dict[str, str]:
 
 def test_spec_builds_from_the_shared_lists():
     keywords = _analysis_keywords()
-    assert keywords["datas"] == "bc.datas(ROOT)"
+    assert keywords["datas"] == "bc.datas(ROOT) + bc.package_datas()"
     assert keywords["hiddenimports"] == "bc.hidden_imports(ROOT)"
     assert keywords["excludes"] == "list(bc.EXCLUDES)"
     text = SPEC.read_text(encoding="utf-8")
     assert "bc.ENTRY" in text and "bc.ICON_ICO" in text and "bc.ICON_PNG" in text and "bc.dropped" in text
+
+
+def test_package_data_the_code_reads_is_collected():
+    """timm's ImageNet class names are files in timm/data/_info that labels_of reads at run time."""
+    source = (ROOT / "inspector" / "core" / "timm_models.py").read_text(encoding="utf-8")
+    assert "ImageNetInfo" in source and "timm" in bc.PACKAGE_DATA
 
 
 def _covered(rel: Path) -> bool:

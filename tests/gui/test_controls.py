@@ -1,0 +1,23 @@
+"""The toolbar's target chooser: classifier targets, and segmentation targets for dense models."""
+
+from __future__ import annotations
+
+from inspector.gui.controls import TargetCombo
+
+
+def test_target_choices_for_a_classifier_and_for_a_segmentation(qtbot):
+    combo = TargetCombo()
+    qtbot.addWidget(combo)
+    combo.set_labels(["bg", "cat"])
+    assert [combo.itemData(i) for i in range(combo.count())] == ["top1", "sum", "output", "0", "1"]
+    combo.set_labels(["bg", "cat"], dense=True)
+    assert [combo.itemData(i) for i in range(combo.count())] == ["auto", "seg:0", "seg:1", "sum"]
+    assert combo.itemText(2) == "seg:1: cat, all pixels"
+    combo.setEditText("seg:1@10,20,30,40")  # a box, typed
+    assert combo.target() == "seg:1@10,20,30,40"
+    combo.setEditText("1: cat")
+    assert combo.target() == "1"
+    combo.set_target("seg:1")
+    assert combo.currentIndex() == 2 and combo.target() == "seg:1"
+    combo.set_target("seg:0@1,2,3,4")  # from a session: shown as typed, read back the same
+    assert combo.target() == "seg:0@1,2,3,4"
