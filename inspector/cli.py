@@ -88,6 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
                             "mosaic paint, toggle queueing); offscreen without a display")
     bench.add_argument("--model", default="resnet18", help="with --gui: the model for the run and switch figures")
 
+    sweep = sub.add_parser("sweep", help="load many models (random weights) and capture output and grad_output "
+                                         "of every leaf: which ones work, and how long each takes")
+    sweep.add_argument("--models", nargs="+", default=None,
+                       help="sources to try (default: every torchvision classification and segmentation model "
+                            "and 40 timm models across families)")
+    sweep.add_argument("--device", default="cpu")
+    sweep.add_argument("--json", help="also write the rows to this JSON file")
+
     sub.add_parser("samples", help="list the bundled sample inputs")
     return parser
 
@@ -276,6 +284,15 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def cmd_sweep(args) -> int:
+    from inspector.bench.sweep import main as sweep
+
+    rows = sweep(args.models, args.device)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
 def cmd_samples(args) -> int:
     from inspector.core import list_samples
 
@@ -285,7 +302,7 @@ def cmd_samples(args) -> int:
 
 
 COMMANDS = {"layers": cmd_layers, "capture": cmd_capture, "bench": cmd_bench, "samples": cmd_samples,
-            "attribute": cmd_attribute}
+            "attribute": cmd_attribute, "sweep": cmd_sweep}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -54,3 +54,20 @@ def test_bench_command_writes_json(tmp_path, capsys):
     rows = json.loads(out.read_text())
     assert [r["model"] for r in rows] == ["demo"]
     assert statistics.median(rows[0]["min_s"].values()) > 0
+
+
+def test_sweep_reports_every_model_and_goes_on_after_a_failure(tmp_path, capsys):
+    """The CI subset of `network-inspector sweep`: a timm ViT, a segmentation model and a broken source."""
+    from inspector.cli import main
+
+    out = tmp_path / "sweep.json"
+    code = main(["sweep", "--models", "timm:deit_tiny_distilled_patch16_224", "lraspp_mobilenet_v3_large",
+                 "timm:nosuch", "--json", str(out)])
+    rows = {r["model"]: r for r in json.loads(out.read_text())}
+    assert code == 1 and list(rows) == ["timm:deit_tiny_distilled_patch16_224", "lraspp_mobilenet_v3_large",
+                                         "timm:nosuch"]
+    deit, seg, bad = rows.values()
+    assert deit["ok"] and deit["captures"] >= 2 * deit["leaves"] > 400 and tuple(deit["input_shape"]) == (1, 3, 224, 224)
+    assert seg["ok"] and tuple(seg["input_shape"]) == (1, 3, 520, 520)
+    assert not bad["ok"] and "timm has no model 'nosuch'" in bad["error"]
+    assert "2 of 3 models ok; failed: timm:nosuch" in capsys.readouterr().out
