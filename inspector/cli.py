@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--input", help="image file, sample:NAME, or a .npy/.pt tensor")
     cap.add_argument("--layers", default="all", help="paths or globs, comma-separated; all; type:Conv2d")
     cap.add_argument("--sites", default="output,grad_output",
-                     help="any of input, output, grad_output, grad_input, params")
+                     help="any of input, output, grad_output, grad_input, params, attention (attention "
+                          "modules: softmax probabilities per head)")
     cap.add_argument("--edit", action="append", default=[], metavar="KEY=OP(ARGS)",
                      help="e.g. relu1:grad_input=clamp(min=0); repeatable, applied in order")
     cap.add_argument("--target", default=None, help="top1 (classifiers), a class index, sum, output, or "

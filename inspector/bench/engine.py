@@ -115,6 +115,12 @@ def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[
 
     variants = {"plain": plain, "floor": floor, "all": engine(leaves), "nostats": engine(leaves, False),
                 "visible": visible, "late": engine([late]), "saliency": lambda: saliency(model, x, target)}
+    from inspector.core.attention import supports_attention
+
+    attention = tuple(p for p, m in model.named_modules() if p and supports_attention(m))
+    if attention:  # every attention module's probabilities, with the backward to the input
+        spec_attention = RunSpec(attention, frozenset({"attention"}), (), target, input_grad=True)
+        variants["attention"] = lambda: run(model, x, spec_attention, sharing=sharing)
     try:
         cam_layer = find_gradcam_layer(tree, model=model)
         variants["gradcam"] = lambda: gradcam(model, x, target, cam_layer)
@@ -155,6 +161,8 @@ def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[
         "gradcam_layer": cam_layer,
         "gradcam/plain": med["gradcam"] / med["plain"] if "gradcam" in med else None,
         "saliency/plain": med["saliency"] / med["plain"],
+        "attention_modules": len(attention),
+        "attention/plain": med["attention"] / med["plain"] if "attention" in med else None,
         "captures_mb": held.get((len(leaves), True), 0) / 2**20,
     }
     log(format_row(row))
@@ -165,7 +173,7 @@ def format_header() -> str:
     return (f"{'model':<20}{'plain s':>9}{'floor s':>9}{'all s':>9}{'late s':>9}"
             f"{'all/plain':>11}{'all/floor':>11}{'late/plain':>11}{'stats +':>9}{'nostats/floor':>15}{'held MB':>9}"
             f"{'gradcam/plain':>15}{'saliency/plain':>16}"
-            f"{'visible/floor':>15}{'update/floor':>14}{'diagnosed/floor':>17}")
+            f"{'visible/floor':>15}{'update/floor':>14}{'diagnosed/floor':>17}{'attention/plain':>17}")
 
 
 def format_row(row: dict) -> str:
@@ -174,7 +182,8 @@ def format_row(row: dict) -> str:
             f"{row['all/plain']:>10.2f}x{row['all/floor']:>10.2f}x{row['late/plain']:>10.2f}x"
             f"{row['stats_overhead']*100:>8.1f}%{row['nostats/floor']:>14.2f}x{row['captures_mb']:>9.1f}"
             f"{_ratio(row['gradcam/plain']):>15}{_ratio(row['saliency/plain']):>16}"
-            f"{row['visible/floor']:>14.2f}x{row['update/floor']:>13.2f}x{row['diagnosed/floor']:>16.2f}x")
+            f"{row['visible/floor']:>14.2f}x{row['update/floor']:>13.2f}x{row['diagnosed/floor']:>16.2f}x"
+            f"{_ratio(row['attention/plain']):>17}")
 
 
 def _ratio(value: float | None) -> str:

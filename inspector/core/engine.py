@@ -38,6 +38,9 @@ def _check_edits(edits: Sequence[Edit], modules: dict[str, nn.Module], params: d
             raise SpecError(f"Edit {edit}: no layer named {layer!r}. Use `network-inspector layers` to list them.")
         elif site not in MODULE_SITES:
             raise SpecError(f"Edit {edit}: site must be one of {', '.join(MODULE_SITES)} or PARAM:grad.")
+        elif site == "attention":
+            raise SpecError(f"Edit {edit}: the attention site is captured, not edited (the probabilities are "
+                            f"worked out beside the module, which does not use them). Edit its output instead.")
 
 
 def predictions(logits: torch.Tensor, labels: Sequence[str] | None, k: int = 5) -> list[Prediction]:

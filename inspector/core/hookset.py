@@ -101,6 +101,9 @@ class HookSet:
                 module = self.modules[path]
                 try:
                     self.handles.append(module.register_forward_pre_hook(self._pre_hook(path)))
+                    if "attention" in self.captured.get(path, ()):
+                        self.handles.append(module.register_forward_pre_hook(self._attention_hook(path),
+                                                                             with_kwargs=True))
                     self.handles.append(module.register_forward_hook(self._post_hook(path)))
                 except (RuntimeError, AttributeError, NotImplementedError) as exc:
                     raise SpecError(f"{path} ({type(module).__name__}) cannot be hooked: {exc}") from None
@@ -249,6 +252,23 @@ class HookSet:
                 new_args[i] = tensor
             self.result.log("fired", f"{path}:input" + (f"#{call}" if call else ""))
             return tuple(new_args)
+
+        return hook
+
+    def _attention_hook(self, path: str):
+        """Store the attention probabilities this call of the module computes (worked out beside it)."""
+        from .attention import attention_probs, supports_attention
+
+        def hook(module: nn.Module, args: tuple, kwargs: dict):
+            if not supports_attention(module):  # one warning for all of them (ticking all leaves is common)
+                self.note_once("attn:unsupported", "warning",
+                               f"The attention site is captured at attention modules only (nn.MultiheadAttention, "
+                               f"timm Attention); {path} ({type(module).__name__}) and any other ticked module "
+                               f"that is not one give none.")
+                return None
+            call = self._open_calls[path][-1] if self._open_calls[path] else 0
+            self.store(Key(path, "attention", call), attention_probs(module, args, kwargs))
+            return None
 
         return hook
 

@@ -13,8 +13,9 @@ from typing import Literal
 
 from .errors import SpecError
 
-Site = Literal["input", "output", "grad_output", "grad_input", "grad"]
-MODULE_SITES: tuple[str, ...] = ("input", "output", "grad_output", "grad_input")
+Site = Literal["input", "output", "grad_output", "grad_input", "attention", "grad"]
+#: `attention`: an attention module's softmax probabilities per head (see inspector.core.attention).
+MODULE_SITES: tuple[str, ...] = ("input", "output", "grad_output", "grad_input", "attention")
 GRAD_SITES: frozenset[str] = frozenset({"grad_output", "grad_input", "grad"})
 #: What `--sites` accepts: the module sites plus `params` (every parameter's `:grad`).
 SITE_CHOICES: tuple[str, ...] = (*MODULE_SITES, "params")

@@ -1,0 +1,101 @@
+"""The attention site: per-head softmax probabilities, checked against PyTorch's own weights
+(`need_weights=True, average_attn_weights=False`) and timm's unfused path, outputs unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from inspector.core import capture, load_model
+from inspector.core.engine import run
+from inspector.core.errors import SpecError
+from inspector.core.runspec import RunSpec
+
+
+def grab(module: nn.Module, x: torch.Tensor, layers, sites, edits=()):
+    return run(module, x, RunSpec.make(layers, sites, edits, "sum"))
+
+
+class Wrap(nn.Module):
+    def __init__(self, mha: nn.Module) -> None:
+        super().__init__()
+        self.mha = mha
+
+    def forward(self, x, mask=None):
+        return self.mha(x, x, x, need_weights=False, attn_mask=mask)[0]
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_multihead_attention_matches_need_weights(batch_first):
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(16, 4, batch_first=batch_first).eval()
+    x = torch.randn(2, 5, 16) if batch_first else torch.randn(5, 2, 16)
+    result = grab(Wrap(mha), x, ["mha"], "attention,output")
+    _, expected = mha(x, x, x, need_weights=True, average_attn_weights=False)  # (B, heads, N, N)
+    assert result["mha:attention"].shape == (2, 4, 5, 5)
+    np.testing.assert_allclose(result["mha:attention"], expected.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(result["mha:output"], Wrap(mha)(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_masks_are_applied_as_the_module_applies_them():
+    torch.manual_seed(1)
+    mha = nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    x = torch.randn(1, 4, 8)
+    causal = torch.triu(torch.ones(4, 4, dtype=torch.bool), diagonal=1)
+
+    class Masked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mha = mha
+
+        def forward(self, x):
+            return self.mha(x, x, x, need_weights=False, attn_mask=causal)[0]
+
+    result = grab(Masked(), x, ["mha"], "attention")
+    _, expected = mha(x, x, x, need_weights=True, average_attn_weights=False, attn_mask=causal)
+    np.testing.assert_allclose(result["mha:attention"], expected.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert np.all(result["mha:attention"][0, :, 0, 1:] == 0)  # the first token sees only itself
+
+
+def test_vit_attention_of_every_block_leaves_the_output_unchanged():
+    loaded = load_model("vit_b_16", seed=0)
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
+    blocks = [f"encoder.layers.encoder_layer_{i}.self_attention" for i in range(12)]
+    result = capture(loaded, x, layers=blocks, sites="attention", target=5, input_grad=True)
+    plain = capture(loaded, x, layers=[], target=5, input_grad=True)
+    np.testing.assert_allclose(result.output, plain.output, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(result["input:grad"], plain["input:grad"], rtol=1e-5, atol=1e-7)
+    probs = result[f"{blocks[11]}:attention"]
+    assert probs.shape == (1, 12, 197, 197)
+    np.testing.assert_allclose(probs.sum(axis=-1), 1.0, rtol=1e-5)  # each query's row is a distribution
+    mha = loaded.module.get_submodule(blocks[11])
+    kept = {}
+    ln = loaded.module.get_submodule("encoder.layers.encoder_layer_11.ln_1")
+    handle = ln.register_forward_hook(lambda _m, _i, out: kept.__setitem__("x", out.detach()))
+    loaded.module(x)
+    handle.remove()
+    _, expected = mha(kept["x"], kept["x"], kept["x"], need_weights=True, average_attn_weights=False)
+    np.testing.assert_allclose(probs, expected.detach().numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_timm_attention_matches_its_unfused_softmax():
+    loaded = load_model("timm:vit_tiny_patch16_224", seed=3)
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(4))
+    result = capture(loaded, x, layers=["blocks.2.attn", "blocks.2.norm1"], sites="attention", target=1)
+    assert "not one give none" in " ".join(result.warnings) and "blocks.2.norm1:attention" not in result.captures
+    model = load_model("timm:vit_tiny_patch16_224", seed=3).module
+    attn = model.get_submodule("blocks.2.attn")
+    attn.fused_attn = False  # timm then forms softmax(q k^T * scale) and passes it to attn_drop
+    kept = {}
+    attn.attn_drop.register_forward_hook(lambda _m, args, _out: kept.__setitem__("p", args[0].detach()))
+    model(x)
+    np.testing.assert_allclose(result["blocks.2.attn:attention"], kept["p"].numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_the_attention_site_is_not_an_edit_site():
+    torch.manual_seed(0)
+    with pytest.raises(SpecError, match="captured, not edited"):
+        grab(Wrap(nn.MultiheadAttention(8, 2, batch_first=True)), torch.randn(1, 3, 8), ["mha"], "output",
+             edits=["mha:attention=scale(2)"])
