@@ -46,10 +46,20 @@ def capture(
     dev = resolve_device(device)
     if model.device != dev:
         model.module.to(dev)
-    tree = build_layer_tree(model.module)
-    paths = tree.select(layers if isinstance(layers, str) else list(layers))
+    paths = tree_of(model).select(layers if isinstance(layers, str) else list(layers))
     spec = RunSpec.make(paths, sites, edits, target, input_grad)
     return run(model.module, inputs, spec, model.labels, cancel, sharing or sharing_of(model))
+
+
+def tree_of(model: LoadedModel):
+    """The layer tree kept with a `LoadedModel`, built with one run at its default input when it has
+    one (so `all` leaves out leaves that never run); made on first use, afresh for a replaced module."""
+    kept = model.__dict__.get("_tree")
+    if kept is None or kept[0] is not model.module:
+        example = model.example_input()
+        example = example.to(model.device) if example is not None else None
+        kept = model.__dict__["_tree"] = (model.module, build_layer_tree(model.module, example))
+    return kept[1]
 
 
 def sharing_of(model: LoadedModel) -> Sharing:

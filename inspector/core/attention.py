@@ -25,6 +25,69 @@ def _is_timm_attention(module: nn.Module) -> bool:
             and hasattr(module, "scale"))
 
 
+def check_heads(module: nn.Module, path: str, heads) -> None:
+    """SpecError unless `module` is an attention module with every head in `heads`."""
+    from .errors import SpecError
+
+    if not supports_attention(module):
+        raise SpecError(f"zero_heads at {path}: {type(module).__name__} is not an attention module this app knows "
+                        f"(nn.MultiheadAttention, timm Attention).")
+    count = module.num_heads
+    bad = [h for h in heads if not 0 <= h < count]
+    if bad:
+        raise SpecError(f"zero_heads at {path}: head(s) {bad} out of range; it has {count} heads (0-{count - 1}).")
+
+
+def ablate_heads(module: nn.Module, heads: list[int]) -> list:
+    """Hooks (handles to remove) that zero `heads`' outputs before `module`'s output projection."""
+    if isinstance(module, nn.MultiheadAttention):
+        def recompute(m, args, kwargs, output):
+            return _mha_without(m, args, kwargs, output, heads)
+        return [module.register_forward_hook(recompute, with_kwargs=True)]
+    width = module.qkv.out_features // 3 // module.num_heads
+
+    def zero_slices(_proj, args):  # timm: proj is called on the heads' outputs side by side
+        x = args[0]
+        keep = torch.ones(x.shape[-1], dtype=x.dtype, device=x.device)
+        for h in heads:
+            keep[h * width:(h + 1) * width] = 0
+        return (x * keep,) + tuple(args[1:])
+    return [module.proj.register_forward_pre_hook(zero_slices)]
+
+
+def _mha_without(m: nn.MultiheadAttention, args: tuple, kwargs: dict, output, heads: list[int]):
+    """nn.MultiheadAttention's output (eval mode) with `heads`' outputs zero before out_proj."""
+    names = ("query", "key", "value", "key_padding_mask", "need_weights", "attn_mask")
+    given = dict(zip(names, args)) | kwargs
+    query, key, value = given["query"], given["key"], given["value"]
+    transposed = not m.batch_first and query.dim() == 3
+    if transposed:
+        query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+    e, h = m.embed_dim, m.num_heads
+    if m._qkv_same_embed_dim:
+        w_q, w_k, w_v = m.in_proj_weight.chunk(3)
+    else:
+        w_q, w_k, w_v = m.q_proj_weight, m.k_proj_weight, m.v_proj_weight
+    b_q = b_k = b_v = None
+    if m.in_proj_bias is not None:
+        b_q, b_k, b_v = m.in_proj_bias.chunk(3)
+    q, k, v = F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
+    batch, n, s = q.shape[0], q.shape[1], k.shape[1]
+    q = q.reshape(batch, n, h, e // h).transpose(1, 2)
+    k = k.reshape(batch, s, h, e // h).transpose(1, 2)
+    v = v.reshape(batch, s, h, e // h).transpose(1, 2)
+    scores = _masked(q @ k.transpose(-2, -1) / math.sqrt(e // h), given.get("attn_mask"),
+                     given.get("key_padding_mask"), batch, h, n, s)
+    per_head = scores.softmax(dim=-1) @ v  # (B, heads, N, head_dim)
+    keep = torch.ones(h, dtype=per_head.dtype, device=per_head.device)
+    keep[list(heads)] = 0
+    joined = (per_head * keep[None, :, None, None]).transpose(1, 2).reshape(batch, n, e)
+    out = F.linear(joined, m.out_proj.weight, m.out_proj.bias)
+    if transposed:
+        out = out.transpose(0, 1)
+    return (out,) + tuple(output[1:]) if isinstance(output, tuple) else out
+
+
 def attention_probs(module: nn.Module, args: tuple, kwargs: dict) -> torch.Tensor:
     """(B, heads, N_query, N_key) probabilities the module's forward computes for these inputs."""
     with torch.no_grad():

@@ -86,6 +86,11 @@ def _guided(t):
     return t.clamp(min=0)
 
 
+def _zero_heads(t, heads):
+    raise SpecError("zero_heads acts on an attention module as a whole (LAYER:attention=zero_heads([...])), "
+                    "not on a captured tensor.")
+
+
 def _sign(t):
     return t.sign()
 
@@ -110,6 +115,8 @@ OPS: dict[str, OpSpec] = {
     "clip_norm": OpSpec(_clip_norm, ("max",), 1, "clip_norm(max): rescale so the L2 norm is at most max"),
     "zero_channels": OpSpec(_zero_channels, ("channels",), 1, "zero_channels([i, ...]): zero these channels"),
     "keep_channels": OpSpec(_keep_channels, ("channels",), 1, "keep_channels([i, ...]): zero all other channels"),
+    "zero_heads": OpSpec(_zero_heads, ("heads",), 1, "zero_heads([h, ...]): at LAYER:attention, remove these "
+                         "heads' contribution (their outputs are zero before the output projection)"),
     "sign": OpSpec(_sign, (), 0, "sign(): -1, 0 or 1"),
     "abs": OpSpec(_abs, (), 0, "abs(): absolute value"),
     "guided": OpSpec(_guided, (), 0, "guided(): keep positive values only (guided backprop at a ReLU's grad_input)"),
@@ -186,9 +193,9 @@ def parse_op(text: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
 
 def _check_values(name: str, values: dict[str, Any]) -> None:
     for param, value in values.items():
-        if param == "channels":
+        if param in ("channels", "heads"):
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, int) for v in value):
-                raise SpecError(f"{name}: channels must be a list of integers, e.g. [0, 3].")
+                raise SpecError(f"{name}: {param} must be a list of integers, e.g. [0, 3].")
         elif value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise SpecError(f"{name}: {param} must be a number, not {value!r}.")
     if name == "clamp" and values.get("min") is None and values.get("max") is None:

@@ -38,9 +38,14 @@ def _check_edits(edits: Sequence[Edit], modules: dict[str, nn.Module], params: d
             raise SpecError(f"Edit {edit}: no layer named {layer!r}. Use `network-inspector layers` to list them.")
         elif site not in MODULE_SITES:
             raise SpecError(f"Edit {edit}: site must be one of {', '.join(MODULE_SITES)} or PARAM:grad.")
+        elif (site == "attention") != (edit.op == "zero_heads"):
+            raise SpecError(f"Edit {edit}: at the attention site the one edit is zero_heads([h, ...]) (the "
+                            f"probabilities are captured beside the module, which does not use them), and "
+                            f"zero_heads belongs at LAYER:attention.")
         elif site == "attention":
-            raise SpecError(f"Edit {edit}: the attention site is captured, not edited (the probabilities are "
-                            f"worked out beside the module, which does not use them). Edit its output instead.")
+            from .attention import check_heads
+
+            check_heads(modules[layer], layer, dict(edit.args)["heads"])
 
 
 def predictions(logits: torch.Tensor, labels: Sequence[str] | None, k: int = 5) -> list[Prediction]:

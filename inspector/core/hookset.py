@@ -97,6 +97,7 @@ class HookSet:
     # -- lifecycle ---------------------------------------------------------------
     def __enter__(self) -> "HookSet":
         try:
+            self._ablate_heads()
             for path in sorted(set(self.captured) | {layer for layer, _ in self.edits if layer in self.modules}):
                 module = self.modules[path]
                 try:
@@ -112,6 +113,16 @@ class HookSet:
             self.close()
             raise
         return self
+
+    def _ablate_heads(self) -> None:
+        """zero_heads edits: hooks that change the attention module's computation (see inspector.core.attention)."""
+        from .attention import ablate_heads
+
+        for (path, site), edits in self.edits.items():
+            if site == "attention":
+                heads = sorted({h for edit in edits for h in dict(edit.args)["heads"]})
+                self.handles.extend(ablate_heads(self.modules[path], heads))
+                self.result.log("registered", f"{path}: heads {heads} zeroed")
 
     def __exit__(self, *exc) -> None:
         self.close()

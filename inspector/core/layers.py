@@ -68,7 +68,16 @@ class LayerTree:
 
     @property
     def leaves(self) -> list[str]:
-        return [l.path for l in self.layers if l.is_leaf and l.path]
+        """Leaf modules that run: when the tree was built with a forward, leaves it never called
+        (`out_proj` inside `nn.MultiheadAttention`, whose weights are used directly) are left out."""
+        ran = any(l.calls for l in self.layers)
+        return [l.path for l in self.layers if l.is_leaf and l.path and (l.calls or not ran)]
+
+    def never_called(self) -> list[str]:
+        """Leaf modules the tree's forward never called (none when it was built without one)."""
+        if not any(l.calls for l in self.layers):
+            return []
+        return [l.path for l in self.layers if l.is_leaf and l.path and not l.calls]
 
     def convolutions(self) -> list[str]:
         """Paths of the convolutions that run in a forward, in model order."""

@@ -29,6 +29,7 @@ class LayerTreeModel(QAbstractItemModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._tree: LayerTree | None = None
+        self._ran = False
         self._paths: list[str] = []
         self._parent: list[int] = []
         self._children: list[list[int]] = []
@@ -41,6 +42,7 @@ class LayerTreeModel(QAbstractItemModel):
     def set_tree(self, tree: LayerTree, ticked: set[str] | None = None) -> None:
         self.beginResetModel()
         self._tree = tree
+        self._ran = any(l.calls for l in tree.layers)  # built with a forward: calls are known
         layers = [l for l in tree.layers if l.path]  # the model itself is the invisible root
         self._paths = [l.path for l in layers]
         index_of = {p: i for i, p in enumerate(self._paths)}
@@ -154,12 +156,21 @@ class LayerTreeModel(QAbstractItemModel):
             return self._check_state(i)
         if role == Qt.BackgroundRole and self._highlight == layer.path:
             return QColor(255, 170, 170)
+        if role == Qt.ForegroundRole and self._idle(layer):
+            return QColor(150, 150, 150)
         if role == Qt.ToolTipRole:
+            if self._idle(layer):
+                return (f"{layer.path} ({layer.type_name}) is never called in a forward pass (its parent uses "
+                        f"its weights directly, as nn.MultiheadAttention does with out_proj): nothing to capture; "
+                        f"left out of 'all leaves'.")
             return f"{layer.path} ({layer.type_name})"
         if role == Qt.UserRole:
             return layer.path
 
         return None
+
+    def _idle(self, layer) -> bool:
+        return layer.is_leaf and not layer.calls and self._ran
 
     def setData(self, index, value, role=Qt.EditRole):
         if role != Qt.CheckStateRole or not index.isValid() or index.column() != 0:
@@ -209,4 +220,5 @@ class LayerTreeModel(QAbstractItemModel):
         self.set_ticked(self._ticked | paths if tick else self._ticked - paths)
 
     def tick_leaves(self) -> None:
-        self.set_ticked({l.path for l in self._layers if l.is_leaf})
+        """Every leaf that runs (the core's rule: never-called leaves are left out)."""
+        self.set_ticked(set(self._tree.leaves))

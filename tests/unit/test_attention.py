@@ -94,8 +94,69 @@ def test_timm_attention_matches_its_unfused_softmax():
     np.testing.assert_allclose(result["blocks.2.attn:attention"], kept["p"].numpy(), rtol=1e-5, atol=1e-6)
 
 
-def test_the_attention_site_is_not_an_edit_site():
-    torch.manual_seed(0)
-    with pytest.raises(SpecError, match="captured, not edited"):
-        grab(Wrap(nn.MultiheadAttention(8, 2, batch_first=True)), torch.randn(1, 3, 8), ["mha"], "output",
-             edits=["mha:attention=scale(2)"])
+def test_never_called_leaves_are_left_out_of_all_leaves():
+    """torchvision's ViT calls nn.MultiheadAttention, which uses out_proj's weights without calling it."""
+    from inspector.core.layers import build_layer_tree
+
+    loaded = load_model("vit_b_16", seed=0)
+    tree = build_layer_tree(loaded.module, loaded.example_input())
+    idle = tree.never_called()
+    assert idle == [f"encoder.layers.encoder_layer_{i}.self_attention.out_proj" for i in range(12)]
+    assert not set(idle) & set(tree.leaves) and set(tree.select("all")) == set(tree.leaves)
+    result = capture(loaded, torch.zeros(1, 3, 224, 224), layers="all", sites="output")
+    assert not [w for w in result.warnings if "was not called" in w]
+    assert build_layer_tree(loaded.module).never_called() == []  # no forward, nothing known: none left out
+
+
+def test_zero_heads_on_multihead_attention_equals_the_manual_computation():
+    torch.manual_seed(2)
+    mha = nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    x = torch.randn(2, 5, 16)
+    result = grab(Wrap(mha), x, ["mha"], "output", edits=["mha:attention=zero_heads([1, 3])"])
+    # by hand: PyTorch's own per-head probabilities, the value projection, heads 1 and 3 zeroed
+    _, probs = mha(x, x, x, need_weights=True, average_attn_weights=False)  # (B, 4, N, N)
+    w_v, b_v = mha.in_proj_weight[32:], mha.in_proj_bias[32:]
+    v = (x @ w_v.T + b_v).reshape(2, 5, 4, 4).transpose(1, 2)  # (B, heads, N, head_dim)
+    heads = probs @ v
+    heads[:, [1, 3]] = 0
+    expected = heads.transpose(1, 2).reshape(2, 5, 16) @ mha.out_proj.weight.T + mha.out_proj.bias
+    np.testing.assert_allclose(result["mha:output"], expected.detach().numpy(), rtol=1e-5, atol=1e-6)
+    plain = grab(Wrap(mha), x, ["mha"], "output")
+    assert not np.allclose(plain["mha:output"], result["mha:output"])
+    off = grab(Wrap(mha), x, ["mha"], "output", edits=["mha:attention=zero_heads([])"])
+    np.testing.assert_allclose(off["mha:output"], plain["mha:output"], rtol=1e-5, atol=1e-6)
+
+
+def test_zero_heads_on_timm_attention_equals_the_manual_computation():
+    loaded = load_model("timm:vit_tiny_patch16_224", seed=6)
+    attn = loaded.module.get_submodule("blocks.3.attn")
+    x = torch.randn(1, 197, 192, generator=torch.Generator().manual_seed(7))
+    kept = {}
+    handle = attn.register_forward_hook(lambda _m, _i, out: kept.__setitem__("out", out.detach()))
+
+    class Holder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = attn
+
+        def forward(self, t):
+            return self.attn(t)
+
+    result = grab(Holder(), x, ["attn"], "output", edits=["attn:attention=zero_heads([0, 2])"])
+    handle.remove()
+    qkv = (x @ attn.qkv.weight.T + attn.qkv.bias).reshape(1, 197, 3, 3, 64).permute(2, 0, 3, 1, 4)
+    q, k, v = qkv.unbind(0)
+    heads = ((q * attn.scale) @ k.transpose(-2, -1)).softmax(-1) @ v  # (1, 3 heads, 197, 64)
+    heads[:, [0, 2]] = 0
+    expected = heads.transpose(1, 2).reshape(1, 197, 192) @ attn.proj.weight.T + attn.proj.bias
+    np.testing.assert_allclose(result["attn:output"], expected.detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(kept["out"].numpy(), result["attn:output"], rtol=1e-6)  # what the model got
+
+
+def test_zero_heads_checks_its_place_and_heads():
+    mha = nn.MultiheadAttention(8, 2, batch_first=True)
+    for edit, says in (("mha:attention=zero_heads([2])", r"out of range; it has 2 heads"),
+                       ("mha:output=zero_heads([0])", "belongs at LAYER:attention"),
+                       ("mha:attention=scale(2)", "the one edit is zero_heads")):
+        with pytest.raises(SpecError, match=says):
+            grab(Wrap(mha), torch.randn(1, 3, 8), ["mha"], "output", edits=[edit])
