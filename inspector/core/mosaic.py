@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .tokens import TokenGrid, is_channels_last, token_maps
+from .tokens import TokenGrid, attention_maps, is_channels_last, token_maps
 
 PAGE = 256  # channels (or filters) in one mosaic
 
@@ -142,10 +142,14 @@ def weight_maps(array: np.ndarray) -> tuple[np.ndarray, Grid]:
     return tile(kernels, cols, gap), inner
 
 
-def capture_maps(key: str, array: np.ndarray, tokens: TokenGrid | None = None) -> tuple[np.ndarray, Grid | None]:
+def capture_maps(key: str, array: np.ndarray, tokens: TokenGrid | None = None,
+                 query: int = 0) -> tuple[np.ndarray, Grid | None]:
     """What a capture tiles: (maps, kernel grid for weights or None). With the model's token grid,
-    a (B, N, C) sequence that fits it is C maps of the grid (see inspector.core.tokens)."""
+    a (B, N, C) sequence that fits it is C maps of the grid, and an `attention` capture one map per
+    head of what token `query` attends to (see inspector.core.tokens)."""
     a = np.asarray(array)
+    if key.split("#")[0].endswith(":attention") and a.ndim == 4:
+        return attention_maps(a, tokens, query), None
     if is_parameter(key) and a.ndim >= 3:
         return weight_maps(a)
     if is_parameter(key) and a.ndim == 2:  # Linear weights: one out x in image

@@ -63,3 +63,22 @@ def is_channels_last(shape: tuple[int, ...]) -> bool:
     """(B, H, W, C) rather than (B, C, H, W): a square map in dims 1-2 and another size last, as the
     channels-last blocks of Swin and timm's ConvNeXt give (inputs here are square crops)."""
     return len(shape) == 4 and shape[1] == shape[2] != shape[3]
+
+
+def attention_maps(array: np.ndarray, grid: TokenGrid | None, query: int = 0) -> np.ndarray:
+    """Sample 0 of a (B, heads, N, N) attention capture as one map per head: what token `query`
+    attends to, on the patch grid when N is the grid's (the prefix tokens left out); the whole
+    N x N matrix per head otherwise (windowed attention, no grid)."""
+    a = np.asarray(array)[0]
+    heads, n = a.shape[0], a.shape[-1]
+    if grid is not None and n == grid.prefix + grid.height * grid.width:
+        q = min(max(query, 0), a.shape[1] - 1)
+        return np.ascontiguousarray(a[:, q, grid.prefix:].reshape(heads, grid.height, grid.width))
+    return a
+
+
+def query_at(grid: TokenGrid, fy: float, fx: float) -> int:
+    """The token of the patch at (fy, fx), fractions of the input's height and width."""
+    row = min(int(fy * grid.height), grid.height - 1)
+    col = min(int(fx * grid.width), grid.width - 1)
+    return grid.prefix + row * grid.width + col

@@ -232,6 +232,8 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.gradient_panel.sigChannelZoomed.connect(self.activation_panel.zoom_channel)
         self.grad_site_combo.activated.connect(lambda _i: s.select_grad_site(self.grad_site_combo.currentText()))
         s.sigGradSiteShown.connect(self._show_grad_site)
+        s.sigQuerySet.connect(self._on_query_set)
+        self.input_view.sigClicked.connect(self._on_input_clicked)
 
     # -- what the state says -----------------------------------------------------------------
     def _on_model_shown(self, request) -> None:
@@ -298,6 +300,19 @@ class MainWindow(SourcesMixin, QMainWindow):
             capture = outcome.result.captures.get(panel.key)
             if capture is not None:
                 panel.show_stats(capture.stats)
+
+    def _on_input_clicked(self, fy: float, fx: float) -> None:
+        """A click on the input picks the patch whose attention the panels draw."""
+        from inspector.core.tokens import query_at
+
+        grid = self.loaded.tokens if self.loaded is not None else None
+        if grid is not None:
+            self.state.set_query(query_at(grid, fy, fx))
+
+    def _on_query_set(self, token: int) -> None:
+        for panel in (self.activation_panel, self.gradient_panel):
+            panel.set_query(token)
+        self.show_layer()
 
     # -- the module tree --------------------------------------------------------------------
     def _on_tree_current(self, current, _previous) -> None:
@@ -385,6 +400,9 @@ class MainWindow(SourcesMixin, QMainWindow):
         """Why nothing is shown at `key`: a parameter the layer lacks, or a site not captured."""
         layer = name.split("#")[0]
         site = self.state.grad_site
+        if site == "attention":
+            return (f"No attention at {layer}: tick an attention module (nn.MultiheadAttention such as "
+                    f"encoder.layers.encoder_layer_0.self_attention, or timm's blocks.0.attn) and show it.")
         if site.endswith(":grad") and self.loaded is not None:
             param = site.split(":")[0]
             owned = self.loaded.parameters_of(layer)

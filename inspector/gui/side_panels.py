@@ -5,7 +5,7 @@ Predictions spell out NaN and Inf ("NaN", not "nan%") and say when the output ho
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import (QHeaderView, QLabel, QPlainTextEdit, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
@@ -51,7 +51,14 @@ class PredictionsView(QTableWidget):
 
 
 class InputView(QWidget):
-    """The input after preprocessing: what the model actually receives."""
+    """The input after preprocessing: what the model actually receives.
+
+    Signals
+    -------
+    sigClicked(float, float): the picture was clicked at (fy, fx), fractions of its height and width.
+    """
+
+    sigClicked = Signal(float, float)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -64,6 +71,17 @@ class InputView(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.picture, 1)
         layout.addWidget(self.caption)
+
+    def mousePressEvent(self, event) -> None:
+        pixmap = self.picture.pixmap()
+        if pixmap is None or pixmap.isNull():
+            return super().mousePressEvent(event)
+        point = self.picture.mapFrom(self, event.position().toPoint())
+        left = (self.picture.width() - pixmap.width()) / 2
+        top = (self.picture.height() - pixmap.height()) / 2
+        fx, fy = (point.x() - left) / pixmap.width(), (point.y() - top) / pixmap.height()
+        if 0 <= fx < 1 and 0 <= fy < 1:
+            self.sigClicked.emit(fy, fx)
 
     def show_input(self, array: np.ndarray | None, preprocess) -> None:
         if array is None:

@@ -23,7 +23,7 @@ from .worker import Failure, WorkerThread
 
 #: The gradient shown beside the activations: label -> site (or parameter suffix).
 GRADIENT_SITES = {"grad_output": "grad_output", "grad_input": "grad_input", "weight gradient": "weight:grad",
-                  "bias gradient": "bias:grad"}
+                  "bias gradient": "bias:grad", "attention (per head)": "attention"}
 AUTO_RUN_LIMIT_S = 3.0
 AskTrust = Callable[[str, str], bool]  # (file or source, what loading it does) -> go on?
 
@@ -46,6 +46,7 @@ class AppState(QObject):
     sigNotice(object): a Notice for the message banner (errors, warnings, confirmations).
     sigPhase(str): what is happening ("" when idle).
     sigAutoRun(bool): auto-run was switched on or off.
+    sigQuerySet(int): the token whose attention the panels draw (0: the class token).
     """
 
     sigEngineReady = Signal(object)
@@ -64,6 +65,7 @@ class AppState(QObject):
     sigNotice = Signal(object)
     sigPhase = Signal(str)
     sigAutoRun = Signal(bool)
+    sigQuerySet = Signal(int)
 
     def __init__(self, settings, ask_trust: AskTrust, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -85,6 +87,7 @@ class AppState(QObject):
         self.edits: tuple = ()
         self.layer: str | None = None
         self.grad_site = "grad_output"
+        self.query = 0  # the token whose attention the panels draw
         self.compare_shown = False
         self.auto_run = True
         self.outcome = None
@@ -177,6 +180,12 @@ class AppState(QObject):
         if self.outcome is None or not self.sites() <= self._last_sites:
             self.schedule_run(force=True)
 
+    def set_query(self, token: int) -> None:
+        """The token whose attention is drawn (no re-run: every query is in the captured probabilities)."""
+        if token != self.query:
+            self.query = token
+            self.sigQuerySet.emit(token)
+
     def set_compare_shown(self, shown: bool) -> None:
         self.compare_shown = shown
         if shown and self.edits_active() and self.outcome is not None and self.outcome.result.input_grad is None:
@@ -203,8 +212,8 @@ class AppState(QObject):
     def sites(self) -> frozenset[str]:
         """Activations and grad_output always; grad_input or parameter gradients when shown or edited."""
         sites = {"output", "grad_output"}
-        if self.grad_site == "grad_input":
-            sites.add("grad_input")
+        if self.grad_site in ("grad_input", "attention"):
+            sites.add(self.grad_site)
         elif self.grad_site.endswith(":grad") or any(e.key.site == "grad" for e in self.edits):
             sites.add("params")
         return frozenset(sites)

@@ -55,6 +55,7 @@ class TensorPanel(QWidget):
         self.first = 0  # first channel of the page shown
         self.tokens: TokenGrid | None = None  # the model's patch grid (transformers)
         self.prefix: np.ndarray | None = None  # (prefix tokens, C) of a token capture on the grid
+        self.query = 0  # for attention captures: the token whose attention is drawn (0: the class token)
         self._levels = _DEFAULT_LEVELS[diverging]
         self.title = QLabel(f"<b>{title}</b>")
         self.hover = QLabel(" ")
@@ -152,7 +153,8 @@ class TensorPanel(QWidget):
         array = np.asarray(array)
         on_grid = self.tokens is not None and array.ndim == 3 and self.tokens.fits(array.shape[1])
         self.prefix = prefix_tokens(array, self.tokens) if on_grid else None
-        self.title.setText(f"<b>{key}</b>" + (f" · tokens on the {self.tokens.describe()}" if on_grid else ""))
+        self.title.setText(f"<b>{key}</b>" + (f" · tokens on the {self.tokens.describe()}" if on_grid else "")
+                           + self._query_text(key, array))
         if array.ndim <= 1 or (array.ndim == 2 and not is_parameter(key)):
             self._show_vector(array)
         else:
@@ -166,13 +168,32 @@ class TensorPanel(QWidget):
         """The statistics line (None: they are still being worked out in the worker)."""
         self.stats.setText(format_stats(stats) if stats is not None else "Statistics: being worked out…")
 
+    def _query_text(self, key: str, array: np.ndarray) -> str:
+        if not self._is_attention(key) or array.ndim != 4:
+            return ""
+        grid = self.tokens
+        if grid is None or array.shape[-1] != grid.prefix + grid.height * grid.width:
+            return " · heads, each its whole attention matrix (query x key)"
+        q = self.query
+        where = "the class token" if q < grid.prefix else \
+            f"patch ({(q - grid.prefix) // grid.width}, {(q - grid.prefix) % grid.width})"
+        return f" · heads: what {where} attends to (click the input to pick a patch)"
+
+    @staticmethod
+    def _is_attention(key: str) -> bool:
+        return key.split("#")[0].endswith(":attention")
+
+    def set_query(self, query: int) -> None:
+        """Draw attention captures for token `query` (0 is the class token where the model has one)."""
+        self.query = query
+
     def set_tokens(self, grid: TokenGrid | None) -> None:
         """The loaded model's patch grid: (B, N, C) captures that fit it are drawn as C maps of it."""
         self.tokens = grid
 
     def _show_maps(self, key: str, array: np.ndarray) -> None:
         self.stack.setCurrentWidget(self.canvas)
-        self.maps, self.kernels = capture_maps(key, array, self.tokens)
+        self.maps, self.kernels = capture_maps(key, array, self.tokens, self.query)
         self._levels = levels(self.maps, self.diverging)
         if self.first >= len(self.maps):
             self.first = 0
@@ -199,6 +220,8 @@ class TensorPanel(QWidget):
         self.bars.show_values(array)
 
     def _noun(self) -> str:
+        if self._is_attention(self.key):
+            return "head"
         return "filter" if self.kernels is not None else "channel"
 
     # -- paging and the enlarged channel ----------------------------------------------
@@ -258,6 +281,8 @@ class TensorPanel(QWidget):
             self.hover.setText(f"filter {f}   in {i}   ({ky}, {kx})   value {value}")
         elif is_parameter(self.key):  # Linear weights: out x in
             self.hover.setText(f"out {y}   in {x}   value {value}")
+        elif self._is_attention(self.key):
+            self.hover.setText(f"head {channel}   ({y}, {x})   attention {value}")
         else:
             extra = ""
             if self.prefix is not None:  # the class (and register) tokens, kept apart from the grid

@@ -68,6 +68,29 @@ class Unseeded(nn.Module):
         return self.fc(self.conv(x).mean(dim=(2, 3)))
 
 
+class TinyViT(nn.Module):
+    """A 4 x 4 patch grid after a class token, one nn.MultiheadAttention (2 heads), on 32x32 RGB."""
+
+    input_shape = (1, 3, 32, 32)
+    labels = ["a", "b", "c"]
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.patch_embed = nn.Conv2d(3, 8, 8, stride=8)
+        self.patch_embed.grid_size = (4, 4)  # as timm's PatchEmbed says it
+        self.num_prefix_tokens = 1
+        self.cls = nn.Parameter(torch.randn(1, 1, 8))
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):
+        t = self.patch_embed(x).flatten(2).transpose(1, 2)
+        t = torch.cat([self.cls.expand(t.shape[0], -1, -1), t], dim=1)
+        t = t + self.attn(t, t, t, need_weights=False)[0]
+        return self.head(t[:, 0])
+
+
 class Wide(Tiny):
     width = 12
 

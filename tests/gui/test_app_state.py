@@ -299,3 +299,34 @@ def test_random_weights_seed_is_shown_saved_and_gives_the_cli_the_same_weights(u
     ui.expect_result(qtbot, window)
     assert window.state.model.seed not in (1234, first_new)
     assert not np.array_equal(again.result.captures["fc:output"].array, outcome.result.captures["fc:output"].array)
+
+
+def test_attention_heads_for_a_query_token_picked_on_the_input(ui, qtbot, open_window, gui_files, image_file):
+    """Issue 12 in the app: the attention site per head, for the class token, then for a clicked patch."""
+    import torch
+
+    from inspector.core.tokens import TokenGrid
+
+    window = open_window(ui.source(gui_files, "TinyViT"), image_file, {"attn", "head"})
+    assert window.state.model.tokens == TokenGrid(4, 4, 1)
+    window.layer_combo.setCurrentIndex(window.layer_combo.findData("attn"))
+    window.grad_site_combo.setCurrentText("attention (per head)")
+    window.state.select_grad_site(window.grad_site_combo.currentText())
+    outcome = ui.expect_result(qtbot, window)
+    probs = outcome.result.captures["attn:attention"].array  # (1, 2 heads, 17, 17)
+    panel = window.gradient_panel
+    assert panel.key == "attn:attention" and panel.mosaic.total == 2 and (panel.mosaic.tile_h, panel.mosaic.tile_w) == (4, 4)
+    np.testing.assert_array_equal(panel.maps[1], probs[0, 1, 0, 1:].reshape(4, 4))  # the class token's row
+    assert "what the class token attends to" in panel.title.text()
+    # the same probabilities by hand: PyTorch's own weights on the attention module's input
+    model = window.state.worker.bench.loaded.module
+    x = torch.from_numpy(outcome.result.input)
+    t = model.patch_embed(x).flatten(2).transpose(1, 2)
+    t = torch.cat([model.cls.expand(1, -1, -1), t], dim=1)
+    _, expected = model.attn(t, t, t, need_weights=True, average_attn_weights=False)
+    np.testing.assert_allclose(probs, expected.detach().numpy(), rtol=1e-5, atol=1e-6)
+    runs = window.worker.runs_done
+    window.input_view.sigClicked.emit(0.6, 0.3)  # row 2, column 1 of the 4 x 4 grid: token 1 + 2 * 4 + 1
+    assert window.state.query == 10 and window.worker.runs_done == runs  # drawn again, not run again
+    np.testing.assert_array_equal(panel.maps[0], probs[0, 0, 10, 1:].reshape(4, 4))
+    assert "what patch (2, 1) attends to" in panel.title.text()

@@ -75,3 +75,18 @@ def test_token_grid_comes_from_the_model():
     assert token_grid(load_model("timm:vit_tiny_patch16_224", seed=0).module) == TokenGrid(14, 14, 1)
     assert token_grid(load_model("vit_b_16", seed=0).module) == TokenGrid(14, 14, 1)
     assert token_grid(load_model("demo").module) is None
+
+
+def test_attention_is_one_map_per_head_of_what_the_query_token_attends_to():
+    from inspector.core.mosaic import capture_maps
+    from inspector.core.tokens import TokenGrid, query_at
+
+    grid = TokenGrid(2, 2, prefix=1)
+    probs = np.arange(1 * 3 * 5 * 5, dtype=np.float32).reshape(1, 3, 5, 5)  # 3 heads, 1 + 4 tokens
+    maps, _ = capture_maps("blocks.0.attn:attention", probs, grid, query=2)
+    assert maps.shape == (3, 2, 2)
+    np.testing.assert_array_equal(maps[1], probs[0, 1, 2, 1:].reshape(2, 2))  # query 2's row, patches only
+    np.testing.assert_array_equal(capture_maps("a:attention", probs, grid)[0][0], probs[0, 0, 0, 1:].reshape(2, 2))
+    full, _ = capture_maps("a:attention", probs[:, :, :4, :4], grid)  # N fits no grid: N x N per head
+    assert full.shape == (3, 4, 4)
+    assert query_at(grid, 0.1, 0.9) == 1 + 0 * 2 + 1 and query_at(grid, 0.99, 0.0) == 1 + 1 * 2 + 0
