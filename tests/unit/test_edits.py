@@ -135,8 +135,9 @@ def test_ops_return_new_tensors_and_never_change_their_input(op):
 
 
 def test_every_op_is_covered_here():
+    # zero_heads changes an attention module's computation, not a tensor: tests/unit/test_attention.py
     assert set(OPS) == {"scale", "clamp", "zero", "noise", "clip_norm", "zero_channels", "keep_channels",
-                        "sign", "abs", "guided"}
+                        "sign", "abs", "guided", "zero_heads"}
 
 
 # --- the grammar -------------------------------------------------------------------------
