@@ -96,13 +96,20 @@ class HookSet:
 
     # -- lifecycle ---------------------------------------------------------------
     def __enter__(self) -> "HookSet":
+        from .attention import supports_attention
+
+        asked = [p for p, sites in self.captured.items() if "attention" in sites]
+        if asked and not any(supports_attention(self.modules[p]) for p in asked):
+            self.result.log("warning", f"No attention captured: none of the ticked modules ({', '.join(asked[:3])}"
+                                       f"{', ...' if len(asked) > 3 else ''}) is an attention module this app knows "
+                                       f"(nn.MultiheadAttention, timm Attention).")
         try:
             self._ablate_heads()
             for path in sorted(set(self.captured) | {layer for layer, _ in self.edits if layer in self.modules}):
                 module = self.modules[path]
                 try:
                     self.handles.append(module.register_forward_pre_hook(self._pre_hook(path)))
-                    if "attention" in self.captured.get(path, ()):
+                    if "attention" in self.captured.get(path, ()) and supports_attention(module):
                         self.handles.append(module.register_forward_pre_hook(self._attention_hook(path),
                                                                              with_kwargs=True))
                     self.handles.append(module.register_forward_hook(self._post_hook(path)))
@@ -268,15 +275,9 @@ class HookSet:
 
     def _attention_hook(self, path: str):
         """Store the attention probabilities this call of the module computes (worked out beside it)."""
-        from .attention import attention_probs, supports_attention
+        from .attention import attention_probs
 
         def hook(module: nn.Module, args: tuple, kwargs: dict):
-            if not supports_attention(module):  # one warning for all of them (ticking all leaves is common)
-                self.note_once("attn:unsupported", "warning",
-                               f"The attention site is captured at attention modules only (nn.MultiheadAttention, "
-                               f"timm Attention); {path} ({type(module).__name__}) and any other ticked module "
-                               f"that is not one give none.")
-                return None
             call = self._open_calls[path][-1] if self._open_calls[path] else 0
             self.store(Key(path, "attention", call), attention_probs(module, args, kwargs))
             return None

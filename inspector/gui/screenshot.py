@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="demo")
     parser.add_argument("--layers", default='["conv1", "block.conv2", "conv3", "fc"]', help="JSON list of ticks")
     parser.add_argument("--show", default="block.conv2", help="the layer shown in the Layer tab")
+    parser.add_argument("--gradient", default="", help="what the right panel shows: grad_output (default), "
+                                                         "grad_input, weight gradient, bias gradient, attention (per head)")
     parser.add_argument("--edit", action="append", default=[], help="KEY=OP(ARGS) to add first (repeatable), "
                                                                       "so that the Compare tab has something to show")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
@@ -59,9 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         shots["n"] += 1
         if shots["n"] == 1:
             window.show_layer(args.show)
+            if args.gradient:
+                window.grad_site_combo.setCurrentText(args.gradient)
+                window.state.select_grad_site(args.gradient)  # re-runs when the site was not captured
             for edit in args.edit:
                 window.edits.panel.add_text(edit)  # each re-runs; the last result is saved
-        if shots["n"] == 1 + bool(args.edit):
+        if shots["n"] == 1 + bool(args.edit or args.gradient):
             QTimer.singleShot(600, save)
 
     def save() -> None:

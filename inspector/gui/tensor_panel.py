@@ -15,7 +15,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QGraphicsRectItem, QHBoxLayout, QLabel, QSizePolicy, QStackedWidget, QVBoxLayout,
+                               QWidget)
 
 from inspector.core.mosaic import PAGE, Grid, Mosaic, capture_maps, is_parameter, levels, mosaic_of
 from inspector.core.tokens import TokenGrid, prefix_tokens
@@ -57,7 +58,9 @@ class TensorPanel(QWidget):
         self.prefix: np.ndarray | None = None  # (prefix tokens, C) of a token capture on the grid
         self.query = 0  # for attention captures: the token whose attention is drawn (0: the class token)
         self._levels = _DEFAULT_LEVELS[diverging]
+        self._colour_diverging = diverging  # the colour map in use (attention is drawn sequential)
         self.title = QLabel(f"<b>{title}</b>")
+        self.title.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # a long key never widens the panel
         self.hover = QLabel(" ")
         self.stats = QLabel(" ")
         self.stats.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -153,8 +156,9 @@ class TensorPanel(QWidget):
         array = np.asarray(array)
         on_grid = self.tokens is not None and array.ndim == 3 and self.tokens.fits(array.shape[1])
         self.prefix = prefix_tokens(array, self.tokens) if on_grid else None
-        self.title.setText(f"<b>{key}</b>" + (f" · tokens on the {self.tokens.describe()}" if on_grid else "")
-                           + self._query_text(key, array))
+        title = key + (f" · tokens on the {self.tokens.describe()}" if on_grid else "") + self._query_text(key, array)
+        self.title.setText(f"<b>{key}</b>{title[len(key):]}")
+        self.title.setToolTip(title)  # the whole line, where the panel is too narrow for it
         if array.ndim <= 1 or (array.ndim == 2 and not is_parameter(key)):
             self._show_vector(array)
         else:
@@ -173,11 +177,11 @@ class TensorPanel(QWidget):
             return ""
         grid = self.tokens
         if grid is None or array.shape[-1] != grid.prefix + grid.height * grid.width:
-            return " · heads, each its whole attention matrix (query x key)"
+            return " · per head: the whole attention matrix (query × key)"
         q = self.query
         where = "the class token" if q < grid.prefix else \
             f"patch ({(q - grid.prefix) // grid.width}, {(q - grid.prefix) % grid.width})"
-        return f" · heads: what {where} attends to (click the input to pick a patch)"
+        return f" · per head: what {where} attends to (click the input for a patch)"
 
     @staticmethod
     def _is_attention(key: str) -> bool:
@@ -194,7 +198,11 @@ class TensorPanel(QWidget):
     def _show_maps(self, key: str, array: np.ndarray) -> None:
         self.stack.setCurrentWidget(self.canvas)
         self.maps, self.kernels = capture_maps(key, array, self.tokens, self.query)
-        self._levels = levels(self.maps, self.diverging)
+        diverging = self.diverging and not self._is_attention(key)  # probabilities: a sequential map
+        if diverging != self._colour_diverging:
+            self._colour_diverging = diverging
+            self.colorbar.setColorMap(pg.colormap.get(_MAPS[diverging]))
+        self._levels = levels(self.maps, diverging)
         if self.first >= len(self.maps):
             self.first = 0
         self._draw_page()
