@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+from inspector.core.requests import ATTRIBUTION_METHODS
+
 CODE_WARNING = (
     "file.py:Name and package.module:Name run that Python code; TorchScript and .pt2 files "
     "can also carry code and need --trust."
@@ -70,8 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     att = sub.add_parser("attribute", help="saliency, Grad-CAM or guided backprop map to .npy or a .png overlay")
     _model_args(att)
-    att.add_argument("--method", required=True, choices=["saliency", "gradcam", "guided", "guided-gradcam"])
-    att.add_argument("--layer", default=None, help="Grad-CAM layer (default: the last conv layer)")
+    att.add_argument("--method", required=True, choices=list(ATTRIBUTION_METHODS),
+                     help="rollout: attention rollout across a transformer's attention modules (class-agnostic)")
+    att.add_argument("--layer", default=None, help="Grad-CAM layer (default: the last conv layer; for a vision "
+                                                   "transformer the last block's first norm)")
     att.add_argument("--input", required=True, help="image file, sample:NAME, or a .npy/.pt tensor")
     att.add_argument("--target", default=None, help="top1 (default for classifiers), a class index, sum, output, "
                      "or seg:CLASS[@X0,Y0,X1,Y1]")

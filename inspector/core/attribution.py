@@ -246,6 +246,41 @@ def guided_gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None,
                        guided.warnings + cam.warnings)
 
 
+def attention_rollout(model: LoadedModel | nn.Module, x: torch.Tensor) -> Attribution:
+    """Attention rollout (Abnar & Zuidema 2020): per attention module in forward order, the heads'
+    mean plus the identity (the residual path), rows renormalised; their product; the row of the
+    class token (the mean row without one) over the patch grid, upsampled to the input in [0, 1].
+    Class-agnostic: no target, no backward."""
+    from .attention import supports_attention
+
+    module, labels = _unwrap(model)
+    grid = token_grid(module)
+    if grid is None:
+        raise SpecError("Attention rollout needs a transformer whose patch grid is known (timm ViT-family, "
+                        "torchvision ViT); this model has none. Use saliency or Grad-CAM.")
+    paths = [p for p, m in module.named_modules() if p and supports_attention(m)]
+    if not paths:
+        raise SpecError("Attention rollout needs attention modules (nn.MultiheadAttention, timm Attention); "
+                        "this model has none.")
+    result = run(module, x, RunSpec(tuple(paths), frozenset({"attention"}), (), parse_target("sum"),
+                                    stats=False), labels)
+    rollout = None
+    for capture in result.captures.values():  # in the order the modules ran
+        probs = torch.from_numpy(capture.array[:1]).double().mean(dim=1)[0]  # (N, N), heads averaged
+        step = 0.5 * probs + 0.5 * torch.eye(probs.shape[0], dtype=probs.dtype)
+        step = step / step.sum(dim=-1, keepdim=True)
+        rollout = step if rollout is None else step @ rollout
+    n = grid.height * grid.width
+    if rollout is None or rollout.shape[0] != grid.prefix + n:
+        raise SpecError(f"Attention rollout: the attention does not cover the {grid.describe()} "
+                        f"(windowed attention?).")
+    row = rollout[0] if grid.prefix else rollout.mean(dim=0)
+    cam = row[grid.prefix:].reshape(grid.height, grid.width).float().numpy()
+    whose = "the class token's row" if grid.prefix else "the mean row (no class token)"
+    return Attribution("rollout", upsample(cam, tuple(x.shape[-2:])), "no class (class-agnostic)", None, None,
+                       cam, warnings=(f"across {len(paths)} attention modules, {whose}",) + tuple(result.warnings))
+
+
 def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, target=None,
               layer: str | None = None) -> Attribution:
     """One entry point for the CLI and the app: `method` is one of METHODS."""
@@ -258,4 +293,6 @@ def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, targ
         return guided_backprop(model, x, target)
     if method == "guided-gradcam":
         return guided_gradcam(model, x, target, layer)
+    if method == "rollout":
+        return attention_rollout(model, x)
     raise SpecError(f"Unknown method {method!r}. Methods: {', '.join(METHODS)}.")

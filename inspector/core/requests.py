@@ -47,7 +47,7 @@ class RunRequest:
 
 
 #: The attribution maps there are (inspector.core.attribution works them out).
-ATTRIBUTION_METHODS = ("saliency", "gradcam", "guided", "guided-gradcam")
+ATTRIBUTION_METHODS = ("saliency", "gradcam", "guided", "guided-gradcam", "rollout")
 
 
 @dataclass(frozen=True)

@@ -162,3 +162,50 @@ def test_zero_heads_checks_its_place_and_heads():
                        ("mha:attention=scale(2)", "the one edit is zero_heads")):
         with pytest.raises(SpecError, match=says):
             grab(Wrap(mha), torch.randn(1, 3, 8), ["mha"], "output", edits=[edit])
+
+
+class TwoBlocks(nn.Module):
+    """A class token and a 2 x 2 patch grid through two attention layers (timm's way of saying its grid)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(3)
+        self.patch_embed = nn.Conv2d(3, 8, 4, stride=4)
+        self.patch_embed.grid_size = (2, 2)
+        self.num_prefix_tokens = 1
+        self.cls = nn.Parameter(torch.randn(1, 1, 8))
+        self.a1 = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.a2 = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.head = nn.Linear(8, 3)
+
+    def tokens(self, x):
+        t = self.patch_embed(x).flatten(2).transpose(1, 2)
+        return torch.cat([self.cls.expand(t.shape[0], -1, -1), t], dim=1)
+
+    def forward(self, x):
+        t = self.tokens(x)
+        t = t + self.a1(t, t, t, need_weights=False)[0]
+        t = t + self.a2(t, t, t, need_weights=False)[0]
+        return self.head(t[:, 0])
+
+
+def test_attention_rollout_equals_the_product_worked_out_by_hand():
+    from inspector.core.attribution import attribute
+
+    model = TwoBlocks().eval()
+    x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(5))
+    found = attribute(model, x, "rollout")
+    # by hand: PyTorch's own averaged attention weights, plus the identity, rows renormalised, multiplied
+    t = model.tokens(x)
+    _, p1 = model.a1(t, t, t, need_weights=True)  # averaged over heads: (1, 5, 5)
+    t2 = t + model.a1(t, t, t, need_weights=False)[0]
+    _, p2 = model.a2(t2, t2, t2, need_weights=True)
+    steps = []
+    for p in (p1, p2):
+        a = 0.5 * p[0].detach().double().numpy() + 0.5 * np.eye(5)
+        steps.append(a / a.sum(axis=1, keepdims=True))
+    rollout = steps[1] @ steps[0]
+    np.testing.assert_allclose(found.cam, rollout[0, 1:].reshape(2, 2), rtol=1e-5)
+    assert found.map.shape == (8, 8) and found.map.min() == 0 and found.map.max() == pytest.approx(1.0)
+    with pytest.raises(SpecError, match="patch grid is known"):
+        attribute(Wrap(nn.MultiheadAttention(8, 2, batch_first=True)), torch.randn(1, 3, 8), "rollout")
