@@ -33,6 +33,7 @@ class EditsController(QObject):
         self.compare.sigLayerChosen.connect(state.select_layer)
         state.sigEditsSet.connect(self._on_edits_set)
         window.activation_panel.sigChannelClicked.connect(self._on_channel_clicked)
+        window.gradient_panel.sigChannelClicked.connect(self._on_head_clicked)
         state.sigModelLoaded.connect(self._on_loaded)
         state.sigLayerSelected.connect(self._on_layer_selected)
         window.sigResultShown.connect(lambda _o: self.refresh())
@@ -60,6 +61,14 @@ class EditsController(QObject):
         layer = self.state.layer
         if layer:
             self.panel.toggle_channel(layer.split("#")[0], channel)
+
+    def _on_head_clicked(self, head: int) -> None:
+        """With ablation on, clicking a head's attention map removes (or restores) that head."""
+        if not self.panel.ablate.isChecked() or not self.window.gradient_panel.key.endswith(":attention"):
+            return
+        layer = self.state.layer
+        if layer:
+            self.panel.toggle_head(layer.split("#")[0], head)
 
     def _on_tab_changed(self, _index: int) -> None:
         self.state.set_compare_shown(self.window.tabs.currentWidget() is self.compare)

@@ -2,7 +2,8 @@
 
 Add an edit from the form (layer, site, op, argument fields), as typed text in the CLI's
 syntax (`relu1:grad_input=clamp(min=0)`), from a preset, from the module tree's context
-menu, or by clicking channels of the activation mosaic (channel ablation).
+menu, or by clicking channels of the activation mosaic (channel ablation) or heads of an attention
+map (head ablation).
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ class EditsPanel(QWidget):
         self.args = ArgumentForm()
         self.op.currentTextChanged.connect(self.args.set_op)
         self.args.set_op(self.op.currentText())
-        self.ablate = QCheckBox("Click mosaic channels to zero them")
+        self.ablate = QCheckBox("Click mosaic channels (or attention heads) to zero them")
 
         add = QPushButton("Add")
         add.clicked.connect(self._on_add_form)
@@ -243,15 +244,21 @@ class EditsPanel(QWidget):
 
     def toggle_channel(self, layer: str, channel: int) -> None:
         """Channel ablation: add or remove `channel` in this layer's zero_channels output edit."""
-        key = Key(layer, "output")
+        self._toggle(Key(layer, "output"), "zero_channels", "channels", channel)
+
+    def toggle_head(self, layer: str, head: int) -> None:
+        """Head ablation: add or remove `head` in this attention module's zero_heads edit."""
+        self._toggle(Key(layer, "attention"), "zero_heads", "heads", head)
+
+    def _toggle(self, key: Key, op: str, name: str, item: int) -> None:
         for row, edit in enumerate(self._edits):
-            if edit.key == key and edit.op == "zero_channels":
-                channels = list(dict(edit.args)["channels"])
-                channels.remove(channel) if channel in channels else channels.append(channel)
-                if channels:
-                    self._edits[row] = replace(edit, args=(("channels", sorted(channels)),))
+            if edit.key == key and edit.op == op:
+                items = list(dict(edit.args)[name])
+                items.remove(item) if item in items else items.append(item)
+                if items:
+                    self._edits[row] = replace(edit, args=((name, sorted(items)),))
                 else:
                     del self._edits[row]
                 self._refill()
                 return
-        self.add(Edit(key, "zero_channels", (("channels", [channel]),)))
+        self.add(Edit(key, op, ((name, [item]),)))

@@ -330,3 +330,21 @@ def test_attention_heads_for_a_query_token_picked_on_the_input(ui, qtbot, open_w
     assert window.state.query == 10 and window.worker.runs_done == runs  # drawn again, not run again
     np.testing.assert_array_equal(panel.maps[0], probs[0, 0, 10, 1:].reshape(4, 4))
     assert "what patch (2, 1) attends to" in panel.title.text()
+
+
+def test_clicking_a_heads_attention_map_ablates_that_head(ui, qtbot, open_window, gui_files, image_file):
+    """Issue 12 in the app: head ablation from the attention mosaic, like channel ablation."""
+    window = open_window(ui.source(gui_files, "TinyViT"), image_file, {"attn", "head"})
+    window.layer_combo.setCurrentIndex(window.layer_combo.findData("attn"))
+    window.grad_site_combo.setCurrentText("attention (per head)")
+    window.state.select_grad_site(window.grad_site_combo.currentText())
+    before = ui.expect_result(qtbot, window)
+    window.edits.panel.ablate.setChecked(True)
+    window.gradient_panel.sigChannelClicked.emit(1)
+    after = ui.expect_result(qtbot, window)
+    assert [str(e) for e in window.edits.panel.edits()] == ["attn:attention=zero_heads(heads=[1])"]
+    assert not np.allclose(after.result.output, before.result.output)  # head 1 no longer contributes
+    window.gradient_panel.sigChannelClicked.emit(1)  # again: restored
+    restored = ui.expect_result(qtbot, window)
+    assert list(window.edits.panel.edits()) == [] and np.allclose(restored.result.output, before.result.output)
+    window.edits.panel.ablate.setChecked(False)
