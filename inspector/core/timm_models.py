@@ -42,6 +42,13 @@ def check_name(name: str) -> str:
     raise ModelLoadError(f"timm has no model {name!r}.{hint} `timm.list_models()` lists them all.")
 
 
+def catalogue() -> list[str]:
+    """Every timm architecture as a source, `timm:NAME`."""
+    import timm
+
+    return [PREFIX + name for name in timm.list_models()]
+
+
 def cached_weights(name: str) -> Path:
     """The pretrained weight file of timm model `name` in the local Hugging Face cache."""
     from huggingface_hub import try_to_load_from_cache

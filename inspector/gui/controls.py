@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QCompleter, QWidget
 
 WEIGHTS = ("random", "pretrained")
-CATALOGUE = "torchvision models…"
+CATALOGUE = "torchvision and timm models…"
 
 
 def searchable(combo: QComboBox) -> QComboBox:
@@ -19,15 +19,16 @@ def searchable(combo: QComboBox) -> QComboBox:
 
 
 class ModelCombo(QComboBox):
-    """demo, files the user opened and, once asked for, every torchvision classifier; searchable.
+    """demo, files the user opened and, once asked for, every torchvision classifier and segmentation
+    model and every timm model (`timm:NAME`); searchable.
 
-    Listing torchvision's models imports torchvision (seconds), so the list is filled only
-    when the user picks its entry (sigCatalogueWanted) or types a name.
+    Listing them imports torchvision and timm (seconds), so the list is filled only when the user
+    picks its entry (sigCatalogueWanted) or types a name.
 
     Signals
     -------
     sigChosen(str): a model source was picked or typed.
-    sigCatalogueWanted(): the user asked for the torchvision list.
+    sigCatalogueWanted(): the user asked for the list of torchvision and timm models.
     """
 
     sigChosen = Signal(str)

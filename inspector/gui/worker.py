@@ -63,7 +63,7 @@ class Worker(QObject):
     sigStatsUpdate(object): a StatsUpdate of the last result, worked out after sigResult: first the
         rest of its statistics, then its diagnostics; apply each on the GUI thread.
     sigAttribution(int, object): request id and an Attribution.
-    sigCatalogue(object): torchvision classifier names, when asked for.
+    sigCatalogue(object): model sources to offer (torchvision names, timm:NAME), when asked for.
     sigFailed(object): a Failure.
     sigProgress(int, int): bytes done and total while weights download.
     sigPhase(str): what the worker is doing ("" when idle).
@@ -247,11 +247,12 @@ class Worker(QObject):
         self.sigAttribution.emit(request.run_id, found)
 
     def _catalogue(self) -> None:
-        self.sigPhase.emit("Listing torchvision models")
+        self.sigPhase.emit("Listing torchvision and timm models")
         try:
-            from inspector.core.models import torchvision_classifiers
+            from inspector.core.models import torchvision_classifiers, torchvision_segmenters
+            from inspector.core.timm_models import catalogue
 
-            names = torchvision_classifiers()
+            names = torchvision_classifiers() + torchvision_segmenters() + catalogue()
         except Exception as exc:  # noqa: BLE001
             self.sigFailed.emit(failure(exc, "engine"))
             return

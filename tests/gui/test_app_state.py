@@ -348,3 +348,13 @@ def test_clicking_a_heads_attention_map_ablates_that_head(ui, qtbot, open_window
     restored = ui.expect_result(qtbot, window)
     assert list(window.edits.panel.edits()) == [] and np.allclose(restored.result.output, before.result.output)
     window.edits.panel.ablate.setChecked(False)
+
+
+def test_the_model_list_offers_torchvision_and_timm_models(qtbot, window):
+    combo = window.model_combo
+    with qtbot.waitSignal(window.worker.sigCatalogue, timeout=60_000):
+        combo.activated.emit(combo.findText("torchvision and timm models…"))
+    names = {combo.itemText(i) for i in range(combo.count())}
+    assert {"resnet18", "vit_b_16", "deeplabv3_resnet50", "timm:vit_tiny_patch16_224", "timm:convnext_tiny"} <= names
+    assert combo.currentText() == window.state.model.source  # still shows what is loaded
+    combo.hidePopup()
