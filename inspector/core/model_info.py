@@ -53,6 +53,15 @@ class ModelInfo:
                 if name.startswith(prefix) and "." not in name[len(prefix):]]
 
 
+def _task(loaded: "LoadedModel", tree: LayerTree) -> str:
+    """The loader's word, or "segmentation" for any model whose output is (1, classes, H, W) maps."""
+    if loaded.task != "classification":
+        return loaded.task
+    root = next((l for l in tree.layers if not l.path), None)
+    shapes = root.output_shapes if root is not None else ()
+    return "segmentation" if shapes and len(shapes[0]) == 4 and shapes[0][1] > 1 else loaded.task
+
+
 def describe(loaded: "LoadedModel", tree: LayerTree, request: ModelRequest) -> ModelInfo:
     from .tokens import token_grid
 
@@ -63,4 +72,4 @@ def describe(loaded: "LoadedModel", tree: LayerTree, request: ModelRequest) -> M
     return ModelInfo(request=request, kind=loaded.kind, weights=loaded.weights, tree=tree, parameters=params,
                      labels=tuple(loaded.labels) if loaded.labels else None, preprocess=loaded.preprocess,
                      input_shape=loaded.input_shape, notes=tuple(loaded.notes), seed=seed,
-                     tokens=token_grid(loaded.module), task=loaded.task)
+                     tokens=token_grid(loaded.module), task=_task(loaded, tree))

@@ -234,6 +234,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         s.sigGradSiteShown.connect(self._show_grad_site)
         s.sigQuerySet.connect(self._on_query_set)
         self.input_view.sigClicked.connect(self._on_input_clicked)
+        self.input_view.sigBoxDragged.connect(self._on_box_dragged)
 
     # -- what the state says -----------------------------------------------------------------
     def _on_model_shown(self, request) -> None:
@@ -277,7 +278,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         self._fill_layer_combo(result)
         self.show_layer(panels=(0,))
         self.predictions.show_result(result)
-        self.input_view.show_input(result.input, self.loaded.preprocess if self.loaded else None)
+        self._show_input(result)
         self.run_status.show_result(result)
         if result.warnings:
             self.statusBar().showMessage(f"{len(result.warnings)} warning(s): {result.warnings[0]}", 10000)
@@ -308,6 +309,29 @@ class MainWindow(SourcesMixin, QMainWindow):
         grid = self.loaded.tokens if self.loaded is not None else None
         if grid is not None:
             self.state.set_query(query_at(grid, fy, fx))
+
+    def _show_input(self, result) -> None:
+        info = self.loaded
+        classes = None
+        if info is not None and info.task == "segmentation" and result.output is not None and result.output.ndim == 4:
+            from inspector.core.segmentation import predicted_classes
+
+            classes = predicted_classes(result.output)
+        self.input_view.show_input(result.input, info.preprocess if info else None, classes,
+                                   list(info.labels) if info and info.labels else None)
+
+    def _on_box_dragged(self, y0: float, x0: float, y1: float, x1: float) -> None:
+        """A box dragged on a segmentation's input: the target becomes that class over the box."""
+        outcome, info = self.state.outcome, self.loaded
+        if outcome is None or info is None or info.task != "segmentation" or outcome.result.input is None:
+            return
+        h, w = outcome.result.input.shape[-2:]
+        target = self.state.target
+        cls = target.split("@")[0][4:] if target.startswith("seg:") else str(outcome.result.target_index or 0)
+        box = f"{int(x0 * w)},{int(y0 * h)},{max(int(x1 * w), int(x0 * w) + 1)},{max(int(y1 * h), int(y0 * h) + 1)}"
+        chosen = f"seg:{cls}@{box}"
+        self.target_combo.set_target(chosen)
+        self.state.set_target(chosen)
 
     def _on_query_set(self, token: int) -> None:
         for panel in (self.activation_panel, self.gradient_panel):

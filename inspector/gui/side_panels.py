@@ -53,12 +53,17 @@ class PredictionsView(QTableWidget):
 class InputView(QWidget):
     """The input after preprocessing: what the model actually receives.
 
+    A segmentation's predicted classes are drawn over it, with a legend; a box dragged on it is
+    reported in fractions of the picture (the window makes it a seg:CLASS@box target).
+
     Signals
     -------
     sigClicked(float, float): the picture was clicked at (fy, fx), fractions of its height and width.
+    sigBoxDragged(float, float, float, float): a box was dragged from (fy0, fx0) to (fy1, fx1).
     """
 
     sigClicked = Signal(float, float)
+    sigBoxDragged = Signal(float, float, float, float)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -72,24 +77,56 @@ class InputView(QWidget):
         layout.addWidget(self.picture, 1)
         layout.addWidget(self.caption)
 
-    def mousePressEvent(self, event) -> None:
+    def _fraction(self, event) -> tuple[float, float] | None:
         pixmap = self.picture.pixmap()
         if pixmap is None or pixmap.isNull():
-            return super().mousePressEvent(event)
+            return None
         point = self.picture.mapFrom(self, event.position().toPoint())
         left = (self.picture.width() - pixmap.width()) / 2
         top = (self.picture.height() - pixmap.height()) / 2
         fx, fy = (point.x() - left) / pixmap.width(), (point.y() - top) / pixmap.height()
-        if 0 <= fx < 1 and 0 <= fy < 1:
-            self.sigClicked.emit(fy, fx)
+        return (fy, fx) if 0 <= fx < 1 and 0 <= fy < 1 else None
 
-    def show_input(self, array: np.ndarray | None, preprocess) -> None:
+    def mousePressEvent(self, event) -> None:
+        self._pressed = self._fraction(event)
+
+    def mouseReleaseEvent(self, event) -> None:
+        start, end = getattr(self, "_pressed", None), self._fraction(event)
+        self._pressed = None
+        if start is None or end is None:
+            return
+        if abs(end[0] - start[0]) < 0.03 and abs(end[1] - start[1]) < 0.03:
+            self.sigClicked.emit(*start)
+        else:
+            (y0, y1), (x0, x1) = sorted((start[0], end[0])), sorted((start[1], end[1]))
+            self.sigBoxDragged.emit(y0, x0, y1, x1)
+
+    def show_input(self, array: np.ndarray | None, preprocess, classes: np.ndarray | None = None,
+                   labels: list[str] | None = None) -> None:
+        """The input as the model sees it; with `classes` (a segmentation's (H, W) prediction) tinted
+        by class, and a legend of the classes present."""
         if array is None:
             return
         shape = "×".join(map(str, array.shape))
-        if preprocess is not None and array.ndim == 4 and array.shape[1] == 3:
-            self.picture.setPixmap(rgb_pixmap(preprocess.to_display(array)))
-            self.caption.setText(f"as the model sees it: {shape}")
+        if array.ndim == 4 and array.shape[1] == 3:
+            if preprocess is not None:
+                picture = preprocess.to_display(array)
+                caption = f"as the model sees it: {shape}"
+            else:  # no preprocessing known: the tensor's own range stretched to the screen's
+                values = np.nan_to_num(array[0].transpose(1, 2, 0).astype(np.float64))
+                lo, hi = values.min(), values.max()
+                picture = ((values - lo) / (hi - lo if hi > lo else 1.0) * 255).round().astype(np.uint8)
+                caption = f"the input tensor {shape}, its range stretched to show it"
+            if classes is not None:
+                from inspector.core.segmentation import legend, overlay
+
+                picture = overlay(picture, classes)
+                caption += "<br>" + " ".join(
+                    f"<span style='background:rgb{colour}'>&nbsp;&nbsp;</span> {label} {share:.0%}"
+                    for _i, label, colour, share in legend(classes, labels)[:8])
+                caption += "<br>drag a box to make it the target region"
+            self.picture.setPixmap(rgb_pixmap(picture))
+            self.caption.setText(caption)
         else:
             self.picture.setText(np.array2string(array.reshape(-1)[:12], precision=3))
             self.caption.setText(f"tensor input {shape}")

@@ -17,7 +17,7 @@ import pytest
 import shiboken6
 from PIL import Image
 from PySide6.QtCore import QEvent, QSettings, QThread, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from inspector.demo.paths import demo_dir
 
@@ -89,6 +89,21 @@ class TinyViT(nn.Module):
         t = torch.cat([self.cls.expand(t.shape[0], -1, -1), t], dim=1)
         t = t + self.attn(t, t, t, need_weights=False)[0]
         return self.head(t[:, 0])
+
+
+class TinySeg(nn.Module):
+    """Per-pixel logits of 3 classes at the input's 32 x 32 (a segmentation without torchvision)."""
+
+    input_shape = (1, 3, 32, 32)
+    labels = ["background", "cat", "dog"]
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)
 
 
 class Wide(Tiny):
@@ -227,15 +242,29 @@ def settings(settings_path) -> QSettings:
 # -- leak checking -------------------------------------------------------------------
 def _live_qt() -> tuple[list[QThread], list[QTimer]]:
     """Every live QThread and QTimer wrapper (a type-cached scan of the garbage collector's objects)."""
-    threads, timers, kinds = [], [], {}
+    threads, timers, _windows = _live_wrappers()
+    return threads, timers
+
+
+def _live_wrappers() -> tuple[list[QThread], list[QTimer], list[QWidget]]:
+    """Live QThread, QTimer and top-level QWidget wrappers that Python made. Top-level widgets are
+    found here rather than through QApplication.topLevelWidgets(), which would wrap Qt's own
+    internal windows too (popups, completers) -- and crashed doing so once many windows had come
+    and gone."""
+    threads, timers, windows, kinds = [], [], [], {}
     for obj in gc.get_objects():
         t = type(obj)
         kind = kinds.get(t)
         if kind is None:
-            kind = kinds[t] = 1 if issubclass(t, QThread) else 2 if issubclass(t, QTimer) else 0
+            kind = kinds[t] = (1 if issubclass(t, QThread) else 2 if issubclass(t, QTimer)
+                               else 3 if issubclass(t, QWidget) else 0)
         if kind and shiboken6.isValid(obj):
-            (threads if kind == 1 else timers).append(obj)
-    return threads, timers
+            if kind == 3:
+                if obj.isWindow():
+                    windows.append(obj)
+            else:
+                (threads if kind == 1 else timers).append(obj)
+    return threads, timers, windows
 
 
 def running_qthreads_and_active_qtimers() -> tuple[list[QThread], list[QTimer]]:
@@ -267,7 +296,7 @@ def find_leaks(before: dict) -> list[str]:
             t.join(1.0)
             if t.is_alive():
                 problems.append(f"Python thread {t.name} still alive")
-    for w in QApplication.topLevelWidgets():
+    for w in _live_wrappers()[2]:
         if w.isVisible():
             problems.append(f"top-level widget {type(w).__name__} still visible")
         elif type(w).__module__.startswith("inspector.") and id(w) not in before["widgets"]:
@@ -281,12 +310,12 @@ def snapshot() -> dict:
         "qthreads": {id(t) for t in threads},
         "qtimers": {id(t) for t in timers},
         "threads": {t.ident for t in threading.enumerate()},
-        "widgets": {id(w) for w in QApplication.topLevelWidgets()},
+        "widgets": {id(w) for w in _live_wrappers()[2]},
     }
 
 
 def _clean_up() -> None:
-    for w in QApplication.topLevelWidgets():
+    for w in _live_wrappers()[2]:
         if w.isVisible():
             w.close()
         if type(w).__module__.startswith("inspector."):

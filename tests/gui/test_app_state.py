@@ -358,3 +358,25 @@ def test_the_model_list_offers_torchvision_and_timm_models(qtbot, window):
     assert {"resnet18", "vit_b_16", "deeplabv3_resnet50", "timm:vit_tiny_patch16_224", "timm:convnext_tiny"} <= names
     assert combo.currentText() == window.state.model.source  # still shows what is loaded
     combo.hidePopup()
+
+
+def test_a_segmentation_is_drawn_over_the_input_and_a_dragged_box_sets_the_target(ui, qtbot, open_window,
+                                                                                    gui_files, image_file):
+    """Issue 12 in the app: the predicted classes over the input with a legend; a box dragged on the
+    input makes the target that class over the box."""
+    window = open_window(ui.source(gui_files, "TinySeg"), image_file, {"conv"})
+    assert window.state.model.task == "segmentation"
+    assert [window.target_combo.itemData(i) for i in range(window.target_combo.count())][:2] == ["auto", "seg:0"]
+    first = window.state.outcome
+    assert first.result.target.startswith("seg:")  # auto: the class with most pixels
+    caption = window.input_view.caption.text()
+    assert "drag a box" in caption and any(name in caption for name in ("background", "cat", "dog"))
+    window.target_combo.set_target("seg:2")
+    window.state.set_target("seg:2")
+    ui.expect_result(qtbot, window)
+    window.input_view.sigBoxDragged.emit(0.25, 0.5, 0.75, 1.0)  # rows 8..24, columns 16..32 of 32 x 32
+    boxed = ui.expect_result(qtbot, window)
+    assert window.state.target == "seg:2@16,8,32,24" and boxed.result.target == "seg:2@16,8,32,24"
+    logits = boxed.result.output  # (1, 3, 32, 32): the objective is class 2's logits over the box
+    assert boxed.result.objective == pytest.approx(float(logits[0, 2, 8:24, 16:32].astype(np.float64).sum()),
+                                                   rel=1e-5)

@@ -8,6 +8,7 @@ from inspector.gui.controls import TargetCombo
 def test_target_choices_for_a_classifier_and_for_a_segmentation(qtbot):
     combo = TargetCombo()
     qtbot.addWidget(combo)
+    combo.setCompleter(None)  # typed text below is set programmatically: no completion popup to leave open
     combo.set_labels(["bg", "cat"])
     assert [combo.itemData(i) for i in range(combo.count())] == ["top1", "sum", "output", "0", "1"]
     combo.set_labels(["bg", "cat"], dense=True)
