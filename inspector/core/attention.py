@@ -55,14 +55,27 @@ def ablate_heads(module: nn.Module, heads: list[int]) -> list:
     return [module.proj.register_forward_pre_hook(zero_slices)]
 
 
-def _mha_without(m: nn.MultiheadAttention, args: tuple, kwargs: dict, output, heads: list[int]):
-    """nn.MultiheadAttention's output (eval mode) with `heads`' outputs zero before out_proj."""
+def attention_probs(module: nn.Module, args: tuple, kwargs: dict) -> torch.Tensor:
+    """(B, heads, N_query, N_key) probabilities the module's forward computes for these inputs."""
+    with torch.no_grad():
+        if isinstance(module, nn.MultiheadAttention):
+            probs, _v, unbatched, _t = _mha_attention(module, args, kwargs)
+            return probs[0] if unbatched else probs
+        return _timm_probs(module, args[0] if args else kwargs["x"])
+
+
+def _mha_attention(m: nn.MultiheadAttention, args: tuple, kwargs: dict):
+    """nn.MultiheadAttention's probabilities (B, heads, N, S) and values (B, heads, S, head_dim) for a
+    call's arguments, batch first; whether the call was unbatched, and whether it was (N, B, E)."""
     names = ("query", "key", "value", "key_padding_mask", "need_weights", "attn_mask")
     given = dict(zip(names, args)) | kwargs
     query, key, value = given["query"], given["key"], given["value"]
     transposed = not m.batch_first and query.dim() == 3
-    if transposed:
+    if transposed:  # (N, B, E) -> (B, N, E)
         query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+    unbatched = query.dim() == 2
+    if unbatched:
+        query, key, value = query[None], key[None], value[None]
     e, h = m.embed_dim, m.num_heads
     if m._qkv_same_embed_dim:
         w_q, w_k, w_v = m.in_proj_weight.chunk(3)
@@ -72,74 +85,53 @@ def _mha_without(m: nn.MultiheadAttention, args: tuple, kwargs: dict, output, he
     if m.in_proj_bias is not None:
         b_q, b_k, b_v = m.in_proj_bias.chunk(3)
     q, k, v = F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
+    if m.bias_k is not None:
+        k = torch.cat([k, m.bias_k.reshape(1, 1, -1).expand(k.shape[0], 1, -1)], dim=1)
+        v = torch.cat([v, m.bias_v.reshape(1, 1, -1).expand(v.shape[0], 1, -1)], dim=1)
+    if m.add_zero_attn:
+        k = torch.cat([k, k.new_zeros(k.shape[0], 1, k.shape[2])], dim=1)
+        v = torch.cat([v, v.new_zeros(v.shape[0], 1, v.shape[2])], dim=1)
     batch, n, s = q.shape[0], q.shape[1], k.shape[1]
     q = q.reshape(batch, n, h, e // h).transpose(1, 2)
     k = k.reshape(batch, s, h, e // h).transpose(1, 2)
     v = v.reshape(batch, s, h, e // h).transpose(1, 2)
     scores = _masked(q @ k.transpose(-2, -1) / math.sqrt(e // h), given.get("attn_mask"),
                      given.get("key_padding_mask"), batch, h, n, s)
-    per_head = scores.softmax(dim=-1) @ v  # (B, heads, N, head_dim)
-    keep = torch.ones(h, dtype=per_head.dtype, device=per_head.device)
+    return scores.softmax(dim=-1), v, unbatched, transposed
+
+
+def _mha_without(m: nn.MultiheadAttention, args: tuple, kwargs: dict, output, heads: list[int]):
+    """nn.MultiheadAttention's output (eval mode) with `heads`' outputs zero before out_proj."""
+    probs, v, unbatched, transposed = _mha_attention(m, args, kwargs)
+    per_head = probs @ v  # (B, heads, N, head_dim)
+    keep = torch.ones(m.num_heads, dtype=per_head.dtype, device=per_head.device)
     keep[list(heads)] = 0
-    joined = (per_head * keep[None, :, None, None]).transpose(1, 2).reshape(batch, n, e)
+    batch, n = per_head.shape[0], per_head.shape[2]
+    joined = (per_head * keep[None, :, None, None]).transpose(1, 2).reshape(batch, n, m.embed_dim)
     out = F.linear(joined, m.out_proj.weight, m.out_proj.bias)
-    if transposed:
+    if unbatched:
+        out = out[0]
+    elif transposed:
         out = out.transpose(0, 1)
     return (out,) + tuple(output[1:]) if isinstance(output, tuple) else out
 
 
-def attention_probs(module: nn.Module, args: tuple, kwargs: dict) -> torch.Tensor:
-    """(B, heads, N_query, N_key) probabilities the module's forward computes for these inputs."""
-    with torch.no_grad():
-        if isinstance(module, nn.MultiheadAttention):
-            return _mha_probs(module, args, kwargs)
-        return _timm_probs(module, args[0] if args else kwargs["x"])
-
-
-def _mha_probs(m: nn.MultiheadAttention, args: tuple, kwargs: dict) -> torch.Tensor:
-    names = ("query", "key", "value", "key_padding_mask", "need_weights", "attn_mask")
-    given = dict(zip(names, args)) | kwargs
-    query, key = given["query"], given["key"]
-    if not m.batch_first and query.dim() == 3:  # (N, B, E) -> (B, N, E)
-        query, key = query.transpose(0, 1), key.transpose(0, 1)
-    unbatched = query.dim() == 2
-    if unbatched:
-        query, key = query[None], key[None]
-    e, h = m.embed_dim, m.num_heads
-    if m._qkv_same_embed_dim:
-        w_q, w_k = m.in_proj_weight[:e], m.in_proj_weight[e:2 * e]
-    else:
-        w_q, w_k = m.q_proj_weight, m.k_proj_weight
-    b_q = b_k = None
-    if m.in_proj_bias is not None:
-        b_q, b_k = m.in_proj_bias[:e], m.in_proj_bias[e:2 * e]
-    q, k = F.linear(query, w_q, b_q), F.linear(key, w_k, b_k)
-    if m.bias_k is not None:
-        k = torch.cat([k, m.bias_k.expand(k.shape[0], 1, -1)], dim=1)
-    if m.add_zero_attn:
-        k = torch.cat([k, k.new_zeros(k.shape[0], 1, k.shape[2])], dim=1)
-    batch, n, s = q.shape[0], q.shape[1], k.shape[1]
-    q = q.reshape(batch, n, h, e // h).transpose(1, 2)
-    k = k.reshape(batch, s, h, e // h).transpose(1, 2)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(e // h)
-    scores = _masked(scores, given.get("attn_mask"), given.get("key_padding_mask"), batch, h, n, s)
-    probs = scores.softmax(dim=-1)
-    return probs[0] if unbatched else probs
-
-
 def _masked(scores, attn_mask, key_padding_mask, batch, heads, n, s):
+    """`scores` with the masks applied as nn.MultiheadAttention applies them (padded with a column
+    that masks nothing where bias_k or add_zero_attn added keys)."""
     for mask, shape in ((attn_mask, None), (key_padding_mask, (batch, 1, 1, -1))):
         if mask is None:
             continue
-        m = mask[..., :s] if mask.shape[-1] > s else mask
+        if mask.shape[-1] < s:
+            mask = F.pad(mask, (0, s - mask.shape[-1]), value=False if mask.dtype == torch.bool else 0.0)
         if shape is not None:
-            m = m.reshape(*shape)
-        elif m.dim() == 3:  # (B * heads, N, S)
-            m = m.reshape(batch, heads, n, -1)
-        if m.dtype == torch.bool:
-            scores = scores.masked_fill(m, float("-inf"))
+            mask = mask.reshape(*shape)
+        elif mask.dim() == 3:  # (B * heads, N, S)
+            mask = mask.reshape(batch, heads, n, -1)
+        if mask.dtype == torch.bool:
+            scores = scores.masked_fill(mask, float("-inf"))
         else:
-            scores = scores + m
+            scores = scores + mask
     return scores
 
 

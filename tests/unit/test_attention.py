@@ -209,3 +209,36 @@ def test_attention_rollout_equals_the_product_worked_out_by_hand():
     assert found.map.shape == (8, 8) and found.map.min() == 0 and found.map.max() == pytest.approx(1.0)
     with pytest.raises(SpecError, match="patch grid is known"):
         attribute(Wrap(nn.MultiheadAttention(8, 2, batch_first=True)), torch.randn(1, 3, 8), "rollout")
+
+
+@pytest.mark.parametrize("options", [{"add_bias_kv": True}, {"add_zero_attn": True}, {"kdim": 6, "vdim": 5}])
+def test_multihead_attention_variants_and_padding_masks_match_need_weights(options):
+    torch.manual_seed(4)
+    mha = nn.MultiheadAttention(8, 2, batch_first=True, **options).eval()
+    x = torch.randn(2, 4, 8)
+    kv = torch.randn(2, 4, options.get("kdim", 8))
+    value = torch.randn(2, 4, options.get("vdim", 8))
+    padding = torch.tensor([[False, False, False, True], [False, True, False, False]])
+
+    class Call(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mha = mha
+
+        def forward(self, t):
+            return self.mha(t, kv, value, key_padding_mask=padding, need_weights=False)[0]
+
+    result = grab(Call(), x, ["mha"], "attention,output", edits=["mha:attention=zero_heads([0])"])
+    _, expected = mha(x, kv, value, key_padding_mask=padding, need_weights=True, average_attn_weights=False)
+    np.testing.assert_allclose(result["mha:attention"], expected.detach().numpy(), rtol=1e-5, atol=1e-6)
+    # zero_heads([0]): only head 1's output through out_proj (bias included)
+    v = nn.functional.linear(value, *([mha.in_proj_weight[16:], mha.in_proj_bias[16:]] if mha._qkv_same_embed_dim
+                                      else [mha.v_proj_weight, mha.in_proj_bias[16:]]))
+    if options.get("add_bias_kv"):
+        v = torch.cat([v, mha.bias_v.expand(2, 1, 8)], dim=1)
+    if options.get("add_zero_attn"):
+        v = torch.cat([v, torch.zeros(2, 1, 8)], dim=1)
+    heads = expected @ v.reshape(2, -1, 2, 4).transpose(1, 2)
+    heads[:, 0] = 0
+    manual = heads.transpose(1, 2).reshape(2, 4, 8) @ mha.out_proj.weight.T + mha.out_proj.bias
+    np.testing.assert_allclose(result["mha:output"], manual.detach().numpy(), rtol=1e-5, atol=1e-6)
