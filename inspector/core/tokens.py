@@ -28,6 +28,18 @@ class TokenGrid:
         return f"{self.height}x{self.width} patch grid{extra}"
 
 
+def parse_grid(text: str) -> TokenGrid:
+    """`HxW` or `HxW+P` (P prefix tokens), e.g. `14x14+1`; SpecError otherwise."""
+    from .errors import SpecError
+
+    size, _, prefix = text.replace(" ", "").lower().partition("+")
+    parts = size.split("x")
+    if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts) or (prefix and not prefix.isdigit()):
+        raise SpecError(f"Not a token grid: {text!r}. Write HxW or HxW+P, e.g. 14x14+1 for a ViT's 196 patches "
+                        f"after its class token.")
+    return TokenGrid(int(parts[0]), int(parts[1]), int(prefix or 0))
+
+
 def token_grid(module) -> TokenGrid | None:
     """The patch grid a model's token sequences follow, when the model says (None otherwise)."""
     embed = getattr(module, "patch_embed", None)

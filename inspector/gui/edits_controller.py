@@ -47,7 +47,6 @@ class EditsController(QObject):
         self.panel.blockSignals(False)
 
     def _on_loaded(self, info, _ticks) -> None:
-        self.compare.grid.tokens = info.tokens
         self.panel.set_layers(info.layer_types, info.parameter_names)
         self.panel.set_layer(self.state.layer)
 

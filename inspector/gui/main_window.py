@@ -53,6 +53,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.setWindowTitle("Network Inspector")
         self.settings = settings or QSettings("NetworkInspector", "NetworkInspector")
         self.state = AppState(self.settings, ask_trust or ask_trust_dialog(self), self)
+        self.token_grid = None  # the patch grid token captures are drawn on (inspector.core.tokens)
         self._build()
         self.edits = EditsController(self)
         self.analysis = AnalysisController(self)
@@ -246,8 +247,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         for col in range(self.layer_model.columnCount()):
             self.tree_view.resizeColumnToContents(col)
         self.weights_combo.show_loaded(info)
-        for panel in (self.activation_panel, self.gradient_panel):
-            panel.set_tokens(info.tokens)
+        self.set_token_grid(info.tokens)
         self.target_combo.set_labels(list(info.labels) if info.labels else None, dense=info.task == "segmentation")
         self.target_combo.set_target(self.state.target)
         self.statusBar().showMessage(f"Loaded {info.source} ({info.weights}). " + " ".join(info.notes), 8000)
@@ -302,11 +302,38 @@ class MainWindow(SourcesMixin, QMainWindow):
             if capture is not None:
                 panel.show_stats(capture.stats)
 
+    def set_token_grid(self, grid) -> None:
+        """The patch grid token captures are drawn on (the model's, or the user's override)."""
+        self.token_grid = grid
+        for panel in (self.activation_panel, self.gradient_panel):
+            panel.set_tokens(grid)
+        self.edits.compare.grid.tokens = grid
+
+    def ask_token_grid(self) -> None:
+        """View > Token grid…: override the grid the model gives (or give one it does not)."""
+        from PySide6.QtWidgets import QInputDialog
+
+        from inspector.core.errors import SpecError
+        from inspector.core.tokens import parse_grid
+
+        grid = self.token_grid
+        shown = f"{grid.height}x{grid.width}+{grid.prefix}" if grid else ""
+        text, ok = QInputDialog.getText(self, "Token grid", "Patch grid of token captures, HxW+prefix tokens "
+                                        "(empty: none):", text=shown)
+        if not ok:
+            return
+        try:
+            self.set_token_grid(parse_grid(text) if text.strip() else None)
+        except SpecError as exc:
+            self.state.notify("error", str(exc))
+            return
+        self.show_layer()
+
     def _on_input_clicked(self, fy: float, fx: float) -> None:
         """A click on the input picks the patch whose attention the panels draw."""
         from inspector.core.tokens import query_at
 
-        grid = self.loaded.tokens if self.loaded is not None else None
+        grid = self.token_grid
         if grid is not None:
             self.state.set_query(query_at(grid, fy, fx))
 

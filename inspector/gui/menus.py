@@ -45,6 +45,7 @@ def build_menus(window) -> None:
     view.addSeparator()
     _action(window, view, "Next layer", lambda: window.step_layer(1), "Alt+Down")
     _action(window, view, "Previous layer", lambda: window.step_layer(-1), "Alt+Up")
+    _action(window, view, "Token grid…", window.ask_token_grid)
     view.addSeparator()
     _action(window, view, "Reset layout", window.reset_layout)
 

@@ -380,3 +380,21 @@ def test_a_segmentation_is_drawn_over_the_input_and_a_dragged_box_sets_the_targe
     logits = boxed.result.output  # (1, 3, 32, 32): the objective is class 2's logits over the box
     assert boxed.result.objective == pytest.approx(float(logits[0, 2, 8:24, 16:32].astype(np.float64).sum()),
                                                    rel=1e-5)
+
+
+def test_the_token_grid_can_be_overridden(ui, qtbot, open_window, gui_files, image_file, monkeypatch):
+    """Issue 12: the grid comes from the model; the user can override it (View > Token grid…)."""
+    from PySide6.QtWidgets import QInputDialog
+
+    from inspector.core.tokens import TokenGrid
+
+    window = open_window(ui.source(gui_files, "TinyViT"), image_file, {"attn", "head"})
+    window.layer_combo.setCurrentIndex(window.layer_combo.findData("attn"))
+    assert window.activation_panel.mosaic.tile_h == 4  # the model's 4 x 4 grid after one class token
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("2x8+1", True)))
+    window.ask_token_grid()
+    assert window.activation_panel.tokens == TokenGrid(2, 8, 1)
+    assert (window.activation_panel.mosaic.tile_h, window.activation_panel.mosaic.tile_w) == (2, 8)
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("2 by 8", True)))
+    window.ask_token_grid()
+    assert "Not a token grid" in window.banner.text() and window.activation_panel.tokens == TokenGrid(2, 8, 1)
