@@ -352,8 +352,8 @@ def test_clicking_a_heads_attention_map_ablates_that_head(ui, qtbot, open_window
 
 def test_the_model_list_offers_torchvision_and_timm_models(qtbot, window):
     combo = window.model_combo
-    with qtbot.waitSignal(window.worker.sigCatalogue, timeout=60_000):
-        combo.activated.emit(combo.findText("torchvision and timm models…"))
+    combo.activated.emit(combo.findText("torchvision and timm models…"))
+    qtbot.waitUntil(lambda: combo.findText("timm:vit_tiny_patch16_224") >= 0, timeout=60_000)  # filled on the GUI thread
     names = {combo.itemText(i) for i in range(combo.count())}
     assert {"resnet18", "vit_b_16", "deeplabv3_resnet50", "timm:vit_tiny_patch16_224", "timm:convnext_tiny"} <= names
     assert combo.currentText() == window.state.model.source  # still shows what is loaded
