@@ -250,8 +250,7 @@ def _load_torchvision(name: str, weights: str, trust: bool, progress: ProgressFn
     default = enum.DEFAULT
     labels = list(default.meta.get("categories") or []) or None
     prep = _torchvision_preprocess(default)
-    # segmentation builders fetch ImageNet backbone weights unless told not to: never for random weights
-    extra = {"weights_backbone": None} if name in segmenters else {}
+    extra = builder_options(name, prep, name in segmenters)
     notes = []
     random_weights = weights in ("random", "default")
     if not random_weights:
@@ -310,6 +309,17 @@ def _load_timm(source: str, weights: str, trust: bool, seed: int | None) -> Load
     prep, shape = timm_models.preprocess_of(module)
     module.eval()
     return LoadedModel(module, f"timm:{name}", label, timm_models.labels_of(module), prep, shape, "timm", notes, seed)
+
+
+def builder_options(name: str, prep: Preprocess, segmenter: bool) -> dict:
+    """What torchvision's builder needs besides `weights=None` to build the model the preprocessing
+    feeds: segmentation builders fetch ImageNet backbone weights unless told not to; a ViT whose
+    default weights take another input size (vit_h_14: 518) is built for that size."""
+    if segmenter:
+        return {"weights_backbone": None}
+    if name.startswith("vit_") and prep.crop and prep.crop != 224:
+        return {"image_size": prep.crop}
+    return {}
 
 
 def _torchvision_preprocess(weights) -> Preprocess:

@@ -90,3 +90,16 @@ def test_auto_picks_the_class_with_most_pixels_and_class_targets_say_use_seg():
         objective(out, Target("top1"), (8, 8))
     assert load_model("lraspp_mobilenet_v3_large", seed=0).task == "segmentation"
     assert load_model("demo").task == "classification"
+
+
+def test_torchvision_builders_get_what_the_preprocessing_needs():
+    """The sweep found vit_h_14 failing: its default weights take 518 x 518, its builder 224 unless told."""
+    import torchvision
+
+    from inspector.core.models import _torchvision_preprocess, builder_options
+
+    prep = _torchvision_preprocess(torchvision.models.get_model_weights("vit_h_14").DEFAULT)
+    assert prep.crop == 518 and builder_options("vit_h_14", prep, False) == {"image_size": 518}
+    prep16 = _torchvision_preprocess(torchvision.models.get_model_weights("vit_b_16").DEFAULT)
+    assert builder_options("vit_b_16", prep16, False) == {}
+    assert builder_options("fcn_resnet50", prep16, True) == {"weights_backbone": None}
