@@ -3,8 +3,9 @@
 Worked out from the attention module's own inputs and weights (no grad, nothing of the model
 changed), because fused attention (`scaled_dot_product_attention`, and `nn.MultiheadAttention`
 called with `need_weights=False` as torchvision's ViT does) never forms them. Supported:
-`torch.nn.MultiheadAttention` and timm's ViT-family `Attention` (a `qkv` projection, `num_heads`,
-`q_norm`/`k_norm`, `scale`); other modules get a note instead.
+`torch.nn.MultiheadAttention` and timm's plain ViT `Attention` (ViT, DeiT, DINOv2 with registers:
+a `qkv` projection, `num_heads`, `q_norm`/`k_norm`, `scale`); other modules (BEiT, Swin, EVA, CaiT
+attention) get a warning instead of probabilities that would be wrong.
 """
 
 from __future__ import annotations
@@ -20,9 +21,15 @@ def supports_attention(module: nn.Module) -> bool:
     return isinstance(module, nn.MultiheadAttention) or _is_timm_attention(module)
 
 
+#: timm attention classes whose probabilities are exactly softmax(q k^T * scale) after q_norm/k_norm.
+#: Look-alikes are left out on purpose: BEiT's Attention and Swin's WindowAttention add position
+#: biases (and masks), EVA's rotary embeddings, CaiT's TalkingHeadAttn mixes heads; reproducing them
+#: needs their own code here.
+TIMM_ATTENTION = frozenset({("timm.layers.attention", "Attention"), ("timm.models.vision_transformer", "Attention")})
+
+
 def _is_timm_attention(module: nn.Module) -> bool:
-    return (isinstance(getattr(module, "qkv", None), nn.Linear) and isinstance(getattr(module, "num_heads", None), int)
-            and hasattr(module, "scale"))
+    return (type(module).__module__, type(module).__name__) in TIMM_ATTENTION
 
 
 def check_heads(module: nn.Module, path: str, heads) -> None:

@@ -242,3 +242,21 @@ def test_multihead_attention_variants_and_padding_masks_match_need_weights(optio
     heads[:, 0] = 0
     manual = heads.transpose(1, 2).reshape(2, 4, 8) @ mha.out_proj.weight.T + mha.out_proj.bias
     np.testing.assert_allclose(result["mha:output"], manual.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_look_alike_timm_attention_is_not_given_wrong_probabilities():
+    """Swin's WindowAttention and EVA's attention have qkv and num_heads too, but add position biases or
+    rotary embeddings: the site must not pretend softmax(q k^T) is theirs."""
+    import timm
+
+    from inspector.core.attention import supports_attention
+
+    kinds = {}
+    for name in ("swin_tiny_patch4_window7_224", "eva02_tiny_patch14_224", "vit_tiny_patch16_224"):
+        model = timm.create_model(name)
+        kinds[name] = {type(m).__name__ for _, m in model.named_modules() if supports_attention(m)}
+    assert kinds == {"swin_tiny_patch4_window7_224": set(), "eva02_tiny_patch14_224": set(),
+                     "vit_tiny_patch16_224": {"Attention"}}
+    swin = load_model("timm:swin_tiny_patch4_window7_224", seed=0)
+    result = capture(swin, torch.zeros(1, 3, 224, 224), layers=["layers.0.blocks.0.attn"], sites="attention")
+    assert not result.captures and "add biases or rotations" in result.warnings[0]
