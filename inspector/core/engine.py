@@ -150,6 +150,8 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
         logits = primary_output(output)
         result.output = to_numpy(logits)
         result.predictions = predictions(logits, labels)
+        if logits.ndim == 4 and logits.shape[1] > 1:  # a segmentation: its class map, for the picture
+            result.classes = logits[0].detach().argmax(dim=0).to(torch.int16).cpu().numpy()
         t1 = time.perf_counter()
         result.timings["forward_s"] = t1 - t0
         for path in spec.layers:

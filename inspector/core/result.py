@@ -47,6 +47,8 @@ class RunResult:
     input_grad: np.ndarray | None = None
     output: np.ndarray | None = None
     predictions: list[Prediction] = field(default_factory=list)
+    # a segmentation's predicted class per pixel (H, W) of sample 0, worked out where the logits are
+    classes: np.ndarray | None = None
     target: str = ""
     target_index: int | None = None
     objective: float | None = None

@@ -23,14 +23,13 @@ def palette(count: int) -> np.ndarray:
     return colours
 
 
-def predicted_classes(logits: np.ndarray) -> np.ndarray:
-    """(H, W) class of every pixel of sample 0 of a (B, classes, H, W) output."""
-    return np.asarray(logits)[0].argmax(axis=0)
-
-
-def overlay(picture: np.ndarray, classes: np.ndarray, opacity: float = 0.55) -> np.ndarray:
+def overlay(picture: np.ndarray, classes: np.ndarray, opacity: float = 0.55, size: int | None = None) -> np.ndarray:
     """`picture` (H, W, 3 uint8) with every non-background pixel tinted by its class colour.
-    `classes` (h, w) is resized to the picture by nearest neighbour when it differs."""
+    `classes` (h, w) is resized to the picture by nearest neighbour when it differs; with `size`,
+    the picture is first shrunk (nearest) to at most `size` pixels a side, the size it is shown at."""
+    if size is not None and max(picture.shape[:2]) > size:
+        step = -(-max(picture.shape[:2]) // size)
+        picture = picture[::step, ::step]
     h, w = picture.shape[:2]
     if classes.shape != (h, w):
         rows = np.arange(h) * classes.shape[0] // h

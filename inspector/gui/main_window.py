@@ -339,12 +339,7 @@ class MainWindow(SourcesMixin, QMainWindow):
 
     def _show_input(self, result) -> None:
         info = self.loaded
-        classes = None
-        if info is not None and info.task == "segmentation" and result.output is not None and result.output.ndim == 4:
-            from inspector.core.segmentation import predicted_classes
-
-            classes = predicted_classes(result.output)
-        self.input_view.show_input(result.input, info.preprocess if info else None, classes,
+        self.input_view.show_input(result.input, info.preprocess if info else None, result.classes,
                                    list(info.labels) if info and info.labels else None)
 
     def _on_box_dragged(self, y0: float, x0: float, y1: float, x1: float) -> None:

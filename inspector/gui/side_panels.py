@@ -15,7 +15,10 @@ from inspector.core.result import RunResult
 from .number_format import fmt, nonfinite_text
 
 
-def rgb_pixmap(rgb: np.ndarray, size: int = 224) -> QPixmap:
+PICTURE_SIZE = 224  # pixels a side of the input picture
+
+
+def rgb_pixmap(rgb: np.ndarray, size: int = PICTURE_SIZE) -> QPixmap:
     rgb = np.ascontiguousarray(rgb)
     h, w, _ = rgb.shape
     image = QImage(rgb.data, w, h, 3 * w, QImage.Format_RGB888).copy()
@@ -120,7 +123,7 @@ class InputView(QWidget):
             if classes is not None:
                 from inspector.core.segmentation import legend, overlay
 
-                picture = overlay(picture, classes)
+                picture = overlay(picture, classes, size=PICTURE_SIZE)  # at the size it is shown
                 caption += "<br>" + " ".join(
                     f"<span style='background:rgb{colour}'>&nbsp;&nbsp;</span> {label} {share:.0%}"
                     for _i, label, colour, share in legend(classes, labels)[:8])

@@ -19,12 +19,15 @@ def grab(module: nn.Module, x: torch.Tensor, layers, sites, edits=()):
 
 
 class Wrap(nn.Module):
-    def __init__(self, mha: nn.Module) -> None:
+    """A model around one attention module `mha`, called by `call(mha, x)` (self-attention by default)."""
+
+    def __init__(self, mha: nn.Module, call=None) -> None:
         super().__init__()
         self.mha = mha
+        self.call = call or (lambda m, x: m(x, x, x, need_weights=False)[0])
 
-    def forward(self, x, mask=None):
-        return self.mha(x, x, x, need_weights=False, attn_mask=mask)[0]
+    def forward(self, x):
+        return self.call(self.mha, x)
 
 
 @pytest.mark.parametrize("batch_first", [True, False])
@@ -44,16 +47,8 @@ def test_masks_are_applied_as_the_module_applies_them():
     mha = nn.MultiheadAttention(8, 2, batch_first=True).eval()
     x = torch.randn(1, 4, 8)
     causal = torch.triu(torch.ones(4, 4, dtype=torch.bool), diagonal=1)
-
-    class Masked(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.mha = mha
-
-        def forward(self, x):
-            return self.mha(x, x, x, need_weights=False, attn_mask=causal)[0]
-
-    result = grab(Masked(), x, ["mha"], "attention")
+    masked = Wrap(mha, lambda m, t: m(t, t, t, need_weights=False, attn_mask=causal)[0])
+    result = grab(masked, x, ["mha"], "attention")
     _, expected = mha(x, x, x, need_weights=True, average_attn_weights=False, attn_mask=causal)
     np.testing.assert_allclose(result["mha:attention"], expected.detach().numpy(), rtol=1e-5, atol=1e-6)
     assert np.all(result["mha:attention"][0, :, 0, 1:] == 0)  # the first token sees only itself
@@ -135,24 +130,15 @@ def test_zero_heads_on_timm_attention_equals_the_manual_computation():
     x = torch.randn(1, 197, 192, generator=torch.Generator().manual_seed(7))
     kept = {}
     handle = attn.register_forward_hook(lambda _m, _i, out: kept.__setitem__("out", out.detach()))
-
-    class Holder(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.attn = attn
-
-        def forward(self, t):
-            return self.attn(t)
-
-    result = grab(Holder(), x, ["attn"], "output", edits=["attn:attention=zero_heads([0, 2])"])
+    result = grab(Wrap(attn, lambda m, t: m(t)), x, ["mha"], "output", edits=["mha:attention=zero_heads([0, 2])"])
     handle.remove()
     qkv = (x @ attn.qkv.weight.T + attn.qkv.bias).reshape(1, 197, 3, 3, 64).permute(2, 0, 3, 1, 4)
     q, k, v = qkv.unbind(0)
     heads = ((q * attn.scale) @ k.transpose(-2, -1)).softmax(-1) @ v  # (1, 3 heads, 197, 64)
     heads[:, [0, 2]] = 0
     expected = heads.transpose(1, 2).reshape(1, 197, 192) @ attn.proj.weight.T + attn.proj.bias
-    np.testing.assert_allclose(result["attn:output"], expected.detach().numpy(), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(kept["out"].numpy(), result["attn:output"], rtol=1e-6)  # what the model got
+    np.testing.assert_allclose(result["mha:output"], expected.detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(kept["out"].numpy(), result["mha:output"], rtol=1e-6)  # what the model got
 
 
 def test_zero_heads_checks_its_place_and_heads():
@@ -219,16 +205,8 @@ def test_multihead_attention_variants_and_padding_masks_match_need_weights(optio
     kv = torch.randn(2, 4, options.get("kdim", 8))
     value = torch.randn(2, 4, options.get("vdim", 8))
     padding = torch.tensor([[False, False, False, True], [False, True, False, False]])
-
-    class Call(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.mha = mha
-
-        def forward(self, t):
-            return self.mha(t, kv, value, key_padding_mask=padding, need_weights=False)[0]
-
-    result = grab(Call(), x, ["mha"], "attention,output", edits=["mha:attention=zero_heads([0])"])
+    call = Wrap(mha, lambda m, t: m(t, kv, value, key_padding_mask=padding, need_weights=False)[0])
+    result = grab(call, x, ["mha"], "attention,output", edits=["mha:attention=zero_heads([0])"])
     _, expected = mha(x, kv, value, key_padding_mask=padding, need_weights=True, average_attn_weights=False)
     np.testing.assert_allclose(result["mha:attention"], expected.detach().numpy(), rtol=1e-5, atol=1e-6)
     # zero_heads([0]): only head 1's output through out_proj (bias included)

@@ -103,3 +103,18 @@ def test_torchvision_builders_get_what_the_preprocessing_needs():
     prep16 = _torchvision_preprocess(torchvision.models.get_model_weights("vit_b_16").DEFAULT)
     assert builder_options("vit_b_16", prep16, False) == {}
     assert builder_options("fcn_resnet50", prep16, True) == {"weights_backbone": None}
+
+
+def test_a_segmentation_result_carries_its_class_map():
+    out = HalfRes()
+    result = capture_module(out)
+    assert result.classes.shape == (4, 4) and result.classes.dtype == np.int16
+    np.testing.assert_array_equal(result.classes, np.argmax(result.output[0], axis=0))
+    assert capture(load_model("demo"), torch.zeros(1, 3, 64, 64), layers=[]).classes is None  # a classifier
+
+
+def capture_module(module):
+    from inspector.core.engine import run
+    from inspector.core.runspec import RunSpec
+
+    return run(module, torch.zeros(1, 3, 8, 8), RunSpec.make([], "output", (), "sum"))
