@@ -115,7 +115,7 @@ class TargetCombo(QComboBox):
         self.blockSignals(True)
         self.clear()
         if dense:
-            self.addItem("auto (the class with most pixels)", "auto")
+            self.addItem("auto (most pixels)", "auto")
             for i, label in enumerate(labels or []):
                 self.addItem(f"seg:{i}: {label}, all pixels", f"seg:{i}")
             self.addItem("sum of output", "sum")
