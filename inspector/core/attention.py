@@ -3,9 +3,11 @@
 Worked out from the attention module's own inputs and weights (no grad, nothing of the model
 changed), because fused attention (`scaled_dot_product_attention`, and `nn.MultiheadAttention`
 called with `need_weights=False` as torchvision's ViT does) never forms them. Supported:
-`torch.nn.MultiheadAttention` and timm's plain ViT `Attention` (ViT, DeiT, DINOv2 with registers:
-a `qkv` projection, `num_heads`, `q_norm`/`k_norm`, `scale`); other modules (BEiT, Swin, EVA, CaiT
-attention) get a warning instead of probabilities that would be wrong.
+`torch.nn.MultiheadAttention`, timm's plain ViT `Attention` (ViT, DeiT, DINOv2 with registers:
+a `qkv` projection, `num_heads`, `q_norm`/`k_norm`, `scale`) and transformers' ViT-family attention
+(ViT, DeiT, DINOv2 with and without registers, CLIP's vision tower: `q_proj`/`k_proj`/`v_proj`, the
+heads joined before `o_proj`/`out_proj`); other modules (BEiT, Swin, EVA, CaiT attention) get a
+warning instead of probabilities that would be wrong.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from torch import nn
 
 
 def supports_attention(module: nn.Module) -> bool:
-    return isinstance(module, nn.MultiheadAttention) or _is_timm_attention(module)
+    return isinstance(module, nn.MultiheadAttention) or _is_timm_attention(module) or _is_hf_attention(module)
 
 
 #: timm attention classes whose probabilities are exactly softmax(q k^T * scale) after q_norm/k_norm.
@@ -32,14 +34,41 @@ def _is_timm_attention(module: nn.Module) -> bool:
     return (type(module).__module__, type(module).__name__) in TIMM_ATTENTION
 
 
+#: transformers attention classes whose probabilities are exactly softmax(q k^T * scaling + mask):
+#: separate q/k/v projections, heads side by side before the output projection. BEiT (relative
+#: position bias), Swin (windows and bias), SegFormer (reduced keys) are left out on purpose.
+HF_ATTENTION = frozenset({
+    ("transformers.models.vit.modeling_vit", "ViTAttention"),
+    ("transformers.models.deit.modeling_deit", "DeiTAttention"),
+    ("transformers.models.dinov2.modeling_dinov2", "Dinov2Attention"),
+    ("transformers.models.dinov2_with_registers.modeling_dinov2_with_registers", "Dinov2WithRegistersAttention"),
+    ("transformers.models.clip.modeling_clip", "CLIPAttention"),
+})
+
+
+def _is_hf_attention(module: nn.Module) -> bool:
+    return (type(module).__module__, type(module).__name__) in HF_ATTENTION
+
+
+def heads_of(module: nn.Module) -> int:
+    """How many heads an attention module this app knows has."""
+    return int(getattr(module, "num_heads", None) or module.num_attention_heads)
+
+
+def _output_projection(module: nn.Module) -> nn.Linear:
+    """The projection that takes the heads' outputs side by side (timm `proj`, transformers `o_proj`/`out_proj`)."""
+    return next(getattr(module, n) for n in ("proj", "o_proj", "out_proj") if isinstance(getattr(module, n, None),
+                                                                                        nn.Linear))
+
+
 def check_heads(module: nn.Module, path: str, heads) -> None:
     """SpecError unless `module` is an attention module with every head in `heads`."""
     from .errors import SpecError
 
     if not supports_attention(module):
         raise SpecError(f"zero_heads at {path}: {type(module).__name__} is not an attention module this app knows "
-                        f"(nn.MultiheadAttention, timm Attention).")
-    count = module.num_heads
+                        f"(nn.MultiheadAttention, timm Attention, transformers ViT-family attention).")
+    count = heads_of(module)
     bad = [h for h in heads if not 0 <= h < count]
     if bad:
         raise SpecError(f"zero_heads at {path}: head(s) {bad} out of range; it has {count} heads (0-{count - 1}).")
@@ -51,15 +80,16 @@ def ablate_heads(module: nn.Module, heads: list[int]) -> list:
         def recompute(m, args, kwargs, output):
             return _mha_without(m, args, kwargs, output, heads)
         return [module.register_forward_hook(recompute, with_kwargs=True)]
-    width = module.qkv.out_features // 3 // module.num_heads
+    projection = _output_projection(module)
+    width = projection.in_features // heads_of(module)
 
-    def zero_slices(_proj, args):  # timm: proj is called on the heads' outputs side by side
+    def zero_slices(_proj, args):  # timm, transformers: the projection is called on the heads' outputs side by side
         x = args[0]
         keep = torch.ones(x.shape[-1], dtype=x.dtype, device=x.device)
         for h in heads:
             keep[h * width:(h + 1) * width] = 0
         return (x * keep,) + tuple(args[1:])
-    return [module.proj.register_forward_pre_hook(zero_slices)]
+    return [projection.register_forward_pre_hook(zero_slices)]
 
 
 def attention_probs(module: nn.Module, args: tuple, kwargs: dict) -> torch.Tensor:
@@ -68,6 +98,8 @@ def attention_probs(module: nn.Module, args: tuple, kwargs: dict) -> torch.Tenso
         if isinstance(module, nn.MultiheadAttention):
             probs, _v, unbatched, _t = _mha_attention(module, args, kwargs)
             return probs[0] if unbatched else probs
+        if _is_hf_attention(module):
+            return _hf_probs(module, args, kwargs)
         return _timm_probs(module, args[0] if args else kwargs["x"])
 
 
@@ -149,3 +181,17 @@ def _timm_probs(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
     q, k = qkv.unbind(0)[:2]
     q, k = getattr(m, "q_norm", nn.Identity())(q), getattr(m, "k_norm", nn.Identity())(k)
     return ((q * m.scale) @ k.transpose(-2, -1)).softmax(dim=-1)
+
+
+def _hf_probs(m: nn.Module, args: tuple, kwargs: dict) -> torch.Tensor:
+    """transformers' eager attention: softmax(q k^T * scaling + attention_mask) in float32."""
+    given = dict(zip(("hidden_states", "attention_mask"), args)) | kwargs
+    x, mask = given["hidden_states"], given.get("attention_mask")
+    shape = (*x.shape[:-1], -1, m.head_dim)
+    q = m.q_proj(x).view(shape).transpose(1, 2)
+    k = m.k_proj(x).view(shape).transpose(1, 2)
+    scaling = getattr(m, "scaling", None) or getattr(m, "scale", None) or m.head_dim ** -0.5
+    scores = (q @ k.transpose(2, 3)) * scaling
+    if mask is not None:
+        scores = scores + mask
+    return scores.softmax(dim=-1, dtype=torch.float32).to(q.dtype)

@@ -166,7 +166,7 @@ def gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, layer:
     module, labels = _unwrap(model)
     if x.ndim != 4:
         raise SpecError(f"Grad-CAM needs an image input (N, C, H, W); got shape {tuple(x.shape)}.")
-    grid = token_grid(module)
+    grid = token_grid(module, tuple(x.shape[-2:]))
     notes = ()
     if layer is None:
         example = x.detach().to(_device(module))
@@ -254,13 +254,14 @@ def attention_rollout(model: LoadedModel | nn.Module, x: torch.Tensor) -> Attrib
     from .attention import supports_attention
 
     module, labels = _unwrap(model)
-    grid = token_grid(module)
+    grid = token_grid(module, tuple(x.shape[-2:]))
     if grid is None:
         raise SpecError("Attention rollout needs a transformer whose patch grid is known (timm ViT-family, "
-                        "torchvision ViT); this model has none. Use saliency or Grad-CAM.")
+                        "torchvision ViT, transformers ViT-family); this model has none. Use saliency or Grad-CAM.")
     paths = [p for p, m in module.named_modules() if p and supports_attention(m)]
     if not paths:
-        raise SpecError("Attention rollout needs attention modules (nn.MultiheadAttention, timm Attention); "
+        raise SpecError("Attention rollout needs attention modules (nn.MultiheadAttention, timm Attention, "
+                        "transformers ViT-family attention); "
                         "this model has none.")
     result = run(module, x, RunSpec(tuple(paths), frozenset({"attention"}), (), parse_target("sum"),
                                     stats=False), labels)

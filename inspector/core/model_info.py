@@ -72,4 +72,5 @@ def describe(loaded: "LoadedModel", tree: LayerTree, request: ModelRequest) -> M
     return ModelInfo(request=request, kind=loaded.kind, weights=loaded.weights, tree=tree, parameters=params,
                      labels=tuple(loaded.labels) if loaded.labels else None, preprocess=loaded.preprocess,
                      input_shape=loaded.input_shape, notes=tuple(loaded.notes), seed=seed,
-                     tokens=token_grid(loaded.module), task=_task(loaded, tree))
+                     tokens=token_grid(loaded.module, tuple(loaded.input_shape[-2:]) if loaded.input_shape else None),
+                     task=_task(loaded, tree))

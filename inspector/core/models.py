@@ -28,7 +28,7 @@ from .checkpoints import apply_state_dict, read_checkpoint
 from .errors import ModelLoadError, SpecError, UntrustedCodeError
 from .preprocess import Preprocess
 from .seeds import check_seed, new_seed, seeded
-from .sources import is_factory, is_model_file, is_zoo
+from .sources import is_factory, is_model_file
 from . import pretrained
 
 ProgressFn = Callable[[int, int], None]
@@ -93,9 +93,8 @@ def load_model(
         loaded = _load_demo()
     elif source.lower().startswith("timm:"):
         return _load_timm(source, weights or "random", trust, seed)
-    elif is_zoo(source):
-        raise ModelLoadError(f"{source}: hf: sources are not supported by this version. Use demo, a torchvision "
-                             f"name, timm:NAME, file.py:Name, package.module:Name or a model file.")
+    elif source.lower().startswith("hf:"):
+        return _load_hf(source, weights, trust, seed)
     elif is_factory(source):
         if not random_weights:
             _no_seed(seed, f"the weights come from {weights}")
@@ -309,6 +308,16 @@ def _load_timm(source: str, weights: str, trust: bool, seed: int | None) -> Load
     prep, shape = timm_models.preprocess_of(module)
     module.eval()
     return LoadedModel(module, f"timm:{name}", label, timm_models.labels_of(module), prep, shape, "timm", notes, seed)
+
+
+def _load_hf(source: str, weights: str | None, trust: bool, seed: int | None) -> LoadedModel:
+    """`hf:`: the folder's own weights by default (`pretrained`), `random` from its config under a seed."""
+    from . import hf_models
+
+    weights = "pretrained" if weights in (None, "", "default") else weights
+    if weights != "random":
+        _no_seed(seed, "the weights come from the folder" if weights == "pretrained" else f"the weights come from {weights}")
+    return hf_models.load(source, weights, trust, _pick(seed) if weights == "random" else None)
 
 
 def builder_options(name: str, prep: Preprocess, segmenter: bool) -> dict:

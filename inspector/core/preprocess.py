@@ -8,23 +8,29 @@ import numpy as np
 import torch
 from PIL import Image
 
-_RESAMPLE = {"bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC, "nearest": Image.NEAREST}
+_RESAMPLE = {"bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC, "nearest": Image.NEAREST,
+             "lanczos": Image.LANCZOS, "box": Image.BOX, "hamming": Image.HAMMING}
 
 
 @dataclass(frozen=True)
 class Preprocess:
-    """Resize the short side, centre-crop, scale to [0, 1], normalise. None skips a step."""
+    """Resize the short side (or to exactly `size`), centre-crop, scale to [0, 1], normalise. None
+    skips a step. `size` (height, width) stretches to that size, as Hugging Face image processors
+    with `size: {height, width}` do."""
 
     resize: int | None = None
     crop: int | None = None
     mean: tuple[float, ...] = (0.0, 0.0, 0.0)
     std: tuple[float, ...] = (1.0, 1.0, 1.0)
     interpolation: str = "bilinear"
+    size: tuple[int, int] | None = None
 
     def __call__(self, image: Image.Image) -> torch.Tensor:
         """An RGB image -> a (1, 3, H, W) float32 tensor."""
         image = image.convert("RGB")
-        if self.resize:
+        if self.size:
+            image = image.resize((self.size[1], self.size[0]), _RESAMPLE.get(self.interpolation, Image.BILINEAR))
+        elif self.resize:
             w, h = image.size
             scale = self.resize / min(w, h)
             size = (max(1, round(w * scale)), max(1, round(h * scale)))
@@ -51,8 +57,10 @@ class Preprocess:
 
     @property
     def input_shape(self) -> tuple[int, int, int, int] | None:
-        return (1, 3, self.crop, self.crop) if self.crop else None
+        if self.crop:
+            return (1, 3, self.crop, self.crop)
+        return (1, 3, *self.size) if self.size else None
 
     def to_dict(self) -> dict:
         return dict(resize=self.resize, crop=self.crop, mean=list(self.mean), std=list(self.std),
-                    interpolation=self.interpolation)
+                    interpolation=self.interpolation, size=list(self.size) if self.size else None)

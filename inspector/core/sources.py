@@ -3,7 +3,8 @@
 Loading runs code from a file for a Python factory (`file.py:Name`, `package.module:Name`),
 a TorchScript file and a `torch.export` program (both may hold code), and a pickled model
 (any other existing file is read as one). `demo`, a torchvision name, `timm:NAME` and
-`hf:PATH_OR_ID` do not run code by themselves; `hf:` does with `trust_remote_code`.
+`hf:PATH_OR_ID` do not run code by themselves; an `hf:` folder does when its config brings code of
+its own (`auto_map`, transformers' `trust_remote_code`) or its weights are only pickles.
 
 Torch-free and Qt-free: the app asks before the engine has loaded.
 """
@@ -58,5 +59,9 @@ def carries_code(source: str, *, trust_remote_code: bool = False) -> bool:
     """True when loading `source` runs code that came with it (so it needs the user's trust)."""
     source = source.strip()
     if is_zoo(source):
-        return bool(trust_remote_code) and source.lower().startswith("hf:")
+        if not source.lower().startswith("hf:"):
+            return False
+        from .hf_hub import hf_carries_code
+
+        return bool(trust_remote_code) or hf_carries_code(source)
     return is_factory(source) or is_model_file(source)

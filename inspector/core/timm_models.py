@@ -11,23 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import os
 from pathlib import Path
 
 from .errors import ModelLoadError
+from .hf_hub import hub_cache
 from .preprocess import Preprocess
 
 PREFIX = "timm:"
 #: Weight files timm's Hugging Face repos hold, in the order they are preferred.
 HUB_FILES = ("model.safetensors", "pytorch_model.bin")
-
-
-def hub_cache() -> Path:
-    """The Hugging Face hub cache folder, as huggingface_hub resolves it (read at call time)."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"])
-    home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
-    return Path(home).expanduser() / "hub"
 
 
 def check_name(name: str) -> str:

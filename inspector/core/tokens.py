@@ -40,8 +40,13 @@ def parse_grid(text: str) -> TokenGrid:
     return TokenGrid(int(parts[0]), int(parts[1]), int(prefix or 0))
 
 
-def token_grid(module) -> TokenGrid | None:
-    """The patch grid a model's token sequences follow, when the model says (None otherwise)."""
+def token_grid(module, input_hw: tuple[int, int] | None = None) -> TokenGrid | None:
+    """The patch grid a model's token sequences follow, when the model says (None otherwise).
+    `input_hw`: the input's height and width, for models whose grid follows it (transformers)."""
+    if type(module).__module__.startswith("transformers."):
+        from .hf_models import token_grid as hf_grid
+
+        return hf_grid(module, input_hw)
     embed = getattr(module, "patch_embed", None)
     size = getattr(embed, "grid_size", None)
     if size is not None and len(size) == 2:  # timm ViT, DeiT, EVA, BEiT, ...

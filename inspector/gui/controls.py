@@ -150,6 +150,11 @@ class TargetCombo(QComboBox):
             self.setEditText(value)  # a target no item names (seg:CLASS@box): shown as typed
 
 
+#: Model kinds whose weights can be made at random under a seed, and those with pretrained weights.
+RANDOM_KINDS = ("torchvision", "timm", "hf", "python")
+PRETRAINED_KINDS = ("torchvision", "timm", "hf")
+
+
 class WeightsCombo(QComboBox):
     """Where the weights come from; random weights show their seed, so a run can be repeated.
 
@@ -175,16 +180,12 @@ class WeightsCombo(QComboBox):
         self.clear()
         if info.seed is not None:
             self.addItem(f"random (seed {info.seed})", ("random", info.seed))
+        else:  # pretrained, a checkpoint, the demo's bundled weights, a saved program's
+            self.addItem(info.weights, ("keep", None))
+        if info.kind in RANDOM_KINDS:
             self.addItem("random, new seed", ("random", None))
             self.addItem("random, seed…", ("seed", None))
-        elif info.weights != "random":
-            self.addItem(info.weights, ("keep", None))
-        else:
-            self.addItem("random", ("random", None))
-        if info.kind in ("torchvision", "timm"):
-            pretrained = info.weights.startswith("pretrained")
-            if pretrained:
-                self.insertItem(0, info.weights, ("keep", None))
+        if info.kind in PRETRAINED_KINDS and not info.weights.startswith("pretrained"):
             self.addItem("pretrained", ("pretrained", None))
         self.addItem("checkpoint…", ("checkpoint", None))
         self.setCurrentIndex(0)

@@ -28,6 +28,7 @@ def build_menus(window) -> None:
     bar = window.menuBar()
     file = bar.addMenu("&File")
     window.open_model_action = _action(window, file, "Open model…", window.on_open_model, "Ctrl+O")
+    _action(window, file, "Open Hugging Face model folder…", window.on_open_hf_folder)
     window.open_input_action = _action(window, file, "Open input…", window.on_open_input, "Ctrl+I")
     window.paste_action = _action(window, file, "Paste image", window.paste_image, QKeySequence.Paste)
     file.addSeparator()

@@ -37,7 +37,9 @@ class SourcesMixin:
         if current is not None and source == current.source:
             return
         if carries_code(source):
-            self.state.open_trusted(ModelRequest(source), source, "runs code to build the model")
+            why = ("brings its own code or pickled weights" if source.lower().startswith("hf:")
+                   else "runs code to build the model")
+            self.state.open_trusted(ModelRequest(source), source, why)
         else:
             self.state.request_model(ModelRequest(source))
 
@@ -72,6 +74,18 @@ class SourcesMixin:
         if path:
             self.open_model_file(path)
 
+    def on_open_hf_folder(self) -> None:
+        """A folder written by transformers' save_pretrained (config.json, weights, image-processor config)."""
+        path = QFileDialog.getExistingDirectory(self, "Open Hugging Face model folder (save_pretrained)")
+        if path:
+            self.open_hf_folder(path)
+
+    def open_hf_folder(self, path: str) -> None:
+        if not (Path(path) / "config.json").is_file():
+            self.state.notify("error", f"{path} has no config.json: choose a folder written by save_pretrained.")
+            return
+        self._on_model_chosen(f"hf:{path}")
+
     def open_model_file(self, path: str, name: str | None = None) -> None:
         if path.endswith(".py"):
             if name is None:
@@ -97,6 +111,9 @@ class SourcesMixin:
         urls = event.mimeData().urls()
         if urls and urls[0].isLocalFile():
             path = urls[0].toLocalFile()
+            if (Path(path) / "config.json").is_file():  # a save_pretrained folder
+                self.open_hf_folder(path)
+                return
             if path.lower().endswith(".py") or path.lower().endswith(MODEL_FILE_SUFFIXES):
                 self.open_model_file(path)
             else:
