@@ -13,23 +13,27 @@ from pathlib import Path
 from inspector.core.requests import ATTRIBUTION_METHODS
 
 CODE_WARNING = (
-    "file.py:Name and package.module:Name run that Python code; TorchScript and .pt2 files "
-    "can also carry code and need --trust."
+    "file.py:Name and package.module:Name run that Python code; TorchScript and .pt2 files, "
+    "and hf: folders with pickled weights or code of their own, can also carry code and need --trust."
 )
 
 
 def _model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="demo",
                         help="demo, a torchvision name (resnet18), timm:NAME (any timm model, e.g. "
-                             "timm:vit_small_patch16_224), file.py:Name, package.module:Name, "
+                             "timm:vit_small_patch16_224), hf:PATH_OR_ID[#OUTPUT] (a transformers save_pretrained "
+                             "folder or an id in the local Hugging Face cache; #OUTPUT picks the output read "
+                             "instead of logits), file.py:Name, package.module:Name, "
                              "a TorchScript file or a .pt2 program. " + CODE_WARNING)
     parser.add_argument("--weights", default=None,
                         help="random | pretrained | PATH (.safetensors or a weights-only checkpoint). timm's "
-                             "pretrained weights are read from the local Hugging Face cache (HF_HUB_CACHE)")
+                             "pretrained weights are read from the local Hugging Face cache (HF_HUB_CACHE); "
+                             "hf: sources default to the folder's own weights (pretrained)")
     parser.add_argument("--trust", action="store_true",
-                        help="allow loading files that can run code (TorchScript, .pt2, pickled models)")
+                        help="allow loading files that can run code (TorchScript, .pt2, pickled models, an hf: "
+                             "folder's pickled .bin weights or its own code, trust_remote_code)")
     parser.add_argument("--seed", default=None, metavar="N",
-                        help="seed for random weights (torchvision and timm --weights random, file.py:Name, "
+                        help="seed for random weights (torchvision, timm and hf: --weights random, file.py:Name, "
                              "package.module:Name), 0 to 4294967295; the same seed gives the same weights "
                              "here, in the app and in session files. Default: a new seed, printed")
 
