@@ -35,6 +35,15 @@ EXTRA_HIDDEN_IMPORTS = (
     "pyqtgraph.imageview.ImageViewTemplate_generic",
 )
 
+# transformers imports its model families lazily (by name, from a table), so PyInstaller's analysis
+# never sees them: the image families `hf:` sources are built from are listed here, and every
+# modeling_/configuration_ module of each is a hidden import (inspector.core.hf_models).
+HF_IMAGE_FAMILIES = (
+    "vit", "deit", "dinov2", "dinov2_with_registers", "clip", "siglip", "convnext", "convnextv2", "swin", "swinv2",
+    "beit", "data2vec", "segformer", "mobilevit", "mobilevitv2", "levit", "resnet", "regnet", "efficientnet",
+    "bit", "dpt", "upernet", "mask2former", "vit_msn", "vit_mae", "dinat", "focalnet", "pvt", "pvt_v2", "hiera",
+)
+
 # `--self-test` runs inside the bundle: the inspector.selftest package (Qt-free steps, offscreen Qt
 # steps, sandbox, runner). Found on disk like every inspector module; named here so that a
 # build fails, not the self-test of a shipped bundle, when one goes missing.
@@ -138,12 +147,31 @@ def inspector_modules(root: Path = ROOT) -> list[str]:
     return names
 
 
+def hf_model_modules() -> list[str]:
+    """The modeling_/configuration_ modules of HF_IMAGE_FAMILIES in the installed transformers, found on
+    disk (nothing is imported); TensorFlow and Flax variants left out."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("transformers")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    models = Path(list(spec.submodule_search_locations)[0]) / "models"
+    names = ["transformers.models.auto"]
+    for family in HF_IMAGE_FAMILIES:
+        for path in sorted((models / family).glob("*.py")):
+            stem = path.stem
+            if stem.startswith(("modeling_", "configuration_")) and not stem.startswith(("modeling_tf_",
+                                                                                          "modeling_flax_")):
+                names.append(f"transformers.models.{family}.{stem}")
+    return names
+
+
 def hidden_imports(root: Path = ROOT) -> list[str]:
     modules = inspector_modules(root)
     missing = [name for name in SELFTEST_MODULES if name not in modules]
     if missing:
         raise SystemExit(f"self-test modules missing from inspector/: {', '.join(missing)}")
-    return modules + list(EXTRA_HIDDEN_IMPORTS)
+    return modules + list(EXTRA_HIDDEN_IMPORTS) + hf_model_modules()
 
 
 def dropped(dest: str, profile: str | None = None) -> bool:

@@ -212,3 +212,36 @@ def step_torchvision_ops(ctx: Context) -> None:
     keep = torchvision.ops.nms(boxes, torch.tensor([0.9, 0.8, 0.7]), iou_threshold=0.5)
     check(keep.tolist() == [0, 2], f"nms kept {keep.tolist()}, expected [0, 2]")
     ctx.info["torchvision"] = torchvision.__version__
+
+
+def step_zoo_models(ctx: Context) -> None:
+    """timm and transformers models load and capture inside the bundle: a timm ViT with random weights,
+    and a tiny transformers ViT saved with save_pretrained and opened as `hf:FOLDER` (transformers
+    imports its model families by name, which a bundle must have collected); the attention site
+    equals the model's own eager attention weights."""
+    import torch
+    import transformers
+
+    from inspector.core import capture, load_model
+
+    timm_vit = load_model("timm:vit_tiny_patch16_224", "random", seed=0)
+    result = capture(timm_vit, torch.zeros(timm_vit.input_shape), layers="blocks.11.attn", sites="attention")
+    probs = result["blocks.11.attn:attention"]
+    check(probs.shape == (1, 3, 197, 197), f"timm attention has shape {probs.shape}")
+    check(abs(float(probs.sum(-1).mean()) - 1.0) < 1e-4, "timm attention rows do not sum to 1")
+    config = transformers.ViTConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64,
+                                    image_size=32, patch_size=8, num_labels=2, id2label={0: "no", 1: "yes"},
+                                    label2id={"no": 0, "yes": 1}, attn_implementation="eager")
+    torch.manual_seed(0)
+    model = transformers.ViTForImageClassification(config).eval()
+    folder = ctx.root / "tiny-vit-ü"
+    model.save_pretrained(folder)
+    x = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        expected = model(pixel_values=x, output_attentions=True)
+    loaded = load_model(f"hf:{folder}")
+    check(loaded.labels == ["no", "yes"], f"hf: labels are {loaded.labels}")
+    result = capture(loaded, x, layers="vit.layers.0.attention", sites="attention")
+    check(torch.allclose(torch.from_numpy(result["vit.layers.0.attention:attention"]), expected.attentions[0],
+                         atol=1e-6), "hf: attention differs from the model's eager attention weights")
+    check(torch.allclose(torch.from_numpy(result.output), expected.logits, atol=1e-6), "hf: logits differ")

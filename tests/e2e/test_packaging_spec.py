@@ -183,3 +183,17 @@ def test_entry_point_survives_missing_stdio():
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""  # everything went to os.devnull
+
+
+def test_the_transformers_families_hf_sources_use_are_hidden_imports():
+    """transformers loads its model modules by name; the bundle lists them (an hf: ViT in a bundle
+    without them fails with 'transformers has no class ViTForImageClassification')."""
+    from inspector.core.attention import HF_ATTENTION
+
+    modules = bc.hf_model_modules()
+    assert {module for module, _ in HF_ATTENTION} <= set(modules)
+    for family in ("vit", "segformer", "convnext", "swin"):
+        assert f"transformers.models.{family}.modeling_{family}" in modules
+        assert f"transformers.models.{family}.configuration_{family}" in modules
+    assert set(modules) <= set(bc.hidden_imports())
+    assert not any(".modeling_tf_" in m or ".modeling_flax_" in m for m in modules)
