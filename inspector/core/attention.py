@@ -4,9 +4,10 @@ Worked out from the attention module's own inputs and weights (no grad, nothing 
 changed), because fused attention (`scaled_dot_product_attention`, and `nn.MultiheadAttention`
 called with `need_weights=False` as torchvision's ViT does) never forms them. Supported:
 `torch.nn.MultiheadAttention`, timm's plain ViT `Attention` (ViT, DeiT, DINOv2 with registers:
-a `qkv` projection, `num_heads`, `q_norm`/`k_norm`, `scale`) and transformers' ViT-family attention
+a `qkv` projection, `num_heads`, `q_norm`/`k_norm`, `scale`), timm's Swin `WindowAttention` (per
+window: (B * windows, heads, w*w, w*w), with its relative position bias and shift mask) and transformers' ViT-family attention
 (ViT, DeiT, DINOv2 with and without registers, CLIP's vision tower: `q_proj`/`k_proj`/`v_proj`, the
-heads joined before `o_proj`/`out_proj`); other modules (BEiT, Swin, EVA, CaiT attention) get a
+heads joined before `o_proj`/`out_proj`); other modules (BEiT, Swin V2, EVA, CaiT attention) get a
 warning instead of probabilities that would be wrong.
 """
 
@@ -23,15 +24,18 @@ def supports_attention(module: nn.Module) -> bool:
     return isinstance(module, nn.MultiheadAttention) or _is_timm_attention(module) or _is_hf_attention(module)
 
 
-#: timm attention classes whose probabilities are exactly softmax(q k^T * scale) after q_norm/k_norm.
-#: Look-alikes are left out on purpose: BEiT's Attention and Swin's WindowAttention add position
-#: biases (and masks), EVA's rotary embeddings, CaiT's TalkingHeadAttn mixes heads; reproducing them
-#: needs their own code here.
+#: timm attention classes whose probabilities are exactly softmax(q k^T * scale) after q_norm/k_norm,
+#: and Swin's WindowAttention (plus its relative position bias and the shifted windows' mask).
+#: Look-alikes are left out on purpose: BEiT's Attention adds its own position bias, Swin V2 uses
+#: cosine attention with a learned scale, EVA rotary embeddings, CaiT's TalkingHeadAttn mixes heads;
+#: reproducing them needs their own code here.
 TIMM_ATTENTION = frozenset({("timm.layers.attention", "Attention"), ("timm.models.vision_transformer", "Attention")})
+TIMM_WINDOW_ATTENTION = ("timm.models.swin_transformer", "WindowAttention")
 
 
 def _is_timm_attention(module: nn.Module) -> bool:
-    return (type(module).__module__, type(module).__name__) in TIMM_ATTENTION
+    kind = (type(module).__module__, type(module).__name__)
+    return kind in TIMM_ATTENTION or kind == TIMM_WINDOW_ATTENTION
 
 
 #: transformers attention classes whose probabilities are exactly softmax(q k^T * scaling + mask):
@@ -100,6 +104,8 @@ def attention_probs(module: nn.Module, args: tuple, kwargs: dict) -> torch.Tenso
             return probs[0] if unbatched else probs
         if _is_hf_attention(module):
             return _hf_probs(module, args, kwargs)
+        if (type(module).__module__, type(module).__name__) == TIMM_WINDOW_ATTENTION:
+            return _timm_window_probs(module, args, kwargs)
         return _timm_probs(module, args[0] if args else kwargs["x"])
 
 
@@ -181,6 +187,22 @@ def _timm_probs(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
     q, k = qkv.unbind(0)[:2]
     q, k = getattr(m, "q_norm", nn.Identity())(q), getattr(m, "k_norm", nn.Identity())(k)
     return ((q * m.scale) @ k.transpose(-2, -1)).softmax(dim=-1)
+
+
+def _timm_window_probs(m: nn.Module, args: tuple, kwargs: dict) -> torch.Tensor:
+    """Swin's windowed attention (B * windows, heads, w*w, w*w): softmax(q k^T * scale + relative
+    position bias + the shifted windows' mask), as timm's unfused path computes it."""
+    given = dict(zip(("x", "mask"), args)) | kwargs
+    x, mask = given["x"], given.get("mask")
+    batch, n, _ = x.shape
+    qkv = m.qkv(x).reshape(batch, n, 3, m.num_heads, -1).permute(2, 0, 3, 1, 4)
+    q, k = qkv.unbind(0)[:2]
+    scores = (q * m.scale) @ k.transpose(-2, -1) + m._get_rel_pos_bias()
+    if mask is not None:
+        windows = mask.shape[0]
+        scores = (scores.view(-1, windows, m.num_heads, n, n) + mask.unsqueeze(1).unsqueeze(0)).view(-1, m.num_heads,
+                                                                                                      n, n)
+    return scores.softmax(dim=-1)
 
 
 def _hf_probs(m: nn.Module, args: tuple, kwargs: dict) -> torch.Tensor:

@@ -223,18 +223,75 @@ def test_multihead_attention_variants_and_padding_masks_match_need_weights(optio
 
 
 def test_look_alike_timm_attention_is_not_given_wrong_probabilities():
-    """Swin's WindowAttention and EVA's attention have qkv and num_heads too, but add position biases or
-    rotary embeddings: the site must not pretend softmax(q k^T) is theirs."""
+    """Swin V2's WindowAttention and EVA's attention have qkv and num_heads too, but use cosine attention
+    or rotary embeddings: the site must not pretend softmax(q k^T) is theirs."""
     import timm
 
     from inspector.core.attention import supports_attention
 
     kinds = {}
-    for name in ("swin_tiny_patch4_window7_224", "eva02_tiny_patch14_224", "vit_tiny_patch16_224"):
+    for name in ("swinv2_tiny_window8_256", "eva02_tiny_patch14_224", "vit_tiny_patch16_224",
+                 "swin_tiny_patch4_window7_224"):
         model = timm.create_model(name)
         kinds[name] = {type(m).__name__ for _, m in model.named_modules() if supports_attention(m)}
-    assert kinds == {"swin_tiny_patch4_window7_224": set(), "eva02_tiny_patch14_224": set(),
-                     "vit_tiny_patch16_224": {"Attention"}}
-    swin = load_model("timm:swin_tiny_patch4_window7_224", seed=0)
-    result = capture(swin, torch.zeros(1, 3, 224, 224), layers=["layers.0.blocks.0.attn"], sites="attention")
+    assert kinds == {"swinv2_tiny_window8_256": set(), "eva02_tiny_patch14_224": set(),
+                     "vit_tiny_patch16_224": {"Attention"}, "swin_tiny_patch4_window7_224": {"WindowAttention"}}
+    swin = load_model("timm:swinv2_tiny_window8_256", seed=0)
+    result = capture(swin, torch.zeros(1, 3, 256, 256), layers=["layers.0.blocks.0.attn"], sites="attention")
     assert not result.captures and "add biases or rotations" in result.warnings[0]
+
+
+def _swin_and_its_unfused_twin():
+    """A timm Swin with fused attention, and the same weights computing attention unfused (its own
+    softmax module then sees the probabilities)."""
+    import copy
+
+    swin = load_model("timm:swin_tiny_patch4_window7_224", seed=0)
+    twin = copy.deepcopy(swin.module)
+    for module in twin.modules():
+        if hasattr(module, "fused_attn"):
+            module.fused_attn = False
+    return swin, twin
+
+
+def test_swin_window_attention_equals_timms_own_softmax_with_bias_and_shift_mask():
+    swin, twin = _swin_and_its_unfused_twin()
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
+    paths = ["layers.0.blocks.0.attn", "layers.0.blocks.1.attn"]  # unshifted, shifted (masked) windows
+    seen = {}
+    handles = [twin.get_submodule(f"{p}.softmax").register_forward_hook(
+        lambda m, a, o, p=p: seen.setdefault(p, o.detach().clone())) for p in paths]
+    with torch.no_grad():
+        plain = twin(x)
+    for h in handles:
+        h.remove()
+    result = capture(swin, x, layers=paths, sites="attention")
+    for path in paths:
+        got = result[f"{path}:attention"]
+        assert got.shape == (64, 3, 49, 49)  # 8 x 8 windows of 7 x 7 patches, 3 heads
+        np.testing.assert_allclose(got, seen[path].numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(result.output, plain.numpy(), rtol=1e-4, atol=1e-5)  # fused and unfused agree
+
+
+def test_zero_heads_on_swin_windows_equals_a_manual_computation():
+    swin, twin = _swin_and_its_unfused_twin()
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(1))
+    path = "layers.0.blocks.1.attn"
+    attn = twin.get_submodule(path)
+    seen = {}
+
+    def keep_input(_module, args, _kwargs):
+        seen["x"] = args[0].detach().clone()
+    hooks = [attn.register_forward_pre_hook(keep_input, with_kwargs=True),
+             attn.softmax.register_forward_hook(lambda m, a, o: seen.setdefault("p", o.detach().clone()))]
+    with torch.no_grad():
+        twin(x)
+    for h in hooks:
+        h.remove()
+    windows, n, _ = seen["x"].shape
+    v = attn.qkv(seen["x"]).reshape(windows, n, 3, 3, -1).permute(2, 0, 3, 1, 4)[2]
+    per_head = seen["p"] @ v
+    per_head[:, [0, 2]] = 0
+    expected = attn.proj(per_head.transpose(1, 2).reshape(windows, n, -1))
+    result = capture(swin, x, layers=[f"{path}.proj"], sites="output", edits=[f"{path}:attention=zero_heads([0, 2])"])
+    np.testing.assert_allclose(result[f"{path}.proj:output"], expected.detach().numpy(), rtol=1e-4, atol=1e-5)
