@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="sources to try (default: every torchvision classification and segmentation model "
                             "and 40 timm models across families)")
     sweep.add_argument("--device", default="cpu")
+    sweep.add_argument("--hf", action="store_true",
+                       help="sweep transformers image models across families instead (default-size configs "
+                            "loaded as hf: folders with random weights)")
     sweep.add_argument("--json", help="also write the rows to this JSON file")
 
     sub.add_parser("samples", help="list the bundled sample inputs")
@@ -294,9 +297,12 @@ def cmd_bench(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from inspector.bench.sweep import main as sweep
+    import tempfile
 
-    rows = sweep(args.models, args.device)
+    from inspector.bench.sweep import hf_sources, main as sweep
+
+    with tempfile.TemporaryDirectory(prefix="inspector-sweep-") as folder:
+        rows = sweep((args.models or []) + hf_sources(folder) if args.hf else args.models, args.device)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0 if all(r["ok"] for r in rows) else 1

@@ -27,6 +27,37 @@ TIMM_MODELS = (
     "fastvit_t8", "edgenext_xx_small", "repvgg_a0", "pvt_v2_b0",
 )
 
+#: transformers image models across families (config class, model class), at their default sizes;
+#: `sweep --hf` writes each config to a folder and loads it as `hf:FOLDER` with random weights.
+HF_MODELS = (
+    ("ViTConfig", "ViTForImageClassification"), ("DeiTConfig", "DeiTForImageClassificationWithTeacher"),
+    ("Dinov2Config", "Dinov2ForImageClassification"),
+    ("Dinov2WithRegistersConfig", "Dinov2WithRegistersForImageClassification"),
+    ("CLIPVisionConfig", "CLIPVisionModelWithProjection"), ("SiglipVisionConfig", "SiglipVisionModel"),
+    ("ConvNextConfig", "ConvNextForImageClassification"), ("ConvNextV2Config", "ConvNextV2ForImageClassification"),
+    ("SwinConfig", "SwinForImageClassification"), ("Swinv2Config", "Swinv2ForImageClassification"),
+    ("BeitConfig", "BeitForImageClassification"), ("Data2VecVisionConfig", "Data2VecVisionForImageClassification"),
+    ("SegformerConfig", "SegformerForSemanticSegmentation"), ("MobileViTConfig", "MobileViTForImageClassification"),
+    ("LevitConfig", "LevitForImageClassification"), ("ResNetConfig", "ResNetForImageClassification"),
+    ("RegNetConfig", "RegNetForImageClassification"), ("EfficientNetConfig", "EfficientNetForImageClassification"),
+)
+
+
+def hf_sources(folder) -> list[str]:
+    """Write each of HF_MODELS' default configs (naming its model class) under `folder`; their sources."""
+    from pathlib import Path
+
+    import transformers
+
+    sources = []
+    for config_name, model_name in HF_MODELS:
+        config = getattr(transformers, config_name)()
+        config.architectures = [model_name]
+        path = Path(folder) / model_name
+        config.save_pretrained(path)
+        sources.append(f"hf:{path}")
+    return sources
+
 
 @dataclass
 class SweepRow:

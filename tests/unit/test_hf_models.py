@@ -174,3 +174,25 @@ def test_a_segformer_is_a_segmentation(tmp_path):
         logits = loaded.module(x)
     assert logits.shape == (1, 4, 16, 16)
     assert result.objective == pytest.approx(float(logits[0, 2].sum()), rel=1e-5)
+
+
+def test_gradcam_on_an_hf_vit_uses_the_last_blocks_first_norm_on_its_grid(tmp_path):
+    from inspector.core.attribution import gradcam
+
+    reference = _vit_classifier(tmp_path)
+    x = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(4))
+    cam = gradcam(load_model(f"hf:{tmp_path}"), x)
+    assert cam.layer == "vit.layers.1.layernorm_before" and "4x4 patch grid after 1 prefix token" in cam.warnings[0]
+    seen = {}
+
+    def keep(_module, _args, output):
+        seen["a"] = output.detach()
+        output.register_hook(lambda g: seen.setdefault("g", g.detach()))
+    handle = reference.get_submodule(cam.layer).register_forward_hook(keep)
+    logits = reference(pixel_values=x).logits
+    logits[0, logits[0].argmax()].backward()
+    handle.remove()
+    a = seen["a"][0, 1:].reshape(4, 4, 32).permute(2, 0, 1)  # patch tokens as 32 maps of 4 x 4
+    g = seen["g"][0, 1:].reshape(4, 4, 32).permute(2, 0, 1)
+    expected = torch.relu((g.mean(dim=(1, 2))[:, None, None] * a).sum(0))
+    np.testing.assert_allclose(cam.cam, expected.numpy(), rtol=1e-4, atol=1e-6)
