@@ -3,11 +3,10 @@
 Worked out from the attention module's own inputs and weights (no grad, nothing of the model
 changed), because fused attention (`scaled_dot_product_attention`, and `nn.MultiheadAttention`
 called with `need_weights=False` as torchvision's ViT does) never forms them. Supported:
-`torch.nn.MultiheadAttention`, timm's plain ViT `Attention` (ViT, DeiT, DINOv2 with registers:
-a `qkv` projection, `num_heads`, `q_norm`/`k_norm`, `scale`), timm's Swin `WindowAttention` (per
-window: (B * windows, heads, w*w, w*w), with its relative position bias and shift mask) and transformers' ViT-family attention
+`torch.nn.MultiheadAttention`, timm's ViT, Swin (per window: (B * windows, heads, w*w, w*w)), BEiT
+and EVA attention (`inspector.core.attention_timm`) and transformers' ViT-family attention
 (ViT, DeiT, DINOv2 with and without registers, CLIP's vision tower: `q_proj`/`k_proj`/`v_proj`, the
-heads joined before `o_proj`/`out_proj`); other modules (BEiT, Swin V2, EVA, CaiT attention) get a
+heads joined before `o_proj`/`out_proj`); other modules (Swin V2, CaiT, transformers' BEiT and Swin) get a
 warning instead of probabilities that would be wrong.
 """
 
@@ -24,18 +23,10 @@ def supports_attention(module: nn.Module) -> bool:
     return isinstance(module, nn.MultiheadAttention) or _is_timm_attention(module) or _is_hf_attention(module)
 
 
-#: timm attention classes whose probabilities are exactly softmax(q k^T * scale) after q_norm/k_norm,
-#: and Swin's WindowAttention (plus its relative position bias and the shifted windows' mask).
-#: Look-alikes are left out on purpose: BEiT's Attention adds its own position bias, Swin V2 uses
-#: cosine attention with a learned scale, EVA rotary embeddings, CaiT's TalkingHeadAttn mixes heads;
-#: reproducing them needs their own code here.
-TIMM_ATTENTION = frozenset({("timm.layers.attention", "Attention"), ("timm.models.vision_transformer", "Attention")})
-TIMM_WINDOW_ATTENTION = ("timm.models.swin_transformer", "WindowAttention")
-
-
 def _is_timm_attention(module: nn.Module) -> bool:
-    kind = (type(module).__module__, type(module).__name__)
-    return kind in TIMM_ATTENTION or kind == TIMM_WINDOW_ATTENTION
+    from .attention_timm import probs_function
+
+    return probs_function(module) is not None
 
 
 #: transformers attention classes whose probabilities are exactly softmax(q k^T * scaling + mask):
@@ -71,7 +62,8 @@ def check_heads(module: nn.Module, path: str, heads) -> None:
 
     if not supports_attention(module):
         raise SpecError(f"zero_heads at {path}: {type(module).__name__} is not an attention module this app knows "
-                        f"(nn.MultiheadAttention, timm Attention, transformers ViT-family attention).")
+                        f"(nn.MultiheadAttention; timm ViT, Swin, BEiT and EVA attention; transformers ViT-family "
+                        f"attention).")
     count = heads_of(module)
     bad = [h for h in heads if not 0 <= h < count]
     if bad:
@@ -84,16 +76,21 @@ def ablate_heads(module: nn.Module, heads: list[int]) -> list:
         def recompute(m, args, kwargs, output):
             return _mha_without(m, args, kwargs, output, heads)
         return [module.register_forward_hook(recompute, with_kwargs=True)]
-    projection = _output_projection(module)
-    width = projection.in_features // heads_of(module)
+    width = _output_projection(module).in_features // heads_of(module)
+    if _is_timm_attention(module):
+        from .attention_timm import heads_joined_at
 
-    def zero_slices(_proj, args):  # timm, transformers: the projection is called on the heads' outputs side by side
+        joined = heads_joined_at(module)
+    else:
+        joined = _output_projection(module)
+
+    def zero_slices(_joined, args):  # the heads' outputs side by side, before the projection (or EVA's sub-norm)
         x = args[0]
         keep = torch.ones(x.shape[-1], dtype=x.dtype, device=x.device)
         for h in heads:
             keep[h * width:(h + 1) * width] = 0
         return (x * keep,) + tuple(args[1:])
-    return [projection.register_forward_pre_hook(zero_slices)]
+    return [joined.register_forward_pre_hook(zero_slices)]
 
 
 def attention_probs(module: nn.Module, args: tuple, kwargs: dict) -> torch.Tensor:
@@ -104,9 +101,9 @@ def attention_probs(module: nn.Module, args: tuple, kwargs: dict) -> torch.Tenso
             return probs[0] if unbatched else probs
         if _is_hf_attention(module):
             return _hf_probs(module, args, kwargs)
-        if (type(module).__module__, type(module).__name__) == TIMM_WINDOW_ATTENTION:
-            return _timm_window_probs(module, args, kwargs)
-        return _timm_probs(module, args[0] if args else kwargs["x"])
+        from .attention_timm import probs_function
+
+        return probs_function(module)(module, args, kwargs)
 
 
 def _mha_attention(m: nn.MultiheadAttention, args: tuple, kwargs: dict):
@@ -178,31 +175,6 @@ def _masked(scores, attn_mask, key_padding_mask, batch, heads, n, s):
         else:
             scores = scores + mask
     return scores
-
-
-def _timm_probs(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    batch, n, _ = x.shape
-    heads = m.num_heads
-    qkv = m.qkv(x).reshape(batch, n, 3, heads, -1).permute(2, 0, 3, 1, 4)
-    q, k = qkv.unbind(0)[:2]
-    q, k = getattr(m, "q_norm", nn.Identity())(q), getattr(m, "k_norm", nn.Identity())(k)
-    return ((q * m.scale) @ k.transpose(-2, -1)).softmax(dim=-1)
-
-
-def _timm_window_probs(m: nn.Module, args: tuple, kwargs: dict) -> torch.Tensor:
-    """Swin's windowed attention (B * windows, heads, w*w, w*w): softmax(q k^T * scale + relative
-    position bias + the shifted windows' mask), as timm's unfused path computes it."""
-    given = dict(zip(("x", "mask"), args)) | kwargs
-    x, mask = given["x"], given.get("mask")
-    batch, n, _ = x.shape
-    qkv = m.qkv(x).reshape(batch, n, 3, m.num_heads, -1).permute(2, 0, 3, 1, 4)
-    q, k = qkv.unbind(0)[:2]
-    scores = (q * m.scale) @ k.transpose(-2, -1) + m._get_rel_pos_bias()
-    if mask is not None:
-        windows = mask.shape[0]
-        scores = (scores.view(-1, windows, m.num_heads, n, n) + mask.unsqueeze(1).unsqueeze(0)).view(-1, m.num_heads,
-                                                                                                      n, n)
-    return scores.softmax(dim=-1)
 
 
 def _hf_probs(m: nn.Module, args: tuple, kwargs: dict) -> torch.Tensor:

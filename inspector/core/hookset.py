@@ -102,9 +102,9 @@ class HookSet:
         if asked and not any(supports_attention(self.modules[p]) for p in asked):
             self.result.log("warning", f"No attention captured: none of the ticked modules ({', '.join(asked[:3])}"
                                        f"{', ...' if len(asked) > 3 else ''}) is an attention module this app knows "
-                                       f"(nn.MultiheadAttention, timm's ViT/DeiT Attention and Swin WindowAttention, "
-                                       f"transformers' ViT-family attention; BEiT, Swin V2, EVA and CaiT attention "
-                                       f"add biases or rotations it does not reproduce yet).")
+                                       f"(nn.MultiheadAttention; timm's ViT, Swin, BEiT and EVA attention; transformers' "
+                                       f"ViT-family attention; Swin V2 and CaiT attention and transformers' BEiT and "
+                                       f"Swin add biases or mix heads in ways it does not reproduce yet).")
         try:
             self._ablate_heads()
             for path in sorted(set(self.captured) | {layer for layer, _ in self.edits if layer in self.modules}):
