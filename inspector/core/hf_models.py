@@ -26,6 +26,8 @@ from .hf_hub import hf_folder, hf_needs_code, hf_spec, hub_cache
 PREFIX = "hf:"
 #: Classes in config.json's `architectures` that this app reads as (batch, classes, H, W) maps.
 SEGMENTATION_SUFFIX = "ForSemanticSegmentation"
+#: The input size assumed when neither the image-processor config nor config.json gives one.
+DEFAULT_SIZE = 224
 #: PIL's resampling numbers, as image-processor configs write them.
 _RESAMPLE = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}
 
@@ -100,6 +102,11 @@ def load(source: str, weights: str, trust: bool, seed: int | None):
     prep = preprocess_from(folder, config)
     task = "segmentation" if str(_architecture(config)).endswith(SEGMENTATION_SUFFIX) else "classification"
     shape = prep.input_shape if prep is not None else _config_shape(config)
+    if shape is None:
+        channels = (config.get("vision_config") or config).get("num_channels", 3)
+        shape = (1, channels, DEFAULT_SIZE, DEFAULT_SIZE)
+        notes.append(f"Neither an image-processor config nor config.json gives an input size: "
+                     f"{DEFAULT_SIZE}x{DEFAULT_SIZE} assumed.")
     if output:
         notes.append(f"The model's output is its {output!r}.")
     loaded = LoadedModel(module, source.strip(), label, labels_of(config), prep, shape, "hf", notes,

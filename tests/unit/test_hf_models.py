@@ -196,3 +196,14 @@ def test_gradcam_on_an_hf_vit_uses_the_last_blocks_first_norm_on_its_grid(tmp_pa
     g = seen["g"][0, 1:].reshape(4, 4, 32).permute(2, 0, 1)
     expected = torch.relu((g.mean(dim=(1, 2))[:, None, None] * a).sum(0))
     np.testing.assert_allclose(cam.cam, expected.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_a_folder_that_gives_no_input_size_gets_224_and_says_so(tmp_path):
+    config = transformers.ResNetConfig(embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], num_labels=2)
+    torch.manual_seed(0)
+    transformers.ResNetForImageClassification(config).eval().save_pretrained(tmp_path)
+    loaded = load_model(f"hf:{tmp_path}")
+    assert loaded.input_shape == (1, 3, 224, 224) and loaded.preprocess is None
+    assert any("224x224 assumed" in note for note in loaded.notes)
+    result = capture(loaded, torch.zeros(loaded.input_shape), layers="classifier.1", sites="output")
+    assert result["classifier.1:output"].shape == (1, 2)
