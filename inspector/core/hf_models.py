@@ -189,13 +189,18 @@ def _return_tensor(module, output: str | None) -> None:
 
 
 def labels_of(config: dict) -> list[str] | None:
-    """`id2label` in class order, when it names every class from 0."""
+    """`id2label` in class order, when it names every class from 0 (not transformers' placeholder
+    names `LABEL_0`, `LABEL_1`, ... of a config that was never given any)."""
     names = config.get("id2label") or {}
     try:
         ordered = sorted((int(k), str(v)) for k, v in names.items())
     except (TypeError, ValueError):
         return None
-    return [v for _, v in ordered] if ordered and [k for k, _ in ordered] == list(range(len(ordered))) else None
+    if not ordered or [k for k, _ in ordered] != list(range(len(ordered))):
+        return None
+    if all(v == f"LABEL_{k}" for k, v in ordered):
+        return None
+    return [v for _, v in ordered]
 
 
 def preprocess_from(folder: Path, config: dict) -> Preprocess | None:

@@ -207,3 +207,11 @@ def test_a_folder_that_gives_no_input_size_gets_224_and_says_so(tmp_path):
     assert any("224x224 assumed" in note for note in loaded.notes)
     result = capture(loaded, torch.zeros(loaded.input_shape), layers="classifier.1", sites="output")
     assert result["classifier.1:output"].shape == (1, 2)
+
+
+def test_placeholder_label_names_are_not_shown_as_labels():
+    from inspector.core.hf_models import labels_of
+
+    assert labels_of({"id2label": {"0": "LABEL_0", "1": "LABEL_1"}}) is None
+    assert labels_of({"id2label": {"1": "dog", "0": "cat"}}) == ["cat", "dog"]
+    assert labels_of({"id2label": {"0": "cat", "2": "dog"}}) is None  # a gap: not every class named
