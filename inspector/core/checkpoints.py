@@ -17,6 +17,15 @@ _NESTED = ("state_dict", "model_state_dict", "model", "net", "module", "ema")
 _PREFIXES = ("module.", "_orig_mod.")
 
 
+def weights_into(module: nn.Module, path: str | Path, trust: bool = False) -> nn.Module:
+    """`module` with the weights file at `path` applied, or the whole model a trusted pickle holds."""
+    state = read_checkpoint(path, trust=trust)
+    if isinstance(state, nn.Module):
+        return state
+    apply_state_dict(module, state, Path(path).name)
+    return module
+
+
 def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Tensor] | nn.Module:
     """A state dict (or, from a trusted pickle, a whole model) read from `path` onto the CPU."""
     path = Path(path)

@@ -56,9 +56,7 @@ def resolve(source: str) -> tuple[Path, str | None]:
 def load(source: str, weights: str, trust: bool, seed: int | None):
     """A LoadedModel for `hf:...`: `weights` is `pretrained` (the folder's), `random` (from its config,
     seeded) or a weights file."""
-    from torch import nn
-
-    from .checkpoints import apply_state_dict, read_checkpoint
+    from .checkpoints import weights_into
     from .models import LoadedModel
     from .seeds import seeded
 
@@ -91,11 +89,7 @@ def load(source: str, weights: str, trust: bool, seed: int | None):
             label = "random"
             notes.append(f"Random weights (seed {seed}): activations show structure, not learned features.")
         else:
-            state = read_checkpoint(weights, trust=trust)
-            if isinstance(state, nn.Module):
-                module = state
-            else:
-                apply_state_dict(module, state, Path(weights).name)
+            module = weights_into(module, weights, trust)
             label = str(weights)
     module.eval()
     _return_tensor(module, output)

@@ -24,7 +24,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from .checkpoints import apply_state_dict, read_checkpoint
+from .checkpoints import read_checkpoint, weights_into
 from .errors import ModelLoadError, SpecError, UntrustedCodeError
 from .preprocess import Preprocess
 from .seeds import check_seed, new_seed, seeded
@@ -122,12 +122,10 @@ def _no_seed(seed: int | None, why: str) -> None:
 def _apply_weights_file(loaded: LoadedModel, weights: str, trust: bool) -> None:
     if weights == "pretrained":
         raise ModelLoadError(f"--weights pretrained is for torchvision models; {loaded.source} has none.")
-    state = read_checkpoint(weights, trust=trust)
-    if isinstance(state, nn.Module):
-        loaded.module = state
+    module = weights_into(loaded.module, weights, trust)
+    if module is not loaded.module:
+        loaded.module = module
         loaded.notes.append(f"Whole model loaded from trusted pickle {weights}.")
-    else:
-        apply_state_dict(loaded.module, state, Path(weights).name)
     loaded.weights = str(weights)
 
 
@@ -266,12 +264,7 @@ def _load_torchvision(name: str, weights: str, trust: bool, progress: ProgressFn
         label = "random"
         notes.append(f"Random weights (seed {seed}): activations show structure, not learned features.")
     else:
-        module = torchvision.models.get_model(name, weights=None, **extra)
-        state = read_checkpoint(weights, trust=trust)
-        if isinstance(state, nn.Module):
-            module = state
-        else:
-            apply_state_dict(module, state, Path(weights).name)
+        module = weights_into(torchvision.models.get_model(name, weights=None, **extra), weights, trust)
         label = str(weights)
     module.eval()
     shape = prep.input_shape or (1, 3, prep.resize, prep.resize)  # segmentation: resized, not cropped
@@ -299,11 +292,7 @@ def _load_timm(source: str, weights: str, trust: bool, seed: int | None) -> Load
         label = "random"
         notes.append(f"Random weights (seed {seed}): activations show structure, not learned features.")
     else:
-        state = read_checkpoint(weights, trust=trust)
-        if isinstance(state, nn.Module):
-            module = state  # a whole pickled model (only with trust)
-        else:
-            apply_state_dict(module, state, Path(weights).name)
+        module = weights_into(module, weights, trust)  # or a whole pickled model (only with trust)
         label = str(weights)
     prep, shape = timm_models.preprocess_of(module)
     module.eval()
