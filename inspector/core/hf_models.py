@@ -239,7 +239,8 @@ def _config_shape(config: dict) -> tuple[int, ...] | None:
 
 def token_grid(module, input_hw: tuple[int, int] | None):
     """The patch grid of a transformers ViT-family model (class, distillation and register tokens
-    first), from its config's patch size and the input size; None for models without one."""
+    first) or Swin (no prefix, halved at each stage), from its config's patch size and the input
+    size; None for models without one."""
     from .tokens import TokenGrid
 
     config = getattr(module, "config", None)
@@ -250,16 +251,20 @@ def token_grid(module, input_hw: tuple[int, int] | None):
     if not isinstance(patch, int) or patch <= 0:
         return None
     embeddings = next((m for name, m in module.named_modules() if name.endswith("embeddings")
-                       and (hasattr(m, "cls_token") or hasattr(m, "class_embedding"))), None)
-    if embeddings is None:  # hierarchical (Swin) or convolutional models: no single grid
+                       and (hasattr(m, "patch_embeddings") or hasattr(m, "patch_embedding"))), None)
+    if embeddings is None:
         return None
-    prefix = 1 + int(getattr(embeddings, "distillation_token", None) is not None)
-    registers = getattr(embeddings, "register_tokens", None)
-    if registers is not None:
-        prefix += int(registers.shape[1])
     if input_hw is None:
         size = getattr(vision, "image_size", None)
         input_hw = (size, size) if isinstance(size, int) else tuple(size or ())
     if len(input_hw) != 2:
         return None
-    return TokenGrid(int(input_hw[0]) // patch, int(input_hw[1]) // patch, prefix)
+    height, width = int(input_hw[0]) // patch, int(input_hw[1]) // patch
+    if hasattr(embeddings, "cls_token") or hasattr(embeddings, "class_embedding"):  # ViT family
+        prefix = 1 + int(getattr(embeddings, "distillation_token", None) is not None)
+        registers = getattr(embeddings, "register_tokens", None)
+        return TokenGrid(height, width, prefix + (int(registers.shape[1]) if registers is not None else 0))
+    depths = getattr(vision, "depths", None)
+    if getattr(vision, "model_type", "").startswith("swin") and depths:  # token stages, halved by patch merging
+        return TokenGrid(height, width, 0, len(depths))
+    return None  # convolutional (ConvNeXt, ...): its maps are (B, C, H, W) already

@@ -18,14 +18,30 @@ class TokenGrid:
     height: int
     width: int
     prefix: int = 0  # tokens before the patch tokens: class, distillation, registers
+    levels: int = 1  # hierarchical models (transformers' Swin): the grid halves from stage to stage
+
+    def sizes(self) -> list[tuple[int, int]]:
+        """The grid of each stage: (height, width), then halved (rounded up, as patch merging pads)."""
+        out, h, w = [], self.height, self.width
+        for _ in range(max(self.levels, 1)):
+            out.append((h, w))
+            h, w = (h + 1) // 2, (w + 1) // 2
+        return out
+
+    def shape_of(self, tokens: int) -> tuple[int, int] | None:
+        """The (height, width) a sequence of `tokens` patch tokens lies on (prefix left out), or None."""
+        if tokens == self.prefix + self.height * self.width:
+            return self.height, self.width
+        return next(((h, w) for h, w in self.sizes() if h * w == tokens), None)
 
     def fits(self, tokens: int) -> bool:
-        """Whether a sequence of `tokens` is this grid's patches (with or without the prefix)."""
-        return tokens in (self.height * self.width, self.prefix + self.height * self.width)
+        """Whether a sequence of `tokens` is this grid's patches (with or without the prefix, any stage)."""
+        return self.shape_of(tokens) is not None
 
     def describe(self) -> str:
         extra = f" after {self.prefix} prefix token{'s' if self.prefix != 1 else ''}" if self.prefix else ""
-        return f"{self.height}x{self.width} patch grid{extra}"
+        stages = f", halved at each of {self.levels - 1} later stages" if self.levels > 1 else ""
+        return f"{self.height}x{self.width} patch grid{extra}{stages}"
 
 
 def parse_grid(text: str) -> TokenGrid:
@@ -62,10 +78,12 @@ def token_grid(module, input_hw: tuple[int, int] | None = None) -> TokenGrid | N
 def token_maps(array: np.ndarray, grid: TokenGrid) -> np.ndarray | None:
     """Sample 0 of a (B, N, C) capture as (C, H, W) patch maps, or None when N is not the grid's."""
     a = np.asarray(array)
-    if a.ndim != 3 or not grid.fits(a.shape[1]):
+    size = grid.shape_of(a.shape[1]) if a.ndim == 3 else None
+    if size is None:
         return None
-    patches = a[0, a.shape[1] - grid.height * grid.width:]
-    return np.ascontiguousarray(patches.reshape(grid.height, grid.width, a.shape[2]).transpose(2, 0, 1))
+    h, w = size
+    patches = a[0, a.shape[1] - h * w:]
+    return np.ascontiguousarray(patches.reshape(h, w, a.shape[2]).transpose(2, 0, 1))
 
 
 def prefix_tokens(array: np.ndarray, grid: TokenGrid) -> np.ndarray | None:

@@ -154,6 +154,10 @@ def test_token_grids_come_from_the_config_and_the_input_size():
     assert token_grid(vit) == TokenGrid(4, 4, 1)
     assert token_grid(deit) == TokenGrid(4, 4, 2)  # class and distillation tokens
     assert token_grid(registers, (48, 40)) == TokenGrid(6, 5, 5)  # class + 4 registers, grid of the input
+    clip = transformers.CLIPVisionModel(transformers.CLIPVisionConfig(**TINY))
+    assert token_grid(clip) == TokenGrid(4, 4, 1)
+    convnext = transformers.ConvNextModel(transformers.ConvNextConfig(hidden_sizes=[8, 16], depths=[1, 1], num_stages=2))
+    assert token_grid(convnext, (32, 32)) is None  # its maps are (B, C, H, W) already
     with torch.no_grad():
         tokens = registers(pixel_values=torch.randn(1, 3, 48, 40)).last_hidden_state
     assert tokens.shape[1] == 5 + 6 * 5
@@ -215,3 +219,26 @@ def test_placeholder_label_names_are_not_shown_as_labels():
     assert labels_of({"id2label": {"0": "LABEL_0", "1": "LABEL_1"}}) is None
     assert labels_of({"id2label": {"1": "dog", "0": "cat"}}) == ["cat", "dog"]
     assert labels_of({"id2label": {"0": "cat", "2": "dog"}}) is None  # a gap: not every class named
+
+
+def test_swin_stages_are_maps_of_the_halved_grid(tmp_path):
+    """transformers' Swin gives (B, H*W, C) tokens per stage; the grid halves with each patch merging."""
+    from inspector.core.attribution import gradcam
+    from inspector.core.tokens import token_maps
+
+    config = transformers.SwinConfig(image_size=32, patch_size=4, embed_dim=8, depths=[1, 1, 1], num_heads=[1, 2, 4],
+                                     window_size=2, num_labels=3)
+    torch.manual_seed(0)
+    transformers.SwinForImageClassification(config).eval().save_pretrained(tmp_path)
+    loaded = load_model(f"hf:{tmp_path}")
+    grid = token_grid(loaded.module, (32, 32))
+    assert grid == TokenGrid(8, 8, 0, 3) and grid.sizes() == [(8, 8), (4, 4), (2, 2)]
+    x = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(0))
+    paths = [f"swin.encoder.layers.{s}.blocks.0.layernorm_before" for s in range(3)]
+    result = capture(loaded, x, layers=paths, sites="output")
+    for path, (h, w) in zip(paths, grid.sizes()):
+        tokens = result[f"{path}:output"]
+        assert tokens.shape[1] == h * w
+        np.testing.assert_array_equal(token_maps(tokens, grid), tokens[0].reshape(h, w, -1).transpose(2, 0, 1))
+    cam = gradcam(loaded, x)
+    assert cam.layer == "swin.encoder.layers.2.blocks.0.layernorm_before" and cam.cam.shape == (2, 2)
