@@ -7,6 +7,7 @@ read as Python literals only, never evaluated as code.
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -162,7 +163,7 @@ def parse_op(text: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
     """Read `op(args)` into a name and named literal arguments, checked against the op."""
     try:
         node = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError:
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         raise SpecError(f"Cannot read {text!r}; write an op like scale(2) or clamp(min=0).") from None
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
         raise SpecError(f"Cannot read {text!r}; write an op like scale(2) or clamp(min=0).")
@@ -173,7 +174,7 @@ def parse_op(text: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
     try:
         positional = [ast.literal_eval(arg) for arg in node.args]
         named = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
-    except ValueError:
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         raise SpecError(f"Arguments of {text!r} must be plain numbers or lists.") from None
     if None in named or len(positional) > len(spec.params):
         raise SpecError(f"Too many arguments in {text!r}. Usage: {spec.help}")
@@ -198,6 +199,8 @@ def _check_values(name: str, values: dict[str, Any]) -> None:
                 raise SpecError(f"{name}: {param} must be a list of integers, e.g. [0, 3].")
         elif value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise SpecError(f"{name}: {param} must be a number, not {value!r}.")
+        elif value is not None and not math.isfinite(value):
+            raise SpecError(f"{name}: {param} must be a finite number, not {value!r}.")
     if name == "clamp" and values.get("min") is None and values.get("max") is None:
         raise SpecError("clamp needs min, max or both, e.g. clamp(min=0).")
     if name == "noise" and values["std"] < 0:
