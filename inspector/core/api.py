@@ -9,6 +9,7 @@ import torch
 
 from .devices import resolve_device
 from .edits import Edit
+from .errors import SpecError
 from .engine import run
 from .layers import LayerTree, build_layer_tree
 from .models import LoadedModel
@@ -43,6 +44,9 @@ def capture(
 
     `sharing`: what earlier runs showed about the model (inspector.core.sharing); by default the
     one this `LoadedModel` keeps, so repeated calls share memory where that is safe."""
+    if isinstance(layers, str) and not layers.replace(",", "").strip():
+        raise SpecError("No layers given (the layer list is empty): name paths or globs (conv1, layer4.*), "
+                        "all, or type:Conv2d.")
     dev = resolve_device(device)
     if model.device != dev:
         model.module.to(dev)

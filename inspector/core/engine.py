@@ -148,6 +148,8 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
             except Exception as exc:
                 raise RunError(f"The model raised {type(exc).__name__}: {exc}") from exc
         logits = primary_output(output)
+        _warn_nonfinite(result, "input", x)
+        _warn_nonfinite(result, "output", logits)
         result.output = to_numpy(logits)
         result.predictions = predictions(logits, labels)
         if logits.ndim == 4 and logits.shape[1] > 1:  # a segmentation: its class map, for the picture
@@ -185,6 +187,19 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
     seen, mutated = hooks.tracked_keys(), hooks.mutated_keys()
     result.timings["total_s"] = time.perf_counter() - started
     return result, seen, mutated
+
+
+def _warn_nonfinite(result: RunResult, what: str, tensor: torch.Tensor) -> None:
+    """A warning when the model's input or output holds NaN or Inf (the numbers after it mean little)."""
+    if not (tensor.is_floating_point() or tensor.is_complex()):
+        return
+    t = tensor.detach()
+    nan = int(t.isnan().sum())
+    inf = int(t.isinf().sum())
+    if nan or inf:
+        parts = [f"{n} {word}" for n, word in ((nan, "NaN"), (inf, "Inf")) if n]
+        result.log("warning", f"The model's {what} holds {' and '.join(parts)} of {t.numel()} values"
+                              + ("; everything computed from it may be NaN." if what == "input" else "."))
 
 
 def _store_leaf_grads(hooks: HookSet, result: RunResult, spec: RunSpec, param_keys, grads, x) -> None:

@@ -44,6 +44,8 @@ class RunSpec:
     ) -> "RunSpec":
         if isinstance(sites, str):
             sites = [s.strip() for s in sites.split(",") if s.strip()]
+            if not sites:
+                raise SpecError(f"No sites given (the site list is empty). Valid sites: {', '.join(SITE_CHOICES)}.")
         sites = frozenset(sites)
         unknown = sorted(sites - set(SITE_CHOICES))
         if unknown:
