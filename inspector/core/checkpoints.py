@@ -24,7 +24,7 @@ def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Te
         raise ModelLoadError(f"Weights file not found: {path}")
     if path.stat().st_size == 0:
         raise ModelLoadError(f"Weights file is empty (0 bytes): {path}")
-    if path.suffix == ".safetensors":
+    if path.suffix.lower() == ".safetensors":
         from safetensors import SafetensorError
         from safetensors.torch import load_file
 
@@ -35,7 +35,7 @@ def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Te
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
-        unsafe = _unsafe_globals(path)
+        unsafe = unsafe_globals(path)
         if unsafe is None:
             raise ModelLoadError(
                 f"{path.name} is not a weights file this tool can read: it is damaged, or not a PyTorch "
@@ -54,7 +54,7 @@ def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Te
     return _unwrap(obj, path)
 
 
-def _unsafe_globals(path: Path) -> list[str] | None:
+def unsafe_globals(path: Path) -> list[str] | None:
     """The globals the pickle in `path` would import, read without running it; None if it holds no pickle."""
     try:
         return list(torch.serialization.get_unsafe_globals_in_checkpoint(str(path)))

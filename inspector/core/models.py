@@ -190,7 +190,7 @@ def _load_program(path: Path, trust: bool) -> LoadedModel:
             f"{path.name} is a saved program that can run code when loaded. "
             f"Pass --trust (or confirm in the app) only if you trust where it came from."
         )
-    if path.suffix == ".pt2":
+    if path.suffix.lower() == ".pt2":
         try:
             program = torch.export.load(str(path))
             module = torch.export.unflatten(program)
