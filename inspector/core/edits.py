@@ -211,7 +211,9 @@ def _check_values(name: str, values: dict[str, Any]) -> None:
 
 def parse_edit(text: str) -> Edit:
     """Read `KEY=OP(ARGS)`, e.g. `relu1:grad_input=clamp(min=0)`."""
-    key_text, sep, op_text = text.partition("=")
+    from .arguments import need_text
+
+    key_text, sep, op_text = need_text(text, "An edit").partition("=")
     if not sep or not op_text.strip():
         raise SpecError(f"Cannot read edit {text!r}. Write KEY=OP(ARGS), e.g. relu1:grad_input=clamp(min=0).")
     key = parse_key(key_text)

@@ -96,6 +96,11 @@ def run(
     after all (in-place ops that depend on the data), the run is done once more with copies.
     Without it (None) every capture is a copy.
     """
+    from .arguments import need_instance
+
+    need_instance(model, nn.Module, "model", "a torch.nn.Module")
+    need_instance(inputs, torch.Tensor, "inputs", "a torch.Tensor")
+    need_instance(spec, RunSpec, "spec", "a RunSpec (RunSpec.make(...))")
     state = Sharing() if sharing is None else sharing
     safe = state.safe()
     result, seen, mutated = _run_once(model, inputs, spec, labels, cancel, safe, phase)
@@ -184,9 +189,23 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
     for name in hooks.expected_grads:
         if name not in hooks.fired:
             result.log("warning", f"No gradient reached {name}: the objective does not depend on it through this path.")
+    _report_edits(result, spec.edits, hooks)
     seen, mutated = hooks.tracked_keys(), hooks.mutated_keys()
     result.timings["total_s"] = time.perf_counter() - started
     return result, seen, mutated
+
+
+def _report_edits(result: RunResult, edits: Sequence[Edit], hooks: HookSet) -> None:
+    """`result.edits` lists the edits that were applied; those enabled but not applied are one warning."""
+    for edit in edits:
+        if edit.enabled and edit.key.site == "attention" and hooks.calls.get(edit.key.layer):
+            hooks.applied.add(id(edit))  # zero_heads changes the module's computation each time it runs
+    result.edits = [str(e) for e in edits if e.enabled and id(e) in hooks.applied]
+    missed = [str(e) for e in edits if e.enabled and id(e) not in hooks.applied]
+    if missed:
+        shown = ", ".join(missed[:4]) + (f" and {len(missed) - 4} more" if len(missed) > 4 else "")
+        result.log("warning", f"{len(missed)} edit(s) not applied: nothing they name was reached in this run "
+                              f"(a parameter gradient is edited only where params are captured): {shown}.")
 
 
 def _warn_nonfinite(result: RunResult, what: str, tensor: torch.Tensor) -> None:
@@ -213,6 +232,7 @@ def _store_leaf_grads(hooks: HookSet, result: RunResult, spec: RunSpec, param_ke
         for edit in spec.edits:
             if edit.enabled and edit.matches(key):
                 grad = edit.apply(grad)
+                hooks.applied.add(id(edit))
         hooks.store(key, grad)
     if spec.input_grad:
         grad = grads[-1] if x.requires_grad else None

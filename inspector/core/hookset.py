@@ -85,6 +85,7 @@ class HookSet:
         for edit in edits:
             if edit.enabled:
                 self.edits[(edit.key.layer, edit.key.site)].append(edit)
+        self.applied: set[int] = set()  # id() of each edit that changed a tensor (or a module's computation)
         self.handles: list = []
         self.grad_edges: list = []
         self.expected_grads: dict[str, Key] = {}
@@ -156,6 +157,7 @@ class HookSet:
         for edit in self.edits.get((key.layer, key.site), ()):
             if edit.matches(key):
                 tensor = edit.apply(tensor)
+                self.applied.add(id(edit))
         return tensor
 
     def store(self, key: Key, tensor: torch.Tensor) -> None:

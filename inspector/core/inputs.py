@@ -117,7 +117,11 @@ def load_tensor(path: Path) -> torch.Tensor:
 def load_input(source: str | Path, preprocess: Preprocess | None = None,
                input_shape: tuple[int, ...] | None = None) -> torch.Tensor:
     """A file or `sample:NAME` -> the model's input tensor (batch dimension included)."""
-    text = str(source)
+    from .arguments import need_path
+
+    text = need_path(source, "The input")
+    if not text.strip():
+        raise InputError("No input given: name an image, sample:NAME, or a .npy/.pt tensor file.")
     path = resolve_sample(text[7:]) if text.startswith("sample:") else Path(text)
     if path.is_dir():
         raise InputError(f"{path} is a folder; give an image or tensor file inside it.")

@@ -144,6 +144,13 @@ def _shapes(value) -> list[tuple[int, ...]]:
 def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> LayerTree:
     """The module tree; with an example input, one no-grad run adds output shapes and call counts."""
     import torch
+    from torch import nn
+
+    from .arguments import need_instance
+    from .errors import InspectorError, RunError
+
+    need_instance(model, nn.Module, "model", "a torch.nn.Module")
+    need_instance(example, (torch.Tensor, type(None)), "example", "a torch.Tensor or None")
 
     named = list(model.named_modules(remove_duplicate=False))
     seen: dict[int, str] = {}
@@ -169,6 +176,11 @@ def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> L
                 handles.append(module.register_forward_hook(record(path)))
             with torch.no_grad():
                 model(example)
+        except InspectorError:
+            raise
+        except Exception as exc:
+            raise RunError(f"The model raised {type(exc).__name__} on the example input of shape "
+                           f"{tuple(example.shape)}: {exc}") from exc
         finally:
             for handle in handles:
                 handle.remove()

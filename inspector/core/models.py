@@ -83,7 +83,11 @@ def load_model(
     Python factory are built under it (the same seed gives bit-identical weights). With None a
     seed is picked and recorded in `LoadedModel.seed`. A seed with weights that are not random
     (pretrained, a checkpoint, the demo's, a saved program's) raises SpecError."""
-    source = source.strip()
+    from .arguments import need_path
+
+    source = need_path(source, "The model source").strip()
+    if weights is not None:
+        weights = need_path(weights, "weights")
     seed = check_seed(seed)
     if not source:
         raise ModelLoadError("No model given. Use demo, a torchvision name like resnet18, file.py:Name or a file.")

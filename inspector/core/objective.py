@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Literal
 
@@ -58,6 +59,8 @@ def parse_target(text: str | int | Target | None) -> Target:
         return text
     if text is None or text == "":
         return Target()
+    if isinstance(text, numbers.Integral) and not isinstance(text, bool):
+        text = int(text)  # numpy's integers too
     if isinstance(text, bool) or not isinstance(text, (str, int)):
         raise SpecError(f"Unknown target {text!r}. Use auto, top1, a class index, sum, output or "
                         f"seg:CLASS[@X0,Y0,X1,Y1].")
