@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Iterable
 
 import torch
@@ -60,8 +61,9 @@ def capture(
     from .edit_reach import check_edits_reach
 
     tree = tree_of(model)
-    paths = tree.select(layers if isinstance(layers, str) else need_texts(layers, "layers", "conv1,layer4.*"))
-    spec = RunSpec.make(paths, sites, edits, target, input_grad)
+    patterns = layers if isinstance(layers, str) else need_texts(layers, "layers", "conv1,layer4.*")
+    spec = RunSpec.make((), sites, edits, target, input_grad)
+    spec = replace(spec, layers=tuple(tree.select(patterns, params="params" in spec.sites)))
     check_edits_reach(spec.edits, tree)
     return run(model.module, inputs, spec, model.labels, cancel, sharing or sharing_of(model))
 

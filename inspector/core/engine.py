@@ -117,22 +117,17 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
     started = time.perf_counter()
     tell = phase or (lambda _name: None)
     modules = dict(model.named_modules())
-    missing = [p for p in spec.layers if p not in modules]
+    params = dict(model.named_parameters())
+    missing = [p for p in spec.layers if p not in modules and not ("params" in spec.sites and p in params)]
     if missing:
         raise SpecError(f"No layer named {', '.join(map(repr, missing))}. Use `network-inspector layers` to list them.")
-    params = dict(model.named_parameters())
     _check_edits(spec.edits, modules, params)
     device = next((p.device for p in model.parameters()), inputs.device)
     result = RunResult(target=str(spec.target), device=str(device), edits=[str(e) for e in spec.edits if e.enabled])
 
     module_sites = spec.sites & set(MODULE_SITES)
-    captured = {path: set(module_sites) for path in spec.layers if path}
-    param_keys = []
-    if "params" in spec.sites:
-        for path in spec.layers:
-            for name, param in modules[path].named_parameters(recurse=False):
-                if param.requires_grad:
-                    param_keys.append((f"{path}.{name}" if path else name, param))
+    captured = {path: set(module_sites) for path in spec.layers if path and path in modules}
+    param_keys = _param_keys(spec, modules, params) if "params" in spec.sites else []
     wants_grad = bool(spec.input_grad or param_keys or module_sites & GRAD_SITES)
     x = inputs.detach().to(device, copy=True)  # the model may change its input in place; ours stays intact
     if wants_grad and x.is_floating_point():
@@ -161,8 +156,8 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
             result.classes = logits[0].detach().argmax(dim=0).to(torch.int16).cpu().numpy()
         t1 = time.perf_counter()
         result.timings["forward_s"] = t1 - t0
-        for path in spec.layers:
-            if path and hooks.calls.get(path, 0) == 0:
+        for path in captured:
+            if hooks.calls.get(path, 0) == 0:
                 result.log("warning", f"{path} was not called during the forward pass; nothing captured there.")
         obj, result.target_index, resolved = objective(logits, spec.target, tuple(x.shape[-2:]))
         result.target = str(resolved)
@@ -193,6 +188,19 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
     seen, mutated = hooks.tracked_keys(), hooks.mutated_keys()
     result.timings["total_s"] = time.perf_counter() - started
     return result, seen, mutated
+
+
+def _param_keys(spec: RunSpec, modules: dict[str, nn.Module], params: dict[str, nn.Parameter]):
+    """(path, parameter) for the `params` site: the parameters each selected module owns itself, and
+    parameters named in `spec.layers` by their own path (those no selected module owns)."""
+    found: dict[str, nn.Parameter] = {}
+    for path in spec.layers:
+        if path in modules:
+            for name, param in modules[path].named_parameters(recurse=False):
+                found.setdefault(f"{path}.{name}" if path else name, param)
+        else:
+            found.setdefault(path, params[path])
+    return [(name, p) for name, p in found.items() if p.requires_grad]
 
 
 def _report_edits(result: RunResult, edits: Sequence[Edit], hooks: HookSet) -> None:
