@@ -238,7 +238,7 @@ class HookSet:
                 f"(the module's result is unchanged).",
             )
             return base.clone()
-        return base.view_as(base)
+        return base[...]  # an alias with the very same strides (view_as may change a size-1 dim's stride)
 
     # -- hooks -------------------------------------------------------------------
     def _pre_hook(self, path: str):
@@ -319,7 +319,7 @@ class HookSet:
                     if any(tensor is a for a in args):
                         # An input handed back as is (Identity, eval Dropout): hook an alias, so this
                         # module's grad hooks run before those already on its input.
-                        tensor = tensor.view_as(tensor)
+                        tensor = tensor[...]
                     self._watch_grad(tensor, Key(path, "grad_output", call, key.index))
                 new_items.append(tensor)
             self.result.log("fired", f"{path}:output" + (f"#{call}" if call else ""))
