@@ -291,13 +291,21 @@ def _report(args, result, manifest: dict, out: Path | None) -> None:
         print(f"warning: {warning}", file=sys.stderr)
 
 
+def _json_out(args) -> Path | None:
+    """`--json FILE` of bench and sweep, checked before the long run."""
+    from inspector.core.outputs import make_parent, output_path
+
+    return make_parent(output_path(args.json, flag="--json")) if args.json else None
+
+
 def cmd_bench(args) -> int:
+    out = _json_out(args)
     if args.gui:
         from inspector.bench.gui import main as bench_gui
 
         report = bench_gui(args.model, repeats=args.repeats, device=args.device)
-        if args.json:
-            Path(args.json).write_text(json.dumps(report, indent=1))
+        if out:
+            out.write_text(json.dumps(report, indent=1))
         return 0
     from inspector.core.allocator import allocator_note
     from inspector.bench.engine import bench_model, format_header
@@ -305,17 +313,18 @@ def cmd_bench(args) -> int:
     print(allocator_note())
     print(format_header())
     rows = [bench_model(name, args.repeats, args.device) for name in args.models]
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+    if out:
+        out.write_text(json.dumps(rows, indent=1))
     return 0
 
 
 def cmd_sweep(args) -> int:
     from inspector.bench.sweep import main as sweep
 
+    out = _json_out(args)
     rows = sweep(args.models, args.device)
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+    if out:
+        out.write_text(json.dumps(rows, indent=1))
     return 0 if all(r["ok"] for r in rows) else 1
 
 

@@ -53,6 +53,17 @@ def test_unwritable_out_is_refused_before_the_model_loads(capsys, tmp_path, no_m
     assert sorted(p.name for p in tmp_path.iterdir()) == ["some_file.png"]
 
 
+@pytest.mark.parametrize("command", ["bench", "sweep"])
+def test_bench_and_sweep_check_their_json_file_before_running(capsys, monkeypatch, command):
+    import inspector.bench.engine as engine
+    import inspector.bench.sweep as sweep
+
+    monkeypatch.setattr(engine, "bench_model", _fail)
+    monkeypatch.setattr(sweep, "main", _fail)
+    assert "--json /proc/x/rows.json: cannot write in /proc" in one_error(
+        capsys, command, "--models", "resnet18", "--json", "/proc/x/rows.json")
+
+
 def test_attribute_out_with_an_ending_no_writer_knows(capsys, tmp_path, no_model):
     message = one_error(capsys, "attribute", "--method", "saliency", "--input", "sample:star",
                         "--out", str(tmp_path / "heat.xyz"))
