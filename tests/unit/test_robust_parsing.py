@@ -13,7 +13,7 @@ from inspector.core.keys import Key, parse_key
 from inspector.core.objective import Target, parse_target
 from inspector.core.session_file import Session, load_session, session_from_dict
 
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
