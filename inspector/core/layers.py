@@ -61,7 +61,9 @@ class LayerTree:
         for layer in self.layers:
             if layer.path == path:
                 return layer
-        raise KeyError(path)
+        from .errors import UnknownKeyError
+
+        raise UnknownKeyError(f"No layer named {path!r}. {self._examples()}")
 
     def children(self, path: str) -> list[LayerInfo]:
         prefix = f"{path}." if path else ""

@@ -144,6 +144,18 @@ def test_bad_arguments_to_capture_layer_tree_and_run_raise_inspector_errors(toy)
     assert wrong == {}
 
 
+def test_a_key_a_result_lacks_is_an_inspector_error_and_a_key_error(toy):
+    from inspector.core.errors import UnknownKeyError
+
+    result = core.capture(toy, core.load_input("sample:toy_ones"), "fc1", "output", target="output")
+    with pytest.raises(UnknownKeyError) as info:
+        result["fc9:output"]
+    assert isinstance(info.value, KeyError) and isinstance(info.value, InspectorError)
+    assert str(info.value) == "No capture 'fc9:output' in this result; its keys: input, output, fc1:output."
+    with pytest.raises(UnknownKeyError, match="No layer named 'fc9'"):
+        core.layer_tree(toy).get("fc9")
+
+
 def test_hooks_are_removed_after_bad_calls(toy):
     for call in _toy_calls(toy).values():
         try:
