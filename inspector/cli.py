@@ -230,7 +230,8 @@ def cmd_attribute(args) -> int:
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
     found = attribute(loaded, x, args.method, args.target, args.layer)
     if out.suffix.lower() == ".npy":
-        np.save(make_parent(out), found.map)
+        with open(make_parent(out), "wb") as file:  # the name as given (np.save would add .npy to x.NPY)
+            np.save(file, found.map)
     else:
         save_overlay(out, picture(x.detach().cpu().numpy(), loaded.preprocess), found.map)
     what, index, labels = found.target, found.target_index, loaded.labels or []

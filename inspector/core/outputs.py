@@ -28,7 +28,7 @@ def output_path(path: str | os.PathLike, suffix: str | None = None, flag: str = 
     out = Path(text).expanduser()
     if out.is_dir():
         raise SpecError(f"{flag} {out} is a folder; name a file inside it, e.g. {out / ('out' + (suffix or ''))}.")
-    if suffix and out.suffix.lower() != suffix.lower():
+    if suffix and out.suffix != suffix:  # numpy's rule, case and all (foo.NPZ -> foo.NPZ.npz)
         out = out.with_name(out.name + suffix)
     if suffixes and out.suffix.lower() not in suffixes:
         raise SpecError(f"{flag} {text}: cannot write {out.suffix or 'a file without an ending'}; "

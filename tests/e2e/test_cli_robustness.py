@@ -125,3 +125,16 @@ def test_nan_input_is_a_warning_and_json_stays_valid(capsys, tmp_path):
     assert {p["probability"] for p in summary["predictions"]} == {"NaN"}
     assert "warning: The model's output holds 8 NaN of 8 values." in err
     assert any("input holds 3 NaN and 1 Inf" in w for w in summary["warnings"])
+
+
+def test_the_files_written_are_the_files_printed(capsys, tmp_path):
+    code, out, err = run_cli(capsys, "attribute", "--method", "saliency", "--model", "demo", "--input", "sample:star",
+                             "--out", str(tmp_path / "H.NPY"))
+    assert code == 0, err
+    assert out.splitlines()[0].endswith(f"-> {tmp_path / 'H.NPY'}")
+    assert np.load(tmp_path / "H.NPY").shape == (64, 64)
+    code, out, err = run_cli(capsys, "capture", "--model", "demo", "--input", "sample:star", "--layers", "fc",
+                             "--out", str(tmp_path / "Q.NPZ"))
+    assert code == 0, err
+    assert out.strip().splitlines()[-1].endswith(f"-> {tmp_path / 'Q.NPZ.npz'}")  # numpy's rule: .npz added
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["H.NPY", "Q.NPZ.npz"]
