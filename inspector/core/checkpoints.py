@@ -20,6 +20,8 @@ _PREFIXES = ("module.", "_orig_mod.")
 def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Tensor] | nn.Module:
     """A state dict (or, from a trusted pickle, a whole model) read from `path` onto the CPU."""
     path = Path(path)
+    if path.is_dir():
+        raise ModelLoadError(f"{path} is a folder; give the weights file inside it (.safetensors, .pt, .pth).")
     if not path.is_file():
         raise ModelLoadError(f"Weights file not found: {path}")
     if path.stat().st_size == 0:

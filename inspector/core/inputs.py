@@ -90,12 +90,20 @@ def load_tensor(path: Path) -> torch.Tensor:
 
     try:
         if path.suffix.lower() == ".npy":
-            array = np.load(path, allow_pickle=False)
+            try:
+                array = np.load(path, allow_pickle=False)
+            except ValueError as exc:
+                if "pickle" not in str(exc):
+                    raise
+                raise InputError(f"{path.name} holds pickled Python objects, which could run code when loaded: "
+                                 f"refused. Save a numeric array (np.save of a float or integer array).") from None
             if array.dtype == np.float64:
                 array = array.astype(np.float32)
             tensor = torch.from_numpy(np.ascontiguousarray(array))
         else:
             tensor = torch.load(path, map_location="cpu", weights_only=True)
+    except InputError:
+        raise
     except pickle.UnpicklingError:
         from .checkpoints import unsafe_globals
 

@@ -51,6 +51,22 @@ def test_a_pickle_with_code_is_refused_in_our_words_and_never_runs(tmp_path):
     assert not _Payload.marker.exists()
 
 
+def test_a_pickled_npy_is_refused_without_advice_to_unpickle(tmp_path):
+    path = tmp_path / "obj.npy"
+    np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(InputError) as info:
+        load_input(path)
+    assert str(info.value).startswith("obj.npy holds pickled Python objects, which could run code when loaded")
+    assert "allow_pickle" not in str(info.value)
+
+
+def test_a_folder_as_weights_says_it_is_a_folder(tmp_path):
+    from inspector.core import ModelLoadError, load_model
+
+    with pytest.raises(ModelLoadError, match="is a folder; give the weights file inside it"):
+        load_model("inspector.demo.toy:ToyMLP", weights=str(tmp_path))
+
+
 def test_a_damaged_pt_file_is_one_line(tmp_path):
     path = tmp_path / "x.pt"
     path.write_bytes(b"\x80\x02not really a pickle at all")
