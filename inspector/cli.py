@@ -221,10 +221,12 @@ def cmd_attribute(args) -> int:
 
     from inspector.core import load_input, resolve_device
     from inspector.core.attribution import attribute
-    from inspector.core.export import picture, picture_suffixes, save_overlay
+    from inspector.core.export import check_picture_path, picture, picture_suffixes, save_overlay
     from inspector.core.outputs import make_parent, output_path
 
     out = output_path(args.out, suffixes=(".npy", *picture_suffixes()))
+    if out.suffix.lower() != ".npy":
+        check_picture_path(out)
     loaded = _load(args)
     loaded.module.to(resolve_device(args.device))
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)

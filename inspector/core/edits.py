@@ -203,6 +203,10 @@ def _check_values(name: str, values: dict[str, Any]) -> None:
             raise SpecError(f"{name}: {param} must be a finite number, not {value!r}.")
     if name == "clamp" and values.get("min") is None and values.get("max") is None:
         raise SpecError("clamp needs min, max or both, e.g. clamp(min=0).")
+    if name == "clamp" and None not in (values.get("min"), values.get("max")) and values["min"] > values["max"]:
+        raise SpecError(f"clamp: min ({values['min']}) is above max ({values['max']}).")
+    if name == "noise" and "seed" in values and (not isinstance(values["seed"], int) or values["seed"] < 0):
+        raise SpecError(f"noise: seed must be a whole number >= 0, not {values['seed']!r}.")
     if name == "noise" and values["std"] < 0:
         raise SpecError("noise: std must be >= 0.")
     if name == "clip_norm" and values["max"] <= 0:

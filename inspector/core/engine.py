@@ -101,6 +101,10 @@ def run(
     need_instance(model, nn.Module, "model", "a torch.nn.Module")
     need_instance(inputs, torch.Tensor, "inputs", "a torch.Tensor")
     need_instance(spec, RunSpec, "spec", "a RunSpec (RunSpec.make(...))")
+    if inputs.numel() == 0:
+        from .errors import InputError
+
+        raise InputError(f"The input holds no values (shape {tuple(inputs.shape)}).")
     state = Sharing() if sharing is None else sharing
     safe = state.safe()
     result, seen, mutated = _run_once(model, inputs, spec, labels, cancel, safe, phase)

@@ -68,6 +68,22 @@ def picture_suffixes() -> tuple[str, ...]:
     return (*common, *sorted(found - set(common)))
 
 
+def check_picture_path(path: Path) -> Path:
+    """`path` when Pillow can write a picture under its ending (a 1x1 picture is written to memory first:
+    some endings are registered by stubs that need a handler installed); a SpecError otherwise."""
+    import io
+
+    from PIL import Image
+
+    Image.init()
+    fmt = Image.registered_extensions().get(path.suffix.lower())
+    try:
+        Image.new("RGB", (1, 1)).save(io.BytesIO(), format=fmt)
+    except (ValueError, KeyError, OSError) as exc:
+        raise SpecError(f"Cannot write a picture as {path.name!r} ({exc}); use .png, .jpg or .npy.") from None
+    return path
+
+
 def json_ready(value):
     """`value` with every NaN and infinity written as the string "NaN", "Infinity" or "-Infinity"
     (JSON has no such numbers), so `json.dumps(..., allow_nan=False)` always gives valid JSON."""

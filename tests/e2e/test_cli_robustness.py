@@ -68,6 +68,9 @@ def test_attribute_out_with_an_ending_no_writer_knows(capsys, tmp_path, no_model
     message = one_error(capsys, "attribute", "--method", "saliency", "--input", "sample:star",
                         "--out", str(tmp_path / "heat.xyz"))
     assert "cannot write .xyz; use .npy, .png, .jpg" in message
+    message = one_error(capsys, "attribute", "--method", "saliency", "--input", "sample:star",
+                        "--out", str(tmp_path / "heat.h5"))  # Pillow registers .h5 with a stub that cannot save
+    assert "Cannot write a picture as 'heat.h5'" in message
 
 
 def test_session_replay_checks_out_before_running(capsys, tmp_path, no_session):

@@ -89,6 +89,7 @@ def _toy_calls(toy):
         "capture inputs=list": lambda: core.capture(toy, [[1.0, 1.0, 1.0]]),
         "capture inputs=ndarray": lambda: core.capture(toy, np.ones((1, 3), np.float32)),
         "capture inputs wrong shape": lambda: core.capture(toy, torch.ones(1, 5)),
+        "capture inputs empty": lambda: core.capture(toy, torch.ones(0, 3)),
         "capture model=module": lambda: core.capture(torch.nn.Linear(3, 1), x),
         "capture model=None": lambda: core.capture(None, x),
         "capture layers=5": lambda: core.capture(toy, x, layers=5),

@@ -129,6 +129,9 @@ def test_a_folder_is_no_session(tmp_path):
 @pytest.mark.parametrize("text, message", [
     ("fc1:output=scale(1e400)", "k must be a finite number"),
     ("fc1:output=scale({[1]: 2})", "must be plain numbers or lists"),
+    ("fc1:output=clamp(min=2, max=1)", r"clamp: min \(2\) is above max \(1\)"),
+    ("fc1:output=noise(1, seed=1.5)", "noise: seed must be a whole number >= 0, not 1.5"),
+    ("fc1:output=noise(1, seed=-1)", "noise: seed must be a whole number >= 0, not -1"),
 ])
 def test_edit_arguments_that_once_slipped_through(text, message):
     with pytest.raises(SpecError, match=message):
