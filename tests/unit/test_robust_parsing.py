@@ -136,3 +136,18 @@ def test_a_folder_is_no_session(tmp_path):
 def test_edit_arguments_that_once_slipped_through(text, message):
     with pytest.raises(SpecError, match=message):
         parse_edit(text)
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(st.binary(max_size=200) | json_values.map(lambda v: json.dumps(v).encode()))
+def test_any_file_content_is_a_session_or_an_inspector_error(content):
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.inspector.json"
+        path.write_bytes(content)
+        try:
+            assert isinstance(load_session(path), Session)
+        except InspectorError:
+            pass
