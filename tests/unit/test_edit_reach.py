@@ -110,3 +110,29 @@ def test_a_gradient_edit_no_gradient_reaches_is_a_warning(demo, star):
     # only fc's output is captured: no gradient site, so no backward runs and the edit cannot apply
     result = capture(demo, star, "fc", "output", edits=["conv1:grad_output=zero()"])
     assert result.edits == [] and "conv1:grad_output=zero()" in result.warnings[0]
+
+
+class SpareRelu(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.act = nn.ReLU()
+        self.spare = nn.ReLU()  # never called
+
+    def forward(self, x):
+        return self.act(self.fc(x))
+
+
+def test_the_guided_preset_names_only_relus_that_run():
+    from inspector.core.layers import build_layer_tree
+    from inspector.core.model_info import describe
+    from inspector.core.presets import guided_backprop
+
+    torch.manual_seed(0)
+    loaded = LoadedModel(SpareRelu().eval(), "test:SpareRelu", input_shape=(1, 3))
+    info = describe(loaded, build_layer_tree(loaded.module, torch.zeros(1, 3)), ModelRequest("test:SpareRelu"))
+    assert "spare" not in info.layer_types and info.layer_types["act"] == "ReLU"
+    edits = guided_backprop(info.layer_types, info.parameter_names, "", 1.0)
+    assert [str(e) for e in edits] == ["act:grad_input=guided()"]
+    result = capture(loaded, torch.ones(1, 3), "fc", "grad_output", edits=edits, target="sum")
+    assert result.edits == ["act:grad_input=guided()"] and result.warnings == []
