@@ -192,17 +192,34 @@ def cmd_layers(args) -> int:
     return 0
 
 
+def _capture_out(args) -> Path | None:
+    """The .npz `capture` writes (and its manifest beside it), checked before anything runs."""
+    from inspector.core.errors import SpecError
+    from inspector.core.outputs import output_path
+
+    if not args.out:
+        if args.manifest:
+            raise SpecError("--manifest is written beside the .npz: add --out FILE.npz.")
+        return None
+    out = output_path(args.out, ".npz")
+    if args.manifest:
+        output_path(out.with_suffix(".json"), flag="--manifest")
+    return out
+
+
 def cmd_capture(args) -> int:
     from inspector.core import SpecError, capture, load_input
 
+    out = _capture_out(args)
     if args.session:
-        return _replay_session(args)
+        return _replay_session(args, out)
     if not args.input:
         raise SpecError("capture needs --input (an image, sample:NAME, or a .npy/.pt tensor).")
     loaded = _load(args)
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
     result = capture(loaded, x, args.layers, args.sites, args.edit, args.target, args.device, args.input_grad)
-    _report(args, result, {"model": args.model, "weights": loaded.weights, "seed": loaded.seed, "input": args.input})
+    _report(args, result, {"model": args.model, "weights": loaded.weights, "seed": loaded.seed, "input": args.input},
+            out)
     return 0
 
 
@@ -211,16 +228,19 @@ def cmd_attribute(args) -> int:
 
     from inspector.core import load_input, resolve_device
     from inspector.core.attribution import attribute
-    from inspector.core.export import picture, save_overlay
+    from inspector.core.export import check_picture_path, picture, picture_suffixes, save_overlay
+    from inspector.core.outputs import make_parent, output_path
 
+    out = output_path(args.out, suffixes=(".npy", *picture_suffixes()))
+    if out.suffix.lower() != ".npy":
+        check_picture_path(out)
     loaded = _load(args)
     loaded.module.to(resolve_device(args.device))
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
     found = attribute(loaded, x, args.method, args.target, args.layer)
-    out = Path(args.out)
     if out.suffix.lower() == ".npy":
-        out.parent.mkdir(parents=True, exist_ok=True)
-        np.save(out, found.map)
+        with open(make_parent(out), "wb") as file:  # the name as given (np.save would add .npy to x.NPY)
+            np.save(file, found.map)
     else:
         save_overlay(out, picture(x.detach().cpu().numpy(), loaded.preprocess), found.map)
     what, index, labels = found.target, found.target_index, loaded.labels or []
@@ -236,7 +256,7 @@ def cmd_attribute(args) -> int:
     return 0
 
 
-def _replay_session(args) -> int:
+def _replay_session(args, out: Path | None) -> int:
     from inspector.core.session_file import load_session
     from inspector.core.workbench import Workbench
 
@@ -248,15 +268,17 @@ def _replay_session(args) -> int:
     bench = Workbench()
     outcome = bench.execute(session.run_request(trust=args.trust))
     _report(args, outcome.result, {"model": session.model, "weights": session.weights, "seed": bench.loaded.seed,
-                                   "input": session.input, "session": str(args.session)})
+                                   "input": session.input, "session": str(args.session)}, out)
     return 0
 
 
-def _report(args, result, manifest: dict) -> None:
-    """Write the .npz (and with --manifest its JSON), then print predictions or --json statistics."""
-    if args.out:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
+def _report(args, result, manifest: dict, out: Path | None) -> None:
+    """Write the .npz `out` (and with --manifest its JSON), then print predictions or --json statistics
+    (valid JSON: NaN and infinities as the strings "NaN", "Infinity", "-Infinity")."""
+    if out is not None:
+        from inspector.core.outputs import make_parent
+
+        make_parent(out)
         if args.manifest:
             from inspector.core.export import export_npz
 
@@ -264,26 +286,36 @@ def _report(args, result, manifest: dict) -> None:
         else:
             result.save_npz(out)
     if args.json:
-        print(json.dumps({**{k: manifest.get(k) for k in ("model", "weights", "seed", "input")},
-                          **result.summary()}, indent=1))
+        from inspector.core.export import json_ready
+
+        print(json.dumps(json_ready({**{k: manifest.get(k) for k in ("model", "weights", "seed", "input")},
+                                     **result.summary()}), indent=1, allow_nan=False))
     else:
         for p in result.predictions:
             print(f"{p.probability:7.2%}  {p.label} (class {p.index})")
         if manifest.get("seed") is not None:
             print(_seed_note(manifest["seed"]))
         print(f"{len(result.captures)} captures, target {result.target}, "
-              f"{result.timings.get('total_s', 0) * 1000:.0f} ms" + (f" -> {args.out}" if args.out else ""))
+              f"{result.timings.get('total_s', 0) * 1000:.0f} ms" + (f" -> {out}" if out is not None else ""))
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
 
 
+def _json_out(args) -> Path | None:
+    """`--json FILE` of bench and sweep, checked before the long run."""
+    from inspector.core.outputs import make_parent, output_path
+
+    return make_parent(output_path(args.json, flag="--json")) if args.json else None
+
+
 def cmd_bench(args) -> int:
+    out = _json_out(args)
     if args.gui:
         from inspector.bench.gui import main as bench_gui
 
         report = bench_gui(args.model, repeats=args.repeats, device=args.device)
-        if args.json:
-            Path(args.json).write_text(json.dumps(report, indent=1))
+        if out:
+            out.write_text(json.dumps(report, indent=1))
         return 0
     from inspector.core.allocator import allocator_note
     from inspector.bench.engine import bench_model, format_header
@@ -291,8 +323,8 @@ def cmd_bench(args) -> int:
     print(allocator_note())
     print(format_header())
     rows = [bench_model(name, args.repeats, args.device) for name in args.models]
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+    if out:
+        out.write_text(json.dumps(rows, indent=1))
     return 0
 
 
@@ -301,10 +333,11 @@ def cmd_sweep(args) -> int:
 
     from inspector.bench.sweep import hf_sources, main as sweep
 
+    out = _json_out(args)
     with tempfile.TemporaryDirectory(prefix="inspector-sweep-") as folder:
         rows = sweep((args.models or []) + hf_sources(folder) if args.hf else args.models, args.device)
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+    if out:
+        out.write_text(json.dumps(rows, indent=1))
     return 0 if all(r["ok"] for r in rows) else 1
 
 

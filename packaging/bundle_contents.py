@@ -56,8 +56,9 @@ SELFTEST_MODULES = (
 # _C_stable / image_stable next to its __init__ and hands them to torch.ops.load_library).
 DYNAMIC_LIB_PACKAGES = ("torchvision",)
 # Packages whose data files the code reads at run time (timm: the ImageNet class names of
-# inspector.core.timm_models.labels_of, in timm/data/_info).
-PACKAGE_DATA = ("timm",)
+# inspector.core.timm_models.labels_of, in timm/data/_info; jsonschema_specifications: the JSON Schema
+# meta-schemas jsonschema reads when it checks a session file, inspector.core.session_schema).
+PACKAGE_DATA = ("timm", "jsonschema_specifications")
 DYNAMIC_LIB_PATTERNS = ("*.so", "*.so.*", "*.pyd", "*.dll", "*.dylib")
 
 # Modules the app never imports (checked: a full self-test run without them passes).

@@ -20,7 +20,8 @@ _WHERE = {
     "Target": "objective", "parse_target": "objective", "Capture": "result", "RunResult": "result",
     "capture": "api", "layer_tree": "api",
     **{name: "errors" for name in ("DeviceError", "InputError", "InspectorError", "ModelLoadError",
-                                   "RunCancelled", "RunError", "SpecError", "UntrustedCodeError")},
+                                   "RunCancelled", "RunError", "SpecError", "UnknownKeyError",
+                                   "UntrustedCodeError")},
 }
 
 
@@ -37,7 +38,7 @@ def __getattr__(name: str):
 __all__ = [
     "Capture", "DeviceError", "Edit", "InputError", "InspectorError", "Key", "LayerTree", "LoadedModel",
     "ModelLoadError", "RunCancelled", "RunError", "RunResult", "RunSpec", "Sharing", "SpecError", "Target",
-    "UntrustedCodeError", "available_devices", "build_layer_tree", "capture", "complete_statistics", "layer_tree",
+    "UnknownKeyError", "UntrustedCodeError", "available_devices", "build_layer_tree", "capture", "complete_statistics", "layer_tree",
     "list_samples", "load_input", "load_model", "parse_edit", "parse_key", "parse_target", "resolve_device", "run",
     "torchvision_classifiers",
 ]

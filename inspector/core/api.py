@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Iterable
 
 import torch
 
 from .devices import resolve_device
 from .edits import Edit
+from .errors import SpecError
 from .engine import run
 from .layers import LayerTree, build_layer_tree
 from .models import LoadedModel
@@ -20,6 +22,10 @@ from .sharing import Sharing
 
 def layer_tree(model: LoadedModel, example: torch.Tensor | None = None) -> LayerTree:
     """The module tree with output shapes and calls per forward (one small no-grad run)."""
+    from .arguments import need_instance
+
+    need_instance(model, LoadedModel, "model", "a LoadedModel from load_model(...)")
+    need_instance(example, (torch.Tensor, type(None)), "example", "a torch.Tensor or None")
     if example is None:
         example = model.example_input()
     if example is not None:
@@ -43,12 +49,32 @@ def capture(
 
     `sharing`: what earlier runs showed about the model (inspector.core.sharing); by default the
     one this `LoadedModel` keeps, so repeated calls share memory where that is safe."""
+    _check_arguments(model, inputs, cancel, sharing)
+    if isinstance(layers, str) and not layers.replace(",", "").strip():
+        raise SpecError("No layers given (the layer list is empty): name paths or globs (conv1, layer4.*), "
+                        "all, or type:Conv2d.")
     dev = resolve_device(device)
     if model.device != dev:
         model.module.to(dev)
-    paths = tree_of(model).select(layers if isinstance(layers, str) else list(layers))
-    spec = RunSpec.make(paths, sites, edits, target, input_grad)
+    from .arguments import need_texts
+
+    from .edit_reach import check_edits_reach
+
+    tree = tree_of(model)
+    patterns = layers if isinstance(layers, str) else need_texts(layers, "layers", "conv1,layer4.*")
+    spec = RunSpec.make((), sites, edits, target, input_grad)
+    spec = replace(spec, layers=tuple(tree.select(patterns, params="params" in spec.sites)))
+    check_edits_reach(spec.edits, tree)
     return run(model.module, inputs, spec, model.labels, cancel, sharing or sharing_of(model))
+
+
+def _check_arguments(model, inputs, cancel, sharing) -> None:
+    from .arguments import need_instance
+
+    need_instance(model, LoadedModel, "model", "a LoadedModel from load_model(...)")
+    need_instance(inputs, torch.Tensor, "inputs", "a torch.Tensor (load_input(...) makes one)")
+    need_instance(cancel, (threading.Event, type(None)), "cancel", "a threading.Event or None")
+    need_instance(sharing, (Sharing, type(None)), "sharing", "a Sharing or None")
 
 
 def tree_of(model: LoadedModel):

@@ -29,11 +29,13 @@ def weights_into(module: nn.Module, path: str | Path, trust: bool = False) -> nn
 def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Tensor] | nn.Module:
     """A state dict (or, from a trusted pickle, a whole model) read from `path` onto the CPU."""
     path = Path(path)
+    if path.is_dir():
+        raise ModelLoadError(f"{path} is a folder; give the weights file inside it (.safetensors, .pt, .pth).")
     if not path.is_file():
         raise ModelLoadError(f"Weights file not found: {path}")
     if path.stat().st_size == 0:
         raise ModelLoadError(f"Weights file is empty (0 bytes): {path}")
-    if path.suffix == ".safetensors":
+    if path.suffix.lower() == ".safetensors":
         from safetensors import SafetensorError
         from safetensors.torch import load_file
 
@@ -44,7 +46,7 @@ def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Te
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
-        unsafe = _unsafe_globals(path)
+        unsafe = unsafe_globals(path)
         if unsafe is None:
             raise ModelLoadError(
                 f"{path.name} is not a weights file this tool can read: it is damaged, or not a PyTorch "
@@ -63,7 +65,7 @@ def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Te
     return _unwrap(obj, path)
 
 
-def _unsafe_globals(path: Path) -> list[str] | None:
+def unsafe_globals(path: Path) -> list[str] | None:
     """The globals the pickle in `path` would import, read without running it; None if it holds no pickle."""
     try:
         return list(torch.serialization.get_unsafe_globals_in_checkpoint(str(path)))

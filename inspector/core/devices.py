@@ -36,6 +36,8 @@ def _mps_available() -> bool:
 
 def resolve_device(spec: str | torch.device | None) -> torch.device:
     """Turn `auto|cpu|cuda|cuda:N|mps` into a device that exists, or say why not."""
+    if spec is not None and not isinstance(spec, (str, torch.device)):
+        raise DeviceError(f"Unknown device {spec!r}. Use auto, cpu, cuda, cuda:N or mps.")
     text = "auto" if spec is None else str(spec).strip().lower()
     if text == "auto":
         if torch.cuda.is_available():

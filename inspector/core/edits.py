@@ -7,6 +7,7 @@ read as Python literals only, never evaluated as code.
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -162,7 +163,7 @@ def parse_op(text: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
     """Read `op(args)` into a name and named literal arguments, checked against the op."""
     try:
         node = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError:
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         raise SpecError(f"Cannot read {text!r}; write an op like scale(2) or clamp(min=0).") from None
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
         raise SpecError(f"Cannot read {text!r}; write an op like scale(2) or clamp(min=0).")
@@ -173,7 +174,7 @@ def parse_op(text: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
     try:
         positional = [ast.literal_eval(arg) for arg in node.args]
         named = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
-    except ValueError:
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         raise SpecError(f"Arguments of {text!r} must be plain numbers or lists.") from None
     if None in named or len(positional) > len(spec.params):
         raise SpecError(f"Too many arguments in {text!r}. Usage: {spec.help}")
@@ -198,8 +199,14 @@ def _check_values(name: str, values: dict[str, Any]) -> None:
                 raise SpecError(f"{name}: {param} must be a list of integers, e.g. [0, 3].")
         elif value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise SpecError(f"{name}: {param} must be a number, not {value!r}.")
+        elif value is not None and not math.isfinite(value):
+            raise SpecError(f"{name}: {param} must be a finite number, not {value!r}.")
     if name == "clamp" and values.get("min") is None and values.get("max") is None:
         raise SpecError("clamp needs min, max or both, e.g. clamp(min=0).")
+    if name == "clamp" and None not in (values.get("min"), values.get("max")) and values["min"] > values["max"]:
+        raise SpecError(f"clamp: min ({values['min']}) is above max ({values['max']}).")
+    if name == "noise" and "seed" in values and (not isinstance(values["seed"], int) or values["seed"] < 0):
+        raise SpecError(f"noise: seed must be a whole number >= 0, not {values['seed']!r}.")
     if name == "noise" and values["std"] < 0:
         raise SpecError("noise: std must be >= 0.")
     if name == "clip_norm" and values["max"] <= 0:
@@ -208,7 +215,9 @@ def _check_values(name: str, values: dict[str, Any]) -> None:
 
 def parse_edit(text: str) -> Edit:
     """Read `KEY=OP(ARGS)`, e.g. `relu1:grad_input=clamp(min=0)`."""
-    key_text, sep, op_text = text.partition("=")
+    from .arguments import need_text
+
+    key_text, sep, op_text = need_text(text, "An edit").partition("=")
     if not sep or not op_text.strip():
         raise SpecError(f"Cannot read edit {text!r}. Write KEY=OP(ARGS), e.g. relu1:grad_input=clamp(min=0).")
     key = parse_key(key_text)

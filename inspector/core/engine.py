@@ -96,6 +96,15 @@ def run(
     after all (in-place ops that depend on the data), the run is done once more with copies.
     Without it (None) every capture is a copy.
     """
+    from .arguments import need_instance
+
+    need_instance(model, nn.Module, "model", "a torch.nn.Module")
+    need_instance(inputs, torch.Tensor, "inputs", "a torch.Tensor")
+    need_instance(spec, RunSpec, "spec", "a RunSpec (RunSpec.make(...))")
+    if inputs.numel() == 0:
+        from .errors import InputError
+
+        raise InputError(f"The input holds no values (shape {tuple(inputs.shape)}).")
     state = Sharing() if sharing is None else sharing
     safe = state.safe()
     result, seen, mutated = _run_once(model, inputs, spec, labels, cancel, safe, phase)
@@ -112,22 +121,17 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
     started = time.perf_counter()
     tell = phase or (lambda _name: None)
     modules = dict(model.named_modules())
-    missing = [p for p in spec.layers if p not in modules]
+    params = dict(model.named_parameters())
+    missing = [p for p in spec.layers if p not in modules and not ("params" in spec.sites and p in params)]
     if missing:
         raise SpecError(f"No layer named {', '.join(map(repr, missing))}. Use `network-inspector layers` to list them.")
-    params = dict(model.named_parameters())
     _check_edits(spec.edits, modules, params)
     device = next((p.device for p in model.parameters()), inputs.device)
     result = RunResult(target=str(spec.target), device=str(device), edits=[str(e) for e in spec.edits if e.enabled])
 
     module_sites = spec.sites & set(MODULE_SITES)
-    captured = {path: set(module_sites) for path in spec.layers if path}
-    param_keys = []
-    if "params" in spec.sites:
-        for path in spec.layers:
-            for name, param in modules[path].named_parameters(recurse=False):
-                if param.requires_grad:
-                    param_keys.append((f"{path}.{name}" if path else name, param))
+    captured = {path: set(module_sites) for path in spec.layers if path and path in modules}
+    param_keys = _param_keys(spec, modules, params) if "params" in spec.sites else []
     wants_grad = bool(spec.input_grad or param_keys or module_sites & GRAD_SITES)
     x = inputs.detach().to(device, copy=True)  # the model may change its input in place; ours stays intact
     if wants_grad and x.is_floating_point():
@@ -148,14 +152,16 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
             except Exception as exc:
                 raise RunError(f"The model raised {type(exc).__name__}: {exc}") from exc
         logits = primary_output(output)
+        _warn_nonfinite(result, "input", x)
+        _warn_nonfinite(result, "output", logits)
         result.output = to_numpy(logits)
         result.predictions = predictions(logits, labels)
         if logits.ndim == 4 and logits.shape[1] > 1:  # a segmentation: its class map, for the picture
             result.classes = logits[0].detach().argmax(dim=0).to(torch.int16).cpu().numpy()
         t1 = time.perf_counter()
         result.timings["forward_s"] = t1 - t0
-        for path in spec.layers:
-            if path and hooks.calls.get(path, 0) == 0:
+        for path in captured:
+            if hooks.calls.get(path, 0) == 0:
                 result.log("warning", f"{path} was not called during the forward pass; nothing captured there.")
         obj, result.target_index, resolved = objective(logits, spec.target, tuple(x.shape[-2:]))
         result.target = str(resolved)
@@ -182,9 +188,49 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
     for name in hooks.expected_grads:
         if name not in hooks.fired:
             result.log("warning", f"No gradient reached {name}: the objective does not depend on it through this path.")
+    _report_edits(result, spec.edits, hooks)
     seen, mutated = hooks.tracked_keys(), hooks.mutated_keys()
     result.timings["total_s"] = time.perf_counter() - started
     return result, seen, mutated
+
+
+def _param_keys(spec: RunSpec, modules: dict[str, nn.Module], params: dict[str, nn.Parameter]):
+    """(path, parameter) for the `params` site: the parameters each selected module owns itself, and
+    parameters named in `spec.layers` by their own path (those no selected module owns)."""
+    found: dict[str, nn.Parameter] = {}
+    for path in spec.layers:
+        if path in modules:
+            for name, param in modules[path].named_parameters(recurse=False):
+                found.setdefault(f"{path}.{name}" if path else name, param)
+        else:
+            found.setdefault(path, params[path])
+    return [(name, p) for name, p in found.items() if p.requires_grad]
+
+
+def _report_edits(result: RunResult, edits: Sequence[Edit], hooks: HookSet) -> None:
+    """`result.edits` lists the edits that were applied; those enabled but not applied are one warning."""
+    for edit in edits:
+        if edit.enabled and edit.key.site == "attention" and hooks.calls.get(edit.key.layer):
+            hooks.applied.add(id(edit))  # zero_heads changes the module's computation each time it runs
+    result.edits = [str(e) for e in edits if e.enabled and id(e) in hooks.applied]
+    missed = [str(e) for e in edits if e.enabled and id(e) not in hooks.applied]
+    if missed:
+        shown = ", ".join(missed[:4]) + (f" and {len(missed) - 4} more" if len(missed) > 4 else "")
+        result.log("warning", f"{len(missed)} edit(s) not applied: nothing they name was reached in this run "
+                              f"(a parameter gradient is edited only where params are captured): {shown}.")
+
+
+def _warn_nonfinite(result: RunResult, what: str, tensor: torch.Tensor) -> None:
+    """A warning when the model's input or output holds NaN or Inf (the numbers after it mean little)."""
+    if not (tensor.is_floating_point() or tensor.is_complex()):
+        return
+    t = tensor.detach()
+    nan = int(t.isnan().sum())
+    inf = int(t.isinf().sum())
+    if nan or inf:
+        parts = [f"{n} {word}" for n, word in ((nan, "NaN"), (inf, "Inf")) if n]
+        result.log("warning", f"The model's {what} holds {' and '.join(parts)} of {t.numel()} values"
+                              + ("; everything computed from it may be NaN." if what == "input" else "."))
 
 
 def _store_leaf_grads(hooks: HookSet, result: RunResult, spec: RunSpec, param_keys, grads, x) -> None:
@@ -198,6 +244,7 @@ def _store_leaf_grads(hooks: HookSet, result: RunResult, spec: RunSpec, param_ke
         for edit in spec.edits:
             if edit.enabled and edit.matches(key):
                 grad = edit.apply(grad)
+                hooks.applied.add(id(edit))
         hooks.store(key, grad)
     if spec.input_grad:
         grad = grads[-1] if x.requires_grad else None

@@ -23,6 +23,12 @@ class SpecError(InspectorError):
     """A layer pattern, site, key, edit or target could not be understood."""
 
 
+class UnknownKeyError(SpecError, KeyError):
+    """A key looked up in a result or a layer path in a layer tree that is not there (also a KeyError)."""
+
+    __str__ = Exception.__str__  # the message as written, not quoted as KeyError would
+
+
 class DeviceError(InspectorError):
     """The requested device is not available on this machine."""
 

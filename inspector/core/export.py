@@ -53,8 +53,51 @@ def export_npz(result: RunResult, path: str | Path, manifest: dict | None = None
         "keys": {key: list(array.shape) for key, array in arrays.items()},
     }
     sidecar = path.with_suffix(".json")
-    sidecar.write_text(json.dumps(info, indent=1, default=str) + "\n", encoding="utf-8")
+    sidecar.write_text(json.dumps(json_ready(info), indent=1, default=str, allow_nan=False) + "\n",
+                       encoding="utf-8")
     return path, sidecar
+
+
+def picture_suffixes() -> tuple[str, ...]:
+    """File endings Pillow can write a picture as, lower case, the common ones first (.png, .jpg, ...)."""
+    from PIL import Image
+
+    Image.init()
+    found = {ext for ext, fmt in Image.registered_extensions().items() if fmt in Image.SAVE}
+    common = [ext for ext in (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp") if ext in found]
+    return (*common, *sorted(found - set(common)))
+
+
+def check_picture_path(path: Path) -> Path:
+    """`path` when Pillow can write a picture under its ending (a 1x1 picture is written to memory first:
+    some endings are registered by stubs that need a handler installed); a SpecError otherwise."""
+    import io
+
+    from PIL import Image
+
+    Image.init()
+    fmt = Image.registered_extensions().get(path.suffix.lower())
+    try:
+        Image.new("RGB", (1, 1)).save(io.BytesIO(), format=fmt)
+    except (ValueError, KeyError, OSError) as exc:
+        raise SpecError(f"Cannot write a picture as {path.name!r} ({exc}); use .png, .jpg or .npy.") from None
+    return path
+
+
+def json_ready(value):
+    """`value` with every NaN and infinity written as the string "NaN", "Infinity" or "-Infinity"
+    (JSON has no such numbers), so `json.dumps(..., allow_nan=False)` always gives valid JSON."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return "NaN" if np.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, np.floating):
+        return json_ready(float(value))
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    return value
 
 
 def load_npz(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
@@ -117,6 +160,6 @@ def save_overlay(path: str | Path, image: np.ndarray, attribution_map: np.ndarra
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         blended.save(path)
-    except (ValueError, KeyError):
-        raise SpecError(f"Cannot write a picture as {path.name!r}; use .png, .jpg or .npy.") from None
+    except (ValueError, KeyError, OSError) as exc:
+        raise SpecError(f"Cannot write a picture as {path.name!r} ({exc}); use .png, .jpg or .npy.") from None
     return path

@@ -85,6 +85,7 @@ class HookSet:
         for edit in edits:
             if edit.enabled:
                 self.edits[(edit.key.layer, edit.key.site)].append(edit)
+        self.applied: set[int] = set()  # id() of each edit that changed a tensor (or a module's computation)
         self.handles: list = []
         self.grad_edges: list = []
         self.expected_grads: dict[str, Key] = {}
@@ -157,6 +158,7 @@ class HookSet:
         for edit in self.edits.get((key.layer, key.site), ()):
             if edit.matches(key):
                 tensor = edit.apply(tensor)
+                self.applied.add(id(edit))
         return tensor
 
     def store(self, key: Key, tensor: torch.Tensor) -> None:
@@ -237,7 +239,7 @@ class HookSet:
                 f"(the module's result is unchanged).",
             )
             return base.clone()
-        return base.view_as(base)
+        return base[...]  # an alias with the very same strides (view_as may change a size-1 dim's stride)
 
     # -- hooks -------------------------------------------------------------------
     def _pre_hook(self, path: str):
@@ -318,7 +320,7 @@ class HookSet:
                     if any(tensor is a for a in args):
                         # An input handed back as is (Identity, eval Dropout): hook an alias, so this
                         # module's grad hooks run before those already on its input.
-                        tensor = tensor.view_as(tensor)
+                        tensor = tensor[...]
                     self._watch_grad(tensor, Key(path, "grad_output", call, key.index))
                 new_items.append(tensor)
             self.result.log("fired", f"{path}:output" + (f"#{call}" if call else ""))

@@ -84,16 +84,39 @@ def to_rgb(image: Image.Image) -> Image.Image:
 
 
 def load_tensor(path: Path) -> torch.Tensor:
+    """A tensor from `.npy` (no pickles) or `.pt`/`.pth` (torch's weights-only reader; a file whose
+    pickle would import code is refused, never run)."""
+    import pickle
+
     try:
-        if path.suffix == ".npy":
-            array = np.load(path, allow_pickle=False)
+        if path.suffix.lower() == ".npy":
+            try:
+                array = np.load(path, allow_pickle=False)
+            except ValueError as exc:
+                if "pickle" not in str(exc):
+                    raise
+                raise InputError(f"{path.name} holds pickled Python objects, which could run code when loaded: "
+                                 f"refused. Save a numeric array (np.save of a float or integer array).") from None
             if array.dtype == np.float64:
                 array = array.astype(np.float32)
             tensor = torch.from_numpy(np.ascontiguousarray(array))
         else:
             tensor = torch.load(path, map_location="cpu", weights_only=True)
+    except InputError:
+        raise
+    except pickle.UnpicklingError:
+        from .checkpoints import unsafe_globals
+
+        names = unsafe_globals(path)
+        if names is None:
+            raise InputError(f"{path.name} is not a tensor file this tool can read: it is damaged, or was not "
+                             f"written by torch.save or np.save.") from None
+        what = f" ({', '.join(names)})" if names else ""
+        raise InputError(f"{path.name} is a pickle that would import code when loaded{what}: refused, as "
+                         f"loading it could run anything. Save the input as a plain tensor "
+                         f"(torch.save(tensor, ...)) or as .npy.") from None
     except Exception as exc:
-        raise InputError(f"Cannot read tensor file {path.name}: {exc}") from None
+        raise InputError(f"Cannot read tensor file {path.name}: {type(exc).__name__}: {exc}") from None
     if not isinstance(tensor, torch.Tensor):
         raise InputError(f"{path.name} holds a {type(tensor).__name__}, not a tensor.")
     return tensor
@@ -102,8 +125,14 @@ def load_tensor(path: Path) -> torch.Tensor:
 def load_input(source: str | Path, preprocess: Preprocess | None = None,
                input_shape: tuple[int, ...] | None = None) -> torch.Tensor:
     """A file or `sample:NAME` -> the model's input tensor (batch dimension included)."""
-    text = str(source)
+    from .arguments import need_path
+
+    text = need_path(source, "The input")
+    if not text.strip():
+        raise InputError("No input given: name an image, sample:NAME, or a .npy/.pt tensor file.")
     path = resolve_sample(text[7:]) if text.startswith("sample:") else Path(text)
+    if path.is_dir():
+        raise InputError(f"{path} is a folder; give an image or tensor file inside it.")
     if path.suffix.lower() in TENSOR_SUFFIXES:
         if not path.is_file():
             raise InputError(f"Input file not found: {path}")

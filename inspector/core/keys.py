@@ -54,7 +54,9 @@ class Key:
 
 def parse_key(text: str) -> Key:
     """Parse `fc1:output`, `layer1.0.relu:output#1`, `fc1.bias:grad`, `input:grad`, `output`."""
-    text = text.strip()
+    from .arguments import need_text
+
+    text = need_text(text, "A key").strip()
     if text in ("input", "output"):
         return Key("", text)
     if text == "input:grad":

@@ -48,6 +48,8 @@ class LayerInfo:
 @dataclass(frozen=True)
 class LayerTree:
     layers: tuple[LayerInfo, ...]  # in named_modules() order, model first
+    # every parameter by its path (`fc1.weight`, ViT's `class_token`), in named_parameters() order
+    params: tuple[str, ...] = ()
 
     def __iter__(self):
         return iter(self.layers)
@@ -59,7 +61,9 @@ class LayerTree:
         for layer in self.layers:
             if layer.path == path:
                 return layer
-        raise KeyError(path)
+        from .errors import UnknownKeyError
+
+        raise UnknownKeyError(f"No layer named {path!r}. {self._examples()}")
 
     def children(self, path: str) -> list[LayerInfo]:
         prefix = f"{path}." if path else ""
@@ -92,12 +96,34 @@ class LayerTree:
             picked.add(called[-1])
         return picked
 
-    def select(self, patterns: str | list[str]) -> list[str]:
-        """Paths matching `all`, `type:Conv2d`, globs (`layer4.*`) or exact paths, in model order."""
+    def loose_params(self, modules: list[str], patterns: str | list[str]) -> list[str]:
+        """Parameter paths `patterns` name that the selected `modules` do not own themselves: with
+        `all`, every parameter owned by a module that is not a running leaf (ViT's `class_token` on the
+        model, `encoder.pos_embedding`, `nn.MultiheadAttention`'s `in_proj_weight`, ConvNeXt's
+        `layer_scale`, the weights of a leaf its parent uses directly); an exact parameter path or a
+        glob matching parameter paths selects those."""
+        if isinstance(patterns, str):
+            patterns = patterns.split(",")
+        owned = set(modules)
+        loose = [p for p in self.params if p.rpartition(".")[0] not in owned]
+        chosen: set[str] = set()
+        for raw in patterns:
+            pattern = raw.strip()
+            if pattern == "all":
+                chosen.update(loose)
+            elif pattern in self.params or any(ch in pattern for ch in "*?["):
+                chosen.update(p for p in loose if fnmatch.fnmatchcase(p, pattern))
+        return [p for p in loose if p in chosen]
+
+    def select(self, patterns: str | list[str], params: bool = False) -> list[str]:
+        """Paths matching `all`, `type:Conv2d`, globs (`layer4.*`) or exact paths, in model order.
+        With `params`, a pattern may also name parameters (`class_token`, `*.pos_embedding`), and
+        `all` adds the parameters no running leaf owns (see `loose_params`), after the modules."""
         if isinstance(patterns, str):
             patterns = [p for p in patterns.split(",")]
         chosen: set[str] = set()
         paths = [l.path for l in self.layers if l.path]
+        named = set(self.params) if params else set()
         for raw in patterns:
             pattern = raw.strip()
             if not pattern:
@@ -112,16 +138,19 @@ class LayerTree:
                     raise SpecError(f"No layer of type {wanted!r}. Types in this model: {', '.join(types)}.")
             elif any(ch in pattern for ch in "*?["):
                 hits = {p for p in paths if fnmatch.fnmatchcase(p, pattern)}
-                if not hits:
+                if not hits and not any(fnmatch.fnmatchcase(p, pattern) for p in named):
                     raise SpecError(f"No layer matches {pattern!r}. {self._examples()}")
             elif pattern in paths:
                 hits = {pattern}
+            elif pattern in named:
+                hits = set()  # a parameter: loose_params adds it
             else:
                 close = difflib.get_close_matches(pattern, paths, n=5)
                 hint = f" Did you mean: {', '.join(close)}?" if close else ""
                 raise SpecError(f"No layer named {pattern!r}.{hint} {self._examples()}")
             chosen |= hits
-        return [p for p in paths if p in chosen]
+        modules = [p for p in paths if p in chosen]
+        return modules + (self.loose_params(modules, patterns) if params else [])
 
     def _examples(self) -> str:
         leaves = self.leaves
@@ -144,6 +173,13 @@ def _shapes(value) -> list[tuple[int, ...]]:
 def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> LayerTree:
     """The module tree; with an example input, one no-grad run adds output shapes and call counts."""
     import torch
+    from torch import nn
+
+    from .arguments import need_instance
+    from .errors import InspectorError, RunError
+
+    need_instance(model, nn.Module, "model", "a torch.nn.Module")
+    need_instance(example, (torch.Tensor, type(None)), "example", "a torch.Tensor or None")
 
     named = list(model.named_modules(remove_duplicate=False))
     seen: dict[int, str] = {}
@@ -169,6 +205,11 @@ def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> L
                 handles.append(module.register_forward_hook(record(path)))
             with torch.no_grad():
                 model(example)
+        except InspectorError:
+            raise
+        except Exception as exc:
+            raise RunError(f"The model raised {type(exc).__name__} on the example input of shape "
+                           f"{tuple(example.shape)}: {exc}") from exc
         finally:
             for handle in handles:
                 handle.remove()
@@ -185,4 +226,4 @@ def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> L
                 calls=calls.get(path, 0),
             )
         )
-    return LayerTree(tuple(layers))
+    return LayerTree(tuple(layers), tuple(name for name, _ in model.named_parameters()))

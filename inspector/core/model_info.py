@@ -40,7 +40,10 @@ class ModelInfo:
 
     @property
     def layer_types(self) -> dict[str, str]:
-        return {l.path: l.type_name for l in self.tree.layers if l.path}
+        """Type by path of every module an edit can act on: those that run in a forward (all of them
+        when the tree was built without one), so presets never name a module that never runs."""
+        ran = any(l.calls for l in self.tree.layers)
+        return {l.path: l.type_name for l in self.tree.layers if l.path and (l.calls or not ran)}
 
     @property
     def parameter_names(self) -> list[str]:

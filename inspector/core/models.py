@@ -83,7 +83,11 @@ def load_model(
     Python factory are built under it (the same seed gives bit-identical weights). With None a
     seed is picked and recorded in `LoadedModel.seed`. A seed with weights that are not random
     (pretrained, a checkpoint, the demo's, a saved program's) raises SpecError."""
-    source = source.strip()
+    from .arguments import need_path
+
+    source = need_path(source, "The model source").strip()
+    if weights is not None:
+        weights = need_path(weights, "weights")
     seed = check_seed(seed)
     if not source:
         raise ModelLoadError("No model given. Use demo, a torchvision name like resnet18, file.py:Name or a file.")
@@ -187,7 +191,7 @@ def _load_program(path: Path, trust: bool) -> LoadedModel:
             f"{path.name} is a saved program that can run code when loaded. "
             f"Pass --trust (or confirm in the app) only if you trust where it came from."
         )
-    if path.suffix == ".pt2":
+    if path.suffix.lower() == ".pt2":
         try:
             program = torch.export.load(str(path))
             module = torch.export.unflatten(program)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,13 +32,13 @@ class Target:
 def _parse_seg(text: str) -> Target:
     """`seg:CLASS` or `seg:CLASS@X0,Y0,X1,Y1`."""
     cls, _, box = text[len("seg:"):].partition("@")
-    if not cls.strip().isdigit():
+    if not cls.strip().isdecimal():
         raise SpecError(f"Target {text!r}: seg:CLASS takes a class index (seg:15 is VOC's person), "
                         f"optionally @X0,Y0,X1,Y1 for a box in input pixels.")
     if not box:
         return Target("seg", int(cls))
     parts = [p.strip() for p in box.split(",")]
-    if len(parts) != 4 or not all(p.isdigit() for p in parts):
+    if len(parts) != 4 or not all(p.isdecimal() for p in parts):
         raise SpecError(f"Target {text!r}: the box is four whole numbers X0,Y0,X1,Y1 (input pixels).")
     x0, y0, x1, y1 = map(int, parts)
     if x1 <= x0 or y1 <= y0:
@@ -45,14 +46,26 @@ def _parse_seg(text: str) -> Target:
     return Target("seg", int(cls), (x0, y0, x1, y1))
 
 
+def _class_index(value: int) -> Target:
+    if value < 0:
+        raise SpecError(f"Class index must be >= 0, got {value}.")
+    return Target("index", value)
+
+
 def parse_target(text: str | int | Target | None) -> Target:
-    """`top1`, a class index, `sum`, `output`, or `seg:CLASS[@X0,Y0,X1,Y1]`."""
+    """`top1`, a class index, `sum`, `output`, or `seg:CLASS[@X0,Y0,X1,Y1]`. The same words as text
+    (the CLI's `--target`) or as a Python value; anything else is a SpecError."""
     if isinstance(text, Target):
         return text
     if text is None or text == "":
         return Target()
+    if isinstance(text, numbers.Integral) and not isinstance(text, bool):
+        text = int(text)  # numpy's integers too
+    if isinstance(text, bool) or not isinstance(text, (str, int)):
+        raise SpecError(f"Unknown target {text!r}. Use auto, top1, a class index, sum, output or "
+                        f"seg:CLASS[@X0,Y0,X1,Y1].")
     if isinstance(text, int):
-        return Target("index", text)
+        return _class_index(text)
     word = text.strip().lower()
     if word in ("auto", "top1", "sum", "output"):
         return Target(word)  # type: ignore[arg-type]
@@ -63,9 +76,7 @@ def parse_target(text: str | int | Target | None) -> Target:
     except ValueError:
         raise SpecError(f"Unknown target {text!r}. Use auto, top1, a class index, sum, output or "
                         f"seg:CLASS[@X0,Y0,X1,Y1].") from None
-    if index < 0:
-        raise SpecError(f"Class index must be >= 0, got {index}.")
-    return Target("index", index)
+    return _class_index(index)
 
 
 def primary_output(output) -> torch.Tensor:

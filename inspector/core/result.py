@@ -62,7 +62,13 @@ class RunResult:
     stats_deferred: dict[str, str] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> np.ndarray:
-        return self.arrays()[key]
+        arrays = self.arrays()
+        if key not in arrays:
+            from .errors import UnknownKeyError
+
+            shown = ", ".join(list(arrays)[:8]) + (", ..." if len(arrays) > 8 else "")
+            raise UnknownKeyError(f"No capture {key!r} in this result; its keys: {shown or 'none'}.")
+        return arrays[key]
 
     def log(self, kind: EventKind, what: str) -> None:
         self.events.append(HookEvent(time.perf_counter(), kind, what))

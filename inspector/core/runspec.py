@@ -42,9 +42,20 @@ class RunSpec:
         keep: Literal["full", "stats"] = "full",
         stats_now: Iterable[str] | None = None,
     ) -> "RunSpec":
+        from .arguments import need_list, need_texts
+
         if isinstance(sites, str):
             sites = [s.strip() for s in sites.split(",") if s.strip()]
-        sites = frozenset(sites)
+            if not sites:
+                raise SpecError(f"No sites given (the site list is empty). Valid sites: {', '.join(SITE_CHOICES)}.")
+        sites = frozenset(need_texts(sites, "sites", "output,grad_output"))
+        text = isinstance(layers, str)
+        layers = need_texts(layers, "layers", "conv1,layer4.1.conv2")
+        if text:  # one comma-separated text of paths
+            layers = [p for p in layers if p]
+        edits = need_list(edits, "edits", "relu1:grad_input=clamp(min=0)")
+        if not isinstance(input_grad, bool):
+            raise SpecError(f"input_grad must be True or False, not {input_grad!r}.")
         unknown = sorted(sites - set(SITE_CHOICES))
         if unknown:
             raise SpecError(f"Unknown site(s) {', '.join(unknown)}. Valid sites: {', '.join(SITE_CHOICES)}.")

@@ -15,6 +15,7 @@ from .runspec import RunSpec
 from .errors import SpecError, UntrustedCodeError
 from .requests import ModelRequest, RunRequest
 from .seeds import check_seed
+from .session_schema import check_session_data
 from .sources import carries_code
 
 FORMAT = "network-inspector-session"
@@ -61,28 +62,30 @@ class Session:
                           spec, baseline, run_id)
 
 
-def session_from_dict(data: dict) -> Session:
+def session_from_dict(data, name: str = "The session") -> Session:
+    """A Session from the parsed JSON of a session file, checked whole against `SCHEMA` first
+    (inspector.core.session_schema): any mistake is a SpecError naming the field."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise SpecError("This is not a Network Inspector session file (no 'format' entry).")
-    if int(data.get("version", 0)) > VERSION:
-        raise SpecError(f"Session version {data['version']} is newer than this app understands ({VERSION}).")
+        raise SpecError(f"{name} is not a Network Inspector session file (no 'format' entry).")
+    version = data.get("version", 0)
+    if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
+        raise SpecError(f"Session version {version} is newer than this app understands ({VERSION}).")
+    check_session_data(data, name)
     edits = []
     for item in data.get("edits", []):
-        text, enabled = (item, True) if isinstance(item, str) else (item["edit"], bool(item.get("enabled", True)))
+        text, enabled = (item, True) if isinstance(item, str) else (item["edit"], item.get("enabled", True))
         edits.append(replace(parse_edit(text), enabled=enabled))
     model = data.get("model") or {}
-    if not isinstance(model, dict):
-        raise SpecError(f"The session's 'model' entry must be an object with 'source', not {model!r}.")
     return Session(
-        model=str(model.get("source", "demo")),
+        model=model.get("source", "demo"),
         weights=model.get("weights"),
-        input=str(data.get("input", "")),
-        device=str(data.get("device", "cpu")),
+        input=data.get("input", ""),
+        device=data.get("device", "cpu"),
         target=str(data.get("target", "auto")),
         layers=tuple(data.get("layers", ())),
         sites=tuple(data.get("sites", ("output", "grad_output"))),
         edits=tuple(edits),
-        input_grad=bool(data.get("input_grad", False)),
+        input_grad=data.get("input_grad", False),
         extra=dict(data.get("extra", {})),
         seed=check_seed(model.get("seed"), "The session's model seed"),
     )
@@ -101,9 +104,15 @@ def load_session(path: str | Path, trust: bool = False) -> Session:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SpecError(f"Session file not found: {path}") from None
+    except IsADirectoryError:
+        raise SpecError(f"{path} is a folder, not a session file.") from None
+    except OSError as exc:
+        raise SpecError(f"Cannot read session file {path}: {exc.strerror or exc}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path.name} is not valid JSON: {exc}") from None
-    session = session_from_dict(data)
+    except RecursionError:
+        raise SpecError(f"{path.name} is nested too deeply to be a session file.") from None
+    session = session_from_dict(data, path.name)
     if session.points_at_code() and not trust:
         raise UntrustedCodeError(
             f"{path.name} loads the model from {session.model}, which runs code. "

@@ -15,6 +15,7 @@ import torch
 
 from .devices import resolve_device
 from .deferred import complete_statistics, with_statistics
+from .edit_reach import check_edits_reach
 from .engine import run
 from .inputs import load_input
 from .layers import LayerTree, build_layer_tree
@@ -133,6 +134,7 @@ class Workbench:
         self.move_to(request.device)
         x = self.input_tensor(request.input)
         spec = request.spec if request.visible is None else replace(request.spec, stats_now=tuple(request.visible))
+        check_edits_reach(spec.edits, tree)
         result = run(loaded.module, x, spec, loaded.labels, cancel, self.sharing, phase)
         baseline = None
         if request.baseline:

@@ -78,7 +78,11 @@ class AnalysisController(QObject):
 
             self.nonfinite = first_nonfinite(outcome.result)
         model = self.window.layer_model
-        if self.nonfinite:
+        if self.nonfinite and self.nonfinite[0] == "input":
+            model.set_highlight(None)  # the model's input is no module: nothing to mark in the tree
+            self.state.notify("warning", "The model's input holds NaN/Inf, so every number computed from it may "
+                                         "be NaN/Inf too; check the input file.")
+        elif self.nonfinite:
             key, direction = self.nonfinite
             layer = key.split(":")[0]
             model.set_highlight(layer if layer in model.paths() else None)

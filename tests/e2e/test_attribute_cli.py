@@ -125,7 +125,7 @@ def test_png_overlay_and_capture_manifest(runs, capsys):
         assert image.size == (32, 32) and image.mode == "RGB"
     assert main(["attribute", "--method", "saliency", "--model", source, "--input",
                  str(folder / "picture.png"), "--out", str(folder / "heat.txt")]) == 2
-    assert "use .png, .jpg or .npy" in capsys.readouterr().err
+    assert "cannot write .txt; use .npy, .png, .jpg" in capsys.readouterr().err  # refused before the run
     np.save(folder / "toy_in.npy", np.ones((1, 3), np.float32))
     out = folder / "toy.npz"
     assert main(["capture", "--model", "inspector.demo.toy:ToyMLP", "--input", str(folder / "toy_in.npy"),

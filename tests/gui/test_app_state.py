@@ -122,6 +122,19 @@ def test_nan_is_named_and_shown(ui, qtbot, open_window, gui_files, image_file):
     assert window.layer_model._highlight == "poison"
 
 
+def test_nan_in_the_input_is_named_in_the_banner(ui, qtbot, open_window, tiny_source, tmp_path):
+    """Issue 15: NaN/Inf in the input itself is a warning in the banner (not a module to mark)."""
+    x = np.zeros((1, 3, 32, 32), np.float32)
+    x[0, 0, 0, 0] = np.nan
+    path = tmp_path / "nan.npy"
+    np.save(path, x)
+    window = open_window(tiny_source, str(path), {"fc"})
+    qtbot.waitUntil(lambda: window.banner.notice is not None and window.banner.notice.level == "warning")
+    assert "The model's input holds NaN/Inf" in window.banner.text()
+    assert window.layer_model._highlight is None
+    assert "The model's input holds 1 NaN of 3072 values" in window.first_outcome.result.warnings[0]
+
+
 def test_errors_are_kept_copyable_with_details(qtbot, window):
     """Item 10: an unexpected error shows the whole message and its traceback, copyable; it stays."""
     from inspector.gui.worker import Failure

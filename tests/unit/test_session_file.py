@@ -118,7 +118,7 @@ def test_a_bad_seed_is_one_clear_error(tmp_path, bad):
 def test_a_model_entry_that_is_not_an_object_is_refused(tmp_path):
     path = tmp_path / "bad.inspector.json"
     path.write_text(json.dumps({"format": "network-inspector-session", "version": 1, "model": "resnet18"}))
-    with pytest.raises(SpecError, match="'model' entry must be an object"):
+    with pytest.raises(SpecError, match="bad.inspector.json is not a valid session: model must be an object"):
         load_session(path)
 
 

@@ -1,0 +1,61 @@
+"""Output files: checked before any model runs, so a run is never lost to a path that cannot be written.
+
+Every command that writes a file calls `output_path` first and writes to the path it returns
+(the file actually written, e.g. `foo` -> `foo.npz`).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import SpecError
+
+
+def output_path(path: str | os.PathLike, suffix: str | None = None, flag: str = "--out",
+                suffixes: tuple[str, ...] = ()) -> Path:
+    """The file that will be written for `path`, checked now; a SpecError (one line) otherwise.
+
+    `suffix`: appended when the name lacks it, as numpy does (`foo` -> `foo.npz`). `suffixes`: the
+    endings the writer understands, lower case, most common first (the message names the first 8;
+    empty: any). An existing folder is refused
+    (name a file inside it); missing parent folders are fine (they are made when writing) as long as
+    the nearest existing one is a folder this process can write into."""
+    text = os.fspath(path)
+    if not str(text).strip():
+        raise SpecError(f"{flag} is empty; name the file to write.")
+    out = Path(text).expanduser()
+    if out.is_dir():
+        raise SpecError(f"{flag} {out} is a folder; name a file inside it, e.g. {out / ('out' + (suffix or ''))}.")
+    if suffix and out.suffix != suffix:  # numpy's rule, case and all (foo.NPZ -> foo.NPZ.npz)
+        out = out.with_name(out.name + suffix)
+    if suffixes and out.suffix.lower() not in suffixes:
+        raise SpecError(f"{flag} {text}: cannot write {out.suffix or 'a file without an ending'}; "
+                        f"use {', '.join(suffixes[:8])}{', ...' if len(suffixes) > 8 else ''}.")
+    if out.is_dir():
+        raise SpecError(f"{flag} {text}: {out} is a folder.")
+    folder = out.parent
+    while not folder.exists():  # the nearest folder that exists; the rest is made when writing
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    if folder.exists() and not folder.is_dir():
+        raise SpecError(f"{flag} {text}: {folder} is a file, not a folder.")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise SpecError(f"{flag} {text}: cannot write in {folder} ({exc.strerror or exc}).") from None
+    if out.exists() and not os.access(out, os.W_OK):
+        raise SpecError(f"{flag} {out} exists and cannot be overwritten (permission denied).")
+    return out
+
+
+def make_parent(path: Path) -> Path:
+    """Make the folders above `path` (checked by `output_path` before the run)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SpecError(f"Cannot make the folder {path.parent} ({exc.strerror or exc}).") from None
+    return path

@@ -1,0 +1,74 @@
+"""Input files whatever their name's case, folders given as inputs, and pickles that would run code."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from inspector.core import InputError, load_input
+
+
+def test_upper_case_npy_is_a_tensor_file(tmp_path):
+    a = np.arange(12, dtype=np.float32).reshape(1, 3, 2, 2)
+    np.save(tmp_path / "X.NPY", a)  # numpy appends .npy: X.NPY.npy
+    os.rename(tmp_path / "X.NPY.npy", tmp_path / "X.NPY")
+    torch.testing.assert_close(load_input(tmp_path / "X.NPY"), torch.from_numpy(a))
+
+
+@pytest.mark.parametrize("name", ["X.PT", "X.Pth"])
+def test_upper_case_pt_is_a_tensor_file(tmp_path, name):
+    t = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    torch.save(t, tmp_path / name)
+    torch.testing.assert_close(load_input(tmp_path / name), t)
+
+
+@pytest.mark.parametrize("name", ["pictures", "pictures.png", "tensors.npy"])
+def test_a_folder_says_it_is_a_folder(tmp_path, name):
+    folder = tmp_path / name
+    folder.mkdir()
+    with pytest.raises(InputError, match=f"{name} is a folder; give an image or tensor file inside it"):
+        load_input(folder)
+
+
+class _Payload:
+    def __reduce__(self):
+        return (os.mkdir, (str(_Payload.marker),))
+
+
+def test_a_pickle_with_code_is_refused_in_our_words_and_never_runs(tmp_path):
+    _Payload.marker = tmp_path / "ran"
+    path = tmp_path / "evil.PT"
+    torch.save(_Payload(), path)
+    with pytest.raises(InputError) as info:
+        load_input(path)
+    message = str(info.value)
+    assert message.startswith("evil.PT is a pickle that would import code when loaded (")
+    assert "mkdir" in message and "could run anything" in message
+    assert "weights_only" not in message and "\n" not in message
+    assert not _Payload.marker.exists()
+
+
+def test_a_pickled_npy_is_refused_without_advice_to_unpickle(tmp_path):
+    path = tmp_path / "obj.npy"
+    np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(InputError) as info:
+        load_input(path)
+    assert str(info.value).startswith("obj.npy holds pickled Python objects, which could run code when loaded")
+    assert "allow_pickle" not in str(info.value)
+
+
+def test_a_folder_as_weights_says_it_is_a_folder(tmp_path):
+    from inspector.core import ModelLoadError, load_model
+
+    with pytest.raises(ModelLoadError, match="is a folder; give the weights file inside it"):
+        load_model("inspector.demo.toy:ToyMLP", weights=str(tmp_path))
+
+
+def test_a_damaged_pt_file_is_one_line(tmp_path):
+    path = tmp_path / "x.pt"
+    path.write_bytes(b"\x80\x02not really a pickle at all")
+    with pytest.raises(InputError, match="x.pt is not a tensor file this tool can read"):
+        load_input(path)
