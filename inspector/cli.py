@@ -102,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--json", help="also write the rows to this JSON file")
 
     sub.add_parser("samples", help="list the bundled sample inputs")
+    from inspector.diff_command import add_parser as add_diff
+
+    add_diff(sub, _model_args)
     return parser
 
 
@@ -298,6 +301,12 @@ def cmd_sweep(args) -> int:
     return 0 if all(r["ok"] for r in rows) else 1
 
 
+def cmd_diff(args) -> int:
+    from inspector.diff_command import run
+
+    return run(args)
+
+
 def cmd_samples(args) -> int:
     from inspector.core import list_samples
 
@@ -307,7 +316,7 @@ def cmd_samples(args) -> int:
 
 
 COMMANDS = {"layers": cmd_layers, "capture": cmd_capture, "bench": cmd_bench, "samples": cmd_samples,
-            "attribute": cmd_attribute, "sweep": cmd_sweep}
+            "attribute": cmd_attribute, "sweep": cmd_sweep, "diff": cmd_diff}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,0 +1,285 @@
+"""Two models side by side: the same capture on both, compared key by key in forward order.
+
+Both models see the same input and the same objective: the target is resolved on the first
+model (top-1 becomes that class index) and the second model backpropagates from the very same
+class. Every capture key both runs have gets its relative L2 difference `||a - b|| / max(||a||,
+tiny)`, cosine similarity and largest absolute difference; `first_divergent` is the first
+forward capture (`input`/`output` sites, then the model's output) whose relative difference
+exceeds the threshold. Gradients are reported but never decide it: a change anywhere moves
+every gradient below it.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .errors import MismatchError, ModelLoadError
+from .keys import Key
+from .result import Prediction, RunResult
+
+TINY = 1e-12
+DEFAULT_THRESHOLD = 1e-3
+FORWARD_SITES = frozenset({"input", "output"})
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    """One key compared. `forward`: an activation (input/output site or the model's output),
+    the kind that decides the first divergent key."""
+
+    key: str
+    rel_l2: float
+    cosine: float
+    max_abs: float
+    forward: bool = True
+
+    def to_dict(self) -> dict:
+        return {"key": self.key, "rel_l2": self.rel_l2, "cosine": self.cosine, "max_abs": self.max_abs}
+
+
+@dataclass(frozen=True)
+class PredictionDelta:
+    index: int
+    label: str
+    first: float
+    second: float
+
+    @property
+    def delta(self) -> float:
+        return self.second - self.first
+
+
+@dataclass
+class ModelDiff:
+    """What `compare_results` finds. Plain data (numpy arrays inside the two results)."""
+
+    first_divergent: str | None
+    threshold: float
+    rows: list[DiffRow]
+    only_in_first: list[str]
+    only_in_second: list[str]
+    deltas: list[PredictionDelta]
+    first: RunResult | None = None
+    second: RunResult | None = None
+    names: tuple[str, str] = ("first", "second")
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def row(self, key: str) -> DiffRow | None:
+        return next((r for r in self.rows if r.key == key), None)
+
+    def to_dict(self) -> dict:
+        """The JSON shape `network-inspector diff --json` prints."""
+        preds = {"first": [asdict(p) for p in (self.first.predictions if self.first else [])],
+                 "second": [asdict(p) for p in (self.second.predictions if self.second else [])],
+                 "deltas": [{**asdict(d), "delta": d.delta} for d in self.deltas]}
+        if self.first is not None:
+            preds["target"] = self.first.target
+            preds["target_index"] = self.first.target_index
+        return {"first_divergent": self.first_divergent, "threshold": self.threshold,
+                "rows": [r.to_dict() for r in self.rows], "only_in_first": list(self.only_in_first),
+                "only_in_second": list(self.only_in_second), "predictions": preds}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Both models' arrays and their differences (second - first), as `--out` writes them:
+        `first/KEY`, `second/KEY`, `diff/KEY`."""
+        a = self.first.arrays() if self.first else {}
+        b = self.second.arrays() if self.second else {}
+        out = {f"first/{k}": v for k, v in a.items()}
+        out.update({f"second/{k}": v for k, v in b.items()})
+        for k in a.keys() & b.keys():
+            if np.shape(a[k]) == np.shape(b[k]):
+                out[f"diff/{k}"] = np.asarray(b[k], dtype=np.result_type(a[k], b[k])) - a[k]
+        return out
+
+
+def divergence(a, b) -> tuple[float, float, float]:
+    """(relative L2 difference, cosine similarity, max |a - b|) of two arrays of one shape.
+    Relative to ||a|| (the first model's), floored at TINY; the cosine of two zero arrays is 1,
+    of a zero and a non-zero one 0."""
+    import torch
+
+    ta = torch.as_tensor(np.asarray(a)).reshape(-1)
+    tb = torch.as_tensor(np.asarray(b)).reshape(-1)
+    if not ta.is_floating_point():
+        ta, tb = ta.double(), tb.double()
+    if ta.numel() == 0:
+        return 0.0, 1.0, 0.0
+    d = ta - tb
+    lo, hi = torch.aminmax(d)
+    nd = float(torch.linalg.vector_norm(d))
+    na, nb = float(torch.linalg.vector_norm(ta)), float(torch.linalg.vector_norm(tb))
+    if not (math.isfinite(nd) and math.isfinite(na) and math.isfinite(nb)):
+        return float("nan"), float("nan"), max(abs(float(lo)), abs(float(hi)))
+    if na == 0 or nb == 0:
+        cosine = 1.0 if na == nb else 0.0
+    else:
+        # a.b from the three norms (||a-b||^2 = ||a||^2 + ||b||^2 - 2 a.b): one pass fewer than a dot
+        cosine = (na * na + nb * nb - nd * nd) / (2 * na * nb)
+        cosine = min(1.0, max(-1.0, cosine))
+    return nd / max(na, TINY), cosine, max(abs(float(lo)), abs(float(hi)))
+
+
+def prediction_deltas(first: RunResult, second: RunResult) -> list[PredictionDelta]:
+    """The union of both top-k lists (the second's order first) with each model's probability.
+    For (batch, classes) logits the probabilities are the softmax of each output; otherwise (a
+    segmentation's pixel shares) the values the predictions carry, 0 where a list lacks a class."""
+    labels = {p.index: p.label for p in first.predictions + second.predictions}
+    order = list(dict.fromkeys([p.index for p in second.predictions] + [p.index for p in first.predictions]))
+    if first.output is not None and second.output is not None and first.output.ndim == 2 \
+            and np.shape(first.output) == np.shape(second.output):
+        p0, p1 = _softmax(first.output), _softmax(second.output)
+        return [PredictionDelta(i, labels[i], float(p0[i]), float(p1[i])) for i in order]
+    share0 = {p.index: p.probability for p in first.predictions}
+    share1 = {p.index: p.probability for p in second.predictions}
+    return [PredictionDelta(i, labels[i], share0.get(i, 0.0), share1.get(i, 0.0)) for i in order]
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    z = logits[0].astype(np.float64)
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+def compare_results(first: RunResult, second: RunResult, threshold: float = DEFAULT_THRESHOLD,
+                    names: tuple[str, str] = ("first", "second")) -> ModelDiff:
+    """Compare two results of the same capture key by key, in the first result's forward order."""
+    from .diagnostics import forward_rank
+
+    if threshold < 0 or not math.isfinite(threshold):
+        raise MismatchError(f"The threshold must be a number >= 0, got {threshold}.")
+    if first.output is not None and second.output is not None and np.shape(first.output) != np.shape(second.output):
+        raise MismatchError(f"The two models' outputs have different shapes: {names[0]} gives "
+                            f"{tuple(np.shape(first.output))}, {names[1]} gives {tuple(np.shape(second.output))}. "
+                            f"Compare models with the same output.")
+    a, b = first.captures, second.captures
+    rank = forward_rank(first)
+    shared = sorted((c.key for name, c in a.items() if name in b), key=lambda k: (rank(k), k.is_grad))
+    rows, first_divergent = [], None
+    for key in shared:
+        name = str(key)
+        x, y = a[name].array, b[name].array
+        if x is None or y is None:
+            continue
+        if np.shape(x) != np.shape(y):
+            raise MismatchError(f"{name} has shape {tuple(np.shape(x))} in {names[0]} and {tuple(np.shape(y))} in "
+                                f"{names[1]}: the two models differ there, not only in their weights.")
+        forward = key.site in FORWARD_SITES
+        rows.append(DiffRow(name, *divergence(x, y), forward=forward))
+    if first.output is not None and second.output is not None:
+        rows.append(DiffRow("output", *divergence(first.output, second.output), forward=True))
+    if first.input_grad is not None and second.input_grad is not None:
+        rows.append(DiffRow("input:grad", *divergence(first.input_grad, second.input_grad), forward=False))
+    for row in rows:
+        if row.forward and not (row.rel_l2 <= threshold):  # NaN counts as diverged
+            first_divergent = row.key
+            break
+    only_first = [k for k in a if k not in b]
+    only_second = [k for k in b if k not in a]
+    return ModelDiff(first_divergent, threshold, rows, only_first, only_second,
+                     prediction_deltas(first, second), first, second, names)
+
+
+def same_objective(result: RunResult):
+    """The target the second model must use: the one resolved on the first model, with top-1 (or
+    auto) fixed to the class it picked there."""
+    from .objective import Target, parse_target
+
+    resolved = parse_target(result.target)
+    if result.target_index is not None and resolved.kind in ("auto", "top1", "index"):
+        return Target("index", result.target_index)
+    return resolved
+
+
+def describe(model) -> str:
+    """`resnet18 (weights a.safetensors)`: how messages name a side."""
+    return f"{model.source} (weights {model.weights})"
+
+
+def check_devices(first, second, device) -> None:
+    """With no device given, both models must already be on one device."""
+    if device is None and first.device != second.device:
+        raise MismatchError(f"The two models are on different devices: {describe(first)} on {first.device}, "
+                            f"{describe(second)} on {second.device}. Pass one device for both.")
+
+
+def diff_models(first, second, inputs, layers: str | Iterable[str] = "all",
+                sites: str | Iterable[str] = ("output", "grad_output"), target=None, device="cpu",
+                threshold: float = DEFAULT_THRESHOLD, edits: Sequence = (), second_edits: Sequence | None = None,
+                input_grad: bool = False, cancel: threading.Event | None = None, stats: bool = False) -> ModelDiff:
+    """Run the same capture on two `LoadedModel`s and compare them (`compare_results`).
+
+    `layers` are selected on the first model; the second gets the same paths where it has them
+    (a path it lacks is listed in `only_in_first`). `edits` apply to the first model and, unless
+    `second_edits` is given, to the second too. `device=None` runs each where it is (they must be
+    on one device). `stats`: also work out per-capture statistics (the comparison does not need them)."""
+    import time
+
+    from dataclasses import replace
+
+    from .api import sharing_of, tree_of
+    from .devices import resolve_device
+    from .engine import run
+    from .errors import RunError, SpecError
+    from .runspec import RunSpec
+
+    check_devices(first, second, device)
+    dev = first.device if device is None else resolve_device(device)
+    for model in (first, second):
+        if model.device != dev:
+            model.module.to(dev)
+    paths = tree_of(first).select(layers if isinstance(layers, str) else list(layers))
+    own = set(dict(second.module.named_modules()))
+    try:  # the second model's own matches, so that paths only it has are listed too
+        second_paths = tree_of(second).select(layers if isinstance(layers, str) else list(layers))
+    except SpecError:
+        second_paths = [p for p in paths if p in own]
+    spec = replace(RunSpec.make(paths, sites, edits, target, input_grad), stats=stats)
+    names = (describe(first), describe(second))
+    started = time.perf_counter()
+    result_a = run(first.module, inputs, spec, first.labels, cancel, sharing_of(first))
+    second_edits = spec.edits if second_edits is None else RunSpec.make((), (), second_edits).edits
+    second_spec = replace(spec, layers=tuple(second_paths), edits=second_edits, target=same_objective(result_a))
+    try:
+        result_b = run(second.module, inputs, second_spec, second.labels, cancel, sharing_of(second))
+    except (RunError, SpecError) as exc:
+        raise type(exc)(f"The second model, {names[1]}: {exc} (the first, {names[0]}, ran)") from exc
+    ran = time.perf_counter()
+    diff = compare_results(result_a, result_b, threshold, names)
+    diff.timings = {"runs_s": ran - started, "compare_s": time.perf_counter() - ran}
+    return diff
+
+
+def load_pair(source: str, weights: str | None, against: str | None = None, against_model: str | None = None,
+              against_weights: str | None = None, trust: bool = False, seed: int | None = None, progress=None):
+    """The two models a diff compares: `source` with `weights`, and `source` with `against` (a second
+    weights file) or `against_model` with `against_weights`. A load failure names both sides."""
+    from .models import load_model
+
+    if against and (against_model or against_weights):
+        raise MismatchError("Give the second model either as --against WEIGHTS (same source) or as "
+                            "--against-model SOURCE [--against-weights W2], not both.")
+    if not against and not against_model:
+        raise MismatchError("diff needs a second model: --against WEIGHTS, or --against-model SOURCE.")
+    second_source = against_model or source
+    second_weights = against if against else against_weights
+    first_name = f"{source} (weights {weights or 'random'})"
+    second_name = f"{second_source} (weights {second_weights or 'random'})"
+    try:
+        first = load_model(source, weights, trust, progress, seed=seed)
+    except ModelLoadError as exc:
+        raise type(exc)(f"The first model, {first_name}, did not load (the second would be {second_name}): "
+                        f"{exc}") from exc
+    random_second = second_weights in (None, "", "random", "default")
+    # random weights: the same source gets the first model's seed (same weights unless told otherwise)
+    second_seed = (first.seed if second_source == source else seed) if random_second else None
+    try:
+        second = load_model(second_source, second_weights, trust, progress, seed=second_seed)
+    except ModelLoadError as exc:
+        raise type(exc)(f"The second model, {second_name}, did not load (the first is {first_name}): "
+                        f"{exc}") from exc
+    return first, second
