@@ -92,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="measure the desktop app instead (GUI stalls, run-to-drawn, layer switch, "
                             "mosaic paint, toggle queueing); offscreen without a display")
     bench.add_argument("--model", default="resnet18", help="with --gui: the model for the run and switch figures")
+    bench.add_argument("--diff", action="store_true",
+                       help="measure `diff` instead: one diff run against one engine run of the same capture")
 
     sweep = sub.add_parser("sweep", help="load many models (random weights) and capture output and grad_output "
                                          "of every leaf: which ones work, and how long each takes")
@@ -282,7 +284,10 @@ def cmd_bench(args) -> int:
             Path(args.json).write_text(json.dumps(report, indent=1))
         return 0
     from inspector.core.allocator import allocator_note
-    from inspector.bench.engine import bench_model, format_header
+    if args.diff:
+        from inspector.bench.diff import bench_diff as bench_model, format_header
+    else:
+        from inspector.bench.engine import bench_model, format_header
 
     print(allocator_note())
     print(format_header())

@@ -6,19 +6,17 @@ class. Every capture key both runs have gets its relative L2 difference `||a - b
 tiny)`, cosine similarity and largest absolute difference; `first_divergent` is the first
 forward capture (`input`/`output` sites, then the model's output) whose relative difference
 exceeds the threshold. Gradients are reported but never decide it: a change anywhere moves
-every gradient below it.
+every gradient below it. Running the two models is `inspector.core.model_pair`'s.
 """
 
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, Sequence
 
 import numpy as np
 
-from .errors import MismatchError, ModelLoadError
+from .errors import MismatchError
 from .keys import Key
 from .result import Prediction, RunResult
 
@@ -193,93 +191,3 @@ def same_objective(result: RunResult):
     if result.target_index is not None and resolved.kind in ("auto", "top1", "index"):
         return Target("index", result.target_index)
     return resolved
-
-
-def describe(model) -> str:
-    """`resnet18 (weights a.safetensors)`: how messages name a side."""
-    return f"{model.source} (weights {model.weights})"
-
-
-def check_devices(first, second, device) -> None:
-    """With no device given, both models must already be on one device."""
-    if device is None and first.device != second.device:
-        raise MismatchError(f"The two models are on different devices: {describe(first)} on {first.device}, "
-                            f"{describe(second)} on {second.device}. Pass one device for both.")
-
-
-def diff_models(first, second, inputs, layers: str | Iterable[str] = "all",
-                sites: str | Iterable[str] = ("output", "grad_output"), target=None, device="cpu",
-                threshold: float = DEFAULT_THRESHOLD, edits: Sequence = (), second_edits: Sequence | None = None,
-                input_grad: bool = False, cancel: threading.Event | None = None, stats: bool = False) -> ModelDiff:
-    """Run the same capture on two `LoadedModel`s and compare them (`compare_results`).
-
-    `layers` are selected on the first model; the second gets the same paths where it has them
-    (a path it lacks is listed in `only_in_first`). `edits` apply to the first model and, unless
-    `second_edits` is given, to the second too. `device=None` runs each where it is (they must be
-    on one device). `stats`: also work out per-capture statistics (the comparison does not need them)."""
-    import time
-
-    from dataclasses import replace
-
-    from .api import sharing_of, tree_of
-    from .devices import resolve_device
-    from .engine import run
-    from .errors import RunError, SpecError
-    from .runspec import RunSpec
-
-    check_devices(first, second, device)
-    dev = first.device if device is None else resolve_device(device)
-    for model in (first, second):
-        if model.device != dev:
-            model.module.to(dev)
-    paths = tree_of(first).select(layers if isinstance(layers, str) else list(layers))
-    own = set(dict(second.module.named_modules()))
-    try:  # the second model's own matches, so that paths only it has are listed too
-        second_paths = tree_of(second).select(layers if isinstance(layers, str) else list(layers))
-    except SpecError:
-        second_paths = [p for p in paths if p in own]
-    spec = replace(RunSpec.make(paths, sites, edits, target, input_grad), stats=stats)
-    names = (describe(first), describe(second))
-    started = time.perf_counter()
-    result_a = run(first.module, inputs, spec, first.labels, cancel, sharing_of(first))
-    second_edits = spec.edits if second_edits is None else RunSpec.make((), (), second_edits).edits
-    second_spec = replace(spec, layers=tuple(second_paths), edits=second_edits, target=same_objective(result_a))
-    try:
-        result_b = run(second.module, inputs, second_spec, second.labels, cancel, sharing_of(second))
-    except (RunError, SpecError) as exc:
-        raise type(exc)(f"The second model, {names[1]}: {exc} (the first, {names[0]}, ran)") from exc
-    ran = time.perf_counter()
-    diff = compare_results(result_a, result_b, threshold, names)
-    diff.timings = {"runs_s": ran - started, "compare_s": time.perf_counter() - ran}
-    return diff
-
-
-def load_pair(source: str, weights: str | None, against: str | None = None, against_model: str | None = None,
-              against_weights: str | None = None, trust: bool = False, seed: int | None = None, progress=None):
-    """The two models a diff compares: `source` with `weights`, and `source` with `against` (a second
-    weights file) or `against_model` with `against_weights`. A load failure names both sides."""
-    from .models import load_model
-
-    if against and (against_model or against_weights):
-        raise MismatchError("Give the second model either as --against WEIGHTS (same source) or as "
-                            "--against-model SOURCE [--against-weights W2], not both.")
-    if not against and not against_model:
-        raise MismatchError("diff needs a second model: --against WEIGHTS, or --against-model SOURCE.")
-    second_source = against_model or source
-    second_weights = against if against else against_weights
-    first_name = f"{source} (weights {weights or 'random'})"
-    second_name = f"{second_source} (weights {second_weights or 'random'})"
-    try:
-        first = load_model(source, weights, trust, progress, seed=seed)
-    except ModelLoadError as exc:
-        raise type(exc)(f"The first model, {first_name}, did not load (the second would be {second_name}): "
-                        f"{exc}") from exc
-    random_second = second_weights in (None, "", "random", "default")
-    # random weights: the same source gets the first model's seed (same weights unless told otherwise)
-    second_seed = (first.seed if second_source == source else seed) if random_second else None
-    try:
-        second = load_model(second_source, second_weights, trust, progress, seed=second_seed)
-    except ModelLoadError as exc:
-        raise type(exc)(f"The second model, {second_name}, did not load (the first is {first_name}): "
-                        f"{exc}") from exc
-    return first, second

@@ -13,7 +13,8 @@ from safetensors.torch import save_file
 
 from inspector.core import load_model
 from inspector.core.errors import MismatchError, ModelLoadError
-from inspector.core.model_diff import diff_models, divergence, load_pair
+from inspector.core.model_diff import divergence
+from inspector.core.model_pair import diff_models, load_pair
 
 NETS = textwrap.dedent(
     """
@@ -205,3 +206,39 @@ def test_cli_errors_are_one_line_exit_2(nets, tmp_path, capsys):
                  "--input", "sample:toy_ones"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "second model" in err and "missing.pt" in err
+
+
+def test_workbench_runs_the_second_model_of_a_request(nets, x, tmp_path):
+    """The app's path: RunRequest.against, a second model held by the workbench, edits per side."""
+    from inspector.core.requests import AgainstRequest, ModelRequest, RunRequest
+    from inspector.core.runspec import RunSpec
+    from inspector.core.workbench import Workbench
+
+    a, b = _checkpoints(nets, tmp_path, "fc2.weight")
+    np.save(tmp_path / "x.npy", x.numpy())
+    bench = Workbench()
+    spec = RunSpec.make(["fc1", "act1", "fc2", "fc3"], "output,grad_output")
+    request = RunRequest(ModelRequest(f"{nets}:Net", a), str(tmp_path / "x.npy"), "cpu", spec, run_id=3,
+                         against=AgainstRequest(ModelRequest(f"{nets}:Net", b)), visible=("fc1",))
+    outcome = bench.execute(request)
+    diff = outcome.against
+    assert diff.first_divergent == "fc2:output" and diff.first is outcome.result
+    assert diff.second.target_index == outcome.result.target_index
+    ref_a, cls = reference(load_model(f"{nets}:Net", a).module, x)
+    ref_b, _ = reference(load_model(f"{nets}:Net", b).module, x, cls)
+    assert diff.row("fc3:grad_output").rel_l2 == pytest.approx(numpy_divergence(ref_a["fc3:grad_output"],
+                                                                                ref_b["fc3:grad_output"])[0], rel=1e-5)
+    held = bench.second.loaded
+    from dataclasses import replace
+
+    edited = replace(request, spec=RunSpec.make(spec.layers, spec.sites, ["act1:output=zero()"]))
+    diff = bench.execute(edited).against  # the edit on the first model only
+    assert bench.second.loaded is held  # the second model is kept between runs
+    assert diff.first_divergent == "act1:output"
+    both = replace(edited, against=AgainstRequest(ModelRequest(f"{nets}:Net", b), edited.spec.edits))
+    # zeroed on both: fc2's changed weights multiply zeros, so nothing diverges at all
+    assert bench.execute(both).against.first_divergent is None
+    wide = tmp_path / "wide.safetensors"
+    save_file({k: v.contiguous() for k, v in load_model(f"{nets}:Wide", seed=1).module.state_dict().items()}, str(wide))
+    with pytest.raises(ModelLoadError, match="second model.*wide.safetensors.*did not load.*a.safetensors"):
+        bench.execute(replace(request, against=AgainstRequest(ModelRequest(f"{nets}:Net", str(wide)))))
