@@ -70,6 +70,22 @@ class ModelDiff:
     def row(self, key: str) -> DiffRow | None:
         return next((r for r in self.rows if r.key == key), None)
 
+    def by_layer(self) -> dict[str, float]:
+        """Module path -> the largest relative difference of its activations (any call; NaN wins)."""
+        out: dict[str, float] = {}
+        for r in self.rows:
+            layer = r.key.partition(":")[0]
+            if r.forward and r.key != "output":
+                old = out.get(layer, 0.0)
+                out[layer] = r.rel_l2 if (r.rel_l2 != r.rel_l2 or r.rel_l2 > old) else old
+        return out
+
+    def first_layer(self) -> str | None:
+        """The module path of the first divergent capture (None: nothing diverged, or the model's output)."""
+        if self.first_divergent is None or self.first_divergent == "output":
+            return None
+        return self.first_divergent.partition(":")[0]
+
     def to_dict(self) -> dict:
         """The JSON shape `network-inspector diff --json` prints."""
         preds = {"first": [asdict(p) for p in (self.first.predictions if self.first else [])],
