@@ -11,8 +11,8 @@ or another model; "Edits on" says which model the edits apply to (`sigEditsOn`).
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSplitter, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
 
 from inspector.core.model_diff import prediction_deltas
 from inspector.core.mosaic import PAGE
@@ -55,6 +55,10 @@ class CompareView(QWidget):
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["Class", "Baseline", "Edited", "Δ"])
         self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.Stretch)
+        self.table.setMinimumWidth(300)
         self.against = QComboBox()
         self.against.setSizeAdjustPolicy(QComboBox.AdjustToContents)
         self.against.activated.connect(self._on_against)
@@ -64,7 +68,6 @@ class CompareView(QWidget):
         self.edits_on.activated.connect(lambda _i: self.sigEditsOn.emit(EDITS_ON[self.edits_on.currentText()]))
         self.edits_on_label = QLabel("Edits on")
         self.divergence = DivergenceView()
-        self.set_against(None)
         head = QHBoxLayout()
         head.addWidget(QLabel("Layer"))
         head.addWidget(self.layer, 1)
@@ -94,6 +97,7 @@ class CompareView(QWidget):
         layout.addLayout(head)
         layout.addWidget(self.caption)
         layout.addWidget(split, 1)
+        self.set_against(None)
 
     def set_against(self, name: str | None) -> None:
         """Show what the comparison is against: None (the baseline) or the second model's name."""
@@ -110,6 +114,8 @@ class CompareView(QWidget):
         for widget in (self.edits_on, self.edits_on_label):
             widget.setVisible(bool(name))
         self.divergence.setVisible(bool(name))
+        total = max(sum(self.split.sizes()), 400)
+        self.split.setSizes([int(total * 0.62), int(total * 0.38)] if name else [int(total * 0.78), int(total * 0.22)])
         self.grid.set_names(*(("first", "second") if name else ("baseline", "edited")))
         headers = ("First", "Second") if name else ("Baseline", "Edited")
         self.table.setHorizontalHeaderLabels(["Class", *headers, "Δ"])

@@ -39,16 +39,19 @@ class DivergenceView(QWidget):
         self.plot = pg.PlotWidget()
         self.plot.setLogMode(y=True)
         self.plot.setLabel("bottom", "layer (forward order)")
-        self.plot.setLabel("left", "relative L2 difference")
+        self.plot.setLabel("left", "rel. L2 difference")
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.plot.showGrid(y=True, alpha=0.2)
-        self.plot.addLegend(offset=(-10, 10))
-        self.forward_curve = self.plot.plot(pen="#4c78a8", symbol="o", symbolSize=6, name="activation")
-        self.grad_curve = self.plot.plot(pen=pg.mkPen("#f58518", style=Qt.DashLine), symbol="t", symbolSize=5,
-                                         name="gradient")
+        self.forward_curve = self.plot.plot(pen="#4c78a8", symbol="o", symbolSize=6, symbolBrush="#4c78a8")
+        self.grad_curve = self.plot.plot(pen=pg.mkPen("#f58518", style=Qt.DashLine), symbol="t", symbolSize=6,
+                                         symbolBrush="#f58518")
+        # the legend above the plot, where it never hides a point
+        self.legend = QLabel('<span style="color:#4c78a8">● activation</span> (decides the first divergent) '
+                             '&nbsp; <span style="color:#f58518">▼ gradient</span> &nbsp; '
+                             '<span style="color:#999">··· threshold</span>')
         self.threshold_line = pg.InfiniteLine(angle=0, pen=pg.mkPen((150, 150, 150), style=Qt.DotLine))
         self.first_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#e45756", width=2))
-        self.first_label = pg.InfLineLabel(self.first_line, "", position=0.9, anchor=(0, 0.5), color="#e45756")
+        self.first_label = pg.InfLineLabel(self.first_line, "", position=0.08, anchor=(0, 1), color="#e45756")
         for item in (self.threshold_line, self.first_line):
             self.plot.addItem(item, ignoreBounds=True)
             item.hide()
@@ -56,6 +59,7 @@ class DivergenceView(QWidget):
         self.hover.setTextInteractionFlags(Qt.TextSelectableByMouse)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.legend)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.hover)
         self.depths: list = []
