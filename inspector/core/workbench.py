@@ -152,7 +152,9 @@ class Workbench:
                 self._baseline_key = key
             baseline = self._baseline
         against = None
-        if request.against is not None:
+        if request.against is None:
+            self.second = None  # compared against the baseline again: the second model's memory goes
+        else:
             from .model_pair import run_against
 
             if self.second is None:

@@ -238,6 +238,8 @@ def test_workbench_runs_the_second_model_of_a_request(nets, x, tmp_path):
     both = replace(edited, against=AgainstRequest(ModelRequest(f"{nets}:Net", b), edited.spec.edits))
     # zeroed on both: fc2's changed weights multiply zeros, so nothing diverges at all
     assert bench.execute(both).against.first_divergent is None
+    assert bench.execute(replace(request, against=None)).against is None
+    assert bench.second is None  # back to the baseline: the second model is let go
     wide = tmp_path / "wide.safetensors"
     save_file({k: v.contiguous() for k, v in load_model(f"{nets}:Wide", seed=1).module.state_dict().items()}, str(wide))
     with pytest.raises(ModelLoadError, match="second model.*wide.safetensors.*did not load.*a.safetensors"):
