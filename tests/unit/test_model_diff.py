@@ -244,3 +244,16 @@ def test_workbench_runs_the_second_model_of_a_request(nets, x, tmp_path):
     save_file({k: v.contiguous() for k, v in load_model(f"{nets}:Wide", seed=1).module.state_dict().items()}, str(wide))
     with pytest.raises(ModelLoadError, match="second model.*wide.safetensors.*did not load.*a.safetensors"):
         bench.execute(replace(request, against=AgainstRequest(ModelRequest(f"{nets}:Net", str(wide)))))
+
+
+def test_cli_against_model(nets, x, tmp_path, capsys):
+    from inspector.cli import main
+
+    np.save(tmp_path / "x.npy", x.numpy())
+    args = ["diff", "--model", f"{nets}:Net", "--seed", "5", "--input", str(tmp_path / "x.npy"), "--layers", "all"]
+    assert main([*args, "--against-model", f"{nets}:Net", "--json"]) == 0  # the same seed: the same weights
+    found = json.loads(capsys.readouterr().out)
+    assert found["first_divergent"] is None and all(r["rel_l2"] == 0 for r in found["rows"])
+    assert main([*args, "--against-model", f"{nets}:Wide"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "different shapes" in err and ":Net" in err and ":Wide" in err
