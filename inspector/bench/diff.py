@@ -4,6 +4,7 @@ Two copies of a model (random weights, one seed; the second with one late layer'
 scaled, as a fine-tuned checkpoint would be), `output` and `grad_output` of every leaf, top-1.
 Variants, interleaved in one process after a warm-up, medians of the repeats:
   single   the engine capturing that on the first model, with statistics (what `capture` does)
+  bare     the same without statistics (a stricter baseline: the diff's runs leave them out too)
   diff     `diff_models` on both: two runs (no statistics: the comparison does not read them)
            and the comparison of every key
 Target: diff/single <= 2.3x.
@@ -43,15 +44,19 @@ def bench_diff(name: str, repeats: int = 5, device: str = "cpu", log: Callable[[
             param.mul_(1.01)
     target = Target("top1")
     spec = RunSpec(tuple(leaves), frozenset({"output", "grad_output"}), (), target)
+    bare_spec = RunSpec(tuple(leaves), frozenset({"output", "grad_output"}), (), target, stats=False)
     found = {}
 
     def single():
         run(first.module, x, spec, first.labels, sharing=sharing_of(first))
 
+    def bare():
+        run(first.module, x, bare_spec, first.labels, sharing=sharing_of(first))
+
     def diff():
         found["diff"] = diff_models(first, second, x, leaves, ("output", "grad_output"), target, device)
 
-    variants = {"single": single, "diff": diff}
+    variants = {"single": single, "bare": bare, "diff": diff}
     seconds: dict[str, list[float]] = {k: [] for k in variants}
     compare: list[float] = []
     for fn in variants.values():  # warm-up (and the sharing both models learn)
@@ -71,17 +76,20 @@ def bench_diff(name: str, repeats: int = 5, device: str = "cpu", log: Callable[[
     row = {"model": name, "leaves": len(leaves), "changed": changed, "median_s": med,
            "min_s": {k: min(v) for k, v in seconds.items()}, "max_s": {k: max(v) for k, v in seconds.items()},
            "compare_s": statistics.median(compare), "diff/single": med["diff"] / med["single"],
+           "diff/bare": med["diff"] / med["bare"],
            "first_divergent": found["diff"].first_divergent, "keys": len(found["diff"].rows)}
     log(format_row(row))
     return row
 
 
 def format_header() -> str:
-    return (f"{'model':<20}{'keys':>6}{'single s':>10}{'diff s':>9}{'compare s':>11}{'diff/single':>13}"
+    return (f"{'model':<20}{'keys':>6}{'single s':>10}{'bare s':>9}{'diff s':>9}{'compare s':>11}{'diff/single':>13}"
+            f"{'diff/bare':>11}"
             f"  first divergent (changed layer)   target <= {TARGET_RATIO}x")
 
 
 def format_row(row: dict) -> str:
     m = row["median_s"]
-    return (f"{row['model']:<20}{row['keys']:>6}{m['single']:>10.3f}{m['diff']:>9.3f}{row['compare_s']:>11.3f}"
-            f"{row['diff/single']:>12.2f}x  {row['first_divergent']} ({row['changed']})")
+    return (f"{row['model']:<20}{row['keys']:>6}{m['single']:>10.3f}{m['bare']:>9.3f}{m['diff']:>9.3f}"
+            f"{row['compare_s']:>11.3f}{row['diff/single']:>12.2f}x{row['diff/bare']:>10.2f}x"
+            f"  {row['first_divergent']} ({row['changed']})")

@@ -79,8 +79,9 @@ def test_diff_bench_on_the_demo_model(tmp_path, capsys):
     lines = []
     row = bench_diff("demo", repeats=2, log=lines.append)
     medians = row["median_s"]
-    assert set(medians) == {"single", "diff"}
+    assert set(medians) == {"single", "bare", "diff"}
     assert row["diff/single"] == pytest.approx(medians["diff"] / medians["single"])
+    assert row["diff/bare"] == pytest.approx(medians["diff"] / medians["bare"])
     assert row["changed"] == "fc" and row["first_divergent"] == "fc:output"  # only the head was scaled
     assert row["keys"] == 2 * len(LEAVES) + 2 + 1  # block.relu twice, and the model's output
     assert 0 < row["compare_s"] < medians["diff"]
