@@ -117,8 +117,8 @@ def divergence(a, b) -> tuple[float, float, float]:
     of a zero and a non-zero one 0."""
     import torch
 
-    ta = torch.as_tensor(np.asarray(a)).reshape(-1)
-    tb = torch.as_tensor(np.asarray(b)).reshape(-1)
+    # as they are (no reshape: a permuted capture, ConvNeXt's channels-last, would be copied)
+    ta, tb = torch.as_tensor(np.asarray(a)), torch.as_tensor(np.asarray(b))
     if not ta.is_floating_point():
         ta, tb = ta.double(), tb.double()
     if ta.numel() == 0:
