@@ -79,4 +79,7 @@ class AgainstController(QObject):
         if diff is None:
             self.window.layer_model.set_divergence(None)
             return
-        self.window.layer_model.set_divergence(diff.by_layer(), diff.threshold, diff.first_layer())
+        first = diff.first_layer()
+        self.window.layer_model.set_divergence(diff.by_layer(), diff.threshold, first)
+        if first is not None:
+            self.window.tree_view.resizeColumnToContents(0)  # the first divergent's name is bold: wider
