@@ -124,18 +124,19 @@ def divergence(a, b) -> tuple[float, float, float]:
     if ta.numel() == 0:
         return 0.0, 1.0, 0.0
     d = ta - tb
-    lo, hi = torch.aminmax(d)
+    # the largest |a - b| as the infinity norm: aminmax is several times slower, on permuted tensors most
+    max_abs = float(torch.linalg.vector_norm(d, math.inf))
     nd = float(torch.linalg.vector_norm(d))
     na, nb = float(torch.linalg.vector_norm(ta)), float(torch.linalg.vector_norm(tb))
     if not (math.isfinite(nd) and math.isfinite(na) and math.isfinite(nb)):
-        return float("nan"), float("nan"), max(abs(float(lo)), abs(float(hi)))
+        return float("nan"), float("nan"), max_abs
     if na == 0 or nb == 0:
         cosine = 1.0 if na == nb else 0.0
     else:
         # a.b from the three norms (||a-b||^2 = ||a||^2 + ||b||^2 - 2 a.b): one pass fewer than a dot
         cosine = (na * na + nb * nb - nd * nd) / (2 * na * nb)
         cosine = min(1.0, max(-1.0, cosine))
-    return nd / max(na, TINY), cosine, max(abs(float(lo)), abs(float(hi)))
+    return nd / max(na, TINY), cosine, max_abs
 
 
 def prediction_deltas(first: RunResult, second: RunResult) -> list[PredictionDelta]:
