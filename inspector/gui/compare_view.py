@@ -148,6 +148,7 @@ class CompareView(QWidget):
 
     def clear(self) -> None:
         self.grid.clear_all()
+        self.divergence.clear()
         self.table.setRowCount(0)
         self.hover.setText(" ")
 

@@ -84,6 +84,8 @@ class EditsController(QObject):
         self.compare.set_layers(self.window.layer_names(), name)
         if not name:
             self.compare.clear()
+            if outcome.against is not None:
+                self.compare.divergence.show_diff(outcome.against)  # the model's output still compares
             return
         act_key, grad_key = self.state.panel_keys(name)
         if outcome.against is not None:
