@@ -96,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="measure the desktop app instead (GUI stalls, run-to-drawn, layer switch, "
                             "mosaic paint, toggle queueing); offscreen without a display")
     bench.add_argument("--model", default="resnet18", help="with --gui: the model for the run and switch figures")
+    bench.add_argument("--diff", action="store_true",
+                       help="measure `diff` instead: one diff run against one engine run of the same capture")
 
     sweep = sub.add_parser("sweep", help="load many models (random weights) and capture output and grad_output "
                                          "of every leaf: which ones work, and how long each takes")
@@ -109,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--json", help="also write the rows to this JSON file")
 
     sub.add_parser("samples", help="list the bundled sample inputs")
+    from inspector.diff_command import add_parser as add_diff
+
+    add_diff(sub, _model_args)
     return parser
 
 
@@ -318,7 +323,10 @@ def cmd_bench(args) -> int:
             out.write_text(json.dumps(report, indent=1))
         return 0
     from inspector.core.allocator import allocator_note
-    from inspector.bench.engine import bench_model, format_header
+    if args.diff:
+        from inspector.bench.diff import bench_diff as bench_model, format_header
+    else:
+        from inspector.bench.engine import bench_model, format_header
 
     print(allocator_note())
     print(format_header())
@@ -341,6 +349,12 @@ def cmd_sweep(args) -> int:
     return 0 if all(r["ok"] for r in rows) else 1
 
 
+def cmd_diff(args) -> int:
+    from inspector.diff_command import run
+
+    return run(args)
+
+
 def cmd_samples(args) -> int:
     from inspector.core import list_samples
 
@@ -350,7 +364,7 @@ def cmd_samples(args) -> int:
 
 
 COMMANDS = {"layers": cmd_layers, "capture": cmd_capture, "bench": cmd_bench, "samples": cmd_samples,
-            "attribute": cmd_attribute, "sweep": cmd_sweep}
+            "attribute": cmd_attribute, "sweep": cmd_sweep, "diff": cmd_diff}
 
 if __name__ == "__main__":
     sys.exit(main())

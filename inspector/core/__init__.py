@@ -18,7 +18,8 @@ _WHERE = {
     "Key": "keys", "parse_key": "keys", "LayerTree": "layers", "build_layer_tree": "layers",
     "LoadedModel": "models", "load_model": "models", "torchvision_classifiers": "models",
     "Target": "objective", "parse_target": "objective", "Capture": "result", "RunResult": "result",
-    "capture": "api", "layer_tree": "api",
+    "capture": "api", "layer_tree": "api", "diff_models": "model_pair", "load_pair": "model_pair",
+    "ModelDiff": "model_diff",
     **{name: "errors" for name in ("DeviceError", "InputError", "InspectorError", "ModelLoadError",
                                    "RunCancelled", "RunError", "SpecError", "UnknownKeyError",
                                    "UntrustedCodeError")},
@@ -36,7 +37,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "Capture", "DeviceError", "Edit", "InputError", "InspectorError", "Key", "LayerTree", "LoadedModel",
+    "Capture", "DeviceError", "Edit", "ModelDiff", "diff_models", "load_pair", "InputError", "InspectorError", "Key", "LayerTree", "LoadedModel",
     "ModelLoadError", "RunCancelled", "RunError", "RunResult", "RunSpec", "Sharing", "SpecError", "Target",
     "UnknownKeyError", "UntrustedCodeError", "available_devices", "build_layer_tree", "capture", "complete_statistics", "layer_tree",
     "list_samples", "load_input", "load_model", "parse_edit", "parse_key", "parse_target", "resolve_device", "run",

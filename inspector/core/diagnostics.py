@@ -53,6 +53,18 @@ def _module_of(key: Key) -> tuple[str, int]:
     return (key.layer.rsplit(".", 1)[0] if "." in key.layer else "", 0) if key.site == "grad" else (key.layer, key.call)
 
 
+def forward_rank(result: RunResult):
+    """A sort key for capture keys: the position of their module's first call in the forward pass,
+    then the site (input before output), so gradients sort with their module, not in backward order."""
+    positions = _forward_positions(result)
+    big = len(positions)
+
+    def rank(key: Key) -> tuple[int, int, int, int]:
+        return (positions.get(_module_of(key), big), _SITE_RANK.get(key.site, 1), key.call,
+                -1 if key.index is None else key.index)
+    return rank
+
+
 def gradient_flow(result: RunResult, vanishing: float = 1e-7, exploding: float = 1e3) -> list[FlowRow]:
     """Every gradient capture (and `input:grad`) in forward order, with its norm and flags."""
     positions = _forward_positions(result)

@@ -42,3 +42,7 @@ class RunCancelled(InspectorError):
 
     def __init__(self, message: str = "Run cancelled.") -> None:
         super().__init__(message)
+
+
+class MismatchError(InspectorError):
+    """Two models (or their results) cannot be compared: different output shapes, devices, ..."""

@@ -27,6 +27,17 @@ class ModelRequest:
 
 
 @dataclass(frozen=True)
+class AgainstRequest:
+    """A second model to run beside the loaded one and compare with it, key by key (the Compare tab's
+    second-model mode): same input, same layers and sites, the target resolved on the first model.
+    `edits`: the edits the second model runs with (the first runs with the request's spec)."""
+
+    model: ModelRequest = field(default_factory=ModelRequest)
+    edits: tuple = ()
+    threshold: float = 1e-3
+
+
+@dataclass(frozen=True)
 class RunRequest:
     """An immutable snapshot of what the user asked for."""
 
@@ -40,6 +51,7 @@ class RunRequest:
     # The layers the visible panels show: only their statistics are computed during the run, the
     # rest (and the diagnostics) by Workbench.finish afterwards. None: everything in the run.
     visible: tuple[str, ...] | None = None
+    against: AgainstRequest | None = None  # also run this second model and compare (ModelDiff)
 
     def baseline_key(self) -> tuple:
         s = self.spec

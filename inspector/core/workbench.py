@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -25,6 +26,9 @@ from .result import RunResult
 from .sharing import Sharing
 from .stats import TensorStats
 
+if TYPE_CHECKING:
+    from .model_diff import ModelDiff
+
 
 @dataclass
 class RunOutcome:
@@ -38,6 +42,7 @@ class RunOutcome:
     tree: LayerTree | None = None  # set when the model was (re)loaded for this run
     analysis: "Analysis | None" = None
     analyse: bool = False  # diagnostics were asked for (they come with the StatsUpdate when deferred)
+    against: "ModelDiff | None" = None  # RunRequest.against: the second model's result, compared
 
     @property
     def complete(self) -> bool:
@@ -90,6 +95,7 @@ class Workbench:
         self._baseline_key: tuple | None = None
         self._baseline: RunResult | None = None
         self.sharing = Sharing()  # what runs have shown about the loaded model (see core.sharing)
+        self.second: Workbench | None = None  # holds the model RunRequest.against compares with
 
     def holds(self, request: ModelRequest) -> bool:
         """The loaded model is the one `request` asks for, also when it names the seed that was picked
@@ -147,9 +153,18 @@ class Workbench:
                 self._baseline = run(loaded.module, x, plain, loaded.labels, cancel, self.sharing, told)
                 self._baseline_key = key
             baseline = self._baseline
+        against = None
+        if request.against is None:
+            self.second = None  # compared against the baseline again: the second model's memory goes
+        else:
+            from .model_pair import run_against
+
+            if self.second is None:
+                self.second = Workbench()
+            against = run_against(self.second, loaded, x, request, result, cancel, progress, phase)
         analysis = Analysis.of(result) if request.analyse and not spec.defers_stats else None
         return RunOutcome(request.run_id, result, baseline, tree if fresh else None, analysis,
-                          analyse=request.analyse)
+                          analyse=request.analyse, against=against)
 
     def finish(self, outcome: RunOutcome, cancel: threading.Event | None = None,
                diagnose: bool = True) -> StatsUpdate:

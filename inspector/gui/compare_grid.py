@@ -36,8 +36,8 @@ class CompareGrid(pg.GraphicsLayoutWidget):
         self.bars: dict[tuple[str, str], pg.ColorBarItem] = {}  # (row, "shared" | "difference")
         self.shown: dict[str, Shown] = {}
         self.tokens = None  # the model's patch grid (inspector.core.tokens.TokenGrid), for token captures
-        for col in COLS:
-            self.addLabel(col, row=0, col=_VIEW_COL[col])
+        self.names = {col: col for col in COLS}  # what the columns are called (a second model: first, second)
+        self.headers = {col: self.addLabel(col, row=0, col=_VIEW_COL[col]) for col in COLS}
         for r, row in enumerate(ROWS):
             self.addLabel(row, row=r + 1, col=0, angle=-90)
             for col in COLS:
@@ -60,6 +60,12 @@ class CompareGrid(pg.GraphicsLayoutWidget):
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.hover_text = " "
         self.on_hover = None  # called with the hover text
+
+    def set_names(self, before: str, after: str) -> None:
+        """Call the first two columns `before` and `after` (headers and hover)."""
+        for col, name in zip(COLS, (before, after, "difference")):
+            self.names[col] = name
+            self.headers[col].setText(name)
 
     def _follow(self, row: str, moved: pg.ViewBox) -> None:
         """Pan and zoom the row's three views together (same range, view coordinates = pixels)."""
@@ -103,13 +109,13 @@ class CompareGrid(pg.GraphicsLayoutWidget):
         return True
 
     def value_text(self, row: str, image_row: float, image_col: float) -> str | None:
-        """"KEY channel c (y, x)   baseline v   edited v   difference v" at a mosaic pixel."""
+        """"KEY channel c (y, x)   baseline v   edited v   difference v" (the columns' names) at a mosaic pixel."""
         shown = self.shown.get(row)
         hit = shown.mosaic.channel_at(image_row, image_col) if shown else None
         if hit is None:
             return None
         r, c = int(image_row), int(image_col)
-        values = "   ".join(f"{col} {fmt(im[r, c], '.5g')}" for col, im in zip(COLS, shown.images))
+        values = "   ".join(f"{self.names[col]} {fmt(im[r, c], '.5g')}" for col, im in zip(COLS, shown.images))
         return f"{shown.key}   channel {hit[0]}   ({hit[1]}, {hit[2]})   {values}"
 
     def _on_mouse_moved(self, scene_pos) -> None:

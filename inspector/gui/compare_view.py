@@ -1,49 +1,44 @@
-"""Baseline | edited | difference for a layer picked here, the input gradient and predictions.
+"""Baseline | edited | difference for a layer picked here, the input gradient and predictions; or,
+against a second model, first | second | difference with the divergence by depth.
 
 The baseline (no edits) result is kept by the worker while model, input, device and
 target stay the same, so this view never re-runs it. Its layer picker is its own: the
 window fills it (`set_layers`) and answers `sigLayerChosen` by calling `show` with that
-layer's keys.
+layer's keys. The "Against" picker asks (`sigAgainstWanted`) for the baseline, a weights file
+or another model; "Edits on" says which model the edits apply to (`sigEditsOn`).
 """
 
 from __future__ import annotations
 
-import numpy as np
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout,
-                               QWidget)
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
 
+from inspector.core.model_diff import prediction_deltas
 from inspector.core.mosaic import PAGE
 from inspector.core.result import RunResult
 
 from .compare_grid import COLS, ROWS, CompareGrid  # noqa: F401  (ROWS, COLS: the grid's names)
 from .controls import searchable
+from .divergence_view import DivergenceView
 from .number_format import fmt
 
-
-def prediction_deltas(baseline: RunResult, edited: RunResult) -> list[tuple[str, float, float, float]]:
-    """(label, baseline p, edited p, delta) for the union of both top-k lists, edited order first."""
-    if baseline.output is None or edited.output is None or baseline.output.ndim != 2:
-        return []
-
-    def softmax(logits):
-        z = logits[0].astype(np.float64)
-        e = np.exp(z - z.max())
-        return e / e.sum()
-
-    p0, p1 = softmax(baseline.output), softmax(edited.output)
-    labels = {p.index: p.label for p in baseline.predictions + edited.predictions}
-    order = list(dict.fromkeys([p.index for p in edited.predictions] + [p.index for p in baseline.predictions]))
-    return [(labels[i], float(p0[i]), float(p1[i]), float(p1[i] - p0[i])) for i in order]
+#: The "Against" picker's choices: what each asks for.
+BASELINE, WEIGHTS, MODEL = "the run without edits", "a weights file…", "another model…"
+EDITS_ON = {"both models": "both", "first model": "first", "second model": "second"}
 
 
 class CompareView(QWidget):
     """Signals
     -------
     sigLayerChosen(str): the user picked this layer in the view's own picker.
+    sigAgainstWanted(str): "baseline", "weights" or "model": what to compare against.
+    sigEditsOn(str): "both", "first" or "second": which model the edits apply to.
     """
 
     sigLayerChosen = Signal(str)
+    sigAgainstWanted = Signal(str)
+    sigEditsOn = Signal(str)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -59,17 +54,83 @@ class CompareView(QWidget):
         self.grid.on_hover = self.hover.setText
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["Class", "Baseline", "Edited", "Δ"])
-        self.table.setMaximumHeight(170)
         self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.Stretch)
+        self.table.setMinimumWidth(300)
+        self.against = QComboBox()
+        self.against.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.against.activated.connect(self._on_against)
+        self.edits_on = QComboBox()
+        self.edits_on.addItems(list(EDITS_ON))
+        self.edits_on.setToolTip("With a second model: which model the edits apply to")
+        self.edits_on.activated.connect(lambda _i: self.sigEditsOn.emit(EDITS_ON[self.edits_on.currentText()]))
+        self.edits_on_label = QLabel("Edits on")
+        self.divergence = DivergenceView()
         head = QHBoxLayout()
         head.addWidget(QLabel("Layer"))
         head.addWidget(self.layer, 1)
+        head.addWidget(QLabel("Against"))
+        head.addWidget(self.against)
+        head.addWidget(self.edits_on_label)
+        head.addWidget(self.edits_on)
+        bottom = QSplitter(Qt.Horizontal)
+        bottom.addWidget(self.divergence)
+        bottom.addWidget(self.table)
+        bottom.setStretchFactor(0, 3)
+        bottom.setStretchFactor(1, 2)
+        self.bottom = bottom
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addWidget(self.grid, 1)
+        top_layout.addWidget(self.hover)
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(top)
+        split.addWidget(bottom)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        split.setSizes([600, 190])
+        self.split = split
         layout = QVBoxLayout(self)
         layout.addLayout(head)
         layout.addWidget(self.caption)
-        layout.addWidget(self.grid, 1)
-        layout.addWidget(self.hover)
-        layout.addWidget(self.table)
+        layout.addWidget(split, 1)
+        self.set_against(None)
+
+    def set_against(self, name: str | None) -> None:
+        """Show what the comparison is against: None (the baseline) or the second model's name."""
+        self.against.blockSignals(True)
+        self.against.clear()
+        self.against.addItem(BASELINE, "baseline")
+        if name:
+            self.against.addItem(name, "keep")
+        self.against.addItem(WEIGHTS, "weights")
+        self.against.addItem(MODEL, "model")
+        self.against.setCurrentIndex(1 if name else 0)
+        self.against.blockSignals(False)
+        self.against_name = name
+        for widget in (self.edits_on, self.edits_on_label):
+            widget.setVisible(bool(name))
+        self.divergence.setVisible(bool(name))
+        total = max(sum(self.split.sizes()), 400)
+        self.split.setSizes([int(total * 0.62), int(total * 0.38)] if name else [int(total * 0.78), int(total * 0.22)])
+        self.grid.set_names(*(("first", "second") if name else ("baseline", "edited")))
+        headers = ("First", "Second") if name else ("Baseline", "Edited")
+        self.table.setHorizontalHeaderLabels(["Class", *headers, "Δ"])
+        if not name:
+            self.divergence.clear()
+        self.caption.setText(f"Against {name}: run to compare." if name else
+                             "Add an edit to compare against the baseline, or pick a second model above.")
+
+    def set_edits_on(self, which: str) -> None:
+        self.edits_on.setCurrentText(next(k for k, v in EDITS_ON.items() if v == which))
+
+    def _on_against(self, index: int) -> None:
+        wanted = self.against.itemData(index)
+        if wanted != "keep":
+            self.sigAgainstWanted.emit(wanted)
 
     def set_layers(self, names: list[str], current: str | None = None) -> None:
         """Fill the picker with `names` and select `current`, without emitting sigLayerChosen."""
@@ -87,15 +148,34 @@ class CompareView(QWidget):
 
     def clear(self) -> None:
         self.grid.clear_all()
+        self.divergence.clear()
         self.table.setRowCount(0)
         self.hover.setText(" ")
 
     def show(self, baseline: RunResult | None, edited: RunResult, activation_key: str, gradient_key: str) -> None:
         if baseline is None or baseline is edited:
             self.clear()
-            self.caption.setText("No edits are on: the baseline is the result. Add or enable an edit to compare.")
+            self.caption.setText("No edits are on: the baseline is the result. Add or enable an edit to compare, "
+                                 "or pick a second model above.")
             return
-        notes = [f"Edits: {', '.join(edited.edits) or 'none'}"]
+        self._show_rows(baseline, edited, activation_key, gradient_key, [f"Edits: {', '.join(edited.edits) or 'none'}"])
+
+    def show_models(self, diff, activation_key: str, gradient_key: str) -> None:
+        """First | second | difference from a ModelDiff (inspector.core.model_diff), with the divergence plot."""
+        first, second = diff.first, diff.second
+        verdict = (f"first divergent: {diff.first_divergent}" if diff.first_divergent
+                   else f"no activation differs by more than {fmt(diff.threshold)}")
+        notes = [f"first: {diff.names[0]}", f"second: {diff.names[1]}", verdict]
+        if first.edits or second.edits:
+            notes.append(f"edits: first {', '.join(first.edits) or 'none'}; second {', '.join(second.edits) or 'none'}")
+        for side, keys in (("first", diff.only_in_first), ("second", diff.only_in_second)):
+            if keys:
+                notes.append(f"only in the {side}: {len(keys)} key(s), e.g. {keys[0]}")
+        self._show_rows(first, second, activation_key, gradient_key, notes)
+        self.divergence.show_diff(diff)
+
+    def _show_rows(self, baseline: RunResult, edited: RunResult, activation_key: str, gradient_key: str,
+                   notes: list[str]) -> None:
         rows = {"activation": activation_key, "gradient": gradient_key, "input gradient": "input:grad"}
         for row, key in rows.items():
             if row == "input gradient":
@@ -110,6 +190,6 @@ class CompareView(QWidget):
         self.caption.setText(" · ".join(notes))
         deltas = prediction_deltas(baseline, edited)
         self.table.setRowCount(len(deltas))
-        for r, (label, p0, p1, d) in enumerate(deltas):
-            for c, text in enumerate((label, fmt(p0, ".2%"), fmt(p1, ".2%"), fmt(d, "+.2%"))):
+        for r, d in enumerate(deltas):
+            for c, text in enumerate((d.label, fmt(d.first, ".2%"), fmt(d.second, ".2%"), fmt(d.delta, "+.2%"))):
                 self.table.setItem(r, c, QTableWidgetItem(text))

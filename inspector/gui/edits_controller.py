@@ -12,6 +12,7 @@ from inspector.core.errors import InspectorError
 from inspector.core.keys import Key
 from inspector.core.requests import ModelRequest
 
+from .against_controller import AgainstController
 from .compare_view import CompareView
 from .edits_panel import EditsPanel
 
@@ -28,6 +29,7 @@ class EditsController(QObject):
         self.panel = EditsPanel()
         self.compare = CompareView()
         window.tabs.addTab(self.compare, "Compare")
+        self.against = AgainstController(window, self.compare)
         self.dock = window._dock("Edits", self.panel, Qt.RightDockWidgetArea, scroll=True)
         self.panel.sigEditsChanged.connect(state.set_edits)
         self.compare.sigLayerChosen.connect(state.select_layer)
@@ -82,9 +84,14 @@ class EditsController(QObject):
         self.compare.set_layers(self.window.layer_names(), name)
         if not name:
             self.compare.clear()
+            if outcome.against is not None:
+                self.compare.divergence.show_diff(outcome.against)  # the model's output still compares
             return
         act_key, grad_key = self.state.panel_keys(name)
-        self.compare.show(outcome.baseline, outcome.result, act_key, grad_key)
+        if outcome.against is not None:
+            self.compare.show_models(outcome.against, act_key, grad_key)
+        else:
+            self.compare.show(outcome.baseline, outcome.result, act_key, grad_key)
 
     def extend_tree_menu(self, menu: QMenu, path: str) -> None:
         sub = menu.addMenu(f"Add edit on {path}")

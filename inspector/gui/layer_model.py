@@ -8,7 +8,7 @@ subtree. The ticked set is exactly what gets hooked.
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont
 
 from typing import TYPE_CHECKING
 
@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from inspector.core.layers import LayerTree
 
 COLUMNS = ("Module", "Type", "Output shape", "Parameters", "Calls")
+#: Relative L2 difference (upper bound) -> row colour, for layers above the threshold.
+DIVERGENCE_COLOURS = ((1e-2, QColor(255, 244, 190)), (1e-1, QColor(255, 214, 140)), (1.0, QColor(255, 176, 110)),
+                      (float("inf"), QColor(240, 130, 100)))
 
 
 class LayerTreeModel(QAbstractItemModel):
@@ -37,6 +40,9 @@ class LayerTreeModel(QAbstractItemModel):
         self._subtree: list[range] = []  # named_modules order is depth-first: a subtree is a range
         self._ticked: set[str] = set()
         self._highlight: str | None = None
+        self._divergence: dict[str, float] = {}  # path -> relative L2 difference from a second model
+        self._threshold = 0.0
+        self._first_divergent: str | None = None
 
     # -- data ----------------------------------------------------------------------
     def set_tree(self, tree: LayerTree, ticked: set[str] | None = None) -> None:
@@ -94,6 +100,23 @@ class LayerTreeModel(QAbstractItemModel):
             index = self.index_of(p)
             if index.isValid():
                 self.dataChanged.emit(index, self.index(index.row(), len(COLUMNS) - 1, index.parent()))
+
+    def set_divergence(self, levels: dict[str, float] | None, threshold: float = 0.0,
+                       first: str | None = None) -> None:
+        """Mark modules by how far they diverge from a second model (the largest relative L2 difference
+        of their activations), the first divergent one in bold; None clears the marks."""
+        self._divergence, self._threshold, self._first_divergent = dict(levels or {}), threshold, first
+        if self._paths:
+            for i in range(len(self._paths)):  # rows of every depth
+                self.dataChanged.emit(self.createIndex(self._row[i], 0, i),
+                                      self.createIndex(self._row[i], len(COLUMNS) - 1, i))
+
+    def divergence_colour(self, path: str) -> QColor | None:
+        """None at or below the threshold; pale yellow to red as the difference grows (log scale)."""
+        value = self._divergence.get(path)
+        if value is None or not value > self._threshold:
+            return None if value is None or value == value else QColor(255, 120, 120)
+        return next(colour for bound, colour in DIVERGENCE_COLOURS if value <= bound)
 
     def path_of(self, index: QModelIndex) -> str | None:
         return self._paths[index.internalId()] if index.isValid() else None
@@ -156,6 +179,12 @@ class LayerTreeModel(QAbstractItemModel):
             return self._check_state(i)
         if role == Qt.BackgroundRole and self._highlight == layer.path:
             return QColor(255, 170, 170)
+        if role == Qt.BackgroundRole and self._divergence:
+            return self.divergence_colour(layer.path)
+        if role == Qt.FontRole and layer.path == self._first_divergent and col == 0:
+            font = QFont()
+            font.setBold(True)
+            return font
         if role == Qt.ForegroundRole and self._idle(layer):
             return QColor(150, 150, 150)
         if role == Qt.ToolTipRole:
@@ -163,6 +192,10 @@ class LayerTreeModel(QAbstractItemModel):
                 return (f"{layer.path} ({layer.type_name}) is never called in a forward pass (its parent uses "
                         f"its weights directly, as nn.MultiheadAttention does with out_proj): nothing to capture; "
                         f"left out of 'all leaves'.")
+            value = self._divergence.get(layer.path)
+            if value is not None:
+                first = "; the first divergent layer" if layer.path == self._first_divergent else ""
+                return f"{layer.path} ({layer.type_name}): differs from the second model by {value:.3g} (relative L2){first}"
             return f"{layer.path} ({layer.type_name})"
         if role == Qt.UserRole:
             return layer.path

@@ -1,4 +1,5 @@
-"""Pictures of the app: `python -m inspector.gui.screenshot [OUT.png] [--size WxH] [--tabs DIR] [--model M] [--edit E]`.
+"""Pictures of the app: `python -m inspector.gui.screenshot [OUT.png] [--size WxH] [--tabs DIR] [--model M] [--edit E]
+[--against WEIGHTS]`.
 
 Opens the app on the demo model (or `--model`) with a sample, waits for the first run,
 shows the residual block and saves the window. `--tabs DIR` also saves every tab
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
                                                          "grad_input, weight gradient, bias gradient, attention (per head)")
     parser.add_argument("--edit", action="append", default=[], help="KEY=OP(ARGS) to add first (repeatable), "
                                                                       "so that the Compare tab has something to show")
+    parser.add_argument("--against", help="a weights file for the model: the Compare tab compares with it")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     out = Path(args.out)
     width, height = (int(v) for v in args.size.lower().split("x"))
@@ -66,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
                 window.state.select_grad_site(args.gradient)  # re-runs when the site was not captured
             for edit in args.edit:
                 window.edits.panel.add_text(edit)  # each re-runs; the last result is saved
-        if shots["n"] == 1 + bool(args.edit or args.gradient):
+            if args.against:
+                window.edits.against.choose_weights(args.against)
+        if shots["n"] == 1 + bool(args.edit or args.gradient or args.against):
             QTimer.singleShot(600, save)
 
     def save() -> None:
@@ -81,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                 tabs.setCurrentIndex(i)
                 if tabs.tabText(i) == "Attribution":
                     window.analysis.attribution.sigRequested.emit("gradcam", "", None)
-                pump(app, 4.0 if tabs.tabText(i) == "Attribution" else 0.5)
+                pump(app, {"Attribution": 4.0, "Compare": 3.0}.get(tabs.tabText(i), 0.5))
                 name = folder / f"{width}x{height}-{tabs.tabText(i).lower().replace(' ', '-')}.png"
                 window.grab().save(str(name))
                 print(f"wrote {name}")

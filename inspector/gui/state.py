@@ -47,6 +47,8 @@ class AppState(QObject):
     sigPhase(str): what is happening ("" when idle).
     sigAutoRun(bool): auto-run was switched on or off.
     sigQuerySet(int): the token whose attention the panels draw (0: the class token).
+    sigAgainstSet(object): the second model the Compare tab compares with (a ModelRequest), or None
+        (the edited run against its baseline).
     """
 
     sigEngineReady = Signal(object)
@@ -66,6 +68,7 @@ class AppState(QObject):
     sigPhase = Signal(str)
     sigAutoRun = Signal(bool)
     sigQuerySet = Signal(int)
+    sigAgainstSet = Signal(object)
 
     def __init__(self, settings, ask_trust: AskTrust, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -89,6 +92,8 @@ class AppState(QObject):
         self.grad_site = "grad_output"
         self.query = 0  # the token whose attention the panels draw
         self.compare_shown = False
+        self.against: ModelRequest | None = None  # a second model to compare with (None: the baseline)
+        self.edits_on = "both"  # with a second model: which side the edits apply to (both, first, second)
         self.auto_run = True
         self.outcome = None
         self.phase = ""  # what the worker is doing now ("" when idle)
@@ -188,8 +193,24 @@ class AppState(QObject):
 
     def set_compare_shown(self, shown: bool) -> None:
         self.compare_shown = shown
-        if shown and self.edits_active() and self.outcome is not None and self.outcome.result.input_grad is None:
+        if shown and (self.edits_active() or self.against is not None) and self.outcome is not None and self.outcome.result.input_grad is None:
             self.schedule_run(force=True)  # the comparison shows the input gradient too
+
+    def set_against(self, request: ModelRequest | None) -> None:
+        """Compare with a second model (None: the edited run against its no-edit baseline)."""
+        if request != self.against:
+            self.against = request
+            self.sigAgainstSet.emit(request)
+            self.schedule_run(force=True)
+
+    def set_edits_on(self, which: str) -> None:
+        """With a second model: the edits apply to `both`, the `first` or the `second` model."""
+        if which not in ("both", "first", "second"):
+            raise ValueError(which)
+        if which != self.edits_on:
+            self.edits_on = which
+            if self.against is not None and self.edits:
+                self.schedule_run(force=True)
 
     def set_auto_run(self, on: bool) -> None:
         if on != self.auto_run:
@@ -234,11 +255,16 @@ class AppState(QObject):
             return None
         from inspector.core.engine import RunSpec
 
-        compare = self.edits_active()
-        spec = RunSpec.make(self.ticked(), self.sites(), self.edits, self.target,
-                            input_grad=compare and self.compare_shown)
+        compare, edits, against = self.edits_active(), self.edits, None
+        if self.against is not None:
+            from inspector.core.requests import AgainstRequest
+
+            first, second = {"both": (edits, edits), "first": (edits, ()), "second": ((), edits)}[self.edits_on]
+            edits, against, compare = first, AgainstRequest(self.against, tuple(second)), False
+        spec = RunSpec.make(self.ticked(), self.sites(), edits, self.target,
+                            input_grad=(compare or against is not None) and self.compare_shown)
         return RunRequest(self.model.request, self.input, self.device, spec, baseline=compare, analyse=True,
-                          run_id=next(self._ids), visible=self.visible_layers())
+                          run_id=next(self._ids), visible=self.visible_layers(), against=against)
 
     def visible_layers(self) -> tuple[str, ...]:
         """The layers whose statistics the run works out first: the one the Layer and Compare tabs
@@ -288,6 +314,9 @@ class AppState(QObject):
 
         freeze_imports()  # modules the model's source imported (torchvision, ...) live as long as the app
         first = self.model is None or info.source != self.model.source
+        if first and self.against is not None and self.model is not None:
+            self.against = None  # it was chosen for the other model
+            self.sigAgainstSet.emit(None)
         self.model, self.loading = info, None
         ticks = self._next_ticks
         if ticks is None:
@@ -334,6 +363,10 @@ class AppState(QObject):
     def _on_failed(self, failure: Failure) -> None:
         if failure.what == "run" and failure.run_id and failure.run_id != self.last_run_id:
             return  # a newer run is on its way
+        if failure.what == "run" and self.against is not None and \
+                failure.kind in ("ModelLoadError", "UntrustedCodeError", "MismatchError"):
+            self.against = None  # the second model cannot be compared: back to the baseline
+            self.sigAgainstSet.emit(None)
         if failure.what == "load":
             self._load_failed(failure)
         elif failure.what == "run" and failure.kind == "InputError" and self.good_input \

@@ -71,3 +71,22 @@ def test_sweep_reports_every_model_and_goes_on_after_a_failure(tmp_path, capsys)
     assert seg["ok"] and tuple(seg["input_shape"]) == (1, 3, 520, 520)
     assert not bad["ok"] and "timm has no model 'nosuch'" in bad["error"]
     assert "2 of 3 models ok; failed: timm:nosuch" in capsys.readouterr().out
+
+
+def test_diff_bench_on_the_demo_model(tmp_path, capsys):
+    from inspector.bench.diff import bench_diff
+
+    lines = []
+    row = bench_diff("demo", repeats=2, log=lines.append)
+    medians = row["median_s"]
+    assert set(medians) == {"single", "bare", "diff"}
+    assert row["diff/single"] == pytest.approx(medians["diff"] / medians["single"])
+    assert row["diff/bare"] == pytest.approx(medians["diff"] / medians["bare"])
+    assert row["changed"] == "fc" and row["first_divergent"] == "fc:output"  # only the head was scaled
+    assert row["keys"] == 2 * len(LEAVES) + 2 + 1  # block.relu twice, and the model's output
+    assert 0 < row["compare_s"] < medians["diff"]
+    assert len(lines) == 1 and f"{row['diff/single']:.2f}x" in lines[0]
+    out = tmp_path / "diff.json"
+    assert main(["bench", "--diff", "--models", "demo", "--repeats", "1", "--json", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split()[:3] == ["model", "keys", "single"]
+    assert json.loads(out.read_text())[0]["first_divergent"] == "fc:output"

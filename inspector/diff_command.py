@@ -1,0 +1,85 @@
+"""`network-inspector diff`: two models side by side, compared layer by layer.
+
+The parser's options and the command live here; `inspector/cli.py` only registers them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_parser(sub, model_args) -> None:
+    """The `diff` subcommand's options (`model_args` adds --model, --weights, --trust, --seed)."""
+    diff = sub.add_parser("diff", help="compare two checkpoints (or two models) layer by layer: the first "
+                                       "layer where they diverge")
+    model_args(diff)
+    diff.add_argument("--against", default=None, metavar="WEIGHTS",
+                      help="the second model: the same --model with these weights (.safetensors or a "
+                           "weights-only checkpoint)")
+    diff.add_argument("--against-model", default=None, metavar="SOURCE",
+                      help="the second model: another source with matching module paths")
+    diff.add_argument("--against-weights", default=None, metavar="W2",
+                      help="with --against-model: its weights (random | pretrained | PATH)")
+    diff.add_argument("--input", required=True, help="image file, sample:NAME, or a .npy/.pt tensor")
+    diff.add_argument("--layers", default="all", help="paths or globs, comma-separated; all; type:Conv2d")
+    diff.add_argument("--sites", default="output,grad_output",
+                      help="any of input, output, grad_output, grad_input, params (only input/output decide "
+                           "the first divergent layer)")
+    diff.add_argument("--target", default=None,
+                      help="resolved on the first model (top1 becomes its class), the same for both")
+    diff.add_argument("--threshold", type=float, default=1e-3,
+                      help="relative L2 difference above which a layer has diverged (default 1e-3)")
+    diff.add_argument("--edit", action="append", default=[], metavar="KEY=OP(ARGS)",
+                      help="edit applied to both models; repeatable")
+    diff.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps (both models)")
+    diff.add_argument("--json", action="store_true", help="print first_divergent, rows, only_in_*, predictions")
+    diff.add_argument("--out", help="write both models' arrays and their differences to this .npz "
+                                    "(first/KEY, second/KEY, diff/KEY = second - first)")
+
+
+def run(args) -> int:
+    import numpy as np
+
+    from inspector.core import load_input
+    from inspector.core.model_pair import diff_models, load_pair
+    from inspector.core.seeds import check_seed
+
+    first, second = load_pair(args.model, args.weights, args.against, args.against_model, args.against_weights,
+                              trust=args.trust, seed=check_seed(args.seed, "--seed", text=True))
+    x = load_input(args.input, first.preprocess, first.input_shape)
+    diff = diff_models(first, second, x, args.layers, args.sites, args.target, args.device, args.threshold,
+                       edits=args.edit)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(out, **diff.arrays())
+    if args.json:
+        print(json.dumps(diff.to_dict(), indent=1))
+    else:
+        _print_table(diff, args.out)
+    for side, result in (("first", diff.first), ("second", diff.second)):
+        for warning in result.warnings:
+            print(f"warning ({side}): {warning}", file=sys.stderr)
+    return 0
+
+
+def _print_table(diff, out: str | None) -> None:
+    print(f"first:  {diff.names[0]}\nsecond: {diff.names[1]}")
+    width = max([len(r.key) for r in diff.rows] + [10])
+    print(f"{'key':<{width}}  {'rel_l2':>10}  {'cosine':>10}  {'max_abs':>10}")
+    for r in diff.rows:
+        mark = "  <- first divergent" if r.key == diff.first_divergent else ""
+        print(f"{r.key:<{width}}  {r.rel_l2:>10.3g}  {r.cosine:>10.6f}  {r.max_abs:>10.3g}{mark}")
+    for side, keys in (("first", diff.only_in_first), ("second", diff.only_in_second)):
+        if keys:
+            print(f"only in the {side} model: {', '.join(keys)}")
+    print(f"target {diff.first.target}" + (f" (class {diff.first.target_index})"
+                                          if diff.first.target_index is not None else ""))
+    for d in diff.deltas:
+        print(f"{d.first:7.2%} -> {d.second:7.2%}  ({d.delta:+.2%})  {d.label} (class {d.index})")
+    verdict = (f"first divergent: {diff.first_divergent}" if diff.first_divergent
+               else f"no forward capture diverges beyond {diff.threshold:g}")
+    print(verdict + (f" -> {out}" if out else ""))

@@ -1,0 +1,132 @@
+"""Divergence by depth: how far two models' captures differ, layer by layer in forward order.
+
+The Gradient flow plot's layout: layers on the x axis (names shortened, hover for the full key
+and values), a log y axis (relative L2 difference `||a - b|| / ||a||`), the threshold drawn
+across and the first divergent layer marked with a vertical line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from .diagnostics_views import MAX_LABELS, layer_ticks, short_name
+from .number_format import fmt
+
+FLOOR = 1e-10  # where identical captures (0) are drawn on the log axis
+
+
+def depth_rows(diff) -> list[tuple[int, str, object, object]]:
+    """(depth, layer, activation row, gradient row) per layer call in forward order, as the gradient
+    flow draws them: a layer's activation and gradient share one depth (either may be None), the
+    input gradient is at the model's input (depth 0, `input`) and the model's output last."""
+    layers: dict[str, list] = {}
+    for row in sorted(diff.rows, key=lambda r: r.key != "input:grad"):
+        layer, _, rest = row.key.partition(":")
+        call = rest.partition("#")[2]
+        name = "input" if row.key == "input:grad" else layer + (f"#{call}" if call else "")
+        slot = layers.setdefault(name, [None, None])
+        slot[0 if row.forward else 1] = slot[0 if row.forward else 1] or row
+    return [(i, name, f, g) for i, (name, (f, g)) in enumerate(layers.items())]
+
+
+class DivergenceView(QWidget):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.plot = pg.PlotWidget()
+        self.plot.setLogMode(y=True)
+        self.plot.setLabel("bottom", "layer (forward order)")
+        self.plot.setLabel("left", "rel. L2 difference")
+        self.plot.getAxis("left").enableAutoSIPrefix(False)
+        self.plot.showGrid(y=True, alpha=0.2)
+        self.forward_curve = self.plot.plot(pen="#4c78a8", symbol="o", symbolSize=6, symbolBrush="#4c78a8")
+        self.grad_curve = self.plot.plot(pen=pg.mkPen("#f58518", style=Qt.DashLine), symbol="t", symbolSize=6,
+                                         symbolBrush="#f58518")
+        # the legend above the plot, where it never hides a point
+        self.legend = QLabel('<span style="color:#4c78a8">● activation</span> (decides the first divergent) '
+                             '&nbsp; <span style="color:#f58518">▼ gradient</span> &nbsp; '
+                             '<span style="color:#999">··· threshold</span>')
+        self.threshold_line = pg.InfiniteLine(angle=0, pen=pg.mkPen((150, 150, 150), style=Qt.DotLine))
+        self.first_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#e45756", width=2))
+        self.first_label = pg.InfLineLabel(self.first_line, "", position=0.08, anchor=(0, 1), color="#e45756")
+        for item in (self.threshold_line, self.first_line):
+            self.plot.addItem(item, ignoreBounds=True)
+            item.hide()
+        self.hover = QLabel(" ")
+        self.hover.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.legend)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.hover)
+        self.depths: list = []
+        self.diff = None
+        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
+
+    def clear(self) -> None:
+        self.diff, self.depths = None, []
+        self.forward_curve.setData([], [])
+        self.grad_curve.setData([], [])
+        self.threshold_line.hide()
+        self.first_line.hide()
+        self.plot.getAxis("bottom").setTicks(None)
+        self.hover.setText(" ")
+
+    def show_diff(self, diff) -> None:
+        """Plot a ModelDiff (inspector.core.model_diff)."""
+        self.diff = diff
+        self.depths = depth_rows(diff)
+        fwd = [(d, f.rel_l2) for d, _, f, _ in self.depths if f is not None]
+        grd = [(d, g.rel_l2) for d, _, _, g in self.depths if g is not None]
+        for curve, points in ((self.forward_curve, fwd), (self.grad_curve, grd)):
+            ys = [max(v, FLOOR) if np.isfinite(v) else np.nan for _, v in points]
+            curve.setData([d for d, _ in points], ys, connect="finite")
+        self.threshold_line.setPos(np.log10(max(diff.threshold, FLOOR)))
+        self.threshold_line.setVisible(diff.threshold > 0)
+        first = next((d for d, name, f, _ in self.depths if f is not None and f.key == diff.first_divergent), None)
+        self.first_line.setVisible(first is not None)
+        if first is not None:
+            self.first_line.setPos(first)
+            self.first_label.setFormat(f"first divergent: {short_name(diff.first_divergent, 28)}")
+        self._update_ticks()
+        verdict = (f"First divergent: {diff.first_divergent}" if diff.first_divergent
+                   else f"No activation differs by more than {fmt(diff.threshold)} (relative L2).")
+        self.hover.setText(verdict)
+
+    def labels_that_fit(self) -> int:
+        if not self.depths:
+            return MAX_LABELS
+        metrics = QFontMetrics(self.plot.getAxis("bottom").style.get("tickFont") or self.plot.font())
+        widest = max(metrics.horizontalAdvance(short_name(name)) for _, name, _, _ in self.depths) + 16
+        return max(2, min(MAX_LABELS, int((self.plot.width() - 70) // widest)))
+
+    def _update_ticks(self) -> None:
+        if self.depths:
+            ticks = layer_ticks([d for d, *_ in self.depths], [name for _, name, _, _ in self.depths],
+                                self.labels_that_fit())
+            self.plot.getAxis("bottom").setTicks(ticks)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._update_ticks()
+
+    def text_at(self, x: float) -> str | None:
+        """The hover text for the layer drawn at depth x (within half a step)."""
+        if not self.depths:
+            return None
+        depth, name, f, g = min(self.depths, key=lambda r: abs(r[0] - x))
+        if abs(depth - x) > 0.5:
+            return None
+        return "   ".join(f"{row.key}: rel L2 {fmt(row.rel_l2)}, cosine {fmt(row.cosine, '.6f')}, "
+                           f"max |diff| {fmt(row.max_abs)}" for row in (f, g) if row is not None)
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        vb = self.plot.getPlotItem().getViewBox()
+        if not vb.sceneBoundingRect().contains(scene_pos):
+            return
+        text = self.text_at(vb.mapSceneToView(scene_pos).x())
+        if text is not None:
+            self.hover.setText(text)
