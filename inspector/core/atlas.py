@@ -47,7 +47,7 @@ def run_atlas(loaded: LoadedModel, data_dir, layers: str, top: int, out_dir, *, 
     if use_ray or ray_address:
         from .atlas_ray import run_on_ray
 
-        tops, skipped = run_on_ray(loaded, job, device, progress, cancel, ray_address)
+        tops, skipped = run_on_ray(loaded, job, out, device, progress, cancel, ray_address)
     else:
         tops, skipped = _run_here(loaded, job, out, device, progress, cancel)
     return _finish(loaded, job, out, tops, skipped)
@@ -63,16 +63,16 @@ def _run_here(loaded: LoadedModel, job: AtlasJob, out: Path, device: str, progre
     dev = resolve_device(device)
     loaded.module.to(dev)
     checkpoint = Checkpoint(out, job)
-    start, tops, skipped = checkpoint.load()
+    done, tops, skipped = checkpoint.load()
     atlas_pass = AtlasPass(loaded.module, job.layers, job.grid)
     total = len(job.images)
     saved_at = time.monotonic()
-    done = min(start * job.batch, total)
     thresholds = {p: torch.as_tensor(t.threshold(), device=dev) for p, t in tops.items()}
     if progress:
-        progress(done, total)
-    for index, groups, failed in prefetched_batches(job.images.files, job.preprocess, job.batch, start):
-        skipped.extend({"path": job.images.relative(job.images.files[i]), "reason": why} for i, why in failed)
+        progress(int(done.sum()), total)
+    todo = np.nonzero(~done)[0]
+    for chunk, groups, failed in prefetched_batches(job.images.files, job.preprocess, job.batch, todo):
+        skipped.extend(skip_record(job, i, why) for i, why in failed)
         for images, x in groups:
             reduced = atlas_pass.run(x.to(dev), thresholds)
             for path, r in reduced.items():
@@ -80,23 +80,35 @@ def _run_here(loaded: LoadedModel, job: AtlasJob, out: Path, device: str, progre
                 layer = tops.get(path) or tops.setdefault(path, LayerTop(layout.channels, job.top, layout.width))
                 layer.add(to_partial(r, images))
                 thresholds[path] = torch.as_tensor(layer.threshold(), device=dev)
-        done = min((index + 1) * job.batch, total)
-        if progress:
-            progress(done, total)
-        stop = cancel is not None and cancel()
-        if stop or time.monotonic() - saved_at > CHECKPOINT_EVERY_S:
-            checkpoint.save(index + 1, tops, skipped)
-            saved_at = time.monotonic()
-        if stop:
-            raise RunCancelled(f"Atlas cancelled after {done} of {total} images; run it again with the same "
-                               f"arguments to resume from there.")
+        done[chunk] = True
+        saved_at = _after_batch(checkpoint, done, tops, skipped, progress, cancel, saved_at)
     return tops, skipped
+
+
+def skip_record(job: AtlasJob, index: int, why: str) -> dict:
+    return {"path": job.images.relative(job.images.files[index]), "reason": why}
+
+
+def _after_batch(checkpoint: Checkpoint, done: np.ndarray, tops, skipped, progress, cancel, saved_at: float) -> float:
+    """Report progress; save the state every CHECKPOINT_EVERY_S and when cancelled (then raise RunCancelled)."""
+    count, total = int(done.sum()), done.size
+    if progress:
+        progress(count, total)
+    stop = cancel is not None and cancel()
+    if stop or time.monotonic() - saved_at > CHECKPOINT_EVERY_S:
+        checkpoint.save(done, tops, skipped)
+        saved_at = time.monotonic()
+    if stop:
+        raise RunCancelled(f"Atlas cancelled after {count} of {total} images; run it again with the same "
+                           f"arguments to resume from there.")
+    return saved_at
 
 
 def _finish(loaded: LoadedModel, job: AtlasJob, out: Path, tops: dict[str, LayerTop], skipped: list[dict]) -> dict:
     from .atlas_thumbs import write_thumbnails
 
     names = job.images
+    skipped = sorted(skipped, key=lambda s: s["path"])
     atlas = {"model": loaded.source, "images": len(names) - len(skipped), "skipped": skipped, "layers": {}}
     for path in job.layers:
         layer = tops[path]
