@@ -28,15 +28,17 @@ ProgressFn = Callable[[int, int], None]
 CancelFn = Callable[[], bool]
 ATLAS_FILE = "atlas.json"
 CHECKPOINT_EVERY_S = 30.0
+THUMB_NAME = "{channel}_{rank}.png"  # in OUT_DIR/thumbnails/LAYER/
 
 
 def run_atlas(loaded: LoadedModel, data_dir, layers: str, top: int, out_dir, *, batch: int = 16,
               device: str = "cpu", progress: ProgressFn | None = None, cancel: CancelFn | None = None,
-              ray_address: str | None = None, use_ray: bool = False) -> dict:
+              ray_address: str | None = None, use_ray: bool = False, thumbnails: bool = True) -> dict:
     """Build the atlas of `layers` (patterns as in `capture`) over the images in `data_dir` and write it to
     `out_dir`; returns the atlas.json content. Cancelled (`cancel()` true between batches): saves its
     state and raises RunCancelled; the same call later resumes there. Nothing is written when the
-    arguments are wrong (no images, a pattern matching no layer, an out_dir with another job's atlas)."""
+    arguments are wrong (no images, a pattern matching no layer, an out_dir with another job's atlas).
+    `thumbnails=False` leaves the crops out (the benchmark times the pass over the data alone)."""
     job = job_of(loaded, data_dir, layers, top, batch)
     out = Path(out_dir)
     done = check_out_dir(out, job)
@@ -50,7 +52,7 @@ def run_atlas(loaded: LoadedModel, data_dir, layers: str, top: int, out_dir, *, 
         tops, skipped = run_on_ray(loaded, job, out, device, progress, cancel, ray_address)
     else:
         tops, skipped = _run_here(loaded, job, out, device, progress, cancel)
-    return _finish(loaded, job, out, tops, skipped)
+    return _finish(loaded, job, out, tops, skipped, thumbnails)
 
 
 def _run_here(loaded: LoadedModel, job: AtlasJob, out: Path, device: str, progress, cancel):
@@ -104,9 +106,13 @@ def _after_batch(checkpoint: Checkpoint, done: np.ndarray, tops, skipped, progre
     return saved_at
 
 
-def _finish(loaded: LoadedModel, job: AtlasJob, out: Path, tops: dict[str, LayerTop], skipped: list[dict]) -> dict:
+def _finish(loaded: LoadedModel, job: AtlasJob, out: Path, tops: dict[str, LayerTop], skipped: list[dict],
+            thumbnails: bool = True) -> dict:
     from .atlas_thumbs import write_thumbnails
 
+    if len(tops) < len(job.layers):
+        raise AtlasError(f"None of the {len(job.images)} files in {job.images.root} could be read as an image "
+                         f"({skipped[0]['path'] if skipped else ''}: {skipped[0]['reason'] if skipped else ''}).")
     names = job.images
     skipped = sorted(skipped, key=lambda s: s["path"])
     atlas = {"model": loaded.source, "images": len(names) - len(skipped), "skipped": skipped, "layers": {}}
@@ -120,7 +126,8 @@ def _finish(loaded: LoadedModel, job: AtlasJob, out: Path, tops: dict[str, Layer
             "std": layer.std().tolist(),
             "frac_positive": layer.frac_positive().tolist(),
         }
-    write_thumbnails(loaded, job, out, atlas)
+    if thumbnails:
+        write_thumbnails(loaded, job, out, atlas)
     write_json(out / ATLAS_FILE, atlas)
     Checkpoint(out, job).clear()
     return atlas
@@ -149,7 +156,7 @@ def read_atlas(out_dir) -> dict:
 
 def thumbnail_path(out_dir, layer: str, channel: int, rank: int) -> Path:
     """Where the crop around the argmax of `layer`'s channel `channel`, top entry `rank` (0 = best), is."""
-    return Path(out_dir) / "thumbnails" / layer / f"{int(channel)}_{int(rank)}.png"
+    return Path(out_dir) / "thumbnails" / layer / THUMB_NAME.format(channel=int(channel), rank=int(rank))
 
 
 def scores_table(atlas: dict, layer: str) -> np.ndarray:

@@ -127,8 +127,9 @@ class Checkpoint:
 
 
 def write_json(path: Path, value) -> None:
+    """Atomically (a temporary file renamed); compact, so that the C encoder writes a large atlas quickly."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(value, separators=(",", ":")) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
