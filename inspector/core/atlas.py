@@ -21,7 +21,6 @@ import numpy as np
 from .atlas_job import AtlasJob, Checkpoint, check_out_dir, job_of, read_json, write_json
 from .atlas_topk import LayerTop
 from .errors import AtlasError, RunCancelled
-from .inputs import ImageSet
 from .models import LoadedModel
 
 ProgressFn = Callable[[int, int], None]
@@ -159,14 +158,4 @@ def thumbnail_path(out_dir, layer: str, channel: int, rank: int) -> Path:
     return Path(out_dir) / "thumbnails" / layer / THUMB_NAME.format(channel=int(channel), rank=int(rank))
 
 
-def scores_table(atlas: dict, layer: str) -> np.ndarray:
-    """(C, K) scores of a layer's top entries (NaN where a channel has fewer than K)."""
-    tops = atlas["layers"][layer]["top"]
-    k = max((len(t) for t in tops), default=0)
-    table = np.full((len(tops), k), np.nan)
-    for c, entries in enumerate(tops):
-        table[c, :len(entries)] = [e["score"] for e in entries]
-    return table
-
-
-__all__ = ["run_atlas", "read_atlas", "thumbnail_path", "scores_table", "ImageSet"]
+__all__ = ["run_atlas", "read_atlas", "thumbnail_path"]

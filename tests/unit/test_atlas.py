@@ -207,3 +207,11 @@ def test_reduce_layer_counts_positives_beside_nan():
     assert r.positive.tolist() == [[2.0, 2.0]]
     assert r.total[0, 0].item() == 2.0 and r.squares[0, 0].item() == 14.0
     assert r.candidates.tolist() == [[0, 0]] and r.argmax.tolist() == [3]  # a NaN score does not rank
+
+
+def test_a_folder_of_unreadable_files_is_an_error(tmp_path, demo):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "a.png").write_bytes(b"nothing")
+    with pytest.raises(AtlasError, match="None of the 1 files .* could be read as an image .*a.png"):
+        run_atlas(demo, tmp_path / "data", "conv1", 2, tmp_path / "out")
+    assert not (tmp_path / "out" / "atlas.json").exists()
