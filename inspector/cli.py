@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from inspector.cli_atlas import add_atlas_parser
 from inspector.core.requests import ATTRIBUTION_METHODS
 
 CODE_WARNING = (
@@ -56,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     cap = sub.add_parser("capture", help="capture activations and gradients to .npz")
     _model_args(cap)
-    cap.add_argument("--input", help="image file, sample:NAME, or a .npy/.pt tensor")
+    cap.add_argument("--input", help="image file, sample:NAME, a .npy/.pt tensor, or a folder or glob of images "
+                                     "(then --out is a folder: OUT/<relative path>.npz per image + manifest.json)")
     cap.add_argument("--layers", default="all", help="paths or globs, comma-separated; all; type:Conv2d")
     cap.add_argument("--sites", default="output,grad_output",
                      help="any of input, output, grad_output, grad_input, params, attention (attention "
@@ -95,9 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--gui", action="store_true",
                        help="measure the desktop app instead (GUI stalls, run-to-drawn, layer switch, "
                             "mosaic paint, toggle queueing); offscreen without a display")
-    bench.add_argument("--model", default="resnet18", help="with --gui: the model for the run and switch figures")
+    bench.add_argument("--model", default="resnet18", help="with --gui: the model for the run and switch figures; "
+                                                           "with --atlas: the model")
     bench.add_argument("--diff", action="store_true",
                        help="measure `diff` instead: one diff run against one engine run of the same capture")
+    bench.add_argument("--atlas", action="store_true",
+                       help="measure the channel atlas (every conv layer) against plain batched inference")
+    bench.add_argument("--images", type=int, default=64, help="with --atlas: images in the generated folder")
+    bench.add_argument("--batch", type=int, default=16, help="with --atlas: batch size")
 
     sweep = sub.add_parser("sweep", help="load many models (random weights) and capture output and grad_output "
                                          "of every leaf: which ones work, and how long each takes")
@@ -114,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     from inspector.diff_command import add_parser as add_diff
 
     add_diff(sub, _model_args)
+    add_atlas_parser(sub, _model_args)
     return parser
 
 
@@ -221,6 +229,12 @@ def cmd_capture(args) -> int:
     if not args.input:
         raise SpecError("capture needs --input (an image, sample:NAME, or a .npy/.pt tensor).")
     loaded = _load(args)
+    from inspector.core.inputs import is_image_set
+
+    if is_image_set(args.input):
+        from inspector.cli_folder import capture_folder
+
+        return capture_folder(args, loaded)
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
     result = capture(loaded, x, args.layers, args.sites, args.edit, args.target, args.device, args.input_grad)
     _report(args, result, {"model": args.model, "weights": loaded.weights, "seed": loaded.seed, "input": args.input},
@@ -315,6 +329,13 @@ def _json_out(args) -> Path | None:
 
 def cmd_bench(args) -> int:
     out = _json_out(args)
+    if args.atlas:
+        from inspector.bench.atlas import bench_atlas
+
+        row = bench_atlas(args.model, args.images, args.batch, repeats=args.repeats, device=args.device)
+        if out:
+            out.write_text(json.dumps(row, indent=1))
+        return 0
     if args.gui:
         from inspector.bench.gui import main as bench_gui
 
@@ -355,6 +376,12 @@ def cmd_diff(args) -> int:
     return run(args)
 
 
+def cmd_atlas(args) -> int:
+    from inspector.cli_atlas import cmd_atlas as atlas
+
+    return atlas(args, _load)
+
+
 def cmd_samples(args) -> int:
     from inspector.core import list_samples
 
@@ -364,7 +391,8 @@ def cmd_samples(args) -> int:
 
 
 COMMANDS = {"layers": cmd_layers, "capture": cmd_capture, "bench": cmd_bench, "samples": cmd_samples,
-            "attribute": cmd_attribute, "sweep": cmd_sweep, "diff": cmd_diff}
+            "attribute": cmd_attribute, "sweep": cmd_sweep, "diff": cmd_diff,
+            "atlas": cmd_atlas}
 
 if __name__ == "__main__":
     sys.exit(main())

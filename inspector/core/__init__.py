@@ -22,7 +22,7 @@ _WHERE = {
     "ModelDiff": "model_diff",
     **{name: "errors" for name in ("DeviceError", "InputError", "InspectorError", "ModelLoadError",
                                    "RunCancelled", "RunError", "SpecError", "UnknownKeyError",
-                                   "UntrustedCodeError")},
+                                   "UntrustedCodeError", "AtlasError")},
 }
 
 

@@ -46,3 +46,7 @@ class RunCancelled(InspectorError):
 
 class MismatchError(InspectorError):
     """Two models (or their results) cannot be compared: different output shapes, devices, ..."""
+
+
+class AtlasError(InspectorError):
+    """An atlas could not be built or read (its output folder belongs to another job, a file is not an atlas)."""

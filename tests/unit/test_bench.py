@@ -90,3 +90,17 @@ def test_diff_bench_on_the_demo_model(tmp_path, capsys):
     assert main(["bench", "--diff", "--models", "demo", "--repeats", "1", "--json", str(out)]) == 0
     assert capsys.readouterr().out.splitlines()[1].split()[:3] == ["model", "keys", "single"]
     assert json.loads(out.read_text())[0]["first_divergent"] == "fc:output"
+
+
+def test_atlas_bench_on_the_demo_model(tmp_path):
+    """bench --atlas: every conv of the demo (conv1, conv2, block.conv1, block.conv2, conv3: 16+32+32+32+64
+    channels), throughputs from the medians of the repeats, the thumbnails timed apart."""
+    out = tmp_path / "atlas.json"
+    assert main(["bench", "--atlas", "--model", "demo", "--images", "6", "--batch", "4", "--repeats", "2",
+                 "--json", str(out)]) == 0
+    row = json.loads(out.read_text())
+    assert row["conv_layers"] == 5 and row["channels"] == 176 and row["images"] == 6 and row["batch"] == 4
+    med = row["median_s"]
+    assert row["images_per_s"]["atlas"] == pytest.approx(6 / med["atlas"])
+    assert row["atlas/plain"] == pytest.approx(med["plain"] / med["atlas"])
+    assert row["thumbnails_s"] == med["thumbs"] > 0
