@@ -17,6 +17,7 @@ from inspector.core.samples import list_samples
 from .analysis_controller import AnalysisController
 from .controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, searchable
 from .edits_controller import EditsController
+from .folder_bar import FolderBar
 from .layer_filter import LayerFilterBox
 from .layer_model import LayerTreeModel
 from .menus import build_menus
@@ -146,9 +147,11 @@ class MainWindow(SourcesMixin, QMainWindow):
 
         self.input_view = InputView()
         self.predictions = PredictionsView()
+        self.folder_bar = FolderBar()
         side = QWidget()
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(2, 2, 2, 2)
+        side_layout.addWidget(self.folder_bar)
         side_layout.addWidget(self.input_view)
         side_layout.addWidget(QLabel("<b>Predictions</b>"))
         side_layout.addWidget(self.predictions)
@@ -234,6 +237,9 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.grad_site_combo.activated.connect(lambda _i: s.select_grad_site(self.grad_site_combo.currentText()))
         s.sigGradSiteShown.connect(self._show_grad_site)
         s.sigQuerySet.connect(self._on_query_set)
+        s.sigFolderShown.connect(self._on_folder_shown)
+        self.folder_bar.sigGoTo.connect(s.go_to)
+        self.folder_bar.sigStep.connect(s.step)
         self.input_view.sigClicked.connect(self._on_input_clicked)
         self.input_view.sigBoxDragged.connect(self._on_box_dragged)
 
@@ -256,6 +262,11 @@ class MainWindow(SourcesMixin, QMainWindow):
         if self.input_combo.findText(source) < 0:
             self.input_combo.addItem(source)
         self.input_combo.setCurrentIndex(self.input_combo.findText(source))
+
+    def _on_folder_shown(self, folder) -> None:
+        self.folder_bar.show_folder(folder)
+        for action in (self.next_image_action, self.previous_image_action):
+            action.setEnabled(folder is not None)
 
     def _show_grad_site(self, site: str) -> None:
         label = next((k for k, v in GRADIENT_SITES.items() if v == site), None)

@@ -87,6 +87,11 @@ class SourcesMixin:
         if path:
             self.state.set_input(path)
 
+    def on_open_folder(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a folder of images")
+        if path:
+            self.state.open_folder(path)
+
     def dragEnterEvent(self, event) -> None:
         if event.mimeData().hasUrls():
             event.acceptProposedAction()

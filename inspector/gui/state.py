@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from pathlib import Path
 from typing import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -18,6 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from inspector.core.errors import InspectorError
 from inspector.core.requests import ModelRequest, RunRequest
 
+from .folder_state import FolderSteps
 from .notice import Notice
 from .worker import Failure, WorkerThread
 
@@ -28,7 +30,7 @@ AUTO_RUN_LIMIT_S = 3.0
 AskTrust = Callable[[str, str], bool]  # (file or source, what loading it does) -> go on?
 
 
-class AppState(QObject):
+class AppState(FolderSteps, QObject):
     """Signals
     -------
     sigEngineReady(object): [(device, description)] once the engine has loaded.
@@ -47,6 +49,7 @@ class AppState(QObject):
     sigPhase(str): what is happening ("" when idle).
     sigAutoRun(bool): auto-run was switched on or off.
     sigQuerySet(int): the token whose attention the panels draw (0: the class token).
+    sigFolderShown(object): the FolderInput being stepped through (its `index` the image shown), or None.
     """
 
     sigEngineReady = Signal(object)
@@ -66,6 +69,7 @@ class AppState(QObject):
     sigPhase = Signal(str)
     sigAutoRun = Signal(bool)
     sigQuerySet = Signal(int)
+    sigFolderShown = Signal(object)
 
     def __init__(self, settings, ask_trust: AskTrust, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -81,6 +85,9 @@ class AppState(QObject):
         self.loading: ModelRequest | None = None  # asked for, not loaded yet
         self.input = ""  # what runs use
         self.good_input = ""  # the last input a run succeeded on
+        self.folder = None  # a FolderInput while the input steps through a folder
+        self._skipped: list[str] = []  # folder images skipped since the last step the user took
+        self._step = 1  # the direction of the last step (a file that fails is skipped that way)
         self.device = "cpu"
         self.target = "auto"
         self.ticks: frozenset[str] = frozenset()
@@ -136,11 +143,22 @@ class AppState(QObject):
         return True
 
     def set_input(self, source: str) -> None:
+        """Run on `source` (a file, `sample:NAME`, or a folder to step through)."""
         source = source.strip()
-        if source and source != self.input:
-            self.input = source
-            self.sigInputShown.emit(source)
-            self.schedule_run()
+        if not source or source in (self.input, self.folder and self.folder.root):
+            return
+        if Path(source).is_dir():
+            self.open_folder(source)
+            return
+        if self.folder is not None:
+            self.folder = None
+            self.sigFolderShown.emit(None)
+        self._use_input(source)
+
+    def _use_input(self, source: str, shown: str | None = None) -> None:
+        self.input = source
+        self.sigInputShown.emit(shown or source)
+        self.schedule_run()
 
     def set_device(self, name: str) -> None:
         self.device = name
@@ -336,6 +354,8 @@ class AppState(QObject):
             return  # a newer run is on its way
         if failure.what == "load":
             self._load_failed(failure)
+        elif failure.what == "run" and self._skip_unreadable(failure):
+            return  # a warning, and the next image is on its way
         elif failure.what == "run" and failure.kind == "InputError" and self.good_input \
                 and self.input != self.good_input:
             bad, self.input = self.input, self.good_input
