@@ -111,7 +111,12 @@ def load_input(source: str | Path, preprocess: Preprocess | None = None,
         if input_shape and tensor.ndim == len(input_shape) - 1:
             tensor = tensor[None]
         return tensor
-    image = open_image(path)
+    return image_tensor(open_image(path), preprocess, input_shape)
+
+
+def image_tensor(image: Image.Image, preprocess: Preprocess | None = None,
+                 input_shape: tuple[int, ...] | None = None) -> torch.Tensor:
+    """An RGB picture (a file's, a video frame's) -> the model's input tensor, batch dimension included."""
     if preprocess is None:
         if input_shape and len(input_shape) == 4:
             preprocess = Preprocess(resize=input_shape[-1], crop=input_shape[-1])

@@ -40,6 +40,9 @@ class RunRequest:
     # The layers the visible panels show: only their statistics are computed during the run, the
     # rest (and the diagnostics) by Workbench.finish afterwards. None: everything in the run.
     visible: tuple[str, ...] | None = None
+    # A live video frame, (H, W, 3) uint8 numpy array, as the input; `input` then names it
+    # ("VIDEO@frame N"), one name per frame.
+    frame: object = field(default=None, compare=False, repr=False)
 
     def baseline_key(self) -> tuple:
         s = self.spec

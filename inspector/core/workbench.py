@@ -117,10 +117,18 @@ class Workbench:
             self._baseline = None
         return dev
 
-    def input_tensor(self, source: str) -> torch.Tensor:
+    def input_tensor(self, source: str, frame=None) -> torch.Tensor:
+        """The decoded input (kept while model and source stay); `frame`: a video frame named `source`."""
         key = (self._model_request, source)
         if key != self._input_key:
-            self._input = load_input(source, self.loaded.preprocess, self.loaded.input_shape)
+            if frame is not None:
+                from PIL import Image
+
+                from .inputs import image_tensor
+
+                self._input = image_tensor(Image.fromarray(frame), self.loaded.preprocess, self.loaded.input_shape)
+            else:
+                self._input = load_input(source, self.loaded.preprocess, self.loaded.input_shape)
             self._input_key = key
         return self._input
 
@@ -131,7 +139,7 @@ class Workbench:
         fresh = not self.holds(request.model)
         loaded, tree = self.load(request.model, progress)
         self.move_to(request.device)
-        x = self.input_tensor(request.input)
+        x = self.input_tensor(request.input, request.frame)
         spec = request.spec if request.visible is None else replace(request.spec, stats_now=tuple(request.visible))
         result = run(loaded.module, x, spec, loaded.labels, cancel, self.sharing, phase)
         baseline = None

@@ -18,6 +18,7 @@ from .analysis_controller import AnalysisController
 from .controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, searchable
 from .edits_controller import EditsController
 from .folder_bar import FolderBar
+from .live_bar import LiveBar, rate_text
 from .layer_filter import LayerFilterBox
 from .layer_model import LayerTreeModel
 from .menus import build_menus
@@ -148,10 +149,12 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.input_view = InputView()
         self.predictions = PredictionsView()
         self.folder_bar = FolderBar()
+        self.live_bar = LiveBar()
         side = QWidget()
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(2, 2, 2, 2)
         side_layout.addWidget(self.folder_bar)
+        side_layout.addWidget(self.live_bar)
         side_layout.addWidget(self.input_view)
         side_layout.addWidget(QLabel("<b>Predictions</b>"))
         side_layout.addWidget(self.predictions)
@@ -240,6 +243,11 @@ class MainWindow(SourcesMixin, QMainWindow):
         s.sigFolderShown.connect(self._on_folder_shown)
         self.folder_bar.sigGoTo.connect(s.go_to)
         self.folder_bar.sigStep.connect(s.step)
+        s.sigLive.connect(self._on_live)
+        self.live_bar.sigPause.connect(s.pause_live)
+        self.live_bar.sigStep.connect(s.step_live)
+        self.live_bar.sigSnapshot.connect(s.snapshot)
+        self.live_bar.sigStop.connect(s.close_live)
         self.input_view.sigClicked.connect(self._on_input_clicked)
         self.input_view.sigBoxDragged.connect(self._on_box_dragged)
 
@@ -267,6 +275,10 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.folder_bar.show_folder(folder)
         for action in (self.next_image_action, self.previous_image_action):
             action.setEnabled(folder is not None)
+
+    def _on_live(self, status) -> None:
+        self.live_bar.show_status(status)
+        self.run_status.set_live(rate_text(status) if status else "")
 
     def _show_grad_site(self, site: str) -> None:
         label = next((k for k, v in GRADIENT_SITES.items() if v == site), None)

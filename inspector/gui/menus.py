@@ -35,6 +35,8 @@ def build_menus(window) -> None:
     window.open_input_action = _action(window, file, "Open input…", window.on_open_input, "Ctrl+I")
     window.open_folder_action = _action(window, file, "Open folder of images…", window.on_open_folder,
                                         "Ctrl+Shift+I")
+    window.open_video_action = _action(window, file, "Open video file…", window.on_open_video)
+    window.open_camera_action = _action(window, file, "Open camera…", window.on_open_camera)
     window.paste_action = _action(window, file, "Paste image", window.paste_image, QKeySequence.Paste)
     file.addSeparator()
     _action(window, file, "Save session…", window.edits.save_dialog, "Ctrl+S")

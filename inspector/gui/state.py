@@ -20,6 +20,7 @@ from inspector.core.errors import InspectorError
 from inspector.core.requests import ModelRequest, RunRequest
 
 from .folder_state import FolderSteps
+from .live_state import LiveInput
 from .notice import Notice
 from .worker import Failure, WorkerThread
 
@@ -30,7 +31,7 @@ AUTO_RUN_LIMIT_S = 3.0
 AskTrust = Callable[[str, str], bool]  # (file or source, what loading it does) -> go on?
 
 
-class AppState(FolderSteps, QObject):
+class AppState(FolderSteps, LiveInput, QObject):
     """Signals
     -------
     sigEngineReady(object): [(device, description)] once the engine has loaded.
@@ -50,6 +51,7 @@ class AppState(FolderSteps, QObject):
     sigAutoRun(bool): auto-run was switched on or off.
     sigQuerySet(int): the token whose attention the panels draw (0: the class token).
     sigFolderShown(object): the FolderInput being stepped through (its `index` the image shown), or None.
+    sigLive(object): a video or camera is the input: its live_status() dict (frame, rate, ...); None when closed.
     """
 
     sigEngineReady = Signal(object)
@@ -70,6 +72,7 @@ class AppState(FolderSteps, QObject):
     sigAutoRun = Signal(bool)
     sigQuerySet = Signal(int)
     sigFolderShown = Signal(object)
+    sigLive = Signal(object)
 
     def __init__(self, settings, ask_trust: AskTrust, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -87,6 +90,11 @@ class AppState(FolderSteps, QObject):
         self.good_input = ""  # the last input a run succeeded on
         self.folder = None  # a FolderInput while the input steps through a folder
         self._skipped: list[str] = []  # folder images skipped since the last step the user took
+        self.live = None  # a LiveFeed while a video or camera is the input
+        self.frame = None  # the live frame (core.video.Frame) the last run was sent with
+        self.shown_frame = None  # the live frame whose result is on screen
+        self._live_busy = False  # a live frame is being run or drawn
+        self._drawn_at = None  # when the last live frames were drawn (frames per second)
         self._step = 1  # the direction of the last step (a file that fails is skipped that way)
         self.device = "cpu"
         self.target = "auto"
@@ -123,6 +131,7 @@ class AppState(FolderSteps, QObject):
 
     def stop(self) -> None:
         self.timer.stop()
+        self.stop_live()
         self.store.save(self)
         self.worker_thread.stop()
 
@@ -147,9 +156,15 @@ class AppState(FolderSteps, QObject):
         source = source.strip()
         if not source or source in (self.input, self.folder and self.folder.root):
             return
+        from inspector.core.video import is_video
+
         if Path(source).is_dir():
             self.open_folder(source)
             return
+        if is_video(source):
+            self.open_live(source)
+            return
+        self.stop_live()
         if self.folder is not None:
             self.folder = None
             self.sigFolderShown.emit(None)
@@ -246,7 +261,7 @@ class AppState(FolderSteps, QObject):
 
     def build_request(self) -> RunRequest | None:
         """What to run now: the loaded model (never a choice that failed), on what the user picked."""
-        if self.model is None or not self.input:
+        if self.model is None or not self.input or (self.live is not None and self.frame is None):
             return None
         if self.devices is not None and self.device not in dict(self.devices):
             return None
@@ -255,8 +270,10 @@ class AppState(FolderSteps, QObject):
         compare = self.edits_active()
         spec = RunSpec.make(self.ticked(), self.sites(), self.edits, self.target,
                             input_grad=compare and self.compare_shown)
-        return RunRequest(self.model.request, self.input, self.device, spec, baseline=compare, analyse=True,
-                          run_id=next(self._ids), visible=self.visible_layers())
+        live = self.live is not None
+        return RunRequest(self.model.request, self.input, self.device, spec, baseline=compare, analyse=not live,
+                          run_id=next(self._ids), visible=self.visible_layers(),
+                          frame=self.frame.rgb if live else None)
 
     def visible_layers(self) -> tuple[str, ...]:
         """The layers whose statistics the run works out first: the one the Layer and Compare tabs
@@ -267,17 +284,19 @@ class AppState(FolderSteps, QObject):
             return (layer,)
         return tuple(ticked[:1])
 
-    def run(self) -> None:
+    def run(self) -> bool:
+        """Send a run of what the user asked for to the worker; False when there is nothing to run."""
         try:
             request = self.build_request()
         except InspectorError as exc:
             self.notify("error", str(exc))
-            return
+            return False
         if request is None:
-            return
+            return False
         self.last_run_id = request.run_id
         self._last_sites = request.spec.sites
         self.worker.request_run(request)
+        return True
 
     def schedule_run(self, force: bool = False) -> None:
         """Run soon (coalesced) when auto-run is on, or always when `force` (an edit changed)."""
@@ -289,8 +308,10 @@ class AppState(FolderSteps, QObject):
         self.worker.cancel()
 
     def result_drawn(self) -> None:
-        """The window has drawn the panels of the last result: the worker may go on with the rest."""
+        """The window has drawn the panels of the last result: the worker may go on with the rest
+        (or, with a live input, the next frame goes)."""
         self.worker.result_drawn()
+        self._live_drawn()
 
     # -- what the worker says ---------------------------------------------------------------
     def _on_engine_ready(self, devices) -> None:
@@ -324,16 +345,20 @@ class AppState(FolderSteps, QObject):
             self.set_input(self.store.first_sample())
         self.store.save_model(info)
         self.schedule_run()
+        self._on_frame()  # a live input's frames waited for the model
 
     def _on_result(self, outcome) -> None:
         if outcome.run_id != self.last_run_id:
             return  # a newer request is on its way: drop the stale result
         self.outcome = outcome
         result = outcome.result
-        self.good_input = self.input
-        self.store.save_input(self.input, self.device)
+        if self.live is None:  # a video frame's name is not an input to come back to
+            self.good_input = self.input
+            self.store.save_input(self.input, self.device)
+        else:
+            self.shown_frame = self.frame  # what the last run (this result) was sent with
         total = result.timings.get("total_s", 0.0)
-        if total > AUTO_RUN_LIMIT_S and self.auto_run:
+        if total > AUTO_RUN_LIMIT_S and self.auto_run and self.live is None:
             self.set_auto_run(False)
             self.notify("info", f"Auto-run turned off: one run takes {total:.1f} s. Press F5 to run.")
         self.sigResult.emit(outcome)
@@ -352,12 +377,14 @@ class AppState(FolderSteps, QObject):
     def _on_failed(self, failure: Failure) -> None:
         if failure.what == "run" and failure.run_id and failure.run_id != self.last_run_id:
             return  # a newer run is on its way
+        if failure.what == "run":
+            self._live_failed()
         if failure.what == "load":
             self._load_failed(failure)
         elif failure.what == "run" and self._skip_unreadable(failure):
             return  # a warning, and the next image is on its way
         elif failure.what == "run" and failure.kind == "InputError" and self.good_input \
-                and self.input != self.good_input:
+                and self.input != self.good_input and self.live is None:
             bad, self.input = self.input, self.good_input
             self.sigInputShown.emit(self.input)
             self.notify("error", f"Could not open {bad}: {failure.message} Still showing {self.input}.",

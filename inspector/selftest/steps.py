@@ -1,5 +1,5 @@
 """The self-test's Qt-free steps: environment, torch, the demo model, captures and edits,
-offline pretrained weights, checkpoints, untrusted pickles, samples, torchvision's ops.
+offline pretrained weights, checkpoints, untrusted pickles, samples, torchvision's ops, video decoding.
 
 Each step takes the `Context` and raises (`SelfTestError` from `check`) on failure; each
 imports what it needs, so importing this module imports neither torch nor Qt.
@@ -212,3 +212,21 @@ def step_torchvision_ops(ctx: Context) -> None:
     keep = torchvision.ops.nms(boxes, torch.tensor([0.9, 0.8, 0.7]), iou_threshold=0.5)
     check(keep.tolist() == [0, 2], f"nms kept {keep.tolist()}, expected [0, 2]")
     ctx.info["torchvision"] = torchvision.__version__
+
+
+def step_video(ctx: Context) -> None:
+    """PyAV (FFmpeg) is there: a 6-frame MPEG-4 video written in the sandbox decodes frame by frame."""
+    import numpy as np
+
+    from inspector.core.video import VideoReader, write_video
+
+    greys = [30 + 30 * i for i in range(6)]
+    path = write_video(ctx.root / "video-ü.mp4", [np.full((16, 24, 3), g, np.uint8) for g in greys], fps=12)
+    with VideoReader(str(path)) as reader:
+        frames = [frame.rgb for frame in reader.frames()]
+        check(reader.fps == 12 and reader.size == (24, 16), f"video read as {reader.fps} fps, {reader.size}")
+    means = [float(f.mean()) for f in frames]
+    check(len(frames) == 6 and all(abs(m - g) <= 3 for m, g in zip(means, greys)), f"decoded frames {means}")
+    import av
+
+    ctx.info["av"] = av.__version__
