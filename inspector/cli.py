@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="measure the desktop app instead (GUI stalls, run-to-drawn, layer switch, "
                             "mosaic paint, toggle queueing); offscreen without a display")
     bench.add_argument("--model", default="resnet18", help="with --gui: the model for the run and switch figures")
+    bench.add_argument("--video", action="store_true",
+                       help="with --gui: play a video through the app instead (frames -> panels per second "
+                            "against plain forward + backward, GUI stalls, memory over 1,000 frames)")
 
     sweep = sub.add_parser("sweep", help="load many models (random weights) and capture output and grad_output "
                                          "of every leaf: which ones work, and how long each takes")
@@ -271,6 +274,13 @@ def _report(args, result, manifest: dict) -> None:
 
 
 def cmd_bench(args) -> int:
+    if args.gui and args.video:
+        from inspector.bench.live import main as bench_live
+
+        report = bench_live(device=args.device)
+        if args.json:
+            Path(args.json).write_text(json.dumps(report, indent=1))
+        return 0
     if args.gui:
         from inspector.bench.gui import main as bench_gui
 

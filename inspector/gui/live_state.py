@@ -2,7 +2,8 @@
 
 Frames are decoded on the feed's thread (`LiveFeed`). One frame at a time goes to the
 worker: while its run is going and until the window has drawn it, newer frames replace each
-other in the feed (dropped, never queued); the newest is sent when the panels are drawn.
+other in the feed (dropped, never queued); the newest is sent when the panels are drawn, so
+every frame that runs is drawn whole and the worker never takes the CPU from the drawing.
 Model, ticks and edits stay; a change to them re-runs the frame on screen. Snapshot saves
 that frame as a PNG and makes it an ordinary input.
 """
@@ -102,7 +103,7 @@ class LiveInput:
         self._live_busy = self.run()
 
     def _live_drawn(self) -> None:
-        """The window drew a live frame's result: count it and send the newest frame."""
+        """The window drew a live frame's result: count it (frames per second), send the newest frame."""
         if self.live is None:
             return
         now = time.perf_counter()

@@ -313,7 +313,8 @@ class MainWindow(SourcesMixin, QMainWindow):
         if outcome is not self.state.outcome:
             return  # a newer result took over
         self.show_layer(panels=(1,))
-        self.hook_log.show_result(outcome.result)
+        if self.state.live is None or self.state.live.paused:  # not many times a second
+            self.hook_log.show_result(outcome.result)
         self.state.result_drawn()
         self.run_status.set_phase(self.state.phase)  # the worker may still work out statistics
         self.sigResultShown.emit(outcome)

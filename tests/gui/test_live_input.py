@@ -48,7 +48,7 @@ def test_a_video_plays_through_the_panels_frame_after_frame(ui, qtbot, window, t
 
 def test_frames_arriving_during_a_run_are_dropped_not_queued(ui, qtbot, open_window, slow_source, image_file,
                                                              tmp_path):
-    """A 0.8 s model on a 25 frames/s video: about one frame in twenty runs, each the newest."""
+    """A 0.8 s model on a 25 frames/s video of 1.6 s: about one frame in twenty runs, each the newest."""
     window = open_window(slow_source, image_file, ticks={"conv"})
     clip = make_clip(tmp_path / "clip.mp4", n=40)
     shown = collect(window)
@@ -58,7 +58,7 @@ def test_frames_arriving_during_a_run_are_dropped_not_queued(ui, qtbot, open_win
     qtbot.waitUntil(lambda: window.state.live.ended and not window.state._live_busy, timeout=60_000)
     feed = window.state.live
     runs = len(shown)
-    assert 1 <= runs <= 4 and feed.decoded == 40
+    assert 1 <= runs <= 10 and feed.decoded == 40 and feed.dropped >= 40 - 10 - 1  # ~3 runs on an idle machine
     assert max(pending) <= 1  # never more than one request waiting
     frames = [frame for _run, frame, _index in shown]
     assert frames == sorted(frames) and frames[0] == 0
