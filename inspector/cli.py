@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from inspector.cli_atlas import add_atlas_parser
 from inspector.core.requests import ATTRIBUTION_METHODS
 
 CODE_WARNING = (
@@ -52,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     cap = sub.add_parser("capture", help="capture activations and gradients to .npz")
     _model_args(cap)
-    cap.add_argument("--input", help="image file, sample:NAME, or a .npy/.pt tensor")
+    cap.add_argument("--input", help="image file, sample:NAME, a .npy/.pt tensor, or a folder or glob of images "
+                                     "(then --out is a folder: OUT/<relative path>.npz per image + manifest.json)")
     cap.add_argument("--layers", default="all", help="paths or globs, comma-separated; all; type:Conv2d")
     cap.add_argument("--sites", default="output,grad_output",
                      help="any of input, output, grad_output, grad_input, params, attention (attention "
@@ -105,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--json", help="also write the rows to this JSON file")
 
     sub.add_parser("samples", help="list the bundled sample inputs")
+    add_atlas_parser(sub, _model_args)
     return parser
 
 
@@ -196,6 +199,12 @@ def cmd_capture(args) -> int:
     if not args.input:
         raise SpecError("capture needs --input (an image, sample:NAME, or a .npy/.pt tensor).")
     loaded = _load(args)
+    from inspector.core.inputs import is_image_set
+
+    if is_image_set(args.input):
+        from inspector.cli_folder import capture_folder
+
+        return capture_folder(args, loaded)
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
     result = capture(loaded, x, args.layers, args.sites, args.edit, args.target, args.device, args.input_grad)
     _report(args, result, {"model": args.model, "weights": loaded.weights, "seed": loaded.seed, "input": args.input})
@@ -308,6 +317,12 @@ def cmd_sweep(args) -> int:
     return 0 if all(r["ok"] for r in rows) else 1
 
 
+def cmd_atlas(args) -> int:
+    from inspector.cli_atlas import cmd_atlas as atlas
+
+    return atlas(args, _load)
+
+
 def cmd_samples(args) -> int:
     from inspector.core import list_samples
 
@@ -317,7 +332,7 @@ def cmd_samples(args) -> int:
 
 
 COMMANDS = {"layers": cmd_layers, "capture": cmd_capture, "bench": cmd_bench, "samples": cmd_samples,
-            "attribute": cmd_attribute, "sweep": cmd_sweep}
+            "attribute": cmd_attribute, "sweep": cmd_sweep, "atlas": cmd_atlas}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -20,7 +20,7 @@ _WHERE = {
     "Target": "objective", "parse_target": "objective", "Capture": "result", "RunResult": "result",
     "capture": "api", "layer_tree": "api",
     **{name: "errors" for name in ("DeviceError", "InputError", "InspectorError", "ModelLoadError",
-                                   "RunCancelled", "RunError", "SpecError", "UntrustedCodeError")},
+                                   "RunCancelled", "RunError", "SpecError", "UntrustedCodeError", "AtlasError")},
 }
 
 

@@ -36,3 +36,7 @@ class RunCancelled(InspectorError):
 
     def __init__(self, message: str = "Run cancelled.") -> None:
         super().__init__(message)
+
+
+class AtlasError(InspectorError):
+    """An atlas could not be built or read (its output folder belongs to another job, a file is not an atlas)."""

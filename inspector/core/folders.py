@@ -1,37 +1,15 @@
-"""A folder of images as an input: its image files, nested folders included, in one sorted order.
+"""A folder of images as the app's input, stepped through one image at a time.
 
-Torch-free, so the app's window can list a folder before the engine has loaded.
+Which files and in which order is `inspector.core.inputs.list_images` (the CLI's and the
+atlas's rule too); this module is torch-free and imports it only when a folder is opened.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
-
-#: The image files a folder is read for (what `core.inputs.open_image` decodes).
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".gif")
-
-
-def list_images(folder: str | Path) -> list[str]:
-    """The image files under `folder` as POSIX paths relative to it, sorted (case-sensitive, by
-    path parts, so `a/z.png` comes before `b.png`); hidden files and folders are left out.
-    Raises InputError for a path that is not a folder or a folder with no image in it."""
-    root = Path(folder)
-    if not root.is_dir():
-        raise InputError(f"Not a folder: {root}")
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        rel = Path(dirpath).relative_to(root)
-        for name in filenames:
-            if not name.startswith(".") and name.lower().endswith(IMAGE_SUFFIXES):
-                found.append((rel / name).parts)
-    if not found:
-        raise InputError(f"No image files in {root} (looked for {', '.join(IMAGE_SUFFIXES)}, nested folders too).")
-    return ["/".join(parts) for parts in sorted(found)]
 
 
 @dataclass(frozen=True)
@@ -44,7 +22,13 @@ class FolderInput:
 
     @classmethod
     def open(cls, folder: str | Path) -> "FolderInput":
-        return cls(str(Path(folder)), tuple(list_images(folder)))
+        """The image files under `folder`; InputError when it is not a folder or holds none."""
+        from .inputs import list_images
+
+        if not Path(folder).is_dir():
+            raise InputError(f"Not a folder: {folder}")
+        images = list_images(folder)
+        return cls(str(images.root), tuple(images.relative(p) for p in images.files))
 
     def __len__(self) -> int:
         return len(self.files)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import glob
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +16,7 @@ from .preprocess import Preprocess
 from .samples import list_samples
 
 TENSOR_SUFFIXES = (".npy", ".pt", ".pth")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".gif")
 BACKGROUND = (255, 255, 255)
 
 
@@ -111,15 +114,56 @@ def load_input(source: str | Path, preprocess: Preprocess | None = None,
         if input_shape and tensor.ndim == len(input_shape) - 1:
             tensor = tensor[None]
         return tensor
-    return image_tensor(open_image(path), preprocess, input_shape)
+    return input_preprocess(preprocess, input_shape)(open_image(path))
 
 
-def image_tensor(image: Image.Image, preprocess: Preprocess | None = None,
-                 input_shape: tuple[int, ...] | None = None) -> torch.Tensor:
-    """An RGB picture (a file's, a video frame's) -> the model's input tensor, batch dimension included."""
-    if preprocess is None:
-        if input_shape and len(input_shape) == 4:
-            preprocess = Preprocess(resize=input_shape[-1], crop=input_shape[-1])
-        else:
-            preprocess = Preprocess()
-    return preprocess(image)
+@dataclass(frozen=True)
+class ImageSet:
+    """The image files of a folder (nested folders included) or a glob, sorted by relative path."""
+
+    root: Path  # what `relative` paths start from: the folder, or the glob's fixed leading part
+    files: tuple[Path, ...]
+
+    def relative(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+
+def is_image_set(source: str | Path) -> bool:
+    """Whether `source` names many images: an existing folder or a glob pattern."""
+    text = str(source)
+    return Path(text).is_dir() or (glob.has_magic(text) and not text.startswith("sample:"))
+
+
+def list_images(source: str | Path) -> ImageSet:
+    """Every image file (by suffix: PNG, JPEG, BMP, TIFF, WebP, GIF) of a folder, nested folders
+    included (ImageFolder layout or flat), or matching a glob (`data/**/*.png`), in sorted order of
+    their paths relative to the folder. InputError when there is none."""
+    text = str(source)
+    if Path(text).is_dir():
+        root = Path(text)
+        found = (p for p in root.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
+    elif glob.has_magic(text):
+        parts = Path(text).parts
+        fixed = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+        root = Path(*parts[:fixed]) if fixed else Path(".")
+        found = (Path(p) for p in glob.glob(text, recursive=True)
+                 if Path(p).suffix.lower() in IMAGE_SUFFIXES and Path(p).is_file())
+    else:
+        raise InputError(f"Not a folder or a glob pattern: {text}")
+    files = tuple(sorted(found, key=lambda p: p.relative_to(root).as_posix()))
+    if not files:
+        raise InputError(f"No images in {text} (looked for {', '.join(IMAGE_SUFFIXES)}"
+                         f"{', in nested folders too' if Path(text).is_dir() else ''}).")
+    return ImageSet(root, files)
+
+
+def input_preprocess(preprocess: Preprocess | None, input_shape: tuple[int, ...] | None) -> Preprocess:
+    """The preprocessing images get: the model's own, else a resize and crop to its default input size."""
+    if preprocess is not None:
+        return preprocess
+    if input_shape and len(input_shape) == 4:
+        return Preprocess(resize=input_shape[-1], crop=input_shape[-1])
+    return Preprocess()

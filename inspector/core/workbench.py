@@ -124,9 +124,10 @@ class Workbench:
             if frame is not None:
                 from PIL import Image
 
-                from .inputs import image_tensor
+                from .inputs import input_preprocess
 
-                self._input = image_tensor(Image.fromarray(frame), self.loaded.preprocess, self.loaded.input_shape)
+                preprocess = input_preprocess(self.loaded.preprocess, self.loaded.input_shape)
+                self._input = preprocess(Image.fromarray(frame))
             else:
                 self._input = load_input(source, self.loaded.preprocess, self.loaded.input_shape)
             self._input_key = key

@@ -82,7 +82,7 @@ def test_a_folder_with_no_image_or_a_dropped_folder(ui, qtbot, window, tmp_path,
     empty = tmp_path / "empty"
     empty.mkdir()
     assert not window.state.open_folder(str(empty))
-    assert "No image files in" in window.banner.text() and window.state.input == image_file
+    assert "No images in" in window.banner.text() and window.state.input == image_file
     assert not window.folder_bar.isVisible()
     folder = make_folder(tmp_path / "shots")
     window.state.set_input(str(folder))  # a folder dropped, pasted or typed opens it

@@ -1,11 +1,11 @@
-"""A folder of images as an input: which files, in which order, and the clear errors."""
+"""A folder of images as the app's input: the files `core.inputs.list_images` finds, stepped through."""
 
 from __future__ import annotations
 
 import pytest
 
 from inspector.core.errors import InputError
-from inspector.core.folders import FolderInput, list_images
+from inspector.core.folders import FolderInput
 
 
 def touch(root, rel):
@@ -14,18 +14,18 @@ def touch(root, rel):
     path.write_bytes(b"x")
 
 
-def test_images_nested_sorted_by_path_parts_hidden_and_other_files_left_out(tmp_path):
-    for rel in ("b.png", "a/z.JPG", "a/b/c.webp", "notes.txt", ".hidden.png", ".cache/x.png", "A.bmp", "m.tiff"):
+def test_the_images_nested_sorted_by_relative_path_other_files_left_out(tmp_path):
+    for rel in ("b.png", "a/z.JPG", "a/b/c.webp", "notes.txt", "A.bmp", "m.tiff"):
         touch(tmp_path, rel)
-    assert list_images(tmp_path) == ["A.bmp", "a/b/c.webp", "a/z.JPG", "b.png", "m.tiff"]
+    assert FolderInput.open(tmp_path).files == ("A.bmp", "a/b/c.webp", "a/z.JPG", "b.png", "m.tiff")
 
 
 def test_an_empty_folder_and_a_file_are_clear_errors(tmp_path):
     touch(tmp_path, "readme.txt")
-    with pytest.raises(InputError, match="No image files in"):
-        list_images(tmp_path)
+    with pytest.raises(InputError, match="No images in"):
+        FolderInput.open(tmp_path)
     with pytest.raises(InputError, match="Not a folder"):
-        list_images(tmp_path / "readme.txt")
+        FolderInput.open(tmp_path / "readme.txt")
 
 
 def test_stepping_is_clamped_and_labelled(tmp_path):

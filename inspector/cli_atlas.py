@@ -1,0 +1,66 @@
+"""`network-inspector atlas`: the channel atlas of a folder of images (inspector.core.atlas)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+
+def add_atlas_parser(sub, model_args) -> None:
+    atlas = sub.add_parser("atlas", help="for every channel of the chosen layers, the images of a folder that "
+                                         "excite it most (top K, argmax region, statistics)")
+    model_args(atlas)
+    atlas.add_argument("--data", required=True, help="folder of images (nested folders allowed) or a glob")
+    atlas.add_argument("--layers", required=True, help="paths or globs, comma-separated; all; type:Conv2d")
+    atlas.add_argument("--top", type=int, default=9, help="images kept per channel (default 9)")
+    atlas.add_argument("--out", required=True, help="output folder: atlas.json and thumbnails/")
+    atlas.add_argument("--batch", type=int, default=16, help="images per forward pass (default 16)")
+    atlas.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
+    atlas.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                       help="run as a Ray Data pipeline: a local Ray instance, or the cluster at ADDRESS "
+                            "(ray://HOST:10001 or auto); needs the ray extra (pip install 'network-inspector[ray]')")
+
+
+def cmd_atlas(args: argparse.Namespace, load) -> int:
+    from tqdm import tqdm
+
+    from inspector.core.atlas import run_atlas
+    from inspector.core.errors import RunCancelled
+
+    loaded = load(args)
+    bars = []
+
+    def progress(done: int, total: int) -> None:
+        if not bars:
+            bars.append(tqdm(desc="atlas", total=total, unit="img", file=sys.stderr, dynamic_ncols=True))
+        bars[0].update(done - bars[0].n)
+
+    stop = {"asked": False}
+
+    def on_interrupt(signum, frame):
+        if stop["asked"]:  # a second Ctrl-C stops at once
+            raise KeyboardInterrupt
+        stop["asked"] = True
+        print("\nstopping after this batch (Ctrl-C again to stop at once)...", file=sys.stderr)
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        atlas = run_atlas(loaded, args.data, args.layers, args.top, args.out, batch=args.batch, device=args.device,
+                          progress=progress, cancel=lambda: stop["asked"], use_ray=args.ray is not None,
+                          ray_address=args.ray or None)
+    except RunCancelled as exc:
+        print(str(exc), file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        for bar in bars:
+            bar.close()
+    for s in atlas["skipped"]:
+        print(f"skipped {s['path']}: {s['reason']}", file=sys.stderr)
+    channels = sum(layer["channels"] for layer in atlas["layers"].values())
+    print(f"atlas of {atlas['images']} images ({len(atlas['skipped'])} skipped): {len(atlas['layers'])} layers, "
+          f"{channels} channels, top {args.top} -> {args.out}/atlas.json")
+    if loaded.seed is not None:
+        print(f"random weights, seed {loaded.seed} (--seed {loaded.seed} gives them again)")
+    return 0

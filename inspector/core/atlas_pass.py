@@ -1,0 +1,150 @@
+"""One batch through the model with forward hooks that reduce each selected layer on its device.
+
+For every channel of a layer, an image's score is the channel's maximum over positions (the
+feature map's H x W, or a transformer's patch tokens on the model's token grid; a (B, C) output
+has one position). The hook keeps only what the atlas needs: the scores, and the argmax position
+of the (image, channel) pairs that can still enter the top K (those reaching the channel's K-th
+best score so far), plus per-channel sums for the statistics. No backward, no copies of the
+activations. Hooks are registered on entry and all removed on exit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from .atlas_topk import LayerPartial
+from .errors import SpecError
+from .tokens import TokenGrid, is_channels_last
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a layer's output holds channels and positions."""
+
+    kind: str  # "nchw", "nhwc" (channels-last blocks), "tokens" (on a patch grid), "sequence", "vector"
+    channels: int
+    height: int
+    width: int
+    prefix: int = 0  # tokens before the patches (class, registers): not positions in the picture
+
+    def positions(self, output: torch.Tensor) -> torch.Tensor:
+        """The output as a (B, C, P) view: P positions, row-major over (height, width)."""
+        b = output.shape[0]
+        if self.kind == "nchw":
+            return output.reshape(b, self.channels, -1)
+        if self.kind == "vector":
+            return output.reshape(b, self.channels, 1)
+        if self.kind == "nhwc":
+            return output.reshape(b, -1, self.channels).transpose(1, 2)
+        return output[:, self.prefix:].transpose(1, 2)  # tokens, sequence
+
+
+def layout_of(path: str, shape: tuple[int, ...], grid: TokenGrid | None) -> Layout:
+    """The layout of an output of `shape` (batch first), or SpecError when it has no channels."""
+    if len(shape) == 4:
+        if is_channels_last(shape):
+            return Layout("nhwc", shape[3], shape[1], shape[2])
+        return Layout("nchw", shape[1], shape[2], shape[3])
+    if len(shape) == 3:
+        if grid is not None and grid.fits(shape[1]):
+            return Layout("tokens", shape[2], grid.height, grid.width, shape[1] - grid.height * grid.width)
+        return Layout("sequence", shape[2], 1, shape[1])
+    if len(shape) == 2:
+        return Layout("vector", shape[1], 1, 1)
+    raise SpecError(f"Layer {path} gives an output of shape {tuple(shape)}; the atlas needs (batch, channels), "
+                    f"(batch, channels, H, W) or (batch, tokens, channels).")
+
+
+@dataclass
+class Reduced:
+    """A layer's reductions for one batch, still on the model's device."""
+
+    scores: torch.Tensor  # (B, C)
+    total: torch.Tensor  # (B, C) sums over positions
+    squares: torch.Tensor  # (B, C)
+    positive: torch.Tensor  # (B, C)
+    candidates: torch.Tensor  # (n, 2) [b, c] that reach the threshold
+    argmax: torch.Tensor  # (n,) flat position of their maximum
+    positions: int
+
+
+def reduce_layer(v: torch.Tensor, threshold: torch.Tensor, inclusive: bool) -> Reduced:
+    """Scores, argmax (for the candidates only) and sums of a (B, C, P) view."""
+    scores = v.amax(2)
+    mask = scores >= threshold if inclusive else scores > threshold
+    candidates = mask.nonzero()
+    if candidates.shape[0] * 2 > mask.numel():
+        argmax = v.argmax(2)[candidates[:, 0], candidates[:, 1]]
+    else:
+        argmax = v[candidates[:, 0], candidates[:, 1]].argmax(-1)
+    return Reduced(scores, v.sum(2), torch.linalg.vecdot(v, v, dim=2), (v > 0).sum(2), candidates, argmax,
+                   v.shape[2])
+
+
+class AtlasPass:
+    """Forward passes with the atlas's hooks on `layers` (paths of `module`)."""
+
+    def __init__(self, module: nn.Module, layers: list[str], grid: TokenGrid | None) -> None:
+        self.module, self.layers, self.grid = module, list(layers), grid
+        self.layouts: dict[str, Layout] = {}
+        named = dict(module.named_modules())
+        self._modules = [(path, named[path]) for path in self.layers]
+
+    def run(self, x: torch.Tensor, thresholds: dict[str, torch.Tensor] | None = None,
+            inclusive: bool = False) -> dict[str, Reduced]:
+        """One forward (no grad) of `x`; the reductions of every layer's first call."""
+        found: dict[str, Reduced] = {}
+        handles = []
+
+        def hook_for(path: str):
+            def hook(_module, _args, output):
+                if path in found:
+                    return  # a shared module's later calls
+                if isinstance(output, (tuple, list)):
+                    output = next((o for o in output if isinstance(o, torch.Tensor)), None)
+                if not isinstance(output, torch.Tensor) or not output.is_floating_point():
+                    raise SpecError(f"Layer {path} does not return a floating-point tensor; the atlas "
+                                    f"needs its activations.")
+                layout = self.layouts.get(path)
+                if layout is None:
+                    layout = self.layouts[path] = layout_of(path, tuple(output.shape), self.grid)
+                v = layout.positions(output.detach())
+                if v.dtype != torch.float32:
+                    v = v.float()
+                thr = thresholds.get(path) if thresholds else None
+                if thr is None:
+                    thr = torch.full((layout.channels,), -torch.inf, device=v.device)
+                found[path] = reduce_layer(v, thr, inclusive)
+            return hook
+
+        try:
+            for path, module in self._modules:
+                handles.append(module.register_forward_hook(hook_for(path)))
+            with torch.inference_mode():
+                self.module(x)
+        finally:
+            for handle in handles:
+                handle.remove()
+        missing = [p for p in self.layers if p not in found]
+        if missing:
+            raise SpecError(f"Layer{'s' if len(missing) > 1 else ''} {', '.join(missing)} never ran in the "
+                            f"model's forward; the atlas has nothing to rank there.")
+        return found
+
+
+def to_partial(reduced: Reduced, images: np.ndarray) -> LayerPartial:
+    """Bring a layer's reductions to the host as the batch's contribution (`images`: dataset indices)."""
+    c = reduced.scores.shape[1]
+    packed = torch.stack([reduced.total, reduced.squares, reduced.positive.to(reduced.total.dtype)]).cpu().numpy()
+    cand = reduced.candidates.cpu().numpy()
+    scores = reduced.scores.cpu().numpy()
+    b, ch = cand[:, 0], cand[:, 1]
+    count = np.full(c, float(reduced.positions * len(images)))
+    return LayerPartial.from_sums(
+        ch, images[b], scores[b, ch], reduced.argmax.cpu().numpy(), count,
+        packed[0].astype(np.float64).sum(0), packed[1].astype(np.float64).sum(0),
+        packed[2].astype(np.int64).sum(0))

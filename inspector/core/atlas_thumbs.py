@@ -1,0 +1,185 @@
+"""Where a top entry's argmax lies in the picture, and the thumbnails cut around it.
+
+Convolutional layers (a (B, C, H, W) map): the receptive field of a map position, measured once
+per layer as the support of the input gradient of that position (one small backward on a random
+input, outside the atlas's forward-only pass); it moves with the position by the map's stride.
+Where it reaches past the picture, the crop is the whole picture. Transformer tokens on a patch
+grid: a window around the token's patch (the attention reaches everywhere, so the receptive
+field is the whole picture): at least twice the patch and a quarter of the picture's side.
+Thumbnails are crops of the picture as the model sees it (resized and cropped, not normalised).
+OUT_DIR/thumbnails/regions.json keeps each layer's geometry, for `argmax_region`.
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import torch
+from PIL import Image
+
+from .atlas_batches import decode
+from .atlas_pass import Layout, layout_of
+
+RF_CHUNK = 8  # layers whose receptive fields one backward measures
+
+
+def layer_geometry(module, layers, grid, x: torch.Tensor) -> dict[str, dict]:
+    """Per layer: input size, map size, stride, and the receptive field (or window) size and offset."""
+    h_in, w_in = x.shape[-2:]
+    shapes: dict[str, tuple] = {}
+    _forward_shapes(module, layers, x, shapes)
+    layouts = {p: layout_of(p, shapes[p], grid) for p in layers if p in shapes}
+    out = {}
+    spatial = [p for p, l in layouts.items() if l.kind in ("nchw", "nhwc")]
+    fields = {}
+    for i in range(0, len(spatial), RF_CHUNK):
+        try:
+            fields.update(_receptive_fields(module, spatial[i:i + RF_CHUNK], layouts, x))
+        except Exception:  # a model autograd cannot go through: windows instead
+            pass
+    for path, layout in layouts.items():
+        sy, sx = h_in / layout.height, w_in / layout.width
+        geo = {"input": [h_in, w_in], "map": [layout.height, layout.width], "stride": [sy, sx],
+               "size": None, "offset": [0.0, 0.0], "kind": "whole picture"}
+        if path in fields and fields[path] is not None:
+            size, offset = fields[path]
+            geo.update(size=size, offset=offset, kind="receptive field")
+        elif layout.kind == "tokens":
+            side = [max(2 * sy, min(h_in, w_in) / 4), max(2 * sx, min(h_in, w_in) / 4)]
+            geo.update(size=side, kind="window")
+        out[path] = geo
+    return out
+
+
+def _forward_shapes(module, layers, x, shapes) -> None:
+    named = dict(module.named_modules())
+    handles = []
+
+    def hook_for(path):
+        def hook(_m, _a, output):
+            if isinstance(output, (tuple, list)):
+                output = next((o for o in output if isinstance(o, torch.Tensor)), None)
+            if isinstance(output, torch.Tensor):
+                shapes.setdefault(path, tuple(output.shape))
+        return hook
+
+    try:
+        for p in layers:
+            handles.append(named[p].register_forward_hook(hook_for(p)))
+        with torch.inference_mode():
+            module(x)
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def _receptive_fields(module, paths, layouts: dict[str, Layout], x):
+    """{path: ([height, width], [offset_y, offset_x]) or None (reaches past the picture)} for the
+    map position at the centre, from the support of the input gradient (sample i asks layer i)."""
+    named = dict(module.named_modules())
+    n = len(paths)
+    h_in, w_in = x.shape[-2:]
+    gen = torch.Generator().manual_seed(0)
+    inputs = torch.randn((n, *x.shape[1:]), generator=gen).to(x.device).requires_grad_(True)
+    picked: dict[str, torch.Tensor] = {}
+    handles = []
+
+    def hook_for(i, path):
+        layout = layouts[path]
+        cy, cx = layout.height // 2, layout.width // 2
+
+        def hook(_m, _a, output):
+            if isinstance(output, (tuple, list)):
+                output = next((o for o in output if isinstance(o, torch.Tensor)), None)
+            if path not in picked:
+                v = layout.positions(output)[i]  # (C, P) of sample i
+                picked[path] = v[:, cy * layout.width + cx].float().sum()
+        return hook
+
+    try:
+        for i, p in enumerate(paths):
+            handles.append(named[p].register_forward_hook(hook_for(i, p)))
+        with torch.enable_grad():
+            module(inputs)
+            grad, = torch.autograd.grad(sum(picked[p] for p in paths), inputs)
+    finally:
+        for h in handles:
+            h.remove()
+    support = (grad.abs().sum(1) > 0).cpu().numpy()
+    fields = {}
+    for i, path in enumerate(paths):
+        layout = layouts[path]
+        rows, cols = np.nonzero(support[i].any(1))[0], np.nonzero(support[i].any(0))[0]
+        if rows.size == 0 or rows[0] == 0 or cols[0] == 0 or rows[-1] == h_in - 1 or cols[-1] == w_in - 1:
+            fields[path] = None
+            continue
+        sy, sx = h_in / layout.height, w_in / layout.width
+        cy, cx = layout.height // 2, layout.width // 2
+        size = [float(rows[-1] + 1 - rows[0]), float(cols[-1] + 1 - cols[0])]
+        offset = [(rows[0] + rows[-1] + 1) / 2 - (cy + 0.5) * sy, (cols[0] + cols[-1] + 1) / 2 - (cx + 0.5) * sx]
+        fields[path] = (size, [float(offset[0]), float(offset[1])])
+    return fields
+
+
+def region_box(geometry: dict, y: int, x: int) -> tuple[int, int, int, int]:
+    """(left, top, right, bottom) in the model's input pixels of map position (y, x) of a layer."""
+    h_in, w_in = geometry["input"]
+    if geometry["size"] is None:
+        return 0, 0, int(w_in), int(h_in)
+    sy, sx = geometry["stride"]
+    cy = (y + 0.5) * sy + geometry["offset"][0]
+    cx = (x + 0.5) * sx + geometry["offset"][1]
+    rh, rw = geometry["size"]
+    top, left = int(round(cy - rh / 2)), int(round(cx - rw / 2))
+    bottom, right = top + int(round(rh)), left + int(round(rw))
+    return max(left, 0), max(top, 0), min(right, int(w_in)), min(bottom, int(h_in))
+
+
+def argmax_region(out_dir, layer: str, y: int, x: int) -> tuple[int, int, int, int]:
+    """The box (left, top, right, bottom) in the model's input of a top entry's argmax, from regions.json."""
+    regions = json.loads((Path(out_dir) / "thumbnails" / "regions.json").read_text(encoding="utf-8"))
+    return region_box(regions[layer], y, x)
+
+
+def write_thumbnails(loaded, job, out: Path, atlas: dict) -> None:
+    """A PNG crop around every top entry's argmax (atlas.thumbnail_path), and regions.json."""
+    from .atlas import thumbnail_path
+
+    by_image: dict[str, list[tuple[str, int, int, int, int]]] = {}
+    for path, layer in atlas["layers"].items():
+        for c, entries in enumerate(layer["top"]):
+            for rank, e in enumerate(entries):
+                by_image.setdefault(e["image"], []).append((path, c, rank, e["y"], e["x"]))
+    geometry: dict[tuple, dict] = {}
+    first: dict | None = None
+    root = job.images.root
+    device = loaded.device
+    saving = []
+    with ThreadPoolExecutor(2, thread_name_prefix="atlas-thumbs") as pool:
+        for name, entries in by_image.items():
+            x = decode(root / name, job.preprocess)
+            if isinstance(x, str):
+                continue  # changed since the pass; its thumbnails are left out
+            shape = tuple(x.shape)
+            if shape not in geometry:
+                geometry[shape] = layer_geometry(loaded.module, list(job.layers), job.grid, x.to(device))
+                first = first or geometry[shape]
+            picture = job.preprocess.to_display(x)
+            for path, c, rank, y, xx in entries:
+                left, top, right, bottom = region_box(geometry[shape][path], y, xx)
+                crop = np.ascontiguousarray(picture[top:bottom, left:right])
+                target = thumbnail_path(out, path, c, rank)
+                saving.append(pool.submit(_save, crop, target))
+        for done in saving:
+            done.result()  # a thumbnail that cannot be written is an error, not a silent gap
+    folder = out / "thumbnails"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "regions.json").write_text(json.dumps(first or {}, indent=1) + "\n", encoding="utf-8")
+
+
+def _save(crop: np.ndarray, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(crop).save(target, compress_level=1)

@@ -1,0 +1,199 @@
+"""The channel atlas against a brute-force computation with plain PyTorch hooks, image by image."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from inspector.core import load_input, load_model
+from inspector.core.atlas import read_atlas, run_atlas, thumbnail_path
+from inspector.core.atlas_thumbs import argmax_region
+from inspector.core.errors import AtlasError, InputError, RunCancelled, SpecError
+from inspector.core.inputs import list_images
+from inspector.core.tokens import token_grid
+
+
+def make_images(root, count, size=64, seed=0):
+    """`count` random PNGs in two nested folders (ImageFolder layout) and one corrupt file."""
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        folder = root / ("cats" if i % 2 else "dogs") / ("deep" if i % 3 == 0 else "")
+        folder.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(rng.integers(0, 256, (size, size + 8 * (i % 2), 3), dtype=np.uint8)).save(
+            folder / f"img{i:02d}.png")
+    (root / "cats" / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n not really")
+    return root
+
+
+def brute_force(loaded, folder, layers, top):
+    """Top-K and statistics from each image's full activations (float64 numpy), plain forward hooks."""
+    files = list_images(folder)
+    grid = token_grid(loaded.module)
+    named = dict(loaded.module.named_modules())
+    acts = {layer: [] for layer in layers}
+    names = []
+    for path in files.files:
+        try:
+            x = load_input(path, loaded.preprocess, loaded.input_shape)
+        except InputError:
+            continue
+        names.append(files.relative(path))
+        seen = {}
+        handles = [named[l].register_forward_hook(lambda m, a, o, l=l: seen.setdefault(l, o.detach().clone()))
+                   for l in layers]
+        with torch.no_grad():
+            loaded.module(x)
+        for h in handles:
+            h.remove()
+        for layer in layers:
+            a = seen[layer][0].double().numpy()
+            if a.ndim == 3:  # (C, H, W)
+                acts[layer].append((a.reshape(a.shape[0], -1), a.shape[2]))
+            elif a.ndim == 1:  # (C,): one position
+                acts[layer].append((a[:, None], 1))
+            else:  # (tokens, C): the patch tokens on the grid
+                acts[layer].append((a[grid.prefix:].T, grid.width))
+    out = {}
+    for layer in layers:
+        a = np.stack([v for v, _ in acts[layer]])  # (N, C, P)
+        width = acts[layer][0][1]
+        score, arg = a.max(2), a.argmax(2)
+        tops = []
+        for c in range(a.shape[1]):
+            order = sorted(range(len(names)), key=lambda i: (-score[i, c], i))[:top]
+            tops.append([(names[i], score[i, c], arg[i, c] // width, arg[i, c] % width) for i in order])
+        out[layer] = {"top": tops, "mean": a.mean(axis=(0, 2)), "std": a.std(axis=(0, 2)),
+                      "frac_positive": (a > 0).mean(axis=(0, 2))}
+    return names, out
+
+
+def check_against(atlas, names, expected):
+    assert atlas["images"] == len(names)
+    for layer, want in expected.items():
+        got = atlas["layers"][layer]
+        assert got["channels"] == len(want["top"])
+        for entries, wanted in zip(got["top"], want["top"]):
+            assert [(e["image"], e["y"], e["x"]) for e in entries] == [(n, y, x) for n, _, y, x in wanted]
+            np.testing.assert_allclose([e["score"] for e in entries], [s for _, s, _, _ in wanted], rtol=1e-5)
+        for key in ("mean", "std"):
+            np.testing.assert_allclose(got[key], want[key], rtol=1e-5, atol=1e-6)
+        # (a value within float rounding of 0 may fall on the other side in a batch of another size)
+        np.testing.assert_allclose(got["frac_positive"], want["frac_positive"], rtol=0, atol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_model("demo")
+
+
+def test_cnn_atlas_equals_brute_force(tmp_path, demo):
+    data = make_images(tmp_path / "data", 11)
+    layers = ["conv1", "block.conv2", "relu3", "fc"]
+    done = []
+    atlas = run_atlas(demo, data, ",".join(layers), 3, tmp_path / "out", batch=4,
+                      progress=lambda d, t: done.append((d, t)))
+    names, expected = brute_force(demo, data, layers, 3)
+    check_against(atlas, names, expected)
+    assert atlas["skipped"] == [{"path": "cats/broken.png", "reason": atlas["skipped"][0]["reason"]}]
+    assert "broken.png" in atlas["skipped"][0]["reason"]
+    assert done[-1] == (12, 12) and [d for d, _ in done] == sorted(d for d, _ in done)
+    assert read_atlas(tmp_path / "out") == json.loads((tmp_path / "out" / "atlas.json").read_text())
+    assert list(atlas) == ["model", "images", "skipped", "layers"] and atlas["model"] == "demo"
+
+
+def test_thumbnails_are_the_receptive_field_around_the_argmax(tmp_path, demo):
+    """conv1 (3x3, padding 1): a 3x3 box centred on the argmax; block.conv1 after conv-pool-conv-pool:
+    18x18 pixels, rows 4y-7 .. 4y+10 (worked out by hand from the demo's layers)."""
+    data = make_images(tmp_path / "data", 5)
+    atlas = run_atlas(demo, data, "conv1,block.conv1", 2, tmp_path / "out", batch=2)
+    for layer, box in (("conv1", lambda y, x: (x - 1, y - 1, x + 2, y + 2)),
+                       ("block.conv1", lambda y, x: (4 * x - 7, 4 * y - 7, 4 * x + 11, 4 * y + 11))):
+        for channel in (0, 5):
+            for rank, e in enumerate(atlas["layers"][layer]["top"][channel]):
+                left, top, right, bottom = box(e["y"], e["x"])
+                left, top, right, bottom = max(left, 0), max(top, 0), min(right, 64), min(bottom, 64)
+                assert argmax_region(tmp_path / "out", layer, e["y"], e["x"]) == (left, top, right, bottom)
+                x = load_input(data / e["image"], demo.preprocess, demo.input_shape)
+                picture = demo.preprocess.to_display(x)
+                thumb = np.asarray(Image.open(thumbnail_path(tmp_path / "out", layer, channel, rank)))
+                np.testing.assert_array_equal(thumb, picture[top:bottom, left:right])
+
+
+def test_vit_atlas_equals_brute_force(tmp_path):
+    vit = load_model("timm:vit_tiny_patch16_224", seed=4)
+    data = make_images(tmp_path / "data", 5, size=40)
+    layers = ["patch_embed.proj", "blocks.1.mlp.fc2"]
+    atlas = run_atlas(vit, data, ",".join(layers), 2, tmp_path / "out", batch=3)
+    names, expected = brute_force(vit, data, layers, 2)
+    check_against(atlas, names, expected)
+    assert atlas["layers"]["blocks.1.mlp.fc2"]["channels"] == 192
+    geometry = json.loads((tmp_path / "out" / "thumbnails" / "regions.json").read_text())
+    assert geometry["patch_embed.proj"]["size"] == [16.0, 16.0]  # one patch
+    assert geometry["blocks.1.mlp.fc2"]["kind"] == "window"
+
+
+def test_cancel_then_resume_gives_the_same_atlas(tmp_path, demo):
+    data = make_images(tmp_path / "data", 9)
+    whole = run_atlas(demo, data, "conv2,block.*", 3, tmp_path / "whole", batch=2)
+    calls = []
+    with pytest.raises(RunCancelled, match="run it again"):
+        run_atlas(demo, data, "conv2,block.*", 3, tmp_path / "out", batch=2, cancel=lambda: len(calls) >= 3,
+                  progress=lambda d, t: calls.append(d))
+    assert (tmp_path / "out" / "atlas.partial.npz").is_file() and not (tmp_path / "out" / "atlas.json").exists()
+    seen = []
+    resumed = run_atlas(demo, data, "conv2,block.*", 3, tmp_path / "out", batch=2, progress=lambda d, t: seen.append(d))
+    assert seen[0] == 4  # two batches of two were kept
+    assert resumed == whole
+    assert (tmp_path / "out" / "atlas.json").read_text() == (tmp_path / "whole" / "atlas.json").read_text()
+    assert not (tmp_path / "out" / "atlas.partial.npz").exists()
+    again = run_atlas(demo, data, "conv2,block.*", 3, tmp_path / "out", batch=2)  # finished: read back
+    assert again == whole
+
+
+def _snapshot(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_errors_change_nothing(tmp_path, demo):
+    data = make_images(tmp_path / "data", 4)
+    (tmp_path / "empty" / "sub").mkdir(parents=True)
+    with pytest.raises(InputError, match="No images in"):
+        run_atlas(demo, tmp_path / "empty", "conv1", 2, tmp_path / "out1")
+    with pytest.raises(SpecError, match="No layer matches 'nothing.*'"):
+        run_atlas(demo, data, "nothing.*", 2, tmp_path / "out1")
+    with pytest.raises(SpecError, match="No layer named"):
+        run_atlas(demo, data, "conv9", 2, tmp_path / "out1")
+    assert not (tmp_path / "out1").exists()
+    run_atlas(demo, data, "conv1", 2, tmp_path / "out")
+    before = _snapshot(tmp_path / "out")
+    with pytest.raises(AtlasError, match="holds the atlas of a different job"):
+        run_atlas(demo, data, "conv2", 2, tmp_path / "out")
+    with pytest.raises(AtlasError, match="different job"):
+        run_atlas(demo, data, "conv1", 3, tmp_path / "out")
+    assert _snapshot(tmp_path / "out") == before
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "atlas.json").write_text('{"something": "else"}')
+    with pytest.raises(AtlasError, match="did not make"):
+        run_atlas(demo, data, "conv1", 2, tmp_path / "other")
+    with pytest.raises(AtlasError, match="not a channel atlas"):
+        read_atlas(tmp_path / "other")
+    with pytest.raises(AtlasError, match="No atlas at"):
+        read_atlas(tmp_path / "nowhere")
+    with pytest.raises(SpecError, match="at least 1"):
+        run_atlas(demo, data, "conv1", 0, tmp_path / "out2")
+
+
+def test_list_images_folder_and_glob(tmp_path):
+    data = make_images(tmp_path / "data", 4)
+    (data / "notes.txt").write_text("not an image")
+    listed = list_images(data)
+    assert [listed.relative(p) for p in listed.files] == [
+        "cats/broken.png", "cats/deep/img03.png", "cats/img01.png", "dogs/deep/img00.png", "dogs/img02.png"]
+    globbed = list_images(str(data / "dogs" / "**" / "*.png"))
+    assert [globbed.relative(p) for p in globbed.files] == ["deep/img00.png", "img02.png"]
+    with pytest.raises(InputError, match="No images"):
+        list_images(str(data / "*.jpg"))
