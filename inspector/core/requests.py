@@ -64,3 +64,22 @@ class AttributionRequest:
     target: str = "auto"
     layer: str | None = None
     run_id: int = 0
+
+
+@dataclass(frozen=True)
+class AtlasRequest:
+    """What the Atlas view asks the worker for. `kind`: "open" an atlas folder (`out_dir`), "build"
+    one from `model` over `data_dir` (the `layers`, `top` K, `batch`, on `device`) into `out_dir`,
+    or the "pictures" of `layer`'s channel `channel` top images in the atlas at `out_dir`."""
+
+    kind: str
+    out_dir: str
+    model: ModelRequest | None = None
+    data_dir: str = ""
+    layers: tuple[str, ...] = ()
+    top: int = 9
+    batch: int = 16
+    device: str = "cpu"
+    layer: str = ""
+    channel: int = 0
+    run_id: int = 0

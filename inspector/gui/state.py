@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from inspector.core.errors import InspectorError
 from inspector.core.requests import ModelRequest, RunRequest
 
+from .atlas_state import AtlasState
 from .folder_state import FolderSteps
 from .live_state import LiveInput
 from .notice import Notice
@@ -31,7 +32,7 @@ AUTO_RUN_LIMIT_S = 3.0
 AskTrust = Callable[[str, str], bool]  # (file or source, what loading it does) -> go on?
 
 
-class AppState(FolderSteps, LiveInput, QObject):
+class AppState(FolderSteps, LiveInput, AtlasState, QObject):
     """Signals
     -------
     sigEngineReady(object): [(device, description)] once the engine has loaded.
@@ -52,6 +53,9 @@ class AppState(FolderSteps, LiveInput, QObject):
     sigQuerySet(int): the token whose attention the panels draw (0: the class token).
     sigFolderShown(object): the FolderInput being stepped through (its `index` the image shown), or None.
     sigLive(object): a video or camera is the input: its live_status() dict (frame, rate, ...); None when closed.
+    sigAtlas(object): an atlas was opened or built (an OpenedAtlas).
+    sigAtlasPictures(object): the TopPictures of the channel last asked for.
+    sigAtlasBuilding(bool): an atlas build started or ended.
     """
 
     sigEngineReady = Signal(object)
@@ -73,6 +77,9 @@ class AppState(FolderSteps, LiveInput, QObject):
     sigQuerySet = Signal(int)
     sigFolderShown = Signal(object)
     sigLive = Signal(object)
+    sigAtlas = Signal(object)
+    sigAtlasPictures = Signal(object)
+    sigAtlasBuilding = Signal(bool)
 
     def __init__(self, settings, ask_trust: AskTrust, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -95,6 +102,9 @@ class AppState(FolderSteps, LiveInput, QObject):
         self.shown_frame = None  # the live frame whose result is on screen
         self._live_busy = False  # a live frame is being run or drawn
         self._drawn_at = None  # when the last live frames were drawn (frames per second)
+        self.atlas = None  # the OpenedAtlas the Atlas view shows
+        self.atlas_building = False
+        self._atlas_pictures_id = 0
         self._step = 1  # the direction of the last step (a file that fails is skipped that way)
         self.device = "cpu"
         self.target = "auto"
@@ -120,6 +130,8 @@ class AppState(FolderSteps, LiveInput, QObject):
         w.sigStatsUpdate.connect(self._on_stats_update)
         w.sigFailed.connect(self._on_failed)
         w.sigPhase.connect(self._on_phase)
+        w.sigAtlas.connect(self._on_atlas)
+        w.sigAtlasPictures.connect(self._on_atlas_pictures)
 
     # -- starting and stopping ------------------------------------------------------------
     def start(self, restore: bool = True) -> None:
@@ -379,6 +391,8 @@ class AppState(FolderSteps, LiveInput, QObject):
             return  # a newer run is on its way
         if failure.what == "run":
             self._live_failed()
+        if failure.what == "atlas":
+            self._atlas_failed()
         if failure.what == "load":
             self._load_failed(failure)
         elif failure.what == "run" and self._skip_unreadable(failure):
