@@ -125,6 +125,7 @@ class AtlasView(QWidget):
         self.grid.setAlignment(Qt.AlignTop | Qt.AlignLeft)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         scroll.setWidget(self.grid_host)
         buttons = QHBoxLayout()
         for w in (self.open_button, self.build_button, self.cancel_button):
@@ -222,7 +223,8 @@ class AtlasView(QWidget):
                 picture.setPixmap(QPixmap())
                 picture.setText(p.shown)
             where = "argmax region outlined" if p.box is not None else p.shown
-            caption.setText(f"#{p.rank + 1} score {fmt(p.score, '.4g')}<br>{p.image}")
+            name = caption.fontMetrics().elidedText(p.image, Qt.ElideMiddle, PICTURE_PX)
+            caption.setText(f"#{p.rank + 1} score {fmt(p.score, '.4g')}<br>{name}")
             caption.setToolTip(f"{p.image}\nargmax at map position (y {p.y}, x {p.x}); {where}")
             use.setProperty("image", p.image)
             for w in (picture, caption, use):
@@ -235,9 +237,10 @@ class AtlasView(QWidget):
         picture.setAlignment(Qt.AlignCenter)
         picture.setStyleSheet("background: #202020; color: #ddd;")
         caption = QLabel()
-        caption.setWordWrap(True)
-        caption.setMaximumWidth(PICTURE_PX + 20)
+        caption.setFixedWidth(PICTURE_PX)
         use = QPushButton("Use as input")
+        use.setFixedWidth(PICTURE_PX)
+        use.setToolTip("Make this image the input")
         use.clicked.connect(lambda: self.sigUse.emit(use.property("image")))
         cell = QVBoxLayout()
         cell.addWidget(picture)

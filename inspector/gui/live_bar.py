@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 
 def describe(status: dict) -> str:
@@ -44,14 +44,14 @@ class LiveBar(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.pause_button = QPushButton("Pause")
+        self.pause_button = QToolButton(text="Pause")
         self.pause_button.setCheckable(True)
         self.pause_button.setToolTip("Pause or play the video")
-        self.step_button = QPushButton("Step")
+        self.step_button = QToolButton(text="Step")
         self.step_button.setToolTip("Pause and show the next frame")
-        self.snapshot_button = QPushButton("Snapshot")
+        self.snapshot_button = QToolButton(text="Snapshot")
         self.snapshot_button.setToolTip("Make the frame on screen the input (saved as a PNG)")
-        self.stop_button = QPushButton("Stop")
+        self.stop_button = QToolButton(text="Stop")
         self.stop_button.setToolTip("Close the video; the last image input comes back")
         self.label = QLabel()
         self.label.setWordWrap(True)
@@ -60,6 +60,7 @@ class LiveBar(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         for button in (self.pause_button, self.step_button, self.snapshot_button, self.stop_button):
             row.addWidget(button)
+        row.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(row)
