@@ -92,8 +92,10 @@ def measure_live(folder: Path, source: str, video: str, frames: int, block: int,
             times = drawn[start_count:start_count + block]
             if len(times) > 2:
                 rates.append((len(times) - 1) / (times[-1] - times[0]))
-            _wait_until(lambda: not state._live_busy and w.worker.pending() == 0)
+            idle = lambda: not state._live_busy and w.worker.pending() == 0 and not state.live.has_frame()  # noqa: E731
+            _wait_until(idle)
             _pause(0.05)
+            _wait_until(idle)
             memory.append(resident_mb())
             plains.append(_plain_seconds(session, state.good_input, plain_repeats))
             if state.live.ended:

@@ -53,6 +53,11 @@ class LiveFeed(QObject):
             self._lock.notify_all()
         return frame
 
+    def has_frame(self) -> bool:
+        """A decoded frame is waiting to be taken."""
+        with self._lock:
+            return self._slot is not None
+
     @property
     def paused(self) -> bool:
         return self._paused

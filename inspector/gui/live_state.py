@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from PySide6.QtCore import QTimer
+
 #: Frames per second are counted over the frames drawn in this many seconds.
 FPS_WINDOW_S = 2.0
 
@@ -113,7 +115,9 @@ class LiveInput:
             drawn.popleft()
         self._live_busy = False
         self.sigLive.emit(self.live_status())
-        self._on_frame()
+        # After the paint this result asked for (a timer comes after the posted update requests):
+        # the worker's run would otherwise contend with the painting for the GIL and the cores.
+        QTimer.singleShot(1, self, self._on_frame)
 
     def _live_failed(self) -> None:
         if self.live is not None:

@@ -31,6 +31,7 @@ from .state import GRADIENT_SITES, AppState
 from .tensor_panel import TensorPanel
 
 MIN_SIZE = (1100, 680)
+LIVE_HISTOGRAM_EVERY_S = 0.5  # while a video plays, the value histograms are redrawn twice a second
 
 
 def ask_trust_dialog(parent) -> callable:
@@ -314,6 +315,13 @@ class MainWindow(SourcesMixin, QMainWindow):
     def _on_live(self, status) -> None:
         self.live_bar.show_status(status)
         self.run_status.set_live(rate_text(status) if status else "")
+        playing = status is not None and not status["paused"] and not status["ended"]
+        every = LIVE_HISTOGRAM_EVERY_S if playing else 0.0
+        if every != self.activation_panel.histogram_every_s:
+            for panel in (self.activation_panel, self.gradient_panel):
+                panel.histogram_every_s = every
+            if not playing:
+                self.show_layer()  # paused or stopped: the histograms of the frame on screen
 
     def _show_grad_site(self, site: str) -> None:
         label = next((k for k, v in GRADIENT_SITES.items() if v == site), None)
