@@ -7,7 +7,8 @@ as fast as the panels are drawn (`pace="demand"`), one layer ticked, and reports
     process, interleaved: blocks of frames, then the video paused and plain runs timed on the
     worker's own model; the ratio is the median over blocks;
   - the longest GUI-thread stall while frames play (a 10 ms heartbeat);
-  - the process's resident memory after the first block and at the end (flat: no growth with frames).
+  - the process's resident memory after each block: after the first, half-way and at the end (flat:
+    no growth with frames once the allocator has its working set).
 """
 
 from __future__ import annotations
@@ -109,19 +110,21 @@ def measure_live(folder: Path, source: str, video: str, frames: int, block: int,
         return {"model": source, "layer": layer, "frames": shown, "decoded": decoded, "dropped": dropped,
                 "fps": statistics.median(rates), "plain_fps": 1 / statistics.median(plains),
                 "ratio": statistics.median(ratios), "stall_s": max(stalls),
-                "memory_first_mb": memory[0], "memory_last_mb": memory[-1], "memory_max_mb": max(memory)}
+                "memory_first_mb": memory[0], "memory_half_mb": memory[len(memory) // 2],
+                "memory_last_mb": memory[-1], "memory_max_mb": max(memory), "memory_mb": memory}
     finally:
         session.close()
 
 
 def format_table(rows: list[dict]) -> str:
     head = ("model", "layer ticked", "frames", "frames->panels /s", "plain f+b /s", "ratio", "longest GUI stall",
-            "memory after first block -> end (max)")
+            "resident memory: first block -> half -> end (max)")
     lines = [head]
     for r in rows:
         lines.append((r["model"], r["layer"], f"{r['frames']} ({r['dropped']} dropped)", f"{r['fps']:.1f}",
                       f"{r['plain_fps']:.1f}", f"{r['ratio']:.2f}x", f"{r['stall_s'] * 1000:.0f} ms",
-                      f"{r['memory_first_mb']:.0f} -> {r['memory_last_mb']:.0f} MB ({r['memory_max_mb']:.0f})"))
+                      f"{r['memory_first_mb']:.0f} -> {r['memory_half_mb']:.0f} -> {r['memory_last_mb']:.0f} MB "
+                      f"({r['memory_max_mb']:.0f})"))
     widths = [max(len(l[i]) for l in lines) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(l, widths)).rstrip() for l in lines)
 

@@ -320,6 +320,9 @@ class MainWindow(SourcesMixin, QMainWindow):
         if every != self.activation_panel.histogram_every_s:
             for panel in (self.activation_panel, self.gradient_panel):
                 panel.histogram_every_s = every
+            if playing:
+                self.hook_log.setPlainText("While the video plays the hook log is not updated; pause to see "
+                                           "the hooks of the frame on screen.")
             if not playing:
                 self.show_layer()  # paused or stopped: the histograms of the frame on screen
 

@@ -72,6 +72,7 @@ def test_pause_step_and_snapshot(ui, qtbot, window, tmp_path):
     shown = collect(window)
     window.state.open_live(clip, pace="demand")
     qtbot.waitUntil(lambda: len(shown) >= 3, timeout=30_000)
+    assert window.hook_log.toPlainText().startswith("While the video plays the hook log is not updated")
     window.live_bar.pause_button.click()
     assert window.state.live.paused and window.live_bar.pause_button.text() == "Play"
     qtbot.wait(300)
@@ -85,6 +86,7 @@ def test_pause_step_and_snapshot(ui, qtbot, window, tmp_path):
     window.live_bar.step_button.click()
     qtbot.waitUntil(lambda: window.state.shown_frame.index == settled + 1, timeout=10_000)
     qtbot.waitUntil(lambda: window.live_bar.label.text() == f"clip.mp4: frame {settled + 2} of {N} (paused)")
+    assert "fired" in window.hook_log.toPlainText()  # paused: the hooks of the frame on screen
     assert settled >= before
     snapshot_frame = window.state.outcome.result.input.copy()
     window.live_bar.snapshot_button.click()
