@@ -89,6 +89,7 @@ def measure_live(folder: Path, source: str, video: str, frames: int, block: int,
             _wait_until(lambda: len(drawn) >= start_count + block or state.live.ended, timeout_s=600)
             state.pause_live(True)
             stalls.append(beat.take())
+            del session.shown[:-1]  # the harness's own list: memory is the app's, not the outcomes kept here
             beat.stop()
             times = drawn[start_count:start_count + block]
             if len(times) > 2:
