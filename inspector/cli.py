@@ -93,10 +93,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--gui", action="store_true",
                        help="measure the desktop app instead (GUI stalls, run-to-drawn, layer switch, "
                             "mosaic paint, toggle queueing); offscreen without a display")
-    bench.add_argument("--model", default="resnet18", help="with --gui: the model for the run and switch figures")
+    bench.add_argument("--model", default="resnet18", help="with --gui: the model for the run and switch figures; "
+                                                           "with --atlas: the model")
     bench.add_argument("--video", action="store_true",
                        help="with --gui: play a video through the app instead (frames -> panels per second "
                             "against plain forward + backward, GUI stalls, memory over 1,000 frames)")
+    bench.add_argument("--atlas", action="store_true",
+                       help="measure the channel atlas (every conv layer) against plain batched inference")
+    bench.add_argument("--images", type=int, default=64, help="with --atlas: images in the generated folder")
+    bench.add_argument("--batch", type=int, default=16, help="with --atlas: batch size")
 
     sweep = sub.add_parser("sweep", help="load many models (random weights) and capture output and grad_output "
                                          "of every leaf: which ones work, and how long each takes")
@@ -289,6 +294,13 @@ def cmd_bench(args) -> int:
         report = bench_live(device=args.device)
         if args.json:
             Path(args.json).write_text(json.dumps(report, indent=1))
+        return 0
+    if args.atlas:
+        from inspector.bench.atlas import bench_atlas
+
+        row = bench_atlas(args.model, args.images, args.batch, repeats=args.repeats, device=args.device)
+        if args.json:
+            Path(args.json).write_text(json.dumps(row, indent=1))
         return 0
     if args.gui:
         from inspector.bench.gui import main as bench_gui

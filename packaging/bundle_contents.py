@@ -60,6 +60,7 @@ EXCLUDES = (
     "tensorflow", "tensorboard", "jax", "onnx", "onnxruntime", "onnxscript",
     "matplotlib", "IPython", "jupyter_client", "ipykernel", "notebook", "pandas", "scipy",
     "pytest", "_pytest", "pytestqt", "hypothesis",
+    "ray", "pyarrow",           # the atlas's optional --ray (the ray extra); the app never uses it
     "torch.utils.tensorboard", "torch.utils.benchmark", "torch.utils.bottleneck",
     "caffe2",
     "pyqtgraph.examples", "pyqtgraph.opengl", "pyqtgraph.jupyter", "pyqtgraph.canvas", "pyqtgraph.flowchart",

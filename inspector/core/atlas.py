@@ -28,15 +28,17 @@ ProgressFn = Callable[[int, int], None]
 CancelFn = Callable[[], bool]
 ATLAS_FILE = "atlas.json"
 CHECKPOINT_EVERY_S = 30.0
+THUMB_NAME = "{channel}_{rank}.png"  # in OUT_DIR/thumbnails/LAYER/
 
 
 def run_atlas(loaded: LoadedModel, data_dir, layers: str, top: int, out_dir, *, batch: int = 16,
               device: str = "cpu", progress: ProgressFn | None = None, cancel: CancelFn | None = None,
-              ray_address: str | None = None, use_ray: bool = False) -> dict:
+              ray_address: str | None = None, use_ray: bool = False, thumbnails: bool = True) -> dict:
     """Build the atlas of `layers` (patterns as in `capture`) over the images in `data_dir` and write it to
     `out_dir`; returns the atlas.json content. Cancelled (`cancel()` true between batches): saves its
     state and raises RunCancelled; the same call later resumes there. Nothing is written when the
-    arguments are wrong (no images, a pattern matching no layer, an out_dir with another job's atlas)."""
+    arguments are wrong (no images, a pattern matching no layer, an out_dir with another job's atlas).
+    `thumbnails=False` leaves the crops out (the benchmark times the pass over the data alone)."""
     job = job_of(loaded, data_dir, layers, top, batch)
     out = Path(out_dir)
     done = check_out_dir(out, job)
@@ -47,10 +49,10 @@ def run_atlas(loaded: LoadedModel, data_dir, layers: str, top: int, out_dir, *, 
     if use_ray or ray_address:
         from .atlas_ray import run_on_ray
 
-        tops, skipped = run_on_ray(loaded, job, device, progress, cancel, ray_address)
+        tops, skipped = run_on_ray(loaded, job, out, device, progress, cancel, ray_address)
     else:
         tops, skipped = _run_here(loaded, job, out, device, progress, cancel)
-    return _finish(loaded, job, out, tops, skipped)
+    return _finish(loaded, job, out, tops, skipped, thumbnails)
 
 
 def _run_here(loaded: LoadedModel, job: AtlasJob, out: Path, device: str, progress, cancel):
@@ -63,16 +65,16 @@ def _run_here(loaded: LoadedModel, job: AtlasJob, out: Path, device: str, progre
     dev = resolve_device(device)
     loaded.module.to(dev)
     checkpoint = Checkpoint(out, job)
-    start, tops, skipped = checkpoint.load()
+    done, tops, skipped = checkpoint.load()
     atlas_pass = AtlasPass(loaded.module, job.layers, job.grid)
     total = len(job.images)
     saved_at = time.monotonic()
-    done = min(start * job.batch, total)
     thresholds = {p: torch.as_tensor(t.threshold(), device=dev) for p, t in tops.items()}
     if progress:
-        progress(done, total)
-    for index, groups, failed in prefetched_batches(job.images.files, job.preprocess, job.batch, start):
-        skipped.extend({"path": job.images.relative(job.images.files[i]), "reason": why} for i, why in failed)
+        progress(int(done.sum()), total)
+    todo = np.nonzero(~done)[0]
+    for chunk, groups, failed in prefetched_batches(job.images.files, job.preprocess, job.batch, todo):
+        skipped.extend(skip_record(job, i, why) for i, why in failed)
         for images, x in groups:
             reduced = atlas_pass.run(x.to(dev), thresholds)
             for path, r in reduced.items():
@@ -80,23 +82,39 @@ def _run_here(loaded: LoadedModel, job: AtlasJob, out: Path, device: str, progre
                 layer = tops.get(path) or tops.setdefault(path, LayerTop(layout.channels, job.top, layout.width))
                 layer.add(to_partial(r, images))
                 thresholds[path] = torch.as_tensor(layer.threshold(), device=dev)
-        done = min((index + 1) * job.batch, total)
-        if progress:
-            progress(done, total)
-        stop = cancel is not None and cancel()
-        if stop or time.monotonic() - saved_at > CHECKPOINT_EVERY_S:
-            checkpoint.save(index + 1, tops, skipped)
-            saved_at = time.monotonic()
-        if stop:
-            raise RunCancelled(f"Atlas cancelled after {done} of {total} images; run it again with the same "
-                               f"arguments to resume from there.")
+        done[chunk] = True
+        saved_at = _after_batch(checkpoint, done, tops, skipped, progress, cancel, saved_at)
     return tops, skipped
 
 
-def _finish(loaded: LoadedModel, job: AtlasJob, out: Path, tops: dict[str, LayerTop], skipped: list[dict]) -> dict:
+def skip_record(job: AtlasJob, index: int, why: str) -> dict:
+    return {"path": job.images.relative(job.images.files[index]), "reason": why}
+
+
+def _after_batch(checkpoint: Checkpoint, done: np.ndarray, tops, skipped, progress, cancel, saved_at: float) -> float:
+    """Report progress; save the state every CHECKPOINT_EVERY_S and when cancelled (then raise RunCancelled)."""
+    count, total = int(done.sum()), done.size
+    if progress:
+        progress(count, total)
+    stop = cancel is not None and cancel()
+    if stop or time.monotonic() - saved_at > CHECKPOINT_EVERY_S:
+        checkpoint.save(done, tops, skipped)
+        saved_at = time.monotonic()
+    if stop:
+        raise RunCancelled(f"Atlas cancelled after {count} of {total} images; run it again with the same "
+                           f"arguments to resume from there.")
+    return saved_at
+
+
+def _finish(loaded: LoadedModel, job: AtlasJob, out: Path, tops: dict[str, LayerTop], skipped: list[dict],
+            thumbnails: bool = True) -> dict:
     from .atlas_thumbs import write_thumbnails
 
+    if len(tops) < len(job.layers):
+        raise AtlasError(f"None of the {len(job.images)} files in {job.images.root} could be read as an image "
+                         f"({skipped[0]['path'] if skipped else ''}: {skipped[0]['reason'] if skipped else ''}).")
     names = job.images
+    skipped = sorted(skipped, key=lambda s: s["path"])
     atlas = {"model": loaded.source, "images": len(names) - len(skipped), "skipped": skipped, "layers": {}}
     for path in job.layers:
         layer = tops[path]
@@ -108,7 +126,8 @@ def _finish(loaded: LoadedModel, job: AtlasJob, out: Path, tops: dict[str, Layer
             "std": layer.std().tolist(),
             "frac_positive": layer.frac_positive().tolist(),
         }
-    write_thumbnails(loaded, job, out, atlas)
+    if thumbnails:
+        write_thumbnails(loaded, job, out, atlas)
     write_json(out / ATLAS_FILE, atlas)
     Checkpoint(out, job).clear()
     return atlas
@@ -137,7 +156,7 @@ def read_atlas(out_dir) -> dict:
 
 def thumbnail_path(out_dir, layer: str, channel: int, rank: int) -> Path:
     """Where the crop around the argmax of `layer`'s channel `channel`, top entry `rank` (0 = best), is."""
-    return Path(out_dir) / "thumbnails" / layer / f"{int(channel)}_{int(rank)}.png"
+    return Path(out_dir) / "thumbnails" / layer / THUMB_NAME.format(channel=int(channel), rank=int(rank))
 
 
 def scores_table(atlas: dict, layer: str) -> np.ndarray:

@@ -35,19 +35,23 @@ def stack_groups(indices: list[int], tensors: list[torch.Tensor]) -> list[tuple[
     return [(np.array(ids, np.int64), torch.cat(ts)) for ids, ts in groups]
 
 
-def prefetched_batches(files: tuple[Path, ...], preprocess: Preprocess, batch: int, start: int = 0
-                       ) -> Iterator[tuple[int, list[tuple[np.ndarray, torch.Tensor]], list[tuple[int, str]]]]:
-    """(batch index, [(dataset indices, input batch)], [(index, why it was skipped)]) from batch `start` on."""
-    count = (len(files) + batch - 1) // batch
-    with ThreadPoolExecutor(DECODE_THREADS, thread_name_prefix="atlas-decode") as pool:
-        def submit(b: int):
-            ids = range(b * batch, min((b + 1) * batch, len(files)))
-            return [(i, pool.submit(decode, files[i], preprocess)) for i in ids]
+def split_decoded(decoded: list[tuple[int, torch.Tensor | str]]):
+    """([(dataset indices, input batch)], [(index, why it was skipped)]) of decoded images."""
+    good = [(i, t) for i, t in decoded if isinstance(t, torch.Tensor)]
+    failed = [(i, t) for i, t in decoded if not isinstance(t, torch.Tensor)]
+    return stack_groups([i for i, _ in good], [t for _, t in good]), failed
 
-        pending = submit(start) if start < count else None
-        for b in range(start, count):
-            current, pending = pending, submit(b + 1) if b + 1 < count else None
-            decoded = [(i, f.result()) for i, f in current]
-            good = [(i, t) for i, t in decoded if isinstance(t, torch.Tensor)]
-            failed = [(i, t) for i, t in decoded if not isinstance(t, torch.Tensor)]
-            yield b, stack_groups([i for i, _ in good], [t for _, t in good]), failed
+
+def prefetched_batches(files: tuple[Path, ...], preprocess: Preprocess, batch: int, indices: np.ndarray
+                       ) -> Iterator[tuple[np.ndarray, list[tuple[np.ndarray, torch.Tensor]], list[tuple[int, str]]]]:
+    """(the batch's dataset indices, [(indices, input batch)], [(index, why it was skipped)]) for `indices`
+    (the images still to do), `batch` at a time."""
+    chunks = [indices[i:i + batch] for i in range(0, len(indices), batch)]
+    with ThreadPoolExecutor(DECODE_THREADS, thread_name_prefix="atlas-decode") as pool:
+        def submit(chunk):
+            return [(int(i), pool.submit(decode, files[i], preprocess)) for i in chunk]
+
+        pending = submit(chunks[0]) if chunks else None
+        for b, chunk in enumerate(chunks):
+            current, pending = pending, submit(chunks[b + 1]) if b + 1 < len(chunks) else None
+            yield (chunk, *split_decoded([(i, f.result()) for i, f in current]))

@@ -91,32 +91,35 @@ def check_out_dir(out: Path, job: AtlasJob) -> dict | None:
 
 
 class Checkpoint:
-    """The saved state of an unfinished job: the next batch, the layers' top K and statistics, skips."""
+    """The saved state of an unfinished job: which images are done, the layers' top K and statistics, skips."""
 
     def __init__(self, out: Path, job: AtlasJob) -> None:
         self.out, self.job = out, job
         self.arrays, self.meta = out / f"{PARTIAL}.npz", out / f"{PARTIAL}.json"
 
-    def load(self) -> tuple[int, dict[str, LayerTop], list[dict]]:
+    def load(self) -> tuple[np.ndarray, dict[str, LayerTop], list[dict]]:
+        """(which images are done, the layers' state, the skipped files) -- nothing done when there is no state."""
+        nothing = np.zeros(len(self.job.images), bool), {}, []
         if not self.meta.is_file() or not self.arrays.is_file():
-            return 0, {}, []
+            return nothing
         meta = read_json(self.meta)
         if meta.get("key") != self.job.key:
-            return 0, {}, []
+            return nothing
         with np.load(self.arrays, allow_pickle=False) as arrays:
             tops = {path: LayerTop.from_state(arrays, f"L{i}") for i, path in enumerate(self.job.layers)
                     if f"L{i}/shape" in arrays}
-        return int(meta["next_batch"]), tops, list(meta["skipped"])
+            done = np.array(arrays["done"], bool)
+        return done, tops, list(meta["skipped"])
 
-    def save(self, next_batch: int, tops: dict[str, LayerTop], skipped: list[dict]) -> None:
-        arrays = {}
+    def save(self, done: np.ndarray, tops: dict[str, LayerTop], skipped: list[dict]) -> None:
+        arrays = {"done": np.asarray(done, bool)}
         for i, path in enumerate(self.job.layers):
             if path in tops:
                 arrays.update(tops[path].state(f"L{i}"))
         tmp = self.arrays.with_name(self.arrays.name + ".tmp.npz")
         np.savez(tmp, **arrays)
         os.replace(tmp, self.arrays)
-        write_json(self.meta, {"key": self.job.key, "next_batch": next_batch, "skipped": skipped})
+        write_json(self.meta, {"key": self.job.key, "done": int(np.count_nonzero(done)), "skipped": skipped})
 
     def clear(self) -> None:
         for path in (self.meta, self.arrays):
@@ -124,8 +127,9 @@ class Checkpoint:
 
 
 def write_json(path: Path, value) -> None:
+    """Atomically (a temporary file renamed); compact, so that the C encoder writes a large atlas quickly."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(value, separators=(",", ":")) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 

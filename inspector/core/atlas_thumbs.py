@@ -13,6 +13,8 @@ OUT_DIR/thumbnails/regions.json keeps each layer's geometry, for `argmax_region`
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -145,19 +147,21 @@ def argmax_region(out_dir, layer: str, y: int, x: int) -> tuple[int, int, int, i
 
 
 def write_thumbnails(loaded, job, out: Path, atlas: dict) -> None:
-    """A PNG crop around every top entry's argmax (atlas.thumbnail_path), and regions.json."""
-    from .atlas import thumbnail_path
+    """A PNG crop around every top entry's argmax (atlas.thumbnail_path), at most THUMB_SIDE pixels a side
+    (larger regions scaled down), and regions.json. The same region of the same image (the whole picture for
+    late layers) is encoded once; its other entries are hard links to that file (copies where links fail)."""
+    from .atlas import THUMB_NAME
 
     by_image: dict[str, list[tuple[str, int, int, int, int]]] = {}
     for path, layer in atlas["layers"].items():
+        (out / "thumbnails" / path).mkdir(parents=True, exist_ok=True)
         for c, entries in enumerate(layer["top"]):
             for rank, e in enumerate(entries):
                 by_image.setdefault(e["image"], []).append((path, c, rank, e["y"], e["x"]))
     geometry: dict[tuple, dict] = {}
     first: dict | None = None
     root = job.images.root
-    device = loaded.device
-    saving = []
+    saving, links = [], []
     with ThreadPoolExecutor(2, thread_name_prefix="atlas-thumbs") as pool:
         for name, entries in by_image.items():
             x = decode(root / name, job.preprocess)
@@ -165,21 +169,39 @@ def write_thumbnails(loaded, job, out: Path, atlas: dict) -> None:
                 continue  # changed since the pass; its thumbnails are left out
             shape = tuple(x.shape)
             if shape not in geometry:
-                geometry[shape] = layer_geometry(loaded.module, list(job.layers), job.grid, x.to(device))
+                geometry[shape] = layer_geometry(loaded.module, list(job.layers), job.grid, x.to(loaded.device))
                 first = first or geometry[shape]
-            picture = job.preprocess.to_display(x)
+            picture = Image.fromarray(job.preprocess.to_display(x))
+            written: dict[tuple[int, int, int, int], str] = {}
             for path, c, rank, y, xx in entries:
-                left, top, right, bottom = region_box(geometry[shape][path], y, xx)
-                crop = np.ascontiguousarray(picture[top:bottom, left:right])
-                target = thumbnail_path(out, path, c, rank)
-                saving.append(pool.submit(_save, crop, target))
+                box = region_box(geometry[shape][path], y, xx)
+                target = f"{out}/thumbnails/{path}/" + THUMB_NAME.format(channel=c, rank=rank)
+                if box in written:
+                    links.append((written[box], target))
+                else:
+                    written[box] = target
+                    saving.append(pool.submit(_save, picture, box, target))
         for done in saving:
             done.result()  # a thumbnail that cannot be written is an error, not a silent gap
-    folder = out / "thumbnails"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "regions.json").write_text(json.dumps(first or {}, indent=1) + "\n", encoding="utf-8")
+    for source, target in links:
+        _link(source, target)
+    (out / "thumbnails" / "regions.json").write_text(json.dumps(first or {}, indent=1) + "\n", encoding="utf-8")
 
 
-def _save(crop: np.ndarray, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(crop).save(target, compress_level=1)
+THUMB_SIDE = 64
+
+
+def _save(picture: Image.Image, box: tuple[int, int, int, int], target: str) -> None:
+    crop = picture.crop(box)
+    if max(crop.size) > THUMB_SIDE:
+        crop.thumbnail((THUMB_SIDE, THUMB_SIDE), Image.BILINEAR)
+    crop.save(target, compress_level=1)
+
+
+def _link(source: str, target: str) -> None:
+    if os.path.lexists(target):
+        os.unlink(target)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)

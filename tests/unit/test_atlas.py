@@ -197,3 +197,13 @@ def test_list_images_folder_and_glob(tmp_path):
     assert [globbed.relative(p) for p in globbed.files] == ["deep/img00.png", "img02.png"]
     with pytest.raises(InputError, match="No images"):
         list_images(str(data / "*.jpg"))
+
+
+def test_reduce_layer_counts_positives_beside_nan():
+    from inspector.core.atlas_pass import reduce_layer
+
+    v = torch.tensor([[[1.0, -2.0, 0.0, 3.0], [float("nan"), 2.0, 5.0, -1.0]]])  # (B=1, C=2, P=4)
+    r = reduce_layer(v, torch.full((2,), -torch.inf), inclusive=False)
+    assert r.positive.tolist() == [[2.0, 2.0]]
+    assert r.total[0, 0].item() == 2.0 and r.squares[0, 0].item() == 14.0
+    assert r.candidates.tolist() == [[0, 0]] and r.argmax.tolist() == [3]  # a NaN score does not rank

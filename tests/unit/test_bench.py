@@ -71,3 +71,17 @@ def test_sweep_reports_every_model_and_goes_on_after_a_failure(tmp_path, capsys)
     assert seg["ok"] and tuple(seg["input_shape"]) == (1, 3, 520, 520)
     assert not bad["ok"] and "timm has no model 'nosuch'" in bad["error"]
     assert "2 of 3 models ok; failed: timm:nosuch" in capsys.readouterr().out
+
+
+def test_atlas_bench_on_the_demo_model(tmp_path):
+    """bench --atlas: every conv of the demo (conv1, conv2, block.conv1, block.conv2, conv3: 16+32+32+32+64
+    channels), throughputs from the medians of the repeats, the thumbnails timed apart."""
+    out = tmp_path / "atlas.json"
+    assert main(["bench", "--atlas", "--model", "demo", "--images", "6", "--batch", "4", "--repeats", "2",
+                 "--json", str(out)]) == 0
+    row = json.loads(out.read_text())
+    assert row["conv_layers"] == 5 and row["channels"] == 176 and row["images"] == 6 and row["batch"] == 4
+    med = row["median_s"]
+    assert row["images_per_s"]["atlas"] == pytest.approx(6 / med["atlas"])
+    assert row["atlas/plain"] == pytest.approx(med["plain"] / med["atlas"])
+    assert row["thumbnails_s"] == med["thumbs"] > 0

@@ -1,0 +1,126 @@
+"""The atlas's benchmark: its throughput against plain batched inference, same process, interleaved.
+
+Variants, over the same folder of generated JPEGs (decoded, resized and cropped as the model's
+preprocessing says), after a warm-up, `repeats` times in turn:
+  plain    the images decoded in batches (the atlas's own prefetching reader) and `model(x)` under
+           inference_mode: forward only, same batch size, no hooks
+  forward  `model(x)` alone on batches decoded beforehand (what the model itself costs)
+  atlas    `run_atlas` on every conv layer into a fresh folder, timed until its progress says every
+           image is done (the pass over the data, without thumbnails); the thumbnails (`thumbs`: a
+           cost per channel and K, plus measuring the receptive fields, not per image) are timed once
+Throughput ratios are of medians; atlas/plain >= 0.8 is the target.
+"""
+
+from __future__ import annotations
+
+import gc
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+
+def make_folder(folder: Path, count: int, size: int = 256, seed: int = 0) -> Path:
+    """`count` JPEGs of smooth random shapes and noise, in two class folders."""
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:size, 0:size] / size
+    for i in range(count):
+        sub = folder / f"class{i % 2}"
+        sub.mkdir(parents=True, exist_ok=True)
+        a = np.zeros((size, size, 3))
+        for _ in range(4):
+            cy, cx, r = rng.random(3) * [1, 1, 0.4]
+            a += np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (r * r + 0.01))[..., None] * rng.random(3)
+        a = np.clip(a / a.max() * 255 + rng.normal(0, 12, a.shape), 0, 255).astype(np.uint8)
+        Image.fromarray(a).save(sub / f"{i:04d}.jpg", quality=90)
+    return folder
+
+
+def bench_atlas(model: str = "resnet18", images: int = 64, batch: int = 16, top: int = 9, repeats: int = 3,
+                device: str = "cpu", log: Callable[[str], None] = print) -> dict:
+    import torch
+
+    from inspector.core.api import tree_of
+    from inspector.core.atlas import run_atlas
+    from inspector.core.atlas_batches import prefetched_batches
+    from inspector.core.devices import resolve_device
+    from inspector.core.inputs import input_preprocess, list_images
+    from inspector.core.models import load_model
+
+    loaded = load_model(model, seed=0) if model != "demo" else load_model(model)
+    dev = resolve_device(device)
+    loaded.module.to(dev)
+    convs = tree_of(loaded).convolutions()
+    work = Path(tempfile.mkdtemp(prefix="atlas-bench-"))
+    try:
+        data = make_folder(work / "data", images)
+        files = list_images(data).files
+        prep = input_preprocess(loaded.preprocess, loaded.input_shape)
+        every = np.arange(len(files))
+        decoded = [x for _, groups, _ in prefetched_batches(files, prep, batch, every) for _, x in groups]
+        sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+
+        def plain():
+            with torch.inference_mode():
+                for _, groups, _ in prefetched_batches(files, prep, batch, every):
+                    for _, x in groups:
+                        loaded.module(x.to(dev))
+            sync()
+
+        def forward():
+            with torch.inference_mode():
+                for x in decoded:
+                    loaded.module(x.to(dev))
+            sync()
+
+        runs = iter(range(10**6))
+        pass_end: list[float] = []
+
+        def atlas():
+            out = work / f"out{next(runs)}"
+            mark = {}
+            run_atlas(loaded, data, ",".join(convs), top, out, batch=batch, device=device, thumbnails=thumbs,
+                      progress=lambda d, t: mark.setdefault("end", time.perf_counter()) if d == t else None)
+            pass_end.append(mark["end"])
+            shutil.rmtree(out, ignore_errors=True)
+
+        variants = {"plain": plain, "forward": forward, "atlas": atlas}
+        seconds: dict[str, list[float]] = {k: [] for k in (*variants, "thumbs")}
+        thumbs = True
+        start = time.perf_counter()
+        atlas()  # warm-up, with thumbnails: their time once
+        seconds["thumbs"].append(time.perf_counter() - pass_end[-1])
+        thumbs = False
+        for fn in (plain, forward):  # warm-up
+            fn()
+        for _ in range(repeats):
+            for key, fn in variants.items():
+                gc.collect()
+                start = time.perf_counter()
+                fn()
+                end = time.perf_counter()
+                if key == "atlas":
+                    seconds["atlas"].append(pass_end[-1] - start)
+                else:
+                    seconds[key].append(end - start)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    med = {k: statistics.median(v) for k, v in seconds.items()}
+    channels = sum(s[1] for s in (l.output_shapes[0] for l in tree_of(loaded) if l.path in convs))
+    row = {"model": model, "conv_layers": len(convs), "channels": channels, "images": images, "batch": batch,
+           "top": top, "device": str(dev), "median_s": med,
+           "images_per_s": {k: images / med[k] for k in ("plain", "forward", "atlas")},
+           "atlas/plain": med["plain"] / med["atlas"], "atlas/forward": med["forward"] / med["atlas"],
+           "thumbnails_s": med["thumbs"]}
+    log(f"{'model':<12}{'convs':>6}{'channels':>9}{'images':>7}{'batch':>6}{'plain img/s':>13}{'forward img/s':>15}"
+        f"{'atlas img/s':>13}{'atlas/plain':>13}{'atlas/forward':>15}{'thumbnails s':>14}")
+    ips = row["images_per_s"]
+    log(f"{model:<12}{len(convs):>6}{channels:>9}{images:>7}{batch:>6}{ips['plain']:>13.1f}{ips['forward']:>15.1f}"
+        f"{ips['atlas']:>13.1f}{row['atlas/plain']:>12.2f}x{row['atlas/forward']:>14.2f}x{med['thumbs']:>14.1f}")
+    return row

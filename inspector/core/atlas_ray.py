@@ -1,0 +1,194 @@
+"""The atlas job as a Ray Data pipeline: decode tasks, model replicas as actors, partials merged here.
+
+Images are read and decoded by parallel Ray tasks (`map_batches` with a function), then reduced by
+model replicas (`map_batches` with a class: one actor per GPU when the job asks for a GPU device and
+the cluster has GPUs, else CPU actors). Each replica sends back, per batch, only what can enter the
+top K (it keeps its own running thresholds) and the batch's statistics; the driver merges them as
+they stream in (`LayerTop.add`), so its memory stays independent of the dataset. The top K equals
+the in-process job's (same ranking rule, ties by image index); statistics agree to float rounding.
+Cancelling saves which images are done, so the job resumes (here or in process) when run again.
+
+Ray is imported only here, and this module only when `--ray` is asked for.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .atlas_topk import LayerPartial, LayerTop
+from .errors import AtlasError
+
+RESIZE = "\0resize"
+_PARTIAL_FIELDS = ("channel", "image", "score", "pos", "count", "mean", "m2", "positive")
+
+
+def pack(partials: dict[int, tuple[LayerPartial, int, int]], indices: np.ndarray, skipped: list) -> bytes:
+    """A batch's partials (layer number -> (partial, channels, map width)) as bytes (npz, no pickle)."""
+    arrays = {"indices": np.asarray(indices, np.int64),
+              "skipped": np.frombuffer(json.dumps(skipped).encode(), np.uint8)}
+    for number, (part, channels, width) in partials.items():
+        arrays[f"L{number}/shape"] = np.array([channels, width], np.int64)
+        for name in _PARTIAL_FIELDS:
+            arrays[f"L{number}/{name}"] = getattr(part, name)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def unpack(blob: bytes):
+    with np.load(io.BytesIO(blob), allow_pickle=False) as arrays:
+        indices = arrays["indices"]
+        skipped = json.loads(arrays["skipped"].tobytes().decode())
+        layers = {}
+        for key in arrays.files:
+            if key.endswith("/shape"):
+                number = int(key[1:].split("/")[0])
+                channels, width = (int(v) for v in arrays[key])
+                part = LayerPartial(*(arrays[f"L{number}/{name}"] for name in _PARTIAL_FIELDS))
+                layers[number] = (part, channels, width)
+    return indices, skipped, layers
+
+
+def decode_batch(batch: dict, preprocess) -> dict:
+    """Ray task: a batch of (index, path) rows -> decoded model inputs (failed ones flagged, zero pixels)."""
+    from .atlas_batches import decode
+
+    decoded = [decode(Path(p), preprocess) for p in batch["path"]]
+    shape = next((tuple(t.shape[1:]) for t in decoded if not isinstance(t, str)), (3, 1, 1))
+    pixels = np.zeros((len(decoded), *shape), np.float32)
+    errors = []
+    for row, t in enumerate(decoded):
+        if isinstance(t, str):
+            errors.append(t)
+        elif tuple(t.shape[1:]) == shape:
+            pixels[row] = t[0].numpy()
+            errors.append("")
+        else:  # another size in the same batch: decoded again by the replica, which groups by shape
+            errors.append(RESIZE)
+    return {"index": batch["index"], "path": batch["path"], "pixels": pixels, "error": np.array(errors, dtype=object)}
+
+
+class Replica:
+    """Ray actor: a model replica reducing batches with the atlas's hooks."""
+
+    def __init__(self, module_ref: list, layers: list[str], grid, top: int, device: str, preprocess) -> None:
+        import ray
+        import torch
+
+        from .atlas_pass import AtlasPass
+        from .devices import resolve_device
+
+        self.device = resolve_device(device)
+        self.module = ray.get(module_ref[0]).to(self.device).eval()
+        self.layers, self.top, self.preprocess = layers, top, preprocess
+        self.atlas_pass = AtlasPass(self.module, layers, grid)
+        self.tops: dict[str, LayerTop] = {}
+        self.torch = torch
+
+    def __call__(self, batch: dict) -> dict:
+        from .atlas_batches import decode, stack_groups
+        from .atlas_pass import to_partial
+
+        torch = self.torch
+        indices = batch["index"]
+        good, tensors, skipped = [], [], []
+        for row, (i, why) in enumerate(zip(indices, batch["error"])):
+            if why == RESIZE:
+                t = decode(Path(batch["path"][row]), self.preprocess)
+                if isinstance(t, str):
+                    skipped.append([int(i), t])
+                    continue
+            elif why:
+                skipped.append([int(i), str(why)])
+                continue
+            else:
+                t = torch.from_numpy(np.ascontiguousarray(batch["pixels"][row]))[None]
+            good.append(int(i))
+            tensors.append(t)
+        collected: dict[int, list] = {}
+        for images, x in stack_groups(good, tensors):
+            thresholds = {p: torch.as_tensor(t.threshold(), device=self.device) for p, t in self.tops.items()}
+            reduced = self.atlas_pass.run(x.to(self.device), thresholds, inclusive=True)
+            for number, path in enumerate(self.layers):
+                layout = self.atlas_pass.layouts[path]
+                part = to_partial(reduced[path], images)
+                mine = self.tops.get(path) or self.tops.setdefault(path, LayerTop(layout.channels, self.top,
+                                                                                  layout.width))
+                mine.add(part)
+                collected.setdefault(number, []).append((part, layout.channels, layout.width))
+        merged = {n: (_concat([p for p, _, _ in parts]), parts[0][1], parts[0][2]) for n, parts in collected.items()}
+        return {"payload": np.array([pack(merged, indices, skipped)], dtype=object)}
+
+
+def _concat(parts: list[LayerPartial]) -> LayerPartial:
+    if len(parts) == 1:
+        return parts[0]
+    acc = LayerTop(len(parts[0].count), 1, 1)  # Chan's merge of the statistics
+    for p in parts:
+        acc.add(LayerPartial(p.channel[:0], p.image[:0], p.score[:0], p.pos[:0], p.count, p.mean, p.m2, p.positive))
+    return LayerPartial(*(np.concatenate([getattr(p, f) for p in parts]) for f in _PARTIAL_FIELDS[:4]),
+                        acc.count, acc.mean, acc.m2, acc.positive)
+
+
+def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: str | None):
+    """The job's layers' LayerTop and skipped files, computed on Ray (a local instance when `address` is None)."""
+    try:
+        import ray
+        import ray.data
+    except ImportError:
+        raise AtlasError("--ray needs Ray: pip install 'network-inspector[ray]' (or uv sync --extra ray).") from None
+    from .atlas import _after_batch, skip_record
+    from .atlas_job import Checkpoint
+
+    started = not ray.is_initialized()
+    if started:
+        import inspector
+
+        remote = {"runtime_env": {"py_modules": [str(Path(inspector.__file__).parent)]}} if address else {}
+        try:
+            ray.init(address=address or None, include_dashboard=False, logging_level=logging.WARNING,
+                     log_to_driver=False, **remote)
+        except Exception as exc:
+            raise AtlasError(f"Cannot start or reach Ray{' at ' + address if address else ''}: {exc}") from None
+    try:
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        checkpoint = Checkpoint(out, job)
+        done, tops, skipped = checkpoint.load()
+        todo = np.nonzero(~done)[0]
+        files = [str(Path(p).resolve()) for p in job.images.files]
+        resources = ray.cluster_resources()
+        gpus = int(resources.get("GPU", 0)) if not device.startswith("cpu") else 0
+        replicas = gpus or max(1, int(resources.get("CPU", 1)) // 2)
+        module_ref = ray.put(loaded.module.cpu())
+        ds = ray.data.from_items([{"index": int(i), "path": files[i]} for i in todo],
+                                 override_num_blocks=max(1, min(len(todo) // job.batch, 4 * replicas)))
+        # half a CPU per decode task: also keeps Ray from fusing decoding into the replicas
+        ds = ds.map_batches(decode_batch, batch_size=job.batch, fn_kwargs={"preprocess": job.preprocess},
+                            batch_format="numpy", num_cpus=0.5)
+        ds = ds.map_batches(Replica, batch_size=job.batch, batch_format="numpy",
+                            fn_constructor_args=([module_ref], list(job.layers), job.grid, job.top,
+                                                 "cuda" if gpus else "cpu", job.preprocess),
+                            compute=ray.data.ActorPoolStrategy(size=replicas),
+                            num_gpus=1 if gpus else 0, num_cpus=1)
+        saved_at = time.monotonic()
+        if progress:
+            progress(int(done.sum()), len(done))
+        for row in ds.iter_rows():
+            indices, failed, layers = unpack(row["payload"])
+            skipped.extend(skip_record(job, i, why) for i, why in failed)
+            for number, (part, channels, width) in layers.items():
+                path = job.layers[number]
+                (tops.get(path) or tops.setdefault(path, LayerTop(channels, job.top, width))).add(part)
+            done[indices] = True
+            saved_at = _after_batch(checkpoint, done, tops, skipped, progress, cancel, saved_at)
+        return tops, skipped
+    finally:
+        if started:
+            ray.shutdown()

@@ -1,0 +1,37 @@
+"""The atlas on a local Ray instance (2 CPUs) equals the in-process atlas."""
+
+from __future__ import annotations
+
+import numpy as np
+import ray
+
+from inspector.core import load_model
+from inspector.core.atlas import run_atlas, thumbnail_path
+
+from test_atlas import make_images
+
+
+def test_ray_atlas_equals_the_in_process_atlas(tmp_path):
+    demo = load_model("demo")
+    data = make_images(tmp_path / "data", 7)
+    layers = "conv1,block.conv2,fc"
+    here = run_atlas(demo, data, layers, 3, tmp_path / "here", batch=4)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        seen = []
+        there = run_atlas(demo, data, layers, 3, tmp_path / "ray", batch=4, use_ray=True,
+                          progress=lambda d, t: seen.append((d, t)))
+    finally:
+        ray.shutdown()
+    assert seen[-1] == (8, 8)
+    assert there["images"] == here["images"] == 7 and there["skipped"] == here["skipped"]
+    assert list(there["layers"]) == ["conv1", "block.conv2", "fc"]
+    for name, layer in here["layers"].items():
+        other = there["layers"][name]
+        assert [[(e["image"], e["y"], e["x"]) for e in c] for c in other["top"]] == \
+               [[(e["image"], e["y"], e["x"]) for e in c] for c in layer["top"]]
+        np.testing.assert_allclose([[e["score"] for e in c] for c in other["top"]],
+                                   [[e["score"] for e in c] for c in layer["top"]], rtol=1e-5, atol=1e-6)
+        for key in ("mean", "std", "frac_positive"):
+            np.testing.assert_allclose(other[key], layer[key], rtol=1e-5, atol=1e-6)
+    assert thumbnail_path(tmp_path / "ray", "block.conv2", 5, 2).is_file()
