@@ -32,6 +32,9 @@ class LiveInput:
         if self.folder is not None:
             self.folder = None
             self.sigFolderShown.emit(None)
+        if self._next_frame is None:  # one timer for every frame (a singleShot per frame leaks a weakref)
+            self._next_frame = QTimer(self, singleShot=True, interval=1)
+            self._next_frame.timeout.connect(self._on_frame)
         feed = LiveFeed(source, pace, self)
         feed.sigFrame.connect(self._on_frame)
         feed.sigEnded.connect(self._on_live_ended)
@@ -43,6 +46,8 @@ class LiveInput:
 
     def stop_live(self) -> None:
         feed, self.live = self.live, None
+        if self._next_frame is not None:
+            self._next_frame.stop()
         if feed is not None:
             feed.stop()
             feed.sigFrame.disconnect(self._on_frame)
@@ -117,7 +122,7 @@ class LiveInput:
         self.sigLive.emit(self.live_status())
         # After the paint this result asked for (a timer comes after the posted update requests):
         # the worker's run would otherwise contend with the painting for the GIL and the cores.
-        QTimer.singleShot(1, self, self._on_frame)
+        self._next_frame.start()
 
     def _live_failed(self) -> None:
         if self.live is not None:

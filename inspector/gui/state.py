@@ -101,6 +101,7 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
         self.frame = None  # the live frame (core.video.Frame) the last run was sent with
         self.shown_frame = None  # the live frame whose result is on screen
         self._live_busy = False  # a live frame is being run or drawn
+        self._next_frame = None  # QTimer: the next live frame goes after the paint of the last
         self._drawn_at = None  # when the last live frames were drawn (frames per second)
         self.atlas = None  # the OpenedAtlas the Atlas view shows
         self.atlas_building = False

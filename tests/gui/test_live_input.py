@@ -21,6 +21,13 @@ def frame_of(outcome) -> int:
     return int(round((outcome.result.input.mean() * 255 - 5) / 6))
 
 
+def weak_refs_to(obj) -> int:
+    import gc
+    import weakref
+
+    return sum(1 for r in gc.get_objects() if type(r) is weakref.ref and r() is obj)
+
+
 def collect(window):
     shown = []
     window.sigResultShown.connect(lambda o: shown.append((o.run_id, frame_of(o), None)))
@@ -31,6 +38,7 @@ def test_a_video_plays_through_the_panels_frame_after_frame(ui, qtbot, window, t
     clip = make_clip(tmp_path / "clip.mp4")
     decoders = []
     shown = collect(window)
+    refs_before = weak_refs_to(window.state)
     window.state.open_live(clip, pace="demand")  # as fast as the panels are drawn: no frame dropped
     qtbot.waitUntil(lambda: window.state.live is not None and window.state.live.ended and
                     not window.state._live_busy and len(shown) == N, timeout=60_000)
@@ -44,6 +52,7 @@ def test_a_video_plays_through_the_panels_frame_after_frame(ui, qtbot, window, t
     settings.sync()
     assert settings.value("input") == image_file  # a frame is not an input to come back to
     assert "inspector-video" not in decoders  # the decoding thread finished at the end
+    assert weak_refs_to(window.state) - refs_before < 5  # nothing is left behind per frame (was one each)
 
 
 def test_frames_arriving_during_a_run_are_dropped_not_queued(ui, qtbot, open_window, slow_source, image_file,
