@@ -145,7 +145,7 @@ class AtlasView(QWidget):
         layout.addWidget(self.stats)
         layout.addWidget(scroll, 1)
         self.cells: list[tuple[QLabel, QLabel, QPushButton]] = []
-        self.open_button.clicked.connect(self._ask_open)
+        self.open_button.clicked.connect(self.ask_open)
         self.build_button.clicked.connect(self._ask_build)
         self.cancel_button.clicked.connect(self.sigCancel.emit)
         self.layer.activated.connect(lambda _i: self._emit_channel())
@@ -153,7 +153,7 @@ class AtlasView(QWidget):
         self._set_picking_enabled(False)
 
     # -- what the user does ------------------------------------------------------------------
-    def _ask_open(self) -> None:
+    def ask_open(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open an atlas (a folder with atlas.json)")
         if path:
             self.sigOpen.emit(path)

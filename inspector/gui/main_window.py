@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QHBoxLayout, Q
 from inspector.core.samples import list_samples
 
 from .analysis_controller import AnalysisController
-from .atlas_view import AtlasView
+from .atlas_controller import AtlasController
 from .controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, searchable
 from .edits_controller import EditsController
 from .folder_bar import FolderBar
@@ -61,6 +61,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         self._build()
         self.edits = EditsController(self)
         self.analysis = AnalysisController(self)
+        self.atlas = AtlasController(self)
         build_menus(self)
         self._connect()
         self._restore_layout()
@@ -161,8 +162,6 @@ class MainWindow(SourcesMixin, QMainWindow):
         side_layout.addWidget(QLabel("<b>Predictions</b>"))
         side_layout.addWidget(self.predictions)
         self.side_dock = self._dock("Input and predictions", side, Qt.RightDockWidgetArea, scroll=True)
-        self.atlas_view = AtlasView()
-        self.atlas_dock = self._dock("Atlas", self.atlas_view, Qt.RightDockWidgetArea)
         self.hook_log = HookLog()
         self.log_dock = self._dock("Hook log", self.hook_log, Qt.BottomDockWidgetArea)
         self.resizeDocks([self.log_dock], [110], Qt.Vertical)
@@ -253,39 +252,8 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.live_bar.sigStep.connect(s.step_live)
         self.live_bar.sigSnapshot.connect(s.snapshot)
         self.live_bar.sigStop.connect(s.close_live)
-        self._connect_atlas()
         self.input_view.sigClicked.connect(self._on_input_clicked)
         self.input_view.sigBoxDragged.connect(self._on_box_dragged)
-
-    def _connect_atlas(self) -> None:
-        s, view = self.state, self.atlas_view
-        view.ticked = s.ticked
-        view.sigOpen.connect(s.open_atlas)
-        view.sigBuild.connect(s.build_atlas)
-        view.sigCancel.connect(s.cancel)
-        view.sigChannel.connect(s.atlas_pictures)
-        view.sigUse.connect(s.use_atlas_image)
-        s.sigAtlas.connect(self._on_atlas)
-        s.sigAtlasPictures.connect(view.show_pictures)
-        s.sigAtlasBuilding.connect(view.set_building)
-        s.worker.sigAtlasProgress.connect(view.set_progress)
-        for panel in (self.activation_panel, self.gradient_panel):
-            panel.sigChannelClicked.connect(self._on_mosaic_channel)
-
-    def _on_atlas(self, opened) -> None:
-        self.atlas_view.show_atlas(opened)
-        self.atlas_dock.show()
-        self.atlas_dock.raise_()
-
-    def _on_mosaic_channel(self, channel: int) -> None:
-        """A channel clicked in a mosaic: its top images, where the open atlas has the layer."""
-        layer = (self.state.layer or "").partition("#")[0]
-        if self.atlas_view.show_channel(layer, channel):
-            self.atlas_dock.show()
-            self.atlas_dock.raise_()
-
-    def on_open_atlas(self) -> None:
-        self.atlas_view._ask_open()
 
     # -- what the state says -----------------------------------------------------------------
     def _on_model_shown(self, request) -> None:

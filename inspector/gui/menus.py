@@ -37,7 +37,7 @@ def build_menus(window) -> None:
                                         "Ctrl+Shift+I")
     window.open_video_action = _action(window, file, "Open video file…", window.on_open_video)
     window.open_camera_action = _action(window, file, "Open camera…", window.on_open_camera)
-    _action(window, file, "Open channel atlas…", window.on_open_atlas)
+    _action(window, file, "Open channel atlas…", window.atlas.open_dialog)
     window.paste_action = _action(window, file, "Paste image", window.paste_image, QKeySequence.Paste)
     file.addSeparator()
     _action(window, file, "Save session…", window.edits.save_dialog, "Ctrl+S")
