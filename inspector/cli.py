@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                            "with --atlas: the model")
     bench.add_argument("--diff", action="store_true",
                        help="measure `diff` instead: one diff run against one engine run of the same capture")
+    bench.add_argument("--video", action="store_true",
+                       help="with --gui: play a video through the app instead (frames -> panels per second "
+                            "against plain forward + backward, GUI stalls, memory over 1,000 frames)")
     bench.add_argument("--atlas", action="store_true",
                        help="measure the channel atlas (every conv layer) against plain batched inference")
     bench.add_argument("--images", type=int, default=64, help="with --atlas: images in the generated folder")
@@ -329,6 +332,13 @@ def _json_out(args) -> Path | None:
 
 def cmd_bench(args) -> int:
     out = _json_out(args)
+    if args.gui and args.video:
+        from inspector.bench.live import main as bench_live
+
+        report = bench_live(device=args.device)
+        if out:
+            out.write_text(json.dumps(report, indent=1))
+        return 0
     if args.atlas:
         from inspector.bench.atlas import bench_atlas
 

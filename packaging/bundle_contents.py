@@ -28,6 +28,8 @@ EXTRA_HIDDEN_IMPORTS = (
     "torchvision.ops",
     "torchvision.models",
     "safetensors.torch",
+    "av",                      # PyAV: video files and cameras (inspector.core.video imports it when one opens);
+                               # pyinstaller-hooks-contrib's hook-av collects its submodules and FFmpeg libraries
     "PIL.PngImagePlugin", "PIL.JpegImagePlugin", "PIL.BmpImagePlugin", "PIL.TiffImagePlugin",
     "PIL.WebPImagePlugin", "PIL.GifImagePlugin",
     "pyqtgraph.graphicsItems.ViewBox.axisCtrlTemplate_generic",   # pyqtgraph picks these by name

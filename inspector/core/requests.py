@@ -52,6 +52,9 @@ class RunRequest:
     # rest (and the diagnostics) by Workbench.finish afterwards. None: everything in the run.
     visible: tuple[str, ...] | None = None
     against: AgainstRequest | None = None  # also run this second model and compare (ModelDiff)
+    # A live video frame, (H, W, 3) uint8 numpy array, as the input; `input` then names it
+    # ("VIDEO@frame N"), one name per frame.
+    frame: object = field(default=None, compare=False, repr=False)
 
     def baseline_key(self) -> tuple:
         s = self.spec
@@ -72,4 +75,23 @@ class AttributionRequest:
     method: str = "gradcam"
     target: str = "auto"
     layer: str | None = None
+    run_id: int = 0
+
+
+@dataclass(frozen=True)
+class AtlasRequest:
+    """What the Atlas view asks the worker for. `kind`: "open" an atlas folder (`out_dir`), "build"
+    one from `model` over `data_dir` (the `layers`, `top` K, `batch`, on `device`) into `out_dir`,
+    or the "pictures" of `layer`'s channel `channel` top images in the atlas at `out_dir`."""
+
+    kind: str
+    out_dir: str
+    model: ModelRequest | None = None
+    data_dir: str = ""
+    layers: tuple[str, ...] = ()
+    top: int = 9
+    batch: int = 16
+    device: str = "cpu"
+    layer: str = ""
+    channel: int = 0
     run_id: int = 0

@@ -124,10 +124,19 @@ class Workbench:
             self._baseline = None
         return dev
 
-    def input_tensor(self, source: str) -> torch.Tensor:
+    def input_tensor(self, source: str, frame=None) -> torch.Tensor:
+        """The decoded input (kept while model and source stay); `frame`: a video frame named `source`."""
         key = (self._model_request, source)
         if key != self._input_key:
-            self._input = load_input(source, self.loaded.preprocess, self.loaded.input_shape)
+            if frame is not None:
+                from PIL import Image
+
+                from .inputs import input_preprocess
+
+                preprocess = input_preprocess(self.loaded.preprocess, self.loaded.input_shape)
+                self._input = preprocess(Image.fromarray(frame))
+            else:
+                self._input = load_input(source, self.loaded.preprocess, self.loaded.input_shape)
             self._input_key = key
         return self._input
 
@@ -138,7 +147,7 @@ class Workbench:
         fresh = not self.holds(request.model)
         loaded, tree = self.load(request.model, progress)
         self.move_to(request.device)
-        x = self.input_tensor(request.input)
+        x = self.input_tensor(request.input, request.frame)
         spec = request.spec if request.visible is None else replace(request.spec, stats_now=tuple(request.visible))
         check_edits_reach(spec.edits, tree)
         result = run(loaded.module, x, spec, loaded.labels, cancel, self.sharing, phase)

@@ -36,16 +36,26 @@ class AnalysisController(QObject):
         state.sigModelLoaded.connect(self._on_loaded)
         window.sigResultShown.connect(self._on_result)
         state.sigStatsUpdated.connect(self._on_stats_updated)
-        window.tabs.currentChanged.connect(lambda _i: self._fill_stats_if_shown())
+        window.tabs.currentChanged.connect(lambda _i: self._on_tab_changed())
         self._stats_of = None  # the outcome the statistics table shows
         self._analysed = None  # the outcome whose diagnostics are shown
+        self._unshown = None  # a live frame's outcome whose gradient flow waits for its tab
 
     def _on_loaded(self, info, _ticks) -> None:
         self.attribution.set_choices(info.tree.convolutions(), [])
 
+    def _on_tab_changed(self) -> None:
+        self._fill_stats_if_shown()
+        if self._unshown is not None and self._unshown is self.state.outcome:
+            self._on_result(self._unshown)
+
     def _on_result(self, outcome) -> None:
         if outcome is self._analysed:
             return  # its update came before it was drawn: already shown
+        self._unshown = None
+        if self.state.live is not None and self.window.tabs.currentWidget() is not self.flow:
+            self._unshown = outcome  # frames come many a second: the hidden tab is drawn when it is shown
+            return
         info = self.state.model
         if info is not None:
             self.attribution.set_choices(info.tree.convolutions(), outcome.result.predictions)

@@ -15,8 +15,11 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QHBoxLayout, Q
 from inspector.core.samples import list_samples
 
 from .analysis_controller import AnalysisController
+from .atlas_controller import AtlasController
 from .controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, searchable
 from .edits_controller import EditsController
+from .folder_bar import FolderBar
+from .live_bar import LiveBar, rate_text
 from .layer_filter import LayerFilterBox
 from .layer_model import LayerTreeModel
 from .menus import build_menus
@@ -28,6 +31,7 @@ from .state import GRADIENT_SITES, AppState
 from .tensor_panel import TensorPanel
 
 MIN_SIZE = (1100, 680)
+LIVE_HISTOGRAM_EVERY_S = 0.5  # while a video plays, the value histograms are redrawn twice a second
 
 
 def ask_trust_dialog(parent) -> callable:
@@ -57,6 +61,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         self._build()
         self.edits = EditsController(self)
         self.analysis = AnalysisController(self)
+        self.atlas = AtlasController(self)
         build_menus(self)
         self._connect()
         self._restore_layout()
@@ -146,9 +151,13 @@ class MainWindow(SourcesMixin, QMainWindow):
 
         self.input_view = InputView()
         self.predictions = PredictionsView()
+        self.folder_bar = FolderBar()
+        self.live_bar = LiveBar()
         side = QWidget()
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(2, 2, 2, 2)
+        side_layout.addWidget(self.folder_bar)
+        side_layout.addWidget(self.live_bar)
         side_layout.addWidget(self.input_view)
         side_layout.addWidget(QLabel("<b>Predictions</b>"))
         side_layout.addWidget(self.predictions)
@@ -177,6 +186,7 @@ class MainWindow(SourcesMixin, QMainWindow):
     def _arrange_docks(self) -> None:
         """Predictions and edits share the right column as tabs (each gets its full height at 1280x800)."""
         self.tabifyDockWidget(self.side_dock, self.edits.dock)
+        self.tabifyDockWidget(self.edits.dock, self.atlas_dock)
         self.side_dock.raise_()
         self.resizeDocks([self.modules_dock, self.side_dock], [250, 330], Qt.Horizontal)
 
@@ -234,6 +244,14 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.grad_site_combo.activated.connect(lambda _i: s.select_grad_site(self.grad_site_combo.currentText()))
         s.sigGradSiteShown.connect(self._show_grad_site)
         s.sigQuerySet.connect(self._on_query_set)
+        s.sigFolderShown.connect(self._on_folder_shown)
+        self.folder_bar.sigGoTo.connect(s.go_to)
+        self.folder_bar.sigStep.connect(s.step)
+        s.sigLive.connect(self._on_live)
+        self.live_bar.sigPause.connect(s.pause_live)
+        self.live_bar.sigStep.connect(s.step_live)
+        self.live_bar.sigSnapshot.connect(s.snapshot)
+        self.live_bar.sigStop.connect(s.close_live)
         self.input_view.sigClicked.connect(self._on_input_clicked)
         self.input_view.sigBoxDragged.connect(self._on_box_dragged)
 
@@ -256,6 +274,25 @@ class MainWindow(SourcesMixin, QMainWindow):
         if self.input_combo.findText(source) < 0:
             self.input_combo.addItem(source)
         self.input_combo.setCurrentIndex(self.input_combo.findText(source))
+
+    def _on_folder_shown(self, folder) -> None:
+        self.folder_bar.show_folder(folder)
+        for action in (self.next_image_action, self.previous_image_action):
+            action.setEnabled(folder is not None)
+
+    def _on_live(self, status) -> None:
+        self.live_bar.show_status(status)
+        self.run_status.set_live(rate_text(status) if status else "")
+        playing = status is not None and not status["paused"] and not status["ended"]
+        every = LIVE_HISTOGRAM_EVERY_S if playing else 0.0
+        if every != self.activation_panel.histogram_every_s:
+            for panel in (self.activation_panel, self.gradient_panel):
+                panel.histogram_every_s = every
+            if playing:
+                self.hook_log.setPlainText("While the video plays the hook log is not updated; pause to see "
+                                           "the hooks of the frame on screen.")
+            if not playing:
+                self.show_layer()  # paused or stopped: the histograms of the frame on screen
 
     def _show_grad_site(self, site: str) -> None:
         label = next((k for k, v in GRADIENT_SITES.items() if v == site), None)
@@ -290,7 +327,8 @@ class MainWindow(SourcesMixin, QMainWindow):
         if outcome is not self.state.outcome:
             return  # a newer result took over
         self.show_layer(panels=(1,))
-        self.hook_log.show_result(outcome.result)
+        if self.state.live is None or self.state.live.paused:  # not many times a second
+            self.hook_log.show_result(outcome.result)
         self.state.result_drawn()
         self.run_status.set_phase(self.state.phase)  # the worker may still work out statistics
         self.sigResultShown.emit(outcome)

@@ -9,14 +9,18 @@ from PySide6.QtWidgets import QDockWidget, QMessageBox
 
 SHORTCUTS = (
     ("F5", "Run"), ("Esc", "Cancel the run or download"), ("Ctrl+O", "Open model…"), ("Ctrl+I", "Open input…"),
+    ("Ctrl+Shift+I", "Open a folder of images…"), ("Right / Page Down", "Next image in the folder"),
+    ("Left / Page Up", "Previous image in the folder"),
     ("Ctrl+V", "Paste an image as the input"), ("Ctrl+S", "Save session…"), ("Ctrl+L", "Load session…"),
     ("Ctrl+E", "Export captures…"), ("Alt+Down / Alt+Up", "Next / previous layer"), ("Ctrl+Q", "Quit"),
 )
 
 
-def _action(window, menu, text: str, slot, shortcut: str | None = None) -> QAction:
+def _action(window, menu, text: str, slot, shortcut: str | tuple | None = None) -> QAction:
     action = QAction(text, window)
-    if shortcut:
+    if isinstance(shortcut, tuple):
+        action.setShortcuts([QKeySequence(key) for key in shortcut])
+    elif shortcut:
         action.setShortcut(QKeySequence(shortcut))
     action.triggered.connect(slot)
     menu.addAction(action)
@@ -30,6 +34,11 @@ def build_menus(window) -> None:
     window.open_model_action = _action(window, file, "Open model…", window.on_open_model, "Ctrl+O")
     _action(window, file, "Open Hugging Face model folder…", window.on_open_hf_folder)
     window.open_input_action = _action(window, file, "Open input…", window.on_open_input, "Ctrl+I")
+    window.open_folder_action = _action(window, file, "Open folder of images…", window.on_open_folder,
+                                        "Ctrl+Shift+I")
+    window.open_video_action = _action(window, file, "Open video file…", window.on_open_video)
+    window.open_camera_action = _action(window, file, "Open camera…", window.on_open_camera)
+    _action(window, file, "Open channel atlas…", window.atlas.open_dialog)
     window.paste_action = _action(window, file, "Paste image", window.paste_image, QKeySequence.Paste)
     file.addSeparator()
     _action(window, file, "Save session…", window.edits.save_dialog, "Ctrl+S")
@@ -47,6 +56,13 @@ def build_menus(window) -> None:
     _action(window, view, "Next layer", lambda: window.step_layer(1), "Alt+Down")
     _action(window, view, "Previous layer", lambda: window.step_layer(-1), "Alt+Up")
     _action(window, view, "Token grid…", window.ask_token_grid)
+    view.addSeparator()
+    window.next_image_action = _action(window, view, "Next image in the folder", lambda: window.state.step(1),
+                                       ("Right", "PgDown"))
+    window.previous_image_action = _action(window, view, "Previous image in the folder",
+                                           lambda: window.state.step(-1), ("Left", "PgUp"))
+    for action in (window.next_image_action, window.previous_image_action):
+        action.setEnabled(False)  # while a folder is the input
     view.addSeparator()
     _action(window, view, "Reset layout", window.reset_layout)
 

@@ -47,6 +47,9 @@ class ValueHistogram(pg.PlotWidget):
         self.setMinimumHeight(130)
         self.curve = self.plot(stepMode="center", fillLevel=0, brush=(76, 120, 168, 150))
         self.setLabel("bottom", "value")
+        # A fixed width for the counts' axis: labels of another width would lay the plot out (and
+        # paint it) a second time on each update, many times a second with a live video.
+        self.getAxis("left").setWidth(44)
 
     def show_values(self, array: np.ndarray) -> None:
         counts, edges = histogram(array)

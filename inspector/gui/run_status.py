@@ -19,7 +19,8 @@ class RunStatus:
         self.device = QLabel()
         self.time = QLabel()
         self.memory = QLabel()
-        for widget in (self.phase_label, self.busy, self.device, self.time, self.memory):
+        self.live = QLabel()  # frames per second while a video or camera is the input
+        for widget in (self.phase_label, self.busy, self.live, self.device, self.time, self.memory):
             bar.addPermanentWidget(widget)
         self.phase = ""
         self.started = 0.0
@@ -57,6 +58,9 @@ class RunStatus:
             self.busy.setValue(done)
             self.phase_label.setText(f"{self.phase or 'Downloading'}… {done / 2**20:.0f} of {total / 2**20:.0f} MB "
                                      f"(Esc cancels)")
+
+    def set_live(self, text: str) -> None:
+        self.live.setText(text)
 
     def show_result(self, result) -> None:
         self.device.setText(result.device)

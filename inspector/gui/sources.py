@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog
 from inspector.core.requests import ModelRequest
 
 MODEL_FILES = "Models (*.py *.pt *.pth *.pt2 *.ts *.jit *.torchscript)"
+VIDEO_FILES = "Videos (*.mp4 *.m4v *.mkv *.avi *.mov *.webm *.mpg *.mpeg *.wmv *.ogv *.flv)"
 INPUT_FILES = "Images and tensors (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp *.gif *.npy *.pt)"
 
 
@@ -100,6 +101,25 @@ class SourcesMixin:
         path, _ = QFileDialog.getOpenFileName(self, "Open input", "", INPUT_FILES)
         if path:
             self.state.set_input(path)
+
+    def on_open_folder(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a folder of images")
+        if path:
+            self.state.open_folder(path)
+
+    def on_open_video(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a video file", "", VIDEO_FILES)
+        if path:
+            self.state.open_live(path)
+
+    def on_open_camera(self) -> None:
+        import sys
+
+        label = ("DirectShow device name (as Windows lists it):" if sys.platform.startswith("win")
+                 else "Camera number (0 is the first):")
+        name, ok = QInputDialog.getText(self, "Open camera", label, text="" if sys.platform.startswith("win") else "0")
+        if ok and name.strip():
+            self.state.open_live(f"camera:{name.strip()}")
 
     def dragEnterEvent(self, event) -> None:
         if event.mimeData().hasUrls():

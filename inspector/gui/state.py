@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from pathlib import Path
 from typing import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -18,6 +19,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from inspector.core.errors import InspectorError
 from inspector.core.requests import ModelRequest, RunRequest
 
+from .atlas_state import AtlasState
+from .folder_state import FolderSteps
+from .live_state import LiveInput
 from .notice import Notice
 from .worker import Failure, WorkerThread
 
@@ -28,7 +32,7 @@ AUTO_RUN_LIMIT_S = 3.0
 AskTrust = Callable[[str, str], bool]  # (file or source, what loading it does) -> go on?
 
 
-class AppState(QObject):
+class AppState(FolderSteps, LiveInput, AtlasState, QObject):
     """Signals
     -------
     sigEngineReady(object): [(device, description)] once the engine has loaded.
@@ -49,6 +53,11 @@ class AppState(QObject):
     sigQuerySet(int): the token whose attention the panels draw (0: the class token).
     sigAgainstSet(object): the second model the Compare tab compares with (a ModelRequest), or None
         (the edited run against its baseline).
+    sigFolderShown(object): the FolderInput being stepped through (its `index` the image shown), or None.
+    sigLive(object): a video or camera is the input: its live_status() dict (frame, rate, ...); None when closed.
+    sigAtlas(object): an atlas was opened or built (an OpenedAtlas).
+    sigAtlasPictures(object): the TopPictures of the channel last asked for.
+    sigAtlasBuilding(bool): an atlas build started or ended.
     """
 
     sigEngineReady = Signal(object)
@@ -69,6 +78,11 @@ class AppState(QObject):
     sigAutoRun = Signal(bool)
     sigQuerySet = Signal(int)
     sigAgainstSet = Signal(object)
+    sigFolderShown = Signal(object)
+    sigLive = Signal(object)
+    sigAtlas = Signal(object)
+    sigAtlasPictures = Signal(object)
+    sigAtlasBuilding = Signal(bool)
 
     def __init__(self, settings, ask_trust: AskTrust, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -84,6 +98,18 @@ class AppState(QObject):
         self.loading: ModelRequest | None = None  # asked for, not loaded yet
         self.input = ""  # what runs use
         self.good_input = ""  # the last input a run succeeded on
+        self.folder = None  # a FolderInput while the input steps through a folder
+        self._skipped: list[str] = []  # folder images skipped since the last step the user took
+        self.live = None  # a LiveFeed while a video or camera is the input
+        self.frame = None  # the live frame (core.video.Frame) the last run was sent with
+        self.shown_frame = None  # the live frame whose result is on screen
+        self._live_busy = False  # a live frame is being run or drawn
+        self._next_frame = None  # QTimer: the next live frame goes after the paint of the last
+        self._drawn_at = None  # when the last live frames were drawn (frames per second)
+        self.atlas = None  # the OpenedAtlas the Atlas view shows
+        self.atlas_building = False
+        self._atlas_pictures_id = 0
+        self._step = 1  # the direction of the last step (a file that fails is skipped that way)
         self.device = "cpu"
         self.target = "auto"
         self.ticks: frozenset[str] = frozenset()
@@ -110,6 +136,8 @@ class AppState(QObject):
         w.sigStatsUpdate.connect(self._on_stats_update)
         w.sigFailed.connect(self._on_failed)
         w.sigPhase.connect(self._on_phase)
+        w.sigAtlas.connect(self._on_atlas)
+        w.sigAtlasPictures.connect(self._on_atlas_pictures)
 
     # -- starting and stopping ------------------------------------------------------------
     def start(self, restore: bool = True) -> None:
@@ -121,6 +149,7 @@ class AppState(QObject):
 
     def stop(self) -> None:
         self.timer.stop()
+        self.stop_live()
         self.store.save(self)
         self.worker_thread.stop()
 
@@ -141,11 +170,28 @@ class AppState(QObject):
         return True
 
     def set_input(self, source: str) -> None:
+        """Run on `source` (a file, `sample:NAME`, or a folder to step through)."""
         source = source.strip()
-        if source and source != self.input:
-            self.input = source
-            self.sigInputShown.emit(source)
-            self.schedule_run()
+        if not source or source in (self.input, self.folder and self.folder.root):
+            return
+        from inspector.core.video import is_video
+
+        if Path(source).is_dir():
+            self.open_folder(source)
+            return
+        if is_video(source):
+            self.open_live(source)
+            return
+        self.stop_live()
+        if self.folder is not None:
+            self.folder = None
+            self.sigFolderShown.emit(None)
+        self._use_input(source)
+
+    def _use_input(self, source: str, shown: str | None = None) -> None:
+        self.input = source
+        self.sigInputShown.emit(shown or source)
+        self.schedule_run()
 
     def set_device(self, name: str) -> None:
         self.device = name
@@ -249,7 +295,7 @@ class AppState(QObject):
 
     def build_request(self) -> RunRequest | None:
         """What to run now: the loaded model (never a choice that failed), on what the user picked."""
-        if self.model is None or not self.input:
+        if self.model is None or not self.input or (self.live is not None and self.frame is None):
             return None
         if self.devices is not None and self.device not in dict(self.devices):
             return None
@@ -263,8 +309,10 @@ class AppState(QObject):
             edits, against, compare = first, AgainstRequest(self.against, tuple(second)), False
         spec = RunSpec.make(self.ticked(), self.sites(), edits, self.target,
                             input_grad=(compare or against is not None) and self.compare_shown)
-        return RunRequest(self.model.request, self.input, self.device, spec, baseline=compare, analyse=True,
-                          run_id=next(self._ids), visible=self.visible_layers(), against=against)
+        live = self.live is not None
+        return RunRequest(self.model.request, self.input, self.device, spec, baseline=compare, analyse=not live,
+                          run_id=next(self._ids), visible=self.visible_layers(), against=against,
+                          frame=self.frame.rgb if live else None)
 
     def visible_layers(self) -> tuple[str, ...]:
         """The layers whose statistics the run works out first: the one the Layer and Compare tabs
@@ -275,17 +323,19 @@ class AppState(QObject):
             return (layer,)
         return tuple(ticked[:1])
 
-    def run(self) -> None:
+    def run(self) -> bool:
+        """Send a run of what the user asked for to the worker; False when there is nothing to run."""
         try:
             request = self.build_request()
         except InspectorError as exc:
             self.notify("error", str(exc))
-            return
+            return False
         if request is None:
-            return
+            return False
         self.last_run_id = request.run_id
         self._last_sites = request.spec.sites
         self.worker.request_run(request)
+        return True
 
     def schedule_run(self, force: bool = False) -> None:
         """Run soon (coalesced) when auto-run is on, or always when `force` (an edit changed)."""
@@ -297,8 +347,10 @@ class AppState(QObject):
         self.worker.cancel()
 
     def result_drawn(self) -> None:
-        """The window has drawn the panels of the last result: the worker may go on with the rest."""
+        """The window has drawn the panels of the last result: the worker may go on with the rest
+        (or, with a live input, the next frame goes)."""
         self.worker.result_drawn()
+        self._live_drawn()
 
     # -- what the worker says ---------------------------------------------------------------
     def _on_engine_ready(self, devices) -> None:
@@ -335,16 +387,20 @@ class AppState(QObject):
             self.set_input(self.store.first_sample())
         self.store.save_model(info)
         self.schedule_run()
+        self._on_frame()  # a live input's frames waited for the model
 
     def _on_result(self, outcome) -> None:
         if outcome.run_id != self.last_run_id:
             return  # a newer request is on its way: drop the stale result
         self.outcome = outcome
         result = outcome.result
-        self.good_input = self.input
-        self.store.save_input(self.input, self.device)
+        if self.live is None:  # a video frame's name is not an input to come back to
+            self.good_input = self.input
+            self.store.save_input(self.input, self.device)
+        else:
+            self.shown_frame = self.frame  # what the last run (this result) was sent with
         total = result.timings.get("total_s", 0.0)
-        if total > AUTO_RUN_LIMIT_S and self.auto_run:
+        if total > AUTO_RUN_LIMIT_S and self.auto_run and self.live is None:
             self.set_auto_run(False)
             self.notify("info", f"Auto-run turned off: one run takes {total:.1f} s. Press F5 to run.")
         self.sigResult.emit(outcome)
@@ -367,10 +423,16 @@ class AppState(QObject):
                 failure.kind in ("ModelLoadError", "UntrustedCodeError", "MismatchError"):
             self.against = None  # the second model cannot be compared: back to the baseline
             self.sigAgainstSet.emit(None)
+        if failure.what == "run":
+            self._live_failed()
+        if failure.what == "atlas":
+            self._atlas_failed()
         if failure.what == "load":
             self._load_failed(failure)
+        elif failure.what == "run" and self._skip_unreadable(failure):
+            return  # a warning, and the next image is on its way
         elif failure.what == "run" and failure.kind == "InputError" and self.good_input \
-                and self.input != self.good_input:
+                and self.input != self.good_input and self.live is None:
             bad, self.input = self.input, self.good_input
             self.sigInputShown.emit(self.input)
             self.notify("error", f"Could not open {bad}: {failure.message} Still showing {self.input}.",

@@ -11,6 +11,8 @@ two panels can follow each other.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
@@ -58,6 +60,13 @@ class TensorPanel(QWidget):
         self.prefix: np.ndarray | None = None  # (prefix tokens, C) of a token capture on the grid
         self.query = 0  # for attention captures: the token whose attention is drawn (0: the class token)
         self._levels = _DEFAULT_LEVELS[diverging]
+        # With a live video: the histogram (its axes are the dearest part to paint) is redrawn at
+        # most this often, the mosaic and statistics every frame; 0 redraws it every time. The
+        # colour levels are then also kept while a frame's values fit them (no flicker, no repaint
+        # of the colour bar's axis) and fill at least half of them.
+        self.histogram_every_s = 0.0
+        self._histogram_at = 0.0
+        self._live_levels = None  # the key whose levels are being kept for a live video
         self._colour_diverging = diverging  # the colour map in use (attention is drawn sequential)
         self.title = QLabel(f"<b>{title}</b>")
         self.title.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # a long key never widens the panel
@@ -163,7 +172,10 @@ class TensorPanel(QWidget):
             self._show_vector(array)
         else:
             self._show_maps(key, array)
-        self.hist.show_values(array)
+        now = time.perf_counter()
+        if new or now - self._histogram_at >= self.histogram_every_s:
+            self.hist.show_values(array)
+            self._histogram_at = now
         self.show_stats(stats)
         self.stats.setVisible(True)
         self.details.setVisible(True)
@@ -202,7 +214,19 @@ class TensorPanel(QWidget):
         if diverging != self._colour_diverging:
             self._colour_diverging = diverging
             self.colorbar.setColorMap(pg.colormap.get(_MAPS[diverging]))
-        self._levels = levels(self.maps, diverging)
+        found = levels(self.maps, diverging)
+        if self.histogram_every_s > 0:  # a live video: levels with room, kept while frames fit them
+            lo, hi = self._levels
+            if not (self._live_levels == key and lo <= found[0] and found[1] <= hi
+                    and found[1] - found[0] >= 0.5 * (hi - lo)):
+                pad = 0.1 * (found[1] - found[0])
+                found = (found[0] if found[0] == 0 else found[0] - pad, found[1] + pad)
+                self._live_levels = key
+            else:
+                found = (lo, hi)
+        else:
+            self._live_levels = None
+        self._levels = found
         if self.first >= len(self.maps):
             self.first = 0
         self._draw_page()
@@ -211,7 +235,8 @@ class TensorPanel(QWidget):
         self.zoom.setVisible(True)
         self.mosaic = mosaic_of(self.maps, self.first, PAGE, kernels=self.kernels)
         self.image.setImage(self.mosaic.image, levels=self._levels, autoLevels=False)
-        self.colorbar.setLevels(self._levels)
+        if tuple(self.colorbar.levels()) != tuple(self._levels):
+            self.colorbar.setLevels(self._levels)
         self.pager.set_range(self.first, self.mosaic.channels, self.mosaic.total, self._noun() + "s")
         self.view.autoRange(padding=0.01)
         if self.channel is None or self.channel >= len(self.maps):

@@ -21,6 +21,7 @@ from inspector.core.errors import InspectorError, RunCancelled
 from inspector.core.requests import ModelRequest, RunRequest
 
 from .gc_collector import GuiThreadCollector
+from .worker_atlas import AtlasJobs
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Failure:
     """What went wrong, for people: `message` in one paragraph, `details` a traceback when unexpected."""
 
     message: str
-    what: str = "run"  # load | run | statistics | attribution | engine
+    what: str = "run"  # load | run | statistics | attribution | engine | atlas
     kind: str = ""  # the error class, e.g. InputError
     run_id: int = 0
     cancelled: bool = False
@@ -54,7 +55,7 @@ def failure(exc: BaseException, what: str, run_id: int = 0) -> Failure:
 DRAW_WAIT_S = 0.5
 
 
-class Worker(QObject):
+class Worker(AtlasJobs, QObject):
     """Signals
     -------
     sigEngineReady(object): the devices this machine has, [(name, description)], once torch is imported.
@@ -68,6 +69,9 @@ class Worker(QObject):
     sigProgress(int, int): bytes done and total while weights download.
     sigPhase(str): what the worker is doing ("" when idle).
     sigBusy(bool): a request started or finished.
+    sigAtlas(object): an OpenedAtlas (opened, or built).
+    sigAtlasPictures(int, object): request id and the TopPictures of one channel.
+    sigAtlasProgress(int, int): images done and total while an atlas is built.
     """
 
     sigEngineReady = Signal(object)
@@ -80,6 +84,9 @@ class Worker(QObject):
     sigProgress = Signal(int, int)
     sigPhase = Signal(str)
     sigBusy = Signal(bool)
+    sigAtlas = Signal(object)
+    sigAtlasPictures = Signal(int, object)
+    sigAtlasProgress = Signal(int, int)
     _sigWake = Signal()
 
     def __init__(self) -> None:
@@ -91,6 +98,9 @@ class Worker(QObject):
         self._pending_device: str | None = None
         self._pending_attribution = None
         self._pending_catalogue = False
+        self._pending_atlas = None  # open or build
+        self._pending_pictures = None
+        self._atlas_cache: dict = {}  # the OpenedAtlas pictures are read from, by folder
         self._cancel = threading.Event()
         self._drawn = threading.Event()  # the GUI has drawn the last result (or stopped waiting for it)
         self.runs_done = 0
@@ -116,6 +126,15 @@ class Worker(QObject):
     def request_attribution(self, request) -> None:
         with self._lock:
             self._pending_attribution = request
+        self._sigWake.emit()
+
+    def request_atlas(self, request) -> None:
+        """Open or build an atlas, or (latest wins) the pictures of one channel's top images."""
+        with self._lock:
+            if request.kind == "pictures":
+                self._pending_pictures = request
+            else:
+                self._pending_atlas = request
         self._sigWake.emit()
 
     def request_catalogue(self) -> None:
@@ -160,9 +179,11 @@ class Worker(QObject):
         with self._lock:
             load, run, device = self._pending_load, self._pending_run, self._pending_device
             attribution, catalogue = self._pending_attribution, self._pending_catalogue
+            atlas, pictures = self._pending_atlas, self._pending_pictures
             self._pending_load = self._pending_run = self._pending_attribution = None
+            self._pending_atlas = self._pending_pictures = None
             self._pending_catalogue = False
-        if load is None and run is None and attribution is None and not catalogue:
+        if load is None and run is None and attribution is None and not catalogue and not (atlas or pictures):
             return
         self._cancel.clear()
         self.sigBusy.emit(True)
@@ -175,6 +196,9 @@ class Worker(QObject):
                 self._run(run)
             if attribution is not None:
                 self._attribute(attribution)
+            for job in (atlas, pictures):
+                if job is not None:
+                    self._run_atlas(job)
         finally:
             self.sigPhase.emit("")
             self.sigBusy.emit(False)

@@ -24,7 +24,8 @@ from .qt_steps import step_app_window, step_mosaic
 from .runner import Step, run_steps
 from .sandbox import offline, sandbox
 from .steps import (step_capture, step_checkpoints, step_demo_model, step_environment, step_offline_pretrained,
-                    step_samples, step_torch, step_torchvision_ops, step_untrusted_pickle, step_zoo_models)
+                    step_samples, step_torch, step_torchvision_ops, step_untrusted_pickle, step_zoo_models,
+                    step_video)
 
 STEPS: list[Step] = [
     ("environment", step_environment),
@@ -37,6 +38,7 @@ STEPS: list[Step] = [
     ("samples", step_samples),
     ("torchvision_ops", step_torchvision_ops),
     ("zoo_models", step_zoo_models),
+    ("video", step_video),
     ("mosaic", step_mosaic),
     ("app_window", step_app_window),
 ]

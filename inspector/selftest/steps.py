@@ -1,5 +1,5 @@
 """The self-test's Qt-free steps: environment, torch, the demo model, captures and edits,
-offline pretrained weights, checkpoints, untrusted pickles, samples, torchvision's ops.
+offline pretrained weights, checkpoints, untrusted pickles, samples, torchvision's ops, video decoding.
 
 Each step takes the `Context` and raises (`SelfTestError` from `check`) on failure; each
 imports what it needs, so importing this module imports neither torch nor Qt.
@@ -245,3 +245,21 @@ def step_zoo_models(ctx: Context) -> None:
     check(torch.allclose(torch.from_numpy(result["vit.layers.0.attention:attention"]), expected.attentions[0],
                          atol=1e-6), "hf: attention differs from the model's eager attention weights")
     check(torch.allclose(torch.from_numpy(result.output), expected.logits, atol=1e-6), "hf: logits differ")
+
+
+def step_video(ctx: Context) -> None:
+    """PyAV (FFmpeg) is there: a 6-frame MPEG-4 video written in the sandbox decodes frame by frame."""
+    import numpy as np
+
+    from inspector.core.video import VideoReader, write_video
+
+    greys = [30 + 30 * i for i in range(6)]
+    path = write_video(ctx.root / "video-ü.mp4", [np.full((16, 24, 3), g, np.uint8) for g in greys], fps=12)
+    with VideoReader(str(path)) as reader:
+        frames = [frame.rgb for frame in reader.frames()]
+        check(reader.fps == 12 and reader.size == (24, 16), f"video read as {reader.fps} fps, {reader.size}")
+    means = [float(f.mean()) for f in frames]
+    check(len(frames) == 6 and all(abs(m - g) <= 3 for m, g in zip(means, greys)), f"decoded frames {means}")
+    import av
+
+    ctx.info["av"] = av.__version__

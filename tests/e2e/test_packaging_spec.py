@@ -107,6 +107,17 @@ def test_hidden_imports_cover_what_the_app_imports_lazily():
         assert importlib.util.find_spec(name) is not None, f"self-test module {name} does not exist"
 
 
+def test_the_video_library_is_collected():
+    """Live video input decodes with PyAV, imported only when a video opens: named as a hidden import
+    (so the bundle has it although nothing imports it at start), never excluded; the self-test decodes a video."""
+    source = (ROOT / "inspector" / "core" / "video.py").read_text(encoding="utf-8")
+    assert "import av" in source and "av" in bc.EXTRA_HIDDEN_IMPORTS
+    assert not any(e == "av" or e.startswith("av.") for e in bc.EXCLUDES)
+    from inspector.selftest import STEPS
+
+    assert "video" in [name for name, _ in STEPS]
+
+
 def test_excludes_spare_every_module_the_app_imports():
     """Import the app, its GUI and run a capture with every excluded module blocked."""
     code = textwrap.dedent(f"""

@@ -53,7 +53,7 @@ def test_steps_list_names_each_step_function_once():
     from inspector.selftest import qt_steps, steps
 
     functions = {f for _, f in selftest.STEPS}
-    assert len(functions) == len(selftest.STEPS) == 12
+    assert len(functions) == len(selftest.STEPS) == 13
     assert {selftest.step_mosaic, selftest.step_app_window} == {qt_steps.step_mosaic, qt_steps.step_app_window}
     assert all(getattr(steps, f.__name__, None) is f or getattr(qt_steps, f.__name__, None) is f for f in functions)
 

@@ -3,6 +3,8 @@ users run to check the stall and latest-wins figures does not rot. No timing is 
 
 from __future__ import annotations
 
+import pytest
+
 from inspector.bench import gui as bench_gui
 from inspector.core import load_model
 from inspector.core.layers import build_layer_tree
@@ -18,4 +20,20 @@ def test_stall_and_rapid_toggle_measurements_run_on_the_demo(qapp, tmp_path):
     assert 0 < stall["stall_s"] < stall["run_s"] + 1 and 0 < stall["draw_s"] < stall["run_s"]
     rapid = bench_gui.measure_rapid_toggles(tmp_path, "demo", image, "cpu")
     assert rapid["leaves"] == leaves and rapid["stall_s"] > 0
+    qapp.processEvents()
+
+
+def test_the_live_video_measurement_runs_on_the_demo(qapp, tmp_path):
+    """`bench --gui --video` plays a video it writes through the app: every frame accounted for
+    (drawn or dropped), the plain forward+backward rate measured between blocks, memory sampled."""
+    from inspector.bench import live
+
+    video = live.make_video(tmp_path / "pattern.mp4", 12, size=(80, 64))
+    row = live.measure_live(tmp_path, "demo", video, frames=12, block=6, plain_repeats=2)
+    assert row["model"] == "demo" and row["decoded"] == 12 and row["dropped"] == 0  # demand pace drops none
+    assert 10 <= row["frames"] <= 13  # the warm-up run and the frames, some skipped only when overtaken
+    assert row["fps"] > 0 and row["plain_fps"] > 0 and row["ratio"] == pytest.approx(row["fps"] / row["plain_fps"],
+                                                                                   rel=0.5)
+    assert row["stall_s"] > 0 and row["memory_first_mb"] > 0
+    assert "frames->panels /s" in live.format_table([row])
     qapp.processEvents()

@@ -178,3 +178,26 @@ def test_tokens_are_maps_of_the_models_patch_grid(make_panel):
     assert panel.hover.text().endswith(f"prefix token {tokens[0, 0, 5]:.5g}")
     panel.show_capture("encoder.layers.0:output", tokens[:, :100], None)  # fits no grid: one image, as before
     assert panel.mosaic.total == 1 and "patch grid" not in panel.title.text()
+
+
+def test_while_a_video_plays_levels_are_kept_and_the_histogram_waits(make_panel):
+    """Live frames: colour levels get 10% room and stay while a frame fits them (no flicker, no
+    colour-bar repaint); the histogram is redrawn at most every `histogram_every_s`."""
+    panel = make_panel()
+    ramp = np.linspace(0, 10, 8 * 6 * 6, dtype=np.float32).reshape(1, 8, 6, 6)
+    lo, hi = np.percentile(ramp, [0.5, 99.5])
+    panel.histogram_every_s = 60.0
+    panel.show_capture("conv:output", ramp, None)
+    assert panel._levels == pytest.approx((lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo)))
+    first = panel._levels
+    counts = panel.hist.curve.getData()[1].copy()
+    panel.show_capture("conv:output", ramp * 0.9 + 0.5, None)  # fits: kept
+    assert panel._levels == first and panel.colorbar.levels() == pytest.approx(first)
+    np.testing.assert_array_equal(panel.hist.curve.getData()[1], counts)  # not redrawn within 60 s
+    panel.show_capture("conv:output", ramp * 3, None)  # does not fit: new levels with room
+    lo3, hi3 = np.percentile(ramp * 3, [0.5, 99.5])
+    assert panel._levels == pytest.approx((lo3 - 0.1 * (hi3 - lo3), hi3 + 0.1 * (hi3 - lo3)))
+    panel.histogram_every_s = 0.0  # paused: exact levels and the histogram of every frame
+    panel.show_capture("conv:output", ramp, None)
+    assert panel._levels == pytest.approx((lo, hi))
+    np.testing.assert_array_equal(panel.hist.curve.getData()[1], np.histogram(ramp.reshape(-1), bins=64)[0])

@@ -1,0 +1,62 @@
+"""Part of the worker (`Worker`): the channel atlas. Opening one, building one from the loaded model
+(`inspector.core.atlas.run_atlas`, with progress, cancelled by the worker's cancel), and the
+pictures of a channel's top images. Plain records go back: an OpenedAtlas, TopPictures."""
+
+from __future__ import annotations
+
+
+class AtlasJobs:
+    """Mixed into Worker (which has `bench`, `_cancel`, `_atlas_cache` and the signals)."""
+
+    def _run_atlas(self, request) -> None:
+        from .worker import failure
+
+        try:
+            if request.kind == "build":
+                self._build_atlas(request)
+            elif request.kind == "open":
+                from inspector.core.atlas_pictures import open_atlas
+
+                self.sigPhase.emit("Opening the atlas")
+                self._opened(open_atlas(request.out_dir))
+            else:
+                self._atlas_pictures(request)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a message
+            self.sigFailed.emit(failure(exc, "atlas", request.run_id))
+
+    def _build_atlas(self, request) -> None:
+        import time
+
+        from inspector.core.atlas import run_atlas
+        from inspector.core.atlas_pictures import open_atlas
+
+        loaded, _tree = self.bench.load(request.model)
+        started = time.perf_counter()
+
+        def progress(done: int, total: int) -> None:
+            elapsed = time.perf_counter() - started
+            rate = done / elapsed if elapsed > 0 and done else 0.0
+            eta = f", {(total - done) / rate:.0f} s left" if rate else ""
+            self.sigPhase.emit(f"Atlas: {done} of {total} images ({rate:.1f}/s{eta}; Esc cancels)")
+            self.sigAtlasProgress.emit(done, total)
+
+        try:
+            run_atlas(loaded, request.data_dir, ",".join(request.layers), request.top, request.out_dir,
+                      batch=request.batch, device=request.device, progress=progress, cancel=self._cancel.is_set)
+        finally:
+            self.bench.move_to(request.device)  # the model stays where the app runs it
+        self._opened(open_atlas(request.out_dir))
+
+    def _opened(self, opened) -> None:
+        self._atlas_cache = {opened.out_dir: opened}
+        self.sigAtlas.emit(opened)
+
+    def _atlas_pictures(self, request) -> None:
+        from inspector.core.atlas_pictures import open_atlas, top_pictures
+
+        opened = self._atlas_cache.get(request.out_dir)
+        if opened is None:
+            opened = open_atlas(request.out_dir)
+            self._atlas_cache = {opened.out_dir: opened}
+        self.sigAtlasPictures.emit(request.run_id, top_pictures(opened, request.layer, request.channel))
+
