@@ -35,11 +35,20 @@ def diff_models(first, second, inputs, layers: str | Iterable[str] = "all",
     (a path it lacks is listed in `only_in_first`). `edits` apply to the first model and, unless
     `second_edits` is given, to the second too. `device=None` runs each where it is (they must be
     on one device). `stats`: also work out per-capture statistics (the comparison does not need them)."""
+    import torch
+
     from .api import sharing_of, tree_of
+    from .arguments import need_instance, need_texts
     from .devices import resolve_device
     from .engine import run
+    from .models import LoadedModel
     from .runspec import RunSpec
 
+    for model, what in ((first, "first"), (second, "second")):
+        need_instance(model, LoadedModel, what, "a LoadedModel from load_model(...) or load_pair(...)")
+    need_instance(inputs, torch.Tensor, "inputs", "a torch.Tensor (load_input(...) makes one)")
+    if not isinstance(layers, str):
+        need_texts(layers, "layers", "conv1,layer4.*")
     check_devices(first, second, device)
     dev = first.device if device is None else resolve_device(device)
     for model in (first, second):
@@ -71,8 +80,13 @@ def load_pair(source: str, weights: str | None, against: str | None = None, agai
               against_weights: str | None = None, trust: bool = False, seed: int | None = None, progress=None):
     """The two models a diff compares: `source` with `weights`, and `source` with `against` (a second
     weights file) or `against_model` with `against_weights`. A load failure names both sides."""
+    from .arguments import need_text
     from .models import load_model
 
+    need_text(source, "source")
+    for value, what in ((against, "against"), (against_model, "against_model"), (against_weights, "against_weights")):
+        if value is not None:
+            need_text(value, what)
     if against and (against_model or against_weights):
         raise MismatchError("Give the second model either as --against WEIGHTS (same source) or as "
                             "--against-model SOURCE [--against-weights W2], not both.")

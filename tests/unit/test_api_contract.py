@@ -79,6 +79,14 @@ BAD_CALLS = {
     "RunSpec.make edits='fc1:output=zero()'": (lambda: core.RunSpec.make(["fc1"], edits="fc1:output=zero()")),
     "RunSpec.make layers=5": (lambda: core.RunSpec.make(5)),
     "RunSpec.make layers=[5]": (lambda: core.RunSpec.make([5])),
+    "load_pair(5)": (lambda: core.load_pair(5, None, against="x.safetensors")),
+    "load_pair against=5": (lambda: core.load_pair("demo", None, against=5)),
+    "load_pair without a second model": (lambda: core.load_pair("demo", None)),
+    "diff_models(None, None)": (lambda: core.diff_models(None, None, torch.zeros(1, 3))),
+    "diff_models inputs=list": (lambda: core.diff_models(core.load_model(TOY, seed=1), core.load_model(TOY, seed=2),
+                                                          [[1.0, 1.0, 1.0]])),
+    "diff_models layers=[5]": (lambda: core.diff_models(core.load_model(TOY, seed=1), core.load_model(TOY, seed=2),
+                                                         torch.ones(1, 3), layers=[5])),
 }
 
 

@@ -147,11 +147,6 @@ def test_a_seed_with_a_checkpoint_is_refused(random_py, tmp_path):
     assert load_model(random_py, str(path)).seed is None  # checkpoint weights are not random
 
 
-def test_hf_sources_say_they_are_not_supported_yet():
-    with pytest.raises(InspectorError, match="hf: sources are not supported"):
-        load_model("hf:google/vit-base-patch16-224")
-
-
 def test_seed_round_trips_through_the_manifest(tmp_path):
     from inspector.core import capture
 
