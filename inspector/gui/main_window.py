@@ -27,6 +27,7 @@ from .message_banner import MessageBanner
 from .run_status import RunStatus
 from .side_panels import HookLog, InputView, PredictionsView
 from .sources import SourcesMixin
+from .token_grid_mixin import TokenGridMixin
 from .state import GRADIENT_SITES, AppState
 from .tensor_panel import TensorPanel
 
@@ -42,7 +43,7 @@ def ask_trust_dialog(parent) -> callable:
     return ask
 
 
-class MainWindow(SourcesMixin, QMainWindow):
+class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
     """Signals
     -------
     sigResultShown(object): a RunOutcome was drawn (tests and benchmarks wait on it).
@@ -339,33 +340,6 @@ class MainWindow(SourcesMixin, QMainWindow):
             capture = outcome.result.captures.get(panel.key)
             if capture is not None:
                 panel.show_stats(capture.stats)
-
-    def set_token_grid(self, grid) -> None:
-        """The patch grid token captures are drawn on (the model's, or the user's override)."""
-        self.token_grid = grid
-        for panel in (self.activation_panel, self.gradient_panel):
-            panel.set_tokens(grid)
-        self.edits.compare.grid.tokens = grid
-
-    def ask_token_grid(self) -> None:
-        """View > Token grid…: override the grid the model gives (or give one it does not)."""
-        from PySide6.QtWidgets import QInputDialog
-
-        from inspector.core.errors import SpecError
-        from inspector.core.tokens import parse_grid
-
-        grid = self.token_grid
-        shown = f"{grid.height}x{grid.width}+{grid.prefix}" if grid else ""
-        text, ok = QInputDialog.getText(self, "Token grid", "Patch grid of token captures, HxW+prefix tokens "
-                                        "(empty: none):", text=shown)
-        if not ok:
-            return
-        try:
-            self.set_token_grid(parse_grid(text) if text.strip() else None)
-        except SpecError as exc:
-            self.state.notify("error", str(exc))
-            return
-        self.show_layer()
 
     def _on_input_clicked(self, fy: float, fx: float) -> None:
         """A click on the input picks the patch whose attention the panels draw."""
