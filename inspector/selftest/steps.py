@@ -221,9 +221,11 @@ def step_zoo_models(ctx: Context) -> None:
     equals the model's own eager attention weights."""
     import torch
     import transformers
+    from transformers.utils import logging
 
     from inspector.core import capture, load_model
 
+    logging.disable_progress_bar()  # save_pretrained's bar is not a step's output
     timm_vit = load_model("timm:vit_tiny_patch16_224", "random", seed=0)
     result = capture(timm_vit, torch.zeros(timm_vit.input_shape), layers="blocks.11.attn", sites="attention")
     probs = result["blocks.11.attn:attention"]
