@@ -104,8 +104,12 @@ class LayerTreeModel(QAbstractItemModel):
     def set_divergence(self, levels: dict[str, float] | None, threshold: float = 0.0,
                        first: str | None = None) -> None:
         """Mark modules by how far they diverge from a second model (the largest relative L2 difference
-        of their activations), the first divergent one in bold; None clears the marks."""
-        self._divergence, self._threshold, self._first_divergent = dict(levels or {}), threshold, first
+        of their activations), the first divergent one in bold; None clears the marks. Marks that
+        stay as they were repaint nothing (every result sets them; a live video gives many)."""
+        marks = (dict(levels or {}), threshold if levels else 0.0, first if levels else None)
+        if marks == (self._divergence, self._threshold, self._first_divergent):
+            return
+        self._divergence, self._threshold, self._first_divergent = marks
         if self._paths:
             for i in range(len(self._paths)):  # rows of every depth
                 self.dataChanged.emit(self.createIndex(self._row[i], 0, i),
