@@ -1,9 +1,13 @@
 """Wires the Atlas dock into the window: the state's atlas signals, the build's progress, and a click
-on a channel of the Layer tab's mosaics (its top images, where the open atlas has the layer)."""
+on a channel of any mosaic — the Layer tab's and the Compare tab's (its top images, where the open
+atlas has the layer)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt
+
+from inspector.core.errors import SpecError
+from inspector.core.keys import parse_key
 
 from .atlas_view import AtlasView
 
@@ -28,6 +32,7 @@ class AtlasController(QObject):
         s.worker.sigAtlasProgress.connect(view.set_progress)
         for panel in (window.activation_panel, window.gradient_panel):
             panel.sigChannelClicked.connect(self._on_mosaic_channel)
+        window.edits.compare.sigChannelClicked.connect(self._on_compare_channel)
 
     def open_dialog(self) -> None:
         self.view.ask_open()
@@ -39,6 +44,14 @@ class AtlasController(QObject):
     def _on_mosaic_channel(self, channel: int) -> None:
         layer = (self.state.layer or "").partition("#")[0]
         if self.view.show_channel(layer, channel):
+            self._raise()
+
+    def _on_compare_channel(self, key: str, channel: int) -> None:
+        try:
+            layer = parse_key(key).layer
+        except SpecError:
+            return
+        if layer and self.view.show_channel(layer, channel):
             self._raise()
 
     def _raise(self) -> None:

@@ -2,7 +2,8 @@
 
 The three columns of a row are the same mosaic geometry (one `Mosaic` for both arrays, the
 difference taken pixel by pixel) in linked views; baseline and edited share one colour bar,
-the difference has its own, symmetric around zero. Hover names the channel and the three values.
+the difference has its own, symmetric around zero. Hover names the channel and the three values;
+a click on a channel (any column) emits sigChannelClicked with the row's key and the channel.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Signal
 
 from inspector.core.mosaic import Mosaic, levels, make_mosaic
 
@@ -29,6 +31,13 @@ class Shown:
 
 
 class CompareGrid(pg.GraphicsLayoutWidget):
+    """Signals
+    -------
+    sigChannelClicked(str, int): the user clicked this channel of the row showing this key.
+    """
+
+    sigChannelClicked = Signal(str, int)
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.images: dict[tuple[str, str], pg.ImageItem] = {}
@@ -58,6 +67,7 @@ class CompareGrid(pg.GraphicsLayoutWidget):
             self.ci.layout.setColumnPreferredWidth(c, 120)
             self.ci.layout.setColumnStretchFactor(c, 1)
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
         self.hover_text = " "
         self.on_hover = None  # called with the hover text
 
@@ -118,13 +128,25 @@ class CompareGrid(pg.GraphicsLayoutWidget):
         values = "   ".join(f"{self.names[col]} {fmt(im[r, c], '.5g')}" for col, im in zip(COLS, shown.images))
         return f"{shown.key}   channel {hit[0]}   ({hit[1]}, {hit[2]})   {values}"
 
-    def _on_mouse_moved(self, scene_pos) -> None:
-        for (row, col), view in self.views.items():
+    def _under(self, scene_pos) -> tuple[str, float, float] | None:
+        """(row, image row, image col) under a scene point, or None outside every view."""
+        for (row, _col), view in self.views.items():
             if view.sceneBoundingRect().contains(scene_pos):
                 point = view.mapSceneToView(scene_pos)
-                text = self.value_text(row, point.y(), point.x())
-                if text is not None:
-                    self.hover_text = text
-                    if self.on_hover is not None:
-                        self.on_hover(text)
-                return
+                return row, point.y(), point.x()
+        return None
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        under = self._under(scene_pos)
+        text = self.value_text(*under) if under else None
+        if text is not None:
+            self.hover_text = text
+            if self.on_hover is not None:
+                self.on_hover(text)
+
+    def _on_mouse_clicked(self, event) -> None:
+        under = self._under(event.scenePos())
+        shown = self.shown.get(under[0]) if under else None
+        hit = shown.mosaic.channel_at(under[1], under[2]) if shown else None
+        if hit is not None:
+            self.sigChannelClicked.emit(shown.key, hit[0])

@@ -34,11 +34,13 @@ class CompareView(QWidget):
     sigLayerChosen(str): the user picked this layer in the view's own picker.
     sigAgainstWanted(str): "baseline", "weights" or "model": what to compare against.
     sigEditsOn(str): "both", "first" or "second": which model the edits apply to.
+    sigChannelClicked(str, int): the user clicked a channel of a mosaic: the row's key and the channel.
     """
 
     sigLayerChosen = Signal(str)
     sigAgainstWanted = Signal(str)
     sigEditsOn = Signal(str)
+    sigChannelClicked = Signal(str, int)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -52,6 +54,7 @@ class CompareView(QWidget):
         self.caption.setWordWrap(True)
         self.hover = QLabel(" ")
         self.grid.on_hover = self.hover.setText
+        self.grid.sigChannelClicked.connect(self.sigChannelClicked)
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["Class", "Baseline", "Edited", "Δ"])
         self.table.verticalHeader().setVisible(False)

@@ -91,6 +91,31 @@ def test_an_atlas_from_disk_a_mosaic_click_and_use_as_input(ui, qtbot, window, t
     np.testing.assert_allclose(outcome.result.input[0], expected, atol=1e-6)
 
 
+
+def test_a_click_on_a_compare_tab_mosaic_opens_the_atlas_at_that_channel(ui, qtbot, window, tmp_path):
+    from inspector.core.edits import parse_edit
+
+    data = tmp_path / "data"
+    make_images(data)
+    out = tmp_path / "atlas"
+    hand_written_atlas(out, data)
+    window.state.open_atlas(str(out))
+    view = window.atlas_view
+    qtbot.waitUntil(lambda: view.opened is not None, timeout=20_000)
+    compare = window.edits.compare
+    window.tabs.setCurrentWidget(compare)
+    window.state.select_layer("features.0")
+    window.state.set_edits([parse_edit("features.0:output=scale(2)")])
+    qtbot.waitUntil(lambda: "activation" in compare.grid.shown, timeout=20_000)
+    shown = compare.grid.shown["activation"]
+    assert shown.key == "features.0:output"
+    row, col = shown.mosaic.origin(1)
+    point = compare.grid.views["activation", "difference"].mapViewToScene(QPointF(col + 1.5, row + 1.5))
+    compare.grid._on_mouse_clicked(Click(point))
+    qtbot.waitUntil(lambda: view.cells and view.cells[0][1].text().startswith("#1 score 5"), timeout=20_000)
+    assert view.channel.value() == 1 and window.atlas_dock.isVisible()
+    assert view.cells[1][1].text() == "#2 score 2.5<br>cats/1.png"
+
 def test_the_atlas_view_draws_the_argmax_box_where_the_region_is():
     from inspector.gui.atlas_view import picture_pixmap
 

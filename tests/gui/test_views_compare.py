@@ -96,3 +96,20 @@ def test_hover_gives_the_three_values(view, pair):
     b = base.captures["conv:output"].array[0, 4, 2, 1]
     assert view.hover.text() == (f"conv:output   channel 4   (2, 1)   baseline {b:.5g}   edited 0   "
                                  f"difference {-b:.5g}")
+
+
+def test_a_click_on_a_channel_in_any_column_names_the_key_and_the_channel(qtbot, view, pair):
+    from PySide6.QtCore import Qt
+
+    base, edited = pair
+    view.show(base, edited, "conv:output", "conv:grad_output")
+    grid = view.grid
+    # channel 4 is the second row's second tile of the 3-column grid of 5 x 5 maps: pixels (6..10, 6..10)
+    for row, col, key in (("activation", "difference", "conv:output"), ("gradient", "baseline", "conv:grad_output")):
+        scene = grid.views[row, col].mapViewToScene(QPointF(8.5, 7.5))
+        with qtbot.waitSignal(view.sigChannelClicked) as blocker:
+            qtbot.mouseClick(grid.viewport(), Qt.LeftButton, pos=grid.mapFromScene(scene))
+        assert blocker.args == [key, 4]
+    gap = grid.views["activation", "edited"].mapViewToScene(QPointF(5.5, 2.5))  # the gap column between tiles
+    with qtbot.assertNotEmitted(view.sigChannelClicked):
+        qtbot.mouseClick(grid.viewport(), Qt.LeftButton, pos=grid.mapFromScene(gap))
