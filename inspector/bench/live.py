@@ -6,7 +6,8 @@ as fast as the panels are drawn (`pace="demand"`), one layer ticked, and reports
     against the model's own forward + loss.backward() rate on the same frame size, in the same
     process, interleaved: blocks of frames, then the video paused and plain runs timed on the
     worker's own model; the ratio is the median over blocks;
-  - the longest GUI-thread stall while frames play (a 10 ms heartbeat);
+  - the longest GUI-thread stall while frames play (a 10 ms heartbeat), and the GUI thread's CPU
+    time per frame drawn (its share of the frame's cost: what a stall is made of);
   - the process's resident memory after each block: after the first, half-way and at the end (flat:
     no growth with frames once the allocator has its working set).
 """
@@ -80,15 +81,17 @@ def measure_live(folder: Path, source: str, video: str, frames: int, block: int,
         state.open_live(video, pace="demand")
         state.pause_live(True)
         beat = Heartbeat()
-        rates, plains, stalls, memory = [], [], [], []
+        rates, plains, stalls, memory, busy = [], [], [], [], []
         blocks = max(1, frames // block)
         for b in range(blocks):
             start_count = len(drawn)
             beat.start()
+            cpu = time.thread_time()
             state.pause_live(False)
             _wait_until(lambda: len(drawn) >= start_count + block or state.live.ended, timeout_s=600)
             state.pause_live(True)
             stalls.append(beat.take())
+            busy.append((time.thread_time() - cpu) / max(1, len(drawn) - start_count))
             del session.shown[:-1]  # the harness's own list: memory is the app's, not the outcomes kept here
             beat.stop()
             times = drawn[start_count:start_count + block]
@@ -110,7 +113,7 @@ def measure_live(folder: Path, source: str, video: str, frames: int, block: int,
         ratios = [rate * plain for rate, plain in zip(rates, plains)]
         return {"model": source, "layer": layer, "frames": shown, "decoded": decoded, "dropped": dropped,
                 "fps": statistics.median(rates), "plain_fps": 1 / statistics.median(plains),
-                "ratio": statistics.median(ratios), "stall_s": max(stalls),
+                "ratio": statistics.median(ratios), "stall_s": max(stalls), "gui_s_per_frame": statistics.median(busy),
                 "memory_first_mb": memory[0], "memory_half_mb": memory[len(memory) // 2],
                 "memory_last_mb": memory[-1], "memory_max_mb": max(memory), "memory_mb": memory}
     finally:
@@ -119,11 +122,13 @@ def measure_live(folder: Path, source: str, video: str, frames: int, block: int,
 
 def format_table(rows: list[dict]) -> str:
     head = ("model", "layer ticked", "frames", "frames->panels /s", "plain f+b /s", "ratio", "longest GUI stall",
+            "GUI CPU /frame",
             "resident memory: first block -> half -> end (max)")
     lines = [head]
     for r in rows:
         lines.append((r["model"], r["layer"], f"{r['frames']} ({r['dropped']} dropped)", f"{r['fps']:.1f}",
                       f"{r['plain_fps']:.1f}", f"{r['ratio']:.2f}x", f"{r['stall_s'] * 1000:.0f} ms",
+                      f"{r['gui_s_per_frame'] * 1000:.1f} ms",
                       f"{r['memory_first_mb']:.0f} -> {r['memory_half_mb']:.0f} -> {r['memory_last_mb']:.0f} MB "
                       f"({r['memory_max_mb']:.0f})"))
     widths = [max(len(l[i]) for l in lines) for i in range(len(head))]

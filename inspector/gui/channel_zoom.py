@@ -32,16 +32,25 @@ class ChannelZoom(QWidget):
         self.view.setMenuEnabled(False)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.view.addItem(self.image)
+        self._framed = None  # the tile shape the view was last fitted to
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.label)
         layout.addWidget(self.canvas, 1)
 
     def show_tile(self, tile: np.ndarray, levels: tuple[float, float], text: str) -> None:
+        shape = np.shape(tile)
         self.image.setImage(np.ascontiguousarray(tile, dtype=np.float32), levels=levels, autoLevels=False)
-        self.view.autoRange(padding=0.02)
+        if shape != self._framed:  # a tile of the same size (a video's next frame): the user's zoom stays
+            self._framed = shape
+            self.view.autoRange(padding=0.02)
         self.label.setText(text)
+
+    def refit(self) -> None:
+        """Fit the next tile to the view whatever its size (another key is shown)."""
+        self._framed = None
 
     def clear(self) -> None:
         self.image.clear()
+        self._framed = None
         self.label.setText(" ")

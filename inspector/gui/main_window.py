@@ -7,6 +7,8 @@ holds a module or a tensor.
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QLabel, QMainWindow, QMessageBox,
@@ -33,6 +35,7 @@ from .tensor_panel import TensorPanel
 
 MIN_SIZE = (1100, 680)
 LIVE_HISTOGRAM_EVERY_S = 0.5  # while a video plays, the value histograms are redrawn twice a second
+LIVE_TEXT_EVERY_S = 0.25  # ... and its frame number and rate four times a second
 
 
 def ask_trust_dialog(parent) -> callable:
@@ -58,6 +61,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.setWindowTitle("Network Inspector")
         self.settings = settings or QSettings("NetworkInspector", "NetworkInspector")
         self.state = AppState(self.settings, ask_trust or ask_trust_dialog(self), self)
+        self._live_text_at = 0.0  # when the live bar's text was last drawn
         self.token_grid = None  # the patch grid token captures are drawn on (inspector.core.tokens)
         self._build()
         self.edits = EditsController(self)
@@ -282,9 +286,13 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             action.setEnabled(folder is not None)
 
     def _on_live(self, status) -> None:
-        self.live_bar.show_status(status)
-        self.run_status.set_live(rate_text(status) if status else "")
         playing = status is not None and not status["paused"] and not status["ended"]
+        now = time.perf_counter()
+        if playing and self.run_status.playing and now - self._live_text_at < LIVE_TEXT_EVERY_S:
+            return  # text that changes every frame would relayout and repaint the bars every frame
+        self._live_text_at = now
+        self.live_bar.show_status(status)
+        self.run_status.set_live(rate_text(status) if status else "", playing)
         every = LIVE_HISTOGRAM_EVERY_S if playing else 0.0
         if every != self.activation_panel.histogram_every_s:
             for panel in (self.activation_panel, self.gradient_panel):

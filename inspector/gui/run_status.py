@@ -1,5 +1,9 @@
 """The status bar's run indicator: what is happening (loading, running, drawing), for how long,
-a busy bar (a progress bar while weights download), and the last run's device, time and memory."""
+a busy bar (a progress bar while weights download), and the last run's device, time and memory.
+
+While a video plays (`set_live`), each frame's run is not announced: the frames-per-second text
+says what is happening, and the status bar does not show, hide and relayout a busy bar many times
+a second (that repainting took GUI time from the panels)."""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ class RunStatus:
         for widget in (self.phase_label, self.busy, self.live, self.device, self.time, self.memory):
             bar.addPermanentWidget(widget)
         self.phase = ""
+        self.playing = False  # a video plays: runs are not announced one by one
         self.started = 0.0
         self.timer = QTimer(bar, interval=200)
         self.timer.timeout.connect(self._tick)
@@ -34,7 +39,7 @@ class RunStatus:
         if not self.phase:
             self.started = time.perf_counter()
         self.phase = phase
-        if phase:
+        if phase and not self.playing:
             self.busy.setRange(0, 0)  # a busy indicator until a download says how far it is
             self.busy.show()
             self.timer.start()
@@ -47,7 +52,7 @@ class RunStatus:
         return self.phase_label.text()
 
     def _tick(self) -> None:
-        if self.phase:
+        if self.phase and not self.playing:
             self.phase_label.setText(f"{self.phase}… {time.perf_counter() - self.started:.1f} s")
         else:
             self.phase_label.setText("")
@@ -59,8 +64,13 @@ class RunStatus:
             self.phase_label.setText(f"{self.phase or 'Downloading'}… {done / 2**20:.0f} of {total / 2**20:.0f} MB "
                                      f"(Esc cancels)")
 
-    def set_live(self, text: str) -> None:
+    def set_live(self, text: str, playing: bool = False) -> None:
+        """The live input's rate (`text`, '' without one); `playing`: frames are being run one after another."""
         self.live.setText(text)
+        if playing != self.playing:
+            self.playing = playing
+            phase, self.phase = self.phase, ""
+            self.set_phase(phase)
 
     def show_result(self, result) -> None:
         self.device.setText(result.device)

@@ -66,6 +66,7 @@ class TensorPanel(QWidget):
         # of the colour bar's axis) and fill at least half of them.
         self.histogram_every_s = 0.0
         self._histogram_at = 0.0
+        self._framed = None  # (key, first channel, image shape) the view was last fitted to
         self._live_levels = None  # the key whose levels are being kept for a live video
         self._colour_diverging = diverging  # the colour map in use (attention is drawn sequential)
         self.title = QLabel(f"<b>{title}</b>")
@@ -136,6 +137,7 @@ class TensorPanel(QWidget):
     def clear(self, message: str = "") -> None:
         """Empty the panel, saying `message` (why there is nothing) in its middle."""
         self.key, self.mosaic, self.maps, self.kernels, self.channel, self.first = "", None, None, None, None, 0
+        self._framed = None
         self.prefix = None
         self.image.clear()
         self.zoom.clear()
@@ -160,6 +162,7 @@ class TensorPanel(QWidget):
         new = key != self.key
         if new:
             self.hover.setText(" ")
+            self.zoom.refit()
             self.channel, self.first = None, 0
         self.key = key
         array = np.asarray(array)
@@ -173,10 +176,10 @@ class TensorPanel(QWidget):
         else:
             self._show_maps(key, array)
         now = time.perf_counter()
-        if new or now - self._histogram_at >= self.histogram_every_s:
+        if new or now - self._histogram_at >= self.histogram_every_s:  # a live video: twice a second
             self.hist.show_values(array)
+            self.show_stats(stats)
             self._histogram_at = now
-        self.show_stats(stats)
         self.stats.setVisible(True)
         self.details.setVisible(True)
 
@@ -238,7 +241,10 @@ class TensorPanel(QWidget):
         if tuple(self.colorbar.levels()) != tuple(self._levels):
             self.colorbar.setLevels(self._levels)
         self.pager.set_range(self.first, self.mosaic.channels, self.mosaic.total, self._noun() + "s")
-        self.view.autoRange(padding=0.01)
+        shape = (self.key, self.first, self.mosaic.image.shape)
+        if shape != self._framed:  # the same mosaic again (a new frame of a video): the user's zoom stays
+            self._framed = shape
+            self.view.autoRange(padding=0.01)
         if self.channel is None or self.channel >= len(self.maps):
             self.channel = self.first
         self._zoom(self.channel)

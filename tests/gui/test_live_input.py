@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import pytest
 
 from inspector.core.video import write_video
 
@@ -53,6 +54,29 @@ def test_a_video_plays_through_the_panels_frame_after_frame(ui, qtbot, window, t
     assert settings.value("input") == image_file  # a frame is not an input to come back to
     assert "inspector-video" not in decoders  # the decoding thread finished at the end
     assert weak_refs_to(window.state) - refs_before < 5  # nothing is left behind per frame (was one each)
+
+
+
+def test_while_a_video_plays_the_users_zoom_stays_and_runs_are_not_announced(ui, qtbot, window, tmp_path):
+    """Each frame redraws the panels, not the view the user chose, and not the status bar's busy bar
+    (showing, hiding and relayouting it every frame took GUI time from the panels)."""
+    clip = make_clip(tmp_path / "clip.mp4")
+    panel, zoom = window.activation_panel, window.activation_panel.zoom
+    panel.view.setRange(xRange=(2, 9), yRange=(3, 8), padding=0)
+    zoom.view.setRange(xRange=(1, 4), yRange=(1, 4), padding=0)
+    chosen, zoomed = panel.view.viewRange(), zoom.view.viewRange()
+    seen = []
+    playing = lambda: not (window.state.live.ended or window.state.live.paused)  # noqa: E731
+    window.sigResultShown.connect(lambda _o: seen.append((playing(), window.run_status.busy.isVisible(),
+                                                          window.run_status.phase_label.text())))
+    window.state.open_live(clip, pace="demand")
+    qtbot.waitUntil(lambda: window.state.live.ended and not window.state._live_busy and len(seen) == N,
+                    timeout=60_000)
+    for view, before in ((panel.view, chosen), (zoom.view, zoomed)):  # the live bar took some height: the
+        for now, was in zip(view.viewRange(), before):                # locked aspect keeps centre, not spans
+            assert np.mean(now) == pytest.approx(np.mean(was)) and np.ptp(now) < 1.4 * np.ptp(was)
+    during = [shown for play, *shown in seen[1:] if play]  # (the first frame starts the video)
+    assert len(during) > N // 2 and during == [[False, ""]] * len(during)
 
 
 def test_frames_arriving_during_a_run_are_dropped_not_queued(ui, qtbot, open_window, slow_source, image_file,

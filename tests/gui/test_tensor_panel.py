@@ -161,3 +161,25 @@ def test_clear_empties_the_panel(make_panel, conv_maps):
     assert panel.image.image is None
     assert panel.stats.text() == "Nothing here."
     assert panel.stack.currentWidget() is panel.message and panel.message.text() == "Nothing here."
+
+
+def test_the_same_mosaic_again_keeps_the_users_zoom_and_another_is_fitted(make_panel, conv_maps):
+    """A video's next frame (same key, same shape) keeps the view the user zoomed to; another key,
+    another page or a cleared panel is fitted to the whole mosaic again (8 x 8 tiles of 112: 903 px)."""
+    panel = make_panel()
+    panel.show_capture("a:output", conv_maps, None)
+    fitted = panel.view.viewRange()
+    assert fitted[0][0] <= 0 and fitted[0][1] >= 903
+    panel.view.setRange(xRange=(100, 300), yRange=(100, 300), padding=0)
+    chosen = panel.view.viewRange()
+    panel.zoom.view.setRange(xRange=(10, 20), yRange=(10, 20), padding=0)
+    zoomed = panel.zoom.view.viewRange()
+    panel.show_capture("a:output", conv_maps * 2, None)
+    assert np.allclose(panel.view.viewRange(), chosen) and np.allclose(panel.zoom.view.viewRange(), zoomed)
+    panel.show_capture("b:output", conv_maps, None)
+    assert np.allclose(panel.view.viewRange(), fitted)
+    assert panel.zoom.view.viewRange()[0][1] - panel.zoom.view.viewRange()[0][0] > 100  # the whole tile
+    panel.view.setRange(xRange=(100, 300), yRange=(100, 300), padding=0)
+    panel.clear()
+    panel.show_capture("b:output", conv_maps, None)
+    assert np.allclose(panel.view.viewRange(), fitted)
