@@ -115,11 +115,13 @@ def _finish(loaded: LoadedModel, job: AtlasJob, out: Path, tops: dict[str, Layer
     names = job.images
     skipped = sorted(skipped, key=lambda s: s["path"])
     atlas = {"model": loaded.source, "images": len(names) - len(skipped), "skipped": skipped, "layers": {}}
+    relative: dict[int, str] = {}  # an image in many channels' tops: its path worked out once (pathlib is slow)
     for path in job.layers:
         layer = tops[path]
         atlas["layers"][path] = {
             "channels": layer.channels,
-            "top": [[{"image": names.relative(names.files[i]), "score": s, "y": y, "x": x}
+            "top": [[{"image": relative.get(i) or relative.setdefault(i, names.relative(names.files[i])),
+                      "score": s, "y": y, "x": x}
                      for i, s, y, x in layer.entries(c)] for c in range(layer.channels)],
             "mean": layer.mean.tolist(),
             "std": layer.std().tolist(),

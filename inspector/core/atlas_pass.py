@@ -72,8 +72,11 @@ class Reduced:
     positions: int
 
 
-def reduce_layer(v: torch.Tensor, threshold: torch.Tensor, inclusive: bool) -> Reduced:
-    """Scores, argmax (for the candidates only) and sums of a (B, C, P) view."""
+def reduce_layer(v: torch.Tensor, threshold: torch.Tensor, inclusive: bool,
+                 scratch: torch.Tensor | None = None) -> Reduced:
+    """Scores, argmax (for the candidates only) and sums of a (B, C, P) view. `scratch`: a float32
+    buffer of at least v's size on its device, reused between calls (a fresh tensor this large costs
+    page faults every batch)."""
     scores = v.amax(2)
     mask = scores >= threshold if inclusive else scores > threshold
     candidates = mask.nonzero()
@@ -81,12 +84,15 @@ def reduce_layer(v: torch.Tensor, threshold: torch.Tensor, inclusive: bool) -> R
         argmax = v.argmax(2)[candidates[:, 0], candidates[:, 1]]
     else:
         argmax = v[candidates[:, 0], candidates[:, 1]].argmax(-1)
-    # positives: clamp + sign + a float sum is ~30% faster on CPU than summing (v > 0) (a bool sum goes
-    # through int64); float32 counts are exact below 2**24 positions
-    positive = v.clamp(min=0).sign_().sum(2)
-    if positive.isnan().any():  # NaN activations (clamp keeps them): count exactly
-        positive = (v > 0).sum(2).float()
-    return Reduced(scores, v.sum(2), torch.linalg.vecdot(v, v, dim=2), positive, candidates, argmax, v.shape[2])
+    if scratch is None or scratch.numel() < v.numel():
+        scratch = torch.empty(v.numel(), dtype=v.dtype, device=v.device)
+    work = scratch[:v.numel()].view(v.shape)
+    # squares and positives written into the buffer, then summed: on the CPU ~2x faster than
+    # linalg.vecdot and clamp().sign_().sum() (a bool sum goes through int64); counts in float32 are
+    # exact below 2**24 positions, and NaN is not positive
+    squares = torch.mul(v, v, out=work).sum(2)
+    positive = torch.gt(v, 0, out=work).sum(2)
+    return Reduced(scores, v.sum(2), squares, positive, candidates, argmax, v.shape[2])
 
 
 class AtlasPass:
@@ -97,6 +103,7 @@ class AtlasPass:
         self.layouts: dict[str, Layout] = {}
         named = dict(module.named_modules())
         self._modules = [(path, named[path]) for path in self.layers]
+        self._scratch: torch.Tensor | None = None  # reduce_layer's buffer, as large as the largest output
 
     def run(self, x: torch.Tensor, thresholds: dict[str, torch.Tensor] | None = None,
             inclusive: bool = False) -> dict[str, Reduced]:
@@ -122,7 +129,9 @@ class AtlasPass:
                 thr = thresholds.get(path) if thresholds else None
                 if thr is None:
                     thr = torch.full((layout.channels,), -torch.inf, device=v.device)
-                found[path] = reduce_layer(v, thr, inclusive)
+                if self._scratch is None or self._scratch.numel() < v.numel() or self._scratch.device != v.device:
+                    self._scratch = torch.empty(v.numel(), dtype=torch.float32, device=v.device)
+                found[path] = reduce_layer(v, thr, inclusive, self._scratch)
             return hook
 
         try:

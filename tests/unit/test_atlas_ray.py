@@ -1,12 +1,15 @@
-"""The atlas on a local Ray instance (2 CPUs) equals the in-process atlas."""
+"""The atlas on a local Ray instance (2 CPUs) equals the in-process atlas, also when cancelled on Ray
+and resumed there."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import ray
 
 from inspector.core import load_model
 from inspector.core.atlas import run_atlas, thumbnail_path
+from inspector.core.errors import RunCancelled
 
 from test_atlas import make_images
 
@@ -21,10 +24,27 @@ def test_ray_atlas_equals_the_in_process_atlas(tmp_path):
         seen = []
         there = run_atlas(demo, data, layers, 3, tmp_path / "ray", batch=4, use_ray=True,
                           progress=lambda d, t: seen.append((d, t)))
+        # cancelled after its first batch (4 of 8 files), then the same call resumes on Ray
+        with pytest.raises(RunCancelled, match="after 4 of 8 images"):
+            run_atlas(demo, data, layers, 3, tmp_path / "resumed", batch=4, use_ray=True,
+                      cancel=lambda: True)
+        assert not (tmp_path / "resumed" / "atlas.json").exists()
+        again = []
+        resumed = run_atlas(demo, data, layers, 3, tmp_path / "resumed", batch=4, use_ray=True,
+                            progress=lambda d, t: again.append((d, t)))
     finally:
         ray.shutdown()
     assert seen[-1] == (8, 8)
-    assert there["images"] == here["images"] == 7 and there["skipped"] == here["skipped"]
+    assert again[0] == (4, 8) and again[-1] == (8, 8)  # it started from the saved half
+    assert_same_atlas(resumed, here)
+    assert there["images"] == here["images"] == 7
+    assert_same_atlas(there, here)
+    assert thumbnail_path(tmp_path / "ray", "block.conv2", 5, 2).is_file()
+
+
+def assert_same_atlas(there: dict, here: dict) -> None:
+    """The same images, top K (images and positions), scores and statistics to float32 rounding."""
+    assert there["images"] == here["images"] and there["skipped"] == here["skipped"]
     assert list(there["layers"]) == ["conv1", "block.conv2", "fc"]
     for name, layer in here["layers"].items():
         other = there["layers"][name]
@@ -34,4 +54,3 @@ def test_ray_atlas_equals_the_in_process_atlas(tmp_path):
                                    [[e["score"] for e in c] for c in layer["top"]], rtol=1e-5, atol=1e-6)
         for key in ("mean", "std", "frac_positive"):
             np.testing.assert_allclose(other[key], layer[key], rtol=1e-5, atol=1e-6)
-    assert thumbnail_path(tmp_path / "ray", "block.conv2", 5, 2).is_file()
