@@ -4,3 +4,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Two cores: torch's intra-op threads fighting the app's worker thread (and parallel CLI
 # subprocesses) made single runs many times slower. One thread each is faster overall.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one process per core, at most four (each imports torch and Qt: ~1 GB)."""
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))

@@ -71,7 +71,7 @@ def test_an_atlas_from_disk_a_mosaic_click_and_use_as_input(ui, qtbot, window, t
     assert [view.layer.itemText(i) for i in range(view.layer.count())] == ["features.0"]
     window.state.select_layer("features.0")
     click_channel(window.activation_panel, 1)
-    qtbot.waitUntil(lambda: view.cells and view.cells[0][1].text().startswith("#1 score 5"), timeout=20_000)
+    qtbot.waitUntil(lambda: bool(view.cells) and view.cells[0][1].text().startswith("#1 score 5"), timeout=20_000)
     assert view.channel.value() == 1 and window.atlas_dock.isVisible()
     picture, caption, use = view.cells[0]
     assert caption.text() == "#1 score 5<br>dogs/0.png" and view.cells[1][1].text() == "#2 score 2.5<br>cats/1.png"
@@ -112,7 +112,7 @@ def test_a_click_on_a_compare_tab_mosaic_opens_the_atlas_at_that_channel(ui, qtb
     row, col = shown.mosaic.origin(1)
     point = compare.grid.views["activation", "difference"].mapViewToScene(QPointF(col + 1.5, row + 1.5))
     compare.grid._on_mouse_clicked(Click(point))
-    qtbot.waitUntil(lambda: view.cells and view.cells[0][1].text().startswith("#1 score 5"), timeout=20_000)
+    qtbot.waitUntil(lambda: bool(view.cells) and view.cells[0][1].text().startswith("#1 score 5"), timeout=20_000)
     assert view.channel.value() == 1 and window.atlas_dock.isVisible()
     assert view.cells[1][1].text() == "#2 score 2.5<br>cats/1.png"
 
