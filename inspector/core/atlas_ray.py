@@ -136,8 +136,23 @@ def _concat(parts: list[LayerPartial]) -> LayerPartial:
                         acc.count, acc.mean, acc.m2, acc.positive)
 
 
+def _token_auth_where_there_is_a_token() -> None:
+    """Send the cluster's token when there is one: a driver joining an existing cluster does not
+    authenticate unless RAY_AUTH_MODE says so, while `ray start` (Ray >= 2.59) starts clusters that
+    require the token it writes to ~/.ray/auth_token. An explicit RAY_AUTH_MODE is left as it is."""
+    import os
+
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH") or \
+            (Path.home() / ".ray" / "auth_token").is_file():
+        os.environ["RAY_AUTH_MODE"] = "token"
+
+
 def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: str | None):
     """The job's layers' LayerTop and skipped files, computed on Ray (a local instance when `address` is None)."""
+    if address:
+        _token_auth_where_there_is_a_token()  # before Ray is imported: it reads the mode then
     try:
         import ray
         import ray.data
@@ -155,7 +170,10 @@ def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: s
             ray.init(address=address or None, include_dashboard=False, logging_level=logging.WARNING,
                      log_to_driver=False, **remote)
         except Exception as exc:
-            raise AtlasError(f"Cannot start or reach Ray{' at ' + address if address else ''}: {exc}") from None
+            hint = (" (a cluster with token authentication, the default since Ray 2.59 for clusters started "
+                    "with `ray start`, needs its token here: RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
+                    "~/.ray/auth_token; see `ray get-auth-token`)") if address else ""
+            raise AtlasError(f"Cannot start or reach Ray{' at ' + address if address else ''}: {exc}{hint}") from None
     try:
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False

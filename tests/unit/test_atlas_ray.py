@@ -3,6 +3,8 @@ atlas."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import ray
@@ -47,3 +49,28 @@ def assert_same_atlas(there: dict, here: dict) -> None:
                                    [[e["score"] for e in c] for c in layer["top"]], rtol=1e-5, atol=1e-6)
         for key in ("mean", "std", "frac_positive"):
             np.testing.assert_allclose(other[key], layer[key], rtol=1e-5, atol=1e-6)
+
+
+def test_joining_a_cluster_sends_its_token_where_there_is_one(tmp_path, monkeypatch):
+    """`ray start` (Ray >= 2.59) starts clusters that require the token it writes to ~/.ray/auth_token,
+    and a driver joining one does not send it unless RAY_AUTH_MODE=token (found joining one here)."""
+    from inspector.core.atlas_ray import _token_auth_where_there_is_a_token
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        monkeypatch.setenv(name, "")  # remembered as they were, and put back after the test
+        monkeypatch.delenv(name)
+    _token_auth_where_there_is_a_token()
+    assert "RAY_AUTH_MODE" not in os.environ  # no token anywhere: nothing to send
+    (tmp_path / ".ray").mkdir()
+    (tmp_path / ".ray" / "auth_token").write_text("secret")
+    _token_auth_where_there_is_a_token()
+    assert os.environ["RAY_AUTH_MODE"] == "token"
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # the user's own choice stays
+    _token_auth_where_there_is_a_token()
+    assert os.environ["RAY_AUTH_MODE"] == "disabled"
+    monkeypatch.delenv("RAY_AUTH_MODE")
+    (tmp_path / ".ray" / "auth_token").unlink()
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "secret")
+    _token_auth_where_there_is_a_token()
+    assert os.environ["RAY_AUTH_MODE"] == "token"
