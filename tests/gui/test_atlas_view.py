@@ -59,7 +59,8 @@ def hand_written_atlas(out, data):
         "kind": "receptive field"}}))
 
 
-def test_an_atlas_from_disk_a_mosaic_click_and_use_as_input(ui, qtbot, window, tmp_path):
+def open_hand_written_atlas(qtbot, window, tmp_path):
+    """(the image folder, the Atlas view) once the window has opened hand_written_atlas over make_images."""
     data = tmp_path / "data"
     make_images(data)
     out = tmp_path / "atlas"
@@ -67,6 +68,11 @@ def test_an_atlas_from_disk_a_mosaic_click_and_use_as_input(ui, qtbot, window, t
     window.state.open_atlas(str(out))
     view = window.atlas_view
     qtbot.waitUntil(lambda: view.opened is not None, timeout=20_000)
+    return data, view
+
+
+def test_an_atlas_from_disk_a_mosaic_click_and_use_as_input(ui, qtbot, window, tmp_path):
+    data, view = open_hand_written_atlas(qtbot, window, tmp_path)
     assert "Tiny" in view.info.text() and "5 images, 1 skipped" in view.info.text()
     assert [view.layer.itemText(i) for i in range(view.layer.count())] == ["features.0"]
     window.state.select_layer("features.0")
@@ -95,13 +101,7 @@ def test_an_atlas_from_disk_a_mosaic_click_and_use_as_input(ui, qtbot, window, t
 def test_a_click_on_a_compare_tab_mosaic_opens_the_atlas_at_that_channel(ui, qtbot, window, tmp_path):
     from inspector.core.edits import parse_edit
 
-    data = tmp_path / "data"
-    make_images(data)
-    out = tmp_path / "atlas"
-    hand_written_atlas(out, data)
-    window.state.open_atlas(str(out))
-    view = window.atlas_view
-    qtbot.waitUntil(lambda: view.opened is not None, timeout=20_000)
+    _, view = open_hand_written_atlas(qtbot, window, tmp_path)
     compare = window.edits.compare
     window.tabs.setCurrentWidget(compare)
     window.state.select_layer("features.0")
