@@ -39,6 +39,10 @@ def run_atlas(loaded: LoadedModel, data_dir, layers: str, top: int, out_dir, *, 
     arguments are wrong (no images, a pattern matching no layer, an out_dir with another job's atlas).
     `thumbnails=False` leaves the crops out (the benchmark times the pass over the data alone)."""
     job = job_of(loaded, data_dir, layers, top, batch)
+    if ray_address:
+        from .atlas_ray import check_address
+
+        check_address(ray_address)  # before anything is written, and at once (Ray retries for minutes)
     out = Path(out_dir)
     done = check_out_dir(out, job)
     if done is not None:

@@ -136,6 +136,30 @@ def _concat(parts: list[LayerPartial]) -> LayerPartial:
                         acc.count, acc.mean, acc.m2, acc.positive)
 
 
+def check_address(address: str, timeout_s: float = 5.0) -> None:
+    """AtlasError unless something answers at a cluster address (`HOST[:PORT]` or `ray://HOST:PORT`; `auto`
+    is Ray's to find). Ray itself retries an address where nothing listens for many minutes."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if address in ("auto", "local"):
+        return
+    parts = urlsplit(address if "://" in address else f"//{address}")
+    try:
+        host, port = parts.hostname, parts.port or (10001 if parts.scheme == "ray" else 6379)
+    except ValueError:
+        raise AtlasError(f"Cannot read the Ray address {address!r}: write HOST:PORT (e.g. 10.0.0.5:6379), "
+                         f"ray://HOST:10001 or auto.") from None
+    if not host:
+        raise AtlasError(f"Cannot read the Ray address {address!r}: write HOST:PORT (e.g. 10.0.0.5:6379), "
+                         f"ray://HOST:10001 or auto.")
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError as exc:
+        raise AtlasError(f"Nothing answers at {host}:{port} ({exc.strerror or exc}): is the cluster's head "
+                         f"running there (`ray start --head` prints its address)?") from None
+
+
 def _token_auth_where_there_is_a_token() -> None:
     """Send the cluster's token when there is one: a driver joining an existing cluster does not
     authenticate unless RAY_AUTH_MODE says so, while `ray start` (Ray >= 2.59) starts clusters that

@@ -11,7 +11,7 @@ import ray
 
 from inspector.core import load_model
 from inspector.core.atlas import run_atlas, thumbnail_path
-from inspector.core.errors import RunCancelled
+from inspector.core.errors import AtlasError, RunCancelled
 
 from test_atlas import make_images
 
@@ -74,3 +74,21 @@ def test_joining_a_cluster_sends_its_token_where_there_is_one(tmp_path, monkeypa
     monkeypatch.setenv("RAY_AUTH_TOKEN", "secret")
     _token_auth_where_there_is_a_token()
     assert os.environ["RAY_AUTH_MODE"] == "token"
+
+
+def test_an_address_where_nothing_answers_is_a_clear_error_at_once_and_writes_nothing(tmp_path):
+    """Ray retried such an address for more than five minutes (tried: --ray 127.0.0.1:1)."""
+    import socket
+    import time
+
+    demo = load_model("demo")
+    data = make_images(tmp_path / "data", 2)
+    with socket.socket() as free:  # a port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(AtlasError, match=f"Nothing answers at 127.0.0.1:{port}.*ray start --head"):
+        run_atlas(demo, data, "conv1", 2, tmp_path / "out", ray_address=f"127.0.0.1:{port}")
+    assert time.monotonic() - started < 30 and not (tmp_path / "out").exists()
+    with pytest.raises(AtlasError, match="Cannot read the Ray address 'host:port'"):
+        run_atlas(demo, data, "conv1", 2, tmp_path / "out", ray_address="host:port")
