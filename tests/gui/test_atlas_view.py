@@ -164,11 +164,13 @@ def test_building_an_atlas_in_the_worker_cancel_and_resume(ui, qtbot, window, tm
     atlas = window.state.atlas.atlas
     scores = brute_force_top(gui_files / "models.py", data, sorted(names))
     order = sorted(names)
+    tol = 1e-5 * np.abs(scores).max()  # float32 rounding of a 27-term convolution, at the layer's scale
     for c in range(8):
         ranked = np.argsort(-scores[:, c], kind="stable")[:3]
         got = atlas["layers"]["features.0"]["top"][c]
-        assert [e["image"] for e in got] == [order[i] for i in ranked]
-        np.testing.assert_allclose([e["score"] for e in got], scores[ranked, c], rtol=1e-5)
+        np.testing.assert_allclose([e["score"] for e in got], scores[ranked, c], rtol=1e-5, atol=tol)
+        for e, i in zip(got, ranked):  # the reference's image, or one that ties it within rounding
+            assert e["image"] == order[i] or abs(scores[order.index(e["image"]), c] - scores[i, c]) <= 2 * tol
     assert window.atlas_view.layer.currentText() == "features.0" and window.atlas_dock.isVisible()
     qtbot.waitUntil(lambda: bool(window.atlas_view.cells) and window.atlas_view.cells[0][0].pixmap() is not None
                     and not window.atlas_view.cells[0][0].pixmap().isNull(), timeout=20_000)

@@ -16,6 +16,8 @@ from inspector.core.errors import AtlasError, InputError, RunCancelled, SpecErro
 from inspector.core.inputs import list_images
 from inspector.core.tokens import token_grid
 
+pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set
+
 
 def make_images(root, count, size=64, seed=0):
     """`count` random PNGs in two nested folders (ImageFolder layout) and one corrupt file."""
@@ -67,20 +69,54 @@ def brute_force(loaded, folder, layers, top):
             order = sorted(range(len(names)), key=lambda i: (-score[i, c], i))[:top]
             tops.append([(names[i], score[i, c], arg[i, c] // width, arg[i, c] % width) for i in order])
         out[layer] = {"top": tops, "mean": a.mean(axis=(0, 2)), "std": a.std(axis=(0, 2)),
-                      "frac_positive": (a > 0).mean(axis=(0, 2))}
+                      "frac_positive": (a > 0).mean(axis=(0, 2)), "acts": a, "width": width}
     return names, out
+
+
+def rounding(a: np.ndarray) -> float:
+    """What float32 rounding can move a value of this layer by: 1e-5 of its largest magnitude.
+
+    The atlas (batched) and the reference (one image) run the same float32 sums with kernels that
+    oneDNN picks by batch size and by the CPU's instruction set (SSE4.1, AVX2, AVX-512), so each
+    sum is taken in another order. One reordered sum of n float32 products moves by about
+    sqrt(n) * 6e-8 of its terms' size (n = 27 for conv1, 288 for each later 3x3 convolution: 3e-7 to
+    1e-6), and the errors of the five convolutions before relu3 add up. Measured on this test's
+    layers under all three instruction sets: at most 6.1e-7 of the layer's largest value (relu3),
+    so 1e-5 leaves a margin of 16. A value near zero gets the layer's tolerance, not a relative one
+    of its own (the failure this replaces: 1.8e-7 on a score of 0.0148, relative 1.2e-5).
+    """
+    return 1e-5 * float(np.abs(a).max())
+
+
+def check_top(entries, acts, width, names, wanted, tol):
+    """One channel's top K against the reference, allowing only the swaps rounding explains: an
+    image whose maximum is within rounding of the reference's at that rank, a position where the
+    image's value is within rounding of its maximum. Where no other image or position is that close,
+    this is the exact image and position."""
+    best = acts.max(1)  # (N,) each image's maximum of this channel
+    index = {name: i for i, name in enumerate(names)}
+    assert len(entries) == len(wanted) and len({e["image"] for e in entries}) == len(entries)
+    np.testing.assert_allclose([e["score"] for e in entries], [s for _, s, _, _ in wanted], rtol=1e-5, atol=tol)
+    for e, (name, score, _y, _x) in zip(entries, wanted):
+        i = index[e["image"]]
+        assert e["image"] == name or abs(best[i] - score) <= 2 * tol, (e, name, score)
+        assert abs(e["score"] - best[i]) <= tol + 1e-5 * abs(best[i]), (e, best[i])
+        assert acts[i, e["y"] * width + e["x"]] >= best[i] - 2 * tol, (e, best[i])
+    for first, second in zip(entries, entries[1:]):  # equal scores (a ReLU's zeros): the earlier image first
+        if first["score"] == second["score"]:
+            assert index[first["image"]] < index[second["image"]]
 
 
 def check_against(atlas, names, expected):
     assert atlas["images"] == len(names)
     for layer, want in expected.items():
         got = atlas["layers"][layer]
+        tol = rounding(want["acts"])
         assert got["channels"] == len(want["top"])
-        for entries, wanted in zip(got["top"], want["top"]):
-            assert [(e["image"], e["y"], e["x"]) for e in entries] == [(n, y, x) for n, _, y, x in wanted]
-            np.testing.assert_allclose([e["score"] for e in entries], [s for _, s, _, _ in wanted], rtol=1e-5)
+        for c, (entries, wanted) in enumerate(zip(got["top"], want["top"])):
+            check_top(entries, want["acts"][:, c], want["width"], names, wanted, tol)
         for key in ("mean", "std"):
-            np.testing.assert_allclose(got[key], want[key], rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(got[key], want[key], rtol=1e-5, atol=tol)
         # (a value within float rounding of 0 may fall on the other side in a batch of another size)
         np.testing.assert_allclose(got["frac_positive"], want["frac_positive"], rtol=0, atol=1e-4)
 

@@ -14,6 +14,8 @@ from inspector.core import SpecError, build_layer_tree, capture, load_model
 from inspector.core.attribution import (attribute, cam_from_result, find_gradcam_layer, gradcam, guided_backprop,
                                         guided_gradcam, saliency)
 
+pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set
+
 
 @pytest.fixture(scope="module")
 def resnet():

@@ -18,6 +18,8 @@ from torchvision.models.convnext import CNBlockConfig
 from inspector.core import capture
 from inspector.core.models import LoadedModel
 
+pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set
+
 
 class ChannelsLastConv(nn.Module):
     """A 2x2 stride-2 convolution on a channels-last input (as after ConvNeXt's LayerNorm2d)."""

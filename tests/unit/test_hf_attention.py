@@ -13,6 +13,8 @@ from inspector.core.attention import supports_attention  # noqa: E402
 from inspector.core.hf_models import _return_tensor  # noqa: E402
 from inspector.core.models import LoadedModel  # noqa: E402
 
+pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set
+
 TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=32,
             patch_size=8)
 

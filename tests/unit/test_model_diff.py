@@ -16,6 +16,8 @@ from inspector.core.errors import MismatchError, ModelLoadError
 from inspector.core.model_diff import divergence
 from inspector.core.model_pair import diff_models, load_pair
 
+pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set
+
 NETS = textwrap.dedent(
     """
     import torch
