@@ -46,9 +46,9 @@ def bench_atlas(model: str = "resnet18", images: int = 64, batch: int = 16, top:
                 device: str = "cpu", log: Callable[[str], None] = print) -> dict:
     import torch
 
-    from inspector.core.api import tree_of
+    from inspector.core.models import tree_of
     from inspector.core.atlas import run_atlas
-    from inspector.core.atlas_batches import prefetched_batches
+    from inspector.core.atlas.batches import prefetched_batches
     from inspector.core.devices import resolve_device
     from inspector.core.inputs import input_preprocess, list_images
     from inspector.core.models import load_model

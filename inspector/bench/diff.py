@@ -19,7 +19,7 @@ from typing import Callable
 
 import torch
 
-from inspector.core.api import sharing_of, tree_of
+from inspector.core.models import sharing_of, tree_of
 from inspector.core.engine import run
 from inspector.core.model_pair import diff_models
 from inspector.core.models import load_model

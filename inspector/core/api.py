@@ -13,7 +13,7 @@ from .edits import Edit
 from .errors import SpecError
 from .engine import run
 from .layers import LayerTree, build_layer_tree
-from .models import LoadedModel
+from .models import LoadedModel, sharing_of, tree_of
 from .objective import Target
 from .result import RunResult
 from .runspec import RunSpec
@@ -75,22 +75,3 @@ def _check_arguments(model, inputs, cancel, sharing) -> None:
     need_instance(inputs, torch.Tensor, "inputs", "a torch.Tensor (load_input(...) makes one)")
     need_instance(cancel, (threading.Event, type(None)), "cancel", "a threading.Event or None")
     need_instance(sharing, (Sharing, type(None)), "sharing", "a Sharing or None")
-
-
-def tree_of(model: LoadedModel):
-    """The layer tree kept with a `LoadedModel`, built with one run at its default input when it has
-    one (so `all` leaves out leaves that never run); made on first use, afresh for a replaced module."""
-    kept = model.__dict__.get("_tree")
-    if kept is None or kept[0] is not model.module:
-        example = model.example_input()
-        example = example.to(model.device) if example is not None else None
-        kept = model.__dict__["_tree"] = (model.module, build_layer_tree(model.module, example))
-    return kept[1]
-
-
-def sharing_of(model: LoadedModel) -> Sharing:
-    """The `Sharing` kept with a `LoadedModel` (made on first use; a replaced module starts afresh)."""
-    kept = model.__dict__.get("_sharing")
-    if kept is None or kept[0] is not model.module:
-        kept = model.__dict__["_sharing"] = (model.module, Sharing())
-    return kept[1]

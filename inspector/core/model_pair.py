@@ -37,7 +37,7 @@ def diff_models(first, second, inputs, layers: str | Iterable[str] = "all",
     on one device). `stats`: also work out per-capture statistics (the comparison does not need them)."""
     import torch
 
-    from .api import sharing_of, tree_of
+    from .models import sharing_of, tree_of
     from .arguments import need_instance, need_texts
     from .devices import resolve_device
     from .engine import run

@@ -25,6 +25,8 @@ import torch
 from torch import nn
 
 from .checkpoints import read_checkpoint, weights_into
+from .layers import LayerTree, build_layer_tree
+from .sharing import Sharing
 from .errors import ModelLoadError, SpecError, UntrustedCodeError
 from .preprocess import Preprocess
 from .seeds import check_seed, new_seed, seeded
@@ -54,6 +56,25 @@ class LoadedModel:
     @property
     def device(self) -> torch.device:
         return next((p.device for p in self.module.parameters()), torch.device("cpu"))
+
+
+def tree_of(model: LoadedModel) -> LayerTree:
+    """The layer tree kept with a `LoadedModel`, built with one run at its default input when it has
+    one (so `all` leaves out leaves that never run); made on first use, afresh for a replaced module."""
+    kept = model.__dict__.get("_tree")
+    if kept is None or kept[0] is not model.module:
+        example = model.example_input()
+        example = example.to(model.device) if example is not None else None
+        kept = model.__dict__["_tree"] = (model.module, build_layer_tree(model.module, example))
+    return kept[1]
+
+
+def sharing_of(model: LoadedModel) -> Sharing:
+    """The `Sharing` kept with a `LoadedModel` (made on first use; a replaced module starts afresh)."""
+    kept = model.__dict__.get("_sharing")
+    if kept is None or kept[0] is not model.module:
+        kept = model.__dict__["_sharing"] = (model.module, Sharing())
+    return kept[1]
 
 
 def torchvision_classifiers() -> list[str]:

@@ -15,7 +15,7 @@ class AtlasJobs:
             if request.kind == "build":
                 self._build_atlas(request)
             elif request.kind == "open":
-                from inspector.core.atlas_pictures import open_atlas
+                from inspector.core.atlas.pictures import open_atlas
 
                 self.sigPhase.emit("Opening the atlas")
                 self._opened(open_atlas(request.out_dir))
@@ -28,7 +28,7 @@ class AtlasJobs:
         import time
 
         from inspector.core.atlas import run_atlas
-        from inspector.core.atlas_pictures import open_atlas
+        from inspector.core.atlas.pictures import open_atlas
 
         loaded, _tree = self.bench.load(request.model)
         started = time.perf_counter()
@@ -52,7 +52,7 @@ class AtlasJobs:
         self.sigAtlas.emit(opened)
 
     def _atlas_pictures(self, request) -> None:
-        from inspector.core.atlas_pictures import open_atlas, top_pictures
+        from inspector.core.atlas.pictures import open_atlas, top_pictures
 
         opened = self._atlas_cache.get(request.out_dir)
         if opened is None:

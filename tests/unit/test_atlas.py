@@ -11,7 +11,7 @@ from PIL import Image
 
 from inspector.core import load_input, load_model
 from inspector.core.atlas import read_atlas, run_atlas, thumbnail_path
-from inspector.core.atlas_thumbs import argmax_region
+from inspector.core.atlas.thumbs import argmax_region
 from inspector.core.errors import AtlasError, InputError, RunCancelled, SpecError
 from inspector.core.inputs import list_images
 from inspector.core.tokens import token_grid
@@ -236,7 +236,7 @@ def test_list_images_folder_and_glob(tmp_path):
 
 
 def test_reduce_layer_counts_positives_beside_nan():
-    from inspector.core.atlas_pass import reduce_layer
+    from inspector.core.atlas.reduce import reduce_layer
 
     v = torch.tensor([[[1.0, -2.0, 0.0, 3.0], [float("nan"), 2.0, 5.0, -1.0]]])  # (B=1, C=2, P=4)
     r = reduce_layer(v, torch.full((2,), -torch.inf), inclusive=False)

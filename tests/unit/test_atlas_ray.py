@@ -54,7 +54,7 @@ def assert_same_atlas(there: dict, here: dict) -> None:
 def test_joining_a_cluster_sends_its_token_where_there_is_one(tmp_path, monkeypatch):
     """`ray start` (Ray >= 2.59) starts clusters that require the token it writes to ~/.ray/auth_token,
     and a driver joining one does not send it unless RAY_AUTH_MODE=token (found joining one here)."""
-    from inspector.core.atlas_ray import _token_auth_where_there_is_a_token
+    from inspector.core.atlas.ray_pipeline import _token_auth_where_there_is_a_token
 
     monkeypatch.setenv("HOME", str(tmp_path))
     for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):

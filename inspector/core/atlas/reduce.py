@@ -16,9 +16,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from .atlas_topk import LayerPartial
-from .errors import SpecError
-from .tokens import TokenGrid, is_channels_last
+from ..errors import SpecError
+from ..tokens import TokenGrid, is_channels_last
+from .topk import LayerPartial
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ they stream in (`LayerTop.add`), so its memory stays independent of the dataset.
 the in-process job's (same ranking rule, ties by image index); statistics agree to float rounding.
 Cancelling saves which images are done, so the job resumes (here or in process) when run again.
 
-Ray is imported only here, and this module only when `--ray` is asked for.
+Ray is imported only here, and only when `--ray` is asked for.
 """
 
 from __future__ import annotations
@@ -20,9 +20,15 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 
-from .atlas_topk import LayerPartial, LayerTop
-from .errors import AtlasError
+from ..devices import resolve_device
+from ..errors import AtlasError
+from .batches import decode, stack_groups
+from .job import checkpoint_of
+from .loop import after_batch, skip_record
+from .reduce import AtlasPass, to_partial
+from .topk import LayerPartial, LayerTop
 
 RESIZE = "\0resize"
 _PARTIAL_FIELDS = ("channel", "image", "score", "pos", "count", "mean", "m2", "positive")
@@ -57,8 +63,6 @@ def unpack(blob: bytes):
 
 def decode_batch(batch: dict, preprocess) -> dict:
     """Ray task: a batch of (index, path) rows -> decoded model inputs (failed ones flagged, zero pixels)."""
-    from .atlas_batches import decode
-
     decoded = [decode(Path(p), preprocess) for p in batch["path"]]
     shape = next((tuple(t.shape[1:]) for t in decoded if not isinstance(t, str)), (3, 1, 1))
     pixels = np.zeros((len(decoded), *shape), np.float32)
@@ -78,11 +82,7 @@ class Replica:
     """Ray actor: a model replica reducing batches with the atlas's hooks."""
 
     def __init__(self, module_ref: list, layers: list[str], grid, top: int, device: str, preprocess) -> None:
-        import ray
-        import torch
-
-        from .atlas_pass import AtlasPass
-        from .devices import resolve_device
+        import ray  # in the actor, where Ray runs
 
         self.device = resolve_device(device)
         self.module = ray.get(module_ref[0]).to(self.device).eval()
@@ -92,9 +92,6 @@ class Replica:
         self.torch = torch
 
     def __call__(self, batch: dict) -> dict:
-        from .atlas_batches import decode, stack_groups
-        from .atlas_pass import to_partial
-
         torch = self.torch
         indices = batch["index"]
         good, tensors, skipped = [], [], []
@@ -182,9 +179,6 @@ def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: s
         import ray.data
     except ImportError:
         raise AtlasError("--ray needs Ray: pip install 'network-inspector[ray]' (or uv sync --extra ray).") from None
-    from .atlas import _after_batch, skip_record
-    from .atlas_job import Checkpoint
-
     started = not ray.is_initialized()
     if started:
         import inspector
@@ -201,7 +195,7 @@ def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: s
     try:
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
-        checkpoint = Checkpoint(out, job)
+        checkpoint = checkpoint_of(job, out)
         done, tops, skipped = checkpoint.load()
         todo = np.nonzero(~done)[0]
         files = [str(Path(p).resolve()) for p in job.images.files]
@@ -229,7 +223,7 @@ def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: s
                 path = job.layers[number]
                 (tops.get(path) or tops.setdefault(path, LayerTop(channels, job.top, width))).add(part)
             done[indices] = True
-            saved_at = _after_batch(checkpoint, done, tops, skipped, progress, cancel, saved_at)
+            saved_at = after_batch(checkpoint, done, tops, skipped, progress, cancel, saved_at)
         return tops, skipped
     finally:
         if started:

@@ -22,8 +22,9 @@ import numpy as np
 import torch
 from PIL import Image
 
-from .atlas_batches import decode
-from .atlas_pass import Layout, layout_of
+from .batches import decode
+from .reduce import Layout, layout_of
+from .store import regions_path, thumbnail_dir, thumbnail_file
 
 RF_CHUNK = 8  # layers whose receptive fields one backward measures
 
@@ -142,7 +143,7 @@ def region_box(geometry: dict, y: int, x: int) -> tuple[int, int, int, int]:
 
 def argmax_region(out_dir, layer: str, y: int, x: int) -> tuple[int, int, int, int]:
     """The box (left, top, right, bottom) in the model's input of a top entry's argmax, from regions.json."""
-    regions = json.loads((Path(out_dir) / "thumbnails" / "regions.json").read_text(encoding="utf-8"))
+    regions = json.loads(regions_path(out_dir).read_text(encoding="utf-8"))
     return region_box(regions[layer], y, x)
 
 
@@ -150,11 +151,9 @@ def write_thumbnails(loaded, job, out: Path, atlas: dict) -> None:
     """A PNG crop around every top entry's argmax (atlas.thumbnail_path), at most THUMB_SIDE pixels a side
     (larger regions scaled down), and regions.json. The same region of the same image (the whole picture for
     late layers) is encoded once; its other entries are hard links to that file (copies where links fail)."""
-    from .atlas import THUMB_NAME
-
     by_image: dict[str, list[tuple[str, int, int, int, int]]] = {}
     for path, layer in atlas["layers"].items():
-        (out / "thumbnails" / path).mkdir(parents=True, exist_ok=True)
+        thumbnail_dir(out, path).mkdir(parents=True, exist_ok=True)
         for c, entries in enumerate(layer["top"]):
             for rank, e in enumerate(entries):
                 by_image.setdefault(e["image"], []).append((path, c, rank, e["y"], e["x"]))
@@ -175,7 +174,7 @@ def write_thumbnails(loaded, job, out: Path, atlas: dict) -> None:
             written: dict[tuple[int, int, int, int], str] = {}
             for path, c, rank, y, xx in entries:
                 box = region_box(geometry[shape][path], y, xx)
-                target = f"{out}/thumbnails/{path}/" + THUMB_NAME.format(channel=c, rank=rank)
+                target = thumbnail_file(out, path, c, rank)
                 if box in written:
                     links.append((written[box], target))
                 else:
@@ -185,7 +184,7 @@ def write_thumbnails(loaded, job, out: Path, atlas: dict) -> None:
             done.result()  # a thumbnail that cannot be written is an error, not a silent gap
     for source, target in links:
         _link(source, target)
-    (out / "thumbnails" / "regions.json").write_text(json.dumps(first or {}, indent=1) + "\n", encoding="utf-8")
+    regions_path(out).write_text(json.dumps(first or {}, indent=1) + "\n", encoding="utf-8")
 
 
 THUMB_SIDE = 64

@@ -12,9 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .atlas import read_atlas, thumbnail_path
-from .atlas_job import JOB_FILE, read_json
-from .errors import InspectorError
+from PIL import Image
+
+from ..errors import InspectorError
+from ..inputs import open_image
+from ..preprocess import Preprocess
+from .store import job_arguments, read_atlas, thumbnail_path
+from .thumbs import argmax_region
 
 
 @dataclass(frozen=True)
@@ -64,20 +68,15 @@ def open_atlas(out_dir) -> OpenedAtlas:
     if out.is_file():
         out = out.parent
     atlas = read_atlas(out)
-    data = preprocess = None
-    job_file = out / JOB_FILE
-    if job_file.is_file():
-        arguments = read_json(job_file).get("arguments", {})
-        data, preprocess = arguments.get("data"), arguments.get("preprocess")
-        if data is not None and not Path(data).is_dir():
-            data = None
+    arguments = job_arguments(out)
+    data, preprocess = arguments.get("data"), arguments.get("preprocess")
+    if data is not None and not Path(data).is_dir():
+        data = None
     return OpenedAtlas(str(out), atlas, data, preprocess)
 
 
 def top_pictures(opened: OpenedAtlas, layer: str, channel: int) -> list[TopPicture]:
     """The top entries of `layer`'s channel `channel`, best first, each with its picture."""
-    from .preprocess import Preprocess
-
     layers = opened.atlas["layers"]
     if layer not in layers:
         raise InspectorError(f"The atlas has no layer {layer} (it has {', '.join(layers)}).")
@@ -91,8 +90,6 @@ def top_pictures(opened: OpenedAtlas, layer: str, channel: int) -> list[TopPictu
         if rgb is None:
             thumb = thumbnail_path(opened.out_dir, layer, channel, rank)
             if thumb.is_file():
-                from PIL import Image
-
                 with Image.open(thumb) as im:
                     rgb, box, shown = np.asarray(im.convert("RGB")), None, "thumbnail"
         out.append(TopPicture(rank, e["image"], float(e["score"]), y, x, rgb, box, shown))
@@ -101,8 +98,6 @@ def top_pictures(opened: OpenedAtlas, layer: str, channel: int) -> list[TopPictu
 
 def _picture(opened: OpenedAtlas, prep, relative: str, layer: str, y: int, x: int):
     """(picture, box, "image") of a top entry as the model saw it, or (None, None, why not)."""
-    from .inputs import open_image
-
     path = opened.image_path(relative)
     if path is None or prep is None:
         return None, None, "image folder not found" if path is None else "preprocessing unknown"
@@ -116,8 +111,6 @@ def _picture(opened: OpenedAtlas, prep, relative: str, layer: str, y: int, x: in
 def argmax_box(out_dir, layer: str, y: int, x: int) -> tuple[int, int, int, int] | None:
     """The argmax's region (left, top, right, bottom) in the model's input, from the atlas's
     regions.json (None when the atlas has none for the layer)."""
-    from .atlas_thumbs import argmax_region
-
     try:
         return argmax_region(out_dir, layer, y, x)
     except (OSError, KeyError, ValueError):

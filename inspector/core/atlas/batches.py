@@ -9,8 +9,8 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from .inputs import open_image
-from .preprocess import Preprocess
+from ..inputs import open_image
+from ..preprocess import Preprocess
 
 DECODE_THREADS = 2
 

@@ -1,0 +1,82 @@
+"""The channel atlas: for every channel of the chosen layers, the dataset images that excite it most.
+
+`run_atlas` streams a folder of images through the model in batches (forward only, hooks that
+reduce on the device, `reduce`), keeps the top K images of every channel with
+the argmax position and running statistics (`topk`), and writes
+OUT_DIR/atlas.json with a thumbnail of the region around each top entry's argmax
+(`thumbs`). It can be cancelled between batches and resumes from the state it
+saved when run again with the same arguments; an OUT_DIR holding another job's atlas is refused.
+`use_ray=True` runs the same job as a Ray Data pipeline (`ray_pipeline`; Ray is imported only
+then).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from ..errors import AtlasError
+from ..models import LoadedModel, tree_of
+from .job import AtlasJob, checkpoint_of, job_of
+from .local import run_here
+from .ray_pipeline import check_address, run_on_ray
+from .store import ATLAS_FILE, check_out_dir, read_atlas, thumbnail_path, write_json
+from .thumbs import write_thumbnails
+from .topk import LayerTop
+
+ProgressFn = Callable[[int, int], None]
+CancelFn = Callable[[], bool]
+
+
+def run_atlas(loaded: LoadedModel, data_dir, layers: str, top: int, out_dir, *, batch: int = 16,
+              device: str = "cpu", progress: ProgressFn | None = None, cancel: CancelFn | None = None,
+              ray_address: str | None = None, use_ray: bool = False, thumbnails: bool = True) -> dict:
+    """Build the atlas of `layers` (patterns as in `capture`) over the images in `data_dir` and write it to
+    `out_dir`; returns the atlas.json content. Cancelled (`cancel()` true between batches): saves its
+    state and raises RunCancelled; the same call later resumes there. Nothing is written when the
+    arguments are wrong (no images, a pattern matching no layer, an out_dir with another job's atlas).
+    `thumbnails=False` leaves the crops out (the benchmark times the pass over the data alone)."""
+    job = job_of(loaded, tree_of(loaded), data_dir, layers, top, batch)
+    if ray_address:
+        check_address(ray_address)  # before anything is written, and at once (Ray retries for minutes)
+    out = Path(out_dir)
+    done = check_out_dir(out, job.key, job.arguments)
+    if done is not None:
+        if progress:
+            progress(len(job.images), len(job.images))
+        return done
+    if use_ray or ray_address:
+        tops, skipped = run_on_ray(loaded, job, out, device, progress, cancel, ray_address)
+    else:
+        tops, skipped = run_here(loaded, job, out, device, progress, cancel)
+    return _finish(loaded, job, out, tops, skipped, thumbnails)
+
+
+def _finish(loaded: LoadedModel, job: AtlasJob, out: Path, tops: dict[str, LayerTop], skipped: list[dict],
+            thumbnails: bool = True) -> dict:
+    if len(tops) < len(job.layers):
+        raise AtlasError(f"None of the {len(job.images)} files in {job.images.root} could be read as an image "
+                         f"({skipped[0]['path'] if skipped else ''}: {skipped[0]['reason'] if skipped else ''}).")
+    names = job.images
+    skipped = sorted(skipped, key=lambda s: s["path"])
+    atlas = {"model": loaded.source, "images": len(names) - len(skipped), "skipped": skipped, "layers": {}}
+    relative: dict[int, str] = {}  # an image in many channels' tops: its path worked out once (pathlib is slow)
+    for path in job.layers:
+        layer = tops[path]
+        atlas["layers"][path] = {
+            "channels": layer.channels,
+            "top": [[{"image": relative.get(i) or relative.setdefault(i, names.relative(names.files[i])),
+                      "score": s, "y": y, "x": x}
+                     for i, s, y, x in layer.entries(c)] for c in range(layer.channels)],
+            "mean": layer.mean.tolist(),
+            "std": layer.std().tolist(),
+            "frac_positive": layer.frac_positive().tolist(),
+        }
+    if thumbnails:
+        write_thumbnails(loaded, job, out, atlas)
+    write_json(out / ATLAS_FILE, atlas)
+    checkpoint_of(job, out).clear()
+    return atlas
+
+
+__all__ = ["run_atlas", "read_atlas", "thumbnail_path"]

@@ -1,0 +1,62 @@
+"""What identifies an atlas job.
+
+A job is keyed by a hash of what decides its result: the model (source, weights, seed), the data
+(every image's relative path, size and modification time), the selected layers, K, the batch
+size and the preprocessing. The folder it writes is `store`'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import SpecError
+from ..inputs import ImageSet, input_preprocess, list_images
+from ..layers import LayerTree
+from ..preprocess import Preprocess
+from ..tokens import TokenGrid, token_grid
+from .store import Checkpoint
+
+
+@dataclass(frozen=True)
+class AtlasJob:
+    images: ImageSet
+    layers: tuple[str, ...]
+    top: int
+    batch: int
+    preprocess: Preprocess
+    grid: TokenGrid | None
+    arguments: dict
+    key: str
+
+
+def job_of(loaded, tree: LayerTree, data_dir, layers: str, top: int, batch: int) -> AtlasJob:
+    """Check the arguments (SpecError, InputError) and work out the job's key; writes nothing.
+    `tree`: the loaded model's layer tree, which `layers` select from."""
+    if int(top) < 1 or int(batch) < 1:
+        raise SpecError(f"--top and --batch must be at least 1 (got top {top}, batch {batch}).")
+    if isinstance(layers, (list, tuple)):
+        layers = ",".join(layers)
+    paths = tuple(tree.select(layers))
+    if not paths:
+        raise SpecError(f"--layers {layers!r} selects no layer.")
+    images = list_images(data_dir)
+    prep = input_preprocess(loaded.preprocess, loaded.input_shape)
+    files = [[images.relative(p), *_size_and_time(p)] for p in images.files]
+    arguments = {"model": loaded.source, "weights": loaded.weights, "seed": loaded.seed,
+                 "data": str(Path(images.root).resolve()), "layers": list(paths), "top": int(top),
+                 "batch": int(batch), "preprocess": prep.to_dict()}
+    digest = hashlib.sha256(json.dumps([arguments, files], sort_keys=True).encode()).hexdigest()[:16]
+    return AtlasJob(images, paths, int(top), int(batch), prep, token_grid(loaded.module), arguments, digest)
+
+
+def _size_and_time(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def checkpoint_of(job: AtlasJob, out: Path) -> Checkpoint:
+    """Where `job` keeps its state in `out` between runs."""
+    return Checkpoint(out, job.key, job.layers, len(job.images))

@@ -1,0 +1,43 @@
+"""The atlas job in this process: batches decoded ahead on threads, reduced on the device."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..devices import resolve_device
+from ..models import LoadedModel
+from .batches import prefetched_batches
+from .job import AtlasJob, checkpoint_of
+from .loop import after_batch, skip_record
+from .reduce import AtlasPass, to_partial
+from .topk import LayerTop
+
+
+def run_here(loaded: LoadedModel, job: AtlasJob, out: Path, device: str, progress, cancel):
+    dev = resolve_device(device)
+    loaded.module.to(dev)
+    checkpoint = checkpoint_of(job, out)
+    done, tops, skipped = checkpoint.load()
+    atlas_pass = AtlasPass(loaded.module, job.layers, job.grid)
+    total = len(job.images)
+    saved_at = time.monotonic()
+    thresholds = {p: torch.as_tensor(t.threshold(), device=dev) for p, t in tops.items()}
+    if progress:
+        progress(int(done.sum()), total)
+    todo = np.nonzero(~done)[0]
+    for chunk, groups, failed in prefetched_batches(job.images.files, job.preprocess, job.batch, todo):
+        skipped.extend(skip_record(job, i, why) for i, why in failed)
+        for images, x in groups:
+            reduced = atlas_pass.run(x.to(dev), thresholds)
+            for path, r in reduced.items():
+                layout = atlas_pass.layouts[path]
+                layer = tops.get(path) or tops.setdefault(path, LayerTop(layout.channels, job.top, layout.width))
+                layer.add(to_partial(r, images))
+                thresholds[path] = torch.as_tensor(layer.threshold(), device=dev)
+        done[chunk] = True
+        saved_at = after_batch(checkpoint, done, tops, skipped, progress, cancel, saved_at)
+    return tops, skipped

@@ -1,0 +1,33 @@
+"""What the in-process loop and the Ray pipeline do alike after each batch: report progress,
+save the state now and then, stop when cancelled; and how a file that cannot be read is recorded."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..errors import RunCancelled
+from .job import AtlasJob
+from .store import Checkpoint
+
+CHECKPOINT_EVERY_S = 30.0
+
+
+def skip_record(job: AtlasJob, index: int, why: str) -> dict:
+    return {"path": job.images.relative(job.images.files[index]), "reason": why}
+
+
+def after_batch(checkpoint: Checkpoint, done: np.ndarray, tops, skipped, progress, cancel, saved_at: float) -> float:
+    """Report progress; save the state every CHECKPOINT_EVERY_S and when cancelled (then raise RunCancelled)."""
+    count, total = int(done.sum()), done.size
+    if progress:
+        progress(count, total)
+    stop = cancel is not None and cancel()
+    if stop or time.monotonic() - saved_at > CHECKPOINT_EVERY_S:
+        checkpoint.save(done, tops, skipped)
+        saved_at = time.monotonic()
+    if stop:
+        raise RunCancelled(f"Atlas cancelled after {count} of {total} images; run it again with the same "
+                           f"arguments to resume from there.")
+    return saved_at
