@@ -170,7 +170,7 @@ def _launch_app(parser: argparse.ArgumentParser) -> int:
 
 
 def _seed(args) -> int | None:
-    from inspector.core.seeds import check_seed
+    from inspector.core.sources.seeds import check_seed
 
     return check_seed(args.seed, "--seed", text=True)
 

@@ -45,7 +45,7 @@ def run(args) -> int:
 
     from inspector.core import load_input
     from inspector.core.model_pair import diff_models, load_pair
-    from inspector.core.seeds import check_seed
+    from inspector.core.sources.seeds import check_seed
 
     first, second = load_pair(args.model, args.weights, args.against, args.against_model, args.against_weights,
                               trust=args.trust, seed=check_seed(args.seed, "--seed", text=True))

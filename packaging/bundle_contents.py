@@ -39,7 +39,7 @@ EXTRA_HIDDEN_IMPORTS = (
 
 # transformers imports its model families lazily (by name, from a table), so PyInstaller's analysis
 # never sees them: the image families `hf:` sources are built from are listed here, and every
-# modeling_/configuration_ module of each is a hidden import (inspector.core.hf_models).
+# modeling_/configuration_ module of each is a hidden import (inspector.core.sources.hf_models).
 HF_IMAGE_FAMILIES = (
     "vit", "deit", "dinov2", "dinov2_with_registers", "clip", "siglip", "convnext", "convnextv2", "swin", "swinv2",
     "beit", "data2vec", "segformer", "mobilevit", "mobilevitv2", "levit", "resnet", "regnet", "efficientnet",
@@ -58,7 +58,7 @@ SELFTEST_MODULES = (
 # _C_stable / image_stable next to its __init__ and hands them to torch.ops.load_library).
 DYNAMIC_LIB_PACKAGES = ("torchvision",)
 # Packages whose data files the code reads at run time (timm: the ImageNet class names of
-# inspector.core.timm_models.labels_of, in timm/data/_info; jsonschema_specifications: the JSON Schema
+# inspector.core.sources.timm_models.labels_of, in timm/data/_info; jsonschema_specifications: the JSON Schema
 # meta-schemas jsonschema reads when it checks a session file, inspector.core.session_schema).
 PACKAGE_DATA = ("timm", "jsonschema_specifications")
 DYNAMIC_LIB_PATTERNS = ("*.so", "*.so.*", "*.pyd", "*.dll", "*.dylib")

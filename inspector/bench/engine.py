@@ -29,7 +29,7 @@ from inspector.core.deferred import complete_statistics, with_statistics
 from inspector.core.engine import run
 from inspector.core.errors import SpecError
 from inspector.core.layers import build_layer_tree
-from inspector.core.models import load_model
+from inspector.core.sources.loader import load_model
 from inspector.core.objective import Target, objective
 from inspector.core.runspec import RunSpec
 from inspector.core.sharing import Sharing

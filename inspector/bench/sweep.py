@@ -73,7 +73,7 @@ class SweepRow:
 
 
 def default_models() -> list[str]:
-    from inspector.core.models import torchvision_classifiers, torchvision_segmenters
+    from inspector.core.sources.torchvision_models import torchvision_classifiers, torchvision_segmenters
 
     return torchvision_classifiers() + torchvision_segmenters() + [f"timm:{name}" for name in TIMM_MODELS]
 

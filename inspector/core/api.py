@@ -13,7 +13,7 @@ from .edits import Edit
 from .errors import SpecError
 from .engine import run
 from .layers import LayerTree, build_layer_tree
-from .models import LoadedModel, sharing_of, tree_of
+from .sources.loaded import LoadedModel, sharing_of, tree_of
 from .objective import Target
 from .result import RunResult
 from .runspec import RunSpec

@@ -22,11 +22,12 @@ from .engine import RunSpec, run
 from .errors import RunError, SpecError
 from .keys import Key
 from .layers import LayerTree, build_layer_tree
-from .models import LoadedModel
+from .sources.loaded import LoadedModel
 from .objective import Target, parse_target
 from .requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
 from .result import RunResult
-from .tokens import TokenGrid, token_grid, token_maps
+from .tokens import TokenGrid, token_maps
+from .sources.grids import token_grid
 
 #: Activation modules that get the guided rule at their grad_input. nn.ReLU is exact; the
 #: others only get "positive gradients only" on top of their own backward (an approximation).

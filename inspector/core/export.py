@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import SpecError
 from .result import RunResult
-from .seeds import check_seed
+from .sources.seeds import check_seed
 
 
 def versions() -> dict[str, str]:

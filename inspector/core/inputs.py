@@ -108,7 +108,7 @@ def load_tensor(path: Path) -> torch.Tensor:
     except InputError:
         raise
     except pickle.UnpicklingError:
-        from .checkpoints import unsafe_globals
+        from .sources.checkpoints import unsafe_globals
 
         names = unsafe_globals(path)
         if names is None:

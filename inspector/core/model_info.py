@@ -14,7 +14,7 @@ from .layers import LayerTree
 from .requests import ModelRequest
 
 if TYPE_CHECKING:
-    from .models import LoadedModel
+    from .sources.loaded import LoadedModel
     from .preprocess import Preprocess
     from .tokens import TokenGrid
 
@@ -66,7 +66,7 @@ def _task(loaded: "LoadedModel", tree: LayerTree) -> str:
 
 
 def describe(loaded: "LoadedModel", tree: LayerTree, request: ModelRequest) -> ModelInfo:
-    from .tokens import token_grid
+    from .sources.grids import token_grid
 
     seed = loaded.seed
     if seed is not None:

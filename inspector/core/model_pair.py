@@ -37,11 +37,11 @@ def diff_models(first, second, inputs, layers: str | Iterable[str] = "all",
     on one device). `stats`: also work out per-capture statistics (the comparison does not need them)."""
     import torch
 
-    from .models import sharing_of, tree_of
+    from .sources.loaded import sharing_of, tree_of
     from .arguments import need_instance, need_texts
     from .devices import resolve_device
     from .engine import run
-    from .models import LoadedModel
+    from .sources.loaded import LoadedModel
     from .runspec import RunSpec
 
     for model, what in ((first, "first"), (second, "second")):
@@ -81,7 +81,7 @@ def load_pair(source: str, weights: str | None, against: str | None = None, agai
     """The two models a diff compares: `source` with `weights`, and `source` with `against` (a second
     weights file) or `against_model` with `against_weights`. A load failure names both sides."""
     from .arguments import need_text
-    from .models import load_model
+    from .sources.loader import load_model
 
     need_text(source, "source")
     for value, what in ((against, "against"), (against_model, "against_model"), (against_weights, "against_weights")):

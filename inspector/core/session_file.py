@@ -14,9 +14,9 @@ from .edits import Edit, parse_edit
 from .runspec import RunSpec
 from .errors import SpecError, UntrustedCodeError
 from .requests import ModelRequest, RunRequest
-from .seeds import check_seed
+from .sources.seeds import check_seed
 from .session_schema import check_session_data
-from .sources import carries_code
+from .sources.trust import carries_code
 
 FORMAT = "network-inspector-session"
 VERSION = 1

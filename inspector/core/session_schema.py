@@ -27,7 +27,7 @@ SCHEMA: dict = {
             "properties": {
                 "source": _STRING,
                 "weights": {"type": ["string", "null"]},
-                "seed": {},  # any value here: inspector.core.seeds.check_seed is the one rule for seeds
+                "seed": {},  # any value here: inspector.core.sources.seeds.check_seed is the one rule for seeds
             },
         },
         "input": _STRING,

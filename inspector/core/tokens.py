@@ -1,9 +1,8 @@
 """Tokens as maps: a transformer's (B, N, C) capture drawn as C maps of the model's patch grid.
 
-The grid comes from the model, not from guessing per tensor: timm's `patch_embed.grid_size` and
-`num_prefix_tokens` (class, distillation and register tokens), torchvision's VisionTransformer
-`image_size // patch_size` with its class token. N = prefix + H*W; the prefix tokens are kept
-apart (`prefix_tokens`). Torch-free (numpy), so the window can use it.
+The grid comes from the model, not from guessing per tensor (`inspector.core.sources.grids`).
+N = prefix + H*W; the prefix tokens are kept apart (`prefix_tokens`). Torch-free (numpy), so the
+window can use it.
 """
 
 from __future__ import annotations
@@ -11,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from .errors import SpecError
 
 
 @dataclass(frozen=True)
@@ -46,33 +47,12 @@ class TokenGrid:
 
 def parse_grid(text: str) -> TokenGrid:
     """`HxW` or `HxW+P` (P prefix tokens), e.g. `14x14+1`; SpecError otherwise."""
-    from .errors import SpecError
-
     size, _, prefix = text.replace(" ", "").lower().partition("+")
     parts = size.split("x")
     if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts) or (prefix and not prefix.isdigit()):
         raise SpecError(f"Not a token grid: {text!r}. Write HxW or HxW+P, e.g. 14x14+1 for a ViT's 196 patches "
                         f"after its class token.")
     return TokenGrid(int(parts[0]), int(parts[1]), int(prefix or 0))
-
-
-def token_grid(module, input_hw: tuple[int, int] | None = None) -> TokenGrid | None:
-    """The patch grid a model's token sequences follow, when the model says (None otherwise).
-    `input_hw`: the input's height and width, for models whose grid follows it (transformers)."""
-    if type(module).__module__.startswith("transformers."):
-        from .hf_models import token_grid as hf_grid
-
-        return hf_grid(module, input_hw)
-    embed = getattr(module, "patch_embed", None)
-    size = getattr(embed, "grid_size", None)
-    if size is not None and len(size) == 2:  # timm ViT, DeiT, EVA, BEiT, ...
-        prefix = int(getattr(module, "num_prefix_tokens", 0) or 0)
-        return TokenGrid(int(size[0]), int(size[1]), prefix)
-    image, patch = getattr(module, "image_size", None), getattr(module, "patch_size", None)
-    if isinstance(image, int) and isinstance(patch, int) and hasattr(module, "class_token"):  # torchvision ViT
-        side = image // patch
-        return TokenGrid(side, side, 1)
-    return None
 
 
 def token_maps(array: np.ndarray, grid: TokenGrid) -> np.ndarray | None:

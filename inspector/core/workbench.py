@@ -20,7 +20,8 @@ from .edit_reach import check_edits_reach
 from .engine import run
 from .inputs import load_input
 from .layers import LayerTree, build_layer_tree
-from .models import LoadedModel, load_model
+from .sources.loaded import LoadedModel
+from .sources.loader import load_model
 from .requests import AttributionRequest, ModelRequest, RunRequest
 from .result import RunResult
 from .sharing import Sharing

@@ -52,7 +52,7 @@ class AgainstController(QObject):
 
     def choose_model(self, source: str, weights: str = "random") -> None:
         """Compare with another source (random weights of the loaded source get its seed)."""
-        from inspector.core.sources import carries_code
+        from inspector.core.sources.trust import carries_code
 
         source, weights = source.strip(), (weights or "random").strip()
         model = self.state.model

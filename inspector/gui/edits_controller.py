@@ -144,7 +144,7 @@ class EditsController(QObject):
 
     def load(self, path: str, trust: bool | None = None) -> bool:
         from inspector.core.session_file import load_session
-        from inspector.core.sources import carries_code
+        from inspector.core.sources.trust import carries_code
 
         try:
             session = load_session(path, trust=True)

@@ -54,7 +54,7 @@ class SettingsStore:
 
     def restore(self, state) -> None:
         """Device, input and model of the last session; code runs only after the trust prompt."""
-        from inspector.core.sources import carries_code
+        from inspector.core.sources.trust import carries_code
 
         state.set_device(str(self.s.value("device", "cpu")))
         saved_input = self.s.value("input")

@@ -32,7 +32,7 @@ class SourcesMixin:
         self.state.set_input(str(path))
 
     def _on_model_chosen(self, source: str) -> None:
-        from inspector.core.sources import carries_code
+        from inspector.core.sources.trust import carries_code
 
         current = self.state.model.request if self.state.model else None
         if current is not None and source == current.source:
@@ -65,7 +65,7 @@ class SourcesMixin:
                 return
             kind = "random"
         if kind == "random" and seed is None:
-            from inspector.core.seeds import new_seed
+            from inspector.core.sources.seeds import new_seed
 
             seed = new_seed()  # picked here: the same request twice must still mean new weights
         self.state.request_model(ModelRequest(request.source, kind, request.trust, seed=seed))
@@ -126,7 +126,7 @@ class SourcesMixin:
             event.acceptProposedAction()
 
     def dropEvent(self, event) -> None:
-        from inspector.core.sources import MODEL_FILE_SUFFIXES
+        from inspector.core.sources.refs import MODEL_FILE_SUFFIXES
 
         urls = event.mimeData().urls()
         if urls and urls[0].isLocalFile():

@@ -273,8 +273,8 @@ class Worker(AtlasJobs, QObject):
     def _catalogue(self) -> None:
         self.sigPhase.emit("Listing torchvision and timm models")
         try:
-            from inspector.core.models import torchvision_classifiers, torchvision_segmenters
-            from inspector.core.timm_models import catalogue
+            from inspector.core.sources.torchvision_models import torchvision_classifiers, torchvision_segmenters
+            from inspector.core.sources.timm_models import catalogue
 
             names = torchvision_classifiers() + torchvision_segmenters() + catalogue()
         except Exception as exc:  # noqa: BLE001

@@ -136,7 +136,7 @@ def step_checkpoints(ctx: Context) -> None:
     from safetensors.torch import save_file
 
     from inspector.core import load_model
-    from inspector.core.checkpoints import read_checkpoint
+    from inspector.core.sources.checkpoints import read_checkpoint
 
     state = {k: v.detach().clone().contiguous() for k, v in ctx.demo().module.state_dict().items()}
     files = {Path.cwd() / "權重-ü.safetensors": lambda p: save_file(state, str(p)),
@@ -168,7 +168,7 @@ def step_untrusted_pickle(ctx: Context) -> None:
     import torch
 
     from inspector.core import UntrustedCodeError
-    from inspector.core.checkpoints import read_checkpoint
+    from inspector.core.sources.checkpoints import read_checkpoint
 
     marker = Path.cwd() / "pwned-ü"
     files = {Path.cwd() / "evil-ü.pt": lambda p: torch.save({"state_dict": _Malicious(str(marker))}, p),

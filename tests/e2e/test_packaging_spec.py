@@ -50,7 +50,7 @@ def test_spec_builds_from_the_shared_lists():
 
 def test_package_data_the_code_reads_is_collected():
     """timm's ImageNet class names are files in timm/data/_info that labels_of reads at run time."""
-    source = (ROOT / "inspector" / "core" / "timm_models.py").read_text(encoding="utf-8")
+    source = (ROOT / "inspector" / "core" / "sources" / "timm_models.py").read_text(encoding="utf-8")
     assert "ImageNetInfo" in source and "timm" in bc.PACKAGE_DATA
 
 

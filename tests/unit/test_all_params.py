@@ -13,7 +13,7 @@ from torch import nn
 from torchvision.models.convnext import CNBlockConfig
 
 from inspector.core import SpecError, capture
-from inspector.core.models import LoadedModel
+from inspector.core.sources.loaded import LoadedModel
 
 pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set
 

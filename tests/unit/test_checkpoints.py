@@ -13,7 +13,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from inspector.core import ModelLoadError, UntrustedCodeError, load_model
-from inspector.core.checkpoints import apply_state_dict, read_checkpoint
+from inspector.core.sources.checkpoints import apply_state_dict, read_checkpoint
 
 NETS_PY = textwrap.dedent(
     """

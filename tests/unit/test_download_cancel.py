@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from inspector.core import pretrained
+from inspector.core.sources import pretrained
 from inspector.core.errors import RunCancelled
 
 

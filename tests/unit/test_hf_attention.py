@@ -10,8 +10,8 @@ transformers = pytest.importorskip("transformers")
 
 from inspector.core import capture  # noqa: E402
 from inspector.core.attention import supports_attention  # noqa: E402
-from inspector.core.hf_models import _return_tensor  # noqa: E402
-from inspector.core.models import LoadedModel  # noqa: E402
+from inspector.core.sources.hf_models import _return_tensor  # noqa: E402
+from inspector.core.sources.loaded import LoadedModel  # noqa: E402
 
 pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set
 

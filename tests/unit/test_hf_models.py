@@ -13,8 +13,9 @@ transformers = pytest.importorskip("transformers")
 
 from inspector.core import capture, load_input, load_model  # noqa: E402
 from inspector.core.errors import InspectorError, ModelLoadError, UntrustedCodeError  # noqa: E402
-from inspector.core.sources import carries_code  # noqa: E402
-from inspector.core.tokens import TokenGrid, token_grid  # noqa: E402
+from inspector.core.sources.trust import carries_code  # noqa: E402
+from inspector.core.tokens import TokenGrid
+from inspector.core.sources.grids import token_grid  # noqa: E402
 
 TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=32,
             patch_size=8)
@@ -214,7 +215,7 @@ def test_a_folder_that_gives_no_input_size_gets_224_and_says_so(tmp_path):
 
 
 def test_placeholder_label_names_are_not_shown_as_labels():
-    from inspector.core.hf_models import labels_of
+    from inspector.core.sources.hf_models import labels_of
 
     assert labels_of({"id2label": {"0": "LABEL_0", "1": "LABEL_1"}}) is None
     assert labels_of({"id2label": {"1": "dog", "0": "cat"}}) == ["cat", "dog"]

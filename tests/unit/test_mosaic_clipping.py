@@ -70,7 +70,8 @@ def test_channels_last_blocks_are_channel_maps():
 
 def test_token_grid_comes_from_the_model():
     from inspector.core import load_model
-    from inspector.core.tokens import TokenGrid, token_grid
+    from inspector.core.tokens import TokenGrid
+    from inspector.core.sources.grids import token_grid
 
     assert token_grid(load_model("timm:vit_tiny_patch16_224", seed=0).module) == TokenGrid(14, 14, 1)
     assert token_grid(load_model("vit_b_16", seed=0).module) == TokenGrid(14, 14, 1)

@@ -121,7 +121,7 @@ def test_the_largest_and_smallest_seeds_are_taken():
 
 
 def test_check_seed_reads_digits_only_from_the_command_line():
-    from inspector.core.seeds import check_seed
+    from inspector.core.sources.seeds import check_seed
 
     assert check_seed(" 12 ", "--seed", text=True) == 12 and check_seed(None) is None
     with pytest.raises(SpecError, match=r"^seed must be a whole number from 0 to 4294967295, not '12'\.$"):

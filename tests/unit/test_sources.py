@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from inspector.core.session_file import Session
-from inspector.core.sources import carries_code, is_factory, is_model_file
+from inspector.core.sources.trust import carries_code
+from inspector.core.sources.refs import is_factory, is_model_file
 
 CASES = [
     # source, carries code
@@ -70,7 +71,7 @@ def test_sessions_use_the_same_rule(source, expected):
 
 
 def test_sources_import_neither_torch_nor_qt():
-    code = ("import sys, inspector.core.sources, inspector.core.seeds\n"
+    code = ("import sys, inspector.core.sources, inspector.core.sources.seeds\n"
             "bad = [m for m in ('torch', 'PySide6', 'numpy') if m in sys.modules]\n"
             "assert not bad, bad\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

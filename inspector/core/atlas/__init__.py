@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import AtlasError
-from ..models import LoadedModel, tree_of
+from ..sources.loaded import LoadedModel, tree_of
 from .job import AtlasJob, checkpoint_of, job_of
 from .local import run_here
 from .ray_pipeline import check_address, run_on_ray

@@ -16,7 +16,8 @@ from ..errors import SpecError
 from ..inputs import ImageSet, input_preprocess, list_images
 from ..layers import LayerTree
 from ..preprocess import Preprocess
-from ..tokens import TokenGrid, token_grid
+from ..tokens import TokenGrid
+from ..sources.grids import token_grid
 from .store import Checkpoint
 
 

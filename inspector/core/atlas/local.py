@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from ..devices import resolve_device
-from ..models import LoadedModel
+from ..sources.loaded import LoadedModel
 from .batches import prefetched_batches
 from .job import AtlasJob, checkpoint_of
 from .loop import after_batch, skip_record

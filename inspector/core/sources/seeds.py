@@ -10,7 +10,7 @@ import contextlib
 import secrets
 from typing import Iterator
 
-from .errors import SpecError
+from ..errors import SpecError
 
 #: Seeds are whole numbers that fit 32 bits unsigned (numpy's legacy seeding takes no more).
 MAX_SEED = 2**32 - 1

@@ -5,7 +5,7 @@ the local Hugging Face cache only (never downloaded). The class is the one `conf
 (`architectures`); preprocessing comes from the folder's image-processor config, labels from
 `config.id2label`. Weights are read from safetensors only, unless the user trusts the folder
 (a `.bin` file is a pickle); a config that brings its own code (`auto_map`) loads only with
-trust (`trust_remote_code`). Which sources carry code is decided in `inspector.core.sources`.
+trust (`trust_remote_code`). Which sources carry code is decided in `trust`.
 
 The model returns a `ModelOutput`; one forward hook at the root, added here, makes it return its
 `logits` (the first output, e.g. `last_hidden_state`, for a model without logits; or the output
@@ -19,11 +19,14 @@ import contextlib
 import json
 from pathlib import Path
 
-from .errors import ModelLoadError, RunError, UntrustedCodeError
-from .preprocess import Preprocess
+from ..errors import ModelLoadError, RunError, UntrustedCodeError
+from ..preprocess import Preprocess
+from ..tokens import TokenGrid
+from .checkpoints import weights_into
 from .hf_hub import hf_folder, hf_needs_code, hf_spec, hub_cache
-
-PREFIX = "hf:"
+from .loaded import LoadedModel
+from .seeds import seeded
+from .weights import is_random, no_seed, pick
 #: Classes in config.json's `architectures` that this app reads as (batch, classes, H, W) maps.
 SEGMENTATION_SUFFIX = "ForSemanticSegmentation"
 #: The input size assumed when neither the image-processor config nor config.json gives one.
@@ -53,13 +56,17 @@ def resolve(source: str) -> tuple[Path, str | None]:
         f"cache that holds it), or pass a folder written by save_pretrained.")
 
 
+def load_source(source: str, weights: str | None, trust: bool, seed: int | None) -> LoadedModel:
+    """`hf:`: the folder's own weights by default (`pretrained`), `random` from its config under a seed."""
+    weights = "pretrained" if is_random(weights) and weights != "random" else weights
+    if weights != "random":
+        no_seed(seed, "the weights come from the folder" if weights == "pretrained" else f"the weights come from {weights}")
+    return load(source, weights, trust, pick(seed) if weights == "random" else None)
+
+
 def load(source: str, weights: str, trust: bool, seed: int | None):
     """A LoadedModel for `hf:...`: `weights` is `pretrained` (the folder's), `random` (from its config,
     seeded) or a weights file."""
-    from .checkpoints import weights_into
-    from .models import LoadedModel
-    from .seeds import seeded
-
     folder, output = resolve(source)
     config = _read_json(folder / "config.json")
     code = hf_needs_code(folder)
@@ -241,8 +248,6 @@ def token_grid(module, input_hw: tuple[int, int] | None):
     """The patch grid of a transformers ViT-family model (class, distillation and register tokens
     first) or Swin (no prefix, halved at each stage), from its config's patch size and the input
     size; None for models without one."""
-    from .tokens import TokenGrid
-
     config = getattr(module, "config", None)
     vision = getattr(config, "vision_config", None) or config
     patch = getattr(vision, "patch_size", None)

@@ -13,7 +13,8 @@ import json
 import os
 from pathlib import Path
 
-PREFIX = "hf:"
+from .refs import HF_PREFIX as PREFIX
+
 #: Weight files that are pickles (they can run code when loaded).
 PICKLE_WEIGHTS = ("*.bin", "*.pt", "*.pth", "*.ckpt")
 

@@ -1,4 +1,5 @@
-"""Which model sources carry code: one definition for the loader, session files, the CLI and the app.
+"""What a model source string names: `parse_source` says which family, once, for the loader,
+session files, the CLI and the app (`trust` says which of them carry code).
 
 Loading runs code from a file for a Python factory (`file.py:Name`, `package.module:Name`),
 a TorchScript file and a `torch.export` program (both may hold code), and a pickled model
@@ -12,6 +13,7 @@ Torch-free and Qt-free: the app asks before the engine has loaded.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 #: Files that may hold code when loaded as a model (TorchScript, `torch.export`, pickles).
@@ -20,8 +22,10 @@ MODEL_FILE_SUFFIXES = (".pt2", ".pt", ".pth", ".ts", ".jit", ".torchscript", ".p
 PYTHON_SUFFIXES = (".py",)
 #: Every suffix of a model source that runs code.
 CODE_SUFFIXES = PYTHON_SUFFIXES + MODEL_FILE_SUFFIXES
+TIMM_PREFIX = "timm:"
+HF_PREFIX = "hf:"
 #: Sources from a model zoo, named `PREFIX:NAME`; not code by themselves.
-ZOO_PREFIXES = ("timm:", "hf:")
+ZOO_PREFIXES = (TIMM_PREFIX, HF_PREFIX)
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
@@ -55,13 +59,27 @@ def is_model_file(source: str) -> bool:
         return False
 
 
-def carries_code(source: str, *, trust_remote_code: bool = False) -> bool:
-    """True when loading `source` runs code that came with it (so it needs the user's trust)."""
-    source = source.strip()
-    if is_zoo(source):
-        if not source.lower().startswith("hf:"):
-            return False
-        from .hf_hub import hf_carries_code
+@dataclass(frozen=True)
+class SourceRef:
+    """A model source read once: `kind` picks its loader (demo, timm, hf, factory, program,
+    torchvision), `name` is the source without its zoo prefix, `text` the source as given (stripped)."""
 
-        return bool(trust_remote_code) or hf_carries_code(source)
-    return is_factory(source) or is_model_file(source)
+    kind: str
+    name: str
+    text: str
+
+
+def parse_source(source: str) -> SourceRef:
+    """Which family `source` belongs to; anything that is no other kind is a torchvision name."""
+    text = source.strip()
+    lower = text.lower()
+    if text == "demo":
+        return SourceRef("demo", text, text)
+    for kind, prefix in (("timm", TIMM_PREFIX), ("hf", HF_PREFIX)):
+        if lower.startswith(prefix):
+            return SourceRef(kind, text[len(prefix):], text)
+    if is_factory(text):
+        return SourceRef("factory", text, text)
+    if is_model_file(text):
+        return SourceRef("program", text, text)
+    return SourceRef("torchvision", text, text)

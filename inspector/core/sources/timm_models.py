@@ -13,11 +13,13 @@ import contextlib
 import difflib
 from pathlib import Path
 
-from .errors import ModelLoadError
+from ..errors import ModelLoadError
+from ..preprocess import Preprocess
+from .checkpoints import weights_into
 from .hf_hub import hub_cache
-from .preprocess import Preprocess
-
-PREFIX = "timm:"
+from .loaded import LoadedModel
+from .refs import TIMM_PREFIX as PREFIX
+from .weights import is_random, no_seed_unless_random, pick, random_note
 #: Weight files timm's Hugging Face repos hold, in the order they are preferred.
 HUB_FILES = ("model.safetensors", "pytorch_model.bin")
 
@@ -110,3 +112,24 @@ def labels_of(module) -> list[str] | None:
     except Exception:  # noqa: BLE001 - labels are a nicety, never a reason not to load
         return None
     return names if classes is None or len(names) == classes else None
+
+
+def load(name: str, weights: str, trust: bool, seed: int | None) -> LoadedModel:
+    """A LoadedModel for `timm:NAME`: `weights` is `random` (seeded), `pretrained` (the local cache) or a file."""
+    name = check_name(name.strip())
+    random_weights = is_random(weights)
+    no_seed_unless_random(seed, weights)
+    seed = pick(seed) if random_weights else None
+    module = create(name, "pretrained" if weights == "pretrained" else "random", seed)
+    notes = []
+    if weights == "pretrained":
+        label = "pretrained (local cache)"
+    elif random_weights:
+        label = "random"
+        notes.append(random_note(seed))
+    else:
+        module = weights_into(module, weights, trust)  # or a whole pickled model (only with trust)
+        label = str(weights)
+    prep, shape = preprocess_of(module)
+    module.eval()
+    return LoadedModel(module, PREFIX + name, label, labels_of(module), prep, shape, "timm", notes, seed)

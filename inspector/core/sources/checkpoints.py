@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .errors import ModelLoadError, UntrustedCodeError
+from ..errors import ModelLoadError, UntrustedCodeError
 
 _NESTED = ("state_dict", "model_state_dict", "model", "net", "module", "ema")
 _PREFIXES = ("module.", "_orig_mod.")

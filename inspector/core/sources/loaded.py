@@ -1,0 +1,54 @@
+"""A loaded model: the module with its source, weights, preprocessing, labels and notes, and what
+runs reuse of it (its layer tree and which captures may share memory)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from ..layers import LayerTree, build_layer_tree
+from ..preprocess import Preprocess
+from ..sharing import Sharing
+
+
+@dataclass
+class LoadedModel:
+    module: nn.Module
+    source: str
+    weights: str = "random"
+    labels: list[str] | None = None
+    preprocess: Preprocess | None = None
+    input_shape: tuple[int, ...] | None = None  # the default input, batch included
+    kind: str = "python"
+    notes: list[str] = field(default_factory=list)
+    seed: int | None = None  # the seed the random weights were made with (None: not random or not seeded)
+    task: str = "classification"  # or "segmentation" (a (batch, classes, H, W) output)
+
+    def example_input(self) -> torch.Tensor | None:
+        """A zero tensor of the default input shape, for the layer tree's one small run."""
+        return torch.zeros(self.input_shape) if self.input_shape else None
+
+    @property
+    def device(self) -> torch.device:
+        return next((p.device for p in self.module.parameters()), torch.device("cpu"))
+
+
+def tree_of(model: LoadedModel) -> LayerTree:
+    """The layer tree kept with a `LoadedModel`, built with one run at its default input when it has
+    one (so `all` leaves out leaves that never run); made on first use, afresh for a replaced module."""
+    kept = model.__dict__.get("_tree")
+    if kept is None or kept[0] is not model.module:
+        example = model.example_input()
+        example = example.to(model.device) if example is not None else None
+        kept = model.__dict__["_tree"] = (model.module, build_layer_tree(model.module, example))
+    return kept[1]
+
+
+def sharing_of(model: LoadedModel) -> Sharing:
+    """The `Sharing` kept with a `LoadedModel` (made on first use; a replaced module starts afresh)."""
+    kept = model.__dict__.get("_sharing")
+    if kept is None or kept[0] is not model.module:
+        kept = model.__dict__["_sharing"] = (model.module, Sharing())
+    return kept[1]

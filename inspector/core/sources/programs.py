@@ -1,0 +1,62 @@
+"""Saved programs: TorchScript, `torch.export` `.pt2`, and pickled whole models; each may carry
+code, so each loads only with trust."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from ..errors import ModelLoadError, UntrustedCodeError
+from .checkpoints import read_checkpoint
+from .loaded import LoadedModel
+
+
+def load(path: Path, trust: bool) -> LoadedModel:
+    if not path.is_file():
+        raise ModelLoadError(f"Model file not found: {path}")
+    if not trust:
+        raise UntrustedCodeError(
+            f"{path.name} is a saved program that can run code when loaded. "
+            f"Pass --trust (or confirm in the app) only if you trust where it came from."
+        )
+    if path.suffix.lower() == ".pt2":
+        try:
+            program = torch.export.load(str(path))
+            module = torch.export.unflatten(program)
+        except Exception as exc:
+            raise ModelLoadError(f"Cannot load exported program {path}: {type(exc).__name__}: {exc}") from exc
+        shape = _first_input_shape(program)
+        return LoadedModel(module, str(path), "in file", None, None, shape, "export")
+    if _is_torchscript(path):
+        try:
+            module = torch.jit.load(str(path), map_location="cpu")
+        except Exception as exc:
+            raise ModelLoadError(f"Cannot load TorchScript {path}: {type(exc).__name__}: {exc}") from exc
+        return LoadedModel(module, str(path), "in file", None, None, None, "torchscript",
+                           ["TorchScript: only the model input and output can be hooked reliably."])
+    state = read_checkpoint(path, trust=True)
+    if not isinstance(state, nn.Module):
+        raise ModelLoadError(f"{path.name} holds weights, not a model: pass it with --weights and a model source.")
+    return LoadedModel(state, str(path), "in file", None, None, None, "pickle")
+
+
+def _is_torchscript(path: Path) -> bool:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return any(name.split("/", 1)[-1].startswith("code/") for name in archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return False
+
+
+def _first_input_shape(program) -> tuple[int, ...] | None:
+    try:
+        for spec in program.graph_signature.input_specs:
+            if spec.kind.name == "USER_INPUT":
+                value = program.graph.find_nodes(op="placeholder", target=spec.arg.name)[0].meta["val"]
+                return tuple(int(s) for s in value.shape)
+    except Exception:
+        return None
+    return None
