@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from inspector.cli_atlas import add_atlas_parser
-from inspector.core.requests import ATTRIBUTION_METHODS
+from inspector.core.records.requests import ATTRIBUTION_METHODS
 
 CODE_WARNING = (
     "file.py:Name and package.module:Name run that Python code; TorchScript and .pt2 files, "

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-# Names resolve on first use (PEP 562), so `import inspector.core.requests` and the other
+# Names resolve on first use (PEP 562), so `import inspector.core.records.requests` and the other
 # torch-free records do not pull in torch: the app shows its window before the engine loads.
 _WHERE = {
     "available_devices": "devices", "resolve_device": "devices", "Edit": "edits", "parse_edit": "edits",

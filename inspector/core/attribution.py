@@ -24,9 +24,9 @@ from .keys import Key
 from .layers import LayerTree, build_layer_tree
 from .sources.loaded import LoadedModel
 from .objective import Target, parse_target
-from .requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
+from .records.requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
 from .result import RunResult
-from .tokens import TokenGrid, token_maps
+from .records.tokens import TokenGrid, token_maps
 from .sources.grids import token_grid
 
 #: Activation modules that get the guided rule at their grad_input. nn.ReLU is exact; the

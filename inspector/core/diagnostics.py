@@ -12,7 +12,7 @@ import numpy as np
 
 from .keys import GRAD_SITES, Key
 from .result import RunResult
-from .stats_record import TensorStats
+from .records.stats import TensorStats
 
 if TYPE_CHECKING:
     import torch

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .layers import LayerTree
-from .requests import ModelRequest
+from .records.requests import ModelRequest
 
 if TYPE_CHECKING:
     from .sources.loaded import LoadedModel
     from .preprocess import Preprocess
-    from .tokens import TokenGrid
+    from .records.tokens import TokenGrid
 
 
 @dataclass(frozen=True)

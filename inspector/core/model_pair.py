@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Iterable, Sequence
 
 from .errors import MismatchError, ModelLoadError, RunError, SpecError
+from .sources.weights import is_random
 from .model_diff import DEFAULT_THRESHOLD, ModelDiff, compare_results, same_objective
 
 
@@ -101,7 +102,7 @@ def load_pair(source: str, weights: str | None, against: str | None = None, agai
     except ModelLoadError as exc:
         raise type(exc)(f"The first model, {first_name}, did not load (the second would be {second_name}): "
                         f"{exc}") from exc
-    random_second = second_weights in (None, "", "random", "default")
+    random_second = is_random(second_weights)
     # random weights: the same source gets the first model's seed (same weights unless told otherwise)
     second_seed = (first.seed if second_source == source else seed) if random_second else None
     try:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .tokens import TokenGrid, attention_maps, is_channels_last, token_maps
+from .records.tokens import TokenGrid, attention_maps, is_channels_last, token_maps
 
 PAGE = 256  # channels (or filters) in one mosaic
 
@@ -146,7 +146,7 @@ def capture_maps(key: str, array: np.ndarray, tokens: TokenGrid | None = None,
                  query: int = 0) -> tuple[np.ndarray, Grid | None]:
     """What a capture tiles: (maps, kernel grid for weights or None). With the model's token grid,
     a (B, N, C) sequence that fits it is C maps of the grid, and an `attention` capture one map per
-    head of what token `query` attends to (see inspector.core.tokens)."""
+    head of what token `query` attends to (see inspector.core.records.tokens)."""
     a = np.asarray(array)
     if key.split("#")[0].endswith(":attention") and a.ndim == 4:
         return attention_maps(a, tokens, query), None

@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 
 from .keys import Key
-from .stats_record import TensorStats
+from .records.stats import TensorStats
 
 EventKind = Literal["registered", "fired", "removed", "warning", "note"]
 

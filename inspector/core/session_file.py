@@ -13,7 +13,7 @@ from pathlib import Path
 from .edits import Edit, parse_edit
 from .runspec import RunSpec
 from .errors import SpecError, UntrustedCodeError
-from .requests import ModelRequest, RunRequest
+from .records.requests import ModelRequest, RunRequest
 from .sources.seeds import check_seed
 from .session_schema import check_session_data
 from .sources.trust import carries_code

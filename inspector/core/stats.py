@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from .stats_record import TensorStats  # noqa: F401  (re-exported: the record this module fills)
+from .records.stats import TensorStats  # noqa: F401  (re-exported: the record this module fills)
 
 
 def flat_elements(t: torch.Tensor) -> torch.Tensor:

@@ -22,7 +22,7 @@ from .inputs import load_input
 from .layers import LayerTree, build_layer_tree
 from .sources.loaded import LoadedModel
 from .sources.loader import load_model
-from .requests import AttributionRequest, ModelRequest, RunRequest
+from .records.requests import AttributionRequest, ModelRequest, RunRequest
 from .result import RunResult
 from .sharing import Sharing
 from .stats import TensorStats

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
-from inspector.core.requests import ModelRequest
+from inspector.core.records.requests import ModelRequest
 
 WEIGHTS_FILTER = "Weights (*.safetensors *.pt *.pth *.bin *.ckpt);;All files (*)"
 

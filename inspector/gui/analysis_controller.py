@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog
 
-from inspector.core.requests import AttributionRequest
+from inspector.core.records.requests import AttributionRequest
 
 from .attribution_view import AttributionView
 from .diagnostics_views import GradientFlowView, StatsTable

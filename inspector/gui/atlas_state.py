@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inspector.core.requests import AtlasRequest
+from inspector.core.records.requests import AtlasRequest
 
 
 class AtlasState:

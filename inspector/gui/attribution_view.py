@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSlider, QVBoxLayout,
                                QWidget)
 
-from inspector.core.requests import ATTRIBUTION_METHODS as METHODS
+from inspector.core.records.requests import ATTRIBUTION_METHODS as METHODS
 from inspector.core.clipping import clip_levels, magnitude
 
 from .controls import searchable

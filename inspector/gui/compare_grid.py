@@ -44,7 +44,7 @@ class CompareGrid(pg.GraphicsLayoutWidget):
         self.views: dict[tuple[str, str], pg.ViewBox] = {}
         self.bars: dict[tuple[str, str], pg.ColorBarItem] = {}  # (row, "shared" | "difference")
         self.shown: dict[str, Shown] = {}
-        self.tokens = None  # the model's patch grid (inspector.core.tokens.TokenGrid), for token captures
+        self.tokens = None  # the model's patch grid (inspector.core.records.tokens.TokenGrid), for token captures
         self.names = {col: col for col in COLS}  # what the columns are called (a second model: first, second)
         self.headers = {col: self.addLabel(col, row=0, col=_VIEW_COL[col]) for col in COLS}
         for r, row in enumerate(ROWS):

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu
 from inspector.core.edits import Edit
 from inspector.core.errors import InspectorError
 from inspector.core.keys import Key
-from inspector.core.requests import ModelRequest
+from inspector.core.records.requests import ModelRequest
 
 from .against_controller import AgainstController
 from .compare_view import CompareView

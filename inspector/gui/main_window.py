@@ -62,7 +62,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.settings = settings or QSettings("NetworkInspector", "NetworkInspector")
         self.state = AppState(self.settings, ask_trust or ask_trust_dialog(self), self)
         self._live_text_at = 0.0  # when the live bar's text was last drawn
-        self.token_grid = None  # the patch grid token captures are drawn on (inspector.core.tokens)
+        self.token_grid = None  # the patch grid token captures are drawn on (inspector.core.records.tokens)
         self._build()
         self.edits = EditsController(self)
         self.analysis = AnalysisController(self)
@@ -351,7 +351,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
 
     def _on_input_clicked(self, fy: float, fx: float) -> None:
         """A click on the input picks the patch whose attention the panels draw."""
-        from inspector.core.tokens import query_at
+        from inspector.core.records.tokens import query_at
 
         grid = self.token_grid
         if grid is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from inspector.core.stats_record import TensorStats
+from inspector.core.records.stats import TensorStats
 
 
 def fmt(value: float, spec: str = ".4g") -> str:

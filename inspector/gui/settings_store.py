@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from inspector.core.requests import ModelRequest
+from inspector.core.records.requests import ModelRequest
 from inspector.core.samples import list_samples
 
 

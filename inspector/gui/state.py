@@ -17,13 +17,14 @@ from typing import Callable
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from inspector.core.errors import InspectorError
-from inspector.core.requests import ModelRequest, RunRequest
+from inspector.core.records.failure import Failure
+from inspector.core.records.requests import ModelRequest, RunRequest
 
 from .atlas_state import AtlasState
 from .folder_state import FolderSteps
 from .live_state import LiveInput
 from .notice import Notice
-from .worker import Failure, WorkerThread
+from .worker import WorkerThread
 
 #: The gradient shown beside the activations: label -> site (or parameter suffix).
 GRADIENT_SITES = {"grad_output": "grad_output", "grad_input": "grad_input", "weight gradient": "weight:grad",
@@ -303,7 +304,7 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
 
         compare, edits, against = self.edits_active(), self.edits, None
         if self.against is not None:
-            from inspector.core.requests import AgainstRequest
+            from inspector.core.records.requests import AgainstRequest
 
             first, second = {"both": (edits, edits), "first": (edits, ()), "second": ((), edits)}[self.edits_on]
             edits, against, compare = first, AgainstRequest(self.against, tuple(second)), False

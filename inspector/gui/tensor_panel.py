@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (QGraphicsRectItem, QHBoxLayout, QLabel, QSizePoli
                                QWidget)
 
 from inspector.core.mosaic import PAGE, Grid, Mosaic, capture_maps, is_parameter, levels, mosaic_of
-from inspector.core.tokens import TokenGrid, prefix_tokens
-from inspector.core.stats_record import TensorStats
+from inspector.core.records.tokens import TokenGrid, prefix_tokens
+from inspector.core.records.stats import TensorStats
 
 from .channel_pager import ChannelPager
 from .channel_zoom import ChannelZoom, describe

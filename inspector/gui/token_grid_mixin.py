@@ -18,7 +18,7 @@ class TokenGridMixin:
         from PySide6.QtWidgets import QInputDialog
 
         from inspector.core.errors import SpecError
-        from inspector.core.tokens import parse_grid
+        from inspector.core.records.tokens import parse_grid
 
         grid = self.token_grid
         shown = f"{grid.height}x{grid.width}+{grid.prefix}" if grid else ""

@@ -12,43 +12,16 @@ screen before it has loaded.
 from __future__ import annotations
 
 import threading
-import traceback
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from inspector.core.errors import InspectorError, RunCancelled
-from inspector.core.requests import ModelRequest, RunRequest
+from inspector.core.records.failure import Failure, failure
+from inspector.core.records.requests import ModelRequest, RunRequest
 
 from .gc_collector import GuiThreadCollector
 from .worker_atlas import AtlasJobs
-
-
-@dataclass(frozen=True)
-class Failure:
-    """What went wrong, for people: `message` in one paragraph, `details` a traceback when unexpected."""
-
-    message: str
-    what: str = "run"  # load | run | statistics | attribution | engine | atlas
-    kind: str = ""  # the error class, e.g. InputError
-    run_id: int = 0
-    cancelled: bool = False
-    details: str = ""
-
-
-def describe_error(exc: BaseException) -> str:
-    if isinstance(exc, InspectorError):
-        return str(exc)
-    name = type(exc).__name__
-    if "OutOfMemory" in name or "out of memory" in str(exc).lower():
-        return ("The device ran out of memory. Tick fewer layers, use a smaller input, "
-                "or switch to the CPU. The model is still loaded.")
-    return f"Unexpected {name}: {exc}"
-
-
-def failure(exc: BaseException, what: str, run_id: int = 0) -> Failure:
-    details = "" if isinstance(exc, InspectorError) else traceback.format_exc()
-    return Failure(describe_error(exc), what, type(exc).__name__, run_id, isinstance(exc, RunCancelled), details)
 
 
 #: How long the worker waits for the GUI to draw a result before it works out the other statistics.

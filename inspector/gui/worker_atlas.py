@@ -4,13 +4,13 @@ pictures of a channel's top images. Plain records go back: an OpenedAtlas, TopPi
 
 from __future__ import annotations
 
+from inspector.core.records.failure import failure
+
 
 class AtlasJobs:
     """Mixed into Worker (which has `bench`, `_cancel`, `_atlas_cache` and the signals)."""
 
     def _run_atlas(self, request) -> None:
-        from .worker import failure
-
         try:
             if request.kind == "build":
                 self._build_atlas(request)

@@ -12,7 +12,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QDockWidget
 
-from inspector.core.requests import ModelRequest
+from inspector.core.records.requests import ModelRequest
 
 
 def test_a_model_that_fails_to_load_leaves_the_loaded_one(ui, qtbot, window, gui_files, tiny_source, settings):
@@ -137,7 +137,7 @@ def test_nan_in_the_input_is_named_in_the_banner(ui, qtbot, open_window, tiny_so
 
 def test_errors_are_kept_copyable_with_details(qtbot, window):
     """Item 10: an unexpected error shows the whole message and its traceback, copyable; it stays."""
-    from inspector.gui.worker import Failure
+    from inspector.core.records.failure import Failure
 
     window.state._on_failed(Failure("Unexpected KeyError: 'x'", "run", "KeyError", 0, False,
                                     "Traceback (most recent call last):\n  File ...\nKeyError: 'x'"))
@@ -318,7 +318,7 @@ def test_attention_heads_for_a_query_token_picked_on_the_input(ui, qtbot, open_w
     """Issue 12 in the app: the attention site per head, for the class token, then for a clicked patch."""
     import torch
 
-    from inspector.core.tokens import TokenGrid
+    from inspector.core.records.tokens import TokenGrid
 
     window = open_window(ui.source(gui_files, "TinyViT"), image_file, {"attn", "head"})
     assert window.state.model.tokens == TokenGrid(4, 4, 1)
@@ -399,7 +399,7 @@ def test_the_token_grid_can_be_overridden(ui, qtbot, open_window, gui_files, ima
     """Issue 12: the grid comes from the model; the user can override it (View > Token grid…)."""
     from PySide6.QtWidgets import QInputDialog
 
-    from inspector.core.tokens import TokenGrid
+    from inspector.core.records.tokens import TokenGrid
 
     window = open_window(ui.source(gui_files, "TinyViT"), image_file, {"attn", "head"})
     window.layer_combo.setCurrentIndex(window.layer_combo.findData("attn"))

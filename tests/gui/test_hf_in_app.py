@@ -25,7 +25,7 @@ def hf_folder(tmp_path):
 
 
 def test_a_save_pretrained_folder_opens_from_the_file_menu(ui, qtbot, window, hf_folder, monkeypatch):
-    from inspector.core.tokens import TokenGrid
+    from inspector.core.records.tokens import TokenGrid
     from PySide6.QtWidgets import QFileDialog
 
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: str(hf_folder)))

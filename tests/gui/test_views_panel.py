@@ -162,7 +162,7 @@ def test_statistics_spell_out_nan_and_inf(make_panel):
 
 
 def test_tokens_are_maps_of_the_models_patch_grid(make_panel):
-    from inspector.core.tokens import TokenGrid
+    from inspector.core.records.tokens import TokenGrid
 
     panel = make_panel()
     panel.set_tokens(TokenGrid(14, 14, prefix=1))

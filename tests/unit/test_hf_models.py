@@ -14,7 +14,7 @@ transformers = pytest.importorskip("transformers")
 from inspector.core import capture, load_input, load_model  # noqa: E402
 from inspector.core.errors import InspectorError, ModelLoadError, UntrustedCodeError  # noqa: E402
 from inspector.core.sources.trust import carries_code  # noqa: E402
-from inspector.core.tokens import TokenGrid
+from inspector.core.records.tokens import TokenGrid
 from inspector.core.sources.grids import token_grid  # noqa: E402
 
 TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=32,
@@ -225,7 +225,7 @@ def test_placeholder_label_names_are_not_shown_as_labels():
 def test_swin_stages_are_maps_of_the_halved_grid(tmp_path):
     """transformers' Swin gives (B, H*W, C) tokens per stage; the grid halves with each patch merging."""
     from inspector.core.attribution import gradcam
-    from inspector.core.tokens import token_maps
+    from inspector.core.records.tokens import token_maps
 
     config = transformers.SwinConfig(image_size=32, patch_size=4, embed_dim=8, depths=[1, 1, 1], num_heads=[1, 2, 4],
                                      window_size=2, num_labels=3)

@@ -212,7 +212,7 @@ def test_cli_errors_are_one_line_exit_2(nets, tmp_path, capsys):
 
 def test_workbench_runs_the_second_model_of_a_request(nets, x, tmp_path):
     """The app's path: RunRequest.against, a second model held by the workbench, edits per side."""
-    from inspector.core.requests import AgainstRequest, ModelRequest, RunRequest
+    from inspector.core.records.requests import AgainstRequest, ModelRequest, RunRequest
     from inspector.core.runspec import RunSpec
     from inspector.core.workbench import Workbench
 

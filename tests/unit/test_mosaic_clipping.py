@@ -43,7 +43,7 @@ def test_weight_tiles_by_hand():
 
 def test_tokens_on_the_models_patch_grid_become_channel_maps():
     from inspector.core.mosaic import capture_maps
-    from inspector.core.tokens import TokenGrid, prefix_tokens
+    from inspector.core.records.tokens import TokenGrid, prefix_tokens
 
     grid = TokenGrid(2, 3, prefix=1)  # class token, then 2 x 3 patches in row-major order
     tokens = np.arange(1 * 7 * 4, dtype=np.float32).reshape(1, 7, 4)  # (B, 1 + 6, C=4)
@@ -70,7 +70,7 @@ def test_channels_last_blocks_are_channel_maps():
 
 def test_token_grid_comes_from_the_model():
     from inspector.core import load_model
-    from inspector.core.tokens import TokenGrid
+    from inspector.core.records.tokens import TokenGrid
     from inspector.core.sources.grids import token_grid
 
     assert token_grid(load_model("timm:vit_tiny_patch16_224", seed=0).module) == TokenGrid(14, 14, 1)
@@ -80,7 +80,7 @@ def test_token_grid_comes_from_the_model():
 
 def test_attention_is_one_map_per_head_of_what_the_query_token_attends_to():
     from inspector.core.mosaic import capture_maps
-    from inspector.core.tokens import TokenGrid, query_at
+    from inspector.core.records.tokens import TokenGrid, query_at
 
     grid = TokenGrid(2, 2, prefix=1)
     probs = np.arange(1 * 3 * 5 * 5, dtype=np.float32).reshape(1, 3, 5, 5)  # 3 heads, 1 + 4 tokens

@@ -13,7 +13,7 @@ from inspector.core import InspectorError, load_model
 from inspector.core.errors import SpecError
 from inspector.core.export import export_npz, load_npz
 from inspector.core.model_info import describe
-from inspector.core.requests import ModelRequest
+from inspector.core.records.requests import ModelRequest
 from inspector.core.workbench import Workbench
 
 RANDOM_PY = textwrap.dedent(
@@ -164,7 +164,7 @@ def test_seed_round_trips_through_the_manifest(tmp_path):
 
 def test_workbench_keeps_the_model_when_asked_with_the_seed_picked_for_it():
     from inspector.core import RunSpec
-    from inspector.core.requests import RunRequest
+    from inspector.core.records.requests import RunRequest
 
     bench = Workbench()
     asked = ModelRequest("inspector.demo.toy:ToyMLP")

@@ -16,7 +16,7 @@ from ..errors import SpecError
 from ..inputs import ImageSet, input_preprocess, list_images
 from ..layers import LayerTree
 from ..preprocess import Preprocess
-from ..tokens import TokenGrid
+from ..records.tokens import TokenGrid
 from ..sources.grids import token_grid
 from .store import Checkpoint
 

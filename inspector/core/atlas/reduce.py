@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ..errors import SpecError
-from ..tokens import TokenGrid, is_channels_last
+from ..records.tokens import TokenGrid, is_channels_last
 from .topk import LayerPartial
 
 

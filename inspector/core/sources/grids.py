@@ -5,7 +5,7 @@ model's config (`hf_models.token_grid`, where the grid follows the input's size)
 
 from __future__ import annotations
 
-from ..tokens import TokenGrid
+from ..records.tokens import TokenGrid
 from .hf_models import token_grid as hf_grid
 
 

@@ -21,12 +21,12 @@ from pathlib import Path
 
 from ..errors import ModelLoadError, RunError, UntrustedCodeError
 from ..preprocess import Preprocess
-from ..tokens import TokenGrid
+from ..records.tokens import TokenGrid
 from .checkpoints import weights_into
 from .hf_hub import hf_folder, hf_needs_code, hf_spec, hub_cache
 from .loaded import LoadedModel
 from .seeds import seeded
-from .weights import is_random, no_seed, pick
+from .weights import is_random, no_seed, pick, random_note
 #: Classes in config.json's `architectures` that this app reads as (batch, classes, H, W) maps.
 SEGMENTATION_SUFFIX = "ForSemanticSegmentation"
 #: The input size assumed when neither the image-processor config nor config.json gives one.
@@ -94,7 +94,7 @@ def load(source: str, weights: str, trust: bool, seed: int | None):
             raise ModelLoadError(f"transformers could not build {source}: {type(exc).__name__}: {exc}") from exc
         if weights == "random":
             label = "random"
-            notes.append(f"Random weights (seed {seed}): activations show structure, not learned features.")
+            notes.append(random_note(seed))
         else:
             module = weights_into(module, weights, trust)
             label = str(weights)

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .runspec import RunSpec
+    from ..runspec import RunSpec
 
 
 def _empty_spec():
-    from .runspec import RunSpec
+    from ..runspec import RunSpec
 
     return RunSpec()
 
