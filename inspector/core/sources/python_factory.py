@@ -11,7 +11,7 @@ from torch import nn
 
 from ..errors import ModelLoadError
 from .loaded import LoadedModel
-from .seeds import seeded
+from .weights import seeded
 
 
 def load(source: str, seed: int | None) -> LoadedModel:

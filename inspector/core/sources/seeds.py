@@ -1,14 +1,9 @@
-"""Seeds of random weights: checked, picked, and applied without touching the caller's RNG state.
-
-`check_seed` and `new_seed` are torch-free (session files and the app use them before the
-engine loads); `seeded` imports torch when entered.
-"""
+"""Seeds of random weights: checked and picked, torch-free (session files and the app use them
+before the engine loads). Applying one is `weights.seeded`."""
 
 from __future__ import annotations
 
-import contextlib
 import secrets
-from typing import Iterator
 
 from ..errors import SpecError
 
@@ -34,25 +29,3 @@ def check_seed(value: object, what: str = "seed", text: bool = False) -> int | N
 def new_seed() -> int:
     """A fresh seed that the app's seed box can also show (below 2**31)."""
     return secrets.randbelow(2**31)
-
-
-@contextlib.contextmanager
-def seeded(seed: int) -> Iterator[None]:
-    """Run the block with torch's CPU generator, Python's `random` and numpy's global RNG seeded
-    with `seed`; their states (and CUDA's, when CUDA is initialised) are restored afterwards."""
-    import random
-
-    import numpy as np
-    import torch
-
-    cuda = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
-    py_state, np_state = random.getstate(), np.random.get_state()
-    with torch.random.fork_rng(devices=cuda):
-        torch.default_generator.manual_seed(seed)
-        random.seed(seed)
-        np.random.seed(seed)
-        try:
-            yield
-        finally:
-            random.setstate(py_state)
-            np.random.set_state(np_state)

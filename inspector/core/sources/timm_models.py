@@ -19,7 +19,7 @@ from .checkpoints import weights_into
 from .hf_hub import hub_cache
 from .loaded import LoadedModel
 from .refs import TIMM_PREFIX as PREFIX
-from .weights import is_random, no_seed_unless_random, pick, random_note
+from .weights import is_random, no_seed_unless_random, pick, random_note, seeded
 #: Weight files timm's Hugging Face repos hold, in the order they are preferred.
 HUB_FILES = ("model.safetensors", "pytorch_model.bin")
 
@@ -68,8 +68,6 @@ def cached_weights(name: str) -> Path:
 def create(name: str, weights: str, seed: int | None = None):
     """The timm module for `name`: random weights under `seed`, or the cached pretrained ones."""
     import timm
-
-    from .seeds import seeded
 
     if weights == "pretrained":
         path = cached_weights(name)

@@ -11,8 +11,7 @@ from ..preprocess import Preprocess
 from . import pretrained
 from .checkpoints import weights_into
 from .loaded import LoadedModel
-from .seeds import seeded
-from .weights import is_random, no_seed_unless_random, pick, random_note
+from .weights import is_random, no_seed_unless_random, pick, random_note, seeded
 
 ProgressFn = Callable[[int, int], None]
 

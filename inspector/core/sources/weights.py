@@ -4,6 +4,13 @@ weights; the note that says which seed random weights were made with."""
 
 from __future__ import annotations
 
+import contextlib
+import random
+from typing import Iterator
+
+import numpy as np
+import torch
+
 from ..errors import ModelLoadError, SpecError
 from .checkpoints import weights_into
 from .loaded import LoadedModel
@@ -49,3 +56,20 @@ def apply_weights_file(loaded: LoadedModel, weights: str, trust: bool) -> None:
         loaded.module = module
         loaded.notes.append(f"Whole model loaded from trusted pickle {weights}.")
     loaded.weights = str(weights)
+
+
+@contextlib.contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Run the block with torch's CPU generator, Python's `random` and numpy's global RNG seeded
+    with `seed`; their states (and CUDA's, when CUDA is initialised) are restored afterwards."""
+    cuda = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
+    py_state, np_state = random.getstate(), np.random.get_state()
+    with torch.random.fork_rng(devices=cuda):
+        torch.default_generator.manual_seed(seed)
+        random.seed(seed)
+        np.random.seed(seed)
+        try:
+            yield
+        finally:
+            random.setstate(py_state)
+            np.random.set_state(np_state)

@@ -10,7 +10,8 @@ import json
 import sys
 from pathlib import Path
 
-from inspector.cli_atlas import add_atlas_parser
+from . import atlas, diff
+from .common import load as _load, seed as _seed, seed_note as _seed_note
 from inspector.core.records.requests import ATTRIBUTION_METHODS
 
 CODE_WARNING = (
@@ -121,10 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--json", help="also write the rows to this JSON file")
 
     sub.add_parser("samples", help="list the bundled sample inputs")
-    from inspector.diff_command import add_parser as add_diff
 
-    add_diff(sub, _model_args)
-    add_atlas_parser(sub, _model_args)
+    diff.add_parser(sub, _model_args)
+    atlas.add_parser(sub, _model_args)
     return parser
 
 
@@ -167,27 +167,6 @@ def _launch_app(parser: argparse.ArgumentParser) -> int:
         parser.print_help()
         return 0
     return run_app()
-
-
-def _seed(args) -> int | None:
-    from inspector.core.sources.seeds import check_seed
-
-    return check_seed(args.seed, "--seed", text=True)
-
-
-def _seed_note(seed: int) -> str:
-    return f"random weights, seed {seed} (--seed {seed} gives them again)"
-
-
-def _load(args):
-    from inspector.core import load_model
-
-    def progress(done: int, total: int) -> None:
-        if total:
-            end = "\n" if done >= total else ""
-            print(f"\rdownloading weights: {done / total:6.1%}", end=end, file=sys.stderr, flush=True)
-
-    return load_model(args.model, args.weights, trust=args.trust, progress=progress, seed=_seed(args))
 
 
 def cmd_layers(args) -> int:
@@ -235,7 +214,7 @@ def cmd_capture(args) -> int:
     from inspector.core.inputs import is_image_set
 
     if is_image_set(args.input):
-        from inspector.cli_folder import capture_folder
+        from .capture_folder import capture_folder
 
         return capture_folder(args, loaded)
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
@@ -380,18 +359,6 @@ def cmd_sweep(args) -> int:
     return 0 if all(r["ok"] for r in rows) else 1
 
 
-def cmd_diff(args) -> int:
-    from inspector.diff_command import run
-
-    return run(args)
-
-
-def cmd_atlas(args) -> int:
-    from inspector.cli_atlas import cmd_atlas as atlas
-
-    return atlas(args, _load)
-
-
 def cmd_samples(args) -> int:
     from inspector.core import list_samples
 
@@ -401,8 +368,5 @@ def cmd_samples(args) -> int:
 
 
 COMMANDS = {"layers": cmd_layers, "capture": cmd_capture, "bench": cmd_bench, "samples": cmd_samples,
-            "attribute": cmd_attribute, "sweep": cmd_sweep, "diff": cmd_diff,
-            "atlas": cmd_atlas}
-
-if __name__ == "__main__":
-    sys.exit(main())
+            "attribute": cmd_attribute, "sweep": cmd_sweep, "diff": diff.run,
+            "atlas": atlas.run}

@@ -6,8 +6,10 @@ import argparse
 import signal
 import sys
 
+from .common import load
 
-def add_atlas_parser(sub, model_args) -> None:
+
+def add_parser(sub, model_args) -> None:
     atlas = sub.add_parser("atlas", help="for every channel of the chosen layers, the images of a folder that "
                                          "excite it most (top K, argmax region, statistics)")
     model_args(atlas)
@@ -22,7 +24,7 @@ def add_atlas_parser(sub, model_args) -> None:
                             "(ray://HOST:10001 or auto); needs the ray extra (pip install 'network-inspector[ray]')")
 
 
-def cmd_atlas(args: argparse.Namespace, load) -> int:
+def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from inspector.core.atlas import run_atlas

@@ -1,0 +1,19 @@
+"""The house's plan, kept: the import-linter contracts in pyproject.toml hold (no import circle at
+any depth, cli -> bench/selftest -> gui -> core -> demo, a Qt-free engine, torch-free records and
+source names, the atlas and model sources in layers)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_import_contracts_are_kept():
+    done = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
+                                                 "sys.exit(lint_imports_command())"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout and "7 kept" in done.stdout
