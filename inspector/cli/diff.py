@@ -1,6 +1,6 @@
 """`network-inspector diff`: two models side by side, compared layer by layer.
 
-The parser's options and the command live here; `main` only registers them.
+The parser's options and the command live here; `commands` only registers them.
 """
 
 from __future__ import annotations

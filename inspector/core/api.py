@@ -18,12 +18,13 @@ from .objective import Target
 from .result import RunResult
 from .runspec import RunSpec
 from .sharing import Sharing
+from .arguments import need_instance
+from .arguments import need_texts
+from .edit_reach import check_edits_reach
 
 
 def layer_tree(model: LoadedModel, example: torch.Tensor | None = None) -> LayerTree:
     """The module tree with output shapes and calls per forward (one small no-grad run)."""
-    from .arguments import need_instance
-
     need_instance(model, LoadedModel, "model", "a LoadedModel from load_model(...)")
     need_instance(example, (torch.Tensor, type(None)), "example", "a torch.Tensor or None")
     if example is None:
@@ -56,10 +57,6 @@ def capture(
     dev = resolve_device(device)
     if model.device != dev:
         model.module.to(dev)
-    from .arguments import need_texts
-
-    from .edit_reach import check_edits_reach
-
     tree = tree_of(model)
     patterns = layers if isinstance(layers, str) else need_texts(layers, "layers", "conv1,layer4.*")
     spec = RunSpec.make((), sites, edits, target, input_grad)
@@ -69,8 +66,6 @@ def capture(
 
 
 def _check_arguments(model, inputs, cancel, sharing) -> None:
-    from .arguments import need_instance
-
     need_instance(model, LoadedModel, "model", "a LoadedModel from load_model(...)")
     need_instance(inputs, torch.Tensor, "inputs", "a torch.Tensor (load_input(...) makes one)")
     need_instance(cancel, (threading.Event, type(None)), "cancel", "a threading.Event or None")

@@ -17,6 +17,9 @@ import math
 import torch
 import torch.nn.functional as F
 from torch import nn
+from .attention_timm import probs_function
+from .errors import SpecError
+from .attention_timm import heads_joined_at
 
 
 def supports_attention(module: nn.Module) -> bool:
@@ -24,8 +27,6 @@ def supports_attention(module: nn.Module) -> bool:
 
 
 def _is_timm_attention(module: nn.Module) -> bool:
-    from .attention_timm import probs_function
-
     return probs_function(module) is not None
 
 
@@ -58,8 +59,6 @@ def _output_projection(module: nn.Module) -> nn.Linear:
 
 def check_heads(module: nn.Module, path: str, heads) -> None:
     """SpecError unless `module` is an attention module with every head in `heads`."""
-    from .errors import SpecError
-
     if not supports_attention(module):
         raise SpecError(f"zero_heads at {path}: {type(module).__name__} is not an attention module this app knows "
                         f"(nn.MultiheadAttention; timm ViT, Swin, BEiT and EVA attention; transformers ViT-family "
@@ -78,8 +77,6 @@ def ablate_heads(module: nn.Module, heads: list[int]) -> list:
         return [module.register_forward_hook(recompute, with_kwargs=True)]
     width = _output_projection(module).in_features // heads_of(module)
     if _is_timm_attention(module):
-        from .attention_timm import heads_joined_at
-
         joined = heads_joined_at(module)
     else:
         joined = _output_projection(module)
@@ -101,8 +98,6 @@ def attention_probs(module: nn.Module, args: tuple, kwargs: dict) -> torch.Tenso
             return probs[0] if unbatched else probs
         if _is_hf_attention(module):
             return _hf_probs(module, args, kwargs)
-        from .attention_timm import probs_function
-
         return probs_function(module)(module, args, kwargs)
 
 

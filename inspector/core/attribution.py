@@ -28,6 +28,7 @@ from .records.requests import ATTRIBUTION_METHODS as METHODS  # defined beside t
 from .result import RunResult
 from .records.tokens import TokenGrid, token_maps
 from .sources.grids import token_grid
+from .attention import supports_attention
 
 #: Activation modules that get the guided rule at their grad_input. nn.ReLU is exact; the
 #: others only get "positive gradients only" on top of their own backward (an approximation).
@@ -252,8 +253,6 @@ def attention_rollout(model: LoadedModel | nn.Module, x: torch.Tensor) -> Attrib
     mean plus the identity (the residual path), rows renormalised; their product; the row of the
     class token (the mean row without one) over the patch grid, upsampled to the input in [0, 1].
     Class-agnostic: no target, no backward."""
-    from .attention import supports_attention
-
     module, labels = _unwrap(model)
     grid = token_grid(module, tuple(x.shape[-2:]))
     if grid is None:

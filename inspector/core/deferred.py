@@ -21,6 +21,7 @@ import torch
 from .errors import RunCancelled
 from .result import RunResult
 from .stats import StatsBatch, TensorStats
+from .arguments import need_instance
 
 _CHUNK = 32  # captures between looks at `cancel`
 
@@ -28,8 +29,6 @@ _CHUNK = 32  # captures between looks at `cancel`
 def complete_statistics(result: RunResult, cancel: threading.Event | None = None) -> dict[str, TensorStats]:
     """Statistics of the captures `result` holds without them, by capture name. `result` itself
     is not changed (`result.set_stats(...)` fills them in). Raises RunCancelled when `cancel` is set."""
-    from .arguments import need_instance
-
     need_instance(result, RunResult, "result", "a RunResult")
     out: dict[str, TensorStats] = {}
     batch = StatsBatch()

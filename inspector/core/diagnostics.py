@@ -140,7 +140,7 @@ def _stats(capture_stats: TensorStats | None, array: np.ndarray | None) -> Tenso
         return None
     import torch
 
-    from .stats import tensor_stats
+    from .stats import tensor_stats  # torch: the window reads this module before the engine loads
 
     return tensor_stats(torch.from_numpy(np.asarray(array)))
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # torch is imported where an edit is applied, so the app can 
 
 from .errors import SpecError
 from .keys import Key, parse_key
+from .arguments import need_text
 
 
 def _channel_dim(t: torch.Tensor) -> int:
@@ -215,8 +216,6 @@ def _check_values(name: str, values: dict[str, Any]) -> None:
 
 def parse_edit(text: str) -> Edit:
     """Read `KEY=OP(ARGS)`, e.g. `relu1:grad_input=clamp(min=0)`."""
-    from .arguments import need_text
-
     key_text, sep, op_text = need_text(text, "An edit").partition("=")
     if not sep or not op_text.strip():
         raise SpecError(f"Cannot read edit {text!r}. Write KEY=OP(ARGS), e.g. relu1:grad_input=clamp(min=0).")

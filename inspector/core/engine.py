@@ -24,6 +24,9 @@ from .objective import objective, primary_output
 from .result import Prediction, RunResult
 from .runspec import RunSpec
 from .sharing import Sharing
+from .attention import check_heads
+from .arguments import need_instance
+from .errors import InputError
 
 __all__ = ["RunSpec", "Sharing", "predictions", "run"]
 
@@ -43,8 +46,6 @@ def _check_edits(edits: Sequence[Edit], modules: dict[str, nn.Module], params: d
                             f"probabilities are captured beside the module, which does not use them), and "
                             f"zero_heads belongs at LAYER:attention.")
         elif site == "attention":
-            from .attention import check_heads
-
             check_heads(modules[layer], layer, dict(edit.args)["heads"])
 
 
@@ -96,14 +97,10 @@ def run(
     after all (in-place ops that depend on the data), the run is done once more with copies.
     Without it (None) every capture is a copy.
     """
-    from .arguments import need_instance
-
     need_instance(model, nn.Module, "model", "a torch.nn.Module")
     need_instance(inputs, torch.Tensor, "inputs", "a torch.Tensor")
     need_instance(spec, RunSpec, "spec", "a RunSpec (RunSpec.make(...))")
     if inputs.numel() == 0:
-        from .errors import InputError
-
         raise InputError(f"The input holds no values (shape {tuple(inputs.shape)}).")
     state = Sharing() if sharing is None else sharing
     safe = state.safe()

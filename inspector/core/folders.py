@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
+from .inputs import list_images
 
 
 @dataclass(frozen=True)
@@ -23,8 +24,6 @@ class FolderInput:
     @classmethod
     def open(cls, folder: str | Path) -> "FolderInput":
         """The image files under `folder`; InputError when it is not a folder or holds none."""
-        from .inputs import list_images
-
         if not Path(folder).is_dir():
             raise InputError(f"Not a folder: {folder}")
         images = list_images(folder)

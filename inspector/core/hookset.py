@@ -25,6 +25,9 @@ from .errors import RunCancelled, SpecError
 from .keys import Key
 from .result import Capture, RunResult
 from .stats import StatsBatch, dtype_name, tensor_stats
+from .attention import supports_attention
+from .attention import ablate_heads
+from .attention import attention_probs
 
 
 def to_numpy(tensor: torch.Tensor):
@@ -97,8 +100,6 @@ class HookSet:
 
     # -- lifecycle ---------------------------------------------------------------
     def __enter__(self) -> "HookSet":
-        from .attention import supports_attention
-
         asked = [p for p, sites in self.captured.items() if "attention" in sites]
         if asked and not any(supports_attention(self.modules[p]) for p in asked):
             self.result.log("warning", f"No attention captured: none of the ticked modules ({', '.join(asked[:3])}"
@@ -126,8 +127,6 @@ class HookSet:
 
     def _ablate_heads(self) -> None:
         """zero_heads edits: hooks that change the attention module's computation (see inspector.core.attention)."""
-        from .attention import ablate_heads
-
         for (path, site), edits in self.edits.items():
             if site == "attention":
                 heads = sorted({h for edit in edits for h in dict(edit.args)["heads"]})
@@ -279,8 +278,6 @@ class HookSet:
 
     def _attention_hook(self, path: str):
         """Store the attention probabilities this call of the module computes (worked out beside it)."""
-        from .attention import attention_probs
-
         def hook(module: nn.Module, args: tuple, kwargs: dict):
             call = self._open_calls[path][-1] if self._open_calls[path] else 0
             self.store(Key(path, "attention", call), attention_probs(module, args, kwargs))

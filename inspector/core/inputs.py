@@ -14,6 +14,8 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from .errors import InputError
 from .preprocess import Preprocess
 from .samples import list_samples
+from .sources.checkpoints import unsafe_globals
+from .arguments import need_path
 
 TENSOR_SUFFIXES = (".npy", ".pt", ".pth")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".gif")
@@ -108,8 +110,6 @@ def load_tensor(path: Path) -> torch.Tensor:
     except InputError:
         raise
     except pickle.UnpicklingError:
-        from .sources.checkpoints import unsafe_globals
-
         names = unsafe_globals(path)
         if names is None:
             raise InputError(f"{path.name} is not a tensor file this tool can read: it is damaged, or was not "
@@ -128,8 +128,6 @@ def load_tensor(path: Path) -> torch.Tensor:
 def load_input(source: str | Path, preprocess: Preprocess | None = None,
                input_shape: tuple[int, ...] | None = None) -> torch.Tensor:
     """A file or `sample:NAME` -> the model's input tensor (batch dimension included)."""
-    from .arguments import need_path
-
     text = need_path(source, "The input")
     if not text.strip():
         raise InputError("No input given: name an image, sample:NAME, or a .npy/.pt tensor file.")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .errors import SpecError
+from .arguments import need_text
 
 Site = Literal["input", "output", "grad_output", "grad_input", "attention", "grad"]
 #: `attention`: an attention module's softmax probabilities per head (see inspector.core.attention).
@@ -54,8 +55,6 @@ class Key:
 
 def parse_key(text: str) -> Key:
     """Parse `fc1:output`, `layer1.0.relu:output#1`, `fc1.bias:grad`, `input:grad`, `output`."""
-    from .arguments import need_text
-
     text = need_text(text, "A key").strip()
     if text in ("input", "output"):
         return Key("", text)

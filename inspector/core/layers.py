@@ -12,6 +12,9 @@ if TYPE_CHECKING:  # the records are torch-free: the app receives them before it
     from torch import nn
 
 from .errors import SpecError
+from .arguments import need_instance
+from .errors import InspectorError, RunError
+from .errors import UnknownKeyError
 
 
 
@@ -61,8 +64,6 @@ class LayerTree:
         for layer in self.layers:
             if layer.path == path:
                 return layer
-        from .errors import UnknownKeyError
-
         raise UnknownKeyError(f"No layer named {path!r}. {self._examples()}")
 
     def children(self, path: str) -> list[LayerInfo]:
@@ -174,9 +175,6 @@ def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> L
     """The module tree; with an example input, one no-grad run adds output shapes and call counts."""
     import torch
     from torch import nn
-
-    from .arguments import need_instance
-    from .errors import InspectorError, RunError
 
     need_instance(model, nn.Module, "model", "a torch.nn.Module")
     need_instance(example, (torch.Tensor, type(None)), "example", "a torch.Tensor or None")

@@ -19,6 +19,7 @@ import numpy as np
 from .errors import MismatchError
 from .keys import Key
 from .result import Prediction, RunResult
+from .diagnostics import forward_rank
 
 TINY = 1e-12
 DEFAULT_THRESHOLD = 1e-3
@@ -163,8 +164,6 @@ def _softmax(logits: np.ndarray) -> np.ndarray:
 def compare_results(first: RunResult, second: RunResult, threshold: float = DEFAULT_THRESHOLD,
                     names: tuple[str, str] = ("first", "second")) -> ModelDiff:
     """Compare two results of the same capture key by key, in the first result's forward order."""
-    from .diagnostics import forward_rank
-
     if threshold < 0 or not math.isfinite(threshold):
         raise MismatchError(f"The threshold must be a number >= 0, got {threshold}.")
     if first.output is not None and second.output is not None and np.shape(first.output) != np.shape(second.output):
@@ -202,7 +201,7 @@ def compare_results(first: RunResult, second: RunResult, threshold: float = DEFA
 def same_objective(result: RunResult):
     """The target the second model must use: the one resolved on the first model, with top-1 (or
     auto) fixed to the class it picked there."""
-    from .objective import Target, parse_target
+    from .objective import Target, parse_target  # torch: the window reads this module before the engine loads
 
     resolved = parse_target(result.target)
     if result.target_index is not None and resolved.kind in ("auto", "top1", "index"):

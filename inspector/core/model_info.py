@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .layers import LayerTree
 from .records.requests import ModelRequest
+from .sources.grids import token_grid
 
 if TYPE_CHECKING:
     from .sources.loaded import LoadedModel
@@ -66,8 +67,6 @@ def _task(loaded: "LoadedModel", tree: LayerTree) -> str:
 
 
 def describe(loaded: "LoadedModel", tree: LayerTree, request: ModelRequest) -> ModelInfo:
-    from .sources.grids import token_grid
-
     seed = loaded.seed
     if seed is not None:
         request = dataclasses.replace(request, seed=seed)  # reloading gives the very same weights

@@ -12,6 +12,14 @@ from typing import Iterable, Sequence
 from .errors import MismatchError, ModelLoadError, RunError, SpecError
 from .sources.weights import is_random
 from .model_diff import DEFAULT_THRESHOLD, ModelDiff, compare_results, same_objective
+from .sources.loaded import sharing_of, tree_of
+from .arguments import need_instance, need_texts
+from .devices import resolve_device
+from .engine import run
+from .sources.loaded import LoadedModel
+from .runspec import RunSpec
+from .arguments import need_text
+from .sources.loader import load_model
 
 
 def describe(model) -> str:
@@ -37,13 +45,6 @@ def diff_models(first, second, inputs, layers: str | Iterable[str] = "all",
     `second_edits` is given, to the second too. `device=None` runs each where it is (they must be
     on one device). `stats`: also work out per-capture statistics (the comparison does not need them)."""
     import torch
-
-    from .sources.loaded import sharing_of, tree_of
-    from .arguments import need_instance, need_texts
-    from .devices import resolve_device
-    from .engine import run
-    from .sources.loaded import LoadedModel
-    from .runspec import RunSpec
 
     for model, what in ((first, "first"), (second, "second")):
         need_instance(model, LoadedModel, what, "a LoadedModel from load_model(...) or load_pair(...)")
@@ -81,9 +82,6 @@ def load_pair(source: str, weights: str | None, against: str | None = None, agai
               against_weights: str | None = None, trust: bool = False, seed: int | None = None, progress=None):
     """The two models a diff compares: `source` with `weights`, and `source` with `against` (a second
     weights file) or `against_model` with `against_weights`. A load failure names both sides."""
-    from .arguments import need_text
-    from .sources.loader import load_model
-
     need_text(source, "source")
     for value, what in ((against, "against"), (against_model, "against_model"), (against_weights, "against_weights")):
         if value is not None:
@@ -118,8 +116,6 @@ def run_against(bench, first, x, request, result, cancel: threading.Event | None
     """The app's comparison with a second model: `request.against.model` loaded (or kept) in `bench`,
     a second `Workbench`, run on the first model's input tensor `x` with the request's layers (those
     it has) and sites, its own edits, and the objective resolved on the first model's `result`."""
-    from .engine import run
-
     against = request.against
     asked = against.model
     first_name = describe(first)

@@ -10,6 +10,7 @@ import numpy as np
 
 from .keys import Key
 from .records.stats import TensorStats
+from .errors import UnknownKeyError
 
 EventKind = Literal["registered", "fired", "removed", "warning", "note"]
 
@@ -64,8 +65,6 @@ class RunResult:
     def __getitem__(self, key: str) -> np.ndarray:
         arrays = self.arrays()
         if key not in arrays:
-            from .errors import UnknownKeyError
-
             shown = ", ".join(list(arrays)[:8]) + (", ..." if len(arrays) > 8 else "")
             raise UnknownKeyError(f"No capture {key!r} in this result; its keys: {shown or 'none'}.")
         return arrays[key]

@@ -9,6 +9,7 @@ from .edits import Edit, parse_edit
 from .errors import SpecError
 from .keys import SITE_CHOICES
 from .objective import Target, parse_target
+from .arguments import need_list, need_texts
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,6 @@ class RunSpec:
         keep: Literal["full", "stats"] = "full",
         stats_now: Iterable[str] | None = None,
     ) -> "RunSpec":
-        from .arguments import need_list, need_texts
-
         if isinstance(sites, str):
             sites = [s.strip() for s in sites.split(",") if s.strip()]
             if not sites:

@@ -26,6 +26,10 @@ from .records.requests import AttributionRequest, ModelRequest, RunRequest
 from .result import RunResult
 from .sharing import Sharing
 from .stats import TensorStats
+from .diagnostics import dead_units, first_nonfinite, gradient_flow
+from .inputs import input_preprocess
+from .model_pair import run_against
+from .attribution import attribute
 
 if TYPE_CHECKING:
     from .model_diff import ModelDiff
@@ -80,8 +84,6 @@ class Analysis:
 
     @classmethod
     def of(cls, result: RunResult) -> "Analysis":
-        from .diagnostics import dead_units, first_nonfinite, gradient_flow
-
         return cls(gradient_flow(result), dead_units(result), first_nonfinite(result))
 
 
@@ -132,8 +134,6 @@ class Workbench:
             if frame is not None:
                 from PIL import Image
 
-                from .inputs import input_preprocess
-
                 preprocess = input_preprocess(self.loaded.preprocess, self.loaded.input_shape)
                 self._input = preprocess(Image.fromarray(frame))
             else:
@@ -167,8 +167,6 @@ class Workbench:
         if request.against is None:
             self.second = None  # compared against the baseline again: the second model's memory goes
         else:
-            from .model_pair import run_against
-
             if self.second is None:
                 self.second = Workbench()
             against = run_against(self.second, loaded, x, request, result, cancel, progress, phase)
@@ -199,8 +197,6 @@ class Workbench:
 
     def attribute(self, request: AttributionRequest):
         """The attribution map for the loaded model and the request's input (see core.attribution)."""
-        from .attribution import attribute
-
         loaded, _ = self.load(request.model)
         self.move_to(request.device)
         x = self.input_tensor(request.input)

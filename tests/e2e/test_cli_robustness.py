@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from inspector import cli
+from inspector.cli import commands as cli_main
 
 
 def _fail(*_args, **_kwargs):
@@ -31,7 +32,7 @@ def one_error(capsys, *argv: str) -> str:
 
 @pytest.fixture
 def no_model(monkeypatch):
-    monkeypatch.setattr(cli, "_load", _fail)
+    monkeypatch.setattr(cli_main, "_load", _fail)  # the loader the commands call
 
 
 @pytest.fixture
