@@ -46,11 +46,11 @@ def bench_atlas(model: str = "resnet18", images: int = 64, batch: int = 16, top:
                 device: str = "cpu", log: Callable[[str], None] = print) -> dict:
     import torch
 
-    from inspector.core.sources.loaded import tree_of
     from inspector.core.atlas import run_atlas
     from inspector.core.atlas.batches import prefetched_batches
     from inspector.core.devices import resolve_device
     from inspector.core.inputs import input_preprocess, list_images
+    from inspector.core.sources.loaded import tree_of
     from inspector.core.sources.loader import load_model
 
     loaded = load_model(model, seed=0) if model != "demo" else load_model(model)

@@ -19,12 +19,12 @@ from typing import Callable
 
 import torch
 
-from inspector.core.sources.loaded import sharing_of, tree_of
 from inspector.core.engine import run
 from inspector.core.model_pair import diff_models
-from inspector.core.sources.loader import load_model
 from inspector.core.objective import Target
 from inspector.core.runspec import RunSpec
+from inspector.core.sources.loaded import sharing_of, tree_of
+from inspector.core.sources.loader import load_model
 
 TARGET_RATIO = 2.3
 

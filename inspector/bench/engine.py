@@ -29,10 +29,10 @@ from inspector.core.deferred import complete_statistics, with_statistics
 from inspector.core.engine import run
 from inspector.core.errors import SpecError
 from inspector.core.layers import build_layer_tree
-from inspector.core.sources.loader import load_model
 from inspector.core.objective import Target, objective
 from inspector.core.runspec import RunSpec
 from inspector.core.sharing import Sharing
+from inspector.core.sources.loader import load_model
 from inspector.core.workbench import Analysis
 
 

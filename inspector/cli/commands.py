@@ -10,9 +10,12 @@ import json
 import sys
 from pathlib import Path
 
-from . import atlas, diff
-from .common import load as _load, seed as _seed, seed_note as _seed_note
 from inspector.core.records.requests import ATTRIBUTION_METHODS
+
+from . import atlas, diff
+from .common import load as _load
+from .common import seed as _seed
+from .common import seed_note as _seed_note
 
 CODE_WARNING = (
     "file.py:Name and package.module:Name run that Python code; TorchScript and .pt2 files, "
@@ -258,10 +261,10 @@ def cmd_attribute(args) -> int:
 
 
 def _replay_session(args, out: Path | None) -> int:
+    from dataclasses import replace
+
     from inspector.core.session_file import load_session
     from inspector.core.workbench import Workbench
-
-    from dataclasses import replace
 
     session = load_session(args.session, trust=args.trust)
     if args.seed is not None:  # --seed wins over the session's seed
@@ -334,7 +337,8 @@ def cmd_bench(args) -> int:
         return 0
     from inspector.core.allocator import allocator_note
     if args.diff:
-        from inspector.bench.diff import bench_diff as bench_model, format_header
+        from inspector.bench.diff import bench_diff as bench_model
+        from inspector.bench.diff import format_header
     else:
         from inspector.bench.engine import bench_model, format_header
 
@@ -349,7 +353,8 @@ def cmd_bench(args) -> int:
 def cmd_sweep(args) -> int:
     import tempfile
 
-    from inspector.bench.sweep import hf_sources, main as sweep
+    from inspector.bench.sweep import hf_sources
+    from inspector.bench.sweep import main as sweep
 
     out = _json_out(args)
     with tempfile.TemporaryDirectory(prefix="inspector-sweep-") as folder:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import sys
 
+from inspector.core.sources.seeds import check_seed
+
 
 def seed(args) -> int | None:
-    from inspector.core.sources.seeds import check_seed  # torch-free, but kept with its users
-
     return check_seed(args.seed, "--seed", text=True)
 
 
@@ -17,7 +17,7 @@ def seed_note(seed: int) -> str:
 
 
 def load(args):
-    from inspector.core import load_model
+    from inspector.core import load_model  # torch: loaded when a command runs, so the app launches without it
 
     def progress(done: int, total: int) -> None:
         if total:

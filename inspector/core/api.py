@@ -8,19 +8,18 @@ from typing import Iterable
 
 import torch
 
+from .arguments import need_instance, need_texts
 from .devices import resolve_device
+from .edit_reach import check_edits_reach
 from .edits import Edit
-from .errors import SpecError
 from .engine import run
+from .errors import SpecError
 from .layers import LayerTree, build_layer_tree
-from .sources.loaded import LoadedModel, sharing_of, tree_of
 from .objective import Target
 from .result import RunResult
 from .runspec import RunSpec
 from .sharing import Sharing
-from .arguments import need_instance
-from .arguments import need_texts
-from .edit_reach import check_edits_reach
+from .sources.loaded import LoadedModel, sharing_of, tree_of
 
 
 def layer_tree(model: LoadedModel, example: torch.Tensor | None = None) -> LayerTree:

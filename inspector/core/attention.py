@@ -17,9 +17,9 @@ import math
 import torch
 import torch.nn.functional as F
 from torch import nn
-from .attention_timm import probs_function
+
+from .attention_timm import heads_joined_at, probs_function
 from .errors import SpecError
-from .attention_timm import heads_joined_at
 
 
 def supports_attention(module: nn.Module) -> bool:

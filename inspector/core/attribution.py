@@ -17,18 +17,18 @@ import torch.nn.functional as F
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from .attention import supports_attention
 from .edits import Edit
 from .engine import RunSpec, run
 from .errors import RunError, SpecError
 from .keys import Key
 from .layers import LayerTree, build_layer_tree
-from .sources.loaded import LoadedModel
 from .objective import Target, parse_target
 from .records.requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
-from .result import RunResult
 from .records.tokens import TokenGrid, token_maps
+from .result import RunResult
 from .sources.grids import token_grid
-from .attention import supports_attention
+from .sources.loaded import LoadedModel
 
 #: Activation modules that get the guided rule at their grad_input. nn.ReLU is exact; the
 #: others only get "positive gradients only" on top of their own backward (an approximation).

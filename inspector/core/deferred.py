@@ -18,10 +18,10 @@ from dataclasses import replace
 import numpy as np
 import torch
 
+from .arguments import need_instance
 from .errors import RunCancelled
 from .result import RunResult
 from .stats import StatsBatch, TensorStats
-from .arguments import need_instance
 
 _CHUNK = 32  # captures between looks at `cancel`
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from .keys import GRAD_SITES, Key
-from .result import RunResult
 from .records.stats import TensorStats
+from .result import RunResult
 
 if TYPE_CHECKING:
     import torch

@@ -16,17 +16,16 @@ import torch
 from torch import nn
 from torch.autograd.graph import get_gradient_edge
 
+from .arguments import need_instance
+from .attention import check_heads
 from .edits import Edit
-from .errors import InspectorError, RunError, SpecError
+from .errors import InputError, InspectorError, RunError, SpecError
 from .hookset import HookSet, to_numpy
 from .keys import GRAD_SITES, MODULE_SITES, Key
 from .objective import objective, primary_output
 from .result import Prediction, RunResult
 from .runspec import RunSpec
 from .sharing import Sharing
-from .attention import check_heads
-from .arguments import need_instance
-from .errors import InputError
 
 __all__ = ["RunSpec", "Sharing", "predictions", "run"]
 

@@ -20,14 +20,12 @@ import torch
 from torch import nn
 from torch.autograd.graph import get_gradient_edge
 
+from .attention import ablate_heads, attention_probs, supports_attention
 from .edits import Edit
 from .errors import RunCancelled, SpecError
 from .keys import Key
 from .result import Capture, RunResult
 from .stats import StatsBatch, dtype_name, tensor_stats
-from .attention import supports_attention
-from .attention import ablate_heads
-from .attention import attention_probs
 
 
 def to_numpy(tensor: torch.Tensor):

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import SpecError
 from .arguments import need_text
+from .errors import SpecError
 
 Site = Literal["input", "output", "grad_output", "grad_input", "attention", "grad"]
 #: `attention`: an attention module's softmax probabilities per head (see inspector.core.attention).

@@ -11,11 +11,8 @@ if TYPE_CHECKING:  # the records are torch-free: the app receives them before it
     import torch
     from torch import nn
 
-from .errors import SpecError
 from .arguments import need_instance
-from .errors import InspectorError, RunError
-from .errors import UnknownKeyError
-
+from .errors import InspectorError, RunError, SpecError, UnknownKeyError
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from .diagnostics import forward_rank
 from .errors import MismatchError
 from .keys import Key
 from .result import Prediction, RunResult
-from .diagnostics import forward_rank
 
 TINY = 1e-12
 DEFAULT_THRESHOLD = 1e-3

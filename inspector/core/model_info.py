@@ -15,9 +15,9 @@ from .records.requests import ModelRequest
 from .sources.grids import token_grid
 
 if TYPE_CHECKING:
-    from .sources.loaded import LoadedModel
     from .preprocess import Preprocess
     from .records.tokens import TokenGrid
+    from .sources.loaded import LoadedModel
 
 
 @dataclass(frozen=True)

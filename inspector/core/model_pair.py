@@ -9,17 +9,15 @@ import time
 from dataclasses import replace
 from typing import Iterable, Sequence
 
-from .errors import MismatchError, ModelLoadError, RunError, SpecError
-from .sources.weights import is_random
-from .model_diff import DEFAULT_THRESHOLD, ModelDiff, compare_results, same_objective
-from .sources.loaded import sharing_of, tree_of
-from .arguments import need_instance, need_texts
+from .arguments import need_instance, need_text, need_texts
 from .devices import resolve_device
 from .engine import run
-from .sources.loaded import LoadedModel
+from .errors import MismatchError, ModelLoadError, RunError, SpecError
+from .model_diff import DEFAULT_THRESHOLD, ModelDiff, compare_results, same_objective
 from .runspec import RunSpec
-from .arguments import need_text
+from .sources.loaded import LoadedModel, sharing_of, tree_of
 from .sources.loader import load_model
+from .sources.weights import is_random
 
 
 def describe(model) -> str:

@@ -8,9 +8,9 @@ from typing import Literal
 
 import numpy as np
 
+from .errors import UnknownKeyError
 from .keys import Key
 from .records.stats import TensorStats
-from .errors import UnknownKeyError
 
 EventKind = Literal["registered", "fired", "removed", "warning", "note"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
+from .arguments import need_list, need_texts
 from .edits import Edit, parse_edit
 from .errors import SpecError
 from .keys import SITE_CHOICES
 from .objective import Target, parse_target
-from .arguments import need_list, need_texts
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .edits import Edit, parse_edit
-from .runspec import RunSpec
 from .errors import SpecError, UntrustedCodeError
 from .records.requests import ModelRequest, RunRequest
-from .sources.seeds import check_seed
+from .runspec import RunSpec
 from .session_schema import check_session_data
+from .sources.seeds import check_seed
 from .sources.trust import carries_code
 
 FORMAT = "network-inspector-session"

@@ -14,22 +14,21 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from .devices import resolve_device
+from .attribution import attribute
 from .deferred import complete_statistics, with_statistics
+from .devices import resolve_device
+from .diagnostics import dead_units, first_nonfinite, gradient_flow
 from .edit_reach import check_edits_reach
 from .engine import run
-from .inputs import load_input
+from .inputs import input_preprocess, load_input
 from .layers import LayerTree, build_layer_tree
-from .sources.loaded import LoadedModel
-from .sources.loader import load_model
+from .model_pair import run_against
 from .records.requests import AttributionRequest, ModelRequest, RunRequest
 from .result import RunResult
 from .sharing import Sharing
+from .sources.loaded import LoadedModel
+from .sources.loader import load_model
 from .stats import TensorStats
-from .diagnostics import dead_units, first_nonfinite, gradient_flow
-from .inputs import input_preprocess
-from .model_pair import run_against
-from .attribution import attribute
 
 if TYPE_CHECKING:
     from .model_diff import ModelDiff

@@ -7,11 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSlider, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSlider, QVBoxLayout, QWidget
 
-from inspector.core.records.requests import ATTRIBUTION_METHODS as METHODS
 from inspector.core.clipping import clip_levels, magnitude
+from inspector.core.records.requests import ATTRIBUTION_METHODS as METHODS
 
 from .controls import searchable
 

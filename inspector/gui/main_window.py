@@ -11,8 +11,21 @@ import time
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QLabel, QMainWindow, QMessageBox,
-                               QScrollArea, QSplitter, QTabWidget, QTreeView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from inspector.core.samples import list_samples
 
@@ -21,17 +34,17 @@ from .atlas_controller import AtlasController
 from .controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, searchable
 from .edits_controller import EditsController
 from .folder_bar import FolderBar
-from .live_bar import LiveBar, rate_text
 from .layer_filter import LayerFilterBox
 from .layer_model import LayerTreeModel
+from .live_bar import LiveBar, rate_text
 from .menus import build_menus
 from .message_banner import MessageBanner
 from .run_status import RunStatus
 from .side_panels import HookLog, InputView, PredictionsView
 from .sources import SourcesMixin
-from .token_grid_mixin import TokenGridMixin
 from .state import GRADIENT_SITES, AppState
 from .tensor_panel import TensorPanel
+from .token_grid_mixin import TokenGridMixin
 
 MIN_SIZE = (1100, 680)
 LIVE_HISTOGRAM_EVERY_S = 0.5  # while a video plays, the value histograms are redrawn twice a second

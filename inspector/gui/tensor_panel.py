@@ -17,12 +17,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (QGraphicsRectItem, QHBoxLayout, QLabel, QSizePolicy, QStackedWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget
 
 from inspector.core.mosaic import PAGE, Grid, Mosaic, capture_maps, is_parameter, levels, mosaic_of
-from inspector.core.records.tokens import TokenGrid, prefix_tokens
 from inspector.core.records.stats import TensorStats
+from inspector.core.records.tokens import TokenGrid, prefix_tokens
 
 from .channel_pager import ChannelPager
 from .channel_zoom import ChannelZoom, describe

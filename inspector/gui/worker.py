@@ -23,7 +23,6 @@ from inspector.core.records.requests import ModelRequest, RunRequest
 from .gc_collector import GuiThreadCollector
 from .worker_atlas import AtlasJobs
 
-
 #: How long the worker waits for the GUI to draw a result before it works out the other statistics.
 DRAW_WAIT_S = 0.5
 
@@ -246,8 +245,8 @@ class Worker(AtlasJobs, QObject):
     def _catalogue(self) -> None:
         self.sigPhase.emit("Listing torchvision and timm models")
         try:
-            from inspector.core.sources.torchvision_models import torchvision_classifiers, torchvision_segmenters
             from inspector.core.sources.timm_models import catalogue
+            from inspector.core.sources.torchvision_models import torchvision_classifiers, torchvision_segmenters
 
             names = torchvision_classifiers() + torchvision_segmenters() + catalogue()
         except Exception as exc:  # noqa: BLE001

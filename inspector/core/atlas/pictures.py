@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
 from PIL import Image
 
 from ..errors import InspectorError

@@ -26,6 +26,7 @@ from .checkpoints import weights_into
 from .hf_hub import hf_folder, hf_needs_code, hf_spec, hub_cache
 from .loaded import LoadedModel
 from .weights import is_random, no_seed, pick, random_note, seeded
+
 #: Classes in config.json's `architectures` that this app reads as (batch, classes, H, W) maps.
 SEGMENTATION_SUFFIX = "ForSemanticSegmentation"
 #: The input size assumed when neither the image-processor config nor config.json gives one.

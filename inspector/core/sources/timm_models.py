@@ -20,6 +20,7 @@ from .hf_hub import hub_cache
 from .loaded import LoadedModel
 from .refs import TIMM_PREFIX as PREFIX
 from .weights import is_random, no_seed_unless_random, pick, random_note, seeded
+
 #: Weight files timm's Hugging Face repos hold, in the order they are preferred.
 HUB_FILES = ("model.safetensors", "pytorch_model.bin")
 
