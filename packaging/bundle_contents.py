@@ -28,7 +28,7 @@ EXTRA_HIDDEN_IMPORTS = (
     "torchvision.ops",
     "torchvision.models",
     "safetensors.torch",
-    "av",                      # PyAV: video files and cameras (inspector.core.video imports it when one opens);
+    "av",                      # PyAV: video files and cameras (inspector.core.inputs.video imports it when one opens);
                                # pyinstaller-hooks-contrib's hook-av collects its submodules and FFmpeg libraries
     "PIL.PngImagePlugin", "PIL.JpegImagePlugin", "PIL.BmpImagePlugin", "PIL.TiffImagePlugin",
     "PIL.WebPImagePlugin", "PIL.GifImagePlugin",
@@ -59,7 +59,7 @@ SELFTEST_MODULES = (
 DYNAMIC_LIB_PACKAGES = ("torchvision",)
 # Packages whose data files the code reads at run time (timm: the ImageNet class names of
 # inspector.core.sources.timm_models.labels_of, in timm/data/_info; jsonschema_specifications: the JSON Schema
-# meta-schemas jsonschema reads when it checks a session file, inspector.core.session_schema).
+# meta-schemas jsonschema reads when it checks a session file, inspector.core.session.schema).
 PACKAGE_DATA = ("timm", "jsonschema_specifications")
 DYNAMIC_LIB_PATTERNS = ("*.so", "*.so.*", "*.pyd", "*.dll", "*.dylib")
 

@@ -49,7 +49,7 @@ def bench_atlas(model: str = "resnet18", images: int = 64, batch: int = 16, top:
     from inspector.core.atlas import run_atlas
     from inspector.core.atlas.batches import prefetched_batches
     from inspector.core.devices import resolve_device
-    from inspector.core.inputs import input_preprocess, list_images
+    from inspector.core.inputs.files import input_preprocess, list_images
     from inspector.core.sources.loaded import tree_of
     from inspector.core.sources.loader import load_model
 

@@ -20,7 +20,7 @@ from typing import Callable
 import torch
 
 from inspector.core.engine import run
-from inspector.core.model_pair import diff_models
+from inspector.core.compare.pair import diff_models
 from inspector.core.objective import Target
 from inspector.core.runspec import RunSpec
 from inspector.core.sources.loaded import sharing_of, tree_of

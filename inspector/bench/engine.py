@@ -115,7 +115,7 @@ def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[
 
     variants = {"plain": plain, "floor": floor, "all": engine(leaves), "nostats": engine(leaves, False),
                 "visible": visible, "late": engine([late]), "saliency": lambda: saliency(model, x, target)}
-    from inspector.core.attention import supports_attention
+    from inspector.core.attention.site import supports_attention
 
     attention = tuple(p for p, m in model.named_modules() if p and supports_attention(m))
     if attention:  # every attention module's probabilities, with the backward to the input

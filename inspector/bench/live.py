@@ -42,7 +42,7 @@ def resident_mb() -> float:
 
 def make_video(path: Path, frames: int, size: tuple[int, int] = (320, 256), fps: int = 25) -> str:
     """A moving colour pattern (every frame different), `size` = (width, height)."""
-    from inspector.core.video import write_video
+    from inspector.core.inputs.video import write_video
 
     w, h = size
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
@@ -65,7 +65,7 @@ def measure_live(folder: Path, source: str, video: str, frames: int, block: int,
     first = folder / "first-frame.png"
     from PIL import Image
 
-    from inspector.core.video import VideoReader
+    from inspector.core.inputs.video import VideoReader
 
     with VideoReader(video) as reader:
         Image.fromarray(next(iter(reader.frames())).rgb).save(first)

@@ -214,7 +214,7 @@ def cmd_capture(args) -> int:
     if not args.input:
         raise SpecError("capture needs --input (an image, sample:NAME, or a .npy/.pt tensor).")
     loaded = _load(args)
-    from inspector.core.inputs import is_image_set
+    from inspector.core.inputs.files import is_image_set
 
     if is_image_set(args.input):
         from .capture_folder import capture_folder
@@ -263,7 +263,7 @@ def cmd_attribute(args) -> int:
 def _replay_session(args, out: Path | None) -> int:
     from dataclasses import replace
 
-    from inspector.core.session_file import load_session
+    from inspector.core.session.file import load_session
     from inspector.core.workbench import Workbench
 
     session = load_session(args.session, trust=args.trust)

@@ -44,7 +44,7 @@ def run(args) -> int:
     import numpy as np
 
     from inspector.core import load_input
-    from inspector.core.model_pair import diff_models, load_pair
+    from inspector.core.compare.pair import diff_models, load_pair
     from inspector.core.sources.seeds import check_seed
 
     first, second = load_pair(args.model, args.weights, args.against, args.against_model, args.against_weights,

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from .attention import supports_attention
+from .attention.site import supports_attention
 from .edits import Edit
 from .engine import RunSpec, run
 from .errors import RunError, SpecError

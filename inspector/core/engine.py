@@ -17,7 +17,7 @@ from torch import nn
 from torch.autograd.graph import get_gradient_edge
 
 from .arguments import need_instance
-from .attention import check_heads
+from .attention.site import check_heads
 from .edits import Edit
 from .errors import InputError, InspectorError, RunError, SpecError
 from .hookset import HookSet, to_numpy

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from torch.autograd.graph import get_gradient_edge
 
-from .attention import ablate_heads, attention_probs, supports_attention
+from .attention.site import ablate_heads, attention_probs, supports_attention
 from .edits import Edit
 from .errors import RunCancelled, SpecError
 from .keys import Key
@@ -124,7 +124,7 @@ class HookSet:
         return self
 
     def _ablate_heads(self) -> None:
-        """zero_heads edits: hooks that change the attention module's computation (see inspector.core.attention)."""
+        """zero_heads edits: hooks that change the attention module's computation (see inspector.core.attention.site)."""
         for (path, site), edits in self.edits.items():
             if site == "attention":
                 heads = sorted({h for edit in edits for h in dict(edit.args)["heads"]})

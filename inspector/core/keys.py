@@ -15,7 +15,7 @@ from .arguments import need_text
 from .errors import SpecError
 
 Site = Literal["input", "output", "grad_output", "grad_input", "attention", "grad"]
-#: `attention`: an attention module's softmax probabilities per head (see inspector.core.attention).
+#: `attention`: an attention module's softmax probabilities per head (see inspector.core.attention.site).
 MODULE_SITES: tuple[str, ...] = ("input", "output", "grad_output", "grad_input", "attention")
 GRAD_SITES: frozenset[str] = frozenset({"grad_output", "grad_input", "grad"})
 #: What `--sites` accepts: the module sites plus `params` (every parameter's `:grad`).

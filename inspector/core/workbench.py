@@ -20,9 +20,9 @@ from .devices import resolve_device
 from .diagnostics import dead_units, first_nonfinite, gradient_flow
 from .edit_reach import check_edits_reach
 from .engine import run
-from .inputs import input_preprocess, load_input
+from .inputs.files import input_preprocess, load_input
 from .layers import LayerTree, build_layer_tree
-from .model_pair import run_against
+from .compare.pair import run_against
 from .records.requests import AttributionRequest, ModelRequest, RunRequest
 from .result import RunResult
 from .sharing import Sharing
@@ -31,7 +31,7 @@ from .sources.loader import load_model
 from .stats import TensorStats
 
 if TYPE_CHECKING:
-    from .model_diff import ModelDiff
+    from .compare.diff import ModelDiff
 
 
 @dataclass

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from inspector.core.model_diff import prediction_deltas
+from inspector.core.compare.diff import prediction_deltas
 from inspector.core.mosaic import PAGE
 from inspector.core.result import RunResult
 
@@ -164,7 +164,7 @@ class CompareView(QWidget):
         self._show_rows(baseline, edited, activation_key, gradient_key, [f"Edits: {', '.join(edited.edits) or 'none'}"])
 
     def show_models(self, diff, activation_key: str, gradient_key: str) -> None:
-        """First | second | difference from a ModelDiff (inspector.core.model_diff), with the divergence plot."""
+        """First | second | difference from a ModelDiff (inspector.core.compare.diff), with the divergence plot."""
         first, second = diff.first, diff.second
         verdict = (f"first divergent: {diff.first_divergent}" if diff.first_divergent
                    else f"no activation differs by more than {fmt(diff.threshold)}")

@@ -76,7 +76,7 @@ class DivergenceView(QWidget):
         self.hover.setText(" ")
 
     def show_diff(self, diff) -> None:
-        """Plot a ModelDiff (inspector.core.model_diff)."""
+        """Plot a ModelDiff (inspector.core.compare.diff)."""
         self.diff = diff
         self.depths = depth_rows(diff)
         fwd = [(d, f.rel_l2) for d, _, f, _ in self.depths if f is not None]

@@ -112,7 +112,7 @@ class EditsController(QObject):
     # -- sessions -------------------------------------------------------------------------
     def session(self):
         """The session file's record of what is loaded and chosen now."""
-        from inspector.core.session_file import Session
+        from inspector.core.session.file import Session
 
         s = self.state
         model = s.model.request if s.model else ModelRequest()
@@ -128,7 +128,7 @@ class EditsController(QObject):
             self.save(path)
 
     def save(self, path: str) -> None:
-        from inspector.core.session_file import save_session
+        from inspector.core.session.file import save_session
 
         try:
             written = save_session(self.session(), path)
@@ -143,7 +143,7 @@ class EditsController(QObject):
             self.load(path)
 
     def load(self, path: str, trust: bool | None = None) -> bool:
-        from inspector.core.session_file import load_session
+        from inspector.core.session.file import load_session
         from inspector.core.sources.trust import carries_code
 
         try:

@@ -15,7 +15,7 @@ class FolderSteps:
 
     def open_folder(self, path: str) -> bool:
         """Step through the images in `path` (nested folders too), starting at the first."""
-        from inspector.core.folders import FolderInput
+        from inspector.core.inputs.folders import FolderInput
 
         try:
             folder = FolderInput.open(path)

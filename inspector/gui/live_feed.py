@@ -83,7 +83,7 @@ class LiveFeed(QObject):
     # -- the decoding thread ----------------------------------------------------------------
     def _run(self) -> None:
         from inspector.core.errors import InspectorError
-        from inspector.core.video import VideoReader
+        from inspector.core.inputs.video import VideoReader
 
         try:
             reader = VideoReader(self.source)

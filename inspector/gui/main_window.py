@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.samples import list_samples
+from inspector.core.inputs.samples import list_samples
 
 from .analysis_controller import AnalysisController
 from .atlas_controller import AtlasController

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from inspector.core.records.requests import ModelRequest
-from inspector.core.samples import list_samples
+from inspector.core.inputs.samples import list_samples
 
 
 class SettingsStore:

@@ -175,7 +175,7 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
         source = source.strip()
         if not source or source in (self.input, self.folder and self.folder.root):
             return
-        from inspector.core.video import is_video
+        from inspector.core.inputs.video import is_video
 
         if Path(source).is_dir():
             self.open_folder(source)

@@ -189,7 +189,7 @@ def step_samples(ctx: Context) -> None:
     """Every bundled sample image decodes; the sample tensors load."""
     import numpy as np
 
-    from inspector.core.inputs import load_input, open_image, samples_dir
+    from inspector.core.inputs.files import load_input, open_image, samples_dir
 
     folder = samples_dir()
     images = sorted(folder.glob("*.png"))
@@ -253,7 +253,7 @@ def step_video(ctx: Context) -> None:
     """PyAV (FFmpeg) is there: a 6-frame MPEG-4 video written in the sandbox decodes frame by frame."""
     import numpy as np
 
-    from inspector.core.video import VideoReader, write_video
+    from inspector.core.inputs.video import VideoReader, write_video
 
     greys = [30 + 30 * i for i in range(6)]
     path = write_video(ctx.root / "video-ü.mp4", [np.full((16, 24, 3), g, np.uint8) for g in greys], fps=12)

@@ -76,8 +76,8 @@ def test_every_resource_file_the_code_can_load_is_in_the_datas_at_its_own_place(
 
 def test_the_resources_the_code_loads_are_covered():
     assert bc.referenced_resource_dirs(ROOT) <= set(bc.RESOURCE_DIRS)
-    from inspector.core.inputs import resolve_sample
-    from inspector.core.samples import list_samples
+    from inspector.core.inputs.files import resolve_sample
+    from inspector.core.inputs.samples import list_samples
     from inspector.demo.model import default_weights_path
 
     weights = default_weights_path()
@@ -110,7 +110,7 @@ def test_hidden_imports_cover_what_the_app_imports_lazily():
 def test_the_video_library_is_collected():
     """Live video input decodes with PyAV, imported only when a video opens: named as a hidden import
     (so the bundle has it although nothing imports it at start), never excluded; the self-test decodes a video."""
-    source = (ROOT / "inspector" / "core" / "video.py").read_text(encoding="utf-8")
+    source = (ROOT / "inspector" / "core" / "inputs" / "video.py").read_text(encoding="utf-8")
     assert "import av" in source and "av" in bc.EXTRA_HIDDEN_IMPORTS
     assert not any(e == "av" or e.startswith("av.") for e in bc.EXCLUDES)
     from inspector.selftest import STEPS
@@ -199,7 +199,7 @@ def test_entry_point_survives_missing_stdio():
 def test_the_transformers_families_hf_sources_use_are_hidden_imports():
     """transformers loads its model modules by name; the bundle lists them (an hf: ViT in a bundle
     without them fails with 'transformers has no class ViTForImageClassification')."""
-    from inspector.core.attention import HF_ATTENTION
+    from inspector.core.attention.site import HF_ATTENTION
 
     modules = bc.hf_model_modules()
     assert {module for module, _ in HF_ATTENTION} <= set(modules)

@@ -13,7 +13,7 @@ from inspector.core.layers import build_layer_tree
 def test_stall_and_rapid_toggle_measurements_run_on_the_demo(qapp, tmp_path):
     loaded = load_model("demo")
     leaves = len(build_layer_tree(loaded.module, loaded.example_input()).leaves)
-    image = "sample:" + __import__("inspector.core.samples", fromlist=["list_samples"]).list_samples()[0]
+    image = "sample:" + __import__("inspector.core.inputs.samples", fromlist=["list_samples"]).list_samples()[0]
     stall = bench_gui.measure_stall(tmp_path, "demo", image, "cpu", repeats=2)
     assert stall["model"] == "demo" and stall["leaves"] == leaves
     assert stall["engine_s"] > 0 and stall["run_s"] >= stall["engine_s"] and stall["held_mb"] > 0

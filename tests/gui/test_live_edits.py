@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from inspector.core import capture, load_input, load_model
-from inspector.core.session_file import load_session, save_session
+from inspector.core.session.file import load_session, save_session
 from inspector.core.workbench import Workbench
 
 TOY = "inspector.demo.toy:ToyMLP"

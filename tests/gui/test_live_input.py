@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from inspector.core.video import write_video
+from inspector.core.inputs.video import write_video
 
 N = 24
 

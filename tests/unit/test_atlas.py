@@ -13,7 +13,7 @@ from inspector.core import load_input, load_model
 from inspector.core.atlas import read_atlas, run_atlas, thumbnail_path
 from inspector.core.atlas.thumbs import argmax_region
 from inspector.core.errors import AtlasError, InputError, RunCancelled, SpecError
-from inspector.core.inputs import list_images
+from inspector.core.inputs.files import list_images
 from inspector.core.sources.grids import token_grid
 
 pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set

@@ -229,7 +229,7 @@ def test_look_alike_timm_attention_is_not_given_wrong_probabilities():
     attention or mix heads: the site must not pretend softmax(q k^T) is theirs."""
     import timm
 
-    from inspector.core.attention import supports_attention
+    from inspector.core.attention.site import supports_attention
 
     kinds = {}
     for name in ("swinv2_tiny_window8_256", "cait_xxs24_224", "eva02_tiny_patch14_224", "vit_tiny_patch16_224",

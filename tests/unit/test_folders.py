@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from inspector.core.errors import InputError
-from inspector.core.folders import FolderInput
+from inspector.core.inputs.folders import FolderInput
 
 
 def touch(root, rel):

@@ -9,7 +9,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from inspector.core import capture  # noqa: E402
-from inspector.core.attention import supports_attention  # noqa: E402
+from inspector.core.attention.site import supports_attention  # noqa: E402
 from inspector.core.sources.hf_models import _return_tensor  # noqa: E402
 from inspector.core.sources.loaded import LoadedModel  # noqa: E402
 

@@ -10,7 +10,7 @@ import torch
 from PIL import Image
 
 from inspector.core import InputError, load_input
-from inspector.core.inputs import open_image, to_rgb
+from inspector.core.inputs.files import open_image, to_rgb
 from inspector.core.preprocess import Preprocess
 
 

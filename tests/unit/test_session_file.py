@@ -9,7 +9,7 @@ import pytest
 
 from inspector.core import UntrustedCodeError, parse_edit
 from inspector.core.errors import SpecError
-from inspector.core.session_file import Session, load_session, save_session
+from inspector.core.session.file import Session, load_session, save_session
 from inspector.core.workbench import Workbench
 
 TOY = "inspector.demo.toy:ToyMLP"

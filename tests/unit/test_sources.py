@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from inspector.core.session_file import Session
+from inspector.core.session.file import Session
 from inspector.core.sources.trust import carries_code
 from inspector.core.sources.refs import is_factory, is_model_file
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from inspector.core.errors import InputError
-from inspector.core.video import VideoReader, is_video, write_video
+from inspector.core.inputs.video import VideoReader, is_video, write_video
 
 
 def greys(n):

@@ -9,7 +9,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from ..inputs import open_image
+from ..inputs.files import open_image
 from ..preprocess import Preprocess
 
 DECODE_THREADS = 2

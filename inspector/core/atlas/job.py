@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SpecError
-from ..inputs import ImageSet, input_preprocess, list_images
+from ..inputs.files import ImageSet, input_preprocess, list_images
 from ..layers import LayerTree
 from ..preprocess import Preprocess
 from ..records.tokens import TokenGrid

@@ -14,7 +14,7 @@ import numpy as np
 from PIL import Image
 
 from ..errors import InspectorError
-from ..inputs import open_image
+from ..inputs.files import open_image
 from ..preprocess import Preprocess
 from .store import job_arguments, read_atlas, thumbnail_path
 from .thumbs import argmax_region

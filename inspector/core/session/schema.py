@@ -6,8 +6,8 @@ file (`edits[0]`, `model.seed`) before any model loads or any value is used.
 
 from __future__ import annotations
 
-from .errors import SpecError
-from .keys import SITE_CHOICES
+from ..errors import SpecError
+from ..keys import SITE_CHOICES
 
 _STRING = {"type": "string"}
 _EDIT_TEXT = {"type": "string", "description": "an edit written KEY=OP(ARGS), e.g. relu1:grad_input=clamp(min=0)"}

@@ -6,7 +6,7 @@ class. Every capture key both runs have gets its relative L2 difference `||a - b
 tiny)`, cosine similarity and largest absolute difference; `first_divergent` is the first
 forward capture (`input`/`output` sites, then the model's output) whose relative difference
 exceeds the threshold. Gradients are reported but never decide it: a change anywhere moves
-every gradient below it. Running the two models is `inspector.core.model_pair`'s.
+every gradient below it. Running the two models is `inspector.core.compare.pair`'s.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .diagnostics import forward_rank
-from .errors import MismatchError
-from .keys import Key
-from .result import Prediction, RunResult
+from ..diagnostics import forward_rank
+from ..errors import MismatchError
+from ..keys import Key
+from ..result import Prediction, RunResult
 
 TINY = 1e-12
 DEFAULT_THRESHOLD = 1e-3
@@ -201,7 +201,7 @@ def compare_results(first: RunResult, second: RunResult, threshold: float = DEFA
 def same_objective(result: RunResult):
     """The target the second model must use: the one resolved on the first model, with top-1 (or
     auto) fixed to the class it picked there."""
-    from .objective import Target, parse_target  # torch: the window reads this module before the engine loads
+    from ..objective import Target, parse_target  # torch: the window reads this module before the engine loads
 
     resolved = parse_target(result.target)
     if result.target_index is not None and resolved.kind in ("auto", "top1", "index"):

@@ -11,11 +11,11 @@ import numpy as np
 import torch
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from .arguments import need_path
-from .errors import InputError
-from .preprocess import Preprocess
+from ..arguments import need_path
+from ..errors import InputError
+from ..preprocess import Preprocess
 from .samples import list_samples
-from .sources.checkpoints import unsafe_globals
+from ..sources.checkpoints import unsafe_globals
 
 TENSOR_SUFFIXES = (".npy", ".pt", ".pth")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".gif")

@@ -4,7 +4,7 @@ Worked out from the attention module's own inputs and weights (no grad, nothing 
 changed), because fused attention (`scaled_dot_product_attention`, and `nn.MultiheadAttention`
 called with `need_weights=False` as torchvision's ViT does) never forms them. Supported:
 `torch.nn.MultiheadAttention`, timm's ViT, Swin (per window: (B * windows, heads, w*w, w*w)), BEiT
-and EVA attention (`inspector.core.attention_timm`) and transformers' ViT-family attention
+and EVA attention (`inspector.core.attention.timm_classes`) and transformers' ViT-family attention
 (ViT, DeiT, DINOv2 with and without registers, CLIP's vision tower: `q_proj`/`k_proj`/`v_proj`, the
 heads joined before `o_proj`/`out_proj`); other modules (Swin V2, CaiT, transformers' BEiT and Swin) get a
 warning instead of probabilities that would be wrong.
@@ -18,8 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attention_timm import heads_joined_at, probs_function
-from .errors import SpecError
+from .timm_classes import heads_joined_at, probs_function
+from ..errors import SpecError
 
 
 def supports_attention(module: nn.Module) -> bool:

@@ -1,6 +1,6 @@
 """A folder of images as the app's input, stepped through one image at a time.
 
-Which files and in which order is `inspector.core.inputs.list_images` (the CLI's and the
+Which files and in which order is `inspector.core.inputs.files.list_images` (the CLI's and the
 atlas's rule too); this module is torch-free and imports it only when a folder is opened.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
-from .inputs import list_images
+from ..errors import InputError
+from .files import list_images
 
 
 @dataclass(frozen=True)

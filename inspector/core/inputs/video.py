@@ -18,7 +18,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
 
 VIDEO_SUFFIXES = (".mp4", ".m4v", ".mkv", ".avi", ".mov", ".webm", ".mpg", ".mpeg", ".wmv", ".ogv", ".flv")
 

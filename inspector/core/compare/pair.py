@@ -1,5 +1,5 @@
 """Two models run on the same capture: loaded as a pair (errors name both sides), run one after the
-other with the objective resolved on the first, and compared (`inspector.core.model_diff`).
+other with the objective resolved on the first, and compared (`inspector.core.compare.diff`).
 `diff_models` is the API and the CLI's path; `run_against` the app's (a second Workbench)."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ import time
 from dataclasses import replace
 from typing import Iterable, Sequence
 
-from .arguments import need_instance, need_text, need_texts
-from .devices import resolve_device
-from .engine import run
-from .errors import MismatchError, ModelLoadError, RunError, SpecError
-from .model_diff import DEFAULT_THRESHOLD, ModelDiff, compare_results, same_objective
-from .runspec import RunSpec
-from .sources.loaded import LoadedModel, sharing_of, tree_of
-from .sources.loader import load_model
-from .sources.weights import is_random
+from ..arguments import need_instance, need_text, need_texts
+from ..devices import resolve_device
+from ..engine import run
+from ..errors import MismatchError, ModelLoadError, RunError, SpecError
+from .diff import DEFAULT_THRESHOLD, ModelDiff, compare_results, same_objective
+from ..runspec import RunSpec
+from ..sources.loaded import LoadedModel, sharing_of, tree_of
+from ..sources.loader import load_model
+from ..sources.weights import is_random
 
 
 def describe(model) -> str:

@@ -10,13 +10,13 @@ import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .edits import Edit, parse_edit
-from .errors import SpecError, UntrustedCodeError
-from .records.requests import ModelRequest, RunRequest
-from .runspec import RunSpec
-from .session_schema import check_session_data
-from .sources.seeds import check_seed
-from .sources.trust import carries_code
+from ..edits import Edit, parse_edit
+from ..errors import SpecError, UntrustedCodeError
+from ..records.requests import ModelRequest, RunRequest
+from ..runspec import RunSpec
+from .schema import check_session_data
+from ..sources.seeds import check_seed
+from ..sources.trust import carries_code
 
 FORMAT = "network-inspector-session"
 VERSION = 1
@@ -64,7 +64,7 @@ class Session:
 
 def session_from_dict(data, name: str = "The session") -> Session:
     """A Session from the parsed JSON of a session file, checked whole against `SCHEMA` first
-    (inspector.core.session_schema): any mistake is a SpecError naming the field."""
+    (inspector.core.session.schema): any mistake is a SpecError naming the field."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SpecError(f"{name} is not a Network Inspector session file (no 'format' entry).")
     version = data.get("version", 0)

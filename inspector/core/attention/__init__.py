@@ -1,0 +1,3 @@
+"""The `attention` site: softmax attention probabilities per head (`site`), worked out for timm's
+attention classes from a call's inputs (`timm_classes`).
+"""
