@@ -15,7 +15,7 @@ def capture_folder(args, loaded) -> int:
 
     from inspector.core import SpecError, capture, load_input
     from inspector.core.errors import InputError
-    from inspector.core.export import versions
+    from inspector.core.versions import versions
     from inspector.core.inputs.files import list_images
 
     if not args.out:

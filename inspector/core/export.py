@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import platform
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -12,18 +10,7 @@ import numpy as np
 from .errors import SpecError
 from .result import RunResult
 from .sources.seeds import check_seed
-
-
-def versions() -> dict[str, str]:
-    """Versions of what produced the numbers (torch, torchvision, numpy, python, inspector)."""
-    out = {"python": platform.python_version()}
-    for name, dist in (("torch", "torch"), ("torchvision", "torchvision"), ("numpy", "numpy"),
-                       ("inspector", "network-inspector")):
-        try:
-            out[name] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[name] = "unknown"
-    return out
+from .versions import versions
 
 
 def npz_path(path: str | Path) -> Path:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import platform
-
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMessageBox
+
+from inspector.core.versions import versions as core_versions
 
 SHORTCUTS = (
     ("F5", "Run"), ("Esc", "Cancel the run or download"), ("Ctrl+O", "Open model…"), ("Ctrl+I", "Open input…"),
@@ -77,23 +77,12 @@ def shortcuts_text() -> str:
 
 
 def versions() -> dict[str, str]:
-    """Versions of what the app runs on (torch only once the engine has loaded it)."""
-    import sys
-
-    import PySide6
-    import pyqtgraph
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        ours = version("network-inspector")
-    except PackageNotFoundError:
-        ours = "source"
-    found = {"Network Inspector": ours, "Python": platform.python_version(), "PySide6": PySide6.__version__,
-             "pyqtgraph": pyqtgraph.__version__}
-    for name in ("torch", "torchvision"):
-        module = sys.modules.get(name)
-        found[name] = getattr(module, "__version__", "not loaded yet") if module else "not loaded yet"
-    return found
+    """Versions of what the app runs on, named for people (torch only once the engine has loaded it)."""
+    found = {**core_versions(("PySide6", "pyqtgraph")),
+             **core_versions(("torch", "torchvision"), unloaded="not loaded yet")}
+    names = {"inspector": "Network Inspector", "python": "Python"}
+    order = ["inspector", "python", "PySide6", "pyqtgraph", "torch", "torchvision"]
+    return {names.get(key, key): found[key] for key in order}
 
 
 def about_text() -> str:
