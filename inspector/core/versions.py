@@ -26,12 +26,9 @@ def versions(packages: tuple[str, ...] = ENGINE, unloaded: str | None = None) ->
 
 
 def _installed(name: str) -> str:
-    """The imported module's own version when it is imported (PySide6 is installed as
-    PySide6-Essentials), else the installed distribution's."""
-    module = sys.modules.get(name)
-    if getattr(module, "__version__", None):
-        return str(module.__version__)
+    """The installed distribution's version; for a module installed under another name (PySide6
+    comes as PySide6-Essentials), the imported module's own."""
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
-        return "unknown"
+        return str(getattr(sys.modules.get(name), "__version__", None) or "unknown")
