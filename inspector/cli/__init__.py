@@ -1,7 +1,10 @@
-"""`network-inspector`: the app with no arguments; headless commands otherwise (one module per
-command family: `commands` parses, dispatches and runs the rest, `atlas`, `diff`, `capture_folder`; `common` loads
-models for them). Engine imports happen inside the commands, so the app starts without them."""
+"""`network-inspector`: the app with no arguments; headless commands otherwise.
 
-from .commands import main
+`dispatch` builds the parser and runs the command asked for; each command is one module
+(`layers`, `capture`, `attribute`, `diff`, `atlas`, `bench`, `sweep`, `samples`) with
+`add_parser(sub)` and `run(args)`; `common` holds the model arguments, loading and the seed note.
+Engine imports happen inside the commands, so the app starts without them."""
+
+from .dispatch import main
 
 __all__ = ["main"]

@@ -6,13 +6,13 @@ import argparse
 import signal
 import sys
 
-from .common import load
+from . import common
 
 
-def add_parser(sub, model_args) -> None:
+def add_parser(sub) -> None:
     atlas = sub.add_parser("atlas", help="for every channel of the chosen layers, the images of a folder that "
                                          "excite it most (top K, argmax region, statistics)")
-    model_args(atlas)
+    common.model_args(atlas)
     atlas.add_argument("--data", required=True, help="folder of images (nested folders allowed) or a glob")
     atlas.add_argument("--layers", required=True, help="paths or globs, comma-separated; all; type:Conv2d")
     atlas.add_argument("--top", type=int, default=9, help="images kept per channel (default 9)")
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.core.atlas import run_atlas
     from inspector.core.errors import RunCancelled
 
-    loaded = load(args)
+    loaded = common.load(args)
     bars = []
 
     def progress(done: int, total: int) -> None:
@@ -64,5 +64,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"atlas of {atlas['images']} images ({len(atlas['skipped'])} skipped): {len(atlas['layers'])} layers, "
           f"{channels} channels, top {args.top} -> {args.out}/atlas.json")
     if loaded.seed is not None:
-        print(f"random weights, seed {loaded.seed} (--seed {loaded.seed} gives them again)")
+        print(common.seed_note(loaded.seed))
     return 0

@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+from inspector.core.records.manifest import run_manifest
+
 MANIFEST = "manifest.json"
 
 
@@ -15,8 +17,8 @@ def capture_folder(args, loaded) -> int:
 
     from inspector.core import SpecError, capture, load_input
     from inspector.core.errors import InputError
-    from inspector.core.versions import versions
     from inspector.core.inputs.files import list_images
+    from inspector.core.versions import versions
 
     if not args.out:
         raise SpecError("capture --input FOLDER needs --out OUTDIR (one .npz per image is written there).")
@@ -38,9 +40,9 @@ def capture_folder(args, loaded) -> int:
         result.save_npz(target)
         done.append({"image": name, "npz": f"{name}.npz", "target": result.target,
                      "predictions": [p.__dict__ for p in result.predictions[:5]], "warnings": result.warnings})
-    manifest = {"model": args.model, "weights": loaded.weights, "seed": loaded.seed, "input": str(args.input),
-                "layers": args.layers, "sites": args.sites, "edits": list(args.edit), "target": args.target,
-                "device": args.device, "versions": versions(), "images": done, "skipped": skipped}
+    manifest = run_manifest(args.model, loaded.weights, loaded.seed, str(args.input), layers=args.layers,
+                            sites=args.sites, edits=list(args.edit), target=args.target, device=args.device,
+                            versions=versions(), images=done, skipped=skipped)
     out.mkdir(parents=True, exist_ok=True)
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1, default=str) + "\n", encoding="utf-8")
     for s in skipped:

@@ -1,11 +1,38 @@
-"""What every command that loads a model shares: the seed argument, loading with a download bar,
-and the note that says which seed random weights were made with."""
+"""What every command shares: the model arguments, the seed and its note, loading with a download
+bar, the run manifest's source fields, and the `--json FILE` check of the long commands."""
 
 from __future__ import annotations
 
+import argparse
 import sys
+from pathlib import Path
 
 from inspector.core.sources.seeds import check_seed
+
+CODE_WARNING = (
+    "file.py:Name and package.module:Name run that Python code; TorchScript and .pt2 files, "
+    "and hf: folders with pickled weights or code of their own, can also carry code and need --trust."
+)
+
+
+def model_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default="demo",
+                        help="demo, a torchvision name (resnet18), timm:NAME (any timm model, e.g. "
+                             "timm:vit_small_patch16_224), hf:PATH_OR_ID[#OUTPUT] (a transformers save_pretrained "
+                             "folder or an id in the local Hugging Face cache; #OUTPUT picks the output read "
+                             "instead of logits), file.py:Name, package.module:Name, "
+                             "a TorchScript file or a .pt2 program. " + CODE_WARNING)
+    parser.add_argument("--weights", default=None,
+                        help="random | pretrained | PATH (.safetensors or a weights-only checkpoint). timm's "
+                             "pretrained weights are read from the local Hugging Face cache (HF_HUB_CACHE); "
+                             "hf: sources default to the folder's own weights (pretrained)")
+    parser.add_argument("--trust", action="store_true",
+                        help="allow loading files that can run code (TorchScript, .pt2, pickled models, an hf: "
+                             "folder's pickled .bin weights or its own code, trust_remote_code)")
+    parser.add_argument("--seed", default=None, metavar="N",
+                        help="seed for random weights (torchvision, timm and hf: --weights random, file.py:Name, "
+                             "package.module:Name), 0 to 4294967295; the same seed gives the same weights "
+                             "here, in the app and in session files. Default: a new seed, printed")
 
 
 def seed(args) -> int | None:
@@ -25,3 +52,10 @@ def load(args):
             print(f"\rdownloading weights: {done / total:6.1%}", end=end, file=sys.stderr, flush=True)
 
     return load_model(args.model, args.weights, trust=args.trust, progress=progress, seed=seed(args))
+
+
+def json_out(args) -> Path | None:
+    """`--json FILE` of bench and sweep, checked before the long run."""
+    from inspector.core.outputs import make_parent, output_path
+
+    return make_parent(output_path(args.json, flag="--json")) if args.json else None

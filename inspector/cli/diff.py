@@ -1,21 +1,20 @@
 """`network-inspector diff`: two models side by side, compared layer by layer.
 
-The parser's options and the command live here; `commands` only registers them.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
+from . import common
 
-def add_parser(sub, model_args) -> None:
-    """The `diff` subcommand's options (`model_args` adds --model, --weights, --trust, --seed)."""
+
+def add_parser(sub) -> None:
     diff = sub.add_parser("diff", help="compare two checkpoints (or two models) layer by layer: the first "
                                        "layer where they diverge")
-    model_args(diff)
+    common.model_args(diff)
     diff.add_argument("--against", default=None, metavar="WEIGHTS",
                       help="the second model: the same --model with these weights (.safetensors or a "
                            "weights-only checkpoint)")
@@ -45,10 +44,9 @@ def run(args) -> int:
 
     from inspector.core import load_input
     from inspector.core.compare.pair import diff_models, load_pair
-    from inspector.core.sources.seeds import check_seed
 
     first, second = load_pair(args.model, args.weights, args.against, args.against_model, args.against_weights,
-                              trust=args.trust, seed=check_seed(args.seed, "--seed", text=True))
+                              trust=args.trust, seed=common.seed(args))
     x = load_input(args.input, first.preprocess, first.input_shape)
     diff = diff_models(first, second, x, args.layers, args.sites, args.target, args.device, args.threshold,
                        edits=args.edit)

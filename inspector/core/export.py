@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import SpecError
+from .records.manifest import run_manifest
 from .result import RunResult
 from .sources.seeds import check_seed
 from .versions import versions
@@ -32,7 +33,7 @@ def export_npz(result: RunResult, path: str | Path, manifest: dict | None = None
     arrays = result.arrays()
     np.savez(path, **arrays)
     info = {
-        "model": None, "weights": None, "seed": None, "input": None,
+        **run_manifest(),
         "device": result.device, "target": result.target, "target_index": result.target_index,
         "objective": result.objective, "edits": list(result.edits),
         **(manifest or {}),

@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog
 
+from inspector.core.records.manifest import run_manifest
 from inspector.core.records.requests import AttributionRequest
 
 from .attribution_view import AttributionView
@@ -141,9 +142,9 @@ class AnalysisController(QObject):
     def manifest(self) -> dict:
         s = self.state
         info = s.model
-        return {"model": info.source if info else None, "weights": info.weights if info else None,
-                "seed": info.seed if info else None, "input": s.input, "device": s.device,
-                "layers": s.ticked()}
+        if info is None:
+            return run_manifest(input=s.input, device=s.device, layers=s.ticked())
+        return run_manifest(info.source, info.weights, info.seed, s.input, device=s.device, layers=s.ticked())
 
     def export_dialog(self) -> None:
         if self.state.outcome is None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from inspector import cli
-from inspector.cli import commands as cli_main
+from inspector.cli import common as cli_common
 
 
 def _fail(*_args, **_kwargs):
@@ -32,7 +32,7 @@ def one_error(capsys, *argv: str) -> str:
 
 @pytest.fixture
 def no_model(monkeypatch):
-    monkeypatch.setattr(cli_main, "_load", _fail)  # the loader the commands call
+    monkeypatch.setattr(cli_common, "load", _fail)  # the loader the commands call
 
 
 @pytest.fixture

@@ -1,0 +1,57 @@
+"""`network-inspector attribute`: a saliency, guided-backprop or Grad-CAM map of one input."""
+
+from __future__ import annotations
+
+import sys
+
+from inspector.core.records.requests import ATTRIBUTION_METHODS
+
+from . import common
+
+
+def add_parser(sub) -> None:
+    att = sub.add_parser("attribute", help="saliency, Grad-CAM or guided backprop map to .npy or a .png overlay")
+    common.model_args(att)
+    att.add_argument("--method", required=True, choices=list(ATTRIBUTION_METHODS),
+                     help="rollout: attention rollout across a transformer's attention modules (class-agnostic)")
+    att.add_argument("--layer", default=None, help="Grad-CAM layer (default: the last conv layer; for a vision "
+                                                   "transformer the last block's first norm)")
+    att.add_argument("--input", required=True, help="image file, sample:NAME, or a .npy/.pt tensor")
+    att.add_argument("--target", default=None, help="top1 (default for classifiers), a class index, sum, output, "
+                     "or seg:CLASS[@X0,Y0,X1,Y1]")
+    att.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
+    att.add_argument("--out", required=True,
+                     help=".npy: the raw map; .png (or .jpg): a heat map over the input as the model sees it")
+
+
+def run(args) -> int:
+    import numpy as np
+
+    from inspector.core import load_input, resolve_device
+    from inspector.core.attribution import attribute
+    from inspector.core.export import check_picture_path, picture, picture_suffixes, save_overlay
+    from inspector.core.outputs import make_parent, output_path
+
+    out = output_path(args.out, suffixes=(".npy", *picture_suffixes()))
+    if out.suffix.lower() != ".npy":
+        check_picture_path(out)
+    loaded = common.load(args)
+    loaded.module.to(resolve_device(args.device))
+    x = load_input(args.input, loaded.preprocess, loaded.input_shape)
+    found = attribute(loaded, x, args.method, args.target, args.layer)
+    if out.suffix.lower() == ".npy":
+        with open(make_parent(out), "wb") as file:  # the name as given (np.save would add .npy to x.NPY)
+            np.save(file, found.map)
+    else:
+        save_overlay(out, picture(x.detach().cpu().numpy(), loaded.preprocess), found.map)
+    what, index, labels = found.target, found.target_index, loaded.labels or []
+    if index is not None:
+        what = f"class {index}" + (f" ({labels[index]})" if index < len(labels) else "")
+    print(f"{found.method} for {what}" + (f" at {found.layer}" if found.layer else "") + f" -> {out}")
+    if loaded.seed is not None:
+        print(common.seed_note(loaded.seed))
+    for note in found.unreached:
+        print(f"warning: guided rule not applied (functional call): {note}", file=sys.stderr)
+    for warning in found.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0

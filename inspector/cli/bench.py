@@ -1,0 +1,88 @@
+"""`network-inspector bench`: the benchmarks users run (engine, diff, atlas, the app, a video, hand-offs)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from . import atlas, common
+
+
+def add_parser(sub) -> None:
+    bench = sub.add_parser("bench", help="measure the engine against plain forward + backward")
+    bench.add_argument("--models", nargs="+", default=["resnet50", "vgg16", "convnext_tiny", "vit_b_16"])
+    bench.add_argument("--repeats", type=int, default=5)
+    bench.add_argument("--device", default="cpu")
+    bench.add_argument("--json", help="also write the rows to this JSON file")
+    bench.add_argument("--gui", action="store_true",
+                       help="measure the desktop app instead (GUI stalls, run-to-drawn, layer switch, "
+                            "mosaic paint, toggle queueing); offscreen without a display")
+    bench.add_argument("--model", default="resnet18", help="with --gui: the model for the run and switch figures; "
+                                                           "with --atlas: the model")
+    bench.add_argument("--diff", action="store_true",
+                       help="measure `diff` instead: one diff run against one engine run of the same capture")
+    bench.add_argument("--video", action="store_true",
+                       help="with --gui: play a video through the app instead (frames -> panels per second "
+                            "against plain forward + backward, GUI stalls, memory over 1,000 frames)")
+    bench.add_argument("--atlas", action="store_true",
+                       help="measure the channel atlas (every conv layer) against plain batched inference")
+    bench.add_argument("--images", type=int, default=64, help="with --atlas: images in the generated folder")
+    bench.add_argument("--batch", type=int, default=16, help="with --atlas: batch size")
+    bench.add_argument("--handoffs", action="store_true",
+                       help="trace how many of the project's objects two paths pass through (an edit with the "
+                            "Compare tab on screen until it is redrawn; atlas --ray until atlas.json), "
+                            "and list them with -v")
+    bench.add_argument("-v", "--verbose", action="store_true", help="with --handoffs: list every hand-off")
+    bench.add_argument("--no-ray", action="store_true", help="with --handoffs: trace the atlas without Ray")
+
+
+def run(args) -> int:
+    out = common.json_out(args)
+    if args.handoffs:
+        from inspector.bench.handoffs import run_handoffs
+
+        rows = run_handoffs(_atlas_command, ray=not args.no_ray, verbose=args.verbose)
+        if out:
+            out.write_text(json.dumps(rows, indent=1))
+        return 0
+    if args.gui and args.video:
+        from inspector.bench.live import main as bench_live
+
+        report = bench_live(device=args.device)
+        if out:
+            out.write_text(json.dumps(report, indent=1))
+        return 0
+    if args.atlas:
+        from inspector.bench.atlas import bench_atlas
+
+        row = bench_atlas(args.model, args.images, args.batch, repeats=args.repeats, device=args.device)
+        if out:
+            out.write_text(json.dumps(row, indent=1))
+        return 0
+    if args.gui:
+        from inspector.bench.gui import main as bench_gui
+
+        report = bench_gui(args.model, repeats=args.repeats, device=args.device)
+        if out:
+            out.write_text(json.dumps(report, indent=1))
+        return 0
+    from inspector.core.allocator import allocator_note
+    if args.diff:
+        from inspector.bench.diff import bench_diff as bench_model
+        from inspector.bench.diff import format_header
+    else:
+        from inspector.bench.engine import bench_model, format_header
+
+    print(allocator_note())
+    print(format_header())
+    rows = [bench_model(name, args.repeats, args.device) for name in args.models]
+    if out:
+        out.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+def _atlas_command(argv: list[str]) -> int:
+    """`network-inspector atlas ARGV`, for the hand-off trace."""
+    parser = argparse.ArgumentParser(prog="network-inspector")
+    atlas.add_parser(parser.add_subparsers(dest="command"))
+    return atlas.run(parser.parse_args(["atlas", *argv]))

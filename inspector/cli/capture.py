@@ -1,0 +1,116 @@
+"""`network-inspector capture`: one run with hooks, its captures to a .npz (a folder of images: one per image)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from inspector.core.records.manifest import SOURCE_FIELDS, run_manifest
+
+from . import common
+
+
+def add_parser(sub) -> None:
+    cap = sub.add_parser("capture", help="capture activations and gradients to .npz")
+    common.model_args(cap)
+    cap.add_argument("--input", help="image file, sample:NAME, a .npy/.pt tensor, or a folder or glob of images "
+                                     "(then --out is a folder: OUT/<relative path>.npz per image + manifest.json)")
+    cap.add_argument("--layers", default="all", help="paths or globs, comma-separated; all; type:Conv2d")
+    cap.add_argument("--sites", default="output,grad_output",
+                     help="any of input, output, grad_output, grad_input, params, attention (attention "
+                          "modules: softmax probabilities per head)")
+    cap.add_argument("--edit", action="append", default=[], metavar="KEY=OP(ARGS)",
+                     help="e.g. relu1:grad_input=clamp(min=0); repeatable, applied in order")
+    cap.add_argument("--target", default=None, help="top1 (classifiers), a class index, sum, output, or "
+                     "seg:CLASS[@X0,Y0,X1,Y1] (segmentation: that class's logits over all pixels or a box)")
+    cap.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
+    cap.add_argument("--input-grad", action="store_true", help="also capture the gradient w.r.t. the input")
+    cap.add_argument("--out", help="write arrays to this .npz")
+    cap.add_argument("--json", action="store_true", help="print statistics, predictions and timings as JSON")
+    cap.add_argument("--session", help="replay a saved *.inspector.json session (model, input, layers, edits...)")
+    cap.add_argument("--manifest", action="store_true",
+                     help="with --out, also write OUT.json: model, weights, seed, input, device, target, edits, "
+                          "versions and the keys with their shapes")
+
+
+def _capture_out(args) -> Path | None:
+    """The .npz `capture` writes (and its manifest beside it), checked before anything runs."""
+    from inspector.core.errors import SpecError
+    from inspector.core.outputs import output_path
+
+    if not args.out:
+        if args.manifest:
+            raise SpecError("--manifest is written beside the .npz: add --out FILE.npz.")
+        return None
+    out = output_path(args.out, ".npz")
+    if args.manifest:
+        output_path(out.with_suffix(".json"), flag="--manifest")
+    return out
+
+
+def run(args) -> int:
+    from inspector.core import SpecError, capture, load_input
+
+    out = _capture_out(args)
+    if args.session:
+        return _replay_session(args, out)
+    if not args.input:
+        raise SpecError("capture needs --input (an image, sample:NAME, or a .npy/.pt tensor).")
+    loaded = common.load(args)
+    from inspector.core.inputs.files import is_image_set
+
+    if is_image_set(args.input):
+        from .capture_folder import capture_folder
+
+        return capture_folder(args, loaded)
+    x = load_input(args.input, loaded.preprocess, loaded.input_shape)
+    result = capture(loaded, x, args.layers, args.sites, args.edit, args.target, args.device, args.input_grad)
+    _report(args, result, run_manifest(args.model, loaded.weights, loaded.seed, args.input),
+            out)
+    return 0
+
+
+def _replay_session(args, out: Path | None) -> int:
+    from dataclasses import replace
+
+    from inspector.core.session.file import load_session
+    from inspector.core.workbench import Workbench
+
+    session = load_session(args.session, trust=args.trust)
+    if args.seed is not None:  # --seed wins over the session's seed
+        session = replace(session, seed=common.seed(args))
+    bench = Workbench()
+    outcome = bench.execute(session.run_request(trust=args.trust))
+    _report(args, outcome.result, run_manifest(session.model, session.weights, bench.loaded.seed, session.input,
+                                               session=str(args.session)), out)
+    return 0
+
+
+def _report(args, result, manifest: dict, out: Path | None) -> None:
+    """Write the .npz `out` (and with --manifest its JSON), then print predictions or --json statistics
+    (valid JSON: NaN and infinities as the strings "NaN", "Infinity", "-Infinity")."""
+    if out is not None:
+        from inspector.core.outputs import make_parent
+
+        make_parent(out)
+        if args.manifest:
+            from inspector.core.export import export_npz
+
+            export_npz(result, out, manifest)
+        else:
+            result.save_npz(out)
+    if args.json:
+        from inspector.core.export import json_ready
+
+        print(json.dumps(json_ready({**{k: manifest.get(k) for k in SOURCE_FIELDS},
+                                     **result.summary()}), indent=1, allow_nan=False))
+    else:
+        for p in result.predictions:
+            print(f"{p.probability:7.2%}  {p.label} (class {p.index})")
+        if manifest.get("seed") is not None:
+            print(common.seed_note(manifest["seed"]))
+        print(f"{len(result.captures)} captures, target {result.target}, "
+              f"{result.timings.get('total_s', 0) * 1000:.0f} ms" + (f" -> {out}" if out is not None else ""))
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)

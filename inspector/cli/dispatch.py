@@ -1,0 +1,73 @@
+"""`network-inspector`: the parser of every command, and the dispatch to the one asked for.
+
+Each command lives in its own module with `add_parser(sub)` and `run(args)`. Errors are printed
+as one clear line (a traceback only with --debug) and exit non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import atlas, attribute, bench, capture, common, diff, layers, samples, sweep
+
+#: The commands in the order `--help` lists them.
+COMMANDS = {module.__name__.rsplit(".", 1)[1]: module
+            for module in (layers, capture, attribute, bench, sweep, samples, diff, atlas)}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="network-inspector",
+        description="See inside a PyTorch network. With no command, opens the desktop app.",
+        epilog=common.CODE_WARNING,
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--self-test", action="store_true",
+                        help="check this install offline and exit (0: all passed); --self-test --json FILE "
+                             "also writes a report")
+    sub = parser.add_subparsers(dest="command")
+    for module in COMMANDS.values():
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if "--self-test" in args_list[: _first_command(args_list)]:
+        from inspector.selftest import main as self_test
+
+        return self_test(args_list)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from inspector.core.allocator import keep_freed_memory
+
+    keep_freed_memory()
+    if args.command is None:
+        return _launch_app(parser)
+    from inspector.core.errors import InspectorError
+
+    try:
+        return COMMANDS[args.command].run(args)
+    except InspectorError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _first_command(args: list[str]) -> int:
+    """Index of the first subcommand in `args` (len(args) when there is none)."""
+    return next((i for i, a in enumerate(args) if a in COMMANDS), len(args))
+
+
+def _launch_app(parser: argparse.ArgumentParser) -> int:
+    try:
+        from inspector.gui.app import run_app
+    except ImportError:
+        parser.print_help()
+        return 0
+    return run_app()
