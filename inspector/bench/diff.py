@@ -19,8 +19,8 @@ from typing import Callable
 
 import torch
 
-from inspector.core.engine import run
 from inspector.core.compare.pair import diff_models
+from inspector.core.engine import run
 from inspector.core.objective import Target
 from inspector.core.runspec import RunSpec
 from inspector.core.sources.loaded import sharing_of, tree_of

@@ -271,12 +271,11 @@ def _toggle_latencies(session: Session, layer: str, repeats: int) -> list[float]
 
 
 def measure_mosaic(repeats: int) -> dict:
+    import torch
     from PySide6.QtWidgets import QApplication
 
     from inspector.core.stats import tensor_stats
-    from inspector.gui.tensor_panel import TensorPanel
-
-    import torch
+    from inspector.gui.views.tensor_panel import TensorPanel
 
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal((1, 64, 112, 112), dtype=np.float32) for _ in range(2)]

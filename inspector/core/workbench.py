@@ -9,12 +9,13 @@ the same, so toggling an edit costs one forward and backward.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import torch
 
 from .attribution import attribute
+from .compare.pair import run_against
 from .deferred import complete_statistics, with_statistics
 from .devices import resolve_device
 from .diagnostics import dead_units, first_nonfinite, gradient_flow
@@ -22,7 +23,6 @@ from .edit_reach import check_edits_reach
 from .engine import run
 from .inputs.files import input_preprocess, load_input
 from .layers import LayerTree, build_layer_tree
-from .compare.pair import run_against
 from .records.requests import AttributionRequest, ModelRequest, RunRequest
 from .result import RunResult
 from .sharing import Sharing

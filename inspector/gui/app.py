@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-
 #: What Qt's X11 platform plugin links against beyond Xlib: (library, Debian package).
 XCB_LIBRARIES = (
     ("xcb-cursor", "libxcb-cursor0"), ("xcb-icccm", "libxcb-icccm4"), ("xcb-keysyms", "libxcb-keysyms1"),

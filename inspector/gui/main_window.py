@@ -29,22 +29,22 @@ from PySide6.QtWidgets import (
 
 from inspector.core.inputs.samples import list_samples
 
-from .analysis_controller import AnalysisController
-from .atlas_controller import AtlasController
+from .controllers.analysis import AnalysisController
+from .controllers.atlas import AtlasController
+from .controllers.edits import EditsController
 from .controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, searchable
-from .edits_controller import EditsController
-from .folder_bar import FolderBar
-from .layer_filter import LayerFilterBox
-from .layer_model import LayerTreeModel
-from .live_bar import LiveBar, rate_text
+from .docks.folder_bar import FolderBar
+from .docks.live_bar import LiveBar, rate_text
 from .menus import build_menus
-from .message_banner import MessageBanner
 from .run_status import RunStatus
-from .side_panels import HookLog, InputView, PredictionsView
 from .sources import SourcesMixin
 from .state import GRADIENT_SITES, AppState
-from .tensor_panel import TensorPanel
 from .token_grid_mixin import TokenGridMixin
+from .views.layer_filter import LayerFilterBox
+from .views.layer_model import LayerTreeModel
+from .views.message_banner import MessageBanner
+from .views.side_panels import HookLog, InputView, PredictionsView
+from .views.tensor_panel import TensorPanel
 
 MIN_SIZE = (1100, 680)
 LIVE_HISTOGRAM_EVERY_S = 0.5  # while a video plays, the value histograms are redrawn twice a second

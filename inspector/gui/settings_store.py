@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
-from inspector.core.records.requests import ModelRequest
 from inspector.core.inputs.samples import list_samples
+from inspector.core.records.requests import ModelRequest
 
 
 class SettingsStore:

@@ -12,12 +12,11 @@ screen before it has loaded.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from inspector.core.errors import InspectorError, RunCancelled
-from inspector.core.records.failure import Failure, failure
+from inspector.core.records.failure import failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 
 from .gc_collector import GuiThreadCollector

@@ -23,9 +23,19 @@ from .base import APP_TIMEOUT_S, EDITS, NON_ASCII_PREFIX, OFFLINE_MESSAGE, SITES
 from .qt_steps import step_app_window, step_mosaic
 from .runner import Step, run_steps
 from .sandbox import offline, sandbox
-from .steps import (step_capture, step_checkpoints, step_demo_model, step_environment, step_offline_pretrained,
-                    step_samples, step_torch, step_torchvision_ops, step_untrusted_pickle, step_zoo_models,
-                    step_video)
+from .steps import (
+    step_capture,
+    step_checkpoints,
+    step_demo_model,
+    step_environment,
+    step_offline_pretrained,
+    step_samples,
+    step_torch,
+    step_torchvision_ops,
+    step_untrusted_pickle,
+    step_video,
+    step_zoo_models,
+)
 
 STEPS: list[Step] = [
     ("environment", step_environment),

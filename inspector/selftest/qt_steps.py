@@ -21,7 +21,7 @@ def step_mosaic(ctx: Context) -> None:
     """A TensorPanel draws a capture's mosaic offscreen; the grabbed PNG is not blank."""
     from PySide6.QtGui import QImageReader
 
-    from inspector.gui.tensor_panel import TensorPanel
+    from inspector.gui.views.tensor_panel import TensorPanel
 
     app = ctx.qapp()
     check(app.platformName() == "offscreen", f"Qt platform is {app.platformName()!r}, not offscreen")

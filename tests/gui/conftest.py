@@ -440,7 +440,7 @@ def ui() -> type[_Helpers]:
 @pytest.fixture
 def make_panel(qtbot):
     """make_panel(diverging=False) -> a shown 900x800 TensorPanel, closed at teardown."""
-    from inspector.gui.tensor_panel import TensorPanel
+    from inspector.gui.views.tensor_panel import TensorPanel
 
     def make(diverging: bool = False) -> TensorPanel:
         panel = TensorPanel("Gradient" if diverging else "Activation", diverging=diverging)

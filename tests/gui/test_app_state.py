@@ -8,11 +8,8 @@ import sys
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings
-from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDockWidget
-
-from inspector.core.records.requests import ModelRequest
 
 
 def test_a_model_that_fails_to_load_leaves_the_loaded_one(ui, qtbot, window, gui_files, tiny_source, settings):

@@ -117,7 +117,7 @@ def test_a_click_on_a_compare_tab_mosaic_opens_the_atlas_at_that_channel(ui, qtb
     assert view.cells[1][1].text() == "#2 score 2.5<br>cats/1.png"
 
 def test_the_atlas_view_draws_the_argmax_box_where_the_region_is():
-    from inspector.gui.atlas_view import picture_pixmap
+    from inspector.gui.views.atlas_view import picture_pixmap
 
     rgb = np.zeros((32, 32, 3), np.uint8)
     image = picture_pixmap(rgb, (4, 3, 7, 6), size=64).toImage()  # 2x: the box at (8, 6) to (14, 12)

@@ -25,8 +25,9 @@ def hf_folder(tmp_path):
 
 
 def test_a_save_pretrained_folder_opens_from_the_file_menu(ui, qtbot, window, hf_folder, monkeypatch):
-    from inspector.core.records.tokens import TokenGrid
     from PySide6.QtWidgets import QFileDialog
+
+    from inspector.core.records.tokens import TokenGrid
 
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: str(hf_folder)))
     action = next(a for a in window.menuBar().actions()[0].menu().actions()

@@ -12,7 +12,7 @@ from PySide6.QtTest import QAbstractItemModelTester
 from PySide6.QtWidgets import QTreeView
 
 from inspector.core.layers import build_layer_tree
-from inspector.gui.layer_model import COLUMNS, LayerTreeModel
+from inspector.gui.views.layer_model import COLUMNS, LayerTreeModel
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +179,7 @@ def test_tick_type_and_tick_leaves(model, tree):
 
 def make_proxy(model) -> QSortFilterProxyModel:
     """The main window's module filter."""
-    from inspector.gui.layer_filter import LayerFilterProxy
+    from inspector.gui.views.layer_filter import LayerFilterProxy
 
     proxy = LayerFilterProxy()
     proxy.setSourceModel(model)
@@ -290,7 +290,7 @@ def test_filter_accepts_the_cli_type_form(model, tree):
 def test_an_invalid_pattern_says_so_under_the_box(qtbot, model, tree):
     from PySide6.QtWidgets import QTreeView
 
-    from inspector.gui.layer_filter import LayerFilterBox
+    from inspector.gui.views.layer_filter import LayerFilterBox
 
     box = LayerFilterBox(model, QTreeView())
     qtbot.addWidget(box)

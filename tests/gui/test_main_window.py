@@ -11,7 +11,6 @@ from inspector.core import capture, list_samples, load_input, load_model
 from inspector.core.mosaic import as_maps, make_mosaic
 from inspector.core.workbench import ModelRequest
 
-
 SLOW_TICKS = {"conv", "naps.0", "naps.1", "naps.2", "naps.3", "fc"}
 
 

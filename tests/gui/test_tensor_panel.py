@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 
 from inspector.core.mosaic import as_maps, levels, make_mosaic
-from inspector.gui.tensor_panel import TensorPanel
+from inspector.gui.views.tensor_panel import TensorPanel
 
 
 @pytest.fixture(scope="module")

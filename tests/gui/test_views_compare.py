@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF
 
 from inspector.core.keys import parse_key
 from inspector.core.result import Capture, Prediction, RunResult
-from inspector.gui.compare_view import CompareView
+from inspector.gui.views.compare_view import CompareView
 
 
 def result(act: np.ndarray, grad: np.ndarray, weight: np.ndarray, edits=(), logits=(2.0, 1.0, float("nan"))):

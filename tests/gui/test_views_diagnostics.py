@@ -10,8 +10,8 @@ from inspector.core.diagnostics import FlowRow
 from inspector.core.keys import parse_key
 from inspector.core.result import Capture, Prediction, RunResult
 from inspector.core.stats import TensorStats
-from inspector.gui.diagnostics_views import GradientFlowView, StatsTable, short_name
-from inspector.gui.side_panels import PredictionsView
+from inspector.gui.views.diagnostics_views import GradientFlowView, StatsTable, short_name
+from inspector.gui.views.side_panels import PredictionsView
 
 NAN, INF = float("nan"), float("inf")
 

@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 
 from inspector.core.stats import TensorStats
-from inspector.gui.number_format import fmt, format_stats
-from inspector.gui.tensor_panel import TensorPanel
+from inspector.gui.views.number_format import fmt, format_stats
+from inspector.gui.views.tensor_panel import TensorPanel
 
 
 class Click:

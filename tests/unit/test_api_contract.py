@@ -3,8 +3,6 @@ subclasses for user mistakes, with the CLI's words."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 import torch

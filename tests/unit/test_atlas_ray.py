@@ -8,12 +8,11 @@ import os
 import numpy as np
 import pytest
 import ray
+from test_atlas import make_images
 
 from inspector.core import load_model
 from inspector.core.atlas import run_atlas, thumbnail_path
 from inspector.core.errors import AtlasError, RunCancelled
-
-from test_atlas import make_images
 
 
 def test_ray_atlas_cancelled_and_resumed_equals_the_in_process_atlas(tmp_path):

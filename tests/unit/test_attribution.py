@@ -11,8 +11,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from inspector.core import SpecError, build_layer_tree, capture, load_model
-from inspector.core.attribution import (attribute, cam_from_result, find_gradcam_layer, gradcam, guided_backprop,
-                                        guided_gradcam, saliency)
+from inspector.core.attribution import (
+    attribute,
+    cam_from_result,
+    find_gradcam_layer,
+    gradcam,
+    guided_backprop,
+    guided_gradcam,
+    saliency,
+)
 
 pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set
 

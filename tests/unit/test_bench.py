@@ -7,8 +7,8 @@ import statistics
 
 import pytest
 
-from inspector.cli import main
 from inspector.bench.engine import bench_model, format_header
+from inspector.cli import main
 
 # Output + grad_output of every leaf of DemoNet, in floats (shapes from `network-inspector layers
 # --model demo`; block.relu runs twice), plus the 3x64x64 input and the 8 logits.

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from inspector.core.sources import pretrained
 from inspector.core.errors import RunCancelled
+from inspector.core.sources import pretrained
 
 
 class _Response(io.BytesIO):

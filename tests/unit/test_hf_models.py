@@ -13,9 +13,9 @@ transformers = pytest.importorskip("transformers")
 
 from inspector.core import capture, load_input, load_model  # noqa: E402
 from inspector.core.errors import InspectorError, ModelLoadError, UntrustedCodeError  # noqa: E402
-from inspector.core.sources.trust import carries_code  # noqa: E402
 from inspector.core.records.tokens import TokenGrid
 from inspector.core.sources.grids import token_grid  # noqa: E402
+from inspector.core.sources.trust import carries_code  # noqa: E402
 
 TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=32,
             patch_size=8)

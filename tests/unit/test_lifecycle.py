@@ -15,7 +15,7 @@ import torchvision
 from torch import nn
 from torch.nn.modules import module as nn_module
 
-from inspector.core import (DeviceError, RunCancelled, RunError, RunSpec, SpecError, resolve_device, run)
+from inspector.core import DeviceError, RunCancelled, RunError, RunSpec, SpecError, resolve_device, run
 
 HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
               "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_forward_pre_hooks_with_kwargs")

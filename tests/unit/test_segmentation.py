@@ -98,7 +98,7 @@ def test_torchvision_builders_get_what_the_preprocessing_needs():
     """The sweep found vit_h_14 failing: its default weights take 518 x 518, its builder 224 unless told."""
     import torchvision
 
-    from inspector.core.sources.torchvision_models import torchvision_preprocess, builder_options
+    from inspector.core.sources.torchvision_models import builder_options, torchvision_preprocess
 
     prep = torchvision_preprocess(torchvision.models.get_model_weights("vit_h_14").DEFAULT)
     assert prep.crop == 518 and builder_options("vit_h_14", prep, False) == {"image_size": 518}

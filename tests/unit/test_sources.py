@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from inspector.core.session.file import Session
-from inspector.core.sources.trust import carries_code
 from inspector.core.sources.refs import is_factory, is_model_file
+from inspector.core.sources.trust import carries_code
 
 CASES = [
     # source, carries code

@@ -18,8 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .timm_classes import heads_joined_at, probs_function
 from ..errors import SpecError
+from .timm_classes import heads_joined_at, probs_function
 
 
 def supports_attention(module: nn.Module) -> bool:

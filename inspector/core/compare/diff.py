@@ -18,8 +18,7 @@ import numpy as np
 
 from ..diagnostics import forward_rank
 from ..errors import MismatchError
-from ..keys import Key
-from ..result import Prediction, RunResult
+from ..result import RunResult
 
 TINY = 1e-12
 DEFAULT_THRESHOLD = 1e-3

@@ -13,11 +13,11 @@ from ..arguments import need_instance, need_text, need_texts
 from ..devices import resolve_device
 from ..engine import run
 from ..errors import MismatchError, ModelLoadError, RunError, SpecError
-from .diff import DEFAULT_THRESHOLD, ModelDiff, compare_results, same_objective
 from ..runspec import RunSpec
 from ..sources.loaded import LoadedModel, sharing_of, tree_of
 from ..sources.loader import load_model
 from ..sources.weights import is_random
+from .diff import DEFAULT_THRESHOLD, ModelDiff, compare_results, same_objective
 
 
 def describe(model) -> str:

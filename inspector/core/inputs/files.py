@@ -14,8 +14,8 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from ..arguments import need_path
 from ..errors import InputError
 from ..preprocess import Preprocess
-from .samples import list_samples
 from ..sources.checkpoints import unsafe_globals
+from .samples import list_samples
 
 TENSOR_SUFFIXES = (".npy", ".pt", ".pth")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".gif")

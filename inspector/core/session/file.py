@@ -14,9 +14,9 @@ from ..edits import Edit, parse_edit
 from ..errors import SpecError, UntrustedCodeError
 from ..records.requests import ModelRequest, RunRequest
 from ..runspec import RunSpec
-from .schema import check_session_data
 from ..sources.seeds import check_seed
 from ..sources.trust import carries_code
+from .schema import check_session_data
 
 FORMAT = "network-inspector-session"
 VERSION = 1

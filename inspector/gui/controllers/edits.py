@@ -12,9 +12,9 @@ from inspector.core.errors import InspectorError
 from inspector.core.keys import Key
 from inspector.core.records.requests import ModelRequest
 
-from .against_controller import AgainstController
-from .compare_view import CompareView
-from .edits_panel import EditsPanel
+from ..docks.edits_panel import EditsPanel
+from ..views.compare_view import CompareView
+from .against import AgainstController
 
 SESSION_FILTER = "Inspector sessions (*.inspector.json)"
 

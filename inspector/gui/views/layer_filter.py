@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 
-from PySide6.QtCore import QModelIndex, QRegularExpression, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QModelIndex, QRegularExpression, QSortFilterProxyModel
 from PySide6.QtWidgets import QLabel, QLineEdit, QTreeView, QVBoxLayout, QWidget
 
 

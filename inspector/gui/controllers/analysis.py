@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QFileDialog
 from inspector.core.records.manifest import run_manifest
 from inspector.core.records.requests import AttributionRequest
 
-from .attribution_view import AttributionView
-from .diagnostics_views import GradientFlowView, StatsTable
+from ..views.attribution_view import AttributionView
+from ..views.diagnostics_views import GradientFlowView, StatsTable
 
 
 class AnalysisController(QObject):

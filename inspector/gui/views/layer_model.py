@@ -7,10 +7,10 @@ subtree. The ticked set is exactly what gets hooked.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from inspector.core.layers import LayerTree

@@ -7,13 +7,11 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QImage, QPixmap
-from PySide6.QtWidgets import (QHeaderView, QLabel, QPlainTextEdit, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QHeaderView, QLabel, QPlainTextEdit, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from inspector.core.result import RunResult
 
 from .number_format import fmt, nonfinite_text
-
 
 PICTURE_SIZE = 224  # pixels a side of the input picture
 

@@ -11,15 +11,24 @@ or another model; "Edits on" says which model the edits apply to (`sigEditsOn`).
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from inspector.core.compare.diff import prediction_deltas
 from inspector.core.mosaic import PAGE
 from inspector.core.result import RunResult
 
+from ..controls import searchable
 from .compare_grid import COLS, ROWS, CompareGrid  # noqa: F401  (ROWS, COLS: the grid's names)
-from .controls import searchable
 from .divergence_view import DivergenceView
 from .number_format import fmt
 

@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, Qt
 from inspector.core.errors import SpecError
 from inspector.core.keys import parse_key
 
-from .atlas_view import AtlasView
+from ..views.atlas_view import AtlasView
 
 
 class AtlasController(QObject):

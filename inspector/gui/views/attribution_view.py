@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QP
 from inspector.core.clipping import clip_levels, magnitude
 from inspector.core.records.requests import ATTRIBUTION_METHODS as METHODS
 
-from .controls import searchable
+from ..controls import searchable
 
 
 def heat_colormap() -> pg.ColorMap:
