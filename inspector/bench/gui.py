@@ -406,7 +406,7 @@ def format_table(report: dict) -> str:
     ]
     for a in report["stalls"]:
         rows += [
-            (f"(a) longest GUI stall, worker computing", f"{a['model']}, {a['leaves']} leaves ticked",
+            ("(a) longest GUI stall, worker computing", f"{a['model']}, {a['leaves']} leaves ticked",
              ms(a["stall_s"]), f"idle {ms(a['idle_gap_s'])}",
              f"{a['stall_s'] / a['run_s']:.1%} of Run->shown {a['run_s']:.2f} s (engine {a['engine_s']:.2f} s)"),
             ("    result handed over -> panels drawn (median)", "", ms(a["draw_s"]), "target 35 ms", ""),

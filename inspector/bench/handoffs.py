@@ -127,7 +127,7 @@ def trace_edit_to_compare() -> dict:
 
 
 def _compare_view(window):
-    views = getattr(window, "views", None)
+    views = getattr(window, "views", None)  # before the views were the window's: the Edits controller's
     return views.compare if views is not None else window.edits.compare
 
 

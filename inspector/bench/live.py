@@ -78,8 +78,8 @@ def measure_live(folder: Path, source: str, video: str, frames: int, block: int,
         drawn: list[float] = []
         w.sigResultShown.connect(lambda _o: drawn.append(time.perf_counter()))
         state = w.state
-        state.open_live(video, pace="demand")
-        state.pause_live(True)
+        state.live.open(video, pace="demand")
+        state.live.pause(True)
         beat = Heartbeat()
         rates, plains, stalls, memory, busy = [], [], [], [], []
         blocks = max(1, frames // block)
@@ -87,9 +87,9 @@ def measure_live(folder: Path, source: str, video: str, frames: int, block: int,
             start_count = len(drawn)
             beat.start()
             cpu = time.thread_time()
-            state.pause_live(False)
-            _wait_until(lambda: len(drawn) >= start_count + block or state.live.ended, timeout_s=600)
-            state.pause_live(True)
+            state.live.pause(False)
+            _wait_until(lambda: len(drawn) >= start_count + block or state.live.feed.ended, timeout_s=600)
+            state.live.pause(True)
             stalls.append(beat.take())
             busy.append((time.thread_time() - cpu) / max(1, len(drawn) - start_count))
             del session.shown[:-1]  # the harness's own list: memory is the app's, not the outcomes kept here
@@ -97,18 +97,18 @@ def measure_live(folder: Path, source: str, video: str, frames: int, block: int,
             times = drawn[start_count:start_count + block]
             if len(times) > 2:
                 rates.append((len(times) - 1) / (times[-1] - times[0]))
-            idle = lambda: not state._live_busy and w.worker.pending() == 0 and not state.live.has_frame()  # noqa: E731
+            idle = lambda: not state.live.busy and w.worker.pending() == 0 and not state.live.feed.has_frame()  # noqa: E731
             _wait_until(idle)
             _pause(0.05)
             _wait_until(idle)
             memory.append(resident_mb())
             plains.append(_plain_seconds(session, state.good_input, plain_repeats))
-            if state.live.ended:
+            if state.live.feed.ended:
                 break
         shown = len(drawn)
-        feed = state.live
+        feed = state.live.feed
         dropped, decoded = feed.dropped, feed.decoded
-        state.close_live()
+        state.live.close()
         _wait_until(session.settled)
         ratios = [rate * plain for rate, plain in zip(rates, plains)]
         return {"model": source, "layer": layer, "frames": shown, "decoded": decoded, "dropped": dropped,

@@ -1,4 +1,6 @@
-"""Capture keys: `LAYER:SITE`, `LAYER:SITE#K` (K-th further call), `[i]` for one of several tensors.
+"""Capture keys: `LAYER:SITE`, `LAYER:SITE#K` (K-th further call), `[i]` for one of several tensors,
+and layer calls: `LAYER` or `LAYER#K` (one call of a module run several times per pass). The only
+place keys and layer calls are built or split.
 
 The same key names a capture in the API, the CLI, `.npz` exports and the UI.
 Model-level keys are `input`, `input:grad` and `output`; a parameter's gradient is
@@ -48,9 +50,40 @@ class Key:
     def is_grad(self) -> bool:
         return self.site in GRAD_SITES
 
+    def layer_call(self) -> "LayerCall":
+        """`layer` or `layer#K`: the call of the layer this key captures."""
+        return LayerCall(self.layer, self.call)
+
     def site_key(self) -> "Key":
         """The key without call and tensor index: what an edit written without them targets."""
         return Key(self.layer, self.site)
+
+
+@dataclass(frozen=True)
+class LayerCall:
+    """One call of a layer: `path` (the first, K=0) or `path#K` (the K-th further call)."""
+
+    layer: str
+    call: int = 0
+
+    def __str__(self) -> str:
+        return self.layer + (f"#{self.call}" if self.call else "")
+
+    def key(self, site: str) -> Key:
+        """The capture key of `site` at this call (`path:site#K`)."""
+        return Key(self.layer, site, self.call)
+
+
+def parse_layer_call(text: str) -> LayerCall:
+    """`conv` -> LayerCall('conv', 0); `blocks.0.attn#1` -> LayerCall('blocks.0.attn', 1); a call
+    that is not a whole number stays part of the name."""
+    layer, sep, call = text.partition("#")
+    return LayerCall(layer, int(call)) if sep and call.isdigit() else LayerCall(text)
+
+
+def layer_of(text: str) -> str:
+    """The layer of `path`, `path#K` or a capture key `path:site#K[i]` (its module path)."""
+    return parse_layer_call(text.split(":", 1)[0].split("[", 1)[0]).layer
 
 
 def parse_key(text: str) -> Key:

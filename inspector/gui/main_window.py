@@ -8,6 +8,8 @@ holds a module or a tensor.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -15,6 +17,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDockWidget,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -29,10 +32,12 @@ from PySide6.QtWidgets import (
 
 from inspector.core.inputs.samples import list_samples
 
+from .controllers.against import AgainstController
 from .controllers.analysis import AnalysisController
 from .controllers.atlas import AtlasController
 from .controllers.edits import EditsController
 from .controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, searchable
+from .docks.edits_panel import EditsPanel
 from .docks.folder_bar import FolderBar
 from .docks.live_bar import LiveBar, rate_text
 from .menus import build_menus
@@ -40,6 +45,10 @@ from .run_status import RunStatus
 from .sources import SourcesMixin
 from .state import GRADIENT_SITES, AppState
 from .token_grid_mixin import TokenGridMixin
+from .views.atlas_view import AtlasView
+from .views.attribution_view import AttributionView
+from .views.compare_view import CompareView
+from .views.diagnostics_views import GradientFlowView, StatsTable
 from .views.layer_filter import LayerFilterBox
 from .views.layer_model import LayerTreeModel
 from .views.message_banner import MessageBanner
@@ -47,6 +56,9 @@ from .views.side_panels import HookLog, InputView, PredictionsView
 from .views.tensor_panel import TensorPanel
 
 MIN_SIZE = (1100, 680)
+#: The central tabs, in order: the state's name of each view, and its tab's title.
+TABS = (("layer", "Layer"), ("compare", "Compare"), ("attribution", "Attribution"), ("flow", "Gradient flow"),
+        ("stats", "Statistics"))
 LIVE_HISTOGRAM_EVERY_S = 0.5  # while a video plays, the value histograms are redrawn twice a second
 LIVE_TEXT_EVERY_S = 0.25  # ... and its frame number and rate four times a second
 
@@ -57,6 +69,22 @@ def ask_trust_dialog(parent) -> callable:
                                       f"{name} {what}. Only continue if you trust where it came from.")
         return answer == QMessageBox.Yes
     return ask
+
+
+@dataclass
+class Views:
+    """The views the window lays out and hands to the controllers (each gets its own)."""
+
+    activation: TensorPanel
+    gradient: TensorPanel
+    compare: CompareView
+    attribution: AttributionView
+    flow: GradientFlowView
+    stats: StatsTable
+    atlas: AtlasView
+    edits_panel: EditsPanel
+    layer_model: LayerTreeModel
+    tree_view: QTreeView
 
 
 class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
@@ -77,9 +105,11 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self._live_text_at = 0.0  # when the live bar's text was last drawn
         self.token_grid = None  # the patch grid token captures are drawn on (inspector.core.records.tokens)
         self._build()
-        self.edits = EditsController(self)
-        self.analysis = AnalysisController(self)
-        self.atlas = AtlasController(self)
+        v, s = self.views, self.state
+        self.edits = EditsController(s, v.edits_panel, v.compare, self.edits_dock, (v.activation, v.gradient))
+        self.against = AgainstController(s, v.compare, v.layer_model, v.tree_view)
+        self.analysis = AnalysisController(s, v.attribution, v.flow, v.stats, v.layer_model)
+        self.atlas = AtlasController(s, v.atlas, self.atlas_dock, (v.activation, v.gradient), v.compare)
         build_menus(self)
         self._connect()
         self._restore_layout()
@@ -157,8 +187,12 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         split.addWidget(self.activation_panel)
         split.addWidget(self.gradient_panel)
         center_layout.addWidget(split, 1)
+        compare, attribution = CompareView(), AttributionView()
+        flow, stats = GradientFlowView(), StatsTable()
         self.tabs = QTabWidget()
-        self.tabs.addTab(center, "Layer")
+        self._tab_views = dict(zip((center, compare, attribution, flow, stats), (name for name, _ in TABS)))
+        for widget, (_name, title) in zip(self._tab_views, TABS):
+            self.tabs.addTab(widget, title)
         self.banner = MessageBanner()
         middle = QWidget()
         middle_layout = QVBoxLayout(middle)
@@ -183,6 +217,11 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.hook_log = HookLog()
         self.log_dock = self._dock("Hook log", self.hook_log, Qt.BottomDockWidgetArea)
         self.resizeDocks([self.log_dock], [110], Qt.Vertical)
+        edits_panel, atlas_view = EditsPanel(), AtlasView()
+        self.edits_dock = self._dock("Edits", edits_panel, Qt.RightDockWidgetArea, scroll=True)
+        self.atlas_dock = self._dock("Atlas", atlas_view, Qt.RightDockWidgetArea)
+        self.views = Views(self.activation_panel, self.gradient_panel, compare, attribution, flow, stats, atlas_view,
+                           edits_panel, self.layer_model, self.tree_view)
         self.run_status = RunStatus(self.statusBar())
         self.setMinimumSize(*MIN_SIZE)
         self.resize(1280, 800)
@@ -203,8 +242,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
 
     def _arrange_docks(self) -> None:
         """Predictions and edits share the right column as tabs (each gets its full height at 1280x800)."""
-        self.tabifyDockWidget(self.side_dock, self.edits.dock)
-        self.tabifyDockWidget(self.edits.dock, self.atlas_dock)
+        self.tabifyDockWidget(self.side_dock, self.edits_dock)
+        self.tabifyDockWidget(self.edits_dock, self.atlas_dock)
         self.side_dock.raise_()
         self.resizeDocks([self.modules_dock, self.side_dock], [250, 330], Qt.Horizontal)
 
@@ -239,11 +278,11 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         s.sigNotice.connect(self._on_notice)
         s.sigPhase.connect(self.run_status.set_phase)
         s.sigAutoRun.connect(self.auto_run.setChecked)
-        s.worker.sigProgress.connect(self.run_status.set_progress)
-        s.worker.sigBusy.connect(self.cancel_action.setEnabled)
-        s.worker.sigCatalogue.connect(self.model_combo.set_catalogue)
+        s.sigProgress.connect(self.run_status.set_progress)
+        s.sigBusy.connect(self.cancel_action.setEnabled)
+        s.sigCatalogue.connect(self.model_combo.set_catalogue)
         self.model_combo.sigChosen.connect(self._on_model_chosen)
-        self.model_combo.sigCatalogueWanted.connect(s.worker.request_catalogue)
+        self.model_combo.sigCatalogueWanted.connect(s.request_catalogue)
         self.weights_combo.sigChosen.connect(self._on_weights_chosen)
         self.input_combo.activated.connect(lambda _i: s.set_input(self.input_combo.currentText()))
         self.input_combo.lineEdit().returnPressed.connect(lambda: s.set_input(self.input_combo.currentText()))
@@ -262,18 +301,27 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.grad_site_combo.activated.connect(lambda _i: s.select_grad_site(self.grad_site_combo.currentText()))
         s.sigGradSiteShown.connect(self._show_grad_site)
         s.sigQuerySet.connect(self._on_query_set)
-        s.sigFolderShown.connect(self._on_folder_shown)
-        self.folder_bar.sigGoTo.connect(s.go_to)
-        self.folder_bar.sigStep.connect(s.step)
-        s.sigLive.connect(self._on_live)
-        self.live_bar.sigPause.connect(s.pause_live)
-        self.live_bar.sigStep.connect(s.step_live)
-        self.live_bar.sigSnapshot.connect(s.snapshot)
-        self.live_bar.sigStop.connect(s.close_live)
+        s.folder.sigShown.connect(self._on_folder_shown)
+        self.folder_bar.sigGoTo.connect(s.folder.go_to)
+        self.folder_bar.sigStep.connect(s.folder.step)
+        s.live.sigStatus.connect(self._on_live)
+        self.live_bar.sigPause.connect(s.live.pause)
+        self.live_bar.sigStep.connect(s.live.step)
+        self.live_bar.sigSnapshot.connect(s.live.snapshot)
+        self.live_bar.sigStop.connect(s.live.close)
+        self.tabs.currentChanged.connect(lambda _i: s.set_view(self._tab_views[self.tabs.currentWidget()]))
+        s.sigViewShown.connect(self._on_view_shown)
         self.input_view.sigClicked.connect(self._on_input_clicked)
         self.input_view.sigBoxDragged.connect(self._on_box_dragged)
 
     # -- what the state says -----------------------------------------------------------------
+    def _on_view_shown(self, view: str) -> None:
+        widget = next(w for w, name in self._tab_views.items() if name == view)
+        if self.tabs.currentWidget() is not widget:
+            self.tabs.setCurrentWidget(widget)
+        if view == "layer":
+            self.show_layer()  # hidden, it was not drawn
+
     def _on_model_shown(self, request) -> None:
         self.model_combo.set_source(request.source)
 
@@ -331,11 +379,13 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             self.sigFailedShown.emit(failure.message)
 
     def _on_result(self, outcome) -> None:
-        """Draw in two event-loop turns (activations first, then the rest): the window stays responsive."""
+        """Draw in two event-loop turns (activations first, then the rest): the window stays responsive.
+        The Layer tab's panels are drawn only while it is on screen (a view shown later draws then)."""
         self.run_status.set_phase("Drawing")
         result = outcome.result
-        self._fill_layer_combo(result)
-        self.show_layer(panels=(0,))
+        self._fill_layer_combo()
+        if self.state.view == "layer":
+            self.show_layer(panels=(0,))
         self.predictions.show_result(result)
         self._show_input(result)
         self.run_status.show_result(result)
@@ -348,8 +398,10 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
     def _finish_result(self, outcome) -> None:
         if outcome is not self.state.outcome:
             return  # a newer result took over
-        self.show_layer(panels=(1,))
-        if self.state.live is None or self.state.live.paused:  # not many times a second
+        if self.state.view == "layer":
+            self.show_layer(panels=(1,))
+        feed = self.state.live.feed
+        if feed is None or feed.paused:  # not many times a second
             self.hook_log.show_result(outcome.result)
         self.state.result_drawn()
         self.run_status.set_phase(self.state.phase)  # the worker may still work out statistics
@@ -416,30 +468,18 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             self.layer_combo.setCurrentIndex((self.layer_combo.currentIndex() + step) % n)
 
     # -- panels -------------------------------------------------------------------------------
-    def _fill_layer_combo(self, result) -> None:
-        keep = self.state.layer
-        names = []
-        for capture in result.captures.values():
-            key = capture.key
-            if key.site in ("output", "grad_output") and key.index in (None, 0):
-                name = key.layer + (f"#{key.call}" if key.call else "")
-                if name not in names:
-                    names.append(name)
+    def _fill_layer_combo(self) -> None:
+        """The captured layers of the result (the state picked which one is shown)."""
         self.layer_combo.blockSignals(True)
         self.layer_combo.clear()
-        for name in names:
+        for name in self.state.layer_names():
             self.layer_combo.addItem(name, name)
-        i = self.layer_combo.findData(keep)
-        self.layer_combo.setCurrentIndex(i if i >= 0 else 0)
+        i = self.layer_combo.findData(self.state.layer)
+        self.layer_combo.setCurrentIndex(max(i, 0))
         self.layer_combo.blockSignals(False)
-        self.state.select_layer(self.layer_combo.currentData())
 
     def current_layer(self) -> str | None:
         return self.state.layer
-
-    def layer_names(self) -> list[str]:
-        """The captured layers the Layer tab's picker offers, in model order."""
-        return [self.layer_combo.itemData(i) for i in range(self.layer_combo.count())]
 
     def _on_layer_selected(self, name) -> None:
         """Any picker (the Layer tab's, the Compare tab's, the tree) chose `name`: show it everywhere."""
@@ -459,6 +499,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
                 self.layer_combo.setCurrentIndex(i)  # re-enters through the state's selection
                 return
         outcome = self.state.outcome
+        if self.state.view != "layer":
+            return  # drawn when the Layer tab is shown
         if outcome is None:
             return
         name = self.state.layer
@@ -489,6 +531,21 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
                 has = f"it has {', '.join(owned)}" if owned else "it has no parameters of its own"
                 return f"{layer} has no {param} parameter ({has})."
         return f"Nothing captured at {key}."
+
+    # -- saving the view ------------------------------------------------------------------------
+    def save_png_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save view", "view.png", "PNG (*.png)")
+        if path:
+            self.save_png(path)
+
+    def save_png(self, path: str) -> Path | None:
+        """The central view on screen, as a PNG."""
+        if not self.tabs.currentWidget().grab().save(str(path)):
+            self.state.notify("error", f"Could not write {path}: check the folder exists and the name ends in .png.")
+            return None
+        self.state.notify("info", f"Saved the {self.tabs.tabText(self.tabs.currentIndex())} view "
+                                  f"to {Path(path).resolve()}.")
+        return Path(path)
 
     # -- closing ------------------------------------------------------------------------------
     def closeEvent(self, event) -> None:

@@ -45,7 +45,7 @@ def build_menus(window) -> None:
     _action(window, file, "Load session…", window.edits.load_dialog, "Ctrl+L")
     file.addSeparator()
     _action(window, file, "Export captures (.npz + manifest)…", window.analysis.export_dialog, "Ctrl+E")
-    _action(window, file, "Save current view as PNG…", window.analysis.save_png_dialog)
+    _action(window, file, "Save current view as PNG…", window.save_png_dialog)
     file.addSeparator()
     _action(window, file, "Quit", window.close, "Ctrl+Q")
 
@@ -57,10 +57,10 @@ def build_menus(window) -> None:
     _action(window, view, "Previous layer", lambda: window.step_layer(-1), "Alt+Up")
     _action(window, view, "Token grid…", window.ask_token_grid)
     view.addSeparator()
-    window.next_image_action = _action(window, view, "Next image in the folder", lambda: window.state.step(1),
+    window.next_image_action = _action(window, view, "Next image in the folder", lambda: window.state.folder.step(1),
                                        ("Right", "PgDown"))
     window.previous_image_action = _action(window, view, "Previous image in the folder",
-                                           lambda: window.state.step(-1), ("Left", "PgUp"))
+                                           lambda: window.state.folder.step(-1), ("Left", "PgUp"))
     for action in (window.next_image_action, window.previous_image_action):
         action.setEnabled(False)  # while a folder is the input
     view.addSeparator()

@@ -67,9 +67,9 @@ def main(argv: list[str] | None = None) -> int:
                 window.grad_site_combo.setCurrentText(args.gradient)
                 window.state.select_grad_site(args.gradient)  # re-runs when the site was not captured
             for edit in args.edit:
-                window.edits.panel.add_text(edit)  # each re-runs; the last result is saved
+                window.views.edits_panel.add_text(edit)  # each re-runs; the last result is saved
             if args.against:
-                window.edits.against.choose_weights(args.against)
+                window.against.choose_weights(args.against)
         if shots["n"] == 1 + bool(args.edit or args.gradient or args.against):
             QTimer.singleShot(600, save)
 
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             for i in range(tabs.count()):
                 tabs.setCurrentIndex(i)
                 if tabs.tabText(i) == "Attribution":
-                    window.analysis.attribution.sigRequested.emit("gradcam", "", None)
+                    window.views.attribution.sigRequested.emit("gradcam", "", None)
                 pump(app, {"Attribution": 4.0, "Compare": 3.0}.get(tabs.tabText(i), 0.5))
                 name = folder / f"{width}x{height}-{tabs.tabText(i).lower().replace(' ', '-')}.png"
                 window.grab().save(str(name))

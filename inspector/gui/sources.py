@@ -105,12 +105,12 @@ class SourcesMixin:
     def on_open_folder(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open a folder of images")
         if path:
-            self.state.open_folder(path)
+            self.state.folder.open(path)
 
     def on_open_video(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open a video file", "", VIDEO_FILES)
         if path:
-            self.state.open_live(path)
+            self.state.live.open(path)
 
     def on_open_camera(self) -> None:
         import sys
@@ -119,7 +119,7 @@ class SourcesMixin:
                  else "Camera number (0 is the first):")
         name, ok = QInputDialog.getText(self, "Open camera", label, text="" if sys.platform.startswith("win") else "0")
         if ok and name.strip():
-            self.state.open_live(f"camera:{name.strip()}")
+            self.state.live.open(f"camera:{name.strip()}")
 
     def dragEnterEvent(self, event) -> None:
         if event.mimeData().hasUrls():

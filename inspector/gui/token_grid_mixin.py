@@ -11,7 +11,7 @@ class TokenGridMixin:
         self.token_grid = grid
         for panel in (self.activation_panel, self.gradient_panel):
             panel.set_tokens(grid)
-        self.edits.compare.grid.tokens = grid
+        self.views.compare.grid.tokens = grid
 
     def ask_token_grid(self) -> None:
         """View > Token grid…: override the grid the model gives (or give one it does not)."""

@@ -12,6 +12,7 @@ screen before it has loaded.
 from __future__ import annotations
 
 import threading
+import traceback
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 

@@ -81,7 +81,7 @@ def test_switching_to_a_parameter_the_layer_lacks_says_so(ui, qtbot, open_window
 def test_the_form_and_presets_follow_the_selected_layer(ui, qtbot, window):
     """Item 4: the Edits form follows the Layer tab; a one-layer preset names the layer it changed."""
     window.show_layer("features.3")
-    panel = window.edits.panel
+    panel = window.views.edits_panel
     assert panel.layer.currentText() == "features.3"
     panel.apply_preset("Clamp layer grad_output ≥ 0")
     out = ui.expect_result(qtbot, window)
@@ -92,7 +92,7 @@ def test_the_form_and_presets_follow_the_selected_layer(ui, qtbot, window):
 
 def test_a_session_device_this_machine_lacks_is_offered_the_cpu(ui, qtbot, window, tmp_path):
     """Item 7: never a silent device change; the banner offers the CPU, runs wait until then."""
-    session = window.edits.session()
+    session = window.state.session()
     data = json.loads(json.dumps(session.to_dict()))
     data["device"] = "cuda:7"
     path = tmp_path / "gpu.inspector.json"
@@ -152,12 +152,12 @@ def test_errors_are_kept_copyable_with_details(qtbot, window):
 
 
 def test_saving_a_view_and_an_export_confirm_where_they_wrote(window, tmp_path):
-    png = window.analysis.save_png(str(tmp_path / "view.png"))
+    png = window.save_png(str(tmp_path / "view.png"))
     assert png is not None and png.is_file()
     assert f"to {png.resolve()}" in window.banner.text()
     window.analysis.export(str(tmp_path / "caps.npz"))
     assert (tmp_path / "caps.npz").is_file() and f"{tmp_path / 'caps.npz'}" in window.banner.text()
-    window.analysis.save_png(str(tmp_path / "no" / "such" / "folder" / "v.png"))
+    window.save_png(str(tmp_path / "no" / "such" / "folder" / "v.png"))
     assert window.banner.notice.level == "error" and "Could not write" in window.banner.text()
 
 
@@ -247,11 +247,13 @@ def test_statistics_of_the_other_layers_follow_the_result(ui, qtbot, window):
         array = capture.array.astype(np.float64)
         assert capture.stats.mean == pytest.approx(array.mean(), rel=1e-5, abs=1e-9), name
         assert capture.stats.max == pytest.approx(array.max(), rel=1e-6), name
-    window.tabs.setCurrentWidget(window.analysis.stats)
-    rows = {row["key"]: row for row in window.analysis.stats.rows}
+    window.tabs.setCurrentWidget(window.views.stats)
+    rows = {row["key"]: row for row in window.views.stats.rows}
     fc = outcome.result.captures["fc:output"].array.astype(np.float64)
     assert rows["fc:output"]["std"] == pytest.approx(fc.std(), rel=1e-5)
-    assert [r.key for r in window.analysis.flow.rows] == [f"{l}:grad_output" for l in ("features.0", "features.3", "fc")]
+    assert window.views.flow.rows == []  # a hidden tab is drawn when it is shown
+    window.tabs.setCurrentWidget(window.views.flow)
+    assert [r.key for r in window.views.flow.rows] == [f"{l}:grad_output" for l in ("features.0", "features.3", "fc")]
 
 
 def test_the_window_links_the_enlarged_channel_and_the_compare_picker(ui, qtbot, window):
@@ -265,13 +267,16 @@ def test_the_window_links_the_enlarged_channel_and_the_compare_picker(ui, qtbot,
     np.testing.assert_array_equal(grad.zoom_image.image, gradient[0, 3])
     grad.sigChannelZoomed.emit(1)
     assert act.channel == 1
-    window.tabs.setCurrentWidget(window.edits.compare)
-    picker = window.edits.compare.layer
+    window.tabs.setCurrentWidget(window.views.compare)
+    picker = window.views.compare.layer
     assert [picker.itemData(i) for i in range(picker.count())] == ["features.0", "features.3", "fc"]
     assert picker.currentData() == "features.0"
     picker.setCurrentIndex(2)
     assert window.state.layer == "fc" and window.layer_combo.currentData() == "fc"
-    assert act.key == "fc:output" and window.edits.panel.layer.currentText() == "fc"
+    assert window.views.edits_panel.layer.currentText() == "fc"
+    assert act.key == "features.0:output"  # the hidden Layer tab is drawn when it is shown
+    window.tabs.setCurrentWidget(window.tabs.widget(0))
+    assert act.key == "fc:output" and grad.key == "fc:grad_output"
 
 
 def test_random_weights_seed_is_shown_saved_and_gives_the_cli_the_same_weights(ui, qtbot, open_window, monkeypatch,
@@ -349,15 +354,15 @@ def test_clicking_a_heads_attention_map_ablates_that_head(ui, qtbot, open_window
     window.grad_site_combo.setCurrentText("attention (per head)")
     window.state.select_grad_site(window.grad_site_combo.currentText())
     before = ui.expect_result(qtbot, window)
-    window.edits.panel.ablate.setChecked(True)
+    window.views.edits_panel.ablate.setChecked(True)
     window.gradient_panel.sigChannelClicked.emit(1)
     after = ui.expect_result(qtbot, window)
-    assert [str(e) for e in window.edits.panel.edits()] == ["attn:attention=zero_heads(heads=[1])"]
+    assert [str(e) for e in window.views.edits_panel.edits()] == ["attn:attention=zero_heads(heads=[1])"]
     assert not np.allclose(after.result.output, before.result.output)  # head 1 no longer contributes
     window.gradient_panel.sigChannelClicked.emit(1)  # again: restored
     restored = ui.expect_result(qtbot, window)
-    assert list(window.edits.panel.edits()) == [] and np.allclose(restored.result.output, before.result.output)
-    window.edits.panel.ablate.setChecked(False)
+    assert list(window.views.edits_panel.edits()) == [] and np.allclose(restored.result.output, before.result.output)
+    window.views.edits_panel.ablate.setChecked(False)
 
 
 def test_the_model_list_offers_torchvision_and_timm_models(qtbot, window):

@@ -65,8 +65,8 @@ def open_hand_written_atlas(qtbot, window, tmp_path):
     make_images(data)
     out = tmp_path / "atlas"
     hand_written_atlas(out, data)
-    window.state.open_atlas(str(out))
-    view = window.atlas_view
+    window.state.atlas.open(str(out))
+    view = window.views.atlas
     qtbot.waitUntil(lambda: view.opened is not None, timeout=20_000)
     return data, view
 
@@ -102,7 +102,7 @@ def test_a_click_on_a_compare_tab_mosaic_opens_the_atlas_at_that_channel(ui, qtb
     from inspector.core.edits import parse_edit
 
     _, view = open_hand_written_atlas(qtbot, window, tmp_path)
-    compare = window.edits.compare
+    compare = window.views.compare
     window.tabs.setCurrentWidget(compare)
     window.state.select_layer("features.0")
     window.state.set_edits([parse_edit("features.0:output=scale(2)")])
@@ -146,22 +146,22 @@ def test_building_an_atlas_in_the_worker_cancel_and_resume(ui, qtbot, window, tm
     window.state.set_ticks({"features.0"})
     ui.expect_result(qtbot, window)
     progress = []
-    window.worker.sigAtlasProgress.connect(lambda done, total: progress.append((done, total)))
+    window.state.atlas.sigProgress.connect(lambda done, total: progress.append((done, total)))
     # cancelled after its first batch: the banner says so, the view leaves its building state
-    window.worker.sigAtlasProgress.connect(lambda done, _t: window.state.cancel() if done == 1 else None)
-    assert window.state.build_atlas(str(data), str(out), top=3, batch=1)
-    assert window.atlas_view.cancel_button.isVisible()
-    qtbot.waitUntil(lambda: not window.state.atlas_building, timeout=60_000)
-    assert "Atlas cancelled after" in window.banner.text() and window.state.atlas is None
-    assert not window.atlas_view.cancel_button.isVisible()
-    window.worker.sigAtlasProgress.disconnect()
-    window.worker.sigAtlasProgress.connect(window.atlas_view.set_progress)
-    window.worker.sigAtlasProgress.connect(lambda done, total: progress.append((done, total)))
+    window.state.atlas.sigProgress.connect(lambda done, _t: window.state.cancel() if done == 1 else None)
+    assert window.state.atlas.build(str(data), str(out), top=3, batch=1)
+    assert window.views.atlas.cancel_button.isVisible()
+    qtbot.waitUntil(lambda: not window.state.atlas.building, timeout=60_000)
+    assert "Atlas cancelled after" in window.banner.text() and window.state.atlas.opened is None
+    assert not window.views.atlas.cancel_button.isVisible()
+    window.state.atlas.sigProgress.disconnect()
+    window.state.atlas.sigProgress.connect(window.views.atlas.set_progress)
+    window.state.atlas.sigProgress.connect(lambda done, total: progress.append((done, total)))
     progress.clear()
-    assert window.state.build_atlas(str(data), str(out), top=3, batch=1)  # resumes where it stopped
-    qtbot.waitUntil(lambda: window.state.atlas is not None, timeout=60_000)
+    assert window.state.atlas.build(str(data), str(out), top=3, batch=1)  # resumes where it stopped
+    qtbot.waitUntil(lambda: window.state.atlas.opened is not None, timeout=60_000)
     assert progress[0][0] >= 1 and progress[-1] == (6, 6)
-    atlas = window.state.atlas.atlas
+    atlas = window.state.atlas.opened.atlas
     scores = brute_force_top(gui_files / "models.py", data, sorted(names))
     order = sorted(names)
     tol = 1e-5 * np.abs(scores).max()  # float32 rounding of a 27-term convolution, at the layer's scale
@@ -171,6 +171,6 @@ def test_building_an_atlas_in_the_worker_cancel_and_resume(ui, qtbot, window, tm
         np.testing.assert_allclose([e["score"] for e in got], scores[ranked, c], rtol=1e-5, atol=tol)
         for e, i in zip(got, ranked):  # the reference's image, or one that ties it within rounding
             assert e["image"] == order[i] or abs(scores[order.index(e["image"]), c] - scores[i, c]) <= 2 * tol
-    assert window.atlas_view.layer.currentText() == "features.0" and window.atlas_dock.isVisible()
-    qtbot.waitUntil(lambda: bool(window.atlas_view.cells) and window.atlas_view.cells[0][0].pixmap() is not None
-                    and not window.atlas_view.cells[0][0].pixmap().isNull(), timeout=20_000)
+    assert window.views.atlas.layer.currentText() == "features.0" and window.atlas_dock.isVisible()
+    qtbot.waitUntil(lambda: bool(window.views.atlas.cells) and window.views.atlas.cells[0][0].pixmap() is not None
+                    and not window.views.atlas.cells[0][0].pixmap().isNull(), timeout=20_000)

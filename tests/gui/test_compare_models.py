@@ -29,14 +29,14 @@ def rel_l2(a, b) -> float:
 @pytest.fixture
 def compare_window(ui, qtbot, open_window, tiny_source, image_file):
     window = open_window(tiny_source, image_file, TICKS)
-    window.tabs.setCurrentWidget(window.edits.compare)
+    window.tabs.setCurrentWidget(window.views.compare)
     return window
 
 
 def test_second_checkpoint_side_by_side(ui, qtbot, compare_window, tiny_source, tmp_path):
     w = compare_window
     path = write_weights(tiny_source, tmp_path / "b.safetensors", "features.3.weight")
-    w.edits.against.choose_weights(path)
+    w.against.choose_weights(path)
     outcome = ui.expect_result(qtbot, w)
     diff = outcome.against
     assert diff is not None and diff.first is outcome.result
@@ -78,7 +78,7 @@ def test_second_checkpoint_side_by_side(ui, qtbot, compare_window, tiny_source, 
 
 def test_edits_on_one_side_or_both(ui, qtbot, compare_window, tiny_source, tmp_path):
     w = compare_window
-    w.edits.against.choose_weights(write_weights(tiny_source, tmp_path / "same.safetensors"))
+    w.against.choose_weights(write_weights(tiny_source, tmp_path / "same.safetensors"))
     assert ui.expect_result(qtbot, w).against.first_divergent is None  # the same weights
     w.state.set_edits_on("first")
     w.edits.panel.add_text("features.0:output=scale(2)")
@@ -95,7 +95,7 @@ def test_edits_on_one_side_or_both(ui, qtbot, compare_window, tiny_source, tmp_p
 def test_second_model_that_does_not_fit_names_both_and_falls_back(ui, qtbot, compare_window, gui_files, tmp_path):
     w = compare_window
     wide = write_weights(f"{gui_files / 'models.py'}:Wide", tmp_path / "wide.safetensors")
-    w.edits.against.choose_weights(wide)
+    w.against.choose_weights(wide)
     message = ui.expect_failure(qtbot, w)
     assert "second model" in message and "wide.safetensors" in message and "do not fit" in message
     assert "models.py:Tiny" in message  # the first side is named too

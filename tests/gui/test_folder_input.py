@@ -36,7 +36,7 @@ def test_a_folder_steps_with_keys_buttons_and_slider_keeping_ticks_and_edits(ui,
     window.state.set_ticks({"features.0", "fc"})
     window.state.set_edits([parse_edit("features.0:output=scale(2)")])
     ui.expect_result(qtbot, window)
-    window.state.open_folder(str(folder))
+    window.state.folder.open(str(folder))
     outcome = ui.expect_result(qtbot, window)
     assert grey_of(outcome) == 20
     bar = window.folder_bar
@@ -66,14 +66,14 @@ def test_an_unreadable_file_is_skipped_with_a_message(ui, qtbot, window, tmp_pat
     folder = make_folder(tmp_path / "shots")
     (folder / "b.png").write_bytes(b"")  # now 2 of 4 files are unreadable: b.png (empty), c/broken.png
     (folder / "e.png").write_bytes(b"")
-    window.state.open_folder(str(folder))
+    window.state.folder.open(str(folder))
     assert grey_of(ui.expect_result(qtbot, window)) == 20
-    window.state.step(1)  # b.png and c/broken.png fail: on to d.png
+    window.state.folder.step(1)  # b.png and c/broken.png fail: on to d.png
     outcome = ui.expect_result(qtbot, window)
     assert grey_of(outcome) == 200 and window.folder_bar.label.text() == "4 of 5: d.png"
     banner = window.banner.text()
     assert banner.startswith("Warning: Skipped 2 unreadable files: b.png: Input file is empty") and "c/broken.png" in banner
-    window.state.step(1)  # e.png fails at the end: back to d.png, which is shown again
+    window.state.folder.step(1)  # e.png fails at the end: back to d.png, which is shown again
     qtbot.waitUntil(lambda: window.banner.text().startswith("Warning: Skipped e.png: Input file is empty"))
     assert window.state.input == str(folder / "d.png") and window.folder_bar.label.text() == "4 of 5: d.png"
 
@@ -81,7 +81,7 @@ def test_an_unreadable_file_is_skipped_with_a_message(ui, qtbot, window, tmp_pat
 def test_a_folder_with_no_image_or_a_dropped_folder(ui, qtbot, window, tmp_path, image_file):
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert not window.state.open_folder(str(empty))
+    assert not window.state.folder.open(str(empty))
     assert "No images in" in window.banner.text() and window.state.input == image_file
     assert not window.folder_bar.isVisible()
     folder = make_folder(tmp_path / "shots")
@@ -89,5 +89,5 @@ def test_a_folder_with_no_image_or_a_dropped_folder(ui, qtbot, window, tmp_path,
     assert grey_of(ui.expect_result(qtbot, window)) == 20
     window.state.set_input(image_file)  # any other input leaves the folder
     ui.expect_result(qtbot, window)
-    assert window.state.folder is None and not window.folder_bar.isVisible()
+    assert window.state.folder.current is None and not window.folder_bar.isVisible()
     assert not window.next_image_action.isEnabled()

@@ -23,16 +23,16 @@ def core(edits, sites="output,grad_output"):
 def toy_window(open_window):
     """The toy model with the Compare tab shown (so runs with edits include the input gradient)."""
     window = open_window(TOY, "sample:toy_ones", TICKS)
-    window.tabs.setCurrentWidget(window.edits.compare)
+    window.tabs.setCurrentWidget(window.views.compare)
     return window
 
 
 def test_input_gradient_only_while_the_comparison_shows(ui, qtbot, open_window):
     window = open_window(TOY, "sample:toy_ones", TICKS)
-    window.edits.panel.add_text("relu1:grad_output=scale(2)")
+    window.views.edits_panel.add_text("relu1:grad_output=scale(2)")
     on_layer_tab = ui.expect_result(qtbot, window)
     assert on_layer_tab.result.input_grad is None  # backward stops at the earliest ticked site
-    window.tabs.setCurrentWidget(window.edits.compare)  # asks for a run with the input gradient
+    window.tabs.setCurrentWidget(window.views.compare)  # asks for a run with the input gradient
     compared = ui.expect_result(qtbot, window)
     np.testing.assert_array_equal(compared.result.input_grad, [[44, 52, 60]])
     np.testing.assert_array_equal(compared.baseline.input_grad, [[22, 26, 30]])
@@ -92,7 +92,7 @@ def test_zero_all_bias_gradients(ui, qtbot, toy_window):
 
 def test_order_of_edits_on_one_key_matters_and_can_be_changed(ui, qtbot, toy_window):
     """scale(2) then clamp(max=3) on relu1's grad_output [1,2,3,4] -> [2,3,3,3]; the reverse -> [2,4,6,6]."""
-    w, panel = toy_window, toy_window.edits.panel
+    w, panel = toy_window, toy_window.views.edits_panel
     panel.blockSignals(True)
     panel.add_text("relu1:grad_output=scale(2)")
     panel.blockSignals(False)
@@ -108,7 +108,7 @@ def test_order_of_edits_on_one_key_matters_and_can_be_changed(ui, qtbot, toy_win
 
 
 def test_invalid_text_says_why_and_changes_nothing(toy_window):
-    panel = toy_window.edits.panel
+    panel = toy_window.views.edits_panel
     assert not panel.add_text("relu1:grad_input=explode(3)")
     assert "Unknown op 'explode'" in panel.message.text()
     assert not panel.add_text("nowhere")
@@ -116,7 +116,7 @@ def test_invalid_text_says_why_and_changes_nothing(toy_window):
 
 
 def test_twenty_toggles_coalesce(ui, qtbot, toy_window):
-    w, panel = toy_window, toy_window.edits.panel
+    w, panel = toy_window, toy_window.views.edits_panel
     panel.blockSignals(True)
     panel.add_text("relu1:grad_output=scale(2)")
     panel.blockSignals(False)
@@ -153,7 +153,7 @@ def test_session_round_trip_and_headless_replay(ui, qtbot, toy_window, open_wind
     w.state.select_grad_site(w.grad_site_combo.currentText())
     ui.expect_result(qtbot, w)
     shown = rerun_with(ui, qtbot, w, lambda: w.edits.panel.add_text("relu1:grad_input=clamp(min=0, max=2)"))
-    path = save_session(w.edits.session(), tmp_path / "live.inspector.json")
+    path = save_session(w.state.session(), tmp_path / "live.inspector.json")
     session = load_session(path, trust=True)
     assert session.layers == tuple(sorted(TICKS, key=["fc1", "relu1", "fc2"].index))
     assert [str(e) for e in session.edits] == ["relu1:grad_input=clamp(min=0, max=2)"]

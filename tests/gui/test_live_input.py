@@ -40,12 +40,12 @@ def test_a_video_plays_through_the_panels_frame_after_frame(ui, qtbot, window, t
     decoders = []
     shown = collect(window)
     refs_before = weak_refs_to(window.state)
-    window.state.open_live(clip, pace="demand")  # as fast as the panels are drawn: no frame dropped
-    qtbot.waitUntil(lambda: window.state.live is not None and window.state.live.ended and
-                    not window.state._live_busy and len(shown) == N, timeout=60_000)
+    window.state.live.open(clip, pace="demand")  # as fast as the panels are drawn: no frame dropped
+    qtbot.waitUntil(lambda: window.state.live.playing and window.state.live.feed.ended and
+                    not window.state.live.busy and len(shown) == N, timeout=60_000)
     decoders = [t.name for t in threading.enumerate()]
     assert [frame for _run, frame, _index in shown] == list(range(N))  # each frame's own pixels ran
-    status = window.state.live_status()
+    status = window.state.live.status()
     assert status["dropped"] == 0 and status["fps"] > 0
     assert "frames/s drawn, 0 dropped" in window.run_status.live.text()
     assert window.live_bar.isVisible() and window.live_bar.label.text() == f"clip.mp4: frame {N} of {N} (ended)"
@@ -66,11 +66,11 @@ def test_while_a_video_plays_the_users_zoom_stays_and_runs_are_not_announced(ui,
     zoom.view.setRange(xRange=(1, 4), yRange=(1, 4), padding=0)
     chosen, zoomed = panel.view.viewRange(), zoom.view.viewRange()
     seen = []
-    playing = lambda: not (window.state.live.ended or window.state.live.paused)  # noqa: E731
+    playing = lambda: not (window.state.live.feed.ended or window.state.live.feed.paused)  # noqa: E731
     window.sigResultShown.connect(lambda _o: seen.append((playing(), window.run_status.busy.isVisible(),
                                                           window.run_status.phase_label.text())))
-    window.state.open_live(clip, pace="demand")
-    qtbot.waitUntil(lambda: window.state.live.ended and not window.state._live_busy and len(seen) == N,
+    window.state.live.open(clip, pace="demand")
+    qtbot.waitUntil(lambda: window.state.live.feed.ended and not window.state.live.busy and len(seen) == N,
                     timeout=60_000)
     for view, before in ((panel.view, chosen), (zoom.view, zoomed)):  # the live bar took some height: the
         for now, was in zip(view.viewRange(), before):                # locked aspect keeps centre, not spans
@@ -87,9 +87,9 @@ def test_frames_arriving_during_a_run_are_dropped_not_queued(ui, qtbot, open_win
     shown = collect(window)
     pending = []
     window.state.worker.sigBusy.connect(lambda _b: pending.append(window.state.worker.pending()))
-    window.state.open_live(clip)
-    qtbot.waitUntil(lambda: window.state.live.ended and not window.state._live_busy, timeout=60_000)
-    feed = window.state.live
+    window.state.live.open(clip)
+    qtbot.waitUntil(lambda: window.state.live.feed.ended and not window.state.live.busy, timeout=60_000)
+    feed = window.state.live.feed
     runs = len(shown)
     assert 1 <= runs <= 10 and feed.decoded == 40 and feed.dropped >= 40 - 10 - 1  # ~3 runs on an idle machine
     assert max(pending) <= 1  # never more than one request waiting
@@ -103,28 +103,28 @@ def test_frames_arriving_during_a_run_are_dropped_not_queued(ui, qtbot, open_win
 def test_pause_step_and_snapshot(ui, qtbot, window, tmp_path):
     clip = make_clip(tmp_path / "clip.mp4")
     shown = collect(window)
-    window.state.open_live(clip, pace="demand")
+    window.state.live.open(clip, pace="demand")
     qtbot.waitUntil(lambda: len(shown) >= 3, timeout=30_000)
     assert window.hook_log.toPlainText().startswith("While the video plays the hook log is not updated")
     window.live_bar.pause_button.click()
-    assert window.state.live.paused and window.live_bar.pause_button.text() == "Play"
+    assert window.state.live.feed.paused and window.live_bar.pause_button.text() == "Play"
     qtbot.wait(300)
-    qtbot.waitUntil(lambda: not window.state._live_busy)
+    qtbot.waitUntil(lambda: not window.state.live.busy)
     qtbot.wait(200)
-    before = window.state.shown_frame.index
+    before = window.state.live.shown_frame.index
     count = len(shown)
     qtbot.wait(300)
     assert len(shown) <= count + 1  # paused: at most the one frame that was already decoded
-    settled = window.state.shown_frame.index
+    settled = window.state.live.shown_frame.index
     window.live_bar.step_button.click()
-    qtbot.waitUntil(lambda: window.state.shown_frame.index == settled + 1, timeout=10_000)
+    qtbot.waitUntil(lambda: window.state.live.shown_frame.index == settled + 1, timeout=10_000)
     qtbot.waitUntil(lambda: window.live_bar.label.text() == f"clip.mp4: frame {settled + 2} of {N} (paused)")
     assert "fired" in window.hook_log.toPlainText()  # paused: the hooks of the frame on screen
     assert settled >= before
     snapshot_frame = window.state.outcome.result.input.copy()
     window.live_bar.snapshot_button.click()
     outcome = ui.expect_result(qtbot, window)
-    assert window.state.live is None and not window.live_bar.isVisible()
+    assert not window.state.live.playing and not window.live_bar.isVisible()
     assert window.state.input.endswith(".png") and f"frame{settled + 1}" in window.state.input
     np.testing.assert_array_equal(outcome.result.input, snapshot_frame)  # PNG: the very same pixels
 
@@ -136,5 +136,5 @@ def test_stop_brings_back_the_image_and_a_bad_video_says_so(ui, qtbot, window, t
     qtbot.waitUntil(lambda: "Cannot open bad.mp4 as a video" in window.banner.text(), timeout=10_000)
     window.live_bar.stop_button.click()
     outcome = ui.expect_result(qtbot, window)
-    assert window.state.input == image_file and window.state.live is None
+    assert window.state.input == image_file and not window.state.live.playing
     assert outcome.result.input.shape == (1, 3, 32, 32)

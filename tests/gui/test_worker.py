@@ -111,6 +111,33 @@ def test_errors_come_back_as_sigfailed(qtbot, worker_thread, gui_files, tiny_sou
     assert set(result.args[0].result.captures) == {"fc:output", "fc:grad_output"}
 
 
+def test_an_unexpected_error_in_a_run_comes_back_with_its_traceback(qtbot, worker_thread, tiny_source, image_file,
+                                                                     monkeypatch, capfd):
+    """A bug below the worker (not an InspectorError) is a Failure with the traceback as details,
+    printed to stderr too, and the worker goes on serving (it once died of a NameError here)."""
+    import inspector.core.workbench as workbench
+
+    worker = worker_thread.worker
+    with qtbot.waitSignal(worker.sigResult, timeout=20_000):
+        worker.request_run(request(tiny_source, image_file, run_id=1))
+
+    def broken(self, *args, **kwargs):
+        raise RuntimeError("a bug in the engine")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(workbench.Workbench, "execute", broken)
+        with qtbot.waitSignal(worker.sigFailed, timeout=20_000) as failed:
+            worker.request_run(request(tiny_source, image_file, run_id=2))
+    (failure,) = failed.args
+    assert (failure.what, failure.run_id, failure.kind) == ("run", 2, "RuntimeError")
+    assert "a bug in the engine" in failure.message
+    assert "Traceback" in failure.details and 'raise RuntimeError("a bug in the engine")' in failure.details
+    assert "RuntimeError: a bug in the engine" in capfd.readouterr().err
+    with qtbot.waitSignal(worker.sigResult, timeout=20_000) as result:
+        worker.request_run(request(tiny_source, image_file, run_id=3))
+    assert result.args[0].run_id == 3
+
+
 def test_leak_checker_sees_a_running_qthread(ui, qapp):
     before = ui.snapshot()
     thread = QThread()

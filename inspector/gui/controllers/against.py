@@ -20,25 +20,25 @@ def side_name(request: ModelRequest) -> str:
 
 
 class AgainstController(QObject):
-    def __init__(self, window, compare) -> None:
-        super().__init__(window)
-        self.window, self.state, self.compare = window, window.state, compare
+    def __init__(self, state, compare, layer_model, tree_view) -> None:
+        super().__init__(state)
+        self.state, self.compare, self.layer_model, self.tree_view = state, compare, layer_model, tree_view
         compare.sigAgainstWanted.connect(self._on_wanted)
-        compare.sigEditsOn.connect(self.state.set_edits_on)
-        self.state.sigAgainstSet.connect(self._on_against_set)
-        window.sigResultShown.connect(self._on_result)
+        compare.sigEditsOn.connect(state.set_edits_on)
+        state.sigAgainstSet.connect(self._on_against_set)
+        state.sigResult.connect(self._on_result)
 
     # -- choosing ---------------------------------------------------------------------------
     def _on_wanted(self, kind: str) -> None:
         if kind == "baseline":
             self.state.set_against(None)
         elif kind == "weights":
-            path, _ = QFileDialog.getOpenFileName(self.window, "Weights of the second model", "", WEIGHTS_FILTER)
+            path, _ = QFileDialog.getOpenFileName(self.compare, "Weights of the second model", "", WEIGHTS_FILTER)
             self.choose_weights(path)
         elif kind == "model":
-            source, ok = QInputDialog.getText(self.window, "Second model", "Model source (demo, resnet18, "
+            source, ok = QInputDialog.getText(self.compare, "Second model", "Model source (demo, resnet18, "
                                               "timm:NAME, file.py:Name), with module paths like the first's:")
-            weights, ok2 = (QInputDialog.getText(self.window, "Second model", "Its weights: random, pretrained or "
+            weights, ok2 = (QInputDialog.getText(self.compare, "Second model", "Its weights: random, pretrained or "
                                                  "a file path:", text="random") if ok and source.strip()
                             else ("", False))
             self.choose_model(source if ok and ok2 else "", weights)
@@ -72,14 +72,14 @@ class AgainstController(QObject):
         self.compare.set_against(side_name(request) if request is not None else None)
         self.compare.set_edits_on(self.state.edits_on)
         if request is None:
-            self.window.layer_model.set_divergence(None)
+            self.layer_model.set_divergence(None)
 
     def _on_result(self, outcome) -> None:
         diff = outcome.against
         if diff is None:
-            self.window.layer_model.set_divergence(None)
+            self.layer_model.set_divergence(None)
             return
         first = diff.first_layer()
-        self.window.layer_model.set_divergence(diff.by_layer(), diff.threshold, first)
+        self.layer_model.set_divergence(diff.by_layer(), diff.threshold, first)
         if first is not None:
-            self.window.tree_view.resizeColumnToContents(0)  # the first divergent's name is bold: wider
+            self.tree_view.resizeColumnToContents(0)  # the first divergent's name is bold: wider

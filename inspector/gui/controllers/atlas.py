@@ -4,35 +4,30 @@ atlas has the layer)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject
 
 from inspector.core.errors import SpecError
-from inspector.core.keys import parse_key
-
-from ..views.atlas_view import AtlasView
+from inspector.core.keys import layer_of, parse_key
 
 
 class AtlasController(QObject):
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
-        s = self.state = window.state
-        self.view = window.atlas_view = AtlasView()
-        self.dock = window.atlas_dock = window._dock("Atlas", self.view, Qt.RightDockWidgetArea)
-        view = self.view
-        view.ticked = s.ticked
-        view.sigOpen.connect(s.open_atlas)
-        view.sigBuild.connect(s.build_atlas)
-        view.sigCancel.connect(s.cancel)
-        view.sigChannel.connect(s.atlas_pictures)
-        view.sigUse.connect(s.use_atlas_image)
-        s.sigAtlas.connect(self._on_atlas)
-        s.sigAtlasPictures.connect(view.show_pictures)
-        s.sigAtlasBuilding.connect(view.set_building)
-        s.worker.sigAtlasProgress.connect(view.set_progress)
-        for panel in (window.activation_panel, window.gradient_panel):
+    def __init__(self, state, view, dock, panels, compare) -> None:
+        super().__init__(state)
+        self.state, self.view, self.dock = state, view, dock
+        atlas = state.atlas
+        view.ticked = state.ticked
+        view.sigOpen.connect(atlas.open)
+        view.sigBuild.connect(atlas.build)
+        view.sigCancel.connect(state.cancel)
+        view.sigChannel.connect(atlas.pictures)
+        view.sigUse.connect(atlas.use_image)
+        atlas.sigOpened.connect(self._on_atlas)
+        atlas.sigPictures.connect(view.show_pictures)
+        atlas.sigBuilding.connect(view.set_building)
+        atlas.sigProgress.connect(view.set_progress)
+        for panel in panels:
             panel.sigChannelClicked.connect(self._on_mosaic_channel)
-        window.edits.compare.sigChannelClicked.connect(self._on_compare_channel)
+        compare.sigChannelClicked.connect(self._on_compare_channel)
 
     def open_dialog(self) -> None:
         self.view.ask_open()
@@ -42,8 +37,7 @@ class AtlasController(QObject):
         self._raise()
 
     def _on_mosaic_channel(self, channel: int) -> None:
-        layer = (self.state.layer or "").partition("#")[0]
-        if self.view.show_channel(layer, channel):
+        if self.view.show_channel(layer_of(self.state.layer or ""), channel):
             self._raise()
 
     def _on_compare_channel(self, key: str, channel: int) -> None:

@@ -1,20 +1,15 @@
-"""Wires the edits panel, the comparison view and session files into the main window."""
+"""Wires the edits panel and the Compare tab to the state; session files."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QMenu
 
 from inspector.core.edits import Edit
 from inspector.core.errors import InspectorError
-from inspector.core.keys import Key
-from inspector.core.records.requests import ModelRequest
-
-from ..docks.edits_panel import EditsPanel
-from ..views.compare_view import CompareView
-from .against import AgainstController
+from inspector.core.keys import Key, layer_of
 
 SESSION_FILTER = "Inspector sessions (*.inspector.json)"
 
@@ -22,25 +17,20 @@ SESSION_FILTER = "Inspector sessions (*.inspector.json)"
 class EditsController(QObject):
     """The edits panel and the Compare tab, wired to the state; session files."""
 
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
-        self.state = state = window.state
-        self.panel = EditsPanel()
-        self.compare = CompareView()
-        window.tabs.addTab(self.compare, "Compare")
-        self.against = AgainstController(window, self.compare)
-        self.dock = window._dock("Edits", self.panel, Qt.RightDockWidgetArea, scroll=True)
+    def __init__(self, state, panel, compare, dock, panels) -> None:
+        super().__init__(state)
+        self.state, self.panel, self.compare, self.dock = state, panel, compare, dock
+        self.activation, self.gradient = panels
         self.panel.sigEditsChanged.connect(state.set_edits)
         self.compare.sigLayerChosen.connect(state.select_layer)
         state.sigEditsSet.connect(self._on_edits_set)
-        window.activation_panel.sigChannelClicked.connect(self._on_channel_clicked)
-        window.gradient_panel.sigChannelClicked.connect(self._on_head_clicked)
+        self.activation.sigChannelClicked.connect(self._on_channel_clicked)
+        self.gradient.sigChannelClicked.connect(self._on_head_clicked)
         state.sigModelLoaded.connect(self._on_loaded)
         state.sigLayerSelected.connect(self._on_layer_selected)
-        window.sigResultShown.connect(lambda _o: self.refresh())
+        state.sigResult.connect(lambda _o: self.refresh())  # the visible view first: no wait for the Layer tab
         state.sigGradSiteShown.connect(lambda _s: self.refresh())
-        window.tabs.currentChanged.connect(self._on_tab_changed)
+        state.sigViewShown.connect(lambda _v: self.refresh())
 
     # -- what the state says ----------------------------------------------------------------
     def _on_edits_set(self, edits) -> None:
@@ -61,27 +51,23 @@ class EditsController(QObject):
             return
         layer = self.state.layer
         if layer:
-            self.panel.toggle_channel(layer.split("#")[0], channel)
+            self.panel.toggle_channel(layer_of(layer), channel)
 
     def _on_head_clicked(self, head: int) -> None:
         """With ablation on, clicking a head's attention map removes (or restores) that head."""
-        if not self.panel.ablate.isChecked() or not self.window.gradient_panel.key.endswith(":attention"):
+        if not self.panel.ablate.isChecked() or not self.gradient.key.endswith(":attention"):
             return
         layer = self.state.layer
         if layer:
-            self.panel.toggle_head(layer.split("#")[0], head)
-
-    def _on_tab_changed(self, _index: int) -> None:
-        self.state.set_compare_shown(self.window.tabs.currentWidget() is self.compare)
-        self.refresh()
+            self.panel.toggle_head(layer_of(layer), head)
 
     def refresh(self) -> None:
-        """Redraw the comparison, only while it is the tab being looked at."""
+        """Redraw the comparison, only while it is the view on screen."""
         outcome = self.state.outcome
-        if outcome is None or self.window.tabs.currentWidget() is not self.compare:
+        if outcome is None or self.state.view != "compare":
             return
         name = self.state.layer
-        self.compare.set_layers(self.window.layer_names(), name)
+        self.compare.set_layers(self.state.layer_names(), name)
         if not name:
             self.compare.clear()
             if outcome.against is not None:
@@ -110,20 +96,8 @@ class EditsController(QObject):
         self.dock.raise_()
 
     # -- sessions -------------------------------------------------------------------------
-    def session(self):
-        """The session file's record of what is loaded and chosen now."""
-        from inspector.core.session.file import Session
-
-        s = self.state
-        model = s.model.request if s.model else ModelRequest()
-        return Session(
-            model=model.source, weights=model.weights, input=s.input, device=s.device, target=s.target,
-            layers=tuple(s.ticked()), sites=tuple(sorted(s.sites())), edits=s.edits,
-            input_grad=s.edits_active(), seed=s.model.seed if s.model else None,
-        )
-
     def save_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save session", "session.inspector.json", SESSION_FILTER)
+        path, _ = QFileDialog.getSaveFileName(self.panel, "Save session", "session.inspector.json", SESSION_FILTER)
         if path:
             self.save(path)
 
@@ -131,14 +105,14 @@ class EditsController(QObject):
         from inspector.core.session.file import save_session
 
         try:
-            written = save_session(self.session(), path)
+            written = save_session(self.state.session(), path)
         except (InspectorError, OSError) as exc:
             self.state.notify("error", f"Could not save the session to {path}: {exc}")
             return
         self.state.notify("info", f"Saved the session to {written}.")
 
     def load_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Load session", "", SESSION_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self.panel, "Load session", "", SESSION_FILTER)
         if path:
             self.load(path)
 
@@ -157,17 +131,6 @@ class EditsController(QObject):
             if not trust:
                 self.state.notify("info", f"Session not loaded: {Path(path).name}. Nothing was run.")
                 return False
-        self.apply(session, trust=bool(trust))
+        self.state.apply_session(session, trust=bool(trust))
         return True
-
-    def apply(self, session, trust: bool = False) -> None:
-        s = self.state
-        s.set_device(session.device)
-        s.set_input(session.input)
-        s._next_target = session.target
-        s.select_grad_site(next((site for site in ("grad_input", "params") if site in session.sites), "grad_output")
-                           .replace("params", "weight:grad"))
-        s.edits = tuple(session.edits)
-        s.sigEditsSet.emit(s.edits)
-        s.request_model(ModelRequest(session.model, session.weights, trust, session.seed), ticks=set(session.layers))
 

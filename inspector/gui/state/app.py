@@ -17,23 +17,29 @@ from typing import Callable
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from inspector.core.errors import InspectorError
+from inspector.core.inputs.video import is_video
 from inspector.core.records.failure import Failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 
-from .atlas_state import AtlasState
-from .folder_state import FolderSteps
-from .live_state import LiveInput
-from .notice import Notice
-from .worker import WorkerThread
+from ..gc_collector import freeze_imports
+from ..notice import Notice
+from ..worker import WorkerThread
+from .analysis import AnalysisState
+from .atlas import AtlasState
+from .folder import FolderState
+from .live import LiveState
+from .settings import SettingsStore
 
 #: The gradient shown beside the activations: label -> site (or parameter suffix).
 GRADIENT_SITES = {"grad_output": "grad_output", "grad_input": "grad_input", "weight gradient": "weight:grad",
                   "bias gradient": "bias:grad", "attention (per head)": "attention"}
 AUTO_RUN_LIMIT_S = 3.0
 AskTrust = Callable[[str, str], bool]  # (file or source, what loading it does) -> go on?
+#: The views of the central tabs, by the name the state knows them by.
+VIEWS = ("layer", "compare", "attribution", "flow", "stats")
 
 
-class AppState(FolderSteps, LiveInput, AtlasState, QObject):
+class AppState(QObject):
     """Signals
     -------
     sigEngineReady(object): [(device, description)] once the engine has loaded.
@@ -54,11 +60,13 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
     sigQuerySet(int): the token whose attention the panels draw (0: the class token).
     sigAgainstSet(object): the second model the Compare tab compares with (a ModelRequest), or None
         (the edited run against its baseline).
-    sigFolderShown(object): the FolderInput being stepped through (its `index` the image shown), or None.
-    sigLive(object): a video or camera is the input: its live_status() dict (frame, rate, ...); None when closed.
-    sigAtlas(object): an atlas was opened or built (an OpenedAtlas).
-    sigAtlasPictures(object): the TopPictures of the channel last asked for.
-    sigAtlasBuilding(bool): an atlas build started or ended.
+    sigViewShown(str): the central view now on screen (one of VIEWS); hidden views draw when shown.
+    sigProgress(int, int): the run's progress (steps done, steps in all).
+    sigBusy(bool): the worker started or finished something the user can cancel.
+    sigCatalogue(object): the model catalogue the model chooser offers.
+
+    The parts with their own signals: `folder` (FolderState), `live` (LiveState), `atlas`
+    (AtlasState), `analysis` (AnalysisState).
     """
 
     sigEngineReady = Signal(object)
@@ -79,16 +87,13 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
     sigAutoRun = Signal(bool)
     sigQuerySet = Signal(int)
     sigAgainstSet = Signal(object)
-    sigFolderShown = Signal(object)
-    sigLive = Signal(object)
-    sigAtlas = Signal(object)
-    sigAtlasPictures = Signal(object)
-    sigAtlasBuilding = Signal(bool)
+    sigViewShown = Signal(str)
+    sigProgress = Signal(int, int)
+    sigBusy = Signal(bool)
+    sigCatalogue = Signal(object)
 
     def __init__(self, settings, ask_trust: AskTrust, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        from .settings_store import SettingsStore
-
         self.store = SettingsStore(settings)
         self.ask_trust = ask_trust
         self.worker_thread = WorkerThread(start=False)
@@ -99,18 +104,10 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
         self.loading: ModelRequest | None = None  # asked for, not loaded yet
         self.input = ""  # what runs use
         self.good_input = ""  # the last input a run succeeded on
-        self.folder = None  # a FolderInput while the input steps through a folder
-        self._skipped: list[str] = []  # folder images skipped since the last step the user took
-        self.live = None  # a LiveFeed while a video or camera is the input
-        self.frame = None  # the live frame (core.video.Frame) the last run was sent with
-        self.shown_frame = None  # the live frame whose result is on screen
-        self._live_busy = False  # a live frame is being run or drawn
-        self._next_frame = None  # QTimer: the next live frame goes after the paint of the last
-        self._drawn_at = None  # when the last live frames were drawn (frames per second)
-        self.atlas = None  # the OpenedAtlas the Atlas view shows
-        self.atlas_building = False
-        self._atlas_pictures_id = 0
-        self._step = 1  # the direction of the last step (a file that fails is skipped that way)
+        self.folder = FolderState(self)
+        self.live = LiveState(self)
+        self.atlas = AtlasState(self, self.worker)
+        self.analysis = AnalysisState(self, self.worker)
         self.device = "cpu"
         self.target = "auto"
         self.ticks: frozenset[str] = frozenset()
@@ -118,7 +115,7 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
         self.layer: str | None = None
         self.grad_site = "grad_output"
         self.query = 0  # the token whose attention the panels draw
-        self.compare_shown = False
+        self.view = "layer"  # the central view on screen
         self.against: ModelRequest | None = None  # a second model to compare with (None: the baseline)
         self.edits_on = "both"  # with a second model: which side the edits apply to (both, first, second)
         self.auto_run = True
@@ -137,8 +134,9 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
         w.sigStatsUpdate.connect(self._on_stats_update)
         w.sigFailed.connect(self._on_failed)
         w.sigPhase.connect(self._on_phase)
-        w.sigAtlas.connect(self._on_atlas)
-        w.sigAtlasPictures.connect(self._on_atlas_pictures)
+        w.sigProgress.connect(self.sigProgress)
+        w.sigBusy.connect(self.sigBusy)
+        w.sigCatalogue.connect(self.sigCatalogue)
 
     # -- starting and stopping ------------------------------------------------------------
     def start(self, restore: bool = True) -> None:
@@ -150,7 +148,7 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
 
     def stop(self) -> None:
         self.timer.stop()
-        self.stop_live()
+        self.live.stop()
         self.store.save(self)
         self.worker_thread.stop()
 
@@ -159,8 +157,15 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
         self.loading = request
         self._next_ticks = ticks
         self.sigModelShown.emit(request)
-        usable = self.devices is None or self.device in dict(self.devices)
-        self.worker.request_load(request, self.device if usable else "cpu")
+        self.worker.request_load(request, self.usable_device())
+
+    def usable_device(self) -> str:
+        """The device picked, or the CPU while this machine does not have it."""
+        return self.device if self.devices is None or self.device in dict(self.devices) else "cpu"
+
+    def request_catalogue(self) -> None:
+        """Ask the worker for the model catalogue (sigCatalogue brings it)."""
+        self.worker.request_catalogue()
 
     def open_trusted(self, request: ModelRequest, name: str, what: str) -> bool:
         """Load a source that runs code, after the user said they trust it."""
@@ -173,23 +178,20 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
     def set_input(self, source: str) -> None:
         """Run on `source` (a file, `sample:NAME`, or a folder to step through)."""
         source = source.strip()
-        if not source or source in (self.input, self.folder and self.folder.root):
+        if not source or source in (self.input, self.folder.root()):
             return
-        from inspector.core.inputs.video import is_video
-
         if Path(source).is_dir():
-            self.open_folder(source)
+            self.folder.open(source)
             return
         if is_video(source):
-            self.open_live(source)
+            self.live.open(source)
             return
-        self.stop_live()
-        if self.folder is not None:
-            self.folder = None
-            self.sigFolderShown.emit(None)
-        self._use_input(source)
+        self.live.stop()
+        self.folder.close()
+        self.use_input(source)
 
-    def _use_input(self, source: str, shown: str | None = None) -> None:
+    def use_input(self, source: str, shown: str | None = None) -> None:
+        """Run on `source`, the chooser showing `shown` (a folder's root while it is stepped through)."""
         self.input = source
         self.sigInputShown.emit(shown or source)
         self.schedule_run()
@@ -238,9 +240,15 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
             self.query = token
             self.sigQuerySet.emit(token)
 
-    def set_compare_shown(self, shown: bool) -> None:
-        self.compare_shown = shown
-        if shown and (self.edits_active() or self.against is not None) and self.outcome is not None and self.outcome.result.input_grad is None:
+    def set_view(self, view: str) -> None:
+        """The central view now on screen (the user picked its tab, or the state was asked to show it)."""
+        if view not in VIEWS:
+            raise ValueError(view)
+        if view == self.view:
+            return
+        self.view = view
+        self.sigViewShown.emit(view)
+        if view == "compare" and (self.edits_active() or self.against is not None) and self.outcome is not None and self.outcome.result.input_grad is None:
             self.schedule_run(force=True)  # the comparison shows the input gradient too
 
     def set_against(self, request: ModelRequest | None) -> None:
@@ -266,6 +274,31 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
 
     def notify(self, level: str, text: str, action=None, details: str = "") -> None:
         self.sigNotice.emit(Notice(level, text, details, action))
+
+    # -- sessions ----------------------------------------------------------------------------
+    def session(self):
+        """The session file's record of what is loaded and chosen now."""
+        from inspector.core.session.file import Session  # torch: kept out of the window's start
+
+        model = self.model.request if self.model else ModelRequest()
+        return Session(
+            model=model.source, weights=model.weights, input=self.input, device=self.device, target=self.target,
+            layers=tuple(self.ticked()), sites=tuple(sorted(self.sites())), edits=self.edits,
+            input_grad=self.edits_active(), seed=self.model.seed if self.model else None,
+        )
+
+    def apply_session(self, session, trust: bool = False) -> None:
+        """Choose what `session` names: device, input, gradient site and edits now; the target and
+        ticks once its model has loaded."""
+        self.set_device(session.device)
+        self.set_input(session.input)
+        self._next_target = session.target
+        self.select_grad_site(next((site for site in ("grad_input", "params") if site in session.sites),
+                                   "grad_output").replace("params", "weight:grad"))
+        self.edits = tuple(session.edits)
+        self.sigEditsSet.emit(self.edits)
+        self.request_model(ModelRequest(session.model, session.weights, trust, session.seed),
+                           ticks=set(session.layers))
 
     # -- runs ------------------------------------------------------------------------------
     def ticked(self) -> list[str]:
@@ -296,7 +329,7 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
 
     def build_request(self) -> RunRequest | None:
         """What to run now: the loaded model (never a choice that failed), on what the user picked."""
-        if self.model is None or not self.input or (self.live is not None and self.frame is None):
+        if self.model is None or not self.input or (self.live.playing and self.live.frame is None):
             return None
         if self.devices is not None and self.device not in dict(self.devices):
             return None
@@ -309,11 +342,23 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
             first, second = {"both": (edits, edits), "first": (edits, ()), "second": ((), edits)}[self.edits_on]
             edits, against, compare = first, AgainstRequest(self.against, tuple(second)), False
         spec = RunSpec.make(self.ticked(), self.sites(), edits, self.target,
-                            input_grad=(compare or against is not None) and self.compare_shown)
-        live = self.live is not None
+                            input_grad=(compare or against is not None) and self.view == "compare")
+        live = self.live.playing
         return RunRequest(self.model.request, self.input, self.device, spec, baseline=compare, analyse=not live,
                           run_id=next(self._ids), visible=self.visible_layers(), against=against,
-                          frame=self.frame.rgb if live else None)
+                          frame=self.live.frame.rgb if live else None)
+
+    def layer_names(self) -> list[str]:
+        """The captured layers of the last result (`path` or `path#K`) in model order: what the
+        Layer and Compare tabs offer."""
+        if self.outcome is None:
+            return []
+        names = {}
+        for capture in self.outcome.result.captures.values():
+            key = capture.key
+            if key.site in ("output", "grad_output") and key.index in (None, 0):
+                names.setdefault(str(key.layer_call()), None)
+        return list(names)
 
     def visible_layers(self) -> tuple[str, ...]:
         """The layers whose statistics the run works out first: the one the Layer and Compare tabs
@@ -351,20 +396,16 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
         """The window has drawn the panels of the last result: the worker may go on with the rest
         (or, with a live input, the next frame goes)."""
         self.worker.result_drawn()
-        self._live_drawn()
+        self.live.drawn()
 
     # -- what the worker says ---------------------------------------------------------------
     def _on_engine_ready(self, devices) -> None:
-        from .gc_collector import freeze_imports
-
         freeze_imports()
         self.devices = list(devices)
         self.sigEngineReady.emit(self.devices)
         self.set_device(self.device)  # says so if a restored device is missing here
 
     def _on_loaded(self, info) -> None:
-        from .gc_collector import freeze_imports
-
         freeze_imports()  # modules the model's source imported (torchvision, ...) live as long as the app
         first = self.model is None or info.source != self.model.source
         if first and self.against is not None and self.model is not None:
@@ -388,20 +429,22 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
             self.set_input(self.store.first_sample())
         self.store.save_model(info)
         self.schedule_run()
-        self._on_frame()  # a live input's frames waited for the model
+        self.live.on_frame()  # a live input's frames waited for the model
 
     def _on_result(self, outcome) -> None:
         if outcome.run_id != self.last_run_id:
             return  # a newer request is on its way: drop the stale result
         self.outcome = outcome
         result = outcome.result
-        if self.live is None:  # a video frame's name is not an input to come back to
+        names = self.layer_names()
+        self.select_layer(self.layer if self.layer in names else (names[0] if names else None))
+        if not self.live.playing:  # a video frame's name is not an input to come back to
             self.good_input = self.input
             self.store.save_input(self.input, self.device)
         else:
-            self.shown_frame = self.frame  # what the last run (this result) was sent with
+            self.live.result_shown()
         total = result.timings.get("total_s", 0.0)
-        if total > AUTO_RUN_LIMIT_S and self.auto_run and self.live is None:
+        if total > AUTO_RUN_LIMIT_S and self.auto_run and not self.live.playing:
             self.set_auto_run(False)
             self.notify("info", f"Auto-run turned off: one run takes {total:.1f} s. Press F5 to run.")
         self.sigResult.emit(outcome)
@@ -425,15 +468,17 @@ class AppState(FolderSteps, LiveInput, AtlasState, QObject):
             self.against = None  # the second model cannot be compared: back to the baseline
             self.sigAgainstSet.emit(None)
         if failure.what == "run":
-            self._live_failed()
+            self.live.failed()
         if failure.what == "atlas":
-            self._atlas_failed()
+            self.atlas.failed()
+        if failure.what == "attribution":
+            self.analysis.failed(failure)
         if failure.what == "load":
             self._load_failed(failure)
-        elif failure.what == "run" and self._skip_unreadable(failure):
+        elif failure.what == "run" and self.folder.skip_unreadable(failure):
             return  # a warning, and the next image is on its way
         elif failure.what == "run" and failure.kind == "InputError" and self.good_input \
-                and self.input != self.good_input and self.live is None:
+                and self.input != self.good_input and not self.live.playing:
             bad, self.input = self.input, self.good_input
             self.sigInputShown.emit(self.input)
             self.notify("error", f"Could not open {bad}: {failure.message} Still showing {self.input}.",

@@ -1,0 +1,46 @@
+"""Attribution maps asked for from the Attribution tab (`AppState.analysis`): one request at a
+time, latest wins, on the loaded model and the input of the last run."""
+
+from __future__ import annotations
+
+import itertools
+
+from PySide6.QtCore import QObject, Signal
+
+from inspector.core.records.requests import AttributionRequest
+
+
+class AnalysisState(QObject):
+    """Signals
+    -------
+    sigAttribution(object): the Attribution of the request last sent.
+    sigAttributionFailed(str): why the request last sent failed.
+    """
+
+    sigAttribution = Signal(object)
+    sigAttributionFailed = Signal(str)
+
+    def __init__(self, app, worker) -> None:
+        super().__init__(app)
+        self.app, self.worker = app, worker
+        self._ids = itertools.count(-1, -1)  # attribution requests use negative ids (runs positive ones)
+        self.pending_id = 0
+        worker.sigAttribution.connect(self._on_attribution)
+
+    def request_attribution(self, method: str, target: str, layer) -> bool:
+        app = self.app
+        if app.model is None or not app.input:
+            self.sigAttributionFailed.emit("Load a model and an input first.")
+            return False
+        self.pending_id = next(self._ids)
+        self.worker.request_attribution(AttributionRequest(app.model.request, app.input, app.device, method,
+                                                           target or app.target, layer, self.pending_id))
+        return True
+
+    def _on_attribution(self, request_id: int, found) -> None:
+        if request_id == self.pending_id:
+            self.sigAttribution.emit(found)
+
+    def failed(self, failure) -> None:
+        if failure.run_id == self.pending_id:
+            self.sigAttributionFailed.emit(failure.message)

@@ -1,0 +1,97 @@
+"""The channel atlas the Atlas view shows (`AppState.atlas`).
+
+Opening and building happen in the worker (building uses the loaded model and the ticked
+layers, with progress; Esc or the view's Cancel stops it, and building again resumes). The
+pictures of a channel's top images are decoded there too, latest wins.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from inspector.core.records.requests import AtlasRequest
+
+
+class AtlasState(QObject):
+    """Signals
+    -------
+    sigOpened(object): an atlas was opened or built (an OpenedAtlas).
+    sigPictures(object): the TopPictures of the channel last asked for.
+    sigBuilding(bool): a build started or ended.
+    sigProgress(int, int): images done, images in all, while a build runs.
+    """
+
+    sigOpened = Signal(object)
+    sigPictures = Signal(object)
+    sigBuilding = Signal(bool)
+    sigProgress = Signal(int, int)
+
+    def __init__(self, app, worker) -> None:
+        super().__init__(app)
+        self.app, self.worker = app, worker
+        self.opened = None  # the OpenedAtlas the Atlas view shows
+        self.building = False
+        self._pictures_id = 0
+        worker.sigAtlas.connect(self._on_atlas)
+        worker.sigAtlasPictures.connect(self._on_pictures)
+        worker.sigAtlasProgress.connect(self.sigProgress)
+
+    def open(self, path: str) -> None:
+        self.worker.request_atlas(AtlasRequest("open", str(path)))
+
+    def build(self, data_dir: str, out_dir: str, top: int = 9, batch: int = 16) -> bool:
+        """Build an atlas of the ticked layers of the loaded model over the images in `data_dir`."""
+        app = self.app
+        if app.model is None:
+            app.notify("info", "Load a model first: the atlas is built from the loaded model.")
+            return False
+        layers = tuple(app.ticked())
+        if not layers:
+            app.notify("info", "Tick the layers the atlas is for in the Modules tree first.")
+            return False
+        self.worker.request_atlas(AtlasRequest("build", str(out_dir), app.model.request, str(data_dir), layers,
+                                               int(top), int(batch), app.usable_device()))
+        self.building = True
+        self.sigBuilding.emit(True)
+        return True
+
+    def pictures(self, layer: str, channel: int) -> None:
+        """Ask for the pictures of `layer`'s channel `channel` top images (sigPictures brings them)."""
+        if self.opened is None:
+            return
+        self._pictures_id += 1
+        self.worker.request_atlas(AtlasRequest("pictures", self.opened.out_dir, layer=layer, channel=int(channel),
+                                               run_id=self._pictures_id))
+
+    def use_image(self, relative: str) -> bool:
+        """Make a top image of the atlas the input."""
+        opened = self.opened
+        path = opened.image_path(relative) if opened is not None else None
+        if path is None:
+            where = opened.data if opened is not None and opened.data else "an unknown folder"
+            self.app.notify("error", f"{relative} is not in {where} any more: it cannot become the input.")
+            return False
+        self.app.set_input(str(path))
+        return True
+
+    def _on_atlas(self, opened) -> None:
+        self.opened = opened
+        if self.building:
+            self.building = False
+            self.sigBuilding.emit(False)
+        atlas = opened.atlas
+        skipped = f", {len(atlas['skipped'])} skipped" if atlas["skipped"] else ""
+        self.app.notify("info", f"Atlas of {atlas['model']} over {atlas['images']} images{skipped}: "
+                                f"{', '.join(opened.layers())} ({Path(opened.out_dir)}).")
+        self.sigOpened.emit(opened)
+
+    def _on_pictures(self, run_id: int, pictures) -> None:
+        if run_id == self._pictures_id:
+            self.sigPictures.emit(pictures)
+
+    def failed(self) -> None:
+        if self.building:
+            self.building = False
+            self.sigBuilding.emit(False)
