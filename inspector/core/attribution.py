@@ -18,10 +18,10 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from .attention.site import supports_attention
-from .edits import Edit
+from .attention.supported import supported_text
 from .engine import RunSpec, run
 from .errors import RunError, SpecError
-from .keys import Key
+from .guided import APPROXIMATED_TYPES, guided_edits, split_guided
 from .layers import LayerTree, build_layer_tree
 from .objective import Target, parse_target
 from .records.requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
@@ -30,9 +30,8 @@ from .result import RunResult
 from .sources.grids import token_grid
 from .sources.loaded import LoadedModel
 
-#: Activation modules that get the guided rule at their grad_input. nn.ReLU is exact; the
-#: others only get "positive gradients only" on top of their own backward (an approximation).
-APPROXIMATED = (nn.ReLU6, nn.SiLU, nn.GELU, nn.Hardswish, nn.LeakyReLU, nn.ELU, nn.Mish)
+#: The activation modules the guided rule reaches (inspector.core.guided), as torch classes.
+APPROXIMATED = tuple(getattr(nn, name) for name in APPROXIMATED_TYPES)
 #: Functions that, called outside those modules, no module hook can reach.
 _RECTIFIERS = frozenset({"relu", "relu_", "relu6", "silu", "gelu", "hardswish", "leaky_relu",
                          "leaky_relu_", "elu", "elu_", "mish"})
@@ -216,6 +215,11 @@ class _FunctionalActivations(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
+def _torch_classes(module: nn.Module) -> list[str]:
+    """The names of the torch.nn classes `module` is an instance of (its own class or a base)."""
+    return [c.__name__ for c in type(module).__mro__ if c.__module__.startswith("torch.nn")]
+
+
 def guided_backprop(model: LoadedModel | nn.Module, x: torch.Tensor, target=None) -> Attribution:
     """Guided backprop: `guided()` on every activation module's grad_input; map is (C, H, W).
 
@@ -225,9 +229,8 @@ def guided_backprop(model: LoadedModel | nn.Module, x: torch.Tensor, target=None
     """
     module, labels = _unwrap(model)
     named = [(p, m) for p, m in module.named_modules() if p]
-    covered = tuple(p for p, m in named if isinstance(m, nn.ReLU))
-    approximated = tuple(p for p, m in named if isinstance(m, APPROXIMATED) and not isinstance(m, nn.ReLU))
-    edits = tuple(Edit(Key(p, "grad_input"), "guided") for p in covered + approximated)
+    covered, approximated = split_guided((p, _torch_classes(m)) for p, m in named)
+    edits = guided_edits(covered, approximated)
     spec = RunSpec((), frozenset(), edits, parse_target(target), input_grad=True, stats=False)
     mode = _FunctionalActivations(module)
     with mode:
@@ -260,9 +263,7 @@ def attention_rollout(model: LoadedModel | nn.Module, x: torch.Tensor) -> Attrib
                         "torchvision ViT, transformers ViT-family); this model has none. Use saliency or Grad-CAM.")
     paths = [p for p, m in module.named_modules() if p and supports_attention(m)]
     if not paths:
-        raise SpecError("Attention rollout needs attention modules (nn.MultiheadAttention, timm Attention, "
-                        "transformers ViT-family attention); "
-                        "this model has none.")
+        raise SpecError(f"Attention rollout needs attention modules ({supported_text()}); this model has none.")
     result = run(module, x, RunSpec(tuple(paths), frozenset({"attention"}), (), parse_target("sum"),
                                     stats=False), labels)
     rollout = None

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from .keys import GRAD_SITES, Key
+from .keys import GRAD_SITES, Key, parse_key
 from .records.stats import TensorStats
 from .result import RunResult
 
@@ -42,9 +42,8 @@ def _forward_positions(result: RunResult) -> dict[tuple[str, int], int]:
     for event in result.events:
         if event.kind != "fired":
             continue
-        text, _, call = event.what.partition("#")
-        layer = text.rsplit(":", 1)[0]
-        positions.setdefault((layer, int(call or 0)), len(positions))
+        key = parse_key(event.what)
+        positions.setdefault((key.layer, key.call), len(positions))
     return positions
 
 

@@ -7,6 +7,7 @@ from typing import Iterable
 
 from .edits import Edit
 from .errors import SpecError
+from .keys import Key
 from .layers import LayerTree
 
 _OUTPUT_SITES = ("output", "grad_output")
@@ -40,7 +41,7 @@ def check_edits_reach(edits: Iterable[Edit], tree: LayerTree) -> None:
             count = len(layer.output_shapes)
             if count <= 1:
                 raise SpecError(f"Edit {edit}: {key.layer} returns one tensor, so there is no [{key.index}]; "
-                                f"write {key.layer}:{key.site}" + (f"#{key.call}" if key.call else "") + ".")
+                                f"write {Key(key.layer, key.site, key.call)}.")
             if key.index >= count:
                 raise SpecError(f"Edit {edit}: {key.layer} returns {count} tensors ([0] to [{count - 1}]), "
                                 f"so there is no [{key.index}].")

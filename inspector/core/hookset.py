@@ -21,6 +21,7 @@ from torch import nn
 from torch.autograd.graph import get_gradient_edge
 
 from .attention.site import ablate_heads, attention_probs, supports_attention
+from .attention.supported import not_yet_text, supported_text
 from .edits import Edit
 from .errors import RunCancelled, SpecError
 from .keys import Key
@@ -102,9 +103,8 @@ class HookSet:
         if asked and not any(supports_attention(self.modules[p]) for p in asked):
             self.result.log("warning", f"No attention captured: none of the ticked modules ({', '.join(asked[:3])}"
                                        f"{', ...' if len(asked) > 3 else ''}) is an attention module this app knows "
-                                       f"(nn.MultiheadAttention; timm's ViT, Swin, BEiT and EVA attention; transformers' "
-                                       f"ViT-family attention; Swin V2 and CaiT attention and transformers' BEiT and "
-                                       f"Swin add biases or mix heads in ways it does not reproduce yet).")
+                                       f"({supported_text()}; {not_yet_text()} add biases or mix heads in ways "
+                                       f"it does not reproduce yet).")
         try:
             self._ablate_heads()
             for path in sorted(set(self.captured) | {layer for layer, _ in self.edits if layer in self.modules}):
@@ -269,7 +269,7 @@ class HookSet:
                     if tensor._base is not None:
                         aliases.append(tensor)
                 new_args[i] = tensor
-            self.result.log("fired", f"{path}:input" + (f"#{call}" if call else ""))
+            self.result.log("fired", str(Key(path, "input", call)))
             return tuple(new_args)
 
         return hook
@@ -318,7 +318,7 @@ class HookSet:
                         tensor = tensor[...]
                     self._watch_grad(tensor, Key(path, "grad_output", call, key.index))
                 new_items.append(tensor)
-            self.result.log("fired", f"{path}:output" + (f"#{call}" if call else ""))
+            self.result.log("fired", str(Key(path, "output", call)))
             if all(a is b for a, b in zip(items, new_items)):
                 return None
             if positions is None:

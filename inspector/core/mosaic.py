@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import SpecError
+from .keys import parse_key
 from .records.tokens import TokenGrid, attention_maps, is_channels_last, token_maps
 
 PAGE = 256  # channels (or filters) in one mosaic
@@ -121,10 +123,21 @@ def as_maps(array: np.ndarray) -> np.ndarray:
     return a.reshape(1, 1, -1)
 
 
+def is_attention(key: str) -> bool:
+    """An attention capture (`blocks.0.attn:attention`, at any call): one map per head."""
+    try:
+        return parse_key(key).site == "attention"
+    except SpecError:
+        return False
+
+
 def is_parameter(key: str) -> bool:
     """A parameter's gradient (`fc1.weight:grad`), not the model's `input:grad`."""
-    base = key.split("#")[0].split("[")[0]
-    return base.endswith(":grad") and base != "input:grad" and not base.startswith(":")
+    try:
+        parsed = parse_key(key)
+    except SpecError:
+        return False
+    return parsed.site == "grad" and parsed.layer != ""
 
 
 def weight_maps(array: np.ndarray) -> tuple[np.ndarray, Grid]:
@@ -148,7 +161,7 @@ def capture_maps(key: str, array: np.ndarray, tokens: TokenGrid | None = None,
     a (B, N, C) sequence that fits it is C maps of the grid, and an `attention` capture one map per
     head of what token `query` attends to (see inspector.core.records.tokens)."""
     a = np.asarray(array)
-    if key.split("#")[0].endswith(":attention") and a.ndim == 4:
+    if is_attention(key) and a.ndim == 4:
         return attention_maps(a, tokens, query), None
     if is_parameter(key) and a.ndim >= 3:
         return weight_maps(a)

@@ -10,17 +10,18 @@ from typing import Callable
 
 from .edits import Edit
 from .errors import SpecError
+from .guided import GUIDED_TYPES, guided_edits, split_guided
 from .keys import Key
-
-RELU_TYPES = ("ReLU",)
 
 
 def guided_backprop(layer_types: dict[str, str], _params, _layer: str, _k: float) -> list[Edit]:
-    """guided() on every ReLU's grad_input: only positive gradients pass back through them."""
-    relus = [path for path, kind in layer_types.items() if kind in RELU_TYPES]
-    if not relus:
-        raise SpecError("Guided backprop: this model has no nn.ReLU modules.")
-    return [Edit(Key(path, "grad_input"), "guided") for path in relus]
+    """guided() on every activation module's grad_input (exact at nn.ReLU, approximated at the
+    rectifiers of `inspector.core.guided`): the same edits as the guided attribution method."""
+    exact, approximated = split_guided((path, (kind,)) for path, kind in layer_types.items())
+    if not exact + approximated:
+        raise SpecError(f"Guided backprop: this model has none of the modules the guided rule acts on "
+                        f"(nn.{', nn.'.join(GUIDED_TYPES)}).")
+    return list(guided_edits(exact, approximated))
 
 
 def zero_bias_grads(_layer_types: dict[str, str], params, _layer: str, _k: float) -> list[Edit]:
@@ -52,7 +53,7 @@ def _need(layer: str, layer_types: dict[str, str]) -> None:
 
 #: name -> (function, whether it acts on one chosen layer)
 PRESETS: dict[str, tuple[Callable[..., list[Edit]], bool]] = {
-    "Guided backprop (every ReLU grad_input ≥ 0)": (guided_backprop, False),
+    "Guided backprop (every ReLU, GELU, SiLU… grad_input ≥ 0)": (guided_backprop, False),
     "Zero all bias gradients": (zero_bias_grads, False),
     "Clamp layer grad_output ≥ 0": (clamp_grad_output, True),
     "Scale layer gradient by k": (scale_gradient, True),

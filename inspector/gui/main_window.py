@@ -30,7 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.attention.supported import supported_text
 from inspector.core.inputs.samples import list_samples
+from inspector.core.keys import layer_of
 
 from .controllers.against import AgainstController
 from .controllers.analysis import AnalysisController
@@ -519,11 +521,11 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
 
     def _missing(self, name: str, key: str) -> str:
         """Why nothing is shown at `key`: a parameter the layer lacks, or a site not captured."""
-        layer = name.split("#")[0]
+        layer = layer_of(name)
         site = self.state.grad_site
         if site == "attention":
-            return (f"No attention at {layer}: tick an attention module (nn.MultiheadAttention such as "
-                    f"encoder.layers.encoder_layer_0.self_attention, or timm's blocks.0.attn) and show it.")
+            return (f"No attention at {layer}: tick an attention module ({supported_text()}; such as torchvision "
+                    f"ViT's encoder.layers.encoder_layer_0.self_attention, or timm's blocks.0.attn) and show it.")
         if site.endswith(":grad") and self.loaded is not None:
             param = site.split(":")[0]
             owned = self.loaded.parameters_of(layer)

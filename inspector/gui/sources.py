@@ -13,6 +13,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from inspector.core.records.requests import ModelRequest
+from inspector.core.sources.refs import HF_PREFIX
 
 MODEL_FILES = "Models (*.py *.pt *.pth *.pt2 *.ts *.jit *.torchscript)"
 VIDEO_FILES = "Videos (*.mp4 *.m4v *.mkv *.avi *.mov *.webm *.mpg *.mpeg *.wmv *.ogv *.flv)"
@@ -38,7 +39,7 @@ class SourcesMixin:
         if current is not None and source == current.source:
             return
         if carries_code(source):
-            why = ("brings its own code or pickled weights" if source.lower().startswith("hf:")
+            why = ("brings its own code or pickled weights" if source.lower().startswith(HF_PREFIX)
                    else "runs code to build the model")
             self.state.open_trusted(ModelRequest(source), source, why)
         else:

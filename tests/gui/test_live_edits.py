@@ -60,7 +60,7 @@ def test_scaling_relu_gradient_doubles_bias_and_input_gradients(ui, qtbot, toy_w
 
 
 @pytest.mark.parametrize("preset, layer, key", [
-    ("Guided backprop (every ReLU grad_input ≥ 0)", "", "fc1:grad_output"),
+    ("Guided backprop (every ReLU, GELU, SiLU… grad_input ≥ 0)", "", "fc1:grad_output"),
     ("Clamp layer grad_output ≥ 0", "fc2", "relu1:grad_output"),
     ("Scale layer gradient by k", "fc1", "fc1:grad_output"),
 ])

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..errors import SpecError
+from .supported import supported_text
 from .timm_classes import heads_joined_at, probs_function
 
 
@@ -61,8 +62,7 @@ def check_heads(module: nn.Module, path: str, heads) -> None:
     """SpecError unless `module` is an attention module with every head in `heads`."""
     if not supports_attention(module):
         raise SpecError(f"zero_heads at {path}: {type(module).__name__} is not an attention module this app knows "
-                        f"(nn.MultiheadAttention; timm ViT, Swin, BEiT and EVA attention; transformers ViT-family "
-                        f"attention).")
+                        f"({supported_text()}).")
     count = heads_of(module)
     bad = [h for h in heads if not 0 <= h < count]
     if bad:

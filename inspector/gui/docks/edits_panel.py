@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.edits import OPS, Edit, parse_edit
 from inspector.core.errors import SpecError
-from inspector.core.keys import Key
+from inspector.core.keys import Key, layer_of
 from inspector.core.presets import PRESETS
 
 EDIT_SITES = ("grad_output", "grad_input", "output", "input", "weight:grad", "bias:grad")
@@ -231,7 +231,7 @@ class EditsPanel(QWidget):
     def set_layer(self, layer: str | None) -> None:
         """The form (and the presets that act on one layer) follow the layer selected in the app."""
         if layer:
-            self.layer.setCurrentText(layer.split("#")[0])
+            self.layer.setCurrentText(layer_of(layer))
 
     def _on_preset(self, name: str) -> None:
         k = 2.0

@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from inspector.core.errors import InspectorError
 from inspector.core.inputs.video import is_video
+from inspector.core.keys import layer_of, parse_layer_call
 from inspector.core.records.failure import Failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 
@@ -321,11 +322,10 @@ class AppState(QObject):
 
     def panel_keys(self, name: str) -> tuple[str, str]:
         """The capture keys the Layer tab shows for layer `name` (`path` or `path#K`)."""
-        layer, _, call = name.partition("#")
-        suffix = f"#{call}" if call else ""
+        call = parse_layer_call(name)
         site = self.grad_site
-        grad = f"{layer}.{site}" if site.endswith(":grad") else f"{layer}:{site}{suffix}"
-        return f"{layer}:output{suffix}", grad
+        grad = f"{call.layer}.{site}" if site.endswith(":grad") else str(call.key(site))
+        return str(call.key("output")), grad
 
     def build_request(self) -> RunRequest | None:
         """What to run now: the loaded model (never a choice that failed), on what the user picked."""
@@ -364,7 +364,7 @@ class AppState(QObject):
         """The layers whose statistics the run works out first: the one the Layer and Compare tabs
         show (the first ticked one until a layer is picked); the rest follow in a StatsUpdate."""
         ticked = self.ticked()
-        layer = (self.layer or "").partition("#")[0]
+        layer = layer_of(self.layer or "")
         if layer in ticked:
             return (layer,)
         return tuple(ticked[:1])

@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.diagnostics import dead_units, gradient_flow, stats_table, to_csv
+from inspector.core.errors import SpecError
+from inspector.core.keys import LayerCall, parse_key
 from inspector.core.result import RunResult
 
 from .number_format import fmt
@@ -37,8 +39,11 @@ MAX_LABELS = 12  # names always drawn on the x axis; the others only where there
 def short_name(key: str, limit: int = 16) -> str:
     """`layer4.2.conv3:grad_output` -> `…2.conv3`: the last parts of the path that fit in `limit`
     characters (the site dropped; a further call's `#k` kept)."""
-    path, _, site = key.partition(":")
-    call = "#" + site.split("#", 1)[1] if "#" in site else ""
+    path = key.partition(":")[0]
+    try:
+        call = str(LayerCall("", parse_key(key).call))  # `#k` of a further call, "" for the first
+    except SpecError:
+        call = ""
     parts = (path or key).split(".")
     out = parts[-1]
     for part in reversed(parts[:-1]):

@@ -13,6 +13,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from inspector.core.keys import parse_key
+
 from .diagnostics_views import MAX_LABELS, layer_ticks, short_name
 from .number_format import fmt
 
@@ -25,9 +27,8 @@ def depth_rows(diff) -> list[tuple[int, str, object, object]]:
     input gradient is at the model's input (depth 0, `input`) and the model's output last."""
     layers: dict[str, list] = {}
     for row in sorted(diff.rows, key=lambda r: r.key != "input:grad"):
-        layer, _, rest = row.key.partition(":")
-        call = rest.partition("#")[2]
-        name = "input" if row.key == "input:grad" else layer + (f"#{call}" if call else "")
+        # a layer call (`conv#1`), or the model's own `output`
+        name = "input" if row.key == "input:grad" else str(parse_key(row.key).layer_call()) or row.key
         slot = layers.setdefault(name, [None, None])
         slot[0 if row.forward else 1] = slot[0 if row.forward else 1] or row
     return [(i, name, f, g) for i, (name, (f, g)) in enumerate(layers.items())]

@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget
 
-from inspector.core.mosaic import PAGE, Grid, Mosaic, capture_maps, is_parameter, levels, mosaic_of
+from inspector.core.mosaic import PAGE, Grid, Mosaic, capture_maps, is_attention, is_parameter, levels, mosaic_of
 from inspector.core.records.stats import TensorStats
 from inspector.core.records.tokens import TokenGrid, prefix_tokens
 
@@ -199,7 +199,7 @@ class TensorPanel(QWidget):
 
     @staticmethod
     def _is_attention(key: str) -> bool:
-        return key.split("#")[0].endswith(":attention")
+        return is_attention(key)
 
     def set_query(self, query: int) -> None:
         """Draw attention captures for token `query` (0 is the class token where the model has one)."""

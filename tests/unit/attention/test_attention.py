@@ -298,3 +298,22 @@ def test_zero_heads_on_swin_windows_equals_a_manual_computation():
     expected = attn.proj(per_head.transpose(1, 2).reshape(windows, n, -1))
     result = capture(swin, x, layers=[f"{path}.proj"], sites="output", edits=[f"{path}:attention=zero_heads([0, 2])"])
     np.testing.assert_allclose(result[f"{path}.proj:output"], expected.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_every_mention_of_the_supported_attention_modules_comes_from_one_table():
+    """The README, the warning at a run, the head-ablation error and the rollout error name the
+    same modules: those of inspector.core.attention.supported."""
+    from pathlib import Path
+
+    from inspector.core.attention.site import check_heads
+    from inspector.core.attention.supported import NOT_YET, SUPPORTED, not_yet_text, supported_text
+
+    readme = " ".join((Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8").split())
+    assert "the attention modules supported: " + supported_text() + "." in readme
+    assert "Not reproduced yet: " + not_yet_text() + ";" in readme
+    assert supported_text() == "; ".join(SUPPORTED) and all(name in not_yet_text() for name in NOT_YET)
+    with pytest.raises(SpecError) as error:
+        check_heads(nn.Linear(2, 2), "fc", [0])
+    assert f"({supported_text()})" in str(error.value)
+    result = run(nn.Sequential(nn.Linear(4, 2)), torch.ones(1, 4), RunSpec.make(["0"], {"output", "attention"}))
+    assert f"({supported_text()}; {not_yet_text()} add biases" in result.warnings[0]

@@ -155,6 +155,43 @@ def test_guided_reports_unreached_functional_relu():
     assert got.map.shape == (3, 8, 8)
 
 
+class Gelus(nn.Module):
+    """A GELU model (no nn.ReLU at all), a ReLU subclass, and a ReLU6 (a Hardtanh, approximated)."""
+
+    class MyReLU(nn.ReLU):
+        pass
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.gelu = nn.GELU()
+        self.mine = self.MyReLU()
+        self.six = nn.ReLU6()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(self.six(self.mine(self.gelu(self.conv(x)))).mean(dim=(2, 3)))
+
+
+def test_the_preset_and_the_attribution_apply_the_guided_rule_to_the_same_modules():
+    """One module set (inspector.core.guided): the Guided backprop preset once refused a GELU model
+    that the guided attribution method handled."""
+    from inspector.core.layers import build_layer_tree
+    from inspector.core.presets import guided_backprop as preset
+
+    model = Gelus()
+    got = guided_backprop(model, torch.randn(1, 3, 8, 8))
+    assert got.covered == ("mine",) and got.approximated == ("gelu", "six")
+    layer_types = {layer.path: layer.type_name for layer in build_layer_tree(model, torch.zeros(1, 3, 8, 8))
+                   if layer.path}
+    edits = preset(layer_types, (), "", 1.0)
+    # The preset reads type names, so the ReLU subclass (type MyReLU) is not one of its modules;
+    # GELU and ReLU6 are, in model order, exactly as the attribution lists its approximated ones.
+    assert [str(e) for e in edits] == ["gelu:grad_input=guided()", "six:grad_input=guided()"]
+    with pytest.raises(SpecError, match="none of the modules the guided rule acts on"):
+        preset({"conv": "Conv2d", "fc": "Linear"}, (), "", 1.0)
+
+
 class Patchify(nn.Module):
     def __init__(self):
         super().__init__()
