@@ -253,19 +253,19 @@ def _toggle_latencies(session: Session, layer: str, repeats: int) -> list[float]
     """Seconds from switching an edit on or off to its result drawn (the baseline is kept)."""
     w = session.window
     w.layer_model.set_ticked({layer})
-    panel = w.edits.panel
+    editing = w.state.editing
     count = len(session.shown)
-    panel.add_text(f"{layer}:grad_output=scale(2)")  # first run also makes the baseline
+    editing.add_text(f"{layer}:grad_output=scale(2)")  # first run also makes the baseline
     _wait_until(lambda: len(session.shown) > count and session.settled())
     latencies = []
     for i in range(2 * repeats):
         count = len(session.shown)
         start = time.perf_counter()
-        panel.set_enabled(0, i % 2 == 1)
+        editing.set_enabled(0, i % 2 == 1)
         _wait_until(lambda: len(session.shown) > count and session.settled())
         w.repaint()
         latencies.append(time.perf_counter() - start)
-    panel.set_edits(())
+    w.state.set_edits(())
     _wait_until(session.settled)
     return latencies
 
@@ -350,15 +350,15 @@ def measure_rapid_toggles(folder: Path, source: str, input_source: str, device: 
         w.layer_model.tick_leaves()
         _wait_until(lambda: bool(session.shown) and session.settled())
         layer = w.loaded.tree.convolutions()[-1]
-        panel = w.edits.panel
-        panel.add_text(f"{layer}:grad_output=scale(2)")
+        editing = w.state.editing
+        editing.add_text(f"{layer}:grad_output=scale(2)")
         _wait_until(lambda: session.settled() and len(session.shown) >= 2)
         beat = Heartbeat()
         beat.start()
         state = {"toggles": 0}
 
         def toggle() -> None:
-            panel.set_enabled(0, state["toggles"] % 2 == 1)
+            editing.set_enabled(0, state["toggles"] % 2 == 1)
             state["toggles"] += 1
             if state["toggles"] == 20:
                 clock.stop()

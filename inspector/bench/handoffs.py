@@ -3,8 +3,8 @@
 Two paths are traced with `sys.setprofile` (every Python call, Qt's signal deliveries included,
 since a slot's frame is entered from the frame that emitted):
 
-  edit -> Compare   the Compare tab on screen, an edit switched on in the edits panel, until the
-                    Compare tab has drawn the new result;
+  edit -> Compare   the Compare tab on screen, an edit switched off by its check box in the edits
+                    panel (as a user clicks it), until the Compare tab has drawn the new result;
   atlas -> json     `network-inspector atlas ... --ray` (or without Ray when it is not installed),
                     from the command's entry to atlas.json on disk.
 
@@ -67,6 +67,8 @@ class Tracer:
         while back is not None and _owner(back) is None and back.f_globals.get("__name__", "").startswith(PACKAGE):
             back = back.f_back  # through comprehensions and lambdas to the function they are in
         caller = _owner(back) if back is not None else None
+        if caller is not None and caller.startswith(PACKAGE + ".cli"):
+            caller = "(event loop)"  # a queued signal (from the worker thread) or a timer, delivered
         edge = (caller, f"{callee}.{code.co_name}")
         if callee.startswith(IGNORED):
             return
@@ -84,7 +86,7 @@ class Tracer:
 
 def trace_edit_to_compare() -> dict:
     """Toggle an edit with the Compare tab on screen; trace until the Compare tab has drawn it."""
-    from PySide6.QtCore import QSettings
+    from PySide6.QtCore import QSettings, Qt
 
     from inspector.core.edits import Edit
     from inspector.core.keys import Key
@@ -112,11 +114,16 @@ def trace_edit_to_compare() -> dict:
 
         type(compare).show = show
         try:
-            layer = window.state.ticked()[0]
+            panel, layer = _edits_panel(window), window.state.ticked()[0]
             before = window.state.outcome
-            edit = Edit(Key(layer, "output"), "scale", (("k", 2.0),))
+            panel.text.setText(str(Edit(Key(layer, "output"), "scale", (("k", 2.0),))))
+            panel.text.returnPressed.emit()  # typed in and Enter: not traced
+            _wait_until(lambda: window.state.outcome is not before and drawn, 120)
+            _wait_until(lambda: window.state.phase == "", 60)
+            before = window.state.outcome
+            drawn.clear()
             with Tracer(PACKAGE + ".gui", "CompareView.show") as tracer:
-                _edits_panel(window).add(edit)
+                panel.list.item(0).setCheckState(Qt.Unchecked)  # the user switches it off
                 _wait_until(lambda: window.state.outcome is not before and drawn, 120)
                 _wait_until(lambda: window.state.phase == "", 60)
         finally:

@@ -411,6 +411,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
 
     def _on_stats_updated(self, outcome) -> None:
         """The statistics that were still being worked out when the panels were drawn."""
+        if self.state.view != "layer":
+            return  # drawn with the panels when the Layer tab is shown
         for panel in (self.activation_panel, self.gradient_panel):
             capture = outcome.result.captures.get(panel.key)
             if capture is not None:

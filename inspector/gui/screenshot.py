@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
                 window.grad_site_combo.setCurrentText(args.gradient)
                 window.state.select_grad_site(args.gradient)  # re-runs when the site was not captured
             for edit in args.edit:
-                window.views.edits_panel.add_text(edit)  # each re-runs; the last result is saved
+                window.state.editing.add_text(edit)  # each re-runs; the last result is saved
             if args.against:
                 window.against.choose_weights(args.against)
         if shots["n"] == 1 + bool(args.edit or args.gradient or args.against):

@@ -83,7 +83,7 @@ def test_the_form_and_presets_follow_the_selected_layer(ui, qtbot, window):
     window.show_layer("features.3")
     panel = window.views.edits_panel
     assert panel.layer.currentText() == "features.3"
-    panel.apply_preset("Clamp layer grad_output ≥ 0")
+    panel.choose_preset("Clamp layer grad_output ≥ 0")  # as the Presets menu does
     out = ui.expect_result(qtbot, window)
     assert [str(e) for e in panel.edits()] == ["features.3:grad_output=clamp(min=0)"]
     assert panel.message.text() == "Clamp layer grad_output ≥ 0 on features.3: 1 edit(s)"

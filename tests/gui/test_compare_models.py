@@ -81,7 +81,7 @@ def test_edits_on_one_side_or_both(ui, qtbot, compare_window, tiny_source, tmp_p
     w.against.choose_weights(write_weights(tiny_source, tmp_path / "same.safetensors"))
     assert ui.expect_result(qtbot, w).against.first_divergent is None  # the same weights
     w.state.set_edits_on("first")
-    w.edits.panel.add_text("features.0:output=scale(2)")
+    w.state.editing.add_text("features.0:output=scale(2)")
     diff = ui.expect_result(qtbot, w).against
     assert diff.first_divergent == "features.0:output"
     assert diff.row("features.0:output").rel_l2 == pytest.approx(0.5)  # ||2a - a|| / ||2a||

@@ -29,7 +29,7 @@ def toy_window(open_window):
 
 def test_input_gradient_only_while_the_comparison_shows(ui, qtbot, open_window):
     window = open_window(TOY, "sample:toy_ones", TICKS)
-    window.views.edits_panel.add_text("relu1:grad_output=scale(2)")
+    window.state.editing.add_text("relu1:grad_output=scale(2)")
     on_layer_tab = ui.expect_result(qtbot, window)
     assert on_layer_tab.result.input_grad is None  # backward stops at the earliest ticked site
     window.tabs.setCurrentWidget(window.views.compare)  # asks for a run with the input gradient
@@ -51,12 +51,11 @@ def test_scaling_relu_gradient_doubles_bias_and_input_gradients(ui, qtbot, toy_w
     w.state.select_grad_site(w.grad_site_combo.currentText())
     base = ui.expect_result(qtbot, w)
     np.testing.assert_array_equal(base.result["fc1.bias:grad"], [1, 0, 3, 0])
-    w.edits.panel.layer.setCurrentText("relu1")
-    out = rerun_with(ui, qtbot, w, lambda: w.edits.panel.apply_preset("Scale layer gradient by k", k=2.0))
+    out = rerun_with(ui, qtbot, w, lambda: w.state.editing.apply_preset("Scale layer gradient by k", "relu1", 2.0))
     np.testing.assert_array_equal(out.result["fc1.bias:grad"], [2, 0, 6, 0])
     np.testing.assert_array_equal(out.result["input:grad"], [[44, 52, 60]])
     np.testing.assert_array_equal(out.baseline["input:grad"], [[22, 26, 30]])  # kept for the comparison
-    assert str(w.edits.panel.edits()[0]) == "relu1:grad_output=scale(k=2.0)"
+    assert str(w.views.edits_panel.edits()[0]) == "relu1:grad_output=scale(k=2.0)"
 
 
 @pytest.mark.parametrize("preset, layer, key", [
@@ -66,9 +65,8 @@ def test_scaling_relu_gradient_doubles_bias_and_input_gradients(ui, qtbot, toy_w
 ])
 def test_each_preset_matches_the_core_api(ui, qtbot, toy_window, preset, layer, key):
     w = toy_window
-    w.edits.panel.layer.setCurrentText(layer)
-    out = rerun_with(ui, qtbot, w, lambda: w.edits.panel.apply_preset(preset, k=3.0))
-    edits = [str(e) for e in w.edits.panel.edits()]
+    out = rerun_with(ui, qtbot, w, lambda: w.state.editing.apply_preset(preset, layer, 3.0))
+    edits = [str(e) for e in w.views.edits_panel.edits()]
     expected = core(edits)
     for name, array in expected.arrays().items():
         np.testing.assert_allclose(out.result[name], array, err_msg=name)
@@ -83,8 +81,8 @@ def test_zero_all_bias_gradients(ui, qtbot, toy_window):
     w.grad_site_combo.setCurrentText("bias gradient")
     w.state.select_grad_site(w.grad_site_combo.currentText())
     ui.expect_result(qtbot, w)
-    out = rerun_with(ui, qtbot, w, lambda: w.edits.panel.apply_preset("Zero all bias gradients"))
-    assert [str(e) for e in w.edits.panel.edits()] == ["fc1.bias:grad=zero()", "fc2.bias:grad=zero()"]
+    out = rerun_with(ui, qtbot, w, lambda: w.state.editing.apply_preset("Zero all bias gradients"))
+    assert [str(e) for e in w.views.edits_panel.edits()] == ["fc1.bias:grad=zero()", "fc2.bias:grad=zero()"]
     np.testing.assert_array_equal(out.result["fc1.bias:grad"], [0, 0, 0, 0])
     np.testing.assert_array_equal(out.result["fc2.bias:grad"], [0])
     np.testing.assert_array_equal(out.result["fc1.weight:grad"], [[1, 1, 1], [0, 0, 0], [3, 3, 3], [0, 0, 0]])
@@ -92,40 +90,37 @@ def test_zero_all_bias_gradients(ui, qtbot, toy_window):
 
 def test_order_of_edits_on_one_key_matters_and_can_be_changed(ui, qtbot, toy_window):
     """scale(2) then clamp(max=3) on relu1's grad_output [1,2,3,4] -> [2,3,3,3]; the reverse -> [2,4,6,6]."""
-    w, panel = toy_window, toy_window.views.edits_panel
-    panel.blockSignals(True)
-    panel.add_text("relu1:grad_output=scale(2)")
-    panel.blockSignals(False)
-    first = rerun_with(ui, qtbot, w, lambda: panel.add_text("relu1:grad_output=clamp(max=3)"))
+    w, panel, editing = toy_window, toy_window.views.edits_panel, toy_window.state.editing
+    first = rerun_with(ui, qtbot, w, lambda: (editing.add_text("relu1:grad_output=scale(2)"),
+                                              editing.add_text("relu1:grad_output=clamp(max=3)")))
     np.testing.assert_array_equal(first.result["relu1:grad_output"], [[2, 3, 3, 3]])
     panel.list.setCurrentRow(1)
-    swapped = rerun_with(ui, qtbot, w, lambda: panel.move(-1))
-    assert [e.op for e in panel.edits()] == ["clamp", "scale"]
+    swapped = rerun_with(ui, qtbot, w, lambda: panel.sigMove.emit(panel.list.currentRow(), -1))  # "Up"
+    assert [e.op for e in panel.edits()] == ["clamp", "scale"] and panel.list.currentRow() == 0
     np.testing.assert_array_equal(swapped.result["relu1:grad_output"], [[2, 4, 6, 6]])
-    off = rerun_with(ui, qtbot, w, panel.all_off)
+    off = rerun_with(ui, qtbot, w, editing.all_off)
     np.testing.assert_array_equal(off.result["relu1:grad_output"], [[1, 2, 3, 4]])
     assert off.baseline is None  # nothing on: no comparison to make
 
 
 def test_invalid_text_says_why_and_changes_nothing(toy_window):
-    panel = toy_window.views.edits_panel
-    assert not panel.add_text("relu1:grad_input=explode(3)")
-    assert "Unknown op 'explode'" in panel.message.text()
-    assert not panel.add_text("nowhere")
-    assert panel.edits() == ()
+    panel, editing = toy_window.views.edits_panel, toy_window.state.editing
+    panel.text.setText("relu1:grad_input=explode(3)")
+    panel.text.returnPressed.emit()  # typed and Enter: the state refuses it, the text stays to be fixed
+    assert "Unknown op 'explode'" in panel.message.text() and panel.text.text() == "relu1:grad_input=explode(3)"
+    assert not editing.add_text("nowhere")
+    assert panel.edits() == () == toy_window.state.edits
 
 
 def test_twenty_toggles_coalesce(ui, qtbot, toy_window):
-    w, panel = toy_window, toy_window.views.edits_panel
-    panel.blockSignals(True)
-    panel.add_text("relu1:grad_output=scale(2)")
-    panel.blockSignals(False)
+    w, editing = toy_window, toy_window.state.editing
+    rerun_with(ui, qtbot, w, lambda: editing.add_text("relu1:grad_output=scale(2)"))
     before = w.worker.runs_done
     for i in range(20):
-        panel.set_enabled(0, i % 2 == 0)  # ends disabled... then one more toggle on
+        editing.set_enabled(0, i % 2 == 0)  # ends disabled... then one more toggle on
         qtbot.wait(10)
         assert w.worker.pending() <= 1
-    panel.set_enabled(0, True)
+    editing.set_enabled(0, True)
     # the result of the 20th toggle may still arrive (and be drawn) before the last one's run starts
     qtbot.waitUntil(lambda: not w.state.timer.isActive() and w.worker.pending() == 0 and w.outcome is not None
                     and w.outcome.run_id == w.state.last_run_id, timeout=20_000)
@@ -139,12 +134,12 @@ def test_twenty_toggles_coalesce(ui, qtbot, toy_window):
 def test_channel_ablation_from_the_mosaic(ui, qtbot, open_window, tiny_source, image_file):
     w = open_window(tiny_source, image_file)
     layer = w.current_layer()
-    w.edits.panel.ablate.setChecked(True)
+    w.views.edits_panel.ablate.setChecked(True)
     out = rerun_with(ui, qtbot, w, lambda: w.activation_panel.sigChannelClicked.emit(1))
-    assert [str(e) for e in w.edits.panel.edits()] == [f"{layer}:output=zero_channels(channels=[1])"]
+    assert [str(e) for e in w.views.edits_panel.edits()] == [f"{layer}:output=zero_channels(channels=[1])"]
     act = out.result[f"{layer}:output"]
     assert np.all(act[:, 1] == 0) and np.any(act[:, 0] != 0)
-    w.edits.panel.ablate.setChecked(False)
+    w.views.edits_panel.ablate.setChecked(False)
 
 
 def test_session_round_trip_and_headless_replay(ui, qtbot, toy_window, open_window, tmp_path, settings):
@@ -152,7 +147,7 @@ def test_session_round_trip_and_headless_replay(ui, qtbot, toy_window, open_wind
     w.grad_site_combo.setCurrentText("weight gradient")
     w.state.select_grad_site(w.grad_site_combo.currentText())
     ui.expect_result(qtbot, w)
-    shown = rerun_with(ui, qtbot, w, lambda: w.edits.panel.add_text("relu1:grad_input=clamp(min=0, max=2)"))
+    shown = rerun_with(ui, qtbot, w, lambda: w.state.editing.add_text("relu1:grad_input=clamp(min=0, max=2)"))
     path = save_session(w.state.session(), tmp_path / "live.inspector.json")
     session = load_session(path, trust=True)
     assert session.layers == tuple(sorted(TICKS, key=["fc1", "relu1", "fc2"].index))

@@ -21,7 +21,14 @@ class EditsController(QObject):
         super().__init__(state)
         self.state, self.panel, self.compare, self.dock = state, panel, compare, dock
         self.activation, self.gradient = panels
-        self.panel.sigEditsChanged.connect(state.set_edits)
+        editing = state.editing
+        panel.sigAddText.connect(self._on_add_text)
+        panel.sigEnabled.connect(editing.set_enabled)
+        panel.sigMove.connect(lambda row, step: panel.select_row(editing.move(row, step)))
+        panel.sigDelete.connect(editing.delete)
+        panel.sigAllOff.connect(editing.all_off)
+        panel.sigPreset.connect(editing.apply_preset)
+        editing.sigMessage.connect(panel.show_message)
         self.compare.sigLayerChosen.connect(state.select_layer)
         state.sigEditsSet.connect(self._on_edits_set)
         self.activation.sigChannelClicked.connect(self._on_channel_clicked)
@@ -34,12 +41,14 @@ class EditsController(QObject):
 
     # -- what the state says ----------------------------------------------------------------
     def _on_edits_set(self, edits) -> None:
-        self.panel.blockSignals(True)
         self.panel.set_edits(edits)
-        self.panel.blockSignals(False)
+
+    def _on_add_text(self, text: str, typed: bool) -> None:
+        if self.state.editing.add_text(text) and typed:
+            self.panel.text.clear()
 
     def _on_loaded(self, info, _ticks) -> None:
-        self.panel.set_layers(info.layer_types, info.parameter_names)
+        self.panel.set_layers(info.layer_types)
         self.panel.set_layer(self.state.layer)
 
     def _on_layer_selected(self, layer) -> None:
@@ -51,7 +60,7 @@ class EditsController(QObject):
             return
         layer = self.state.layer
         if layer:
-            self.panel.toggle_channel(layer_of(layer), channel)
+            self.state.editing.toggle_channel(layer_of(layer), channel)
 
     def _on_head_clicked(self, head: int) -> None:
         """With ablation on, clicking a head's attention map removes (or restores) that head."""
@@ -59,7 +68,7 @@ class EditsController(QObject):
             return
         layer = self.state.layer
         if layer:
-            self.panel.toggle_head(layer_of(layer), head)
+            self.state.editing.toggle_head(layer_of(layer), head)
 
     def refresh(self) -> None:
         """Redraw the comparison, only while it is the view on screen."""
@@ -87,7 +96,7 @@ class EditsController(QObject):
             ("Guided: grad_input ≥ 0", Edit(Key(path, "grad_input"), "guided")),
             ("Zero output", Edit(Key(path, "output"), "zero")),
         ):
-            sub.addAction(label, lambda e=edit: self.panel.add(e))
+            sub.addAction(label, lambda e=edit: self.state.editing.add(e))
         sub.addAction("In the edits panel…", lambda: self._edit_in_panel(path))
 
     def _edit_in_panel(self, path: str) -> None:

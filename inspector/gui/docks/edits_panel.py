@@ -8,8 +8,6 @@ map (head ablation).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -29,9 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.edits import OPS, Edit, parse_edit
-from inspector.core.errors import SpecError
-from inspector.core.keys import Key, layer_of
+from inspector.core.edits import OPS, Edit
+from inspector.core.keys import layer_of
 from inspector.core.presets import PRESETS
 
 EDIT_SITES = ("grad_output", "grad_input", "output", "input", "weight:grad", "bias:grad")
@@ -78,16 +75,29 @@ class ArgumentForm(QWidget):
 
 
 class EditsPanel(QWidget):
-    """Signals
+    """Shows the edits list it is given (`set_edits`) and says what the user asked for; the state
+    (`AppState.editing`) makes the change and gives the new list back.
+
+    Signals
     -------
-    sigEditsChanged(object): the tuple of edits (enabled or not) in order, after any change.
+    sigAddText(str, bool): add the edit written as KEY=OP(ARGS) (True: typed in the text box, which
+        is cleared once it was added).
+    sigEnabled(int, bool): switch edit `row` on or off.
+    sigMove(int, int): move edit `row` by `step` (-1 up, +1 down).
+    sigDelete(int): delete edit `row`.
+    sigAllOff(): switch every edit off.
+    sigPreset(str, str, float): add preset `name` on `layer` with factor `k`.
     """
 
-    sigEditsChanged = Signal(object)
+    sigAddText = Signal(str, bool)
+    sigEnabled = Signal(int, bool)
+    sigMove = Signal(int, int)
+    sigDelete = Signal(int)
+    sigAllOff = Signal()
+    sigPreset = Signal(str, str, float)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self._edits: list[Edit] = []
         self.list = QListWidget()
         self.list.itemChanged.connect(self._on_item_changed)
         self.text = QLineEdit(placeholderText="KEY=OP(ARGS), e.g. relu1:grad_input=clamp(min=0)")
@@ -112,11 +122,13 @@ class EditsPanel(QWidget):
         presets = QToolButton(text="Presets", popupMode=QToolButton.InstantPopup)
         menu = QMenu(presets)
         for name in PRESETS:
-            menu.addAction(name, lambda n=name: self._on_preset(n))
+            menu.addAction(name, lambda n=name: self.choose_preset(n))
         presets.setMenu(menu)
         buttons = QHBoxLayout()
-        for label, slot in (("Up", lambda: self.move(-1)), ("Down", lambda: self.move(1)),
-                            ("Delete", self.delete_selected), ("All off", self.all_off)):
+        for label, slot in (("Up", lambda: self.sigMove.emit(self.list.currentRow(), -1)),
+                            ("Down", lambda: self.sigMove.emit(self.list.currentRow(), 1)),
+                            ("Delete", lambda: self.sigDelete.emit(self.list.currentRow())),
+                            ("All off", self.sigAllOff.emit)):
             button = QPushButton(label)
             button.clicked.connect(slot)
             buttons.addWidget(button)
@@ -139,54 +151,16 @@ class EditsPanel(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.ablate)
         layout.addWidget(self.message)
-        self.layer_types: dict[str, str] = {}
-        self.param_names: list[str] = []
+        self._edits: list[Edit] = []
 
     # -- the list ----------------------------------------------------------------------
     def edits(self) -> tuple[Edit, ...]:
+        """The edits shown (the state's, as last given)."""
         return tuple(self._edits)
 
     def set_edits(self, edits) -> None:
+        row = self.list.currentRow()
         self._edits = list(edits)
-        self._refill()
-
-    def add(self, edit: Edit) -> None:
-        self._edits.append(edit)
-        self._refill()
-
-    def add_text(self, text: str) -> bool:
-        try:
-            edit = parse_edit(text)
-        except SpecError as exc:
-            self.message.setText(f"<span style='color:#b00'>{exc}</span>")
-            return False
-        self.message.setText(f"added {edit}")
-        self.add(edit)
-        return True
-
-    def set_enabled(self, row: int, enabled: bool) -> None:
-        self._edits[row] = replace(self._edits[row], enabled=enabled)
-        self._refill()
-
-    def move(self, step: int) -> None:
-        row = self.list.currentRow()
-        other = row + step
-        if 0 <= row < len(self._edits) and 0 <= other < len(self._edits):
-            self._edits[row], self._edits[other] = self._edits[other], self._edits[row]
-            self._refill()
-            self.list.setCurrentRow(other)
-
-    def delete_selected(self) -> None:
-        row = self.list.currentRow()
-        if 0 <= row < len(self._edits):
-            del self._edits[row]
-            self._refill()
-
-    def all_off(self) -> None:
-        self._edits = [replace(e, enabled=False) for e in self._edits]
-        self._refill()
-
-    def _refill(self) -> None:
         self.list.blockSignals(True)
         self.list.clear()
         for edit in self._edits:
@@ -194,19 +168,24 @@ class EditsPanel(QWidget):
             item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
             item.setCheckState(Qt.Checked if edit.enabled else Qt.Unchecked)
             self.list.addItem(item)
+        if 0 <= row < len(self._edits):
+            self.list.setCurrentRow(row)
         self.list.blockSignals(False)
-        self.sigEditsChanged.emit(self.edits())
+
+    def select_row(self, row: int) -> None:
+        self.list.setCurrentRow(row)
+
+    def show_message(self, text: str, error: bool = False) -> None:
+        self.message.setText(f"<span style='color:#b00'>{text}</span>" if error else text)
 
     def _on_item_changed(self, item: QListWidgetItem) -> None:
         row = self.list.row(item)
         enabled = item.checkState() == Qt.Checked
         if 0 <= row < len(self._edits) and self._edits[row].enabled != enabled:
-            self.set_enabled(row, enabled)
+            self.sigEnabled.emit(row, enabled)
 
     # -- adding -------------------------------------------------------------------------
-    def set_layers(self, layer_types: dict[str, str], param_names: list[str]) -> None:
-        self.layer_types = layer_types
-        self.param_names = param_names
+    def set_layers(self, layer_types: dict[str, str]) -> None:
         current = self.layer.currentText()
         self.layer.clear()
         self.layer.addItems(list(layer_types))
@@ -222,18 +201,18 @@ class EditsPanel(QWidget):
         return f"{key}={self.op.currentText()}({self.args.text()})"
 
     def _on_add_form(self) -> None:
-        self.add_text(self.form_text())
+        self.sigAddText.emit(self.form_text(), False)
 
     def _on_add_text(self) -> None:
-        if self.add_text(self.text.text()):
-            self.text.clear()
+        self.sigAddText.emit(self.text.text(), True)
 
     def set_layer(self, layer: str | None) -> None:
         """The form (and the presets that act on one layer) follow the layer selected in the app."""
         if layer:
             self.layer.setCurrentText(layer_of(layer))
 
-    def _on_preset(self, name: str) -> None:
+    def choose_preset(self, name: str) -> None:
+        """Preset `name` on the form's layer (asking for k where it takes one)."""
         k = 2.0
         layer = self.layer.currentText().strip()
         if "by k" in name:
@@ -241,38 +220,4 @@ class EditsPanel(QWidget):
                                            2.0, -1e6, 1e6, 4)
             if not ok:
                 return
-        self.apply_preset(name, k=k)
-
-    def apply_preset(self, name: str, layer: str | None = None, k: float = 2.0) -> None:
-        layer = layer or self.layer.currentText().strip()
-        make, one_layer = PRESETS[name]
-        try:
-            new = make(self.layer_types, self.param_names, layer, k)
-        except SpecError as exc:
-            self.message.setText(f"<span style='color:#b00'>{exc}</span>")
-            return
-        where = f" on {layer}" if one_layer else ""
-        self.message.setText(f"{name}{where}: {len(new)} edit(s)")
-        self._edits.extend(new)
-        self._refill()
-
-    def toggle_channel(self, layer: str, channel: int) -> None:
-        """Channel ablation: add or remove `channel` in this layer's zero_channels output edit."""
-        self._toggle(Key(layer, "output"), "zero_channels", "channels", channel)
-
-    def toggle_head(self, layer: str, head: int) -> None:
-        """Head ablation: add or remove `head` in this attention module's zero_heads edit."""
-        self._toggle(Key(layer, "attention"), "zero_heads", "heads", head)
-
-    def _toggle(self, key: Key, op: str, name: str, item: int) -> None:
-        for row, edit in enumerate(self._edits):
-            if edit.key == key and edit.op == op:
-                items = list(dict(edit.args)[name])
-                items.remove(item) if item in items else items.append(item)
-                if items:
-                    self._edits[row] = replace(edit, args=((name, sorted(items)),))
-                else:
-                    del self._edits[row]
-                self._refill()
-                return
-        self.add(Edit(key, op, ((name, [item]),)))
+        self.sigPreset.emit(name, layer, k)

@@ -27,6 +27,7 @@ from ..notice import Notice
 from ..worker import WorkerThread
 from .analysis import AnalysisState
 from .atlas import AtlasState
+from .edits import EditsState
 from .folder import FolderState
 from .live import LiveState
 from .settings import SettingsStore
@@ -48,7 +49,7 @@ class AppState(QObject):
     sigModelLoaded(object): a ModelInfo, with the ticks to apply (set).
     sigInputShown(str), sigDeviceShown(str), sigTargetShown(str), sigGradSiteShown(str): choosers to update.
     sigTicksSet(object): ticks set by the state (a session, a restore), for the module tree.
-    sigEditsSet(object): edits set by the state (a session), for the edits panel.
+    sigEditsSet(object): the edits changed (by the edits panel, a preset, a click, a session).
     sigLayerSelected(object): the layer shown in the Layer tab (str or None).
     sigResult(object): a fresh RunOutcome (stale ones are dropped here); only the visible layer's
         captures have statistics yet.
@@ -67,7 +68,7 @@ class AppState(QObject):
     sigCatalogue(object): the model catalogue the model chooser offers.
 
     The parts with their own signals: `folder` (FolderState), `live` (LiveState), `atlas`
-    (AtlasState), `analysis` (AnalysisState).
+    (AtlasState), `analysis` (AnalysisState), `editing` (EditsState: every change to the edits).
     """
 
     sigEngineReady = Signal(object)
@@ -109,6 +110,7 @@ class AppState(QObject):
         self.live = LiveState(self)
         self.atlas = AtlasState(self, self.worker)
         self.analysis = AnalysisState(self, self.worker)
+        self.editing = EditsState(self)
         self.device = "cpu"
         self.target = "auto"
         self.ticks: frozenset[str] = frozenset()
@@ -222,6 +224,7 @@ class AppState(QObject):
         edits = tuple(edits)
         if edits != self.edits:
             self.edits = edits
+            self.sigEditsSet.emit(edits)
             self.schedule_run(force=True)
 
     def select_layer(self, layer: str | None) -> None:

@@ -1,0 +1,113 @@
+"""The edits list and every change to it (`AppState.editing`): add (from text or a form), switch on
+and off, move, delete, all off, presets, and channel or head ablation by clicking.
+
+The list itself is `AppState.edits` (what runs use); this part only works out the new list and
+hands it to `AppState.set_edits`, which re-runs and tells the edits panel (`sigEditsSet`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import QObject, Signal
+
+from inspector.core.edits import Edit, parse_edit
+from inspector.core.errors import SpecError
+from inspector.core.keys import Key
+from inspector.core.presets import PRESETS
+
+
+class EditsState(QObject):
+    """Signals
+    -------
+    sigMessage(str, bool): what the last change did (True: an error, the list unchanged).
+    """
+
+    sigMessage = Signal(str, bool)
+
+    def __init__(self, app) -> None:
+        super().__init__(app)
+        self.app = app
+
+    @property
+    def items(self) -> tuple[Edit, ...]:
+        return self.app.edits
+
+    def _set(self, edits) -> None:
+        self.app.set_edits(tuple(edits))
+
+    def add(self, edit: Edit) -> None:
+        self._set((*self.items, edit))
+
+    def add_text(self, text: str) -> bool:
+        """Add the edit written as `KEY=OP(ARGS)`; False (and sigMessage) when it cannot be read."""
+        try:
+            edit = parse_edit(text)
+        except SpecError as exc:
+            self.sigMessage.emit(str(exc), True)
+            return False
+        self.sigMessage.emit(f"added {edit}", False)
+        self.add(edit)
+        return True
+
+    def set_enabled(self, row: int, enabled: bool) -> None:
+        edits = list(self.items)
+        if 0 <= row < len(edits) and edits[row].enabled != enabled:
+            edits[row] = replace(edits[row], enabled=enabled)
+            self._set(edits)
+
+    def move(self, row: int, step: int) -> int:
+        """Move edit `row` up (-1) or down (+1); the row it is at afterwards."""
+        edits, other = list(self.items), row + step
+        if not (0 <= row < len(edits) and 0 <= other < len(edits)):
+            return row
+        edits[row], edits[other] = edits[other], edits[row]
+        self._set(edits)
+        return other
+
+    def delete(self, row: int) -> None:
+        edits = list(self.items)
+        if 0 <= row < len(edits):
+            del edits[row]
+            self._set(edits)
+
+    def all_off(self) -> None:
+        self._set(replace(e, enabled=False) for e in self.items)
+
+    def apply_preset(self, name: str, layer: str = "", k: float = 2.0) -> bool:
+        """Add the edits of preset `name` (on `layer` where it acts on one) for the loaded model."""
+        make, one_layer = PRESETS[name]
+        model = self.app.model
+        layer_types = dict(model.layer_types) if model is not None else {}
+        params = list(model.parameter_names) if model is not None else []
+        try:
+            new = make(layer_types, params, layer, k)
+        except SpecError as exc:
+            self.sigMessage.emit(str(exc), True)
+            return False
+        where = f" on {layer}" if one_layer else ""
+        self.sigMessage.emit(f"{name}{where}: {len(new)} edit(s)", False)
+        self._set((*self.items, *new))
+        return True
+
+    def toggle_channel(self, layer: str, channel: int) -> None:
+        """Channel ablation: add or remove `channel` in this layer's zero_channels output edit."""
+        self._toggle(Key(layer, "output"), "zero_channels", "channels", channel)
+
+    def toggle_head(self, layer: str, head: int) -> None:
+        """Head ablation: add or remove `head` in this attention module's zero_heads edit."""
+        self._toggle(Key(layer, "attention"), "zero_heads", "heads", head)
+
+    def _toggle(self, key: Key, op: str, name: str, item: int) -> None:
+        edits = list(self.items)
+        for row, edit in enumerate(edits):
+            if edit.key == key and edit.op == op:
+                items = list(dict(edit.args)[name])
+                items.remove(item) if item in items else items.append(item)
+                if items:
+                    edits[row] = replace(edit, args=((name, sorted(items)),))
+                else:
+                    del edits[row]
+                self._set(edits)
+                return
+        self.add(Edit(key, op, ((name, [item]),)))
