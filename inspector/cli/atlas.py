@@ -29,7 +29,9 @@ def run(args: argparse.Namespace) -> int:
 
     from inspector.core.atlas import run_atlas
     from inspector.core.errors import RunCancelled
+    from inspector.core.outputs import output_folder
 
+    output_folder(args.out)  # before the model loads
     loaded = common.load(args)
     bars = []
 

@@ -25,14 +25,13 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    import numpy as np
-
     from inspector.core import load_input, resolve_device
     from inspector.core.attribution import attribute
     from inspector.core.export import check_picture_path, picture, picture_suffixes, save_overlay
-    from inspector.core.outputs import make_parent, output_path
+    from inspector.core.outputs import not_the_input, output_path
+    from inspector.core.writes import save_npy
 
-    out = output_path(args.out, suffixes=(".npy", *picture_suffixes()))
+    out = not_the_input(output_path(args.out, suffixes=(".npy", *picture_suffixes())), args.input)
     if out.suffix.lower() != ".npy":
         check_picture_path(out)
     loaded = common.load(args)
@@ -40,8 +39,7 @@ def run(args) -> int:
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
     found = attribute(loaded, x, args.method, args.target, args.layer)
     if out.suffix.lower() == ".npy":
-        with open(make_parent(out), "wb") as file:  # the name as given (np.save would add .npy to x.NPY)
-            np.save(file, found.map)
+        save_npy(out, found.map)  # the name as given (np.save would add .npy to x.NPY)
     else:
         save_overlay(out, picture(x.detach().cpu().numpy(), loaded.preprocess), found.map)
     what, index, labels = found.target, found.target_index, loaded.labels or []

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
+
+from inspector.core.writes import write_json
 
 from . import atlas, common
 
@@ -43,28 +44,28 @@ def run(args) -> int:
 
         rows = run_handoffs(_atlas_command, ray=not args.no_ray, verbose=args.verbose)
         if out:
-            out.write_text(json.dumps(rows, indent=1))
+            write_json(out, rows, indent=1)
         return 0
     if args.gui and args.video:
         from inspector.bench.live import main as bench_live
 
         report = bench_live(device=args.device)
         if out:
-            out.write_text(json.dumps(report, indent=1))
+            write_json(out, report, indent=1)
         return 0
     if args.atlas:
         from inspector.bench.atlas import bench_atlas
 
         row = bench_atlas(args.model, args.images, args.batch, repeats=args.repeats, device=args.device)
         if out:
-            out.write_text(json.dumps(row, indent=1))
+            write_json(out, row, indent=1)
         return 0
     if args.gui:
         from inspector.bench.gui import main as bench_gui
 
         report = bench_gui(args.model, repeats=args.repeats, device=args.device)
         if out:
-            out.write_text(json.dumps(report, indent=1))
+            write_json(out, report, indent=1)
         return 0
     from inspector.core.allocator import allocator_note
     if args.diff:
@@ -77,7 +78,7 @@ def run(args) -> int:
     print(format_header())
     rows = [bench_model(name, args.repeats, args.device) for name in args.models]
     if out:
-        out.write_text(json.dumps(rows, indent=1))
+        write_json(out, rows, indent=1)
     return 0
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from inspector.core.records.manifest import SOURCE_FIELDS, run_manifest
 
-from . import common
+from . import capture_folder, common
 
 
 def add_parser(sub) -> None:
@@ -51,19 +51,17 @@ def _capture_out(args) -> Path | None:
 
 def run(args) -> int:
     from inspector.core import SpecError, capture, load_input
+    from inspector.core.inputs.files import is_image_set
 
+    if args.input and not args.session and is_image_set(args.input):
+        out_dir = capture_folder.check_out(args)  # before the model loads
+        return capture_folder.capture_folder(args, common.load(args), out_dir)
     out = _capture_out(args)
     if args.session:
         return _replay_session(args, out)
     if not args.input:
         raise SpecError("capture needs --input (an image, sample:NAME, or a .npy/.pt tensor).")
     loaded = common.load(args)
-    from inspector.core.inputs.files import is_image_set
-
-    if is_image_set(args.input):
-        from .capture_folder import capture_folder
-
-        return capture_folder(args, loaded)
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
     result = capture(loaded, x, args.layers, args.sites, args.edit, args.target, args.device, args.input_grad)
     _report(args, result, run_manifest(args.model, loaded.weights, loaded.seed, args.input),

@@ -40,31 +40,30 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    import numpy as np
-
     from inspector.core import load_input
     from inspector.core.compare.pair import diff_models, load_pair
+    from inspector.core.outputs import output_path
+    from inspector.core.writes import save_npz
 
+    out = output_path(args.out, ".npz") if args.out else None  # checked before either model loads
     first, second = load_pair(args.model, args.weights, args.against, args.against_model, args.against_weights,
                               trust=args.trust, seed=common.seed(args))
     x = load_input(args.input, first.preprocess, first.input_shape)
     diff = diff_models(first, second, x, args.layers, args.sites, args.target, args.device, args.threshold,
                        edits=args.edit)
-    if args.out:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(out, **diff.arrays())
+    if out is not None:
+        save_npz(out, diff.arrays())
     if args.json:
         print(json.dumps(diff.to_dict(), indent=1))
     else:
-        _print_table(diff, args.out)
+        _print_table(diff, out)
     for side, result in (("first", diff.first), ("second", diff.second)):
         for warning in result.warnings:
             print(f"warning ({side}): {warning}", file=sys.stderr)
     return 0
 
 
-def _print_table(diff, out: str | None) -> None:
+def _print_table(diff, out: Path | None) -> None:
     print(f"first:  {diff.names[0]}\nsecond: {diff.names[1]}")
     width = max([len(r.key) for r in diff.rows] + [10])
     print(f"{'key':<{width}}  {'rel_l2':>10}  {'cosine':>10}  {'max_abs':>10}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from inspector.core.writes import write_json
 
 from . import common
 
@@ -30,5 +30,5 @@ def run(args) -> int:
     with tempfile.TemporaryDirectory(prefix="inspector-sweep-") as folder:
         rows = sweep((args.models or []) + hf_sources(folder) if args.hf else args.models, args.device)
     if out:
-        out.write_text(json.dumps(rows, indent=1))
+        write_json(out, rows, indent=1)
     return 0 if all(r["ok"] for r in rows) else 1

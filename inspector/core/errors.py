@@ -48,5 +48,14 @@ class MismatchError(InspectorError):
     """Two models (or their results) cannot be compared: different output shapes, devices, ..."""
 
 
+class WriteError(InspectorError):
+    """A file could not be written (the disk is full, a size limit, a read-only or foreign folder);
+    nothing of it was left behind, and a file that was there before is untouched."""
+
+    def __init__(self, message: str, path=None, errno: int | None = None) -> None:
+        super().__init__(message)
+        self.path, self.errno = path, errno
+
+
 class AtlasError(InspectorError):
     """An atlas could not be built or read (its output folder belongs to another job, a file is not an atlas)."""

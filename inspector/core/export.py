@@ -7,11 +7,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import SpecError
+from .errors import SpecError, WriteError
 from .records.manifest import run_manifest
 from .result import RunResult
 from .sources.seeds import check_seed
 from .versions import versions
+from .writes import save_image, save_npz, write_text
 
 
 def npz_path(path: str | Path) -> Path:
@@ -29,9 +30,7 @@ def export_npz(result: RunResult, path: str | Path, manifest: dict | None = None
     if manifest and "seed" in manifest:
         manifest = {**manifest, "seed": check_seed(manifest["seed"], "The manifest's seed")}
     path = npz_path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     arrays = result.arrays()
-    np.savez(path, **arrays)
     info = {
         **run_manifest(),
         "device": result.device, "target": result.target, "target_index": result.target_index,
@@ -41,8 +40,15 @@ def export_npz(result: RunResult, path: str | Path, manifest: dict | None = None
         "keys": {key: list(array.shape) for key, array in arrays.items()},
     }
     sidecar = path.with_suffix(".json")
-    sidecar.write_text(json.dumps(json_ready(info), indent=1, default=str, allow_nan=False) + "\n",
-                       encoding="utf-8")
+    text = json.dumps(json_ready(info), indent=1, default=str, allow_nan=False) + "\n"
+    existed = path.exists()
+    save_npz(path, arrays)
+    try:
+        write_text(sidecar, text)
+    except WriteError:
+        if not existed:  # the pair is written whole or not at all
+            path.unlink(missing_ok=True)
+        raise
     return path, sidecar
 
 
@@ -143,11 +149,6 @@ def save_overlay(path: str | Path, image: np.ndarray, attribution_map: np.ndarra
     """Write the overlay as an image file (format from the suffix, e.g. .png)."""
     from PIL import Image
 
-    path = Path(path)
-    blended = Image.fromarray(overlay(image, attribution_map, opacity), "RGB")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        blended.save(path)
-    except (ValueError, KeyError, OSError) as exc:
-        raise SpecError(f"Cannot write a picture as {path.name!r} ({exc}); use .png, .jpg or .npy.") from None
+    path = check_picture_path(Path(path))
+    save_image(path, Image.fromarray(overlay(image, attribution_map, opacity), "RGB"))
     return path

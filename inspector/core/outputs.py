@@ -35,7 +35,27 @@ def output_path(path: str | os.PathLike, suffix: str | None = None, flag: str = 
                         f"use {', '.join(suffixes[:8])}{', ...' if len(suffixes) > 8 else ''}.")
     if out.is_dir():
         raise SpecError(f"{flag} {text}: {out} is a folder.")
-    folder = out.parent
+    _writable_folder(out.parent, flag, text)
+    if out.exists() and not os.access(out, os.W_OK):
+        raise SpecError(f"{flag} {out} exists and cannot be overwritten (permission denied).")
+    return out
+
+
+def output_folder(path: str | os.PathLike, flag: str = "--out") -> Path:
+    """The folder a command writes into, checked now: not a file, on a disk this process can write
+    to (it is made, with the folders above it, when writing); a SpecError (one line) otherwise."""
+    text = os.fspath(path)
+    if not str(text).strip():
+        raise SpecError(f"{flag} is empty; name the folder to write.")
+    out = Path(text).expanduser()
+    if out.exists() and not out.is_dir():
+        raise SpecError(f"{flag} {out} is a file; it must be a folder.")
+    _writable_folder(out, flag, text)
+    return out
+
+
+def _writable_folder(folder: Path, flag: str, text: str) -> None:
+    """The nearest existing folder at or above `folder` is a folder this process can write in."""
     while not folder.exists():  # the nearest folder that exists; the rest is made when writing
         if folder.parent == folder:
             break
@@ -47,9 +67,6 @@ def output_path(path: str | os.PathLike, suffix: str | None = None, flag: str = 
             pass
     except OSError as exc:
         raise SpecError(f"{flag} {text}: cannot write in {folder} ({exc.strerror or exc}).") from None
-    if out.exists() and not os.access(out, os.W_OK):
-        raise SpecError(f"{flag} {out} exists and cannot be overwritten (permission denied).")
-    return out
 
 
 def make_parent(path: Path) -> Path:
@@ -59,3 +76,15 @@ def make_parent(path: Path) -> Path:
     except OSError as exc:
         raise SpecError(f"Cannot make the folder {path.parent} ({exc.strerror or exc}).") from None
     return path
+
+
+def not_the_input(out: Path, input_source: str, flag: str = "--out") -> Path:
+    """`out`, unless it is the input file itself (a run must never overwrite what it reads)."""
+    source = Path(str(input_source)).expanduser()
+    try:
+        same = source.is_file() and (out.resolve() == source.resolve() or (out.exists() and out.samefile(source)))
+    except OSError:
+        same = False
+    if same:
+        raise SpecError(f"{flag} {out} is the input file; write the result under another name.")
+    return out

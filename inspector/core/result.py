@@ -11,6 +11,7 @@ import numpy as np
 from .errors import UnknownKeyError
 from .keys import Key
 from .records.stats import TensorStats
+from .writes import save_npz
 
 EventKind = Literal["registered", "fired", "removed", "warning", "note"]
 
@@ -102,7 +103,8 @@ class RunResult:
         return sum(a.nbytes for a in self.arrays().values())
 
     def save_npz(self, path) -> None:
-        np.savez(path, **self.arrays())
+        """Every array under its key, to exactly `path` (whole or not at all: inspector.core.writes)."""
+        save_npz(path, self.arrays())
 
     def summary(self) -> dict:
         """A JSON-ready description: per key statistics, predictions, timings, warnings."""

@@ -31,8 +31,10 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.attention.supported import supported_text
+from inspector.core.errors import WriteError
 from inspector.core.inputs.samples import list_samples
 from inspector.core.keys import layer_of
+from inspector.core.writes import write_bytes
 
 from .controllers.against import AgainstController
 from .controllers.analysis import AnalysisController
@@ -42,6 +44,7 @@ from .controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, search
 from .docks.edits_panel import EditsPanel
 from .docks.folder_bar import FolderBar
 from .docks.live_bar import LiveBar, rate_text
+from .encoded import encoded
 from .menus import build_menus
 from .run_status import RunStatus
 from .sources import SourcesMixin
@@ -544,8 +547,14 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
 
     def save_png(self, path: str) -> Path | None:
         """The central view on screen, as a PNG."""
-        if not self.tabs.currentWidget().grab().save(str(path)):
-            self.state.notify("error", f"Could not write {path}: check the folder exists and the name ends in .png.")
+        data = encoded(self.tabs.currentWidget().grab(), "PNG")
+        if data is None or Path(path).suffix.lower() != ".png":
+            self.state.notify("error", f"Could not write {path}: name a .png file.")
+            return None
+        try:
+            write_bytes(path, data)
+        except WriteError as exc:
+            self.state.notify("error", str(exc))
             return None
         self.state.notify("info", f"Saved the {self.tabs.tabText(self.tabs.currentIndex())} view "
                                   f"to {Path(path).resolve()}.")

@@ -12,8 +12,12 @@ from pathlib import Path
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
+from inspector.core.errors import WriteError
 from inspector.core.records.requests import ModelRequest
 from inspector.core.sources.refs import HF_PREFIX
+from inspector.core.writes import write_bytes
+
+from .encoded import encoded
 
 MODEL_FILES = "Models (*.py *.pt *.pth *.pt2 *.ts *.jit *.torchscript)"
 VIDEO_FILES = "Videos (*.mp4 *.m4v *.mkv *.avi *.mov *.webm *.mpg *.mpeg *.wmv *.ogv *.flv)"
@@ -29,7 +33,11 @@ class SourcesMixin:
             self.state.notify("info", "The clipboard holds no image.")
             return
         path = Path(tempfile.gettempdir()) / f"inspector-paste-{time.time_ns()}.png"
-        image.save(str(path))
+        try:
+            write_bytes(path, encoded(image, "PNG"))
+        except WriteError as exc:
+            self.state.notify("error", f"The pasted image could not be kept: {exc}")
+            return
         self.state.set_input(str(path))
 
     def _on_model_chosen(self, source: str) -> None:

@@ -157,8 +157,10 @@ def test_saving_a_view_and_an_export_confirm_where_they_wrote(window, tmp_path):
     assert f"to {png.resolve()}" in window.banner.text()
     window.analysis.export(str(tmp_path / "caps.npz"))
     assert (tmp_path / "caps.npz").is_file() and f"{tmp_path / 'caps.npz'}" in window.banner.text()
-    window.save_png(str(tmp_path / "no" / "such" / "folder" / "v.png"))
+    assert window.save_png(str(tmp_path / "new" / "folder" / "v.png")).is_file()  # folders are made, as the CLI does
+    assert window.save_png(str(tmp_path / "view.png" / "v.png")) is None  # under a file
     assert window.banner.notice.level == "error" and "Could not write" in window.banner.text()
+    assert f"{tmp_path / 'view.png'} is a file, not a folder" in window.banner.text()
 
 
 def test_a_run_shows_its_phase_and_elapsed_time(ui, qtbot, open_window, slow_source, image_file):

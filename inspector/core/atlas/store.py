@@ -11,12 +11,13 @@ writing them (JSON written atomically), the saved state of an unfinished job.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
+from .. import writes
 from ..errors import AtlasError
+from ..writes import save_npz
 from .topk import LayerTop
 
 ATLAS_FILE = "atlas.json"
@@ -124,9 +125,7 @@ class Checkpoint:
         for i, path in enumerate(self.layers):
             if path in tops:
                 arrays.update(tops[path].state(f"L{i}"))
-        tmp = self.arrays.with_name(self.arrays.name + ".tmp.npz")
-        np.savez(tmp, **arrays)
-        os.replace(tmp, self.arrays)
+        save_npz(self.arrays, arrays)
         write_json(self.meta, {"key": self.key, "done": int(np.count_nonzero(done)), "skipped": skipped})
 
     def clear(self) -> None:
@@ -135,10 +134,8 @@ class Checkpoint:
 
 
 def write_json(path: Path, value) -> None:
-    """Atomically (a temporary file renamed); compact, so that the C encoder writes a large atlas quickly."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(value, separators=(",", ":")) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    """Whole or not at all (inspector.core.writes); compact, so that the C encoder writes a large atlas quickly."""
+    writes.write_json(path, value, separators=(",", ":"))
 
 
 def read_json(path: Path):

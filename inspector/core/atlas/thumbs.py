@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from ..writes import make_folder, save_image, write_bytes, write_json
 from .batches import decode
 from .reduce import Layout, layout_of
 from .store import regions_path, thumbnail_dir, thumbnail_file
@@ -153,7 +153,7 @@ def write_thumbnails(loaded, job, out: Path, atlas: dict) -> None:
     late layers) is encoded once; its other entries are hard links to that file (copies where links fail)."""
     by_image: dict[str, list[tuple[str, int, int, int, int]]] = {}
     for path, layer in atlas["layers"].items():
-        thumbnail_dir(out, path).mkdir(parents=True, exist_ok=True)
+        make_folder(thumbnail_dir(out, path))
         for c, entries in enumerate(layer["top"]):
             for rank, e in enumerate(entries):
                 by_image.setdefault(e["image"], []).append((path, c, rank, e["y"], e["x"]))
@@ -184,7 +184,7 @@ def write_thumbnails(loaded, job, out: Path, atlas: dict) -> None:
             done.result()  # a thumbnail that cannot be written is an error, not a silent gap
     for source, target in links:
         _link(source, target)
-    regions_path(out).write_text(json.dumps(first or {}, indent=1) + "\n", encoding="utf-8")
+    write_json(regions_path(out), first or {}, indent=1)
 
 
 THUMB_SIDE = 64
@@ -194,13 +194,14 @@ def _save(picture: Image.Image, box: tuple[int, int, int, int], target: str) -> 
     crop = picture.crop(box)
     if max(crop.size) > THUMB_SIDE:
         crop.thumbnail((THUMB_SIDE, THUMB_SIDE), Image.BILINEAR)
-    crop.save(target, compress_level=1)
+    save_image(target, crop, fsync=False, compress_level=1)  # many small files: renamed whole, not fsynced
 
 
 def _link(source: str, target: str) -> None:
-    if os.path.lexists(target):
-        os.unlink(target)
+    """`target` the same file as `source`: a hard link (atomic), or a copy written whole."""
     try:
+        if os.path.lexists(target):
+            os.unlink(target)
         os.link(source, target)
     except OSError:
-        shutil.copyfile(source, target)
+        write_bytes(target, Path(source).read_bytes(), fsync=False)

@@ -16,6 +16,7 @@ from ..records.requests import ModelRequest, RunRequest
 from ..runspec import RunSpec
 from ..sources.seeds import check_seed
 from ..sources.trust import carries_code
+from ..writes import write_json
 from .schema import check_session_data
 
 FORMAT = "network-inspector-session"
@@ -92,9 +93,7 @@ def session_from_dict(data, name: str = "The session") -> Session:
 
 
 def save_session(session: Session, path: str | Path) -> Path:
-    path = Path(path)
-    path.write_text(json.dumps(session.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+    return write_json(Path(path), session.to_dict(), indent=2, ensure_ascii=False)
 
 
 def load_session(path: str | Path, trust: bool = False) -> Session:

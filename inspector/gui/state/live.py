@@ -17,6 +17,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from inspector.core.errors import WriteError
+from inspector.core.writes import save_image
+
 from .live_feed import LiveFeed
 
 #: Frames per second are counted over the frames drawn in this many seconds.
@@ -99,7 +102,11 @@ class LiveState(QObject):
 
         name = Path(self.feed.source.replace("camera:", "camera-")).stem if self.feed else "video"
         path = Path(tempfile.gettempdir()) / f"inspector-{name}-frame{frame.index}-{time.time_ns()}.png"
-        Image.fromarray(frame.rgb).save(path)
+        try:
+            save_image(path, Image.fromarray(frame.rgb))
+        except WriteError as exc:
+            self.app.notify("error", f"No snapshot: {exc}")
+            return None
         self.app.set_input(str(path))
         self.app.notify("info", f"Snapshot of frame {frame.index} saved as {path}; it is the input now.")
         return str(path)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QMessageBox,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -24,9 +25,10 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.diagnostics import dead_units, gradient_flow, stats_table, to_csv
-from inspector.core.errors import SpecError
+from inspector.core.errors import SpecError, WriteError
 from inspector.core.keys import LayerCall, parse_key
 from inspector.core.result import RunResult
+from inspector.core.writes import write_text
 
 from .number_format import fmt
 
@@ -260,5 +262,7 @@ class StatsTable(QWidget):
     def _on_export(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export statistics", "statistics.csv", "CSV (*.csv)")
         if path:
-            with open(path, "w", encoding="utf-8", newline="") as f:
-                f.write(self.csv())
+            try:
+                write_text(path, self.csv())
+            except WriteError as exc:
+                QMessageBox.warning(self, "Export statistics", str(exc))
