@@ -19,6 +19,8 @@ def add_parser(sub) -> None:
     atlas.add_argument("--out", required=True, help="output folder: atlas.json and thumbnails/")
     atlas.add_argument("--batch", type=int, default=16, help="images per forward pass (default 16)")
     atlas.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
+    atlas.add_argument("--restart", action="store_true",
+                       help="start over: forget the saved state (and atlas) of an earlier run in --out")
     atlas.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                        help="run as a Ray Data pipeline: a local Ray instance, or the cluster at ADDRESS "
                             "(ray://HOST:10001 or auto); needs the ray extra (pip install 'network-inspector[ray]')")
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         atlas = run_atlas(loaded, args.data, args.layers, args.top, args.out, batch=args.batch, device=args.device,
                           progress=progress, cancel=lambda: stop["asked"], use_ray=args.ray is not None,
-                          ray_address=args.ray or None)
+                          ray_address=args.ray or None, restart=args.restart)
     except RunCancelled as exc:
         print(str(exc), file=sys.stderr)
         return 130

@@ -15,12 +15,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from ..devices import resolve_device
 from ..errors import AtlasError
+from ..outputs import output_folder
 from ..sources.loaded import LoadedModel, tree_of
 from .job import AtlasJob, checkpoint_of, job_of
 from .local import run_here
 from .ray_pipeline import check_address, run_on_ray
-from .store import ATLAS_FILE, check_out_dir, read_atlas, thumbnail_path, write_json
+from .store import ATLAS_FILE, JOB_FILE, JobLock, check_out_dir, forget_job, read_atlas, thumbnail_path, write_json
 from .thumbs import write_thumbnails
 from .topk import LayerTop
 
@@ -30,26 +32,40 @@ CancelFn = Callable[[], bool]
 
 def run_atlas(loaded: LoadedModel, data_dir, layers: str, top: int, out_dir, *, batch: int = 16,
               device: str = "cpu", progress: ProgressFn | None = None, cancel: CancelFn | None = None,
-              ray_address: str | None = None, use_ray: bool = False, thumbnails: bool = True) -> dict:
+              ray_address: str | None = None, use_ray: bool = False, thumbnails: bool = True,
+              restart: bool = False) -> dict:
     """Build the atlas of `layers` (patterns as in `capture`) over the images in `data_dir` and write it to
     `out_dir`; returns the atlas.json content. Cancelled (`cancel()` true between batches): saves its
-    state and raises RunCancelled; the same call later resumes there. Nothing is written when the
-    arguments are wrong (no images, a pattern matching no layer, an out_dir with another job's atlas).
+    state and raises RunCancelled; the same call later resumes there (`restart=True` starts over).
+    Nothing is written when the arguments are wrong (no images, a pattern matching no layer, an out_dir
+    with another job's atlas, a device or Ray address that is not there). One job builds in a folder at a
+    time (a lock file). The output folder, when inside `data_dir`, is not part of the data.
     `thumbnails=False` leaves the crops out (the benchmark times the pass over the data alone)."""
-    job = job_of(loaded, tree_of(loaded), data_dir, layers, top, batch)
+    out = output_folder(out_dir)
+    job = job_of(loaded, tree_of(loaded), data_dir, layers, top, batch, exclude=out)
+    resolve_device(device)  # a device that is not there fails the start, before anything is written
     if ray_address:
         check_address(ray_address)  # before anything is written, and at once (Ray retries for minutes)
-    out = Path(out_dir)
-    done = check_out_dir(out, job.key, job.arguments)
-    if done is not None:
-        if progress:
-            progress(len(job.images), len(job.images))
-        return done
-    if use_ray or ray_address:
-        tops, skipped = run_on_ray(loaded, job, out, device, progress, cancel, ray_address)
-    else:
-        tops, skipped = run_here(loaded, job, out, device, progress, cancel)
-    return _finish(loaded, job, out, tops, skipped, thumbnails)
+    with JobLock(out):
+        if restart:
+            forget_job(out, atlas=True)
+        started = not (out / JOB_FILE).is_file()
+        done = check_out_dir(out, job.key, job.arguments)
+        if done is not None:
+            if progress:
+                progress(len(job.images), len(job.images))
+            return done
+        checkpoint = checkpoint_of(job, out)
+        try:
+            if use_ray or ray_address:
+                tops, skipped = run_on_ray(loaded, job, out, device, progress, cancel, ray_address)
+            else:
+                tops, skipped = run_here(loaded, job, out, device, progress, cancel)
+        except BaseException:
+            if started and not checkpoint.saved():
+                forget_job(out)  # a start that failed before any state was saved leaves nothing behind
+            raise
+        return _finish(loaded, job, out, tops, skipped, thumbnails)
 
 
 def _finish(loaded: LoadedModel, job: AtlasJob, out: Path, tops: dict[str, LayerTop], skipped: list[dict],

@@ -33,9 +33,11 @@ class AtlasJob:
     key: str
 
 
-def job_of(loaded, tree: LayerTree, data_dir, layers: str, top: int, batch: int) -> AtlasJob:
+def job_of(loaded, tree: LayerTree, data_dir, layers: str, top: int, batch: int,
+           exclude: Path | None = None) -> AtlasJob:
     """Check the arguments (SpecError, InputError) and work out the job's key; writes nothing.
-    `tree`: the loaded model's layer tree, which `layers` select from."""
+    `tree`: the loaded model's layer tree, which `layers` select from; `exclude`: a folder whose
+    files are not data (the atlas's own output folder, when it is inside the data)."""
     if int(top) < 1 or int(batch) < 1:
         raise SpecError(f"--top and --batch must be at least 1 (got top {top}, batch {batch}).")
     if isinstance(layers, (list, tuple)):
@@ -43,7 +45,7 @@ def job_of(loaded, tree: LayerTree, data_dir, layers: str, top: int, batch: int)
     paths = tuple(tree.select(layers))
     if not paths:
         raise SpecError(f"--layers {layers!r} selects no layer.")
-    images = list_images(data_dir)
+    images = list_images(data_dir, exclude=exclude)
     prep = input_preprocess(loaded.preprocess, loaded.input_shape)
     files = [[images.relative(p), *_size_and_time(p)] for p in images.files]
     arguments = {"model": loaded.source, "weights": loaded.weights, "seed": loaded.seed,
@@ -54,7 +56,10 @@ def job_of(loaded, tree: LayerTree, data_dir, layers: str, top: int, batch: int)
 
 
 def _size_and_time(path: Path) -> tuple[int, int]:
-    st = path.stat()
+    try:
+        st = path.stat()
+    except OSError:  # a broken link: listed, and skipped with its reason when read
+        st = path.lstat()
     return st.st_size, st.st_mtime_ns
 
 

@@ -6,11 +6,16 @@ writing them (JSON written atomically), the saved state of an unfinished job.
     OUT_DIR/atlas.partial.npz + .json           the state of an unfinished job (Checkpoint)
     OUT_DIR/thumbnails/LAYER/CHANNEL_RANK.png   the crop around a top entry's argmax (thumbnail_path)
     OUT_DIR/thumbnails/regions.json             each layer's geometry (regions_path)
+    OUT_DIR/atlas.lock                          held by the one process building there (JobLock)
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
+import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +31,8 @@ PARTIAL = "atlas.partial"
 THUMBS_DIR = "thumbnails"
 THUMB_NAME = "{channel}_{rank}.png"  # in OUT_DIR/thumbnails/LAYER/
 REGIONS_FILE = "regions.json"  # in OUT_DIR/thumbnails/
+LOCK_FILE = "atlas.lock"
+RESTART = "run again with --restart (restart=True) to start over, or delete that folder"
 
 
 def read_atlas(out_dir) -> dict:
@@ -83,6 +90,8 @@ def check_out_dir(out: Path, key: str, arguments: dict) -> dict | None:
     job_file, atlas_file = out / JOB_FILE, out / ATLAS_FILE
     if job_file.is_file():
         theirs = read_json(job_file)
+        if not isinstance(theirs, dict) or not isinstance(theirs.get("arguments", {}), dict):
+            raise AtlasError(f"{job_file} is damaged (not the record of a job); {RESTART}.")
         if theirs.get("key") != key:
             args = theirs.get("arguments", {})
             what = "an unfinished atlas" if not atlas_file.is_file() else "the atlas"
@@ -94,9 +103,75 @@ def check_out_dir(out: Path, key: str, arguments: dict) -> dict | None:
     elif atlas_file.is_file():
         raise AtlasError(f"{out} already holds an atlas.json that this job did not make; choose another --out "
                          f"or delete it.")
-    out.mkdir(parents=True, exist_ok=True)
+    writes.make_folder(out)
     write_json(job_file, {"key": key, "arguments": arguments})
     return None
+
+
+def forget_job(out: Path, atlas: bool = False) -> None:
+    """Remove what a job keeps in `out` (its job file and saved state; with `atlas`, its atlas.json
+    too): for a failed start, or a restart."""
+    for name in (JOB_FILE, f"{PARTIAL}.npz", f"{PARTIAL}.json", *((ATLAS_FILE,) if atlas else ())):
+        (out / name).unlink(missing_ok=True)
+
+
+class JobLock:
+    """OUT_DIR/atlas.lock: one job builds in a folder at a time. It holds the process id, host and
+    start time; a lock whose process is gone (on this host) is stale and taken over."""
+
+    def __init__(self, out: Path) -> None:
+        self.path = Path(out) / LOCK_FILE
+        self.held = False
+
+    def __enter__(self) -> "JobLock":
+        writes.make_folder(self.path.parent)
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                holder = self._holder()
+                if holder is not None:
+                    raise AtlasError(f"{self.path.parent} is being built by process {holder['pid']} on "
+                                     f"{holder['host']} (since {holder['since']}); wait for it to finish or stop "
+                                     f"it, or choose another --out.") from None
+                self.path.unlink(missing_ok=True)  # stale: its process is gone
+                continue
+            except OSError as exc:
+                raise AtlasError(f"Cannot take the lock {self.path}: {writes.reason(exc)}.") from None
+            with os.fdopen(fd, "w") as file:
+                json.dump({"pid": os.getpid(), "host": socket.gethostname(),
+                           "since": time.strftime("%Y-%m-%d %H:%M:%S")}, file)
+            self.held = True
+            return self
+        raise AtlasError(f"Cannot take the lock {self.path}; another process keeps taking it.")
+
+    def _holder(self) -> dict | None:
+        """Who holds the lock, or None when it is stale (its process is gone, or the file is unreadable)."""
+        try:
+            holder = json.loads(self.path.read_text(encoding="utf-8"))
+            pid, host = int(holder["pid"]), str(holder["host"])
+        except (OSError, ValueError, KeyError, TypeError):
+            # being written this very moment by the other process, or damaged: wait a little once
+            time.sleep(0.2)
+            try:
+                holder = json.loads(self.path.read_text(encoding="utf-8"))
+                pid, host = int(holder["pid"]), str(holder["host"])
+            except (OSError, ValueError, KeyError, TypeError):
+                return None
+        if host != socket.gethostname():
+            return holder  # another machine's process: it cannot be checked from here
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass  # alive, another user's
+        return holder
+
+    def __exit__(self, *_exc) -> None:
+        if self.held:
+            self.path.unlink(missing_ok=True)
+            self.held = False
 
 
 class Checkpoint:
@@ -112,13 +187,30 @@ class Checkpoint:
         if not self.meta.is_file() or not self.arrays.is_file():
             return nothing
         meta = read_json(self.meta)
-        if meta.get("key") != self.key:
+        if isinstance(meta, dict) and meta.get("key") != self.key:
             return nothing
-        with np.load(self.arrays, allow_pickle=False) as arrays:
-            tops = {path: LayerTop.from_state(arrays, f"L{i}") for i, path in enumerate(self.layers)
-                    if f"L{i}/shape" in arrays}
-            done = np.array(arrays["done"], bool)
-        return done, tops, list(meta["skipped"])
+        damaged = f"The saved state of this atlas in {self.out} is damaged"
+        skipped = meta.get("skipped") if isinstance(meta, dict) else None
+        if not isinstance(skipped, list) or not all(isinstance(s, dict) and isinstance(s.get("path"), str)
+                                                    and isinstance(s.get("reason"), str) for s in skipped):
+            raise AtlasError(f"{damaged} ({self.meta.name}: 'skipped' is not a list of files and reasons); "
+                             f"{RESTART}.")
+        try:
+            with np.load(self.arrays, allow_pickle=False) as arrays:
+                tops = {path: LayerTop.from_state(arrays, f"L{i}") for i, path in enumerate(self.layers)
+                        if f"L{i}/shape" in arrays}
+                done = np.array(arrays["done"])
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            raise AtlasError(f"{damaged} ({self.arrays.name} cannot be read: {exc}); {RESTART}.") from None
+        if done.dtype != bool or done.shape != (self.images,):
+            raise AtlasError(f"{damaged} ({self.arrays.name} records {done.size} images done or not, the data "
+                             f"has {self.images}); {RESTART}.")
+        for path, top in tops.items():
+            shapes = {name: getattr(top, name).shape for name in ("score", "image", "pos")}
+            if set(shapes.values()) != {(top.channels, top.top)} or top.mean.shape != (top.channels,) \
+                    or int(top.image.max(initial=-1)) >= self.images:
+                raise AtlasError(f"{damaged} ({self.arrays.name}: layer {path}'s state does not fit); {RESTART}.")
+        return done, tops, skipped
 
     def save(self, done: np.ndarray, tops: dict[str, LayerTop], skipped: list[dict]) -> None:
         arrays = {"done": np.asarray(done, bool)}
@@ -127,6 +219,10 @@ class Checkpoint:
                 arrays.update(tops[path].state(f"L{i}"))
         save_npz(self.arrays, arrays)
         write_json(self.meta, {"key": self.key, "done": int(np.count_nonzero(done)), "skipped": skipped})
+
+    def saved(self) -> bool:
+        """Whether this job has saved any state yet."""
+        return self.meta.is_file() and self.arrays.is_file()
 
     def clear(self) -> None:
         for path in (self.meta, self.arrays):

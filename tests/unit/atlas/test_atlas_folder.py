@@ -1,0 +1,160 @@
+"""The atlas folder: owned by one job at a time (a lock two real processes contend for), nothing left
+by a start that fails, the output folder never part of the data, damaged resume state refused."""
+
+from __future__ import annotations
+
+import json
+import re
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from inspector.core import load_model
+from inspector.core.atlas import run_atlas
+from inspector.core.atlas.store import JOB_FILE, LOCK_FILE, PARTIAL, JobLock
+from inspector.core.errors import AtlasError, DeviceError, RunCancelled
+
+
+def images(folder: Path, count: int = 6) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(1)
+    for i in range(count):
+        Image.fromarray(rng.integers(0, 256, (40, 40, 3), dtype=np.uint8)).save(folder / f"{i}.png")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_model("demo")
+
+
+def test_a_second_process_is_refused_while_the_first_holds_the_folder(tmp_path):
+    """Two real processes: the first holds the lock while it sleeps, the second is refused in one line."""
+    out = tmp_path / "atlas"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, time
+        from pathlib import Path
+        from inspector.core.atlas.store import JobLock
+        with JobLock(Path({str(out)!r})):
+            print("held", flush=True)
+            time.sleep(30)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        second = subprocess.run([sys.executable, "-m", "inspector", "atlas", "--model", "demo", "--data",
+                                 str(images(tmp_path / "data")), "--layers", "conv1", "--out", str(out)],
+                                capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2
+        assert second.stderr.strip() == (f"error: {out} is being built by process {holder.pid} on "
+                                         f"{os.uname().nodename}" + second.stderr.strip().split(os.uname().nodename, 1)[1])
+        assert "wait for it to finish or stop it" in second.stderr and "Traceback" not in second.stderr
+        assert not (out / JOB_FILE).exists()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_stale_lock_is_taken_over_and_the_lock_is_released(tmp_path, demo):
+    out = tmp_path / "atlas"
+    out.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (out / LOCK_FILE).write_text(json.dumps({"pid": int(dead.stdout), "host": os.uname().nodename,
+                                             "since": "earlier"}))
+    atlas = run_atlas(demo, images(tmp_path / "data"), "conv1", 2, out, batch=4)
+    assert atlas["images"] == 6 and not (out / LOCK_FILE).exists()
+
+
+def test_a_failed_start_writes_nothing(tmp_path, demo, monkeypatch):
+    """No CUDA here: `device='cuda'` fails before the job file is written, so the next job with other
+    layers is not refused as 'an unfinished atlas of a different job'."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    data, out = images(tmp_path / "data"), tmp_path / "atlas"
+    with pytest.raises(DeviceError):
+        run_atlas(demo, data, "conv1", 2, out, device="cuda")
+    assert not out.exists() or sorted(p.name for p in out.iterdir()) == []
+    assert run_atlas(demo, data, "conv2", 2, out)["images"] == 6
+
+
+def test_cancelled_before_any_state_leaves_nothing_and_after_it_resumes(tmp_path, demo):
+    data, out = images(tmp_path / "data"), tmp_path / "atlas"
+    with pytest.raises(RunCancelled):
+        run_atlas(demo, data, "conv1", 2, out, batch=2, cancel=lambda: True)
+    assert (out / JOB_FILE).is_file() and (out / f"{PARTIAL}.npz").is_file()  # one batch was done and saved
+    assert run_atlas(demo, data, "conv1", 2, out, batch=2)["images"] == 6
+
+
+def test_the_output_folder_inside_the_data_is_not_data(tmp_path, demo):
+    data = images(tmp_path / "data")
+    out = data / "atlas"
+    first = run_atlas(demo, data, "conv1", 2, out)
+    assert (out / "thumbnails").is_dir()
+    again = run_atlas(demo, data, "conv1", 2, out, restart=True)  # its thumbnails are PNGs inside the data
+    assert first["images"] == again["images"] == 6
+    assert all(not e["image"].startswith("atlas/") for ch in again["layers"]["conv1"]["top"] for e in ch)
+
+
+@pytest.mark.parametrize("damage, says", [
+    (lambda out: (out / f"{PARTIAL}.npz").write_bytes((out / f"{PARTIAL}.npz").read_bytes()[:100]),
+     "cannot be read"),
+    (lambda out: _edit_meta(out, skipped="not a list"), "'skipped' is not a list"),
+    (lambda out: _short_done(out), "records 3 images done or not, the data has 6"),
+    (lambda out: (out / JOB_FILE).write_text("[1, 2]"), "is damaged (not the record of a job)"),
+])
+def test_damaged_resume_state_is_refused_with_how_to_start_over(tmp_path, demo, damage, says):
+    data, out = images(tmp_path / "data"), tmp_path / "atlas"
+    with pytest.raises(RunCancelled):
+        run_atlas(demo, data, "conv1", 2, out, batch=2, cancel=lambda: True)
+    damage(out)
+    with pytest.raises(AtlasError, match=re.escape(says)) as error:
+        run_atlas(demo, data, "conv1", 2, out, batch=2)
+    assert "--restart" in str(error.value)
+    assert run_atlas(demo, data, "conv1", 2, out, batch=2, restart=True)["images"] == 6
+
+
+def _edit_meta(out: Path, **fields) -> None:
+    meta = json.loads((out / f"{PARTIAL}.json").read_text())
+    (out / f"{PARTIAL}.json").write_text(json.dumps({**meta, **fields}))
+
+
+def _short_done(out: Path) -> None:
+    with np.load(out / f"{PARTIAL}.npz") as arrays:
+        kept = {k: arrays[k] for k in arrays.files}
+    kept["done"] = kept["done"][:3]
+    np.savez(out / f"{PARTIAL}.npz", **kept)
+
+
+# -- listing: one rule for folders and globs ------------------------------------------------------------
+def test_linked_folders_are_followed_once_and_loops_never(tmp_path):
+    from inspector.core.inputs.files import list_images
+
+    data = images(tmp_path / "data", 2)
+    (data / "sub").mkdir()
+    Image.fromarray(np.zeros((8, 8, 3), np.uint8)).save(data / "sub" / "s.png")
+    (data / "sub" / "loop").symlink_to(data, target_is_directory=True)  # a loop back to the top
+    elsewhere = images(tmp_path / "elsewhere", 1)
+    (data / "linked").symlink_to(elsewhere, target_is_directory=True)  # a folder linked in: followed once
+    (data / "twice").symlink_to(elsewhere, target_is_directory=True)  # the same folder again: not twice
+    (data / "broken.png").symlink_to(tmp_path / "nowhere.png")
+    (data / "self.png").symlink_to(data / "self.png")  # a link to itself
+    expected = ["0.png", "1.png", "broken.png", "linked/0.png", "self.png", "sub/s.png"]
+    for form in (data, f"{data}/**/*.png"):
+        listed = list_images(form)
+        assert [listed.relative(p) for p in listed.files] == expected, form
+    started = time.monotonic()
+    assert len(list_images(f"{data}/**/*.png")) == 6 and time.monotonic() - started < 5
+
+
+def test_broken_links_are_reported_as_skipped_files(tmp_path, demo):
+    data = images(tmp_path / "data", 3)
+    (data / "broken.png").symlink_to(tmp_path / "nowhere.png")
+    atlas = run_atlas(demo, data, "conv1", 2, tmp_path / "atlas")
+    assert atlas["images"] == 3 and [s["path"] for s in atlas["skipped"]] == ["broken.png"]
