@@ -88,3 +88,17 @@ def not_the_input(out: Path, input_source: str, flag: str = "--out") -> Path:
     if same:
         raise SpecError(f"{flag} {out} is the input file; write the result under another name.")
     return out
+
+
+def inside(folder: str | os.PathLike, relative: str) -> Path | None:
+    """`folder / relative` when it stays inside `folder` once resolved (links too); None when it is
+    absolute, climbs out with `..`, or a link takes it out: a path read back from a file (an atlas, a
+    session) never reaches outside the folder it belongs to."""
+    if not isinstance(relative, str) or not relative or Path(relative).is_absolute():
+        return None
+    base = Path(folder).resolve()
+    try:
+        path = (base / relative).resolve()
+    except (OSError, RuntimeError):
+        return None
+    return path if path == base or path.is_relative_to(base) else None

@@ -13,11 +13,15 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from ..errors import InspectorError
+from ..errors import InspectorError, SpecError
 from ..inputs.files import open_image
+from ..outputs import inside
 from ..preprocess import Preprocess
-from .store import job_arguments, read_atlas, thumbnail_path
+from .store import job_arguments, read_atlas, thumbnail_relative
 from .thumbs import argmax_region
+
+
+OUTSIDE = "outside the image folder: not shown"
 
 
 @dataclass(frozen=True)
@@ -40,8 +44,8 @@ class OpenedAtlas:
         """The file of a top entry, where the image folder is known and still holds it."""
         if self.data is None:
             return None
-        path = Path(self.data) / relative
-        return path if path.is_file() else None
+        path = inside(self.data, relative)  # an entry never reaches outside the image folder
+        return path if path is not None and path.is_file() else None
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,10 @@ def top_pictures(opened: OpenedAtlas, layer: str, channel: int) -> list[TopPictu
     layers = opened.atlas["layers"]
     if layer not in layers:
         raise InspectorError(f"The atlas has no layer {layer} (it has {', '.join(layers)}).")
+    channels = len(layers[layer]["top"])
+    if not isinstance(channel, (int, np.integer)) or isinstance(channel, bool) or not 0 <= channel < channels:
+        raise SpecError(f"channel must be a whole number from 0 to {channels - 1} ({layer} has {channels} "
+                        f"channels), not {channel!r}.")
     entries = layers[layer]["top"][channel]
     prep = Preprocess(**{**opened.preprocess, "mean": tuple(opened.preprocess["mean"]),
                          "std": tuple(opened.preprocess["std"])}) if opened.preprocess else None
@@ -86,9 +94,9 @@ def top_pictures(opened: OpenedAtlas, layer: str, channel: int) -> list[TopPictu
     for rank, e in enumerate(entries):
         y, x = int(e["y"]), int(e["x"])
         rgb, box, shown = _picture(opened, prep, e["image"], layer, y, x)
-        if rgb is None:
-            thumb = thumbnail_path(opened.out_dir, layer, channel, rank)
-            if thumb.is_file():
+        if rgb is None and not shown.endswith(OUTSIDE):  # an entry from outside is dropped, thumbnail and all
+            thumb = inside(opened.out_dir, thumbnail_relative(layer, channel, rank))  # a layer named ../ stays in
+            if thumb is not None and thumb.is_file():
                 with Image.open(thumb) as im:
                     rgb, box, shown = np.asarray(im.convert("RGB")), None, "thumbnail"
         out.append(TopPicture(rank, e["image"], float(e["score"]), y, x, rgb, box, shown))
@@ -97,6 +105,8 @@ def top_pictures(opened: OpenedAtlas, layer: str, channel: int) -> list[TopPictu
 
 def _picture(opened: OpenedAtlas, prep, relative: str, layer: str, y: int, x: int):
     """(picture, box, "image") of a top entry as the model saw it, or (None, None, why not)."""
+    if opened.data is not None and inside(opened.data, relative) is None:
+        return None, None, f"{relative!r} is {OUTSIDE}"
     path = opened.image_path(relative)
     if path is None or prep is None:
         return None, None, "image folder not found" if path is None else "preprocessing unknown"

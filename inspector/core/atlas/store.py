@@ -68,7 +68,12 @@ def thumbnail_path(out_dir, layer: str, channel: int, rank: int) -> Path:
 
 def thumbnail_file(out_dir, layer: str, channel: int, rank: int) -> str:
     """`thumbnail_path` as a string, made without pathlib (an atlas has thousands of them)."""
-    return f"{out_dir}/{THUMBS_DIR}/{layer}/" + THUMB_NAME.format(channel=int(channel), rank=int(rank))
+    return f"{out_dir}/" + thumbnail_relative(layer, channel, rank)
+
+
+def thumbnail_relative(layer: str, channel: int, rank: int) -> str:
+    """A thumbnail's path inside the atlas folder."""
+    return f"{THUMBS_DIR}/{layer}/" + THUMB_NAME.format(channel=int(channel), rank=int(rank))
 
 
 def regions_path(out_dir) -> Path:

@@ -158,3 +158,37 @@ def test_broken_links_are_reported_as_skipped_files(tmp_path, demo):
     (data / "broken.png").symlink_to(tmp_path / "nowhere.png")
     atlas = run_atlas(demo, data, "conv1", 2, tmp_path / "atlas")
     assert atlas["images"] == 3 and [s["path"] for s in atlas["skipped"]] == ["broken.png"]
+
+
+def test_paths_read_back_from_an_atlas_never_leave_their_folders(tmp_path, demo):
+    """Entries that are absolute, climb out with ../, or lead out through a link, and a layer named
+    with ../, are not opened: no picture from outside the image folder or the atlas folder."""
+    from inspector.core.atlas.pictures import open_atlas, top_pictures
+    from inspector.core.errors import SpecError
+
+    data, out = images(tmp_path / "data", 4), tmp_path / "atlas"
+    run_atlas(demo, data, "conv1", 2, out)
+    secret = tmp_path / "secret.png"
+    Image.fromarray(np.full((40, 40, 3), 255, np.uint8)).save(secret)
+    (data / "escape").symlink_to(tmp_path, target_is_directory=True)
+    atlas = json.loads((out / "atlas.json").read_text())
+    top = atlas["layers"]["conv1"]["top"][0]
+    top[0]["image"], top[1]["image"] = str(secret), "../secret.png"
+    atlas["layers"]["conv1"]["top"][1][0]["image"] = "escape/secret.png"
+    atlas["layers"]["../../x"] = atlas["layers"]["conv1"]  # a layer name that climbs out
+    (tmp_path / "x").mkdir()
+    (out / "atlas.json").write_text(json.dumps(atlas))
+    opened = open_atlas(out)
+    for relative in (str(secret), "../secret.png", "escape/secret.png"):
+        assert opened.image_path(relative) is None
+    shown = top_pictures(opened, "conv1", 0)
+    assert [p.rgb is None for p in shown[:2]] == [True, True]
+    assert all("outside the image folder" in p.shown for p in shown[:2])
+    assert top_pictures(opened, "conv1", 1)[0].rgb is None
+    fake = tmp_path / "thumbnails" / "x"  # where thumbnail_path(out, "../../x", 0, 0) would point
+    fake.mkdir(parents=True)
+    Image.fromarray(np.zeros((8, 8, 3), np.uint8)).save(fake / "0_0.png")
+    assert all(p.shown != "thumbnail" for p in top_pictures(opened, "../../x", 0))
+    for channel in (-1, 16, 10**20, 1.0, True):
+        with pytest.raises(SpecError, match="channel must be a whole number from 0 to 15"):
+            top_pictures(opened, "conv1", channel)
