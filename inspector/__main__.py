@@ -21,9 +21,16 @@ def _ensure_streams() -> None:
 def entry() -> int:
     multiprocessing.freeze_support()
     _ensure_streams()
-    from inspector.cli import main
+    try:
+        from inspector.cli import main
 
-    return main()
+        return main()
+    except KeyboardInterrupt:  # before a command took over Ctrl-C (while Python modules load)
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

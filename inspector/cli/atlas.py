@@ -45,21 +45,26 @@ def run(args: argparse.Namespace) -> int:
     stop = {"asked": False}
 
     def on_interrupt(signum, frame):
-        if stop["asked"]:  # a second Ctrl-C stops at once
+        if stop["asked"]:  # a second Ctrl-C stops at once (and more of them are ignored while it unwinds)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             raise KeyboardInterrupt
         stop["asked"] = True
         print("\nstopping after this batch (Ctrl-C again to stop at once)...", file=sys.stderr)
 
     previous = signal.signal(signal.SIGINT, on_interrupt)
+    written = False
     try:
         atlas = run_atlas(loaded, args.data, args.layers, args.top, args.out, batch=args.batch, device=args.device,
                           progress=progress, cancel=lambda: stop["asked"], use_ray=args.ray is not None,
                           ray_address=args.ray or None, restart=args.restart)
+        written = True
     except RunCancelled as exc:
         print(str(exc), file=sys.stderr)
         return 130
     finally:
-        signal.signal(signal.SIGINT, previous)
+        # Once the atlas is written, Ctrl-C has nothing left to stop: the summary and the shutdown go on
+        # (the dispatcher gives a caller in Python its own handler back).
+        signal.signal(signal.SIGINT, signal.SIG_IGN if written else previous)
         for bar in bars:
             bar.close()
     for s in atlas["skipped"]:

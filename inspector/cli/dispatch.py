@@ -7,6 +7,7 @@ as one clear line (a traceback only with --debug) and exit non-zero.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from . import atlas, attribute, bench, capture, common, diff, layers, samples, sweep
@@ -47,16 +48,36 @@ def main(argv: list[str] | None = None) -> int:
         return _launch_app(parser)
     from inspector.core.errors import InspectorError
 
+    previous = interrupt_once()
     try:
-        return COMMANDS[args.command].run(args)
+        code = COMMANDS[args.command].run(args)
     except InspectorError as exc:
         if args.debug:
             raise
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        code = 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        code = 130
+    finally:
+        # As the program (no argv given), Ctrl-C is ignored from here on: the shutdown (atexit callbacks
+        # of Ray, torch, tqdm) is not interrupted halfway, which printed "Exception ignored in atexit
+        # callback". Called from Python, the caller's handler comes back.
+        signal.signal(signal.SIGINT, signal.SIG_IGN if argv is None else previous)
+    return code
+
+
+def interrupt_once():
+    """Ctrl-C raises KeyboardInterrupt once; more of them while that unwinds are ignored (two within
+    a few milliseconds interrupted the handling of the first)."""
+    state = {"raised": False}
+
+    def handler(_signum, _frame):
+        if not state["raised"]:
+            state["raised"] = True
+            raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGINT, handler)
 
 
 def _first_command(args: list[str]) -> int:

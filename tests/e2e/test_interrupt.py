@@ -1,0 +1,54 @@
+"""Ctrl-C at any moment: exit 130 and one line, never a traceback or 'Exception ignored' (real SIGINT)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+
+def _start(*argv: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "inspector", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+
+
+@pytest.mark.parametrize("after_s", [0.3, 2.5, 4.0])
+def test_two_ctrl_c_within_milliseconds_end_in_one_line(tmp_path, after_s):
+    """While Python loads, while the model loads or runs, or as it finishes: two SIGINTs 2 ms apart."""
+    process = _start("capture", "--model", "demo", "--input", "sample:star", "--layers", "all",
+                     "--sites", "output,grad_output,grad_input", "--out", str(tmp_path / "c.npz"))
+    time.sleep(after_s)
+    for _ in range(2):
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.002)
+    out, err = process.communicate(timeout=120)
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    if process.returncode == 0:  # it had finished before the signals came: nothing else was said
+        assert err.strip() == ""
+    else:
+        assert process.returncode == 130 and err.strip().splitlines() == ["interrupted"], err
+
+
+def test_ctrl_c_after_an_atlas_is_written_still_exits_cleanly(tmp_path):
+    """A SIGINT during the shutdown after the atlas was written: exit 0, the atlas whole."""
+    from PIL import Image
+    import numpy as np
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(4):
+        Image.fromarray(np.full((32, 32, 3), 40 * i, np.uint8)).save(data / f"{i}.png")
+    process = _start("atlas", "--model", "demo", "--data", str(data), "--layers", "conv1", "--top", "2",
+                     "--out", str(tmp_path / "atlas"))
+    line = process.stdout.readline()  # printed once atlas.json is written, just before the shutdown
+    assert "atlas of 4 images" in line
+    process.send_signal(signal.SIGINT)
+    time.sleep(0.002)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0 and "Traceback" not in err and "Exception ignored" not in err, err
+    assert (tmp_path / "atlas" / "atlas.json").is_file()
