@@ -3,15 +3,82 @@ TypeError or AttributeError from deep inside (the contract the README promises).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
-from typing import Any, Iterable
+import typing
+from typing import Any, Callable, Iterable, TypeVar
 
-from .errors import SpecError
+from typeguard import CollectionCheckStrategy, TypeCheckError, check_type
+
+from .errors import ArgumentTypeError, SpecError
+
+F = TypeVar("F", bound=Callable)
 
 
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def checked(func: F) -> F:
+    """The public boundary: each argument is checked against the function's annotations (typeguard)
+    before it runs; one of the wrong kind is an ArgumentTypeError (an InspectorError and a TypeError)
+    that names the function, the argument and what it takes. Annotations that cannot be resolved
+    (names only imported for type checkers) are not checked."""
+    signature = inspect.signature(func)
+    hints: dict[str, Any] | None = None
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nonlocal hints
+        if hints is None:
+            hints = _hints(func, signature)
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise ArgumentTypeError(f"{func.__name__}(): {exc}.") from None
+        for name, value in bound.arguments.items():
+            hint = hints.get(name)
+            if hint is None or signature.parameters[name].kind in (inspect.Parameter.VAR_POSITIONAL,
+                                                                    inspect.Parameter.VAR_KEYWORD):
+                continue
+            try:
+                check_type(value, hint, collection_check_strategy=CollectionCheckStrategy.ALL_ITEMS)
+            except TypeCheckError:
+                raise ArgumentTypeError(f"{func.__name__}(): {name} must be {_kind(hint)}, not {_shown(value)}.") \
+                    from None
+        return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _hints(func: Callable, signature: inspect.Signature) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(func)
+    except Exception:  # noqa: BLE001 - one unresolvable name must not leave every argument unchecked
+        found = {}
+        module = inspect.getmodule(func)
+        for name, parameter in signature.parameters.items():
+            try:
+                found[name] = typing.get_type_hints(
+                    type("_", (), {"__annotations__": {name: parameter.annotation}}),
+                    globalns=vars(module) if module else None)[name]
+            except Exception:  # noqa: BLE001
+                continue
+        return found
+
+
+def _kind(hint: Any) -> str:
+    """`str or None`, `int`, `LoadedModel`: a type hint for people."""
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) in (typing.Union, getattr(__import__("types"), "UnionType", None)) and args:
+        return " or ".join(_kind(a) for a in args)
+    if hint is type(None):
+        return "None"
+    if typing.get_origin(hint) is not None:
+        return getattr(typing.get_origin(hint), "__name__", str(hint)) + "[...]"
+    return getattr(hint, "__name__", str(hint))
 
 
 def need_text(value: Any, what: str) -> str:

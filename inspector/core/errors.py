@@ -23,6 +23,14 @@ class SpecError(InspectorError):
     """A layer pattern, site, key, edit or target could not be understood."""
 
 
+class ArgumentTypeError(SpecError, TypeError):
+    """An argument of the wrong kind given to the Python API (also a TypeError, as Python users expect)."""
+
+
+class ArgumentValueError(SpecError, ValueError):
+    """An argument of the right kind but out of range (also a ValueError)."""
+
+
 class UnknownKeyError(SpecError, KeyError):
     """A key looked up in a result or a layer path in a layer tree that is not there (also a KeyError)."""
 

@@ -12,9 +12,11 @@ then).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable
 
+from ..arguments import checked
 from ..devices import resolve_device
 from ..errors import AtlasError
 from ..outputs import output_folder
@@ -30,10 +32,11 @@ ProgressFn = Callable[[int, int], None]
 CancelFn = Callable[[], bool]
 
 
-def run_atlas(loaded: LoadedModel, data_dir, layers: str, top: int, out_dir, *, batch: int = 16,
-              device: str = "cpu", progress: ProgressFn | None = None, cancel: CancelFn | None = None,
-              ray_address: str | None = None, use_ray: bool = False, thumbnails: bool = True,
-              restart: bool = False) -> dict:
+@checked
+def run_atlas(loaded: LoadedModel, data_dir: str | os.PathLike, layers: str | list[str] | tuple[str, ...], top: int,
+              out_dir: str | os.PathLike, *, batch: int = 16, device: str = "cpu", progress: ProgressFn | None = None,
+              cancel: CancelFn | None = None, ray_address: str | None = None, use_ray: bool = False,
+              thumbnails: bool = True, restart: bool = False) -> dict:
     """Build the atlas of `layers` (patterns as in `capture`) over the images in `data_dir` and write it to
     `out_dir`; returns the atlas.json content. Cancelled (`cancel()` true between batches): saves its
     state and raises RunCancelled; the same call later resumes there (`restart=True` starts over).

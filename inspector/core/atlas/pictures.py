@@ -7,19 +7,20 @@ numpy arrays), safe to hand to the GUI thread.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
+from ..arguments import checked
 from ..errors import InspectorError, SpecError
 from ..inputs.files import open_image
 from ..outputs import inside
 from ..preprocess import Preprocess
 from .store import job_arguments, read_atlas, thumbnail_relative
 from .thumbs import argmax_region
-
 
 OUTSIDE = "outside the image folder: not shown"
 
@@ -65,7 +66,8 @@ class TopPicture:
     shown: str
 
 
-def open_atlas(out_dir) -> OpenedAtlas:
+@checked
+def open_atlas(out_dir: str | os.PathLike) -> OpenedAtlas:
     """Read the atlas in `out_dir` (an AtlasError when it is none), and where its images are."""
     out = Path(out_dir)
     if out.is_file():
@@ -78,6 +80,7 @@ def open_atlas(out_dir) -> OpenedAtlas:
     return OpenedAtlas(str(out), atlas, data, preprocess)
 
 
+@checked
 def top_pictures(opened: OpenedAtlas, layer: str, channel: int) -> list[TopPicture]:
     """The top entries of `layer`'s channel `channel`, best first, each with its picture."""
     layers = opened.atlas["layers"]

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import writes
+from ..arguments import checked
 from ..errors import AtlasError
 from ..writes import save_npz
 from .topk import LayerTop
@@ -35,7 +36,8 @@ LOCK_FILE = "atlas.lock"
 RESTART = "run again with --restart (restart=True) to start over, or delete that folder"
 
 
-def read_atlas(out_dir) -> dict:
+@checked
+def read_atlas(out_dir: str | os.PathLike) -> dict:
     """The atlas.json in `out_dir` (or the file itself), checked to be an atlas; AtlasError otherwise."""
     path = Path(out_dir)
     if path.is_dir():
@@ -61,7 +63,8 @@ def thumbnail_dir(out_dir, layer: str) -> Path:
     return Path(out_dir) / THUMBS_DIR / layer
 
 
-def thumbnail_path(out_dir, layer: str, channel: int, rank: int) -> Path:
+@checked
+def thumbnail_path(out_dir: str | os.PathLike, layer: str, channel: int, rank: int) -> Path:
     """Where the crop around the argmax of `layer`'s channel `channel`, top entry `rank` (0 = best), is."""
     return Path(thumbnail_file(out_dir, layer, channel, rank))
 

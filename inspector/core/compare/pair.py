@@ -9,10 +9,14 @@ import time
 from dataclasses import replace
 from typing import Iterable, Sequence
 
-from ..arguments import need_instance, need_text, need_texts
+import numpy as np
+import torch
+
+from ..arguments import checked, need_instance, need_text, need_texts
 from ..devices import resolve_device
 from ..engine import run
 from ..errors import MismatchError, ModelLoadError, RunError, SpecError
+from ..objective import Target
 from ..runspec import RunSpec
 from ..sources.loaded import LoadedModel, sharing_of, tree_of
 from ..sources.loader import load_model
@@ -32,8 +36,10 @@ def check_devices(first, second, device) -> None:
                             f"{describe(second)} on {second.device}. Pass one device for both.")
 
 
-def diff_models(first, second, inputs, layers: str | Iterable[str] = "all",
-                sites: str | Iterable[str] = ("output", "grad_output"), target=None, device="cpu",
+@checked
+def diff_models(first: LoadedModel, second: LoadedModel, inputs: torch.Tensor, layers: str | Iterable[str] = "all",
+                sites: str | Iterable[str] = ("output", "grad_output"),
+                target: str | int | np.integer | Target | None = None, device: str | torch.device | None = "cpu",
                 threshold: float = DEFAULT_THRESHOLD, edits: Sequence = (), second_edits: Sequence | None = None,
                 input_grad: bool = False, cancel: threading.Event | None = None, stats: bool = False) -> ModelDiff:
     """Run the same capture on two `LoadedModel`s and compare them (`compare_results`).
@@ -76,6 +82,7 @@ def diff_models(first, second, inputs, layers: str | Iterable[str] = "all",
     return diff
 
 
+@checked
 def load_pair(source: str, weights: str | None, against: str | None = None, against_model: str | None = None,
               against_weights: str | None = None, trust: bool = False, seed: int | None = None, progress=None):
     """The two models a diff compares: `source` with `weights`, and `source` with `against` (a second

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from ..arguments import need_path
+from ..arguments import checked, need_path
 from ..errors import InputError
 from ..preprocess import Preprocess
 from ..sources.checkpoints import unsafe_globals
@@ -129,7 +129,8 @@ def load_tensor(path: Path) -> torch.Tensor:
     return tensor
 
 
-def load_input(source: str | Path, preprocess: Preprocess | None = None,
+@checked
+def load_input(source: str | os.PathLike, preprocess: Preprocess | None = None,
                input_shape: tuple[int, ...] | None = None) -> torch.Tensor:
     """A file or `sample:NAME` -> the model's input tensor (batch dimension included)."""
     text = need_path(source, "The input")

@@ -189,6 +189,8 @@ def test_paths_read_back_from_an_atlas_never_leave_their_folders(tmp_path, demo)
     fake.mkdir(parents=True)
     Image.fromarray(np.zeros((8, 8, 3), np.uint8)).save(fake / "0_0.png")
     assert all(p.shown != "thumbnail" for p in top_pictures(opened, "../../x", 0))
-    for channel in (-1, 16, 10**20, 1.0, True):
+    for channel in (-1, 16, 10**20, True):
         with pytest.raises(SpecError, match="channel must be a whole number from 0 to 15"):
             top_pictures(opened, "conv1", channel)
+    with pytest.raises(TypeError, match=r"top_pictures\(\): channel must be int, not 1.0"):
+        top_pictures(opened, "conv1", 1.0)

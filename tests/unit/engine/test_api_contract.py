@@ -178,3 +178,72 @@ def test_every_exported_function_is_walked():
     functions = [n for n in core.__all__ if callable(getattr(core, n)) and n[0].islower()]
     harmless = {"available_devices", "list_samples", "torchvision_classifiers"}  # take no arguments
     assert sorted(n for n in functions if n not in walked and n not in harmless) == []
+
+
+# -- every argument of the checked public functions, given the wrong kind -------------------------------
+WRONG = [None, 5, 2.5, True, "text", b"bytes", [5], {"a": 1}, object(), np.zeros(2), torch.zeros(1)]
+
+
+def _checked_calls(tmp_path_factory):
+    """(function, valid arguments) for the public functions checked at the boundary (the README's API,
+    the atlas API included): each call works as given."""
+    from inspector.core.atlas import read_atlas, run_atlas, thumbnail_path
+    from inspector.core.atlas.pictures import open_atlas, top_pictures
+    from PIL import Image
+
+    demo = core.load_model("demo")
+    data = tmp_path_factory.mktemp("contract-data")
+    for i in range(2):
+        Image.fromarray(np.full((32, 32, 3), 90 * i, np.uint8)).save(data / f"{i}.png")
+    out = tmp_path_factory.mktemp("contract-atlas")
+    run_atlas(demo, str(data), "conv1", 1, str(out), batch=2)
+    opened = open_atlas(str(out))
+    x = core.load_input("sample:star", demo.preprocess, demo.input_shape)
+    return {
+        "load_input": (core.load_input, dict(source="sample:star", preprocess=demo.preprocess,
+                                             input_shape=demo.input_shape)),
+        "diff_models": (core.diff_models, dict(first=demo, second=demo, inputs=x, layers="conv1",
+                                               sites="output", target=None, device="cpu", threshold=1e-3,
+                                               edits=(), second_edits=None, input_grad=False, cancel=None,
+                                               stats=False)),
+        "run_atlas": (run_atlas, dict(loaded=demo, data_dir=str(data), layers="conv1", top=1, out_dir=str(out),
+                                      batch=2, device="cpu", progress=None, cancel=None, ray_address=None,
+                                      use_ray=False, thumbnails=True, restart=False)),
+        "read_atlas": (read_atlas, dict(out_dir=str(out))),
+        "thumbnail_path": (thumbnail_path, dict(out_dir=str(out), layer="conv1", channel=0, rank=0)),
+        "open_atlas": (open_atlas, dict(out_dir=str(out))),
+        "top_pictures": (top_pictures, dict(opened=opened, layer="conv1", channel=0)),
+    }
+
+
+@pytest.fixture(scope="module")
+def checked_calls(tmp_path_factory):
+    return _checked_calls(tmp_path_factory)
+
+
+def test_every_argument_of_the_wrong_kind_is_an_inspector_error_and_a_type_error(checked_calls):
+    """Each argument in turn gets every value of WRONG that its annotation does not allow: the call
+    raises an ArgumentTypeError naming the function and the argument, before any work."""
+    import typing
+
+    from typeguard import TypeCheckError, check_type
+
+    from inspector.core.errors import ArgumentTypeError
+
+    tried = 0
+    for name, (function, good) in checked_calls.items():
+        function(**good)  # the valid call works
+        hints = typing.get_type_hints(function)
+        for argument in good:
+            for value in WRONG:
+                try:
+                    check_type(value, hints[argument])
+                    continue  # this value is of an allowed kind
+                except TypeCheckError:
+                    pass
+                with pytest.raises(ArgumentTypeError) as error:
+                    function(**{**good, argument: value})
+                assert isinstance(error.value, (InspectorError, TypeError))
+                assert str(error.value).startswith(f"{name}(): {argument} must be "), str(error.value)
+                tried += 1
+    assert tried > 250
