@@ -72,9 +72,9 @@ def test_an_unreadable_file_is_skipped_with_a_message(ui, qtbot, window, tmp_pat
     outcome = ui.expect_result(qtbot, window)
     assert grey_of(outcome) == 200 and window.folder_bar.label.text() == "4 of 5: d.png"
     banner = window.banner.text()
-    assert banner.startswith("Warning: Skipped 2 unreadable files: b.png: Input file is empty") and "c/broken.png" in banner
+    assert banner.startswith("Warning: Skipped 2 unreadable files: b.png: b.png is empty (0 bytes)") and "c/broken.png" in banner
     window.state.folder.step(1)  # e.png fails at the end: back to d.png, which is shown again
-    qtbot.waitUntil(lambda: window.banner.text().startswith("Warning: Skipped e.png: Input file is empty"))
+    qtbot.waitUntil(lambda: window.banner.text().startswith("Warning: Skipped e.png: e.png is empty (0 bytes)"))
     assert window.state.input == str(folder / "d.png") and window.folder_bar.label.text() == "4 of 5: d.png"
 
 

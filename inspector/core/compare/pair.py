@@ -19,7 +19,7 @@ from ..errors import MismatchError, ModelLoadError, RunError, SpecError
 from ..objective import Target
 from ..runspec import RunSpec
 from ..sources.loaded import LoadedModel, sharing_of, tree_of
-from ..sources.loader import load_model
+from ..sources.loader import load_model, weights_shown
 from ..sources.weights import is_random
 from .diff import DEFAULT_THRESHOLD, ModelDiff, compare_results, same_objective
 
@@ -98,8 +98,8 @@ def load_pair(source: str, weights: str | None, against: str | None = None, agai
         raise MismatchError("diff needs a second model: --against WEIGHTS, or --against-model SOURCE.")
     second_source = against_model or source
     second_weights = against if against else against_weights
-    first_name = f"{source} (weights {weights or 'random'})"
-    second_name = f"{second_source} (weights {second_weights or 'random'})"
+    first_name = f"{source} (weights {weights_shown(source, weights)})"
+    second_name = f"{second_source} (weights {weights_shown(second_source, second_weights)})"
     try:
         first = load_model(source, weights, trust, progress, seed=seed)
     except ModelLoadError as exc:

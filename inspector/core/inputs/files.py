@@ -18,7 +18,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from ..arguments import checked, need_path
 from ..errors import InputError
 from ..preprocess import Preprocess
-from ..sources.checkpoints import unsafe_globals
+from ..sources.checkpoints import load_weights_only, unsafe_globals
 from .samples import list_samples
 
 TENSOR_SUFFIXES = (".npy", ".pt", ".pth")
@@ -47,7 +47,7 @@ def open_image(path: str | Path) -> Image.Image:
     if not path.is_file():
         raise InputError(f"Input file not found: {path}")
     if path.stat().st_size == 0:
-        raise InputError(f"Input file is empty (0 bytes): {path}")
+        raise InputError(f"{path.name} is empty (0 bytes).")  # the name only, as the other reasons
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -110,7 +110,7 @@ def load_tensor(path: Path) -> torch.Tensor:
                 array = array.astype(np.float32)
             tensor = torch.from_numpy(np.ascontiguousarray(array))
         else:
-            tensor = torch.load(path, map_location="cpu", weights_only=True)
+            tensor = load_weights_only(path)
     except InputError:
         raise
     except pickle.UnpicklingError:

@@ -34,7 +34,7 @@ SCHEMA: dict = {
         "device": _STRING,
         "target": {"type": ["string", "integer"]},
         "layers": {"type": "array", "items": _STRING},
-        "sites": {"type": "array", "items": {"enum": list(SITE_CHOICES)}},
+        "sites": {"type": "array", "items": {"enum": list(SITE_CHOICES)}, "minItems": 1},
         "input_grad": {"type": "boolean"},
         "edits": {
             "type": "array",

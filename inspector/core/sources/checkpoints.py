@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import warnings
 import pickletools
 import zipfile
 from pathlib import Path
@@ -15,6 +16,14 @@ from ..errors import ModelLoadError, UntrustedCodeError
 
 _NESTED = ("state_dict", "model_state_dict", "model", "net", "module", "ema")
 _PREFIXES = ("module.", "_orig_mod.")
+
+
+def load_weights_only(path):
+    """`torch.load` with weights_only=True, quiet: torch's warning about a pickle protocol it did not
+    write comes before our own one-line refusal of a pickle that would import code."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Detected pickle protocol", category=UserWarning)
+        return torch.load(path, map_location="cpu", weights_only=True)
 
 
 def weights_into(module: nn.Module, path: str | Path, trust: bool = False) -> nn.Module:
@@ -44,7 +53,7 @@ def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Te
         except (SafetensorError, OSError, ValueError) as exc:
             raise ModelLoadError(f"Cannot read safetensors file {path}: {exc}") from None
     try:
-        obj = torch.load(path, map_location="cpu", weights_only=True)
+        obj = load_weights_only(path)
     except pickle.UnpicklingError as exc:
         unsafe = unsafe_globals(path)
         if unsafe is None:

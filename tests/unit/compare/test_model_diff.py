@@ -259,3 +259,14 @@ def test_cli_against_model(nets, x, tmp_path, capsys):
     assert main([*args, "--against-model", f"{nets}:Wide"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "different shapes" in err and ":Net" in err and ":Wide" in err
+
+
+def test_a_load_failure_names_each_sides_default_weights_as_they_are(tmp_path):
+    """An hf: folder's default weights are its own (pretrained), not 'random' as the message once said."""
+    from inspector.core.compare.pair import load_pair
+
+    with pytest.raises(ModelLoadError) as error:
+        load_pair(f"hf:{tmp_path / 'no-such-folder'}", None, against_model="demo")
+    message = str(error.value)
+    assert f"hf:{tmp_path / 'no-such-folder'} (weights the folder's own, pretrained)" in message
+    assert "demo (weights bundled)" in message and "random" not in message

@@ -72,3 +72,28 @@ def test_a_damaged_pt_file_is_one_line(tmp_path):
     path.write_bytes(b"\x80\x02not really a pickle at all")
     with pytest.raises(InputError, match="x.pt is not a tensor file this tool can read"):
         load_input(path)
+
+
+def test_refusing_a_pickle_that_imports_code_says_one_line_and_no_torch_warning(tmp_path):
+    """A raw protocol-4 pickle: torch warned about the protocol in two lines before our refusal."""
+    import pickle
+    import subprocess
+    import sys
+
+    path = tmp_path / "raw4.pt"
+    with open(path, "wb") as file:
+        pickle.dump({"w": torch.zeros(2)}, file, protocol=4)
+    for extra in (["--weights", str(path), "--input", "sample:star"], ["--input", str(path)]):
+        done = subprocess.run([sys.executable, "-m", "inspector", "capture", "--model", "demo", *extra],
+                              capture_output=True, text=True, timeout=120)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1 and "would import code" in lines[0], done.stderr
+
+
+def test_an_empty_image_is_named_by_its_file_name_like_the_other_reasons(tmp_path):
+    from inspector.core.inputs.files import open_image
+
+    (tmp_path / "empty.png").write_bytes(b"")
+    with pytest.raises(InputError) as error:
+        open_image(tmp_path / "empty.png")
+    assert str(error.value) == "empty.png is empty (0 bytes)."

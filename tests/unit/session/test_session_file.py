@@ -137,3 +137,14 @@ def test_replay_with_a_seed_gives_the_same_weights_as_load_model():
         assert torch.equal(bench.loaded.module.state_dict()[key], value), key
     first_conv = direct.module.features[0](torch.as_tensor(result["input"]))
     np.testing.assert_array_equal(result["features.0:output"], first_conv.detach().numpy())
+
+
+def test_a_session_with_no_sites_is_refused_as_the_cli_refuses_an_empty_list(tmp_path):
+    """`--sites ''` is an error; a session file with `"sites": []` once ran and captured nothing."""
+    path = save_session(toy_session(model="demo", layers=("conv1",), edits=()), tmp_path / "s.inspector.json")
+    data = json.loads(path.read_text())
+    data["sites"] = []
+    path.write_text(json.dumps(data))
+    with pytest.raises(SpecError) as error:
+        load_session(path)
+    assert "sites" in str(error.value) and "[]" in str(error.value)
