@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
                        help="start over: forget the saved state (and atlas) of an earlier run in --out")
     atlas.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                        help="run as a Ray Data pipeline: a local Ray instance, or the cluster at ADDRESS "
-                            "(ray://HOST:10001 or auto); needs the ray extra (pip install 'network-inspector[ray]')")
+                            "(HOST:PORT of its head, or auto); needs the ray extra (pip install 'network-inspector[ray]')")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,6 +3,8 @@ atlas."""
 
 from __future__ import annotations
 
+import re
+
 import os
 
 import numpy as np
@@ -91,3 +93,61 @@ def test_an_address_where_nothing_answers_is_a_clear_error_at_once_and_writes_no
     assert time.monotonic() - started < 30 and not (tmp_path / "out").exists()
     with pytest.raises(AtlasError, match="Cannot read the Ray address 'host:port'"):
         run_atlas(demo, data, "conv1", 2, tmp_path / "out", ray_address="host:port")
+
+
+def _server(reply: bytes | None):
+    """A local TCP server that answers every connection with `reply` (None: says nothing), on a thread."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    held = []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            held.append(conn)
+            conn.recv(64)
+            if reply is not None:
+                conn.sendall(reply)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener, listener.getsockname()[1]
+
+
+@pytest.mark.parametrize("reply, says", [
+    (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", "answers, but not as a Ray cluster's head"),
+    (None, "did not answer as a Ray cluster's head within 2 s"),
+])
+def test_an_address_where_something_else_answers_fails_within_seconds(tmp_path, reply, says):
+    """Ray waited past 150 s on a port where a web server (or a silent one) answered."""
+    import time
+
+    from inspector.core.atlas.ray_pipeline import check_address
+
+    listener, port = _server(reply)
+    try:
+        started = time.monotonic()
+        with pytest.raises(AtlasError, match=f"127.0.0.1:{port}.*{re.escape(says)}"):
+            check_address(f"127.0.0.1:{port}", timeout_s=2.0)
+        assert time.monotonic() - started < 10
+    finally:
+        listener.close()
+
+
+def test_a_grpc_head_passes_the_check_and_ray_client_addresses_are_refused():
+    from inspector.core.atlas.ray_pipeline import check_address
+
+    settings = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # an HTTP/2 server's first frame: SETTINGS
+    listener, port = _server(settings)
+    try:
+        check_address(f"127.0.0.1:{port}", timeout_s=2.0)  # answers as a gRPC server does: no error
+    finally:
+        listener.close()
+    with pytest.raises(AtlasError, match=r"ray://.*not supported \(they need ray\[client\]"):
+        check_address("ray://127.0.0.1:10001")
