@@ -73,9 +73,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (the PNGs drawn)")
     parser.add_argument("--only", metavar="STEP", action="append", choices=[n for n, _ in STEPS],
                         help="run only this step (repeatable)")
+    parser.add_argument("--device", default=None, metavar="DEVICE",
+                        help="also run every engine path on DEVICE (cuda, cuda:N, mps) and check it against the "
+                             "CPU: capture with edits, attribution, the atlas, diff, the app offscreen")
     args = parser.parse_args(argv)
     os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before anything can create a QApplication
-    steps = [s for s in STEPS if s[0] in args.only] if args.only else None
+    steps = [s for s in STEPS if s[0] in args.only] if args.only else list(STEPS)
+    if args.device:
+        from .device_steps import device_steps, missing_device
+
+        why = missing_device(args.device)
+        if why:
+            print(f"error: {why}", file=sys.stderr)
+            return 2
+        steps += device_steps(args.device)
     return run_selftest(args.json, steps, keep=args.keep)
 
 

@@ -35,8 +35,8 @@ def test_two_ctrl_c_within_milliseconds_end_in_one_line(tmp_path, after_s):
 
 def test_ctrl_c_after_an_atlas_is_written_still_exits_cleanly(tmp_path):
     """A SIGINT during the shutdown after the atlas was written: exit 0, the atlas whole."""
-    from PIL import Image
     import numpy as np
+    from PIL import Image
 
     data = tmp_path / "data"
     data.mkdir()

@@ -17,12 +17,13 @@ from inspector.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[2]
 SELFTEST_MODULES = ["inspector.selftest", "inspector.selftest.base", "inspector.selftest.steps",
-                    "inspector.selftest.qt_steps", "inspector.selftest.sandbox", "inspector.selftest.runner"]
+                    "inspector.selftest.qt_steps", "inspector.selftest.sandbox", "inspector.selftest.runner",
+                    "inspector.selftest.device_steps"]
 
 
 def test_the_package_holds_every_module_and_no_old_module_is_left():
     on_disk = {p.stem for p in (ROOT / "inspector" / "selftest").glob("*.py")}
-    assert on_disk == {"__init__", "__main__", "base", "steps", "qt_steps", "sandbox", "runner"}
+    assert on_disk == {"__init__", "__main__", "base", "steps", "qt_steps", "device_steps", "sandbox", "runner"}
     assert not (ROOT / "inspector" / "selftest.py").exists() and not (ROOT / "inspector" / "selftest_qt.py").exists()
     for path in (ROOT / "inspector" / "selftest").glob("*.py"):
         assert len(path.read_text(encoding="utf-8").splitlines()) < 300, path.name
@@ -157,3 +158,27 @@ def test_a_step_that_kills_the_process_is_named_in_the_report(tmp_path):
     assert data["ok"] is False and data["failed"] == ["dies"]
     assert [s["name"] for s in data["steps"]] == ["fine", "dies"]
     assert "process died" in data["steps"][1]["error"]
+
+
+def test_device_steps_run_every_engine_path_and_agree_with_the_cpu(tmp_path, monkeypatch):
+    """The steps `--self-test --device cuda` adds, run here with the CPU as the device (no GPU in CI):
+    capture with edits, attribution, the atlas, diff and the app offscreen all pass."""
+    from inspector.selftest.device_steps import device_steps
+
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    report = tmp_path / "report.json"
+    assert selftest.run_selftest(report, device_steps("cpu"), out=out) == 0, out.getvalue()
+    names = [step["name"] for step in json.loads(report.read_text())["steps"]]
+    assert names == ["cpu_capture", "cpu_attribution", "cpu_atlas", "cpu_diff", "cpu_app"]
+
+
+def test_self_test_on_a_device_this_machine_lacks_says_so_in_one_line(capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert selftest.main(["--self-test", "--device", "cuda"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: no CUDA device: this machine has none")
+    assert selftest.main(["--self-test", "--device", "tpu"]) == 2
+    assert "unknown device 'tpu'" in capsys.readouterr().err

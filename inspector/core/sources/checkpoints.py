@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 import pickle
-import warnings
 import pickletools
+import warnings
 import zipfile
 from pathlib import Path
 

@@ -4,8 +4,8 @@ by a start that fails, the output folder never part of the data, damaged resume 
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -18,7 +18,7 @@ from PIL import Image
 
 from inspector.core import load_model
 from inspector.core.atlas import run_atlas
-from inspector.core.atlas.store import JOB_FILE, LOCK_FILE, PARTIAL, JobLock
+from inspector.core.atlas.store import JOB_FILE, LOCK_FILE, PARTIAL
 from inspector.core.errors import AtlasError, DeviceError, RunCancelled
 
 

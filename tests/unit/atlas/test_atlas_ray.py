@@ -3,9 +3,8 @@ atlas."""
 
 from __future__ import annotations
 
-import re
-
 import os
+import re
 
 import numpy as np
 import pytest

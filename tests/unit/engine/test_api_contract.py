@@ -187,9 +187,10 @@ WRONG = [None, 5, 2.5, True, "text", b"bytes", [5], {"a": 1}, object(), np.zeros
 def _checked_calls(tmp_path_factory):
     """(function, valid arguments) for the public functions checked at the boundary (the README's API,
     the atlas API included): each call works as given."""
+    from PIL import Image
+
     from inspector.core.atlas import read_atlas, run_atlas, thumbnail_path
     from inspector.core.atlas.pictures import open_atlas, top_pictures
-    from PIL import Image
 
     demo = core.load_model("demo")
     data = tmp_path_factory.mktemp("contract-data")

@@ -1,0 +1,154 @@
+"""`--self-test --device cuda`: every engine path run on the device and checked against the CPU.
+
+Capture with edits, attribution (saliency, Grad-CAM, guided backprop), the channel atlas, a
+diff, and the app offscreen with the device picked: each on `device`, with the same numbers as
+on the CPU (to float32 rounding across kernels). Built for a GPU; any device torch knows works
+(the tests run them with `cpu`, where they must agree exactly).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import EDITS, SITES, Context, check
+from .runner import Step
+
+#: Agreement with the CPU: float32 kernels (cuDNN, TF32 off) reorder sums.
+RTOL, ATOL_OF_MAX = 1e-3, 1e-4
+
+
+def _close(a, b) -> bool:
+    import numpy as np
+
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    scale = max(float(np.abs(b).max()) if b.size else 0.0, 1e-12)
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=RTOL, atol=ATOL_OF_MAX * scale))
+
+
+def device_steps(device: str) -> list[Step]:
+    """The steps that run the engine's paths on `device` (named `DEVICE_capture`, ...)."""
+    name = device.replace(":", "")
+
+    def capture(ctx: Context) -> None:
+        """Every site on every leaf with both edits, on the device, equals the CPU's."""
+        import torch
+
+        from inspector.core import capture as run
+
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        on = run(ctx.demo(), ctx.demo_input(), layers="all", sites=SITES, edits=list(EDITS), target="top1",
+                 device=device, input_grad=True)
+        cpu = ctx.run(EDITS)
+        ctx.demo().module.to("cpu")
+        check(on.device.startswith(device.split(":")[0]), f"the run went to {on.device}, not {device}")
+        check(set(on.captures) == set(cpu.captures), "the device's captures are not the CPU's")
+        for key in cpu.captures:
+            check(_close(on[key], cpu[key]), f"{key} differs between {device} and the CPU")
+        ctx.info[f"{name}_captures"] = len(on.captures)
+
+    def attribution(ctx: Context) -> None:
+        """Saliency, Grad-CAM and guided backprop on the device equal the CPU's."""
+        from inspector.core.attribution import attribute
+        from inspector.core.devices import resolve_device
+
+        loaded, x = ctx.demo(), ctx.demo_input()
+        for method in ("saliency", "gradcam", "guided"):
+            loaded.module.to(resolve_device(device))
+            on = attribute(loaded, x.to(resolve_device(device)), method, "top1", None)
+            loaded.module.to("cpu")
+            cpu = attribute(loaded, x, method, "top1", None)
+            check(_close(on.map, cpu.map), f"{method} differs between {device} and the CPU")
+
+    def atlas(ctx: Context) -> None:
+        """An atlas of six images on the device has the CPU's statistics and top scores."""
+        import numpy as np
+        from PIL import Image
+
+        from inspector.core.atlas import run_atlas
+
+        data = Path.cwd() / f"{name}-atlas-data"
+        data.mkdir(exist_ok=True)
+        rng = np.random.default_rng(0)
+        for i in range(6):
+            Image.fromarray(rng.integers(0, 256, (48, 48, 3), dtype=np.uint8)).save(data / f"{i}.png")
+        on = run_atlas(ctx.demo(), str(data), "conv1,conv2", 3, str(Path.cwd() / f"{name}-atlas"), batch=4,
+                       device=device)
+        cpu = run_atlas(ctx.demo(), str(data), "conv1,conv2", 3, str(Path.cwd() / f"{name}-atlas-cpu"), batch=4)
+        ctx.demo().module.to("cpu")
+        for layer, theirs in cpu["layers"].items():
+            ours = on["layers"][layer]
+            for field in ("mean", "std", "frac_positive"):
+                check(_close(ours[field], theirs[field]), f"{layer} {field} differs between {device} and the CPU")
+            scores = [[e["score"] for e in channel] for channel in ours["top"]]
+            check(_close(scores, [[e["score"] for e in channel] for channel in theirs["top"]]),
+                  f"{layer}'s top scores differ between {device} and the CPU")
+
+    def diff(ctx: Context) -> None:
+        """The demo against random weights of itself: the same table on the device as on the CPU."""
+        from inspector.core import diff_models, load_model
+
+        first = ctx.demo()
+        second = load_model("demo")
+        with __import__("torch").no_grad():
+            for p in second.module.parameters():
+                p.mul_(1.01)  # a slightly different second model
+        x = ctx.demo_input()
+        on = diff_models(first, second, x, "conv1,conv2,fc", "output", device=device)
+        first.module.to("cpu")
+        second.module.to("cpu")
+        cpu = diff_models(first, second, x, "conv1,conv2,fc", "output", device="cpu")
+        check([r.key for r in on.rows] == [r.key for r in cpu.rows], "the diff rows differ")
+        check(_close([r.rel_l2 for r in on.rows], [r.rel_l2 for r in cpu.rows]),
+              f"the relative differences differ between {device} and the CPU")
+
+    def app(ctx: Context) -> None:
+        """The app offscreen with the device picked runs the demo there."""
+        from PySide6.QtCore import QEventLoop, QSettings, QTimer
+
+        from inspector.gui.main_window import MainWindow
+
+        from .base import APP_TIMEOUT_S
+
+        qapp = ctx.qapp()
+        settings = QSettings(str(Path.cwd() / f"{name}-設定.ini"), QSettings.IniFormat)
+        settings.setValue("device", device)
+        outcome: dict = {}
+        loop = QEventLoop()
+        window = MainWindow(settings=settings, restore=True)
+        try:
+            window.sigResultShown.connect(lambda o: (outcome.setdefault("result", o), loop.quit()))
+            window.sigFailedShown.connect(lambda m: (outcome.setdefault("error", m), loop.quit()))
+            window.show()
+            QTimer.singleShot(int(APP_TIMEOUT_S * 1000), loop.quit)
+            loop.exec()
+            check("error" not in outcome, f"the window showed an error: {outcome.get('error')}")
+            check("result" in outcome, f"no run was shown within {APP_TIMEOUT_S:.0f} s")
+            ran_on = outcome["result"].result.device
+            check(ran_on.startswith(device.split(":")[0]), f"the app ran on {ran_on}, not {device}")
+        finally:
+            window.close()
+            window.deleteLater()
+            qapp.processEvents()
+
+    return [(f"{name}_capture", capture), (f"{name}_attribution", attribution), (f"{name}_atlas", atlas),
+            (f"{name}_diff", diff), (f"{name}_app", app)]
+
+
+def missing_device(device: str) -> str | None:
+    """Why `device` cannot be tested here (one line), or None when it can."""
+    import torch
+
+    kind = device.split(":")[0]
+    if kind == "cuda" and not torch.cuda.is_available():
+        build = torch.version.cuda or "none"
+        return f"no CUDA device: this machine has none that torch {torch.__version__} (CUDA build {build}) can use."
+    if kind == "mps" and not torch.backends.mps.is_available():
+        return "no MPS device: this machine has none torch can use."
+    if kind not in ("cpu", "cuda", "mps"):
+        return f"unknown device {device!r}: use cuda, cuda:N, mps or cpu."
+    if kind == "cuda" and ":" in device:
+        index = device.split(":", 1)[1]
+        if not index.isdigit() or int(index) >= torch.cuda.device_count():
+            return f"no CUDA device {device}: this machine has {torch.cuda.device_count()}."
+    return None
