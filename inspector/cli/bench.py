@@ -33,12 +33,19 @@ def add_parser(sub) -> None:
                        help="trace how many of the project's objects two paths pass through (an edit with the "
                             "Compare tab on screen until it is redrawn; atlas --ray until atlas.json), "
                             "and list them with -v")
+    bench.add_argument("--contract", action="store_true",
+                       help="call every public API function with each argument of a wrong kind: list the calls "
+                            "that raise anything but an InspectorError")
     bench.add_argument("-v", "--verbose", action="store_true", help="with --handoffs: list every hand-off")
     bench.add_argument("--no-ray", action="store_true", help="with --handoffs: trace the atlas without Ray")
 
 
 def run(args) -> int:
     out = common.json_out(args)
+    if args.contract:
+        from inspector.bench.contract import main as contract
+
+        return contract()
     if args.handoffs:
         from inspector.bench.handoffs import run_handoffs
 

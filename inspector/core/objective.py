@@ -57,7 +57,7 @@ def parse_target(text: str | int | Target | None) -> Target:
     (the CLI's `--target`) or as a Python value; anything else is a SpecError."""
     if isinstance(text, Target):
         return text
-    if text is None or text == "":
+    if text is None or (isinstance(text, str) and text == ""):  # (an array compared with "" is ambiguous)
         return Target()
     if isinstance(text, numbers.Integral) and not isinstance(text, bool):
         text = int(text)  # numpy's integers too

@@ -39,6 +39,7 @@ def star(demo):
     ("-1", "Class index must be >= 0, got -1."),
     (np.int64(-2), "Class index must be >= 0, got -2."),
     ([3], "Unknown target [3]."),
+    (np.zeros(2), "Unknown target array([0., 0.])."),
 ])
 def test_capture_targets_give_the_clis_words(demo, star, target, words):
     with pytest.raises(SpecError) as info:
