@@ -6,6 +6,9 @@ import argparse
 import signal
 import sys
 
+from inspector.core.errors import RunCancelled
+from inspector.core.outputs import output_folder
+
 from . import common
 
 
@@ -30,8 +33,6 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from inspector.core.atlas import run_atlas
-    from inspector.core.errors import RunCancelled
-    from inspector.core.outputs import output_folder
 
     output_folder(args.out)  # before the model loads
     loaded = common.load(args)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sys
 
+from inspector.core.outputs import not_the_input, output_path
 from inspector.core.records.requests import ATTRIBUTION_METHODS
+from inspector.core.writes import save_npy
 
 from . import common
 
@@ -28,8 +30,6 @@ def run(args) -> int:
     from inspector.core import load_input, resolve_device
     from inspector.core.attribution import attribute
     from inspector.core.export import check_picture_path, picture, picture_suffixes, save_overlay
-    from inspector.core.outputs import not_the_input, output_path
-    from inspector.core.writes import save_npy
 
     out = not_the_input(output_path(args.out, suffixes=(".npy", *picture_suffixes())), args.input)
     if out.suffix.lower() != ".npy":

@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+from inspector.core.errors import SpecError
+from inspector.core.outputs import make_parent, output_path
 from inspector.core.records.manifest import SOURCE_FIELDS, run_manifest
 
 from . import capture_folder, common
@@ -36,9 +38,6 @@ def add_parser(sub) -> None:
 
 def _capture_out(args) -> Path | None:
     """The .npz `capture` writes (and its manifest beside it), checked before anything runs."""
-    from inspector.core.errors import SpecError
-    from inspector.core.outputs import output_path
-
     if not args.out:
         if args.manifest:
             raise SpecError("--manifest is written beside the .npz: add --out FILE.npz.")
@@ -89,8 +88,6 @@ def _report(args, result, manifest: dict, out: Path | None) -> None:
     """Write the .npz `out` (and with --manifest its JSON), then print predictions or --json statistics
     (valid JSON: NaN and infinities as the strings "NaN", "Infinity", "-Infinity")."""
     if out is not None:
-        from inspector.core.outputs import make_parent
-
         make_parent(out)
         if args.manifest:
             from inspector.core.export import export_npz

@@ -5,7 +5,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from inspector.core.errors import InputError
+from inspector.core.outputs import output_folder
 from inspector.core.records.manifest import run_manifest
+from inspector.core.writes import write_json
 
 MANIFEST = "manifest.json"
 
@@ -14,7 +17,6 @@ def check_out(args) -> Path:
     """The folder a folder capture writes into, checked before the model loads: a new folder, an
     empty one, or one an earlier folder capture wrote (its manifest.json is there)."""
     from inspector.core import SpecError
-    from inspector.core.outputs import output_folder
 
     if not args.out:
         raise SpecError("capture --input FOLDER needs --out OUTDIR (one .npz per image is written there).")
@@ -30,10 +32,8 @@ def capture_folder(args, loaded, out: Path) -> int:
     from tqdm import tqdm
 
     from inspector.core import capture, load_input
-    from inspector.core.errors import InputError
     from inspector.core.inputs.files import list_images
     from inspector.core.versions import versions
-    from inspector.core.writes import write_json
 
     images = list_images(args.input)
     done, skipped = [], []

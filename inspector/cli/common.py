@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from inspector.core.outputs import make_parent, output_path
 from inspector.core.sources.seeds import check_seed
 
 CODE_WARNING = (
@@ -56,6 +57,4 @@ def load(args):
 
 def json_out(args) -> Path | None:
     """`--json FILE` of bench and sweep, checked before the long run."""
-    from inspector.core.outputs import make_parent, output_path
-
     return make_parent(output_path(args.json, flag="--json")) if args.json else None

@@ -8,6 +8,9 @@ import json
 import sys
 from pathlib import Path
 
+from inspector.core.outputs import output_path
+from inspector.core.writes import save_npz
+
 from . import common
 
 
@@ -42,8 +45,6 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from inspector.core import load_input
     from inspector.core.compare.pair import diff_models, load_pair
-    from inspector.core.outputs import output_path
-    from inspector.core.writes import save_npz
 
     out = output_path(args.out, ".npz") if args.out else None  # checked before either model loads
     first, second = load_pair(args.model, args.weights, args.against, args.against_model, args.against_weights,

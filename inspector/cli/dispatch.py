@@ -10,6 +10,8 @@ import argparse
 import signal
 import sys
 
+from inspector.core.errors import InspectorError
+
 from . import atlas, attribute, bench, capture, common, diff, layers, samples, sweep
 
 #: The commands in the order `--help` lists them.
@@ -46,7 +48,6 @@ def main(argv: list[str] | None = None) -> int:
     keep_freed_memory()
     if args.command is None:
         return _launch_app(parser)
-    from inspector.core.errors import InspectorError
 
     previous = interrupt_once()
     try:
