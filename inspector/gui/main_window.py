@@ -8,31 +8,18 @@ holds a module or a tensor.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
     QDockWidget,
     QFileDialog,
-    QHBoxLayout,
-    QLabel,
     QMainWindow,
     QMessageBox,
-    QScrollArea,
-    QSplitter,
-    QTabWidget,
-    QTreeView,
-    QVBoxLayout,
-    QWidget,
 )
 
 from inspector.core.attention.supported import supported_text
 from inspector.core.errors import WriteError
-from inspector.core.inputs.samples import list_samples
 from inspector.core.keys import layer_of
 from inspector.core.writes import write_bytes
 
@@ -40,30 +27,14 @@ from .controllers.against import AgainstController
 from .controllers.analysis import AnalysisController
 from .controllers.atlas import AtlasController
 from .controllers.edits import EditsController
-from .controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, searchable
-from .docks.edits_panel import EditsPanel
-from .docks.folder_bar import FolderBar
-from .docks.live_bar import LiveBar, rate_text
+from .docks.live_bar import rate_text
 from .encoded import encoded
+from .layout import lay_out
 from .menus import build_menus
-from .run_status import RunStatus
 from .sources import SourcesMixin
 from .state import GRADIENT_SITES, AppState
 from .token_grid_mixin import TokenGridMixin
-from .views.atlas_view import AtlasView
-from .views.attribution_view import AttributionView
-from .views.compare_view import CompareView
-from .views.diagnostics_views import GradientFlowView, StatsTable
-from .views.layer_filter import LayerFilterBox
-from .views.layer_model import LayerTreeModel
-from .views.message_banner import MessageBanner
-from .views.side_panels import HookLog, InputView, PredictionsView
-from .views.tensor_panel import TensorPanel
 
-MIN_SIZE = (1100, 680)
-#: The central tabs, in order: the state's name of each view, and its tab's title.
-TABS = (("layer", "Layer"), ("compare", "Compare"), ("attribution", "Attribution"), ("flow", "Gradient flow"),
-        ("stats", "Statistics"))
 LIVE_HISTOGRAM_EVERY_S = 0.5  # while a video plays, the value histograms are redrawn twice a second
 LIVE_TEXT_EVERY_S = 0.25  # ... and its frame number and rate four times a second
 
@@ -74,22 +45,6 @@ def ask_trust_dialog(parent) -> callable:
                                       f"{name} {what}. Only continue if you trust where it came from.")
         return answer == QMessageBox.Yes
     return ask
-
-
-@dataclass
-class Views:
-    """The views the window lays out and hands to the controllers (each gets its own)."""
-
-    activation: TensorPanel
-    gradient: TensorPanel
-    compare: CompareView
-    attribution: AttributionView
-    flow: GradientFlowView
-    stats: StatsTable
-    atlas: AtlasView
-    edits_panel: EditsPanel
-    layer_model: LayerTreeModel
-    tree_view: QTreeView
 
 
 class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
@@ -109,7 +64,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.state = AppState(self.settings, ask_trust or ask_trust_dialog(self), self)
         self._live_text_at = 0.0  # when the live bar's text was last drawn
         self.token_grid = None  # the patch grid token captures are drawn on (inspector.core.records.tokens)
-        self._build()
+        lay_out(self)
         v, s = self.views, self.state
         self.edits = EditsController(s, v.edits_panel, v.compare, self.edits_dock, (v.activation, v.gradient))
         self.against = AgainstController(s, v.compare, v.layer_model, v.tree_view)
@@ -138,113 +93,6 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         return self.state.model
 
     # -- building -------------------------------------------------------------------------
-    def _build(self) -> None:
-        self.setAcceptDrops(True)
-        bar = self.addToolBar("Run")
-        bar.setObjectName("toolbar")
-        self.model_combo = ModelCombo()
-        self.weights_combo = WeightsCombo()
-        self.input_combo = searchable(QComboBox())
-        self.input_combo.setMinimumContentsLength(12)
-        for name in list_samples():
-            self.input_combo.addItem(f"sample:{name}")
-        self.device_combo = DeviceCombo()
-        self.target_combo = TargetCombo()
-        self.auto_run = QCheckBox("Auto-run")
-        self.auto_run.setChecked(True)
-        for label, widget in (("Model", self.model_combo), ("Weights", self.weights_combo),
-                              ("Input", self.input_combo), ("Device", self.device_combo),
-                              ("Target", self.target_combo)):
-            bar.addWidget(QLabel(f" {label} "))
-            bar.addWidget(widget)
-        self.run_action = QAction("Run", self, shortcut=QKeySequence("F5"))
-        self.run_action.setToolTip("Run forward and backward (F5)")
-        self.cancel_action = QAction("Cancel", self, shortcut=QKeySequence("Esc"))
-        self.cancel_action.setEnabled(False)
-        bar.addSeparator()
-        for action in (self.run_action, self.cancel_action):
-            bar.addAction(action)
-        bar.addWidget(self.auto_run)
-
-        self.layer_model = LayerTreeModel(self)
-        self.tree_view = QTreeView()
-        self.filter_box = LayerFilterBox(self.layer_model, self.tree_view)
-        self.proxy = self.filter_box.proxy
-        self.tree_view.setUniformRowHeights(True)
-        self.tree_view.setContextMenuPolicy(Qt.CustomContextMenu)
-        self.modules_dock = self._dock("Modules", self.filter_box, Qt.LeftDockWidgetArea)
-
-        self.layer_combo = QComboBox()
-        self.layer_combo.setMinimumContentsLength(20)
-        self.activation_panel = TensorPanel("Activation", diverging=False)
-        self.gradient_panel = TensorPanel("Gradient", diverging=True)
-        center = QWidget()
-        center_layout = QVBoxLayout(center)
-        self.grad_site_combo = QComboBox()
-        self.grad_site_combo.addItems(list(GRADIENT_SITES))
-        head = QHBoxLayout()
-        head.addWidget(QLabel("Layer"))
-        head.addWidget(self.layer_combo, 1)
-        head.addWidget(QLabel("Gradient"))
-        head.addWidget(self.grad_site_combo)
-        center_layout.addLayout(head)
-        split = QSplitter(Qt.Horizontal)
-        split.addWidget(self.activation_panel)
-        split.addWidget(self.gradient_panel)
-        center_layout.addWidget(split, 1)
-        compare, attribution = CompareView(), AttributionView()
-        flow, stats = GradientFlowView(), StatsTable()
-        self.tabs = QTabWidget()
-        self._tab_views = dict(zip((center, compare, attribution, flow, stats), (name for name, _ in TABS)))
-        for widget, (_name, title) in zip(self._tab_views, TABS):
-            self.tabs.addTab(widget, title)
-        self.banner = MessageBanner()
-        middle = QWidget()
-        middle_layout = QVBoxLayout(middle)
-        middle_layout.setContentsMargins(0, 0, 0, 0)
-        middle_layout.addWidget(self.banner)
-        middle_layout.addWidget(self.tabs, 1)
-        self.setCentralWidget(middle)
-
-        self.input_view = InputView()
-        self.predictions = PredictionsView()
-        self.folder_bar = FolderBar()
-        self.live_bar = LiveBar()
-        side = QWidget()
-        side_layout = QVBoxLayout(side)
-        side_layout.setContentsMargins(2, 2, 2, 2)
-        side_layout.addWidget(self.folder_bar)
-        side_layout.addWidget(self.live_bar)
-        side_layout.addWidget(self.input_view)
-        side_layout.addWidget(QLabel("<b>Predictions</b>"))
-        side_layout.addWidget(self.predictions)
-        self.side_dock = self._dock("Input and predictions", side, Qt.RightDockWidgetArea, scroll=True)
-        self.hook_log = HookLog()
-        self.log_dock = self._dock("Hook log", self.hook_log, Qt.BottomDockWidgetArea)
-        self.resizeDocks([self.log_dock], [110], Qt.Vertical)
-        edits_panel, atlas_view = EditsPanel(), AtlasView()
-        self.edits_dock = self._dock("Edits", edits_panel, Qt.RightDockWidgetArea, scroll=True)
-        self.atlas_dock = self._dock("Atlas", atlas_view, Qt.RightDockWidgetArea)
-        self.views = Views(self.activation_panel, self.gradient_panel, compare, attribution, flow, stats, atlas_view,
-                           edits_panel, self.layer_model, self.tree_view)
-        self.run_status = RunStatus(self.statusBar())
-        self.setMinimumSize(*MIN_SIZE)
-        self.resize(1280, 800)
-
-    def _dock(self, title: str, widget: QWidget, area, scroll: bool = False) -> QDockWidget:
-        """A dock; with `scroll`, its content scrolls rather than forcing the window taller than the screen."""
-        dock = QDockWidget(title, self)
-        dock.setObjectName(title.replace(" ", "_"))
-        if scroll:
-            area_widget = QScrollArea()
-            area_widget.setWidgetResizable(True)
-            area_widget.setFrameShape(QScrollArea.NoFrame)
-            area_widget.setWidget(widget)
-            widget = area_widget
-        dock.setWidget(widget)
-        self.addDockWidget(area, dock)
-        return dock
-
     def _arrange_docks(self) -> None:
         """Predictions and edits share the right column as tabs (each gets its full height at 1280x800)."""
         self.tabifyDockWidget(self.side_dock, self.edits_dock)
@@ -314,14 +162,14 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.live_bar.sigStep.connect(s.live.step)
         self.live_bar.sigSnapshot.connect(s.live.snapshot)
         self.live_bar.sigStop.connect(s.live.close)
-        self.tabs.currentChanged.connect(lambda _i: s.set_view(self._tab_views[self.tabs.currentWidget()]))
+        self.tabs.currentChanged.connect(lambda _i: s.set_view(self.tab_views[self.tabs.currentWidget()]))
         s.sigViewShown.connect(self._on_view_shown)
         self.input_view.sigClicked.connect(self._on_input_clicked)
         self.input_view.sigBoxDragged.connect(self._on_box_dragged)
 
     # -- what the state says -----------------------------------------------------------------
     def _on_view_shown(self, view: str) -> None:
-        widget = next(w for w, name in self._tab_views.items() if name == view)
+        widget = next(w for w, name in self.tab_views.items() if name == view)
         if self.tabs.currentWidget() is not widget:
             self.tabs.setCurrentWidget(widget)
         if view == "layer":

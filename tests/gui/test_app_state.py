@@ -11,6 +11,8 @@ import pytest
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDockWidget
 
+from inspector.gui.state.sessions import session_of
+
 
 def test_a_model_that_fails_to_load_leaves_the_loaded_one(ui, qtbot, window, gui_files, tiny_source, settings):
     """Item 1: the chooser shows what is loaded, F5 re-runs it, the failed file is not run again or saved."""
@@ -92,7 +94,7 @@ def test_the_form_and_presets_follow_the_selected_layer(ui, qtbot, window):
 
 def test_a_session_device_this_machine_lacks_is_offered_the_cpu(ui, qtbot, window, tmp_path):
     """Item 7: never a silent device change; the banner offers the CPU, runs wait until then."""
-    session = window.state.session()
+    session = session_of(window.state)
     data = json.loads(json.dumps(session.to_dict()))
     data["device"] = "cuda:7"
     path = tmp_path / "gpu.inspector.json"

@@ -8,6 +8,7 @@ import pytest
 from inspector.core import capture, load_input, load_model
 from inspector.core.session.file import load_session, save_session
 from inspector.core.workbench import Workbench
+from inspector.gui.state.sessions import session_of
 
 TOY = "inspector.demo.toy:ToyMLP"
 TICKS = {"fc1", "relu1", "fc2"}
@@ -148,7 +149,7 @@ def test_session_round_trip_and_headless_replay(ui, qtbot, toy_window, open_wind
     w.state.select_grad_site(w.grad_site_combo.currentText())
     ui.expect_result(qtbot, w)
     shown = rerun_with(ui, qtbot, w, lambda: w.state.editing.add_text("relu1:grad_input=clamp(min=0, max=2)"))
-    path = save_session(w.state.session(), tmp_path / "live.inspector.json")
+    path = save_session(session_of(w.state), tmp_path / "live.inspector.json")
     session = load_session(path, trust=True)
     assert session.layers == tuple(sorted(TICKS, key=["fc1", "relu1", "fc2"].index))
     assert [str(e) for e in session.edits] == ["relu1:grad_input=clamp(min=0, max=2)"]

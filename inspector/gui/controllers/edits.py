@@ -11,6 +11,8 @@ from inspector.core.edits import Edit
 from inspector.core.errors import InspectorError
 from inspector.core.keys import Key, layer_of
 
+from ..state.sessions import apply_session, session_of
+
 SESSION_FILTER = "Inspector sessions (*.inspector.json)"
 
 
@@ -114,7 +116,7 @@ class EditsController(QObject):
         from inspector.core.session.file import save_session
 
         try:
-            written = save_session(self.state.session(), path)
+            written = save_session(session_of(self.state), path)
         except (InspectorError, OSError) as exc:
             self.state.notify("error", f"Could not save the session to {path}: {exc}")
             return
@@ -140,6 +142,6 @@ class EditsController(QObject):
             if not trust:
                 self.state.notify("info", f"Session not loaded: {Path(path).name}. Nothing was run.")
                 return False
-        self.state.apply_session(session, trust=bool(trust))
+        apply_session(self.state, session, trust=bool(trust))
         return True
 

@@ -127,7 +127,7 @@ class AppState(QObject):
         self.last_run_id = 0
         self._last_sites: frozenset[str] = frozenset()
         self._next_ticks: set[str] | None = None  # ticks to apply when the model loads
-        self._next_target: str | None = None
+        self.pending_target: str | None = None  # a target to choose when the model loads (a session)
         self.timer = QTimer(self, singleShot=True, interval=0)  # changes made in one go -> one request
         self.timer.timeout.connect(self.run)
         w = self.worker
@@ -279,31 +279,6 @@ class AppState(QObject):
     def notify(self, level: str, text: str, action=None, details: str = "") -> None:
         self.sigNotice.emit(Notice(level, text, details, action))
 
-    # -- sessions ----------------------------------------------------------------------------
-    def session(self):
-        """The session file's record of what is loaded and chosen now."""
-        from inspector.core.session.file import Session  # torch: kept out of the window's start
-
-        model = self.model.request if self.model else ModelRequest()
-        return Session(
-            model=model.source, weights=model.weights, input=self.input, device=self.device, target=self.target,
-            layers=tuple(self.ticked()), sites=tuple(sorted(self.sites())), edits=self.edits,
-            input_grad=self.edits_active(), seed=self.model.seed if self.model else None,
-        )
-
-    def apply_session(self, session, trust: bool = False) -> None:
-        """Choose what `session` names: device, input, gradient site and edits now; the target and
-        ticks once its model has loaded."""
-        self.set_device(session.device)
-        self.set_input(session.input)
-        self._next_target = session.target
-        self.select_grad_site(next((site for site in ("grad_input", "params") if site in session.sites),
-                                   "grad_output").replace("params", "weight:grad"))
-        self.edits = tuple(session.edits)
-        self.sigEditsSet.emit(self.edits)
-        self.request_model(ModelRequest(session.model, session.weights, trust, session.seed),
-                           ticks=set(session.layers))
-
     # -- runs ------------------------------------------------------------------------------
     def ticked(self) -> list[str]:
         """The ticked layers in model order."""
@@ -424,10 +399,10 @@ class AppState(QObject):
         self.ticks = frozenset(p for p in ticks if p in {l.path for l in info.tree.layers})
         self.sigModelShown.emit(info.request)
         self.sigModelLoaded.emit(info, set(self.ticks))
-        if self._next_target is not None:
-            self.target = self._next_target
+        if self.pending_target is not None:
+            self.target = self.pending_target
             self.sigTargetShown.emit(self.target)
-            self._next_target = None
+            self.pending_target = None
         if not self.input and info.preprocess is not None:
             self.set_input(self.store.first_sample())
         self.store.save_model(info)

@@ -1,0 +1,33 @@
+"""Session files and the app's state: the record of what is loaded and chosen now, and choosing what
+a session names (its model, weights, input, device, gradient site, edits; the target and ticks once
+its model has loaded)."""
+
+from __future__ import annotations
+
+from inspector.core.records.requests import ModelRequest
+
+
+def session_of(state):
+    """The session file's record of what `state` (an AppState) has loaded and chosen now."""
+    from inspector.core.session.file import Session  # torch: kept out of the window's start
+
+    model = state.model.request if state.model else ModelRequest()
+    return Session(
+        model=model.source, weights=model.weights, input=state.input, device=state.device, target=state.target,
+        layers=tuple(state.ticked()), sites=tuple(sorted(state.sites())), edits=state.edits,
+        input_grad=state.edits_active(), seed=state.model.seed if state.model else None,
+    )
+
+
+def apply_session(state, session, trust: bool = False) -> None:
+    """Choose what `session` names: device, input, gradient site and edits now; the target and
+    ticks once its model has loaded."""
+    state.set_device(session.device)
+    state.set_input(session.input)
+    state.pending_target = session.target
+    state.select_grad_site(next((site for site in ("grad_input", "params") if site in session.sites),
+                                "grad_output").replace("params", "weight:grad"))
+    state.edits = tuple(session.edits)
+    state.sigEditsSet.emit(state.edits)
+    state.request_model(ModelRequest(session.model, session.weights, trust, session.seed),
+                        ticks=set(session.layers))
