@@ -16,8 +16,12 @@ from ..records.requests import ModelRequest, RunRequest
 from ..runspec import RunSpec
 from ..sources.seeds import check_seed
 from ..sources.trust import carries_code
+from ..outputs import inside
 from ..writes import write_json
 from .schema import check_session_data
+
+#: Weights that name no file.
+WEIGHT_WORDS = ("random", "pretrained", "default")
 
 FORMAT = "network-inspector-session"
 VERSION = 1
@@ -111,10 +115,27 @@ def load_session(path: str | Path, trust: bool = False) -> Session:
         raise SpecError(f"{path.name} is not valid JSON: {exc}") from None
     except RecursionError:
         raise SpecError(f"{path.name} is nested too deeply to be a session file.") from None
-    session = session_from_dict(data, path.name)
+    session = _files_beside(session_from_dict(data, path.name), path)
     if session.points_at_code() and not trust:
         raise UntrustedCodeError(
             f"{path.name} loads the model from {session.model}, which runs code. "
             f"Confirm you trust it (--trust on the command line)."
         )
     return session
+
+
+def _files_beside(session: Session, path: Path) -> Session:
+    """A relative input or weights file in a session is read from the session file's folder, never
+    from outside it (`../` that climbs out, or a link that leads out, is refused); an absolute one is
+    the user's own choice and stays as it is. `sample:` inputs and the weights words are not files."""
+    folder = path.resolve().parent
+    changes = {}
+    for field_name, value, words in (("input", session.input, ()), ("weights", session.weights, WEIGHT_WORDS)):
+        if not value or value in words or value.startswith("sample:") or Path(value).is_absolute():
+            continue
+        inner = inside(folder, value)
+        if inner is None:
+            raise SpecError(f"{path.name}: its {field_name} {value!r} is outside the session's folder ({folder}); "
+                            f"a relative path in a session must stay in that folder.")
+        changes[field_name] = str(inner)
+    return replace(session, **changes) if changes else session

@@ -148,3 +148,26 @@ def test_a_session_with_no_sites_is_refused_as_the_cli_refuses_an_empty_list(tmp
     with pytest.raises(SpecError) as error:
         load_session(path)
     assert "sites" in str(error.value) and "[]" in str(error.value)
+
+
+def test_relative_files_in_a_session_are_read_beside_it_and_never_outside(tmp_path, monkeypatch):
+    """A session and its image travel together; `../` that climbs out of the session's folder (or a
+    link that leads out) is refused, absolute paths and sample: inputs are kept as they are."""
+    from PIL import Image
+
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    Image.fromarray(np.zeros((16, 16, 3), np.uint8)).save(folder / "cat.png")
+    monkeypatch.chdir(tmp_path)  # not the session's folder
+    path = save_session(toy_session(model="demo", layers=("conv1",), edits=(), input="cat.png"),
+                        folder / "s.inspector.json")
+    assert load_session(path).input == str((folder / "cat.png").resolve())
+    (tmp_path / "secret.png").write_bytes(b"x")
+    (folder / "out").symlink_to(tmp_path, target_is_directory=True)
+    for outside in ("../secret.png", "out/secret.png"):
+        save_session(toy_session(model="demo", layers=("conv1",), edits=(), input=outside), path)
+        with pytest.raises(SpecError, match="outside the session's folder"):
+            load_session(path)
+    absolute = str(tmp_path / "secret.png")
+    save_session(toy_session(model="demo", layers=("conv1",), edits=(), input=absolute, weights="random"), path)
+    assert load_session(path).input == absolute and load_session(path).weights == "random"
