@@ -177,6 +177,9 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
 
     def _on_model_shown(self, request) -> None:
         self.model_combo.set_source(request.source)
+        loaded = self.state.model
+        if loaded is not None and request == loaded.request:  # shown again after a failed load: its weights too
+            self.weights_combo.show_loaded(loaded)
 
     def _on_loaded(self, info, ticks) -> None:
         self.layer_model.set_tree(info.tree, ticks)

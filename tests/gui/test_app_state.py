@@ -417,3 +417,23 @@ def test_the_token_grid_can_be_overridden(ui, qtbot, open_window, gui_files, ima
     monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("2 by 8", True)))
     window.ask_token_grid()
     assert "Not a token grid" in window.banner.text() and window.activation_panel.tokens == TokenGrid(2, 8, 1)
+
+
+def test_after_a_failed_weights_load_the_chooser_shows_the_weights_still_loaded(ui, qtbot, open_window, monkeypatch,
+                                                                                tmp_path, gui_files, image_file):
+    """Issue 25, item 4: the chooser kept the failed choice while the banner said 'still on ... (random)'."""
+    from PySide6.QtWidgets import QFileDialog
+
+    window = open_window(ui.source(gui_files, "Unseeded"), image_file, {"conv", "fc"})
+    combo, seed = window.weights_combo, window.state.model.seed
+    shown = combo.currentText()
+    assert shown == f"random (seed {seed})"
+    bad = tmp_path / "broken.safetensors"
+    bad.write_bytes(b"not a safetensors file")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(bad), "")))
+    i = next(i for i in range(combo.count()) if tuple(combo.itemData(i)) == ("checkpoint", None))
+    combo.setCurrentIndex(i)  # what a click on the item does before `activated`
+    with qtbot.waitSignal(window.state.sigFailed, timeout=20_000):
+        combo.activated.emit(i)
+    assert "Still on" in window.banner.text() and window.state.model.seed == seed
+    assert combo.currentText() == shown and tuple(combo.currentData()) == ("random", seed)
