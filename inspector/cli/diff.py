@@ -11,6 +11,8 @@ from pathlib import Path
 from inspector.core.outputs import output_path
 from inspector.core.writes import save_npz
 
+from inspector.core.sources.seeds import check_seed
+
 from . import common
 
 
@@ -25,6 +27,9 @@ def add_parser(sub) -> None:
                       help="the second model: another source with matching module paths")
     diff.add_argument("--against-weights", default=None, metavar="W2",
                       help="with --against-model: its weights (random | pretrained | PATH)")
+    diff.add_argument("--against-seed", default=None, metavar="N",
+                      help="with random weights for the second model: its seed (default: a new one, printed); "
+                           "--seed is the first model's")
     diff.add_argument("--input", required=True, help="image file, sample:NAME, or a .npy/.pt tensor")
     diff.add_argument("--layers", default="all", help="paths or globs, comma-separated; all; type:Conv2d")
     diff.add_argument("--sites", default="output,grad_output",
@@ -48,16 +53,20 @@ def run(args) -> int:
 
     out = output_path(args.out, ".npz") if args.out else None  # checked before either model loads
     first, second = load_pair(args.model, args.weights, args.against, args.against_model, args.against_weights,
-                              trust=args.trust, seed=common.seed(args))
+                              trust=args.trust, seed=common.seed(args),
+                              against_seed=check_seed(args.against_seed, "--against-seed", text=True))
     x = load_input(args.input, first.preprocess, first.input_shape)
     diff = diff_models(first, second, x, args.layers, args.sites, args.target, args.device, args.threshold,
                        edits=args.edit)
     if out is not None:
         save_npz(out, diff.arrays())
     if args.json:
-        print(json.dumps(diff.to_dict(), indent=1))
+        print(json.dumps({**diff.to_dict(), "seeds": {"first": first.seed, "second": second.seed}}, indent=1))
     else:
         _print_table(diff, out)
+        for side, model, flag in (("first", first, "--seed"), ("second", second, "--against-seed")):
+            if model.seed is not None:
+                print(f"{side} model: random weights, seed {model.seed} ({flag} {model.seed} gives them again)")
     for side, result in (("first", diff.first), ("second", diff.second)):
         for warning in result.warnings:
             print(f"warning ({side}): {warning}", file=sys.stderr)

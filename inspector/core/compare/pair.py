@@ -20,7 +20,6 @@ from ..objective import Target
 from ..runspec import RunSpec
 from ..sources.loaded import LoadedModel, sharing_of, tree_of
 from ..sources.loader import load_model, weights_shown
-from ..sources.weights import is_random
 from .diff import DEFAULT_THRESHOLD, ModelDiff, compare_results, same_objective
 
 
@@ -84,9 +83,12 @@ def diff_models(first: LoadedModel, second: LoadedModel, inputs: torch.Tensor, l
 
 @checked
 def load_pair(source: str, weights: str | None, against: str | None = None, against_model: str | None = None,
-              against_weights: str | None = None, trust: bool = False, seed: int | None = None, progress=None):
+              against_weights: str | None = None, trust: bool = False, seed: int | None = None, progress=None,
+              against_seed: int | None = None):
     """The two models a diff compares: `source` with `weights`, and `source` with `against` (a second
-    weights file) or `against_model` with `against_weights`. A load failure names both sides."""
+    weights file) or `against_model` with `against_weights`. Each side has its own seed: random
+    weights of the second model are made under `against_seed` (a new one when None), never the
+    first's. A load failure names both sides."""
     need_text(source, "source")
     for value, what in ((against, "against"), (against_model, "against_model"), (against_weights, "against_weights")):
         if value is not None:
@@ -105,11 +107,8 @@ def load_pair(source: str, weights: str | None, against: str | None = None, agai
     except ModelLoadError as exc:
         raise type(exc)(f"The first model, {first_name}, did not load (the second would be {second_name}): "
                         f"{exc}") from exc
-    random_second = is_random(second_weights)
-    # random weights: the same source gets the first model's seed (same weights unless told otherwise)
-    second_seed = (first.seed if second_source == source else seed) if random_second else None
     try:
-        second = load_model(second_source, second_weights, trust, progress, seed=second_seed)
+        second = load_model(second_source, second_weights, trust, progress, seed=against_seed)
     except ModelLoadError as exc:
         raise type(exc)(f"The second model, {second_name}, did not load (the first is {first_name}): "
                         f"{exc}") from exc

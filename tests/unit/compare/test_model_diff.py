@@ -189,7 +189,9 @@ def test_cli_json_shape_and_out(nets, x, tmp_path, capsys):
                  "--layers", "fc2,fc3", "--sites", "output,grad_output", "--json", "--out", str(out)])
     assert code == 0
     found = json.loads(capsys.readouterr().out)
-    assert list(found) == ["first_divergent", "threshold", "rows", "only_in_first", "only_in_second", "predictions"]
+    assert list(found) == ["first_divergent", "threshold", "rows", "only_in_first", "only_in_second", "predictions",
+                           "seeds"]
+    assert found["seeds"] == {"first": None, "second": None}  # weights files: no seeds
     assert found["first_divergent"] == "fc3:output" and found["threshold"] == 1e-3
     assert [r["key"] for r in found["rows"]] == ["fc2:output", "fc2:grad_output", "fc3:output", "fc3:grad_output",
                                                  "output"]
@@ -253,7 +255,8 @@ def test_cli_against_model(nets, x, tmp_path, capsys):
 
     np.save(tmp_path / "x.npy", x.numpy())
     args = ["diff", "--model", f"{nets}:Net", "--seed", "5", "--input", str(tmp_path / "x.npy"), "--layers", "all"]
-    assert main([*args, "--against-model", f"{nets}:Net", "--json"]) == 0  # the same seed: the same weights
+    assert main([*args, "--against-model", f"{nets}:Net", "--against-seed", "5", "--json"]) == 0  # the same seed
+    # (each side has its own seed: without --against-seed the second gets a new one, issue 25 item 2)
     found = json.loads(capsys.readouterr().out)
     assert found["first_divergent"] is None and all(r["rel_l2"] == 0 for r in found["rows"])
     assert main([*args, "--against-model", f"{nets}:Wide"]) == 2
@@ -270,3 +273,25 @@ def test_a_load_failure_names_each_sides_default_weights_as_they_are(tmp_path):
     message = str(error.value)
     assert f"hf:{tmp_path / 'no-such-folder'} (weights the folder's own, pretrained)" in message
     assert "demo (weights bundled)" in message and "random" not in message
+
+
+def test_each_side_of_a_diff_has_its_own_seed(nets, x, tmp_path, capsys):
+    """Issue 25, item 2: --against-model X --against-weights random was built with the first model's seed
+    (rel_l2 0 everywhere, 'no forward capture diverges')."""
+    from inspector.cli import main
+
+    np.save(tmp_path / "x.npy", x.numpy())
+    base = ["diff", "--model", f"{nets}:Net", "--seed", "1", "--against-model", f"{nets}:Net", "--against-weights",
+            "random", "--input", str(tmp_path / "x.npy"), "--layers", "fc1,fc2,fc3", "--sites", "output", "--json"]
+    assert main(base) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["seeds"]["first"] == 1 and found["seeds"]["second"] not in (None, 1)
+    assert found["first_divergent"] == "fc1:output" and all(r["rel_l2"] > 0 for r in found["rows"])
+    assert main([*base, "--against-seed", "1"]) == 0  # the same seed on purpose: the same weights
+    same = json.loads(capsys.readouterr().out)
+    assert same["seeds"] == {"first": 1, "second": 1} and same["first_divergent"] is None
+    assert all(r["rel_l2"] == 0 for r in same["rows"])
+    assert main([*base[:-1], "--against-seed", "7"]) == 0  # the table names both seeds
+    table = capsys.readouterr().out
+    assert "first model: random weights, seed 1 (--seed 1 gives them again)" in table
+    assert "second model: random weights, seed 7 (--against-seed 7 gives them again)" in table
