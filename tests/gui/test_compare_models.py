@@ -100,3 +100,16 @@ def test_second_model_that_does_not_fit_names_both_and_falls_back(ui, qtbot, com
     assert "second model" in message and "wide.safetensors" in message and "do not fit" in message
     assert "models.py:Tiny" in message  # the first side is named too
     assert w.state.against is None and w.edits.compare.against.currentIndex() == 0
+
+
+def test_random_weights_of_the_same_source_get_a_seed_of_their_own(ui, qtbot, open_window, gui_files, image_file):
+    """Issue 25, item 2 in the app: the second model once got the loaded model's seed, so the loaded
+    source 'against its random weights' was compared with itself."""
+    w = open_window(ui.source(gui_files, "Unseeded"), image_file, {"conv", "fc"})
+    w.tabs.setCurrentWidget(w.views.compare)
+    first = w.state.model.seed
+    w.against.choose_model(w.state.model.source, "random")
+    outcome = ui.expect_result(qtbot, w)
+    assert w.state.against.seed not in (None, first)
+    assert outcome.against is not None and outcome.against.first_divergent is not None
+    assert all(row.rel_l2 > 0 for row in outcome.against.rows if row.key.endswith(":output"))

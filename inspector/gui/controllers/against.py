@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from inspector.core.records.requests import ModelRequest
+from inspector.core.sources.seeds import new_seed
 
 WEIGHTS_FILTER = "Weights (*.safetensors *.pt *.pth *.bin *.ckpt);;All files (*)"
 
@@ -51,7 +52,8 @@ class AgainstController(QObject):
             self.state.set_against(ModelRequest(model.source, path, model.request.trust))
 
     def choose_model(self, source: str, weights: str = "random") -> None:
-        """Compare with another source (random weights of the loaded source get its seed)."""
+        """Compare with another source; random weights get a seed of their own, never the loaded
+        model's (the same source would otherwise be compared with itself)."""
         from inspector.core.sources.trust import carries_code
 
         source, weights = source.strip(), (weights or "random").strip()
@@ -64,7 +66,7 @@ class AgainstController(QObject):
                 self.state.notify("info", f"Not loaded: {source}. Nothing was run.")
                 return
             trust = True
-        seed = model.seed if source == model.source and weights == "random" else None
+        seed = new_seed() if weights == "random" else None
         self.state.set_against(ModelRequest(source, None if weights == "random" else weights, trust, seed))
 
     # -- what the state says ----------------------------------------------------------------
