@@ -13,6 +13,8 @@ from PIL import Image
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
 
+from inspector.core.inputs.files import input_preprocess
+
 
 class Click:
     def __init__(self, pos):
@@ -39,9 +41,9 @@ def make_images(folder, n=5):
     return names
 
 
-def hand_written_atlas(out, data):
-    """An atlas in the atlas.json format, written by hand: features.0 with 8 channels, channel 1's
-    top 2 are dogs/0.png (score 5.0 at y 4, x 5) and cats/1.png (2.5 at y 0, x 0)."""
+def hand_written_atlas(out, data, model):
+    """An atlas in the atlas.json format, written by hand, of `model` (a ModelInfo): features.0 with 8
+    channels, channel 1's top 2 are dogs/0.png (score 5.0 at y 4, x 5) and cats/1.png (2.5 at y 0, x 0)."""
     out.mkdir()
     top = [[{"image": "cats/3.png", "score": 1.0, "y": 0, "x": 0}] for _ in range(8)]
     top[1] = [{"image": "dogs/0.png", "score": 5.0, "y": 4, "x": 5}, {"image": "cats/1.png", "score": 2.5, "y": 0, "x": 0}]
@@ -50,8 +52,8 @@ def hand_written_atlas(out, data):
                                        "std": [1.0] * 8, "frac_positive": [0.25] * 8}}}
     (out / "atlas.json").write_text(json.dumps(atlas))
     (out / "atlas.job.json").write_text(json.dumps({"key": "hand", "arguments": {
-        "data": str(data), "preprocess": {"resize": 32, "crop": 32, "mean": [0, 0, 0], "std": [1, 1, 1],
-                                          "interpolation": "bilinear"}}}))
+        "model": model.source, "weights": model.weights, "seed": model.seed, "data": str(data),
+        "preprocess": input_preprocess(model.preprocess, model.input_shape).to_dict()}}))
     (out / "thumbnails").mkdir()
     # a 3x3 receptive field at stride 1: position (4, 5) -> box left 4, top 3, right 7, bottom 6
     (out / "thumbnails" / "regions.json").write_text(json.dumps({"features.0": {
@@ -64,7 +66,8 @@ def open_hand_written_atlas(qtbot, window, tmp_path):
     data = tmp_path / "data"
     make_images(data)
     out = tmp_path / "atlas"
-    hand_written_atlas(out, data)
+    qtbot.waitUntil(lambda: window.state.model is not None, timeout=20_000)
+    hand_written_atlas(out, data, window.state.model)
     window.state.atlas.open(str(out))
     view = window.views.atlas
     qtbot.waitUntil(lambda: view.opened is not None, timeout=20_000)
@@ -174,3 +177,31 @@ def test_building_an_atlas_in_the_worker_cancel_and_resume(ui, qtbot, window, tm
     assert window.views.atlas.layer.currentText() == "features.0" and window.atlas_dock.isVisible()
     qtbot.waitUntil(lambda: bool(window.views.atlas.cells) and window.views.atlas.cells[0][0].pixmap() is not None
                     and not window.views.atlas.cells[0][0].pixmap().isNull(), timeout=20_000)
+
+
+def test_another_models_atlas_is_said_to_be_so_and_never_shown_as_its_channels(ui, qtbot, window, tmp_path,
+                                                                                 gui_files):
+    """Issue 25, item 1: an atlas of Tiny, then Wide loaded (its features.0 has channels too): the dock says
+    plainly whose atlas it is and a click on Wide's channel 1 does not show Tiny's channel 1; back on Tiny
+    the warning goes and the click works again."""
+    from inspector.core.records.requests import ModelRequest
+
+    _, view = open_hand_written_atlas(qtbot, window, tmp_path)
+    tiny = window.state.model.request
+    assert not view.owner.isVisible() and window.state.atlas.not_of() is None
+    window.state.request_model(ModelRequest(f"{gui_files / 'models.py'}:Wide", trust=True))
+    qtbot.waitUntil(lambda: window.state.model.source.endswith(":Wide"), timeout=20_000)
+    ui.expect_result(qtbot, window)
+    assert view.owner.isVisible() and "Not the loaded model's atlas" in view.owner.text()
+    assert f"it was built on {tiny.source}" in view.owner.text() and ":Wide" in view.owner.text()
+    view.channel.setValue(0)
+    window.state.select_layer("features.0")
+    click_channel(window.activation_panel, 1)
+    qtbot.wait(300)
+    assert view.channel.value() == 0  # the click did not open Tiny's channel 1 as if it were Wide's
+    window.state.request_model(tiny)
+    qtbot.waitUntil(lambda: window.state.model.source == tiny.source, timeout=20_000)
+    ui.expect_result(qtbot, window)
+    assert not view.owner.isVisible()
+    click_channel(window.activation_panel, 1)
+    qtbot.waitUntil(lambda: view.channel.value() == 1, timeout=5_000)

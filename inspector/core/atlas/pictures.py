@@ -19,6 +19,7 @@ from ..errors import InspectorError, SpecError
 from ..inputs.files import open_image
 from ..outputs import inside
 from ..preprocess import Preprocess
+from .owner import made_by, not_of
 from .store import job_arguments, read_atlas, thumbnail_relative
 from .thumbs import argmax_region
 
@@ -34,6 +35,11 @@ class OpenedAtlas:
     atlas: dict
     data: str | None = None
     preprocess: dict | None = None
+    built: dict | None = None  # what built it: model, weights, seed, preprocess (`owner.made_by`)
+
+    def not_of(self, model) -> str | None:
+        """None when `model` built this atlas; else why its pictures are not that model's channels."""
+        return not_of(self.built or {"model": self.atlas.get("model")}, model)
 
     def layers(self) -> list[str]:
         return list(self.atlas["layers"])
@@ -77,7 +83,7 @@ def open_atlas(out_dir: str | os.PathLike) -> OpenedAtlas:
     data, preprocess = arguments.get("data"), arguments.get("preprocess")
     if data is not None and not Path(data).is_dir():
         data = None
-    return OpenedAtlas(str(out), atlas, data, preprocess)
+    return OpenedAtlas(str(out), atlas, data, preprocess, made_by(arguments, atlas))
 
 
 @checked

@@ -25,6 +25,7 @@ class AtlasController(QObject):
         atlas.sigPictures.connect(view.show_pictures)
         atlas.sigBuilding.connect(view.set_building)
         atlas.sigProgress.connect(view.set_progress)
+        atlas.sigOwner.connect(view.set_owner)
         for panel in panels:
             panel.sigChannelClicked.connect(self._on_mosaic_channel)
         compare.sigChannelClicked.connect(self._on_compare_channel)
@@ -37,6 +38,8 @@ class AtlasController(QObject):
         self._raise()
 
     def _on_mosaic_channel(self, channel: int) -> None:
+        if self.state.atlas.not_of() is not None:
+            return  # another model's atlas: its channel N is not this model's channel N
         if self.view.show_channel(layer_of(self.state.layer or ""), channel):
             self._raise()
 
@@ -45,7 +48,7 @@ class AtlasController(QObject):
             layer = parse_key(key).layer
         except SpecError:
             return
-        if layer and self.view.show_channel(layer, channel):
+        if layer and self.state.atlas.not_of() is None and self.view.show_channel(layer, channel):
             self._raise()
 
     def _raise(self) -> None:

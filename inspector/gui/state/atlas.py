@@ -21,12 +21,15 @@ class AtlasState(QObject):
     sigPictures(object): the TopPictures of the channel last asked for.
     sigBuilding(bool): a build started or ended.
     sigProgress(int, int): images done, images in all, while a build runs.
+    sigOwner(str): "" when the open atlas is the loaded model's; else why it is not (another model,
+        weights, seed or preprocessing built it): its pictures are then not this model's channels.
     """
 
     sigOpened = Signal(object)
     sigPictures = Signal(object)
     sigBuilding = Signal(bool)
     sigProgress = Signal(int, int)
+    sigOwner = Signal(str)
 
     def __init__(self, app, worker) -> None:
         super().__init__(app)
@@ -37,6 +40,13 @@ class AtlasState(QObject):
         worker.sigAtlas.connect(self._on_atlas)
         worker.sigAtlasPictures.connect(self._on_pictures)
         worker.sigAtlasProgress.connect(self.sigProgress)
+        app.sigModelLoaded.connect(lambda _info, _ticks: self._say_owner())
+
+    def not_of(self) -> str | None:
+        """None when the open atlas is the loaded model's; else why not (also when none is open)."""
+        if self.opened is None:
+            return "no atlas is open"
+        return self.opened.not_of(self.app.model)
 
     def open(self, path: str) -> None:
         self.worker.request_atlas(AtlasRequest("open", str(path)))
@@ -83,9 +93,16 @@ class AtlasState(QObject):
             self.sigBuilding.emit(False)
         atlas = opened.atlas
         skipped = f", {len(atlas['skipped'])} skipped" if atlas["skipped"] else ""
-        self.app.notify("info", f"Atlas of {atlas['model']} over {atlas['images']} images{skipped}: "
-                                f"{', '.join(opened.layers())} ({Path(opened.out_dir)}).")
+        why = self.not_of()
+        level, whose = ("info", "") if why is None else ("warning", f" It is not the loaded model's atlas: {why}.")
+        self.app.notify(level, f"Atlas of {atlas['model']} over {atlas['images']} images{skipped}: "
+                               f"{', '.join(opened.layers())} ({Path(opened.out_dir)}).{whose}")
         self.sigOpened.emit(opened)
+        self._say_owner()
+
+    def _say_owner(self) -> None:
+        if self.opened is not None:
+            self.sigOwner.emit(self.not_of() or "")
 
     def _on_pictures(self, run_id: int, pictures) -> None:
         if run_id == self._pictures_id:

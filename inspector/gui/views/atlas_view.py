@@ -128,6 +128,10 @@ class AtlasView(QWidget):
         self.info = QLabel("No atlas yet. Open one, or build one from the ticked layers over a folder of "
                            "images; then click a channel in a mosaic to see the images that excite it most.")
         self.info.setWordWrap(True)
+        self.owner = QLabel()  # why the open atlas is not the loaded model's (hidden when it is)
+        self.owner.setWordWrap(True)
+        self.owner.setStyleSheet("background: #5a3a00; color: #ffe9b0; padding: 4px;")
+        self.owner.setVisible(False)
         self.layer = QComboBox()
         self.layer.setMinimumContentsLength(12)
         self.channel = QSpinBox()
@@ -155,6 +159,7 @@ class AtlasView(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(self.progress)
         layout.addWidget(self.info)
+        layout.addWidget(self.owner)
         layout.addLayout(pick)
         layout.addWidget(self.stats)
         layout.addWidget(scroll, 1)
@@ -202,6 +207,14 @@ class AtlasView(QWidget):
         self.layer.blockSignals(False)
         self._set_picking_enabled(True)
         self._emit_channel()
+
+    def set_owner(self, why: str) -> None:
+        """Say plainly when the open atlas is not the loaded model's (`why` non-empty)."""
+        self.owner.setVisible(bool(why))
+        if why and self.opened is not None:
+            model = self.opened.atlas.get("model")
+            self.owner.setText(f"<b>Not the loaded model's atlas</b>: {why}. The pictures below are {model}'s "
+                               f"channels, not the loaded model's, and clicks on its mosaics do not open them.")
 
     def show_channel(self, layer: str, channel: int) -> bool:
         """Show `layer`'s channel `channel` (a mosaic click); False when the atlas lacks the layer."""
