@@ -96,6 +96,9 @@ class HookSet:
         self._open_calls: dict[str, list[int]] = defaultdict(list)
         self._open_aliases: dict[str, list[list[torch.Tensor]]] = defaultdict(list)
         self._noted: set[str] = set()
+        # > 0 while the attention probabilities are worked out beside the model (`_attention_hook`): the
+        # submodules that calls (qkv, q_norm, q_proj, ...) get their edits but are neither counted nor captured
+        self._aside = 0
 
     # -- lifecycle ---------------------------------------------------------------
     def __enter__(self) -> "HookSet":
@@ -242,6 +245,8 @@ class HookSet:
     def _pre_hook(self, path: str):
         def hook(module: nn.Module, args: tuple):
             self.check_cancel()
+            if self._aside:
+                return self._edited_aside(path, "input", args)
             call = self.calls[path]
             self.calls[path] += 1
             self._open_calls[path].append(call)
@@ -274,11 +279,38 @@ class HookSet:
 
         return hook
 
+    def _edited_aside(self, path: str, site: str, given):
+        """`given` (a call's arguments or output) as the edits of `path` leave it, for the pass that works out
+        attention probabilities beside the model: it sees what the model's own call sees (an edit of qkv
+        changes the probabilities), but it is not a call of the model, so nothing is counted, captured or
+        watched. The edits match the call the model makes next (the pass runs before the attention module's)."""
+        if (path, site) not in self.edits:
+            return None
+        call = self.calls[path]
+        if isinstance(given, torch.Tensor):
+            return self._edit(Key(path, site, call), given)
+        positions = _tensor_positions(given) if site == "output" else [
+            i for i, a in enumerate(given) if isinstance(a, torch.Tensor)]
+        if not positions:
+            return None
+        items = list(given)
+        many = len(positions) > 1
+        for slot, i in enumerate(positions):
+            items[i] = self._edit(Key(path, site, call, slot if many else None), items[i])
+        if site == "input" or type(given) is tuple:
+            return tuple(items)
+        return type(given)(*items) if hasattr(given, "_fields") else type(given)(items)
+
     def _attention_hook(self, path: str):
         """Store the attention probabilities this call of the module computes (worked out beside it)."""
         def hook(module: nn.Module, args: tuple, kwargs: dict):
             call = self._open_calls[path][-1] if self._open_calls[path] else 0
-            self.store(Key(path, "attention", call), attention_probs(module, args, kwargs))
+            self._aside += 1
+            try:
+                probs = attention_probs(module, args, kwargs)
+            finally:
+                self._aside -= 1
+            self.store(Key(path, "attention", call), probs)
             return None
 
         return hook
@@ -286,6 +318,8 @@ class HookSet:
     def _post_hook(self, path: str):
         def hook(module: nn.Module, args: tuple, output):
             self.check_cancel()
+            if self._aside:
+                return self._edited_aside(path, "output", output)
             stack = self._open_calls[path]
             call = stack.pop() if stack else 0
             aliases = self._open_aliases[path].pop() if self._open_aliases[path] else []
