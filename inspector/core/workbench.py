@@ -98,6 +98,10 @@ class Workbench:
         self._baseline: RunResult | None = None
         self.sharing = Sharing()  # what runs have shown about the loaded model (see core.sharing)
         self.second: Workbench | None = None  # holds the model RunRequest.against compares with
+        # A model counts as loaded once a run on it worked: until then the last one that did is kept
+        # (loaded, tree, request, device), so going back to it is instant (the app does when the new one fails).
+        self.ran = False
+        self._previous: tuple | None = None
 
     def holds(self, request: ModelRequest) -> bool:
         """The loaded model is the one `request` asks for, also when it names the seed that was picked
@@ -108,11 +112,18 @@ class Workbench:
     def load(self, request: ModelRequest, progress=None) -> tuple[LoadedModel, LayerTree]:
         """Load (or keep) the model; the layer tree comes from one small run at its default input."""
         if not self.holds(request):
-            loaded = load_model(request.source, request.weights, request.trust, progress, seed=request.seed)
-            example = loaded.example_input()
-            tree = build_layer_tree(loaded.module, example)
-            self.loaded, self.tree, self._model_request = loaded, tree, request
-            self._device = torch.device("cpu")
+            previous = self._previous
+            if previous is not None and request in (previous[2], replace(previous[2], seed=previous[0].seed)):
+                (self.loaded, self.tree, self._model_request, self._device), self._previous = previous, None
+                self.ran = True
+            else:
+                loaded = load_model(request.source, request.weights, request.trust, progress, seed=request.seed)
+                example = loaded.example_input()
+                tree = build_layer_tree(loaded.module, example)
+                if self.loaded is not None and self.ran:
+                    self._previous = (self.loaded, self.tree, self._model_request, self._device)
+                self.loaded, self.tree, self._model_request, self.ran = loaded, tree, request, False
+                self._device = torch.device("cpu")
             self._input_key = self._baseline_key = None
             self._input = self._baseline = None
             self.sharing = Sharing()
@@ -170,6 +181,7 @@ class Workbench:
                 self.second = Workbench()
             against = run_against(self.second, loaded, x, request, result, cancel, progress, phase)
         analysis = Analysis.of(result) if request.analyse and not spec.defers_stats else None
+        self.ran, self._previous = True, None  # the model ran: the one kept to go back to is let go
         return RunOutcome(request.run_id, result, baseline, tree if fresh else None, analysis,
                           analyse=request.analyse, against=against)
 

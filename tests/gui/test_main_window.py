@@ -158,6 +158,33 @@ def test_model_that_raises_shows_a_message_and_the_next_run_works(ui, qtbot, ope
     assert captured_layers(outcome) == {"features.0", "features.3", "fc"}
 
 
+def test_a_model_that_loads_but_fails_its_first_run_is_not_taken_on(ui, qtbot, window, gui_files, image_file,
+                                                                     tiny_source):
+    """Issue 25, item 5: Fussy loads (its tree is built on zeros) and raises on the image. The app goes back to
+    Tiny at once (the worker kept it: the same module object), with Tiny's tree and ticks, runs it, and Fussy is
+    never written to the settings."""
+    tiny_module = window.state.worker.bench.loaded.module
+    window.state.set_ticks({"features.0", "fc"})
+    ui.expect_result(qtbot, window)
+    fussy = ui.source(gui_files, "Fussy")
+    window.state.request_model(ModelRequest(fussy, trust=True))
+    qtbot.waitUntil(lambda: "first run failed" in window.banner.text(), timeout=30_000)
+    assert f"{fussy} (" in window.banner.text() and "Fussy only takes all-zero inputs" in window.banner.text()
+    assert window.banner.text().endswith(f"Back on {tiny_source} ({window.state.model.weights}).")
+    outcome = ui.expect_result(qtbot, window)
+    assert window.state.model.source == tiny_source and window.state.trying is None
+    assert window.state.worker.bench.loaded.module is tiny_module  # kept, not loaded again
+    assert captured_layers(outcome) == {"features.0", "fc"} and window.state.ticks == {"features.0", "fc"}
+    assert window.settings.value("model/source") == tiny_source
+    assert window.model_combo.currentText() == tiny_source
+    # a model that runs is taken on and remembered; nothing of Tiny is kept once it ran
+    wide = ui.source(gui_files, "Wide")
+    window.state.request_model(ModelRequest(wide, trust=True))
+    ui.expect_result(qtbot, window)
+    assert window.state.model.source == wide and window.settings.value("model/source") == wide
+    assert window.state.worker.bench._previous is None
+
+
 @pytest.mark.parametrize("name, says", [("broken.png", "not an image"), ("missing.png", "not found")])
 def test_bad_input_file_shows_a_clear_message(ui, qtbot, window, gui_files, image_file, name, says):
     bad = str(gui_files / name)

@@ -103,6 +103,11 @@ class AppState(QObject):
         self._ids = itertools.count(1)
         self.devices: list[tuple[str, str]] | None = None  # None until the engine has loaded
         self.model = None  # ModelInfo of what is loaded
+        # While a newly loaded model has not run yet: (the model that had, its ticks), or (None, None) when
+        # none had. A model counts as loaded once a run on it worked; when its first run fails the app goes
+        # back to the one before (`_back_to_the_last_that_ran`), and only a model that ran is remembered.
+        self.trying: tuple | None = None
+        self._back_to: ModelRequest | None = None  # the model that ran, being gone back to
         self.loading: ModelRequest | None = None  # asked for, not loaded yet
         self.input = ""  # what runs use
         self.good_input = ""  # the last input a run succeeded on
@@ -386,6 +391,10 @@ class AppState(QObject):
     def _on_loaded(self, info) -> None:
         freeze_imports()  # modules the model's source imported (torchvision, ...) live as long as the app
         first = self.model is None or info.source != self.model.source
+        back, self._back_to = self._back_to, None
+        if (self.model is None or info.request != self.model.request) and info.request != back:
+            if self.trying is None:
+                self.trying = (self.model, set(self.ticks)) if self.model is not None else (None, None)
         if first and self.against is not None and self.model is not None:
             self.against = None  # it was chosen for the other model
             self.sigAgainstSet.emit(None)
@@ -405,7 +414,6 @@ class AppState(QObject):
             self.pending_target = None
         if not self.input and info.preprocess is not None:
             self.set_input(self.store.first_sample())
-        self.store.save_model(info)
         self.schedule_run()
         self.live.on_frame()  # a live input's frames waited for the model
 
@@ -413,6 +421,9 @@ class AppState(QObject):
         if outcome.run_id != self.last_run_id:
             return  # a newer request is on its way: drop the stale result
         self.outcome = outcome
+        if self.trying is not None:  # its first run worked: now it counts as loaded
+            self.trying = None
+            self.store.save_model(self.model)
         result = outcome.result
         names = self.layer_names()
         self.select_layer(self.layer if self.layer in names else (names[0] if names else None))
@@ -453,6 +464,9 @@ class AppState(QObject):
             self.analysis.failed(failure)
         if failure.what == "load":
             self._load_failed(failure)
+        elif failure.what == "run" and self.trying is not None and self.trying[0] is not None and not failure.cancelled \
+                and (self.input == self.good_input or not self.good_input) and not self.live.playing:
+            self._back_to_the_last_that_ran(failure)
         elif failure.what == "run" and self.folder.skip_unreadable(failure):
             return  # a warning, and the next image is on its way
         elif failure.what == "run" and failure.kind == "InputError" and self.good_input \
@@ -466,6 +480,17 @@ class AppState(QObject):
         elif failure.what != "attribution":
             self.notify("error", failure.message, details=failure.details)
         self.sigFailed.emit(failure)
+
+    def _back_to_the_last_that_ran(self, failure: Failure) -> None:
+        """The model just loaded failed its first run: go back to the one that ran before (the worker kept
+        it, so at once), with its ticks. (The first model of a session stays, unremembered, for the user
+        to fix the input.)"""
+        (previous, ticks), self.trying = self.trying, None
+        self.notify("error", f"{self.model.source} ({self.model.weights}) loaded, but its first run failed: "
+                             f"{failure.message} Back on {previous.source} ({previous.weights}).",
+                    details=failure.details)
+        self._back_to = previous.request
+        self.request_model(previous.request, ticks=ticks)
 
     def _load_failed(self, failure: Failure) -> None:
         asked, self.loading = self.loading, None
