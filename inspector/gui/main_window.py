@@ -127,6 +127,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         s.sigTicksSet.connect(self.layer_model.set_ticked)
         s.sigResult.connect(self._on_result)
         s.sigStatsUpdated.connect(self._on_stats_updated)
+        s.sigStatsStopped.connect(self._on_stats_stopped)
         s.sigFailed.connect(self._on_failed)
         s.sigNotice.connect(self._on_notice)
         s.sigPhase.connect(self.run_status.set_phase)
@@ -239,6 +240,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         The Layer tab's panels are drawn only while it is on screen (a view shown later draws then)."""
         self.run_status.set_phase("Drawing")
         result = outcome.result
+        for panel in (self.activation_panel, self.gradient_panel):
+            panel.set_stats_stopped(False)
         self._fill_layer_combo()
         if self.state.view == "layer":
             self.show_layer(panels=(0,))
@@ -271,6 +274,11 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             capture = outcome.result.captures.get(panel.key)
             if capture is not None:
                 panel.show_stats(capture.stats)
+
+    def _on_stats_stopped(self, outcome) -> None:
+        if outcome is self.state.outcome:
+            for panel in (self.activation_panel, self.gradient_panel):
+                panel.set_stats_stopped(True)
 
     def _on_input_clicked(self, fy: float, fx: float) -> None:
         """A click on the input picks the patch whose attention the panels draw."""

@@ -72,6 +72,8 @@ class Worker(AtlasJobs, QObject):
         self._pending_catalogue = False
         self._pending_atlas = None  # open or build
         self._pending_pictures = None
+        self._pending_finish: int | None = None  # run id of a result whose statistics to finish
+        self._unfinished = None  # the last RunOutcome whose statistics were stopped before they were done
         self._atlas_cache: dict = {}  # the OpenedAtlas pictures are read from, by folder
         self._cancel = threading.Event()
         self._drawn = threading.Event()  # the GUI has drawn the last result (or stopped waiting for it)
@@ -107,6 +109,12 @@ class Worker(AtlasJobs, QObject):
                 self._pending_pictures = request
             else:
                 self._pending_atlas = request
+        self._sigWake.emit()
+
+    def request_finish(self, run_id: int) -> None:
+        """Work out the rest of result `run_id`'s statistics, which a run (since cancelled) stopped."""
+        with self._lock:
+            self._pending_finish = run_id
         self._sigWake.emit()
 
     def request_catalogue(self) -> None:
@@ -151,11 +159,16 @@ class Worker(AtlasJobs, QObject):
         with self._lock:
             load, run, device = self._pending_load, self._pending_run, self._pending_device
             attribution, catalogue = self._pending_attribution, self._pending_catalogue
-            atlas, pictures = self._pending_atlas, self._pending_pictures
+            atlas, pictures, finish = self._pending_atlas, self._pending_pictures, self._pending_finish
             self._pending_load = self._pending_run = self._pending_attribution = None
-            self._pending_atlas = self._pending_pictures = None
+            self._pending_atlas = self._pending_pictures = self._pending_finish = None
             self._pending_catalogue = False
-        if load is None and run is None and attribution is None and not catalogue and not (atlas or pictures):
+        unfinished = self._unfinished
+        if finish is not None and (unfinished is None or unfinished.run_id != finish or run is not None
+                                   or load is not None):
+            finish = None  # that result's statistics are done, or a newer result is coming
+        if load is None and run is None and attribution is None and not catalogue and not (atlas or pictures) \
+                and finish is None:
             return
         self._cancel.clear()
         self.sigBusy.emit(True)
@@ -166,6 +179,8 @@ class Worker(AtlasJobs, QObject):
                 run = None  # it was for the model that failed to load
             if run is not None:
                 self._run(run)
+            if finish is not None:
+                self._finish(unfinished)
             if attribution is not None:
                 self._attribute(attribution)
             for job in (atlas, pictures):
@@ -206,6 +221,7 @@ class Worker(AtlasJobs, QObject):
             self.sigFailed.emit(failure(exc, "run", request.run_id))
             return
         self.runs_done += 1
+        self._unfinished = None
         self._drawn.clear()
         if outcome.tree is not None:
             from inspector.core.model_info import describe
@@ -218,6 +234,7 @@ class Worker(AtlasJobs, QObject):
     def _finish(self, outcome) -> None:
         """The statistics and diagnostics left out of the run, unless a newer request came meanwhile."""
         newer = _NewerRequest(self)
+        self._unfinished = None
         # The panels first: on a machine with few cores the statistics would take the CPU from the
         # drawing. Wait (briefly, and not past a newer request) until the GUI says it has drawn.
         self._drawn.wait(DRAW_WAIT_S)
@@ -229,7 +246,8 @@ class Worker(AtlasJobs, QObject):
                 self.sigPhase.emit("Diagnostics (gradient flow, dead units, first NaN/Inf)")
                 self.sigStatsUpdate.emit(self.bench.diagnose(outcome, update))
         except RunCancelled:
-            return  # a newer run or load is waiting; its own update follows
+            self._unfinished = outcome  # a newer request, or Esc: the app asks again when it still shows it
+            return
         except Exception as exc:  # noqa: BLE001
             self.sigFailed.emit(failure(exc, "statistics", outcome.run_id))
 

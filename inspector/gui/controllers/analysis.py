@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFileDialog
 from inspector.core.diagnostics import first_nonfinite
 from inspector.core.export import export_npz, picture
 from inspector.core.records.manifest import run_manifest
+from inspector.gui.views.tensor_panel import STATS_STOPPED
 
 
 class AnalysisController(QObject):
@@ -28,6 +29,7 @@ class AnalysisController(QObject):
         state.sigModelLoaded.connect(self._on_loaded)
         state.sigResult.connect(self._on_result)
         state.sigStatsUpdated.connect(self._on_stats_updated)
+        state.sigStatsStopped.connect(self._on_stats_stopped)
         state.sigViewShown.connect(lambda _v: self._on_view_shown())
         self._stats_of = None  # the outcome the statistics table shows
         self._flow_of = None  # the outcome the gradient flow shows
@@ -51,6 +53,12 @@ class AnalysisController(QObject):
             self.flow.show_pending("Working out the gradient flow…")
             return  # it comes with the state's sigStatsUpdated
         self._analyse(outcome)
+
+    def _on_stats_stopped(self, outcome) -> None:
+        if not outcome.complete:
+            self.stats.show_pending(STATS_STOPPED)
+        if outcome.analyse and outcome.analysis is None:
+            self.flow.show_pending("Gradient flow: stopped (Esc); press F5 to work it out.")
 
     def _on_stats_updated(self, outcome) -> None:
         """The statistics, then the diagnostics, of the result on screen have arrived."""

@@ -55,6 +55,7 @@ class AppState(QObject):
         captures have statistics yet.
     sigStatsUpdated(object): the same RunOutcome, now with every statistic (and then again with its
         diagnostics, `outcome.analysis`).
+    sigStatsStopped(object): Esc stopped the rest of that RunOutcome's statistics (F5 works them out).
     sigFailed(object): a Failure worth showing.
     sigNotice(object): a Notice for the message banner (errors, warnings, confirmations).
     sigPhase(str): what is happening ("" when idle).
@@ -83,6 +84,7 @@ class AppState(QObject):
     sigLayerSelected = Signal(object)
     sigResult = Signal(object)
     sigStatsUpdated = Signal(object)
+    sigStatsStopped = Signal(object)
     sigFailed = Signal(object)
     sigNotice = Signal(object)
     sigPhase = Signal(str)
@@ -130,6 +132,8 @@ class AppState(QObject):
         self.outcome = None
         self.phase = ""  # what the worker is doing now ("" when idle)
         self.last_run_id = 0
+        self._asked: dict[int, tuple[str, str]] = {}  # run id -> the (input, target) it was asked on
+        self.shown_choice: tuple[str, str] | None = None  # the (input, target) of the result on screen
         self._last_sites: frozenset[str] = frozenset()
         self._next_ticks: set[str] | None = None  # ticks to apply when the model loads
         self.pending_target: str | None = None  # a target to choose when the model loads (a session)
@@ -362,6 +366,7 @@ class AppState(QObject):
         if request is None:
             return False
         self.last_run_id = request.run_id
+        self._asked = {request.run_id: (request.input, self.target)}
         self._last_sites = request.spec.sites
         self.worker.request_run(request)
         return True
@@ -372,8 +377,30 @@ class AppState(QObject):
             self.timer.start()
 
     def cancel(self) -> None:
+        """Esc: stop what the worker does. What is on screen stays, and the choosers say what it is: the
+        input and target of the result shown come back. Statistics of that result a cancelled run had
+        stopped are worked out again; those Esc itself stopped are said to be stopped."""
+        stats_only = self.phase.startswith(("Statistics", "Diagnostics"))
         self.timer.stop()
         self.worker.cancel()
+        self._show_what_ran()
+        outcome = self.outcome
+        if outcome is not None and (not outcome.complete or (outcome.analyse and outcome.analysis is None)):
+            if stats_only:
+                self.sigStatsStopped.emit(outcome)
+            else:
+                self.worker.request_finish(outcome.run_id)
+
+    def _show_what_ran(self) -> None:
+        if self.shown_choice is None or self.live.playing or self.folder.root():
+            return
+        source, target = self.shown_choice
+        if self.input != source:
+            self.input = source
+            self.sigInputShown.emit(source)
+        if self.target != target:
+            self.target = target
+            self.sigTargetShown.emit(target)
 
     def result_drawn(self) -> None:
         """The window has drawn the panels of the last result: the worker may go on with the rest
@@ -421,6 +448,7 @@ class AppState(QObject):
         if outcome.run_id != self.last_run_id:
             return  # a newer request is on its way: drop the stale result
         self.outcome = outcome
+        self.shown_choice = self._asked.get(outcome.run_id, self.shown_choice)
         if self.trying is not None:  # its first run worked: now it counts as loaded
             self.trying = None
             self.store.save_model(self.model)

@@ -35,6 +35,10 @@ _DEFAULT_LEVELS = {True: (-1.0, 1.0), False: (0.0, 1.0)}
 _DETAILS_MIN, _DETAILS_MAX = 190, 300  # height of the enlarged channel and histogram row
 
 
+STATS_COMING = "Statistics: being worked out…"
+STATS_STOPPED = "Statistics: stopped (Esc); press F5 to work them out."
+
+
 class TensorPanel(QWidget):
     """Signals
     -------
@@ -49,6 +53,7 @@ class TensorPanel(QWidget):
         super().__init__(parent)
         self.diverging = diverging
         self.base_title = title
+        self.stats_missing = STATS_COMING  # what the statistics line says while a capture has none
         self.mosaic: Mosaic | None = None
         self.maps: np.ndarray | None = None
         self.kernels: Grid | None = None
@@ -184,7 +189,13 @@ class TensorPanel(QWidget):
 
     def show_stats(self, stats: TensorStats | None) -> None:
         """The statistics line (None: they are still being worked out in the worker)."""
-        self.stats.setText(format_stats(stats) if stats is not None else "Statistics: being worked out…")
+        self.stats.setText(format_stats(stats) if stats is not None else self.stats_missing)
+
+    def set_stats_stopped(self, stopped: bool) -> None:
+        """Esc stopped the result's statistics before they were all worked out (or a new result came)."""
+        self.stats_missing = STATS_STOPPED if stopped else STATS_COMING
+        if stopped and self.stats.text() == STATS_COMING:
+            self.stats.setText(STATS_STOPPED)
 
     def _query_text(self, key: str, array: np.ndarray) -> str:
         if not self._is_attention(key) or array.ndim != 4:
