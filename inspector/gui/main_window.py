@@ -130,6 +130,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         s.sigStatsStopped.connect(self._on_stats_stopped)
         s.sigFailed.connect(self._on_failed)
         s.sigNotice.connect(self._on_notice)
+        s.sigNoticeOver.connect(self.banner.dismiss_about)
         s.sigPhase.connect(self.run_status.set_phase)
         s.sigAutoRun.connect(self.auto_run.setChecked)
         s.sigProgress.connect(self.run_status.set_progress)

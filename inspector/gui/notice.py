@@ -12,3 +12,4 @@ class Notice:
     text: str
     details: str = ""  # a traceback, shown on request
     action: tuple[str, Callable[[], None]] | None = None  # (button label, what it does)
+    about: str = ""  # "run": a run's error, which goes once a run works

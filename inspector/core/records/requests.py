@@ -63,6 +63,8 @@ class RunRequest:
 
 #: The attribution maps there are (inspector.core.attribution works them out).
 ATTRIBUTION_METHODS = ("saliency", "gradcam", "guided", "guided-gradcam", "rollout")
+LAYER_METHODS = ("gradcam", "guided-gradcam")  # the methods that work at a layer (the rest ignore one)
+CLASS_AGNOSTIC = ("rollout",)  # the methods that explain no class
 
 
 @dataclass(frozen=True)

@@ -34,9 +34,15 @@ class AnalysisController(QObject):
         self._stats_of = None  # the outcome the statistics table shows
         self._flow_of = None  # the outcome the gradient flow shows
         self._analysed = None  # the outcome whose first NaN/Inf was looked for
+        self._info_of_choices = None  # the ModelInfo the Attribution tab's choices are for
 
     def _on_loaded(self, info, _ticks) -> None:
-        self.attribution.set_choices(info.tree.convolutions(), [])
+        if info is not self._info_of_choices and (self._info_of_choices is None
+                                                  or info.request != self._info_of_choices.request):
+            self.attribution.forget()  # another model: its map (or error) is not this one's
+        self._info_of_choices = info
+        auto = "auto (last block's first norm)" if info.tokens is not None else "auto (last conv)"
+        self.attribution.set_choices(info.tree.convolutions(), [], auto)
 
     def _on_view_shown(self) -> None:
         self._fill_stats_if_shown()

@@ -58,6 +58,7 @@ class AppState(QObject):
     sigStatsStopped(object): Esc stopped the rest of that RunOutcome's statistics (F5 works them out).
     sigFailed(object): a Failure worth showing.
     sigNotice(object): a Notice for the message banner (errors, warnings, confirmations).
+    sigNoticeOver(str): what a Notice was about is over ("run": a run worked), so it goes.
     sigPhase(str): what is happening ("" when idle).
     sigAutoRun(bool): auto-run was switched on or off.
     sigQuerySet(int): the token whose attention the panels draw (0: the class token).
@@ -87,6 +88,7 @@ class AppState(QObject):
     sigStatsStopped = Signal(object)
     sigFailed = Signal(object)
     sigNotice = Signal(object)
+    sigNoticeOver = Signal(str)
     sigPhase = Signal(str)
     sigAutoRun = Signal(bool)
     sigQuerySet = Signal(int)
@@ -285,8 +287,9 @@ class AppState(QObject):
             self.auto_run = on
             self.sigAutoRun.emit(on)
 
-    def notify(self, level: str, text: str, action=None, details: str = "") -> None:
-        self.sigNotice.emit(Notice(level, text, details, action))
+    def notify(self, level: str, text: str, action=None, details: str = "", about: str = "") -> None:
+        """A message for the banner; `about="run"`: a run's error, taken down once a run works (sigNoticeOver)."""
+        self.sigNotice.emit(Notice(level, text, details, action, about))
 
     # -- runs ------------------------------------------------------------------------------
     def ticked(self) -> list[str]:
@@ -449,6 +452,7 @@ class AppState(QObject):
             return  # a newer request is on its way: drop the stale result
         self.outcome = outcome
         self.shown_choice = self._asked.get(outcome.run_id, self.shown_choice)
+        self.sigNoticeOver.emit("run")  # a run's error above working panels would be stale
         if self.trying is not None:  # its first run worked: now it counts as loaded
             self.trying = None
             self.store.save_model(self.model)
@@ -506,7 +510,8 @@ class AppState(QObject):
         elif failure.cancelled:
             self.notify("info", failure.message)
         elif failure.what != "attribution":
-            self.notify("error", failure.message, details=failure.details)
+            self.notify("error", failure.message, details=failure.details,
+                        about="run" if failure.what == "run" else "")
         self.sigFailed.emit(failure)
 
     def _back_to_the_last_that_ran(self, failure: Failure) -> None:

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QP
 
 from inspector.core.clipping import clip_levels, magnitude
 from inspector.core.records.requests import ATTRIBUTION_METHODS as METHODS
+from inspector.core.records.requests import CLASS_AGNOSTIC, LAYER_METHODS
 
 from ..controls import searchable
 
@@ -37,7 +38,8 @@ class AttributionView(QWidget):
         self.method.addItems(list(METHODS))
         self.method.setCurrentText("gradcam")
         self.layer = searchable(QComboBox())
-        self.layer.addItem("auto (last conv)", None)
+        self.auto_layer = "auto (last conv)"  # what "auto" picks for the loaded model (set_choices)
+        self.layer.addItem(self.auto_layer, None)
         self.target = searchable(QComboBox())
         self.target.addItem("target of the run", "")
         self.opacity = QSlider(Qt.Horizontal)
@@ -80,14 +82,22 @@ class AttributionView(QWidget):
         layout.addWidget(self.canvas, 1)
         layout.addWidget(self.caption)
         self.compute.clicked.connect(self._on_compute)
+        self.shown = False  # a map or an error is on screen: a changed choice computes again
+        self.method.currentTextChanged.connect(lambda _m: self._on_choice())
+        for combo in (self.layer, self.target):
+            combo.activated.connect(lambda _i: self._on_choice())
+        self._fit_choices()
         self.opacity.valueChanged.connect(lambda v: self.heat.setOpacity(v / 100))
         self.percentile.valueChanged.connect(lambda _v: self._apply_levels())
         self.heat.setOpacity(0.5)
 
-    def set_choices(self, conv_layers: list[str], predictions) -> None:
+    def set_choices(self, conv_layers: list[str], predictions, auto_layer: str | None = None) -> None:
+        """The layers and classes to offer; `auto_layer`: what "auto" picks for this model, in words."""
         keep_layer, keep_target = self.layer.currentData(), self.target.currentData()
+        if auto_layer is not None:
+            self.auto_layer = auto_layer
         self.layer.clear()
-        self.layer.addItem("auto (last conv)", None)
+        self.layer.addItem(self.auto_layer, None)
         for path in conv_layers:
             self.layer.addItem(path, path)
         self.target.clear()
@@ -97,11 +107,41 @@ class AttributionView(QWidget):
         for combo, keep in ((self.layer, keep_layer), (self.target, keep_target)):
             i = combo.findData(keep)
             combo.setCurrentIndex(max(i, 0))
+        self._fit_choices()
+
+    def _fit_choices(self) -> None:
+        """Only the choices the method uses are offered: a layer for Grad-CAM's, a class unless it explains none."""
+        method = self.method.currentText()
+        uses_layer, uses_class = method in LAYER_METHODS, method not in CLASS_AGNOSTIC
+        self.layer.setEnabled(uses_layer)
+        self.layer.setItemText(0, self.auto_layer if uses_layer else f"(no layer: {method} uses none)")
+        if not uses_layer:
+            self.layer.setCurrentIndex(0)
+        self.target.setEnabled(uses_class)
+        self.target.setItemText(0, "target of the run" if uses_class else "(no class: class-agnostic)")
+
+    def _on_choice(self) -> None:
+        self._fit_choices()
+        if self.shown:
+            self._on_compute()
+
+    def forget(self) -> None:
+        """Another model: nothing of the last one's map or error stays on screen."""
+        self._clear_map()
+        self.shown = False
+        self.caption.setText("Pick a method and press Compute.")
+
+    def _clear_map(self) -> None:
+        self.map = self.values = None
+        self.picture.clear()
+        self.heat.clear()
 
     def _on_compute(self) -> None:
         method = self.method.currentText()
+        self.shown = True
         self.caption.setText(f"Computing {method}…")
-        self.sigRequested.emit(method, self.target.currentData() or "", self.layer.currentData())
+        layer = self.layer.currentData() if method in LAYER_METHODS else None
+        self.sigRequested.emit(method, self.target.currentData() or "", layer)
 
     def show_attribution(self, picture: np.ndarray | None, found, labels) -> None:
         self.map = found.map
@@ -131,4 +171,6 @@ class AttributionView(QWidget):
             self.colorbar.setLevels(clip_levels(self.values, self.percentile.value()))
 
     def show_error(self, message: str) -> None:
+        """The method failed: its error, and no map (the last one belonged to another choice)."""
+        self._clear_map()
         self.caption.setText(f"<span style='color:#b00'>{message}</span>")

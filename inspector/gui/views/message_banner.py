@@ -81,6 +81,11 @@ class MessageBanner(QFrame):
         self.notice = None
         self.hide()
 
+    def dismiss_about(self, about: str) -> None:
+        """Take the message down if it is about `about` (a run's error, once a run worked)."""
+        if self.notice is not None and about and self.notice.about == about:
+            self.dismiss()
+
     def _on_action(self) -> None:
         notice = self.notice
         self.dismiss()

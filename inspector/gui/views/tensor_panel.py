@@ -54,6 +54,7 @@ class TensorPanel(QWidget):
         self.diverging = diverging
         self.base_title = title
         self.stats_missing = STATS_COMING  # what the statistics line says while a capture has none
+        self._hover_at = None  # where the mouse last was over the maps (scene position)
         self.mosaic: Mosaic | None = None
         self.maps: np.ndarray | None = None
         self.kernels: Grid | None = None
@@ -186,6 +187,9 @@ class TensorPanel(QWidget):
             self._histogram_at = now
         self.stats.setVisible(True)
         self.details.setVisible(True)
+        if not new and self._hover_at is not None and self.maps is not None:
+            self.hover.setText(" ")
+            self._on_mouse_moved(self._hover_at)  # the readout under a still mouse: the new values
 
     def show_stats(self, stats: TensorStats | None) -> None:
         """The statistics line (None: they are still being worked out in the worker)."""
@@ -317,6 +321,7 @@ class TensorPanel(QWidget):
         return None if point is None else self.mosaic.channel_at(*point)
 
     def _on_mouse_moved(self, scene_pos) -> None:
+        self._hover_at = scene_pos
         hit = self._channel_under(scene_pos)
         if hit is None:
             return
