@@ -121,7 +121,7 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
     missing = [p for p in spec.layers if p not in modules and not ("params" in spec.sites and p in params)]
     if missing:
         raise SpecError(f"No layer named {', '.join(map(repr, missing))}. Use `network-inspector layers` to list them.")
-    _check_edits(spec.edits, modules, params)
+    _check_edits([e for e in spec.edits if e.enabled], modules, params)  # an edit switched off stops nothing
     device = next((p.device for p in model.parameters()), inputs.device)
     result = RunResult(target=str(spec.target), device=str(device), edits=[str(e) for e in spec.edits if e.enabled])
 

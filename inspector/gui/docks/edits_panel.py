@@ -9,11 +9,13 @@ map (head ablation).
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QGridLayout,
     QHBoxLayout,
     QInputDialog,
     QLabel,
@@ -86,6 +88,8 @@ class EditsPanel(QWidget):
     sigMove(int, int): move edit `row` by `step` (-1 up, +1 down).
     sigDelete(int): delete edit `row`.
     sigAllOff(): switch every edit off.
+    sigDeleteAll(): delete every edit.
+    sigUndo(): undo the last change to the list.
     sigPreset(str, str, float): add preset `name` on `layer` with factor `k`.
     """
 
@@ -94,6 +98,8 @@ class EditsPanel(QWidget):
     sigMove = Signal(int, int)
     sigDelete = Signal(int)
     sigAllOff = Signal()
+    sigDeleteAll = Signal()
+    sigUndo = Signal()
     sigPreset = Signal(str, str, float)
 
     def __init__(self, parent=None) -> None:
@@ -124,15 +130,22 @@ class EditsPanel(QWidget):
         for name in PRESETS:
             menu.addAction(name, lambda n=name: self.choose_preset(n))
         presets.setMenu(menu)
-        buttons = QHBoxLayout()
-        for label, slot in (("Up", lambda: self.sigMove.emit(self.list.currentRow(), -1)),
-                            ("Down", lambda: self.sigMove.emit(self.list.currentRow(), 1)),
-                            ("Delete", lambda: self.sigDelete.emit(self.list.currentRow())),
-                            ("All off", self.sigAllOff.emit)):
+        buttons = QGridLayout()  # two rows: the whole set fits the dock's width
+        self.undo_button = QPushButton("Undo")
+        self.undo_button.setToolTip("Undo the last change to the edits (Ctrl+Z)")
+        self.undo_button.setShortcut(QKeySequence.Undo)
+        self.undo_button.setEnabled(False)
+        self.undo_button.clicked.connect(self.sigUndo.emit)
+        for i, (label, slot) in enumerate((("Up", lambda: self.sigMove.emit(self.list.currentRow(), -1)),
+                                           ("Down", lambda: self.sigMove.emit(self.list.currentRow(), 1)),
+                                           ("Delete", lambda: self.sigDelete.emit(self.list.currentRow())),
+                                           ("Delete all", self.sigDeleteAll.emit),
+                                           ("All off", self.sigAllOff.emit))):
             button = QPushButton(label)
             button.clicked.connect(slot)
-            buttons.addWidget(button)
-        buttons.addWidget(presets)
+            buttons.addWidget(button, i // 4, i % 4)
+        buttons.addWidget(self.undo_button, 1, 1)
+        buttons.addWidget(presets, 1, 2, 1, 2)
 
         form = QFormLayout()
         form.addRow("Layer", self.layer)
@@ -171,6 +184,9 @@ class EditsPanel(QWidget):
         if 0 <= row < len(self._edits):
             self.list.setCurrentRow(row)
         self.list.blockSignals(False)
+
+    def set_undoable(self, undoable: bool) -> None:
+        self.undo_button.setEnabled(undoable)
 
     def select_row(self, row: int) -> None:
         self.list.setCurrentRow(row)

@@ -139,6 +139,7 @@ class AppState(QObject):
         self._last_sites: frozenset[str] = frozenset()
         self._next_ticks: set[str] | None = None  # ticks to apply when the model loads
         self.pending_target: str | None = None  # a target to choose when the model loads (a session)
+        self.pending_edits: tuple | None = None  # edits to run the model with once it loads (a session)
         self.timer = QTimer(self, singleShot=True, interval=0)  # changes made in one go -> one request
         self.timer.timeout.connect(self.run)
         w = self.worker
@@ -231,9 +232,11 @@ class AppState(QObject):
                 self.store.save_ticks(self.model.source, ticks)
             self.schedule_run()
 
-    def set_edits(self, edits) -> None:
+    def set_edits(self, edits, undoable: bool = True) -> None:
         edits = tuple(edits)
         if edits != self.edits:
+            if undoable:
+                self.editing.remember(self.edits)
             self.edits = edits
             self.sigEditsSet.emit(edits)
             self.schedule_run(force=True)
@@ -428,7 +431,13 @@ class AppState(QObject):
         if first and self.against is not None and self.model is not None:
             self.against = None  # it was chosen for the other model
             self.sigAgainstSet.emit(None)
-        self.model, self.loading = info, None
+        before, self.model, self.loading = self.model, info, None
+        if self.pending_edits is not None or before is None or before.source != info.source:
+            edits = self.editing.for_model(before.source if before else None, info.source, self.pending_edits)
+            self.pending_edits = None
+            if edits != self.edits:
+                self.edits = edits
+                self.sigEditsSet.emit(edits)
         ticks = self._next_ticks
         if ticks is None:
             ticks = self.store.ticks(info.source)

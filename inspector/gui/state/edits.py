@@ -1,8 +1,11 @@
 """The edits list and every change to it (`AppState.editing`): add (from text or a form), switch on
-and off, move, delete, all off, presets, and channel or head ablation by clicking.
+and off, move, delete, delete all, all off, presets, channel or head ablation by clicking, and undo.
 
 The list itself is `AppState.edits` (what runs use); this part only works out the new list and
 hands it to `AppState.set_edits`, which re-runs and tells the edits panel (`sigEditsSet`).
+
+Edits belong to a model: each model's list (and its undo history) is kept for it when another one
+loads, and comes back with it; a model loaded for the first time starts with none (`for_model`).
 """
 
 from __future__ import annotations
@@ -21,13 +24,47 @@ class EditsState(QObject):
     """Signals
     -------
     sigMessage(str, bool): what the last change did (True: an error, the list unchanged).
+    sigUndoable(bool): whether there is a change to undo.
     """
 
     sigMessage = Signal(str, bool)
+    sigUndoable = Signal(bool)
+
+    HISTORY = 100  # changes that can be undone, per model
 
     def __init__(self, app) -> None:
         super().__init__(app)
         self.app = app
+        self.history: list[tuple[Edit, ...]] = []  # earlier lists of the loaded model, the last one last
+        self._kept: dict[str, tuple[tuple[Edit, ...], list]] = {}  # source -> (edits, history) of other models
+
+    def remember(self, edits: tuple[Edit, ...]) -> None:
+        """`edits` is about to be replaced (AppState.set_edits): it can be gone back to."""
+        self.history = [*self.history[-(self.HISTORY - 1):], tuple(edits)]
+        self.sigUndoable.emit(True)
+
+    def undo(self) -> bool:
+        """Back to the list before the last change; False when there is none."""
+        if not self.history:
+            return False
+        edits = self.history.pop()
+        self.app.set_edits(edits, undoable=False)
+        self.sigMessage.emit("undone", False)
+        self.sigUndoable.emit(bool(self.history))
+        return True
+
+    def for_model(self, before: str | None, now: str, given: tuple[Edit, ...] | None = None) -> tuple[Edit, ...]:
+        """The edits model `now` runs with: `given` (a session's), else those it had when it was last
+        loaded, else none. Model `before`'s list and history are kept for when it comes back."""
+        if before is not None:
+            self._kept[before] = (tuple(self.app.edits), self.history)
+        edits, self.history = self._kept.pop(now, ((), []))
+        if given is not None and tuple(given) != edits:
+            self.history = [*self.history, edits]
+            edits = tuple(given)
+        self.sigMessage.emit(" ", False)  # what the last change did was about the other model
+        self.sigUndoable.emit(bool(self.history))
+        return edits
 
     @property
     def items(self) -> tuple[Edit, ...]:
@@ -70,6 +107,9 @@ class EditsState(QObject):
         if 0 <= row < len(edits):
             del edits[row]
             self._set(edits)
+
+    def delete_all(self) -> None:
+        self._set(())
 
     def all_off(self) -> None:
         self._set(replace(e, enabled=False) for e in self.items)

@@ -20,14 +20,13 @@ def session_of(state):
 
 
 def apply_session(state, session, trust: bool = False) -> None:
-    """Choose what `session` names: device, input, gradient site and edits now; the target and
-    ticks once its model has loaded."""
+    """Choose what `session` names: device, input and gradient site now; the target, ticks and edits
+    once its model has loaded."""
     state.set_device(session.device)
     state.set_input(session.input)
     state.pending_target = session.target
     state.select_grad_site(next((site for site in ("grad_input", "params") if site in session.sites),
                                 "grad_output").replace("params", "weight:grad"))
-    state.edits = tuple(session.edits)
-    state.sigEditsSet.emit(state.edits)
+    state.pending_edits = tuple(session.edits)  # the session's model runs with them once it loads
     state.request_model(ModelRequest(session.model, session.weights, trust, session.seed),
                         ticks=set(session.layers))

@@ -363,6 +363,15 @@ def test_edits_naming_nothing_in_the_model_are_refused(toy, ones, text, fragment
         capture(toy, ones, layers="all", sites="output", edits=[text])
 
 
+@pytest.mark.parametrize("text", ["relu9:output=zero()", "fc1.gamma:grad=zero()"])
+def test_an_edit_switched_off_is_never_an_error(toy, ones, text):
+    """Issue 25, item 10: an edit that is off changes nothing, so what it names is not checked."""
+    off = dataclasses.replace(parse_edit(text), enabled=False)
+    result = capture(toy, ones, layers="fc1", sites="output", edits=[off])
+    plain = capture(toy, ones, layers="fc1", sites="output")
+    assert result.edits == [] and np.array_equal(result["fc1:output"], plain["fc1:output"])
+
+
 def test_edit_objects_and_text_are_interchangeable(toy, ones):
     edit = Edit(parse_key("relu1:grad_output"), "scale", (("k", 2),))
     as_object = capture(toy, ones, layers="fc1", sites="params", edits=[edit], target="output")
