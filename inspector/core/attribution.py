@@ -21,11 +21,11 @@ from .attention.site import supports_attention
 from .attention.supported import supported_text
 from .engine import RunSpec, run
 from .errors import RunError, SpecError
-from .guided import APPROXIMATED_TYPES, guided_edits, split_guided
+from .guided import APPROXIMATED_TYPES, approximation_note, guided_edits, split_guided
 from .layers import LayerTree, build_layer_tree
 from .objective import Target, parse_target
 from .records.requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
-from .records.tokens import TokenGrid, token_maps
+from .records.tokens import TokenGrid, is_channels_last, token_maps
 from .result import RunResult
 from .sources.grids import token_grid
 from .sources.loaded import LoadedModel
@@ -53,6 +53,12 @@ class Attribution:
     approximated: tuple[str, ...] = ()  # other activation modules: positive gradients only
     unreached: tuple[str, ...] = ()  # activations called as functions: no hook reaches them
     warnings: tuple[str, ...] = ()
+    approximated_types: tuple[str, ...] = ()  # the classes of `approximated` (GELU, SiLU, ...)
+
+    @property
+    def approximation(self) -> str:
+        """Where the guided rule was an approximation, in words ("" where it was exact or not used)."""
+        return approximation_note(self.approximated, self.approximated_types)
 
 
 def _unwrap(model: LoadedModel | nn.Module) -> tuple[nn.Module, list[str] | None]:
@@ -150,6 +156,8 @@ def cam_from_result(result: RunResult, layer: str, grid: TokenGrid | None = None
     if grads is None or grads.array is None:
         raise RunError(f"No gradient reached {layer}; the objective ({result.target}) does not depend on it.")
     a, g = torch.from_numpy(acts.array[:1]).float(), torch.from_numpy(grads.array[:1]).float()
+    if is_channels_last(tuple(acts.array.shape)):  # Swin's and ConvNeXt's (N, H, W, C) blocks: the mosaic's rule
+        a, g = a.permute(0, 3, 1, 2), g.permute(0, 3, 1, 2)
     alpha = g.mean(dim=(2, 3), keepdim=True)
     return torch.relu((alpha * a).sum(dim=1))[0].numpy()
 
@@ -236,8 +244,9 @@ def guided_backprop(model: LoadedModel | nn.Module, x: torch.Tensor, target=None
     with mode:
         result = run(module, x, spec, labels)
     unreached = tuple(f"{what}" + (f" x{n}" if n > 1 else "") for what, n in mode.found.items())
+    kinds = tuple(sorted({type(m).__name__ for p, m in named if p in set(approximated)}))
     return Attribution("guided", _first_grad(result), result.target, result.target_index, None, None,
-                       covered, approximated, unreached, tuple(result.warnings))
+                       covered, approximated, unreached, tuple(result.warnings), kinds)
 
 
 def guided_gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None,
@@ -248,7 +257,7 @@ def guided_gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None,
     cam = gradcam(model, x, same, layer)
     return Attribution("guided-gradcam", guided.map * cam.map[None], guided.target, guided.target_index,
                        cam.layer, cam.cam, guided.covered, guided.approximated, guided.unreached,
-                       guided.warnings + cam.warnings)
+                       guided.warnings + cam.warnings, guided.approximated_types)
 
 
 def attention_rollout(model: LoadedModel | nn.Module, x: torch.Tensor) -> Attribution:

@@ -213,3 +213,44 @@ def test_find_gradcam_layer(resnet):
     assert gradcam(Patchify(), torch.randn(1, 3, 16, 16), layer="conv_proj").cam.shape == (4, 4)
     with pytest.raises(SpecError, match="Unknown method"):
         attribute(mlp, torch.randn(1, 4), "lime")
+
+
+class _ToLast(nn.Module):
+    def forward(self, x):
+        return x.permute(0, 2, 3, 1)
+
+
+class _ChannelsLast(nn.Module):
+    """conv (N, C, H, W) -> to_last (N, H, W, C) -> norm over C -> back -> pool -> fc: a Swin-like stage."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(2)
+        self.conv = nn.Conv2d(3, 6, 3, stride=2, padding=1)
+        self.to_last = _ToLast()
+        self.norm = nn.LayerNorm(6)
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        y = self.norm(self.to_last(self.conv(x)))
+        return self.fc(y.mean(dim=(1, 2)))
+
+
+def test_gradcam_at_a_channels_last_layer_reads_it_as_channels_last():
+    """Issue 25, item 8: at an (N, H, W, C) output the map is over (H, W), equal to the map of the same
+    tensor permuted to (N, C, H, W) worked out by hand; torchvision's swin_t norm1 gives a 7 x 7 map."""
+    model = _ChannelsLast().eval()
+    x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(3))
+    found = gradcam(model, x, target=1, layer="to_last")
+    kept = {}
+    model.to_last.register_forward_hook(lambda _m, _a, out: kept.__setitem__("a", out) or out.retain_grad())
+    model(x)[0, 1].backward()
+    a = kept["a"].detach().permute(0, 3, 1, 2)[0]  # (C, H, W)
+    g = kept["a"].grad.permute(0, 3, 1, 2)[0]
+    expected = torch.relu((g.mean(dim=(1, 2))[:, None, None] * a).sum(dim=0))
+    assert found.cam.shape == (8, 8)
+    np.testing.assert_allclose(found.cam, expected.numpy(), rtol=1e-5, atol=1e-7)
+    swin = load_model("swin_t", weights="random", seed=0)
+    cam = gradcam(swin, torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(4)), target=3,
+                  layer="features.7.1.norm1")
+    assert cam.cam.shape == (7, 7) and cam.map.shape == (224, 224)
