@@ -48,6 +48,8 @@ def run(args) -> int:
     print(f"{found.method} for {what}" + (f" at {found.layer}" if found.layer else "") + f" -> {out}")
     if loaded.seed is not None:
         print(common.seed_note(loaded.seed))
+    if found.approximation:
+        print(f"note: {found.approximation}.")
     for note in found.unreached:
         print(f"warning: guided rule not applied (functional call): {note}", file=sys.stderr)
     for warning in found.warnings:

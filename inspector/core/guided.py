@@ -38,3 +38,15 @@ def split_guided(layers: Iterable[tuple[str, Iterable[str]]]) -> tuple[tuple[str
 def guided_edits(exact: Iterable[str], approximated: Iterable[str]) -> tuple[Edit, ...]:
     """`path:grad_input=guided()` on every exact, then every approximated, activation module."""
     return tuple(Edit(Key(path, "grad_input"), "guided") for path in (*exact, *approximated))
+
+
+def approximation_note(approximated: Iterable[str], types: Iterable[str] = ()) -> str:
+    """What the guided rule did where it is not exact, in words: for the CLI, the app's caption and the
+    preset's message ("" when it was exact everywhere)."""
+    approximated = tuple(approximated)
+    if not approximated:
+        return ""
+    kinds = sorted(set(types)) or list(APPROXIMATED_TYPES)
+    return (f"guided rule approximated at {len(approximated)} non-ReLU activation(s) ({', '.join(kinds)}): their "
+            f"own backward is kept and only positive gradients pass; exact at nn.ReLU only (as captum's "
+            f"GuidedBackprop, which changes nn.ReLU alone)")

@@ -35,6 +35,15 @@ MODELS = textwrap.dedent("""
             x = self.conv2(self.relu(self.conv1(x)))
             return self.head(torch.relu(x).mean((2, 3)))
 
+    class Gelu(Tiny):
+        def __init__(self):
+            super().__init__()
+            self.act = nn.GELU()
+
+        def forward(self, x):
+            x = self.act(self.conv2(self.relu(self.conv1(x))))
+            return self.head(x.mean((2, 3)))
+
     class Mlp(nn.Module):
         def __init__(self):
             super().__init__()
@@ -73,6 +82,8 @@ def runs(tmp_path_factory):
                         "--out", str(folder / "cam.npy")),
         "tiny": start("attribute", "--method", "guided", "--model", f"{folder / 'models.py'}:Tiny",
                       "--input", str(folder / "picture.png"), "--out", str(folder / "guided.npy")),
+        "gelu": start("attribute", "--method", "guided", "--model", f"{folder / 'models.py'}:Gelu",
+                      "--input", str(folder / "picture.png"), "--out", str(folder / "gelu.npy")),
         "mlp": start("attribute", "--method", "gradcam", "--model", f"{folder / 'models.py'}:Mlp",
                      "--input", str(folder / "small.npy"), "--out", str(folder / "no.npy")),
     }
@@ -104,6 +115,22 @@ def test_guided_file_model_npy_matches_api(runs):
     found = attribute(model, x, "guided")
     assert found.covered == ("relu",) and np.load(folder / "guided.npy").shape == (3, 32, 32)
     np.testing.assert_allclose(np.load(folder / "guided.npy"), found.map, rtol=1e-5, atol=1e-7)
+
+
+def test_guided_says_where_its_rule_is_an_approximation(runs):
+    """Issue 25, item 9: exact at nn.ReLU only; at the GELU the CLI says it approximated, and how."""
+    folder, procs, _ = runs
+    code, out, err = finish(procs["gelu"])
+    assert code == 0, err
+    model = load_model(f"{folder / 'models.py'}:Gelu")
+    found = attribute(model, load_input(folder / "picture.png", model.preprocess, model.input_shape), "guided")
+    assert found.covered == ("relu",) and found.approximated == ("act",) and found.approximated_types == ("GELU",)
+    assert out.splitlines()[-1] == (
+        "note: guided rule approximated at 1 non-ReLU activation(s) (GELU): their own backward is kept and only "
+        "positive gradients pass; exact at nn.ReLU only (as captum's GuidedBackprop, which changes nn.ReLU alone).")
+    tiny = load_model(f"{folder / 'models.py'}:Tiny")  # all ReLU: exact, nothing to say
+    assert attribute(tiny, load_input(folder / "picture.png", tiny.preprocess, tiny.input_shape),
+                     "guided").approximation == ""
 
 
 def test_gradcam_without_conv_is_one_line_error(runs):

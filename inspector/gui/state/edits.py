@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal
 
 from inspector.core.edits import Edit, parse_edit
 from inspector.core.errors import SpecError
+from inspector.core.guided import approximation_note, split_guided
 from inspector.core.keys import Key
 from inspector.core.presets import PRESETS
 
@@ -126,7 +127,10 @@ class EditsState(QObject):
             self.sigMessage.emit(str(exc), True)
             return False
         where = f" on {layer}" if one_layer else ""
-        self.sigMessage.emit(f"{name}{where}: {len(new)} edit(s)", False)
+        _exact, approximated = split_guided((e.key.layer, (layer_types.get(e.key.layer, ""),))
+                                            for e in new if e.op == "guided")
+        note = approximation_note(approximated, {layer_types.get(p, "") for p in approximated})
+        self.sigMessage.emit(f"{name}{where}: {len(new)} edit(s)" + (f"; {note}." if note else ""), False)
         self._set((*self.items, *new))
         return True
 

@@ -158,8 +158,8 @@ class AttributionView(QWidget):
         notes = [f"{found.method} for {what}"]
         if found.layer:
             notes.append(f"layer {found.layer}")
-        if found.approximated:
-            notes.append(f"approximate rule at {len(found.approximated)} non-ReLU activation(s)")
+        if found.approximation:
+            notes.append(found.approximation)
         if found.unreached:
             notes.append("not reached (functional calls): " + "; ".join(found.unreached))
         notes += list(found.warnings)
