@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 
 from inspector.core.outputs import output_path
-from inspector.core.writes import save_npz
-
 from inspector.core.sources.seeds import check_seed
+from inspector.core.writes import save_npz
 
 from . import common
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from ..edits import Edit, parse_edit
 from ..errors import SpecError, UntrustedCodeError
+from ..outputs import inside
 from ..records.requests import ModelRequest, RunRequest
 from ..runspec import RunSpec
 from ..sources.seeds import check_seed
 from ..sources.trust import carries_code
-from ..outputs import inside
 from ..writes import write_json
 from .schema import check_session_data
 
