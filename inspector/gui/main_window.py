@@ -133,6 +133,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         s.sigNoticeOver.connect(self.banner.dismiss_about)
         s.sigPhase.connect(self.run_status.set_phase)
         s.sigAutoRun.connect(self.auto_run.setChecked)
+        s.sigUnrun.connect(self._on_unrun)
         s.sigProgress.connect(self.run_status.set_progress)
         s.sigBusy.connect(self.cancel_action.setEnabled)
         s.sigCatalogue.connect(self.model_combo.set_catalogue)
@@ -227,6 +228,11 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         if label is not None and self.grad_site_combo.currentText() != label:
             self.grad_site_combo.setCurrentText(label)
         self.show_layer()
+
+    def _on_unrun(self, waiting: bool) -> None:
+        """With auto-run off, the switch says when a change has not run yet."""
+        self.auto_run.setText("Auto-run (off: changes wait for F5)" if waiting else "Auto-run")
+        self.auto_run.setStyleSheet("QCheckBox { color: #a05a00; font-weight: bold; }" if waiting else "")
 
     def _on_notice(self, notice) -> None:
         self.banner.show_notice(notice)

@@ -58,6 +58,8 @@ class AppState(QObject):
     sigStatsStopped(object): Esc stopped the rest of that RunOutcome's statistics (F5 works them out).
     sigFailed(object): a Failure worth showing.
     sigNotice(object): a Notice for the message banner (errors, warnings, confirmations).
+    sigAutoRun(bool): auto-run was switched on or off (by the user, or off because warm runs are slow).
+    sigUnrun(bool): with auto-run off, a change waits for F5 (True), or the last change ran (False).
     sigNoticeOver(str): what a Notice was about is over ("run": a run worked), so it goes.
     sigPhase(str): what is happening ("" when idle).
     sigAutoRun(bool): auto-run was switched on or off.
@@ -91,6 +93,7 @@ class AppState(QObject):
     sigNoticeOver = Signal(str)
     sigPhase = Signal(str)
     sigAutoRun = Signal(bool)
+    sigUnrun = Signal(bool)
     sigQuerySet = Signal(int)
     sigAgainstSet = Signal(object)
     sigViewShown = Signal(str)
@@ -131,6 +134,7 @@ class AppState(QObject):
         self.against: ModelRequest | None = None  # a second model to compare with (None: the baseline)
         self.edits_on = "both"  # with a second model: which side the edits apply to (both, first, second)
         self.auto_run = True
+        self._runs_of_model = 0  # results of the loaded model: the first (cold) one never judges run time
         self.outcome = None
         self.phase = ""  # what the worker is doing now ("" when idle)
         self.last_run_id = 0
@@ -289,6 +293,8 @@ class AppState(QObject):
         if on != self.auto_run:
             self.auto_run = on
             self.sigAutoRun.emit(on)
+            if on:
+                self.schedule_run()  # a change that waited for F5 runs now
 
     def notify(self, level: str, text: str, action=None, details: str = "", about: str = "") -> None:
         """A message for the banner; `about="run"`: a run's error, taken down once a run works (sigNoticeOver)."""
@@ -372,6 +378,7 @@ class AppState(QObject):
         if request is None:
             return False
         self.last_run_id = request.run_id
+        self.sigUnrun.emit(False)
         self._asked = {request.run_id: (request.input, self.target)}
         self._last_sites = request.spec.sites
         self.worker.request_run(request)
@@ -381,6 +388,8 @@ class AppState(QObject):
         """Run soon (coalesced) when auto-run is on, or always when `force` (an edit changed)."""
         if self.auto_run or force:
             self.timer.start()
+        else:
+            self.sigUnrun.emit(True)  # said beside the Auto-run switch: nothing runs until F5
 
     def cancel(self) -> None:
         """Esc: stop what the worker does. What is on screen stays, and the choosers say what it is: the
@@ -432,6 +441,8 @@ class AppState(QObject):
             self.against = None  # it was chosen for the other model
             self.sigAgainstSet.emit(None)
         before, self.model, self.loading = self.model, info, None
+        if before is None or before.request != info.request:
+            self._runs_of_model = 0
         if self.pending_edits is not None or before is None or before.source != info.source:
             edits = self.editing.for_model(before.source if before else None, info.source, self.pending_edits)
             self.pending_edits = None
@@ -453,7 +464,7 @@ class AppState(QObject):
             self.pending_target = None
         if not self.input and info.preprocess is not None:
             self.set_input(self.store.first_sample())
-        self.schedule_run()
+        self.schedule_run(force=True)  # the panels belong to the model loaded, auto-run or not
         self.live.on_frame()  # a live input's frames waited for the model
 
     def _on_result(self, outcome) -> None:
@@ -474,9 +485,13 @@ class AppState(QObject):
         else:
             self.live.result_shown()
         total = result.timings.get("total_s", 0.0)
-        if total > AUTO_RUN_LIMIT_S and self.auto_run and not self.live.playing:
+        self._runs_of_model += 1
+        warm = self._runs_of_model > 1  # a first run pays for kernels, caches and memory: not judged
+        if warm and total > AUTO_RUN_LIMIT_S and self.auto_run and not self.live.playing:
             self.set_auto_run(False)
-            self.notify("info", f"Auto-run turned off: one run takes {total:.1f} s. Press F5 to run.")
+            self.notify("warning", f"Auto-run turned off: a run of {self.model.source} takes {total:.1f} s even "
+                                   f"warm. Changes now wait for F5 (the Auto-run switch in the toolbar says so).",
+                        ("Turn auto-run back on", lambda: self.set_auto_run(True)))
         self.sigResult.emit(outcome)
 
     def _on_phase(self, phase: str) -> None:
