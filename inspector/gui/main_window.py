@@ -98,7 +98,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.tabifyDockWidget(self.side_dock, self.edits_dock)
         self.tabifyDockWidget(self.edits_dock, self.atlas_dock)
         self.side_dock.raise_()
-        self.resizeDocks([self.modules_dock, self.side_dock], [250, 330], Qt.Horizontal)
+        self.resizeDocks([self.modules_dock, self.side_dock], [290, 320], Qt.Horizontal)
 
     def _restore_layout(self) -> None:
         self._arrange_docks()
@@ -189,6 +189,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.tree_view.expandToDepth(0)
         for col in range(self.layer_model.columnCount()):
             self.tree_view.resizeColumnToContents(col)
+        for col, widest in ((0, 170), (1, 120)):  # long names elide (the tooltip has them): the shapes stay in view
+            self.tree_view.setColumnWidth(col, min(self.tree_view.columnWidth(col), widest))
         self.weights_combo.show_loaded(info)
         self.set_token_grid(info.tokens)
         self.target_combo.set_labels(list(info.labels) if info.labels else None, dense=info.task == "segmentation")

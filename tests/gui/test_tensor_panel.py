@@ -93,7 +93,7 @@ def test_click_emits_the_channel_and_zooms_it(qtbot, make_panel, conv_maps):
     assert panel.highlight.isVisible()
     assert (rect.x(), rect.y(), rect.width(), rect.height()) == (2 * 113, 5 * 113, 112, 112)
     tile = conv_maps[0, 42]
-    assert panel.zoom.label.text() == (f"x:output · channel 42 · min {tile.min():.4g} · max {tile.max():.4g}")
+    assert panel.zoom.label.text() == (f"x:output · channel\u00a042 · min\u00a0{tile.min():.4g} · max\u00a0{tile.max():.4g}")
     assert panel.zoom.canvas.width() >= 200 and panel.zoom.canvas.height() >= 200
 
     widget_pos = panel.canvas.mapFromScene(scene_point(panel, 7, 60, 60))

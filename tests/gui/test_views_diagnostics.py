@@ -81,3 +81,29 @@ def test_predictions_spell_out_nan_and_inf(show):
     cells = [[view.item(r, c).text() for c in range(3)] for r in range(3)]
     assert cells == [["cat (1)", "NaN", "Inf"], ["dog (2)", "25.00%", "-Inf"], ["eel (3)", "12.50%", "1.500"]]
     assert view.toolTip() == "The output holds NaN 2  Inf 1 of 4 values"
+
+
+def test_the_statistics_table_keeps_its_place_and_order_when_refilled(qtbot):
+    """Issue 25, item 12: a re-run refills the table; the scroll position and the sort stay."""
+    import torch
+    from torch import nn
+
+    from inspector.core.engine import RunSpec, run
+
+    model = nn.Sequential(*[nn.Linear(8, 8) for _ in range(40)])
+    result = run(model, torch.ones(1, 8), RunSpec.make([str(i) for i in range(40)], "output,grad_output", (), "sum"))
+    table = StatsTable()
+    qtbot.addWidget(table)
+    table.resize(400, 300)
+    table.show()
+    table.show_result(result)
+    table.table.sortItems(2, Qt.DescendingOrder)
+    qtbot.waitUntil(lambda: table.table.verticalScrollBar().maximum() > 15, timeout=2_000)
+    table.table.verticalScrollBar().setValue(15)
+    table.table.horizontalScrollBar().setValue(2)
+    first = [table.table.item(r, 0).text() for r in range(5)]
+    table.show_pending("Working out the statistics of every capture…")  # a re-run empties it first
+    table.show_result(result)
+    qtbot.waitUntil(lambda: table.table.verticalScrollBar().value() == 15, timeout=2_000)
+    assert table.table.verticalScrollBar().value() == 15 and table.table.horizontalScrollBar().value() == 2
+    assert [table.table.item(r, 0).text() for r in range(5)] == first and np.all(np.array(first) != "")

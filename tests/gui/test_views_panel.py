@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 
 from inspector.core.stats import TensorStats
-from inspector.gui.views.number_format import fmt, format_stats
+from inspector.gui.views.number_format import fmt, format_stats, keep_pairs
 from inspector.gui.views.tensor_panel import TensorPanel
 
 
@@ -114,7 +114,7 @@ def test_enlarged_channel_is_linked_between_two_panels(qtbot, make_panel):
     np.testing.assert_array_equal(grad.zoom_image.image, grads[0, 42])
     rect = grad.highlight.rect()
     assert (rect.x(), rect.y(), rect.width(), rect.height()) == (70, 14, 6, 6)
-    assert grad.zoom.label.text().startswith("relu:grad_output · channel 42 · min ")
+    assert grad.zoom.label.text().startswith("relu:grad_output · channel\u00a042 · min\u00a0")
     with qtbot.assertNotEmitted(act.sigChannelZoomed):  # a followed zoom does not echo back
         grad.zoom_channel(270)  # on the second page of both
     with qtbot.waitSignal(grad.sigChannelZoomed):
@@ -137,7 +137,7 @@ def test_a_new_key_or_a_missing_capture_leaves_nothing_of_the_last(make_panel):
     panel._on_mouse_clicked(Click(at(panel, 7, 7)))
     panel.show_capture("conv2:grad_output", grads * 2, None)  # a new key starts at channel 0
     assert panel.channel == 0 and panel.hover.text() == " "
-    assert panel.zoom.label.text().startswith("conv2:grad_output · channel 0 ")
+    assert panel.zoom.label.text().startswith("conv2:grad_output · channel\u00a00 ")
     panel.show_missing("conv1 has no bias parameter (it has weight).")
     assert panel.title.text() == "<b>Gradient</b>"
     assert panel.stack.currentWidget() is panel.message
@@ -157,8 +157,10 @@ def test_statistics_spell_out_nan_and_inf(make_panel):
     assert [fmt(v) for v in (float("nan"), float("inf"), -float("inf"), 0.5)] == ["NaN", "Inf", "-Inf", "0.5"]
     panel = make_panel()
     panel.show_capture("x:output", np.full((1, 2, 3, 3), np.nan, np.float32), bad)
-    assert panel.stats.text() == format_stats(bad) and panel.stats.isVisible()
-    assert panel.zoom.label.text() == "x:output · channel 0 · no finite values"
+    assert panel.stats.text() == keep_pairs(format_stats(bad)) and panel.stats.isVisible()
+    # the line wraps between pairs only: within "NaN 6 of 6 values" and "2×3 float32" no break
+    assert panel.stats.text() == "2×3\u00a0float32   NaN\u00a06\u00a0of\u00a06\u00a0values   (no\u00a0finite\u00a0values)"
+    assert panel.zoom.label.text() == "x:output · channel\u00a00 · no\u00a0finite\u00a0values"
 
 
 def test_tokens_are_maps_of_the_models_patch_grid(make_panel):

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMenu,
     QPushButton,
+    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -107,11 +108,14 @@ class EditsPanel(QWidget):
         self.list = QListWidget()
         self.list.itemChanged.connect(self._on_item_changed)
         self.text = QLineEdit(placeholderText="KEY=OP(ARGS), e.g. relu1:grad_input=clamp(min=0)")
+        self.text.setMinimumWidth(60)
         self.text.returnPressed.connect(self._on_add_text)
         self.message = QLabel(" ")
         self.message.setWordWrap(True)
         self.layer = QComboBox()
         self.layer.setEditable(True)
+        self.layer.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)  # long paths: no wider dock
+        self.layer.setMinimumContentsLength(10)
         self.site = QComboBox()
         self.site.addItems(EDIT_SITES)
         self.op = QComboBox()
@@ -119,13 +123,16 @@ class EditsPanel(QWidget):
         self.args = ArgumentForm()
         self.op.currentTextChanged.connect(self.args.set_op)
         self.args.set_op(self.op.currentText())
-        self.ablate = QCheckBox("Click mosaic channels (or attention heads) to zero them")
+        self.ablate = QCheckBox("Ablate: click channels or heads")
+        self.ablate.setToolTip("Click a channel of the activation mosaic (or a head of an attention map) to zero "
+                               "it; click it again to bring it back")
 
         add = QPushButton("Add")
         add.clicked.connect(self._on_add_form)
         add_text = QPushButton("Add text")
         add_text.clicked.connect(self._on_add_text)
         presets = QToolButton(text="Presets", popupMode=QToolButton.InstantPopup)
+        presets.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
         menu = QMenu(presets)
         for name in PRESETS:
             menu.addAction(name, lambda n=name: self.choose_preset(n))
@@ -143,9 +150,9 @@ class EditsPanel(QWidget):
                                            ("All off", self.sigAllOff.emit))):
             button = QPushButton(label)
             button.clicked.connect(slot)
-            buttons.addWidget(button, i // 4, i % 4)
-        buttons.addWidget(self.undo_button, 1, 1)
-        buttons.addWidget(presets, 1, 2, 1, 2)
+            buttons.addWidget(button, i // 3, i % 3)
+        buttons.addWidget(self.undo_button, 1, 2)
+        buttons.addWidget(presets, 2, 0, 1, 3)
 
         form = QFormLayout()
         form.addRow("Layer", self.layer)

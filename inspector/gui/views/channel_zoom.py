@@ -7,7 +7,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from .number_format import fmt
+from .number_format import fmt, keep_pairs
 
 
 def describe(key: str, noun: str, channel: int, tile: np.ndarray) -> str:
@@ -44,7 +44,7 @@ class ChannelZoom(QWidget):
         if shape != self._framed:  # a tile of the same size (a video's next frame): the user's zoom stays
             self._framed = shape
             self.view.autoRange(padding=0.02)
-        self.label.setText(text)
+        self.label.setText(keep_pairs(text, " · "))  # wraps between "min …" and "max …", never inside
 
     def refit(self) -> None:
         """Fit the next tile to the view whatever its size (another key is shown)."""

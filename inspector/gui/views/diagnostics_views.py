@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFontMetrics, QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
@@ -204,6 +204,7 @@ class StatsTable(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
+        self._place: tuple = ((0, 0), None)  # (scroll x, y), (sort column, order) to come back to
         self.table = QTableWidget()
         self.table.setSortingEnabled(True)
         self.table.setEditTriggers(QTableWidget.NoEditTriggers)
@@ -224,6 +225,7 @@ class StatsTable(QWidget):
 
     def show_pending(self, message: str) -> None:
         """The statistics are still being worked out: an empty table that says so."""
+        self._keep_place()
         self.rows = []
         self.table.clear()
         self.table.setRowCount(0)
@@ -234,6 +236,9 @@ class StatsTable(QWidget):
         self.rows = stats_table(result)
         self.status.setText(f"{len(self.rows)} arrays")
         columns = list(self.rows[0]) if self.rows else []
+        self._keep_place()
+        (where, order), self._place = self._place, ((0, 0), None)
+        h, v = self.table.horizontalScrollBar(), self.table.verticalScrollBar()
         self.table.setSortingEnabled(False)
         self.table.clear()
         self.table.setColumnCount(len(columns))
@@ -250,8 +255,19 @@ class StatsTable(QWidget):
                     item = QTableWidgetItem(str(value))
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(True)
+        if order is not None and 0 <= order[0] < len(columns):
+            self.table.sortItems(*order)
         if columns:
             self.table.resizeColumnToContents(0)  # the keys, readable in full
+        QTimer.singleShot(0, self, lambda: (h.setValue(where[0]), v.setValue(where[1])))  # once laid out
+
+    def _keep_place(self) -> None:
+        """Remember the scroll position and sort of the filled table: a re-run empties it (the statistics
+        are being worked out) and refills it, and the user's place in it stays."""
+        if self.table.rowCount():
+            header = self.table.horizontalHeader()
+            self._place = ((self.table.horizontalScrollBar().value(), self.table.verticalScrollBar().value()),
+                           (header.sortIndicatorSection(), header.sortIndicatorOrder()))
 
     def csv(self) -> str:
         return to_csv(self.rows)

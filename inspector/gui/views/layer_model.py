@@ -200,7 +200,11 @@ class LayerTreeModel(QAbstractItemModel):
             if value is not None:
                 first = "; the first divergent layer" if layer.path == self._first_divergent else ""
                 return f"{layer.path} ({layer.type_name}): differs from the second model by {value:.3g} (relative L2){first}"
-            return f"{layer.path} ({layer.type_name})"
+            shape = " × ".join("x".join(map(str, s)) for s in layer.output_shapes[:1]) if layer.output_shapes else ""
+            more = [f"output {shape}"] if shape else []
+            if layer.calls:
+                more.append(f"called {layer.calls}x per forward")
+            return f"{layer.path} ({layer.type_name})" + (f": {', '.join(more)}" if more else "")
         if role == Qt.UserRole:
             return layer.path
 

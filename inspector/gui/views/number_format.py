@@ -45,3 +45,9 @@ def format_stats(stats: TensorStats | None) -> str:
         head += f"   over the {n - bad} finite values:"
     return (f"{head}   mean {fmt(stats.mean)}   std {fmt(stats.std)}   min {fmt(stats.min)}   "
             f"max {fmt(stats.max)}   zeros {fmt_percent(stats.zero_fraction)}   L2 {fmt(stats.l2)}")
+
+
+def keep_pairs(text: str, between: str = "   ") -> str:
+    """`text` for a label that wraps: only between its parts (split at `between`), each part — "mean 0.25",
+    "min -5.874" — kept on one line by non-breaking spaces."""
+    return between.join(part.replace(" ", "\u00a0") for part in text.split(between))

@@ -41,12 +41,24 @@ class VectorBars(pg.PlotWidget):
         self.bar_item.setOpts(x=[], height=[])
 
 
+class ZeroAxis(pg.AxisItem):
+    """A value axis marked at zero only (when zero is in view): in the panel's narrow histogram the usual
+    labels ran into each other ("-50" for -5 and 0); the statistics line under it gives min and max."""
+
+    def tickValues(self, minVal, maxVal, size):
+        return [(1.0, [0.0])] if minVal < 0.0 < maxVal else []
+
+    def tickStrings(self, values, scale, spacing):
+        return ["0" for _ in values]
+
+
 class ValueHistogram(pg.PlotWidget):
     def __init__(self, parent=None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, axisItems={"bottom": ZeroAxis("bottom")})
         self.setMinimumHeight(130)
         self.curve = self.plot(stepMode="center", fillLevel=0, brush=(76, 120, 168, 150))
         self.setLabel("bottom", "value")
+        self.getAxis("bottom").enableAutoSIPrefix(False)  # no "(x0.01)": only 0 is marked
         # A fixed width for the counts' axis: labels of another width would lay the plot out (and
         # paint it) a second time on each update, many times a second with a live video.
         self.getAxis("left").setWidth(44)

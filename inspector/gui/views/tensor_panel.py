@@ -25,7 +25,7 @@ from inspector.core.records.tokens import TokenGrid, prefix_tokens
 
 from .channel_pager import ChannelPager
 from .channel_zoom import ChannelZoom, describe
-from .number_format import fmt, format_stats
+from .number_format import fmt, format_stats, keep_pairs
 from .panel_plots import ValueHistogram, VectorBars
 
 _MAPS = {True: "CET-D1", False: "viridis"}
@@ -115,6 +115,7 @@ class TensorPanel(QWidget):
             self.stack.addWidget(page)
 
         self.hist = ValueHistogram()
+        self.hist.setMinimumWidth(120)  # room for its value labels beside the enlarged channel
         self.hist_curve = self.hist.curve
 
         layout = QVBoxLayout(self)
@@ -193,7 +194,7 @@ class TensorPanel(QWidget):
 
     def show_stats(self, stats: TensorStats | None) -> None:
         """The statistics line (None: they are still being worked out in the worker)."""
-        self.stats.setText(format_stats(stats) if stats is not None else self.stats_missing)
+        self.stats.setText(keep_pairs(format_stats(stats)) if stats is not None else self.stats_missing)
 
     def set_stats_stopped(self, stopped: bool) -> None:
         """Esc stopped the result's statistics before they were all worked out (or a new result came)."""

@@ -1,0 +1,32 @@
+"""Issue 25, item 12: at 1280x800 the Edits dock's form fits its width (no horizontal scroll bar hiding
+Presets, Add text or All off), the Modules tree shows the output shapes, and the histogram labels only 0."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QScrollArea
+
+
+def test_the_edits_dock_and_the_modules_tree_fit_at_1280x800(qtbot, window):
+    window.resize(1280, 800)
+    window.edits_dock.raise_()
+    qtbot.wait(200)
+    scroll = window.edits_dock.widget()
+    assert isinstance(scroll, QScrollArea)
+    assert scroll.horizontalScrollBar().maximum() == 0, "the Edits form is wider than its dock"
+    panel = window.views.edits_panel
+    assert panel.minimumSizeHint().width() <= scroll.viewport().width()
+    tree = window.tree_view
+    shape_left = sum(tree.columnWidth(c) for c in range(2))
+    assert shape_left < tree.viewport().width() - 40, "the Output shape column starts off-screen"
+    index = window.layer_model.index(0, 0)
+    tip = window.layer_model.data(index, 3)  # Qt.ToolTipRole
+    assert "output 1x" in tip and "called 1x per forward" in tip
+
+
+def test_the_histogram_marks_zero_only(make_panel):
+    import numpy as np
+
+    panel = make_panel()
+    panel.show_capture("x:output", np.linspace(-6, 2, 2 * 9 * 9, dtype=np.float32).reshape(1, 2, 9, 9), None)
+    axis = panel.hist.getAxis("bottom")
+    assert axis.tickValues(-6.2, 2.1, 60) == [(1.0, [0.0])] and axis.tickValues(0.5, 2.0, 60) == []
