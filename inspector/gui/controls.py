@@ -109,6 +109,7 @@ class TargetCombo(QComboBox):
         searchable(self)
         self.setMinimumContentsLength(16)
         self.set_labels(None)
+        self.setEditText("auto")  # the state's target until a model's labels come (not "sum of output")
 
     def set_labels(self, labels: list[str] | None, dense: bool = False) -> None:
         """Targets for a classifier's `labels`; with `dense` (a segmentation), each class over all pixels."""
@@ -169,9 +170,7 @@ class WeightsCombo(QComboBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setSizeAdjustPolicy(QComboBox.AdjustToContents)
-        self.addItem("random", ("random", None))
-        self.addItem("pretrained", ("pretrained", None))
-        self.addItem("checkpoint…", ("checkpoint", None))
+        self.addItem("…", ("keep", None))  # until a model has loaded: never a choice it did not make
         self.activated.connect(lambda i: self.sigChosen.emit(*self.itemData(i)))
 
     def show_loaded(self, info) -> None:
