@@ -177,6 +177,11 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
             except RuntimeError as exc:
                 raise RunError(f"Backward failed: {exc}") from exc
             _store_leaf_grads(hooks, result, spec, param_keys, grads, x)
+            head = zero_head(model)
+            if head is not None:
+                result.log("warning", f"Every gradient before {head} is exactly 0: its weights are all zero (torchvision "
+                                      f"and timm start some classifier heads so, to be trained), so nothing flows back "
+                                      f"from the output. Load pretrained weights or a checkpoint to see gradients.")
         elif wanted:
             result.log("warning", f"The objective ({spec.target}) does not depend on anything that needs a gradient.")
         hooks.finish_stats()
@@ -188,6 +193,19 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
     seen, mutated = hooks.tracked_keys(), hooks.mutated_keys()
     result.timings["total_s"] = time.perf_counter() - started
     return result, seen, mutated
+
+
+def zero_head(model: nn.Module) -> str | None:
+    """The model's last Linear (its classifier head) when its weights are all zero, as torchvision's ViT
+    and some timm heads are initialised: every gradient upstream of it is then 0. None otherwise."""
+    last = None
+    for path, module in model.named_modules():
+        if isinstance(module, nn.Linear):
+            last = (path, module)
+    if last is None or last[1].weight.numel() == 0:
+        return None
+    with torch.no_grad():
+        return last[0] or "the head" if not bool(last[1].weight.any()) else None
 
 
 def _param_keys(spec: RunSpec, modules: dict[str, nn.Module], params: dict[str, nn.Parameter]):

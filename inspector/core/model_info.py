@@ -34,6 +34,7 @@ class ModelInfo:
     seed: int | None = None
     tokens: "TokenGrid | None" = None  # the patch grid token sequences follow (transformers)
     task: str = "classification"  # or "segmentation": (batch, classes, H, W) outputs, seg: targets
+    attention: tuple[str, ...] = ()  # paths of the attention modules the `attention` site works out
 
     @property
     def source(self) -> str:
@@ -75,4 +76,10 @@ def describe(loaded: "LoadedModel", tree: LayerTree, request: ModelRequest) -> M
                      labels=tuple(loaded.labels) if loaded.labels else None, preprocess=loaded.preprocess,
                      input_shape=loaded.input_shape, notes=tuple(loaded.notes), seed=seed,
                      tokens=token_grid(loaded.module, tuple(loaded.input_shape[-2:]) if loaded.input_shape else None),
-                     task=_task(loaded, tree))
+                     task=_task(loaded, tree), attention=_attention_paths(loaded.module))
+
+
+def _attention_paths(module) -> tuple[str, ...]:
+    from .attention.site import supports_attention
+
+    return tuple(p for p, m in module.named_modules() if p and supports_attention(m))

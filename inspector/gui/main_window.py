@@ -397,8 +397,11 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         layer = layer_of(name)
         site = self.state.grad_site
         if site == "attention":
-            return (f"No attention at {layer}: tick an attention module ({supported_text()}; such as torchvision "
-                    f"ViT's encoder.layers.encoder_layer_0.self_attention, or timm's blocks.0.attn) and show it.")
+            own = self.loaded.attention if self.loaded is not None else ()
+            if own:
+                return (f"No attention at {layer}: tick one of this model's {len(own)} attention modules "
+                        f"(the first is {own[0]}) and show it.")
+            return f"No attention at {layer}: this model has no attention module the app knows ({supported_text()})."
         if site.endswith(":grad") and self.loaded is not None:
             param = site.split(":")[0]
             owned = self.loaded.parameters_of(layer)

@@ -99,7 +99,13 @@ class SourcesMixin:
     def open_model_file(self, path: str, name: str | None = None) -> None:
         if path.endswith(".py"):
             if name is None:
-                name, ok = QInputDialog.getText(self, f"Model in {Path(path).name}", "Class or factory name:")
+                from inspector.core.sources.python_names import names_in
+
+                found = names_in(path)  # read, not run: the file runs only after the trust question
+                label = ("Class or factory (the file's classes and functions; or type another name):" if found
+                         else "Class or factory name:")
+                name, ok = QInputDialog.getItem(self, f"Model in {Path(path).name}", label, found, 0, True)
+                name = name.strip()
                 if not ok or not name:
                     return
             self.state.open_trusted(ModelRequest(f"{path}:{name}"), Path(path).name, "runs this Python file")

@@ -57,3 +57,16 @@ def test_undo_and_delete_all(ui, qtbot, window):
     assert window.state.edits == () and not panel.undo_button.isEnabled()
     outcome = ui.expect_result(qtbot, window)
     assert outcome.result.edits == []
+
+
+def test_attention_per_head_offers_to_tick_this_models_own_attention_module(ui, qtbot, window, gui_files):
+    """Issue 25, item 13: the hint names the loaded model's attention module (any family) and ticks it."""
+    window.state.request_model(ModelRequest(ui.source(gui_files, "TinyViT"), trust=True), ticks={"patch_embed"})
+    ui.expect_result(qtbot, window)
+    assert window.state.model.attention == ("attn",)
+    window.state.select_grad_site("attention (per head)")
+    assert window.banner.isVisible() and window.banner.action_button.text() == "Tick attn"
+    assert "this model's attention modules (1: attn" in window.banner.text()
+    window.banner.action_button.click()
+    outcome = ui.expect_result(qtbot, window)
+    assert "attn" in window.state.ticks and window.state.layer == "attn" and "attn:attention" in outcome.result.captures

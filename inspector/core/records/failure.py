@@ -31,6 +31,19 @@ def describe_error(exc: BaseException) -> str:
     return f"Unexpected {name}: {exc}"
 
 
+def sentence(text: str) -> str:
+    """`text` ending as a sentence does, so that another can follow it ("... broken model. Still on ...")."""
+    text = text.rstrip()
+    return text if not text or text[-1] in ".!?:)" else text + "."
+
+
 def failure(exc: BaseException, what: str, run_id: int = 0) -> Failure:
-    details = "" if isinstance(exc, InspectorError) else traceback.format_exc()
+    """The record of `exc`. An unexpected error's traceback is its details; so is the traceback of what a
+    model's own code raised (a RunError or ModelLoadError made from it), so the user can find the line."""
+    if isinstance(exc, InspectorError):
+        cause = exc.__cause__
+        details = "" if cause is None or isinstance(cause, InspectorError) else "".join(
+            traceback.format_exception(type(cause), cause, cause.__traceback__))
+    else:
+        details = traceback.format_exc()
     return Failure(describe_error(exc), what, type(exc).__name__, run_id, isinstance(exc, RunCancelled), details)

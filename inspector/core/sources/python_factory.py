@@ -53,3 +53,4 @@ def load(source: str, seed: int | None) -> LoadedModel:
     notes = [] if seed is None else [f"Built under seed {seed}: any random initialisation repeats with this seed."]
     return LoadedModel(module, source, "as built", list(labels) if labels else None, None,
                        tuple(shape) if shape else None, "python", notes, seed)
+

@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from inspector.core.errors import InspectorError
 from inspector.core.inputs.video import is_video
 from inspector.core.keys import layer_of, parse_layer_call
-from inspector.core.records.failure import Failure
+from inspector.core.records.failure import Failure, sentence
 from inspector.core.records.requests import ModelRequest, RunRequest
 
 from ..gc_collector import freeze_imports
@@ -253,8 +253,26 @@ class AppState(QObject):
     def select_grad_site(self, label: str) -> None:
         self.grad_site = GRADIENT_SITES[label] if label in GRADIENT_SITES else label
         self.sigGradSiteShown.emit(self.grad_site)
+        if self.grad_site == "attention":
+            self._offer_attention()
         if self.outcome is None or not self.sites() <= self._last_sites:
             self.schedule_run(force=True)
+
+    def _offer_attention(self) -> None:
+        """Attention per head needs an attention module ticked: name this model's own (any family) and
+        offer to tick and show the first."""
+        info = self.model
+        if info is None or not info.attention or set(info.attention) & set(self.ticks):
+            return
+        first = info.attention[0]
+
+        def tick_it() -> None:
+            self.set_ticks(set(self.ticks) | {first})
+            self.select_layer(first)
+            self.schedule_run(force=True)
+
+        self.notify("info", f"Attention per head is worked out at this model's attention modules "
+                            f"({len(info.attention)}: {first}, ...); none is ticked.", (f"Tick {first}", tick_it))
 
     def set_query(self, token: int) -> None:
         """The token whose attention is drawn (no re-run: every query is in the captured probabilities)."""
@@ -529,7 +547,7 @@ class AppState(QObject):
                 and self.input != self.good_input and not self.live.playing:
             bad, self.input = self.input, self.good_input
             self.sigInputShown.emit(self.input)
-            self.notify("error", f"Could not open {bad}: {failure.message} Still showing {self.input}.",
+            self.notify("error", f"Could not open {bad}: {sentence(failure.message)} Still showing {self.input}.",
                         details=failure.details)
         elif failure.cancelled:
             self.notify("info", failure.message)
@@ -544,7 +562,7 @@ class AppState(QObject):
         to fix the input.)"""
         (previous, ticks), self.trying = self.trying, None
         self.notify("error", f"{self.model.source} ({self.model.weights}) loaded, but its first run failed: "
-                             f"{failure.message} Back on {previous.source} ({previous.weights}).",
+                             f"{sentence(failure.message)} Back on {previous.source} ({previous.weights}).",
                     details=failure.details)
         self._back_to = previous.request
         self.request_model(previous.request, ticks=ticks)
@@ -555,10 +573,10 @@ class AppState(QObject):
         if self.model is not None:
             self.sigModelShown.emit(self.model.request)
             level, what = ("info", "Stopped loading") if failure.cancelled else ("error", "Could not load")
-            self.notify(level, f"{what} {name}: {failure.message} Still on {self.model.source} "
+            self.notify(level, f"{what} {name}: {sentence(failure.message)} Still on {self.model.source} "
                                f"({self.model.weights}).", details=failure.details)
         elif asked is not None and asked != ModelRequest():
-            self.notify("error", f"Could not load {name}: {failure.message} Opened the demo model instead.",
+            self.notify("error", f"Could not load {name}: {sentence(failure.message)} Opened the demo model instead.",
                         details=failure.details)
             self.request_model(ModelRequest())
         else:
