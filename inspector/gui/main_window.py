@@ -13,7 +13,6 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QDockWidget,
-    QFileDialog,
     QMainWindow,
     QMessageBox,
 )
@@ -22,6 +21,7 @@ from inspector.core.attention.supported import supported_text
 from inspector.core.errors import WriteError
 from inspector.core.keys import layer_of
 from inspector.core.writes import write_bytes
+from inspector.gui import file_dialogs
 
 from .controllers.against import AgainstController
 from .controllers.analysis import AnalysisController
@@ -62,6 +62,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.setWindowTitle("Network Inspector")
         self.settings = settings or QSettings("NetworkInspector", "NetworkInspector")
         self.state = AppState(self.settings, ask_trust or ask_trust_dialog(self), self)
+        file_dialogs.use(self.settings)  # each kind of file dialog opens where the last one was chosen
         self._live_text_at = 0.0  # when the live bar's text was last drawn
         self.token_grid = None  # the patch grid token captures are drawn on (inspector.core.records.tokens)
         lay_out(self)
@@ -412,7 +413,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
 
     # -- saving the view ------------------------------------------------------------------------
     def save_png_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save view", "view.png", "PNG (*.png)")
+        path = file_dialogs.save_file(self, "export", "Save view", "view.png", "PNG (*.png)")
         if path:
             self.save_png(path)
 

@@ -28,6 +28,23 @@ def _action(window, menu, text: str, slot, shortcut: str | tuple | None = None) 
     return action
 
 
+def fill_recent(window) -> None:
+    """File > Open recent: the model files and inputs that ran last, newest first."""
+    menu = window.recent_menu
+    menu.clear()
+    items = window.state.store.recent()
+    for kind, path in items:
+        if kind == "model":
+            file, _, name = path.rpartition(":") if path.lower().rpartition(":")[0].endswith(".py") else (path, "", "")
+            action = menu.addAction(f"Model: {path}")
+            action.triggered.connect(lambda _c=False, f=file, n=name or None: window.open_model_file(f, n))
+        else:
+            action = menu.addAction(f"Input: {path}")
+            action.triggered.connect(lambda _c=False, p=path: window.state.set_input(p))
+    if not items:
+        menu.addAction("(nothing yet)").setEnabled(False)
+
+
 def build_menus(window) -> None:
     bar = window.menuBar()
     file = bar.addMenu("&File")
@@ -40,6 +57,8 @@ def build_menus(window) -> None:
     window.open_camera_action = _action(window, file, "Open camera…", window.on_open_camera)
     _action(window, file, "Open channel atlas…", window.atlas.open_dialog)
     window.paste_action = _action(window, file, "Paste image", window.paste_image, QKeySequence.Paste)
+    window.recent_menu = file.addMenu("Open recent")
+    window.recent_menu.aboutToShow.connect(lambda: fill_recent(window))
     file.addSeparator()
     _action(window, file, "Save session…", window.edits.save_dialog, "Ctrl+S")
     _action(window, file, "Load session…", window.edits.load_dialog, "Ctrl+L")

@@ -10,12 +10,13 @@ import time
 from pathlib import Path
 
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QFileDialog, QInputDialog
+from PySide6.QtWidgets import QInputDialog
 
 from inspector.core.errors import WriteError
 from inspector.core.records.requests import ModelRequest
 from inspector.core.sources.refs import HF_PREFIX
 from inspector.core.writes import write_bytes
+from inspector.gui import file_dialogs
 
 from .encoded import encoded
 
@@ -59,7 +60,7 @@ class SourcesMixin:
             return
         request = info.request
         if kind == "checkpoint":
-            path, _ = QFileDialog.getOpenFileName(self, f"Weights for {info.source}", "",
+            path = file_dialogs.open_file(self, "weights", f"Weights for {info.source}",
                                                   "Weights (*.safetensors *.pt *.pth *.bin)")
             if not path:
                 self.weights_combo.show_loaded(info)
@@ -80,13 +81,13 @@ class SourcesMixin:
         self.state.request_model(ModelRequest(request.source, kind, request.trust, seed=seed))
 
     def on_open_model(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open model", "", MODEL_FILES)
+        path = file_dialogs.open_file(self, "model", "Open model", MODEL_FILES)
         if path:
             self.open_model_file(path)
 
     def on_open_hf_folder(self) -> None:
         """A folder written by transformers' save_pretrained (config.json, weights, image-processor config)."""
-        path = QFileDialog.getExistingDirectory(self, "Open Hugging Face model folder (save_pretrained)")
+        path = file_dialogs.choose_folder(self, "model", "Open Hugging Face model folder (save_pretrained)")
         if path:
             self.open_hf_folder(path)
 
@@ -113,17 +114,17 @@ class SourcesMixin:
             self.state.open_trusted(ModelRequest(path), Path(path).name, "can run code stored in the file")
 
     def on_open_input(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open input", "", INPUT_FILES)
+        path = file_dialogs.open_file(self, "input", "Open input", INPUT_FILES)
         if path:
             self.state.set_input(path)
 
     def on_open_folder(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open a folder of images")
+        path = file_dialogs.choose_folder(self, "input", "Open a folder of images")
         if path:
             self.state.folder.open(path)
 
     def on_open_video(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a video file", "", VIDEO_FILES)
+        path = file_dialogs.open_file(self, "input", "Open a video file", VIDEO_FILES)
         if path:
             self.state.live.open(path)
 

@@ -25,20 +25,12 @@ class AtlasJobs:
             self.sigFailed.emit(failure(exc, "atlas", request.run_id))
 
     def _build_atlas(self, request) -> None:
-        import time
 
         from inspector.core.atlas import run_atlas
         from inspector.core.atlas.pictures import open_atlas
 
         loaded, _tree = self.bench.load(request.model)
-        started = time.perf_counter()
-
-        def progress(done: int, total: int) -> None:
-            elapsed = time.perf_counter() - started
-            rate = done / elapsed if elapsed > 0 and done else 0.0
-            eta = f", {(total - done) / rate:.0f} s left" if rate else ""
-            self.sigPhase.emit(f"Atlas: {done} of {total} images ({rate:.1f}/s{eta}; Esc cancels)")
-            self.sigAtlasProgress.emit(done, total)
+        progress = atlas_progress(self.sigPhase.emit, self.sigAtlasProgress.emit)
 
         try:
             run_atlas(loaded, request.data_dir, ",".join(request.layers), request.top, request.out_dir,
@@ -60,3 +52,21 @@ class AtlasJobs:
             self._atlas_cache = {opened.out_dir: opened}
         self.sigAtlasPictures.emit(request.run_id, top_pictures(opened, request.layer, request.channel))
 
+
+def atlas_progress(say, tell):
+    """The progress callback of an atlas build: `say` the phase ("Atlas: 500 of 600 images (50.0/s, 2 s
+    left; Esc cancels)"), `tell(done, total)`. A resumed build counts only the images of this run."""
+    import time
+
+    first: list = []  # (time, done) at the first report
+
+    def progress(done: int, total: int) -> None:
+        if not first:
+            first.append((time.perf_counter(), done))
+        before, elapsed = first[0][1], time.perf_counter() - first[0][0]
+        rate = (done - before) / elapsed if elapsed > 0 and done > before else 0.0
+        eta = f", {(total - done) / rate:.0f} s left" if rate else ""
+        say(f"Atlas: {done} of {total} images ({rate:.1f}/s{eta}; Esc cancels)")
+        tell(done, total)
+
+    return progress

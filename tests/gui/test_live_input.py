@@ -125,7 +125,10 @@ def test_pause_step_and_snapshot(ui, qtbot, window, tmp_path):
     window.live_bar.snapshot_button.click()
     outcome = ui.expect_result(qtbot, window)
     assert not window.state.live.playing and not window.live_bar.isVisible()
-    assert window.state.input.endswith(".png") and f"frame{settled + 1}" in window.state.input
+    # the frame the bar showed (frame settled + 2, counted from 1), saved beside the video under a readable name
+    assert window.state.input == str(tmp_path / f"clip-frame{settled + 2}.png")
+    assert f"Snapshot of frame {settled + 2} saved as clip-frame{settled + 2}.png (beside clip.mp4)" in \
+        window.banner.text()
     np.testing.assert_array_equal(outcome.result.input, snapshot_frame)  # PNG: the very same pixels
 
 

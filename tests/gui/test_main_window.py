@@ -170,7 +170,8 @@ def test_a_model_that_loads_but_fails_its_first_run_is_not_taken_on(ui, qtbot, w
     window.state.request_model(ModelRequest(fussy, trust=True))
     qtbot.waitUntil(lambda: "first run failed" in window.banner.text(), timeout=30_000)
     assert f"{fussy} (" in window.banner.text() and "Fussy only takes all-zero inputs" in window.banner.text()
-    assert window.banner.text().endswith(f"Back on {tiny_source} ({window.state.model.weights}).")
+    assert window.banner.label.text().endswith(f"Back on {tiny_source} ({window.state.model.weights}).")
+    assert "in forward" in window.banner.details.toPlainText()  # the model's own traceback, as Details
     outcome = ui.expect_result(qtbot, window)
     assert window.state.model.source == tiny_source and window.state.trying is None
     assert window.state.worker.bench.loaded.module is tiny_module  # kept, not loaded again

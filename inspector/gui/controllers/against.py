@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QFileDialog, QInputDialog
+from PySide6.QtWidgets import QInputDialog
 
 from inspector.core.records.requests import ModelRequest
 from inspector.core.sources.seeds import new_seed
+from inspector.gui import file_dialogs
 
 WEIGHTS_FILTER = "Weights (*.safetensors *.pt *.pth *.bin *.ckpt);;All files (*)"
 
@@ -34,7 +35,7 @@ class AgainstController(QObject):
         if kind == "baseline":
             self.state.set_against(None)
         elif kind == "weights":
-            path, _ = QFileDialog.getOpenFileName(self.compare, "Weights of the second model", "", WEIGHTS_FILTER)
+            path = file_dialogs.open_file(self.compare, "weights", "Weights of the second model", WEIGHTS_FILTER)
             self.choose_weights(path)
         elif kind == "model":
             source, ok = QInputDialog.getText(self.compare, "Second model", "Model source (demo, resnet18, "

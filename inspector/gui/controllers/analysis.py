@@ -7,11 +7,11 @@ statistics table are drawn while their tab is on screen; a hidden one is drawn w
 from __future__ import annotations
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QFileDialog
 
 from inspector.core.diagnostics import first_nonfinite
 from inspector.core.export import export_npz, picture
 from inspector.core.records.manifest import run_manifest
+from inspector.gui import file_dialogs
 from inspector.gui.views.tensor_panel import STATS_STOPPED
 
 
@@ -144,7 +144,7 @@ class AnalysisController(QObject):
         if self.state.outcome is None:
             self.state.notify("info", "Nothing to export yet: run first.")
             return
-        path, _ = QFileDialog.getSaveFileName(self.stats, "Export captures", "captures.npz", "NumPy (*.npz)")
+        path = file_dialogs.save_file(self.stats, "export", "Export captures", "captures.npz", "NumPy (*.npz)")
         if path:
             self.export(path)
 

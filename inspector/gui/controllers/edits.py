@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QFileDialog, QMenu
+from PySide6.QtWidgets import QMenu
 
 from inspector.core.edits import Edit
 from inspector.core.errors import InspectorError
 from inspector.core.keys import Key, layer_of
+from inspector.gui import file_dialogs
 
 from ..state.sessions import apply_session, session_of
 
@@ -111,7 +112,7 @@ class EditsController(QObject):
 
     # -- sessions -------------------------------------------------------------------------
     def save_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self.panel, "Save session", "session.inspector.json", SESSION_FILTER)
+        path = file_dialogs.save_file(self.panel, "session", "Save session", "session.inspector.json", SESSION_FILTER)
         if path:
             self.save(path)
 
@@ -126,7 +127,7 @@ class EditsController(QObject):
         self.state.notify("info", f"Saved the session to {written}.")
 
     def load_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.panel, "Load session", "", SESSION_FILTER)
+        path = file_dialogs.open_file(self.panel, "session", "Load session", SESSION_FILTER)
         if path:
             self.load(path)
 

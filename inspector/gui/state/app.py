@@ -494,12 +494,14 @@ class AppState(QObject):
         if self.trying is not None:  # its first run worked: now it counts as loaded
             self.trying = None
             self.store.save_model(self.model)
+            self.store.add_recent("model", self.model.source)  # kept only when it is a file
         result = outcome.result
         names = self.layer_names()
         self.select_layer(self.layer if self.layer in names else (names[0] if names else None))
         if not self.live.playing:  # a video frame's name is not an input to come back to
             self.good_input = self.input
             self.store.save_input(self.input, self.device)
+            self.store.add_recent("input", self.folder.root() or self.input)
         else:
             self.live.result_shown()
         total = result.timings.get("total_s", 0.0)

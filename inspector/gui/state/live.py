@@ -11,7 +11,7 @@ that frame as a PNG and makes it an ordinary input.
 from __future__ import annotations
 
 import collections
-import tempfile
+import os
 import time
 from pathlib import Path
 
@@ -24,6 +24,24 @@ from .live_feed import LiveFeed
 
 #: Frames per second are counted over the frames drawn in this many seconds.
 FPS_WINDOW_S = 2.0
+
+
+def snapshot_path(source: str, number: int) -> tuple[Path, str]:
+    """Where a snapshot of frame `number` goes, and where that is in words: beside the video when its
+    folder can be written, else in the home folder (a camera's too); never over an existing file."""
+    if source.startswith("camera:"):
+        folder, stem, where = Path.home(), source.replace(":", "-"), "in your home folder"
+    else:
+        video = Path(source)
+        folder, stem = video.parent, video.stem
+        where = f"beside {video.name}"
+        if not os.access(folder, os.W_OK):
+            folder, where = Path.home(), f"in your home folder ({video.parent} cannot be written)"
+    path, n = folder / f"{stem}-frame{number}.png", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{stem}-frame{number}-{n}.png"
+    return path, where
 
 
 class LiveState(QObject):
@@ -100,15 +118,15 @@ class LiveState(QObject):
             return None
         from PIL import Image
 
-        name = Path(self.feed.source.replace("camera:", "camera-")).stem if self.feed else "video"
-        path = Path(tempfile.gettempdir()) / f"inspector-{name}-frame{frame.index}-{time.time_ns()}.png"
+        number = frame.index + 1  # as the live bar counts: the first frame is frame 1
+        path, where = snapshot_path(self.feed.source if self.feed else "video", number)
         try:
             save_image(path, Image.fromarray(frame.rgb))
         except WriteError as exc:
             self.app.notify("error", f"No snapshot: {exc}")
             return None
         self.app.set_input(str(path))
-        self.app.notify("info", f"Snapshot of frame {frame.index} saved as {path}; it is the input now.")
+        self.app.notify("info", f"Snapshot of frame {number} saved as {path.name} ({where}); it is the input now.")
         return str(path)
 
     def status(self) -> dict | None:

@@ -8,9 +8,16 @@ a saved choice that no longer loads falls back to the demo with a message (the s
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from inspector.core.inputs.samples import list_samples
 from inspector.core.records.requests import ModelRequest
+
+
+def _file_of(path: str) -> str:
+    """The file of a recent entry: FILE.py for the model source FILE.py:Name."""
+    head, sep, _name = path.rpartition(":")
+    return head if sep and head.lower().endswith(".py") else path
 
 
 class SettingsStore:
@@ -29,6 +36,22 @@ class SettingsStore:
 
     def save_ticks(self, source: str, ticks) -> None:
         self.s.setValue(f"ticks/{source}", json.dumps(sorted(ticks)))
+
+    RECENT = 10  # files offered in File > Open recent
+
+    def recent(self) -> list[tuple[str, str]]:
+        """(kind, path) of the model files and inputs that ran last, newest first, those still there."""
+        try:
+            items = json.loads(str(self.s.value("recent", "[]") or "[]"))
+        except ValueError:
+            return []
+        return [(k, p) for k, p in items if isinstance(k, str) and isinstance(p, str) and Path(_file_of(p)).exists()]
+
+    def add_recent(self, kind: str, path: str) -> None:
+        """`path` ran ("model": a model file or FILE.py:Name; "input": an image, video or array file)."""
+        if path and Path(_file_of(path)).exists():
+            items = [(kind, path)] + [(k, p) for k, p in self.recent() if (k, p) != (kind, path)]
+            self.s.setValue("recent", json.dumps(items[:self.RECENT]))
 
     def ticks(self, source: str) -> set[str] | None:
         saved = self.s.value(f"ticks/{source}")

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
     QGridLayout,
     QHBoxLayout,
@@ -31,6 +30,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from inspector.gui import file_dialogs
 
 from .number_format import fmt
 
@@ -61,8 +62,8 @@ class BuildDialog(QDialog):
     def __init__(self, layers: list[str], parent=None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Build a channel atlas")
-        self.data = QLineEdit()
-        self.out = QLineEdit()
+        self.data = QLineEdit(file_dialogs.remembered("atlas-data"))  # the folders of the last build
+        self.out = QLineEdit(file_dialogs.remembered("atlas-out"))
         self.top = QSpinBox(minimum=1, maximum=100, value=9)
         self.batch = QSpinBox(minimum=1, maximum=512, value=16)
         form = QFormLayout(self)
@@ -85,14 +86,14 @@ class BuildDialog(QDialog):
         self.resize(560, self.sizeHint().height())
 
     def _browse_data(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Folder of images (nested folders too)")
+        path = file_dialogs.choose_folder(self, "atlas-data", "Folder of images (nested folders too)", self.data.text())
         if path:
             self.data.setText(path)
             if not self.out.text():
                 self.out.setText(str(Path(path).parent / f"{Path(path).name}-atlas"))
 
     def _browse_out(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Folder to write the atlas to")
+        path = file_dialogs.choose_folder(self, "atlas-out", "Folder to write the atlas to", self.out.text())
         if path:
             self.out.setText(path)
 
@@ -173,7 +174,7 @@ class AtlasView(QWidget):
 
     # -- what the user does ------------------------------------------------------------------
     def ask_open(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open an atlas (a folder with atlas.json)")
+        path = file_dialogs.choose_folder(self, "atlas-out", "Open an atlas (a folder with atlas.json)")
         if path:
             self.sigOpen.emit(path)
 
@@ -184,6 +185,8 @@ class AtlasView(QWidget):
             return
         dialog = BuildDialog(layers, self)
         if dialog.exec() == QDialog.Accepted and dialog.data.text() and dialog.out.text():
+            file_dialogs.remember("atlas-data", dialog.data.text(), folder_itself=True)  # offered next time
+            file_dialogs.remember("atlas-out", dialog.out.text(), folder_itself=True)
             self.sigBuild.emit(dialog.data.text(), dialog.out.text(), dialog.top.value(), dialog.batch.value())
         dialog.deleteLater()
 

@@ -13,7 +13,6 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFontMetrics, QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QMessageBox,
@@ -29,6 +28,7 @@ from inspector.core.errors import SpecError, WriteError
 from inspector.core.keys import LayerCall, parse_key
 from inspector.core.result import RunResult
 from inspector.core.writes import write_text
+from inspector.gui import file_dialogs
 
 from .number_format import fmt
 
@@ -276,7 +276,7 @@ class StatsTable(QWidget):
         QGuiApplication.clipboard().setText(self.csv())
 
     def _on_export(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export statistics", "statistics.csv", "CSV (*.csv)")
+        path = file_dialogs.save_file(self, "export", "Export statistics", "statistics.csv", "CSV (*.csv)")
         if path:
             try:
                 write_text(path, self.csv())
