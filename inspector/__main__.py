@@ -33,5 +33,27 @@ def entry() -> int:
         return 130
 
 
+def quiet_exit(code: int) -> None:
+    """End the process once `code` is known: the atexit callbacks run (Ray's shutdown, tqdm, ...), the
+    streams are flushed, and the interpreter's own teardown is skipped — where triton's bindings (imported
+    by torch) printed ~60 lines of "nanobind: leaked ..." that are not the user's business."""
+    import atexit
+    import logging
+
+    atexit._run_exitfuncs()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code if isinstance(code, int) else 1)
+
+
+def run() -> None:
+    """The `network-inspector` command."""
+    quiet_exit(entry())
+
+
 if __name__ == "__main__":
-    sys.exit(entry())
+    run()

@@ -42,6 +42,9 @@ def start_app(argv: list[str] | None = None, settings=None):
 
     from .main_window import MainWindow
 
+    from .qt_messages import quiet_qt
+
+    quiet_qt()
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     app.setApplicationName("Network Inspector")
     app.setOrganizationName("NetworkInspector")

@@ -49,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from .main_window import MainWindow
 
+    from .qt_messages import quiet_qt
+
+    quiet_qt()
     app = QApplication.instance() or QApplication([])
     settings = QSettings(str(Path(tempfile.mkdtemp()) / "screenshot.ini"), QSettings.IniFormat)
     settings.setValue("model/source", args.model)

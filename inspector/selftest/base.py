@@ -70,6 +70,9 @@ class Context:
     def qapp(self):
         from PySide6.QtWidgets import QApplication
 
+        from inspector.gui.qt_messages import quiet_qt
+
+        quiet_qt()
         app = QApplication.instance()
         if app is None:
             app = QApplication([sys.argv[0] if sys.argv else "network-inspector", "-platform", "offscreen"])

@@ -82,6 +82,8 @@ def test_self_test_from_source_passes_every_step(tmp_path):
     for name in names:
         assert any(line.startswith("PASS") and f" {name} " in line for line in proc.stdout.splitlines()), name
     assert data["info"]["captures"] > 0 and data["info"]["samples"] > 0
+    # issue 25, item 16: nothing in the terminal that is not the user's business
+    assert "nanobind" not in proc.stderr and "propagateSizeHints" not in proc.stderr, proc.stderr[:2000]
 
 
 def _fine(ctx: selftest.Context) -> None:
