@@ -102,7 +102,7 @@ def lay_out(window) -> None:
     window.tree_view.setContextMenuPolicy(Qt.CustomContextMenu)
     window.modules_dock = add_dock(window, "Modules", window.filter_box, Qt.LeftDockWidgetArea)
 
-    window.layer_combo = QComboBox()
+    window.layer_combo = searchable(QComboBox())  # hundreds of layers: type part of a name
     window.layer_combo.setMinimumContentsLength(20)
     window.activation_panel = TensorPanel("Activation", diverging=False)
     window.gradient_panel = TensorPanel("Gradient", diverging=True)

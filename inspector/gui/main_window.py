@@ -329,6 +329,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         i = self.layer_combo.findData(path)
         if i >= 0:
             self.layer_combo.setCurrentIndex(i)
+        elif path and path not in self.state.ticks and self.state.model is not None:
+            self.state.tick_and_show(path)  # not captured yet: tick it, and show it
 
     def _on_tree_menu(self, pos) -> None:
         from .tree_menu import tree_menu

@@ -30,3 +30,21 @@ def test_the_histogram_marks_zero_only(make_panel):
     panel.show_capture("x:output", np.linspace(-6, 2, 2 * 9 * 9, dtype=np.float32).reshape(1, 2, 9, 9), None)
     axis = panel.hist.getAxis("bottom")
     assert axis.tickValues(-6.2, 2.1, 60) == [(1.0, [0.0])] and axis.tickValues(0.5, 2.0, 60) == []
+
+
+def test_the_layer_combo_is_searchable_and_a_click_in_the_tree_shows_the_module(ui, qtbot, window):
+    """Issue 25, viewing: the Layer combo completes on any part of a name; clicking a module that is not
+    captured yet ticks it and shows it."""
+    from PySide6.QtCore import Qt
+
+    assert window.layer_combo.isEditable()
+    assert window.layer_combo.completer().filterMode() == Qt.MatchContains
+    path = "features.2"  # the ReLU: not ticked by default
+    assert path not in window.state.ticks
+    source = window.layer_model.match(window.layer_model.index(0, 0), Qt.UserRole, path, 1,
+                                      Qt.MatchRecursive | Qt.MatchExactly)[0]
+    window.tree_view.setCurrentIndex(window.proxy.mapFromSource(source))
+    outcome = ui.expect_result(qtbot, window)
+    assert path in window.state.ticks and window.state.layer == path
+    assert window.layer_model.data(source, Qt.CheckStateRole) in (Qt.Checked, Qt.Checked.value, 2)
+    assert f"{path}:output" in outcome.result.captures and window.activation_panel.key == f"{path}:output"

@@ -48,7 +48,7 @@ class AppState(QObject):
     sigModelShown(object): the ModelRequest the choosers must show (being loaded, or loaded again after a failure).
     sigModelLoaded(object): a ModelInfo, with the ticks to apply (set).
     sigInputShown(str), sigDeviceShown(str), sigTargetShown(str), sigGradSiteShown(str): choosers to update.
-    sigTicksSet(object): ticks set by the state (a session, a restore), for the module tree.
+    sigTicksSet(object): ticks set by the state (a session, a restore, a click), for the module tree.
     sigEditsSet(object): the edits changed (by the edits panel, a preset, a click, a session).
     sigLayerSelected(object): the layer shown in the Layer tab (str or None).
     sigResult(object): a fresh RunOutcome (stale ones are dropped here); only the visible layer's
@@ -236,6 +236,13 @@ class AppState(QObject):
                 self.store.save_ticks(self.model.source, ticks)
             self.schedule_run()
 
+    def tick_and_show(self, path: str) -> None:
+        """Tick `path` (the module tree shows it ticked) and make it the layer shown; a run follows."""
+        self.set_ticks(set(self.ticks) | {path})
+        self.sigTicksSet.emit(set(self.ticks))
+        self.select_layer(path)
+        self.schedule_run(force=True)
+
     def set_edits(self, edits, undoable: bool = True) -> None:
         edits = tuple(edits)
         if edits != self.edits:
@@ -266,13 +273,9 @@ class AppState(QObject):
             return
         first = info.attention[0]
 
-        def tick_it() -> None:
-            self.set_ticks(set(self.ticks) | {first})
-            self.select_layer(first)
-            self.schedule_run(force=True)
-
         self.notify("info", f"Attention per head is worked out at this model's attention modules "
-                            f"({len(info.attention)}: {first}, ...); none is ticked.", (f"Tick {first}", tick_it))
+                            f"({len(info.attention)}: {first}, ...); none is ticked.",
+                    (f"Tick {first}", lambda: self.tick_and_show(first)))
 
     def set_query(self, token: int) -> None:
         """The token whose attention is drawn (no re-run: every query is in the captured probabilities)."""
