@@ -107,6 +107,7 @@ class Session:
         self.window.auto_run.setChecked(auto_run)
         self.window.resize(1400, 900)
         self.window.show()
+        self.shown_at = time.perf_counter()
         self.shown: list = []
         self.failed: list[str] = []
         self.window.sigResultShown.connect(self.shown.append)
@@ -376,6 +377,43 @@ def measure_rapid_toggles(folder: Path, source: str, input_source: str, device: 
         session.close()
 
 
+def measure_model_loaded(folder: Path, sources: tuple[str, ...], input_source: str, device: str) -> list[dict]:
+    """The longest GUI-thread stall (a) at start-up: from before the window is made until the demo's
+    first panels are drawn, and (b) for each of `sources`, once its model has loaded in the worker:
+    the module tree, the choosers, the layer combo and the first result drawn (every leaf ticked)."""
+    from PySide6.QtCore import Qt
+
+    from inspector.core.records.requests import ModelRequest
+
+    beat = Heartbeat()
+    beat.start()
+    session = Session(folder, "demo", input_source, device, auto_run=True)
+    try:
+        w = session.window
+        _wait_until(lambda: bool(session.shown) or bool(session.failed))
+        rows = [{"what": "start-up", "model": "demo", "stall_s": beat.take(since=session.shown_at)}]
+        for source in sources:
+            loaded_at: list[float] = []
+
+            def note(_info, at=loaded_at) -> None:  # on the worker thread, as it hands the model over
+                at.append(time.perf_counter())
+
+            w.worker.sigLoaded.connect(note, Qt.DirectConnection)
+            count = len(session.shown)
+            beat.take()
+            w.state.request_model(ModelRequest(source, "random", seed=0))
+            _wait_until(lambda: (w.loaded is not None and w.loaded.source == source and len(session.shown) > count)
+                        or bool(session.failed))
+            _pause(0.3)
+            w.worker.sigLoaded.disconnect(note)
+            rows.append({"what": "model loaded", "model": source, "stall_s": beat.take(since=loaded_at[0]),
+                         "leaves": len(w.layer_model.ticked())})
+        return rows
+    finally:
+        beat.stop()
+        session.close()
+
+
 def measure_launch(folder: Path, repeats: int) -> dict:
     """Process start -> window on screen, and -> the demo's first panels drawn (median of runs)."""
     import json
@@ -414,6 +452,11 @@ def format_table(report: dict) -> str:
              f"{a['handle_stall_s'] / a['run_s']:.1%} of Run->shown, held {a['held_mb']:.0f} MB"),
             ("    longest stall painting it", "", ms(a["paint_stall_s"]), "", ""),
         ]
+    for m in report.get("loaded", []):
+        what = ("(i) longest GUI stall at start-up: window shown -> first panels" if m["what"] == "start-up"
+                else "(i) longest GUI stall once a model has loaded")
+        rows.append((what, m["model"], ms(m["stall_s"]), "target 50 ms",
+                     "tree, choosers, layer combo, first result drawn" if m["what"] != "start-up" else ""))
     r = report["rapid"]
     rows.append(("(h) longest GUI stall, 20 edit toggles in 1 s", f"{r['model']}, {r['leaves']} leaves ticked",
                  ms(r["stall_s"]), "target 50 ms", ""))
@@ -448,6 +491,7 @@ def main(model: str = "resnet18", stall_models: tuple[str, ...] = ("resnet50", "
         report = {
             "launch": measure_launch(folder, repeats),
             "stalls": [measure_stall(folder, m, image, device, repeats) for m in stall_models],
+            "loaded": measure_model_loaded(folder, stall_models, image, device),
             "rapid": measure_rapid_toggles(folder, stall_models[0], image, device),
             "run": measure_run_and_switch(folder, model, image, device, repeats),
             "mosaic": measure_mosaic(repeats),

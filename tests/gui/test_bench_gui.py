@@ -23,6 +23,15 @@ def test_stall_and_rapid_toggle_measurements_run_on_the_demo(qapp, tmp_path):
     qapp.processEvents()
 
 
+def test_the_start_up_and_model_loaded_rows_run(qapp, tmp_path):
+    """Issue 25, item 15: the GUI bench's 'start-up' and 'model loaded' stalls (a small model here)."""
+    image = "sample:" + __import__("inspector.core.inputs.samples", fromlist=["list_samples"]).list_samples()[0]
+    rows = bench_gui.measure_model_loaded(tmp_path, ("resnet18",), image, "cpu")
+    assert [(r["what"], r["model"]) for r in rows] == [("start-up", "demo"), ("model loaded", "resnet18")]
+    assert all(r["stall_s"] > 0 for r in rows) and rows[1]["leaves"] >= 1
+    qapp.processEvents()
+
+
 def test_the_live_video_measurement_runs_on_the_demo(qapp, tmp_path):
     """`bench --gui --video` plays a video it writes through the app: every frame accounted for
     (drawn or dropped), the plain forward+backward rate measured between blocks, memory sampled."""
@@ -37,3 +46,28 @@ def test_the_live_video_measurement_runs_on_the_demo(qapp, tmp_path):
     assert row["stall_s"] > 0 and row["memory_first_mb"] > 0
     assert "frames->panels /s" in live.format_table([row])
     qapp.processEvents()
+
+
+def test_freezing_new_imports_never_walks_every_object():
+    """Issue 25, item 15: a model that brings new modules froze them after a full collection, ~100 ms on
+    the GUI thread each time; the young garbage is enough (what is frozen lives as long as the process)."""
+    import gc
+    import sys
+    import types
+
+    from inspector.gui.gc_collector import freeze_imports
+
+    generations = []
+
+    def seen(phase, info):
+        if phase == "start":
+            generations.append(info["generation"])
+
+    sys.modules["_inspector_new_module_for_test"] = types.ModuleType("_inspector_new_module_for_test")
+    gc.callbacks.append(seen)
+    try:
+        assert freeze_imports()
+    finally:
+        gc.callbacks.remove(seen)
+        del sys.modules["_inspector_new_module_for_test"]
+    assert generations == [1]
