@@ -41,7 +41,6 @@ def start_app(argv: list[str] | None = None, settings=None):
     from inspector.demo.paths import resources_dir
 
     from .main_window import MainWindow
-
     from .qt_messages import quiet_qt
 
     quiet_qt()

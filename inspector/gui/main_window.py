@@ -434,6 +434,38 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
                                   f"to {Path(path).resolve()}.")
         return Path(path)
 
+    def save_figure_dialog(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        path = file_dialogs.save_file(self, "figure", "Save figure (PNG or SVG, captioned)", "figure.png",
+                                      "PNG (*.png);;SVG (*.svg)")
+        if not path:
+            return
+        scale = 1.0
+        if Path(path).suffix.lower() != ".svg":
+            chosen, ok = QInputDialog.getItem(self, "Save figure", "Scale:", ["1x", "2x", "3x", "4x"], 1, False)
+            if not ok:
+                return
+            scale = float(chosen[:-1])
+        self.save_figure(path, scale)
+
+    def save_figure(self, path: str, scale: float = 2.0) -> Path | None:
+        """The central view on screen with its caption (model, weights and seed, input, layer, edits) written
+        under it: PNG at `scale`, or SVG."""
+        from .figure import caption_of, figure_bytes
+
+        suffix = Path(path).suffix.lower()
+        if suffix not in (".png", ".svg"):
+            self.state.notify("error", f"Could not write {path}: name a .png or .svg file.")
+            return None
+        try:
+            write_bytes(path, figure_bytes(self.tabs.currentWidget(), caption_of(self.state), suffix, scale))
+        except WriteError as exc:
+            self.state.notify("error", str(exc))
+            return None
+        self.state.notify("info", f"Saved the figure to {Path(path).resolve()}.")
+        return Path(path)
+
     # -- closing ------------------------------------------------------------------------------
     def closeEvent(self, event) -> None:
         self.state.store.save_window(self.saveGeometry(), self.saveState())

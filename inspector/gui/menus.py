@@ -11,7 +11,7 @@ SHORTCUTS = (
     ("F5", "Run"), ("Esc", "Cancel the run or download"), ("Ctrl+O", "Open model…"), ("Ctrl+I", "Open input…"),
     ("Ctrl+Shift+I", "Open a folder of images…"), ("Right / Page Down", "Next image in the folder"),
     ("Left / Page Up", "Previous image in the folder"),
-    ("Ctrl+V", "Paste an image as the input"), ("Ctrl+S", "Save session…"), ("Ctrl+L", "Load session…"),
+    ("Ctrl+V", "Paste an image as the input"), ("Ctrl+S", "Save session…"), ("Ctrl+Shift+S", "Save figure…"), ("Ctrl+L", "Load session…"),
     ("Ctrl+E", "Export captures…"), ("Alt+Down / Alt+Up", "Next / previous layer"), ("Ctrl+Q", "Quit"),
 )
 
@@ -65,6 +65,7 @@ def build_menus(window) -> None:
     file.addSeparator()
     _action(window, file, "Export captures (.npz + manifest)…", window.analysis.export_dialog, "Ctrl+E")
     _action(window, file, "Save current view as PNG…", window.save_png_dialog)
+    _action(window, file, "Save figure (PNG at a scale, or SVG; captioned)…", window.save_figure_dialog, "Ctrl+Shift+S")
     file.addSeparator()
     _action(window, file, "Quit", window.close, "Ctrl+Q")
 

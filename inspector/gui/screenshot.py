@@ -48,7 +48,6 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from .main_window import MainWindow
-
     from .qt_messages import quiet_qt
 
     quiet_qt()

@@ -1,0 +1,26 @@
+"""Issue 25, viewing: a saved figure is the view on screen at a chosen scale (PNG) or in vectors (SVG),
+with a caption under it naming model, weights, input, layer and edits."""
+
+from __future__ import annotations
+
+from PIL import Image
+
+from inspector.gui.figure import caption_of
+
+
+def test_png_at_a_scale_and_svg_with_the_caption(ui, qtbot, window, tmp_path):
+    window.state.editing.add_text("features.0:output=scale(2)")
+    ui.expect_result(qtbot, window)
+    caption = caption_of(window.state)
+    assert caption.startswith(f"{window.state.model.source} (") and "input image.png" in caption
+    assert caption.endswith("edits: features.0:output=scale(k=2)") and f"layer {window.state.layer}" in caption
+    view = window.tabs.currentWidget()
+    png = window.save_figure(str(tmp_path / "fig.png"), scale=2.0)
+    with Image.open(png) as im:
+        assert im.width == 2 * view.width() and im.height > 2 * view.height()  # the caption strip under it
+        bottom = im.convert("L").crop((0, 2 * view.height(), im.width, im.height))
+        assert bottom.getextrema()[0] < 100  # dark caption text on white
+    svg = window.save_figure(str(tmp_path / "fig.svg"))
+    text = svg.read_text(encoding="utf-8")
+    assert text.lstrip().startswith("<?xml") and "<svg" in text and "scale(k=2)" in text
+    assert window.save_figure(str(tmp_path / "fig.jpg")) is None and "name a .png or .svg" in window.banner.text()
