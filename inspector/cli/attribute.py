@@ -1,11 +1,12 @@
-"""`network-inspector attribute`: a saliency, guided-backprop or Grad-CAM map of one input."""
+"""`network-inspector attribute`: a saliency, guided-backprop, Grad-CAM, rollout or integrated-gradients
+map of one input."""
 
 from __future__ import annotations
 
 import sys
 
 from inspector.core.outputs import not_the_input, output_path
-from inspector.core.records.requests import ATTRIBUTION_METHODS
+from inspector.core.records.requests import ATTRIBUTION_METHODS, QUADRATURES
 from inspector.core.writes import save_npy
 
 from . import common
@@ -22,6 +23,10 @@ def add_parser(sub) -> None:
     att.add_argument("--target", default=None, help="top1 (default for classifiers), a class index, sum, output, "
                      "or seg:CLASS[@X0,Y0,X1,Y1]")
     att.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
+    att.add_argument("--steps", type=int, default=50, help="ig: points on the path from the baseline (default 50)")
+    att.add_argument("--quadrature", default="gausslegendre", choices=list(QUADRATURES),
+                     help="ig: how the path is integrated (captum's nodes and weights; default gausslegendre)")
+    att.add_argument("--batch", type=int, default=16, help="ig: path points per forward/backward pass")
     att.add_argument("--out", required=True,
                      help=".npy: the raw map; .png (or .jpg): a heat map over the input as the model sees it")
 
@@ -37,7 +42,8 @@ def run(args) -> int:
     loaded = common.load(args)
     loaded.module.to(resolve_device(args.device))
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
-    found = attribute(loaded, x, args.method, args.target, args.layer)
+    options = {"steps": args.steps, "quadrature": args.quadrature, "batch": args.batch} if args.method == "ig" else None
+    found = attribute(loaded, x, args.method, args.target, args.layer, options)
     if out.suffix.lower() == ".npy":
         save_npy(out, found.map)  # the name as given (np.save would add .npy to x.NPY)
     else:
@@ -50,6 +56,10 @@ def run(args) -> int:
         print(common.seed_note(loaded.seed))
     if found.approximation:
         print(f"note: {found.approximation}.")
+    if found.completeness_gap is not None:
+        made = dict(found.details)
+        print(f"completeness gap {found.completeness_gap:.4g}: sum of the map {float(found.map.sum()):.6g}, "
+              f"f(x) - f(baseline) {made['f(x) - f(baseline)']:.6g} ({made['steps']} steps, {made['quadrature']})")
     for note in found.unreached:
         print(f"warning: guided rule not applied (functional call): {note}", file=sys.stderr)
     for warning in found.warnings:

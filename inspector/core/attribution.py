@@ -9,7 +9,6 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -19,9 +18,11 @@ from torch.overrides import TorchFunctionMode
 
 from .attention.site import supports_attention
 from .attention.supported import supported_text
+from .attribution_record import Attribution, _device, _unwrap
 from .engine import RunSpec, run
 from .errors import RunError, SpecError
-from .guided import APPROXIMATED_TYPES, approximation_note, guided_edits, split_guided
+from .guided import APPROXIMATED_TYPES, guided_edits, split_guided
+from .integrated import integrated_gradients
 from .layers import LayerTree, build_layer_tree
 from .objective import Target, parse_target
 from .records.requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
@@ -35,38 +36,6 @@ APPROXIMATED = tuple(getattr(nn, name) for name in APPROXIMATED_TYPES)
 #: Functions that, called outside those modules, no module hook can reach.
 _RECTIFIERS = frozenset({"relu", "relu_", "relu6", "silu", "gelu", "hardswish", "leaky_relu",
                          "leaky_relu_", "elu", "elu_", "mish"})
-
-
-@dataclass(frozen=True)
-class Attribution:
-    """A map and how it was made. `map` is what `attribute --out x.npy` writes:
-    saliency (H, W); gradcam (H, W) upsampled to the input and scaled to [0, 1];
-    guided and guided-gradcam (C, H, W) input gradients."""
-
-    method: str
-    map: np.ndarray
-    target: str
-    target_index: int | None
-    layer: str | None = None
-    cam: np.ndarray | None = None  # Grad-CAM at the layer's resolution (h, w), unscaled
-    covered: tuple[str, ...] = ()  # nn.ReLU modules given the exact guided rule
-    approximated: tuple[str, ...] = ()  # other activation modules: positive gradients only
-    unreached: tuple[str, ...] = ()  # activations called as functions: no hook reaches them
-    warnings: tuple[str, ...] = ()
-    approximated_types: tuple[str, ...] = ()  # the classes of `approximated` (GELU, SiLU, ...)
-
-    @property
-    def approximation(self) -> str:
-        """Where the guided rule was an approximation, in words ("" where it was exact or not used)."""
-        return approximation_note(self.approximated, self.approximated_types)
-
-
-def _unwrap(model: LoadedModel | nn.Module) -> tuple[nn.Module, list[str] | None]:
-    return (model.module, model.labels) if isinstance(model, LoadedModel) else (model, None)
-
-
-def _device(module: nn.Module) -> torch.device:
-    return next((p.device for p in module.parameters()), torch.device("cpu"))
 
 
 def _first_grad(result: RunResult) -> np.ndarray:
@@ -293,7 +262,7 @@ def attention_rollout(model: LoadedModel | nn.Module, x: torch.Tensor) -> Attrib
 
 
 def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, target=None,
-              layer: str | None = None) -> Attribution:
+              layer: str | None = None, options: dict | None = None) -> Attribution:
     """One entry point for the CLI and the app: `method` is one of METHODS."""
     if method == "saliency":
         grad, result = _saliency(model, x, target)
@@ -306,4 +275,6 @@ def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, targ
         return guided_gradcam(model, x, target, layer)
     if method == "rollout":
         return attention_rollout(model, x)
+    if method == "ig":
+        return integrated_gradients(model, x, target, **(options or {}))
     raise SpecError(f"Unknown method {method!r}. Methods: {', '.join(METHODS)}.")

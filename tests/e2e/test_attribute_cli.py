@@ -159,3 +159,20 @@ def test_png_overlay_and_capture_manifest(runs, capsys):
                  "--layers", "fc1", "--target", "output", "--out", str(out), "--manifest"]) == 0
     manifest = json.loads((folder / "toy.json").read_text())
     assert manifest["keys"]["fc1:output"] == [1, 4] and manifest["model"] == "inspector.demo.toy:ToyMLP"
+
+
+def test_integrated_gradients_from_the_command_say_their_completeness_gap(runs, capsys):
+    """Issue 26, first step: `attribute --method ig --steps N --quadrature Q` writes the API's map and says
+    how complete it is."""
+    folder = runs[0]
+    out = folder / "ig.npy"
+    assert main(["attribute", "--method", "ig", "--steps", "8", "--quadrature", "riemann_middle", "--batch", "3",
+                 "--model", f"{folder / 'models.py'}:Tiny", "--input", str(folder / "picture.png"), "--target", "2",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    model = load_model(f"{folder / 'models.py'}:Tiny")
+    x = load_input(folder / "picture.png", model.preprocess, model.input_shape)
+    found = attribute(model, x, "ig", 2, options={"steps": 8, "quadrature": "riemann_middle"})
+    np.testing.assert_allclose(np.load(out), found.map, rtol=1e-5, atol=1e-7)
+    assert f"completeness gap {found.completeness_gap:.4g}: sum of the map" in printed
+    assert "(8 steps, riemann_middle)" in printed and "ig for class 2" in printed

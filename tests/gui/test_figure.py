@@ -24,3 +24,15 @@ def test_png_at_a_scale_and_svg_with_the_caption(ui, qtbot, window, tmp_path):
     text = svg.read_text(encoding="utf-8")
     assert text.lstrip().startswith("<?xml") and "<svg" in text and "scale(k=2)" in text
     assert window.save_figure(str(tmp_path / "fig.jpg")) is None and "name a .png or .svg" in window.banner.text()
+
+
+def test_integrated_gradients_in_the_attribution_tab_show_their_completeness_gap(qtbot, window):
+    """Issue 26, first step: ig is one of the tab's methods, and its caption says how complete the map is."""
+    view = window.views.attribution
+    window.tabs.setCurrentWidget(view)
+    with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
+        view.method.setCurrentText("ig")
+        view.compute.click()
+    assert view.caption.text().startswith("ig for class") and "completeness gap" in view.caption.text()
+    assert "50 steps, gausslegendre" in view.caption.text() and view.map.shape == (3, 32, 32)
+    assert not view.layer.isEnabled()

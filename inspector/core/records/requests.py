@@ -62,9 +62,11 @@ class RunRequest:
 
 
 #: The attribution maps there are (inspector.core.attribution works them out).
-ATTRIBUTION_METHODS = ("saliency", "gradcam", "guided", "guided-gradcam", "rollout")
+ATTRIBUTION_METHODS = ("saliency", "gradcam", "guided", "guided-gradcam", "rollout", "ig")
 LAYER_METHODS = ("gradcam", "guided-gradcam")  # the methods that work at a layer (the rest ignore one)
 CLASS_AGNOSTIC = ("rollout",)  # the methods that explain no class
+#: Integrated gradients' quadratures: captum's names, nodes and weights (`core.integrated.path_nodes`).
+QUADRATURES = ("gausslegendre", "riemann_left", "riemann_right", "riemann_middle", "riemann_trapezoid")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from inspector.core.records.requests import ATTRIBUTION_METHODS as METHODS
 from inspector.core.records.requests import CLASS_AGNOSTIC, LAYER_METHODS
 
 from ..controls import searchable
+from .number_format import fmt
 
 
 def heat_colormap() -> pg.ColorMap:
@@ -160,6 +161,11 @@ class AttributionView(QWidget):
             notes.append(f"layer {found.layer}")
         if found.approximation:
             notes.append(found.approximation)
+        if found.completeness_gap is not None:
+            made = dict(found.details)
+            notes.append(f"completeness gap {fmt(found.completeness_gap, '.3g')} (sum of the map vs f(x) - f(baseline) "
+                         f"{fmt(made.get('f(x) - f(baseline)', float('nan')), '.4g')}; {made.get('steps')} steps, "
+                         f"{made.get('quadrature')})")
         if found.unreached:
             notes.append("not reached (functional calls): " + "; ".join(found.unreached))
         notes += list(found.warnings)

@@ -1,0 +1,47 @@
+"""What an attribution method returns (`Attribution`), and the model and device it runs on: shared by
+`attribution` (gradients, Grad-CAM, guided, rollout) and `integrated` (integrated gradients)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from .guided import approximation_note
+from .sources.loaded import LoadedModel
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """A map and how it was made. `map` is what `attribute --out x.npy` writes:
+    saliency (H, W); gradcam (H, W) upsampled to the input and scaled to [0, 1];
+    guided and guided-gradcam (C, H, W) input gradients."""
+
+    method: str
+    map: np.ndarray
+    target: str
+    target_index: int | None
+    layer: str | None = None
+    cam: np.ndarray | None = None  # Grad-CAM at the layer's resolution (h, w), unscaled
+    covered: tuple[str, ...] = ()  # nn.ReLU modules given the exact guided rule
+    approximated: tuple[str, ...] = ()  # other activation modules: positive gradients only
+    unreached: tuple[str, ...] = ()  # activations called as functions: no hook reaches them
+    warnings: tuple[str, ...] = ()
+    approximated_types: tuple[str, ...] = ()  # the classes of `approximated` (GELU, SiLU, ...)
+    completeness_gap: float | None = None  # integrated gradients: |sum(map) - (f(x) - f(baseline))|
+    details: tuple[tuple[str, object], ...] = ()  # how it was made (steps, quadrature, baseline, ...)
+
+    @property
+    def approximation(self) -> str:
+        """Where the guided rule was an approximation, in words ("" where it was exact or not used)."""
+        return approximation_note(self.approximated, self.approximated_types)
+
+
+def _unwrap(model: LoadedModel | nn.Module) -> tuple[nn.Module, list[str] | None]:
+    return (model.module, model.labels) if isinstance(model, LoadedModel) else (model, None)
+
+
+def _device(module: nn.Module) -> torch.device:
+    return next((p.device for p in module.parameters()), torch.device("cpu"))
