@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from inspector.core.outputs import not_the_input, output_path
-from inspector.core.records.requests import ATTRIBUTION_METHODS, QUADRATURES
+from inspector.core.records.requests import ATTRIBUTION_METHODS, QUADRATURES, SMOOTH_KINDS, SMOOTHED
 from inspector.core.writes import save_npy
 
 from . import common
@@ -27,6 +27,13 @@ def add_parser(sub) -> None:
     att.add_argument("--quadrature", default="gausslegendre", choices=list(QUADRATURES),
                      help="ig: how the path is integrated (captum's nodes and weights; default gausslegendre)")
     att.add_argument("--batch", type=int, default=16, help="ig: path points per forward/backward pass")
+    att.add_argument("--smooth", default="smoothgrad", choices=list(SMOOTH_KINDS),
+                     help="smoothgrad: the mean, mean of squares or variance of the maps (default smoothgrad)")
+    att.add_argument("--of", default="saliency", choices=list(SMOOTHED), help="smoothgrad: the map it smooths")
+    att.add_argument("--samples", type=int, default=25, help="smoothgrad: noisy copies of the input (default 25)")
+    att.add_argument("--noise", type=float, default=0.15,
+                     help="smoothgrad: the noise's standard deviation as a fraction of the input's range (default 0.15)")
+    att.add_argument("--noise-seed", type=int, default=None, help="smoothgrad: makes the noise repeatable")
     att.add_argument("--out", required=True,
                      help=".npy: the raw map; .png (or .jpg): a heat map over the input as the model sees it")
 
@@ -42,7 +49,11 @@ def run(args) -> int:
     loaded = common.load(args)
     loaded.module.to(resolve_device(args.device))
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
-    options = {"steps": args.steps, "quadrature": args.quadrature, "batch": args.batch} if args.method == "ig" else None
+    ig = {"steps": args.steps, "quadrature": args.quadrature, "batch": args.batch}
+    options = ig if args.method == "ig" else None
+    if args.method == "smoothgrad":
+        options = {"of": args.of, "kind": args.smooth, "samples": args.samples, "noise": args.noise,
+                   "seed": args.noise_seed, **(ig if args.of == "ig" else {})}
     found = attribute(loaded, x, args.method, args.target, args.layer, options)
     if out.suffix.lower() == ".npy":
         save_npy(out, found.map)  # the name as given (np.save would add .npy to x.NPY)
@@ -56,6 +67,10 @@ def run(args) -> int:
         print(common.seed_note(loaded.seed))
     if found.approximation:
         print(f"note: {found.approximation}.")
+    if args.method == "smoothgrad":
+        made = dict(found.details)
+        print(f"{args.smooth} of {made['of']}: {made['samples']} samples, noise sigma {made['sigma']:.4g} "
+              f"({made['noise']} of the input's range), noise seed {made['seed']}")
     if found.completeness_gap is not None:
         made = dict(found.details)
         print(f"completeness gap {found.completeness_gap:.4g}: sum of the map {float(found.map.sum()):.6g}, "

@@ -26,8 +26,10 @@ from .integrated import integrated_gradients
 from .layers import LayerTree, build_layer_tree
 from .objective import Target, parse_target
 from .records.requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
+from .records.requests import SMOOTHED
 from .records.tokens import TokenGrid, is_channels_last, token_maps
 from .result import RunResult
+from .smooth import smooth
 from .sources.grids import token_grid
 from .sources.loaded import LoadedModel
 
@@ -261,6 +263,25 @@ def attention_rollout(model: LoadedModel | nn.Module, x: torch.Tensor) -> Attrib
                        cam, warnings=(f"across {len(paths)} attention modules, {whose}",) + tuple(result.warnings))
 
 
+def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of: str = "saliency",
+               kind: str = "smoothgrad", samples: int = 25, noise: float = 0.15, seed: int | None = None,
+               cancel=None, progress=None, **ig) -> Attribution:
+    """SmoothGrad (`core.smooth`) of `of`'s map (saliency, guided or ig, with `ig`'s options), every noisy
+    sample explaining the class resolved on x itself."""
+    if of not in SMOOTHED:
+        raise SpecError(f"SmoothGrad smooths {', '.join(SMOOTHED)}, not {of!r}.")
+    first = attribute(model, x, of, target, options=ig or None)
+    same = first.target_index if first.target_index is not None else target
+
+    def base(noisy: torch.Tensor) -> np.ndarray:
+        return attribute(model, noisy, of, same, options=ig or None).map
+
+    found, used, sigma = smooth(x, base, kind, samples, noise, seed, cancel, progress)
+    return Attribution(kind, found, first.target, first.target_index, warnings=first.warnings,
+                       details=(("of", of), ("samples", samples), ("noise", noise), ("sigma", sigma),
+                                ("seed", used)))
+
+
 def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, target=None,
               layer: str | None = None, options: dict | None = None) -> Attribution:
     """One entry point for the CLI and the app: `method` is one of METHODS."""
@@ -277,4 +298,6 @@ def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, targ
         return attention_rollout(model, x)
     if method == "ig":
         return integrated_gradients(model, x, target, **(options or {}))
+    if method == "smoothgrad":
+        return smoothgrad(model, x, target, **(options or {}))
     raise SpecError(f"Unknown method {method!r}. Methods: {', '.join(METHODS)}.")

@@ -176,3 +176,18 @@ def test_integrated_gradients_from_the_command_say_their_completeness_gap(runs, 
     np.testing.assert_allclose(np.load(out), found.map, rtol=1e-5, atol=1e-7)
     assert f"completeness gap {found.completeness_gap:.4g}: sum of the map" in printed
     assert "(8 steps, riemann_middle)" in printed and "ig for class 2" in printed
+
+
+def test_smoothgrad_from_the_command_repeats_with_its_noise_seed(runs, capsys):
+    folder = runs[0]
+    out = folder / "smooth.npy"
+    args = ["attribute", "--method", "smoothgrad", "--smooth", "vargrad", "--samples", "4", "--noise", "0.1",
+            "--noise-seed", "9", "--model", f"{folder / 'models.py'}:Tiny", "--input", str(folder / "picture.png"),
+            "--target", "1", "--out", str(out)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    model = load_model(f"{folder / 'models.py'}:Tiny")
+    x = load_input(folder / "picture.png", model.preprocess, model.input_shape)
+    found = attribute(model, x, "smoothgrad", 1, options={"kind": "vargrad", "samples": 4, "noise": 0.1, "seed": 9})
+    np.testing.assert_allclose(np.load(out), found.map, rtol=1e-5, atol=1e-12)
+    assert "vargrad of saliency: 4 samples, noise sigma" in printed and "noise seed 9" in printed

@@ -36,3 +36,12 @@ def test_integrated_gradients_in_the_attribution_tab_show_their_completeness_gap
     assert view.caption.text().startswith("ig for class") and "completeness gap" in view.caption.text()
     assert "50 steps, gausslegendre" in view.caption.text() and view.map.shape == (3, 32, 32)
     assert not view.layer.isEnabled()
+
+
+def test_smoothgrad_in_the_attribution_tab_says_its_noise(qtbot, window):
+    view = window.views.attribution
+    with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
+        view.method.setCurrentText("smoothgrad")
+        view.compute.click()
+    assert "smoothgrad of saliency: 25 noisy copies, sigma" in view.caption.text() and "noise seed" in view.caption.text()
+    assert view.values.shape == (32, 32)

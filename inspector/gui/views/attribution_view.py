@@ -161,6 +161,10 @@ class AttributionView(QWidget):
             notes.append(f"layer {found.layer}")
         if found.approximation:
             notes.append(found.approximation)
+        made = dict(found.details)
+        if "samples" in made:
+            notes.append(f"{found.method} of {made['of']}: {made['samples']} noisy copies, sigma "
+                         f"{fmt(made['sigma'], '.3g')}, noise seed {made['seed']}")
         if found.completeness_gap is not None:
             made = dict(found.details)
             notes.append(f"completeness gap {fmt(found.completeness_gap, '.3g')} (sum of the map vs f(x) - f(baseline) "
