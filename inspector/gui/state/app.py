@@ -19,12 +19,13 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from inspector.core.errors import InspectorError
 from inspector.core.inputs.video import is_video
 from inspector.core.keys import layer_of, parse_layer_call
-from inspector.core.records.failure import Failure, sentence
+from inspector.core.records.failure import Failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 
 from ..gc_collector import freeze_imports
 from ..notice import Notice
 from ..worker import WorkerThread
+from . import endings
 from .analysis import AnalysisState
 from .atlas import AtlasState
 from .edits import EditsState
@@ -112,7 +113,7 @@ class AppState(QObject):
         self.model = None  # ModelInfo of what is loaded
         # While a newly loaded model has not run yet: (the model that had, its ticks), or (None, None) when
         # none had. A model counts as loaded once a run on it worked; when its first run fails the app goes
-        # back to the one before (`_back_to_the_last_that_ran`), and only a model that ran is remembered.
+        # back to the one before (`endings.back_to_the_last_that_ran`), and only a model that ran is remembered.
         self.trying: tuple | None = None
         self._back_to: ModelRequest | None = None  # the model that ran, being gone back to
         self.loading: ModelRequest | None = None  # asked for, not loaded yet
@@ -413,30 +414,8 @@ class AppState(QObject):
             self.sigUnrun.emit(True)  # said beside the Auto-run switch: nothing runs until F5
 
     def cancel(self) -> None:
-        """Esc: stop what the worker does. What is on screen stays, and the choosers say what it is: the
-        input and target of the result shown come back. Statistics of that result a cancelled run had
-        stopped are worked out again; those Esc itself stopped are said to be stopped."""
-        stats_only = self.phase.startswith(("Statistics", "Diagnostics"))
-        self.timer.stop()
-        self.worker.cancel()
-        self._show_what_ran()
-        outcome = self.outcome
-        if outcome is not None and (not outcome.complete or (outcome.analyse and outcome.analysis is None)):
-            if stats_only:
-                self.sigStatsStopped.emit(outcome)
-            else:
-                self.worker.request_finish(outcome.run_id)
-
-    def _show_what_ran(self) -> None:
-        if self.shown_choice is None or self.live.playing or self.folder.root():
-            return
-        source, target = self.shown_choice
-        if self.input != source:
-            self.input = source
-            self.sigInputShown.emit(source)
-        if self.target != target:
-            self.target = target
-            self.sigTargetShown.emit(target)
+        """Esc (`endings.cancel`)."""
+        endings.cancel(self)
 
     def result_drawn(self) -> None:
         """The window has drawn the panels of the last result: the worker may go on with the rest
@@ -445,6 +424,9 @@ class AppState(QObject):
         self.live.drawn()
 
     # -- what the worker says ---------------------------------------------------------------
+    def _on_failed(self, failure: Failure) -> None:
+        endings.on_failed(self, failure)
+
     def _on_engine_ready(self, devices) -> None:
         freeze_imports()
         self.devices = list(devices)
@@ -527,62 +509,3 @@ class AppState(QObject):
             return  # for a result that was dropped
         update.apply(outcome)
         self.sigStatsUpdated.emit(outcome)
-
-    def _on_failed(self, failure: Failure) -> None:
-        if failure.what == "run" and failure.run_id and failure.run_id != self.last_run_id:
-            return  # a newer run is on its way
-        if failure.what == "run" and self.against is not None and \
-                failure.kind in ("ModelLoadError", "UntrustedCodeError", "MismatchError"):
-            self.against = None  # the second model cannot be compared: back to the baseline
-            self.sigAgainstSet.emit(None)
-        if failure.what == "run":
-            self.live.failed()
-        if failure.what == "atlas":
-            self.atlas.failed()
-        if failure.what == "attribution":
-            self.analysis.failed(failure)
-        if failure.what == "load":
-            self._load_failed(failure)
-        elif failure.what == "run" and self.trying is not None and self.trying[0] is not None and not failure.cancelled \
-                and (self.input == self.good_input or not self.good_input) and not self.live.playing:
-            self._back_to_the_last_that_ran(failure)
-        elif failure.what == "run" and self.folder.skip_unreadable(failure):
-            return  # a warning, and the next image is on its way
-        elif failure.what == "run" and failure.kind == "InputError" and self.good_input \
-                and self.input != self.good_input and not self.live.playing:
-            bad, self.input = self.input, self.good_input
-            self.sigInputShown.emit(self.input)
-            self.notify("error", f"Could not open {bad}: {sentence(failure.message)} Still showing {self.input}.",
-                        details=failure.details)
-        elif failure.cancelled:
-            self.notify("info", failure.message)
-        elif failure.what != "attribution":
-            self.notify("error", failure.message, details=failure.details,
-                        about="run" if failure.what == "run" else "")
-        self.sigFailed.emit(failure)
-
-    def _back_to_the_last_that_ran(self, failure: Failure) -> None:
-        """The model just loaded failed its first run: go back to the one that ran before (the worker kept
-        it, so at once), with its ticks. (The first model of a session stays, unremembered, for the user
-        to fix the input.)"""
-        (previous, ticks), self.trying = self.trying, None
-        self.notify("error", f"{self.model.source} ({self.model.weights}) loaded, but its first run failed: "
-                             f"{sentence(failure.message)} Back on {previous.source} ({previous.weights}).",
-                    details=failure.details)
-        self._back_to = previous.request
-        self.request_model(previous.request, ticks=ticks)
-
-    def _load_failed(self, failure: Failure) -> None:
-        asked, self.loading = self.loading, None
-        name = asked.source if asked else "the model"
-        if self.model is not None:
-            self.sigModelShown.emit(self.model.request)
-            level, what = ("info", "Stopped loading") if failure.cancelled else ("error", "Could not load")
-            self.notify(level, f"{what} {name}: {sentence(failure.message)} Still on {self.model.source} "
-                               f"({self.model.weights}).", details=failure.details)
-        elif asked is not None and asked != ModelRequest():
-            self.notify("error", f"Could not load {name}: {sentence(failure.message)} Opened the demo model instead.",
-                        details=failure.details)
-            self.request_model(ModelRequest())
-        else:
-            self.notify("error", f"Could not load {name}: {failure.message}", details=failure.details)
