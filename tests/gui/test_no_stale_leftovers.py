@@ -28,7 +28,7 @@ def test_an_error_takes_the_last_map_down_and_a_new_method_computes_at_once(qtbo
 def test_the_layer_and_class_choices_say_when_a_method_does_not_use_them(qtbot, window, ui, gui_files):
     view = window.views.attribution
     view.method.setCurrentText("saliency")
-    assert not view.layer.isEnabled() and view.layer.currentText() == "(no layer: saliency uses none)"
+    assert not view.layer.isEnabled() and view.layer.currentText() == "not used"
     view.method.setCurrentText("gradcam")
     assert view.layer.isEnabled() and view.layer.currentText() == "auto (last conv)"
     view.method.setCurrentText("rollout")

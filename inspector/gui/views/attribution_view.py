@@ -115,7 +115,7 @@ class AttributionView(QWidget):
         method = self.method.currentText()
         uses_layer, uses_class = method in LAYER_METHODS, method not in CLASS_AGNOSTIC
         self.layer.setEnabled(uses_layer)
-        self.layer.setItemText(0, self.auto_layer if uses_layer else f"(no layer: {method} uses none)")
+        self.layer.setItemText(0, self.auto_layer if uses_layer else "not used")  # short: the box is narrow
         if not uses_layer:
             self.layer.setCurrentIndex(0)
         self.target.setEnabled(uses_class)
