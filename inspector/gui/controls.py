@@ -18,6 +18,15 @@ def searchable(combo: QComboBox) -> QComboBox:
     return combo
 
 
+def content_free(combo: QComboBox, chars: int) -> QComboBox:
+    """A chooser whose width does not follow its items (`chars` characters wide, the whole choice in its
+    tooltip): a long layer, class or model name never widens the centre and squeezes the docks."""
+    combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(chars)
+    combo.currentTextChanged.connect(combo.setToolTip)
+    return combo
+
+
 class ModelCombo(QComboBox):
     """demo, files the user opened and, once asked for, every torchvision classifier and segmentation
     model and every timm model (`timm:NAME`); searchable.

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.inputs.samples import list_samples
 
-from .controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, searchable
+from .controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, content_free, searchable
 from .docks.edits_panel import EditsPanel
 from .docks.folder_bar import FolderBar
 from .docks.live_bar import LiveBar
@@ -102,8 +102,7 @@ def lay_out(window) -> None:
     window.tree_view.setContextMenuPolicy(Qt.CustomContextMenu)
     window.modules_dock = add_dock(window, "Modules", window.filter_box, Qt.LeftDockWidgetArea)
 
-    window.layer_combo = searchable(QComboBox())  # hundreds of layers: type part of a name
-    window.layer_combo.setMinimumContentsLength(20)
+    window.layer_combo = content_free(searchable(QComboBox()), 20)  # hundreds of layers: type part of a name
     window.activation_panel = TensorPanel("Activation", diverging=False)
     window.gradient_panel = TensorPanel("Gradient", diverging=True)
     center = QWidget()

@@ -113,3 +113,20 @@ def test_random_weights_of_the_same_source_get_a_seed_of_their_own(ui, qtbot, op
     assert w.state.against.seed not in (None, first)
     assert outcome.against is not None and outcome.against.first_divergent is not None
     assert all(row.rel_l2 > 0 for row in outcome.against.rows if row.key.endswith(":output"))
+
+
+def test_compare_mosaics_stay_readable_at_1280x800(ui, qtbot, compare_window, tiny_source, tmp_path):
+    """Issue 25, item 12: with a second model the rows of mosaics were ~65 px high at 1280x800 (the divergence
+    plot and the table took the rest); now each row keeps at least MIN_VIEW and the rows scroll instead."""
+    from inspector.gui.views.compare_view import MIN_VIEW
+
+    w = compare_window
+    w.resize(1280, 800)
+    w.against.choose_weights(write_weights(tiny_source, tmp_path / "b.safetensors", "features.3.weight"))
+    ui.expect_result(qtbot, w)
+    qtbot.wait(100)
+    grid = w.views.compare.grid
+    for (row, col), view in grid.views.items():
+        height = view.sceneBoundingRect().height()
+        assert height >= MIN_VIEW - 25, (row, col, height)  # the row less its spacing and its header's share
+    assert MIN_VIEW >= 140

@@ -48,3 +48,22 @@ def test_the_layer_combo_is_searchable_and_a_click_in_the_tree_shows_the_module(
     assert path in window.state.ticks and window.state.layer == path
     assert window.layer_model.data(source, Qt.CheckStateRole) in (Qt.Checked, Qt.Checked.value, 2)
     assert f"{path}:output" in outcome.result.captures and window.activation_panel.key == f"{path}:output"
+
+
+def test_docks_keep_their_width_whatever_the_names_shown(qtbot, window):
+    """Issue 25, item 12: a long second-model name in Compare's Against, long layer names and long class
+    names used to widen the centre (its minimum follows the widest chooser) and squeeze both docks."""
+    window.resize(1280, 800)
+    qtbot.wait(200)
+    before = window.modules_dock.width(), window.side_dock.width()
+    long = "vit.encoder.layer.11.attention.attention.query.output.dense.some.long.name"
+    window.views.compare.set_against("hf:/home/someone/models/vit-base-patch16-224-finetuned-long (random, seed 12345)")
+    for combo in (window.layer_combo, window.views.compare.layer, window.views.attribution.layer,
+                  window.views.attribution.target):
+        combo.addItem(long, long)
+        combo.setCurrentIndex(combo.count() - 1)
+    for i in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(i)
+        qtbot.wait(50)
+        assert (window.modules_dock.width(), window.side_dock.width()) == before, window.tabs.tabText(i)
+    assert window.tabs.minimumSizeHint().width() <= 660

@@ -13,7 +13,7 @@ from inspector.core.clipping import clip_levels, magnitude
 from inspector.core.records.requests import ATTRIBUTION_METHODS as METHODS
 from inspector.core.records.requests import CLASS_AGNOSTIC, LAYER_METHODS
 
-from ..controls import searchable
+from ..controls import content_free, searchable
 from .number_format import fmt
 
 
@@ -38,10 +38,10 @@ class AttributionView(QWidget):
         self.method = QComboBox()
         self.method.addItems(list(METHODS))
         self.method.setCurrentText("gradcam")
-        self.layer = searchable(QComboBox())
+        self.layer = content_free(searchable(QComboBox()), 9)
         self.auto_layer = "auto (last conv)"  # what "auto" picks for the loaded model (set_choices)
         self.layer.addItem(self.auto_layer, None)
-        self.target = searchable(QComboBox())
+        self.target = content_free(searchable(QComboBox()), 9)
         self.target.addItem("target of the run", "")
         self.opacity = QSlider(Qt.Horizontal)
         self.opacity.setRange(0, 100)

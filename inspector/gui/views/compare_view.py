@@ -16,6 +16,8 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QScrollArea,
+    QSizePolicy,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -27,13 +29,14 @@ from inspector.core.compare.diff import prediction_deltas
 from inspector.core.mosaic import PAGE
 from inspector.core.result import RunResult
 
-from ..controls import searchable
+from ..controls import content_free, searchable
 from .compare_grid import COLS, ROWS, CompareGrid  # noqa: F401  (ROWS, COLS: the grid's names)
 from .divergence_view import DivergenceView
 from .number_format import fmt
 
 #: The "Against" picker's choices: what each asks for.
 BASELINE, WEIGHTS, MODEL = "the run without edits", "a weights file…", "another model…"
+MIN_VIEW = 150  # pixels: the least height of one row of mosaics
 EDITS_ON = {"both models": "both", "first model": "first", "second model": "second"}
 
 
@@ -53,14 +56,14 @@ class CompareView(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.layer = searchable(QComboBox())
-        self.layer.setMinimumContentsLength(20)
+        self.layer = content_free(searchable(QComboBox()), 12)
         self.layer.currentIndexChanged.connect(self._on_layer)
         self.grid = CompareGrid()
         self.canvas = self.grid
         self.images = self.grid.images
         self.caption = QLabel("Add an edit to compare against the baseline.")
         self.caption.setWordWrap(True)
+        self.caption.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # a long path never widens the tab
         self.hover = QLabel(" ")
         self.grid.on_hover = self.hover.setText
         self.grid.sigChannelClicked.connect(self.sigChannelClicked)
@@ -70,9 +73,8 @@ class CompareView(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeToContents)
         header.setSectionResizeMode(0, QHeaderView.Stretch)
-        self.table.setMinimumWidth(300)
-        self.against = QComboBox()
-        self.against.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.table.setMinimumWidth(220)
+        self.against = content_free(QComboBox(), 12)
         self.against.activated.connect(self._on_against)
         self.edits_on = QComboBox()
         self.edits_on.addItems(list(EDITS_ON))
@@ -90,20 +92,26 @@ class CompareView(QWidget):
         bottom = QSplitter(Qt.Horizontal)
         bottom.addWidget(self.divergence)
         bottom.addWidget(self.table)
-        bottom.setStretchFactor(0, 3)
-        bottom.setStretchFactor(1, 2)
+        bottom.setStretchFactor(0, 1)
+        bottom.setStretchFactor(1, 1)
         self.bottom = bottom
         top = QWidget()
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.addWidget(self.grid, 1)
+        self.scroll = QScrollArea()  # rows never shrink below MIN_VIEW: they scroll instead
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.scroll.setFrameShape(QScrollArea.NoFrame)
+        self.grid.setMinimumHeight(len(ROWS) * MIN_VIEW + 30)
+        self.scroll.setWidget(self.grid)
+        top_layout.addWidget(self.scroll, 1)
         top_layout.addWidget(self.hover)
         split = QSplitter(Qt.Vertical)
         split.addWidget(top)
         split.addWidget(bottom)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
-        split.setSizes([600, 190])
+        split.setSizes([640, 150])
         self.split = split
         layout = QVBoxLayout(self)
         layout.addLayout(head)
@@ -127,7 +135,7 @@ class CompareView(QWidget):
             widget.setVisible(bool(name))
         self.divergence.setVisible(bool(name))
         total = max(sum(self.split.sizes()), 400)
-        self.split.setSizes([int(total * 0.62), int(total * 0.38)] if name else [int(total * 0.78), int(total * 0.22)])
+        self.split.setSizes([int(total * 0.7), int(total * 0.3)] if name else [int(total * 0.8), int(total * 0.2)])
         self.grid.set_names(*(("first", "second") if name else ("baseline", "edited")))
         headers = ("First", "Second") if name else ("Baseline", "Edited")
         self.table.setHorizontalHeaderLabels(["Class", *headers, "Δ"])

@@ -50,6 +50,7 @@ class DivergenceView(QWidget):
         self.legend = QLabel('<span style="color:#4c78a8">● activation</span> (decides the first divergent) '
                              '&nbsp; <span style="color:#f58518">▼ gradient</span> &nbsp; '
                              '<span style="color:#999">··· threshold</span>')
+        self.legend.setWordWrap(True)  # narrow beside the prediction table: wraps, never widens the tab
         self.threshold_line = pg.InfiniteLine(angle=0, pen=pg.mkPen((150, 150, 150), style=Qt.DotLine))
         self.first_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#e45756", width=2))
         self.first_label = pg.InfLineLabel(self.first_line, "", position=0.08, anchor=(0, 1), color="#e45756")

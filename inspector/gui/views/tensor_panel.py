@@ -107,6 +107,7 @@ class TensorPanel(QWidget):
         self.message = QLabel(" ")
         self.message.setAlignment(Qt.AlignCenter)
         self.message.setWordWrap(True)
+        self.message.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # a long key never widens the panel
         font = QFont(self.message.font())
         font.setPointSizeF(font.pointSizeF() * 1.3)
         self.message.setFont(font)
@@ -154,6 +155,7 @@ class TensorPanel(QWidget):
         self.hist.clear_values()
         self.title.setText(f"<b>{self.base_title}</b>")
         self.message.setText(message or " ")
+        self.message.setToolTip(message)
         self.stack.setCurrentWidget(self.message)
         self.stats.setText(message or " ")
         self.stats.setVisible(False)  # the message is shown in the middle
