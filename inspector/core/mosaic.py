@@ -172,19 +172,26 @@ def capture_maps(key: str, array: np.ndarray, tokens: TokenGrid | None = None,
     return as_maps(a), None
 
 
+def separator(h: int, w: int) -> int:
+    """Pixels between tiles of h x w: a sixteenth of the tile's side (at least 1), so that the lines
+    between tiles stay on screen when a mosaic of large tiles is drawn smaller than it is (16 maps of
+    112 x 112 in a 220-pixel panel: a 1-pixel gap becomes half a screen pixel, and some vanish)."""
+    return max(1, round(max(h, w) / 16))
+
+
 def mosaic_of(maps: np.ndarray, first: int = 0, count: int = PAGE, gap: int | None = None,
               kernels: Grid | None = None) -> Mosaic:
-    """Tile maps[first:first+count] into a near-square grid, in one image."""
+    """Tile maps[first:first+count] into a near-square grid, in one image (`gap`: `separator` unless given)."""
     page = maps[first: first + count].astype(np.float32, copy=False)
     c, h, w = page.shape
     if gap is None:
-        gap = 2 if kernels is not None and kernels.gap else 1
+        gap = max(2, separator(h, w)) if kernels is not None and kernels.gap else separator(h, w)
     cols = grid_cols(c, h, w)
     image = tile(page, cols, gap)
     return Mosaic(image, math.ceil(c / cols), cols, h, w, c, gap, first, len(maps), kernels)
 
 
-def make_mosaic(array: np.ndarray, max_channels: int = PAGE, gap: int = 1, first: int = 0,
+def make_mosaic(array: np.ndarray, max_channels: int = PAGE, gap: int | None = None, first: int = 0,
                 key: str = "", tokens: TokenGrid | None = None) -> Mosaic:
     """The mosaic of a capture's channels first..first+max_channels (weights when `key` is a
     parameter gradient; token sequences on the model's patch grid `tokens`)."""

@@ -183,3 +183,22 @@ def test_the_same_mosaic_again_keeps_the_users_zoom_and_another_is_fitted(make_p
     panel.clear()
     panel.show_capture("b:output", conv_maps, None)
     assert np.allclose(panel.view.viewRange(), fitted)
+
+
+@pytest.mark.parametrize("channels, side", [(16, 112), (64, 56), (256, 7)])
+def test_the_lines_between_tiles_stay_on_screen_when_the_mosaic_is_drawn_smaller(make_panel, qtbot, channels, side):
+    """Issue 25, item 12: tiles were always 1 pixel apart, so a mosaic of large tiles drawn in a panel of
+    the size the app gives it (about 300 x 300) lost some of its lines (16- and 64-channel mosaics looked
+    like blocks of different widths). Every gap must cover at least one screen pixel."""
+    panel = make_panel()
+    panel.resize(320, 640)
+    qtbot.wait(50)
+    array = np.random.default_rng(0).standard_normal((1, channels, side, side)).astype(np.float32)
+    panel.show_capture("x:output", array, None)
+    qtbot.wait(50)
+    m = panel.mosaic
+    pixel_w, pixel_h = panel.view.viewPixelSize()  # image pixels per screen pixel
+    assert m.gap / pixel_w >= 1.0 and m.gap / pixel_h >= 1.0, (m.gap, pixel_w, pixel_h)
+    # and the geometry stays exact: tile (r, c) starts at r * (side + gap)
+    row, col = m.origin(channels - 1)
+    np.testing.assert_array_equal(m.image[row: row + side, col: col + side], array[0, channels - 1])
