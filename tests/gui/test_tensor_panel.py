@@ -43,7 +43,7 @@ def test_conv_capture_is_one_mosaic_image_with_explicit_levels(make_panel, conv_
     assert (mosaic.rows, mosaic.cols, mosaic.channels) == (8, 8, 64)
     assert (mosaic.tile_h, mosaic.tile_w) == (112, 112)
     expected = make_mosaic(conv_maps)
-    assert panel.image.image.shape == (8 * 113 - 1, 8 * 113 - 1)
+    assert panel.image.image.shape == (8 * 119 - 7, 8 * 119 - 7)  # tiles 112 + 7 (a sixteenth) apart
     np.testing.assert_array_equal(panel.image.image, expected.image)
     assert panel.image.image.flags["C_CONTIGUOUS"] and panel.image.image.dtype == np.float32
     lo, hi = levels(as_maps(conv_maps), diverging=False)  # one set of levels for every page
@@ -91,7 +91,7 @@ def test_click_emits_the_channel_and_zooms_it(qtbot, make_panel, conv_maps):
     # channel 42 is row 5, column 2 of the 8 x 8 grid of 112 x 112 tiles, 1 pixel apart
     rect = panel.highlight.rect()
     assert panel.highlight.isVisible()
-    assert (rect.x(), rect.y(), rect.width(), rect.height()) == (2 * 113, 5 * 113, 112, 112)
+    assert (rect.x(), rect.y(), rect.width(), rect.height()) == (2 * 119, 5 * 119, 112, 112)
     tile = conv_maps[0, 42]
     assert panel.zoom.label.text() == (f"x:output · channel\u00a042 · min\u00a0{tile.min():.4g} · max\u00a0{tile.max():.4g}")
     assert panel.zoom.canvas.width() >= 200 and panel.zoom.canvas.height() >= 200
@@ -165,11 +165,11 @@ def test_clear_empties_the_panel(make_panel, conv_maps):
 
 def test_the_same_mosaic_again_keeps_the_users_zoom_and_another_is_fitted(make_panel, conv_maps):
     """A video's next frame (same key, same shape) keeps the view the user zoomed to; another key,
-    another page or a cleared panel is fitted to the whole mosaic again (8 x 8 tiles of 112: 903 px)."""
+    another page or a cleared panel is fitted to the whole mosaic again (8 x 8 tiles of 112, 7 apart: 945 px)."""
     panel = make_panel()
     panel.show_capture("a:output", conv_maps, None)
     fitted = panel.view.viewRange()
-    assert fitted[0][0] <= 0 and fitted[0][1] >= 903
+    assert fitted[0][0] <= 0 and fitted[0][1] >= 945
     panel.view.setRange(xRange=(100, 300), yRange=(100, 300), padding=0)
     chosen = panel.view.viewRange()
     panel.zoom.view.setRange(xRange=(10, 20), yRange=(10, 20), padding=0)
