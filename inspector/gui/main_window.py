@@ -155,6 +155,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         s.sigLayerSelected.connect(self._on_layer_selected)
         self.activation_panel.sigChannelZoomed.connect(self.gradient_panel.zoom_channel)
         self.gradient_panel.sigChannelZoomed.connect(self.activation_panel.zoom_channel)
+        self.activation_panel.sigCursor.connect(self.gradient_panel.show_cursor)  # linked cursors
+        self.gradient_panel.sigCursor.connect(self.activation_panel.show_cursor)
         self.grad_site_combo.activated.connect(lambda _i: s.select_grad_site(self.grad_site_combo.currentText()))
         s.sigGradSiteShown.connect(self._show_grad_site)
         s.sigQuerySet.connect(self._on_query_set)
@@ -302,6 +304,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         info = self.loaded
         self.input_view.show_input(result.input, info.preprocess if info else None, result.classes,
                                    list(info.labels) if info and info.labels else None)
+        for panel in (self.activation_panel, self.gradient_panel):  # what an enlarged map is laid over
+            panel.set_backdrop(self.input_view.rgb)
 
     def _on_box_dragged(self, y0: float, x0: float, y1: float, x1: float) -> None:
         """A box dragged on a segmentation's input: the target becomes that class over the box."""

@@ -73,6 +73,7 @@ class InputView(QWidget):
         self.picture.setMinimumSize(160, 160)
         self.caption = QLabel(" ")
         self.caption.setWordWrap(True)
+        self.rgb: np.ndarray | None = None  # (H, W, 3) uint8: the picture shown, before any class tint
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.picture, 1)
@@ -108,6 +109,7 @@ class InputView(QWidget):
         by class, and a legend of the classes present."""
         if array is None:
             return
+        self.rgb = None
         shape = "×".join(map(str, array.shape))
         if array.ndim == 4 and array.shape[1] == 3:
             if preprocess is not None:
@@ -118,6 +120,7 @@ class InputView(QWidget):
                 lo, hi = values.min(), values.max()
                 picture = ((values - lo) / (hi - lo if hi > lo else 1.0) * 255).round().astype(np.uint8)
                 caption = f"the input tensor {shape}, its range stretched to show it"
+            self.rgb = picture
             if classes is not None:
                 from inspector.core.segmentation import legend, overlay
 

@@ -6,7 +6,10 @@ filter (`inspector.core.mosaic`); more than a page of channels is paged. Vectors
 outputs, biases) are drawn as bars, token x feature outputs and Linear weights as one image.
 Hover shows the channel and value; a click enlarges a channel (outlined in the mosaic) and
 emits sigChannelClicked and sigChannelZoomed; `zoom_channel` enlarges one without a signal, so
-two panels can follow each other.
+two panels can follow each other. The pixel under the mouse (over the mosaic or the enlarged
+channel) is sent as sigCursor, and `show_cursor` reads out and marks that pixel here: linked
+cursors between the activation and gradient sides. `set_backdrop` gives the enlarged channel the
+input picture to be laid over.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ _MAPS = {True: "CET-D1", False: "viridis"}
 _DEFAULT_LEVELS = {True: (-1.0, 1.0), False: (0.0, 1.0)}
 
 
-_DETAILS_MIN, _DETAILS_MAX = 190, 300  # height of the enlarged channel and histogram row
+_DETAILS_MIN, _DETAILS_MAX = 214, 324  # height of the enlarged channel (with its overlay row) and histogram row
 
 
 STATS_COMING = "Statistics: being worked out…"
@@ -44,10 +47,12 @@ class TensorPanel(QWidget):
     -------
     sigChannelClicked(int): the user clicked a channel of the mosaic.
     sigChannelZoomed(int): the user enlarged this channel (a click); not sent by `zoom_channel`.
+    sigCursor(object): (channel, y, x, maps shape), the map pixel under the mouse, or None when it left.
     """
 
     sigChannelClicked = Signal(int)
     sigChannelZoomed = Signal(int)
+    sigCursor = Signal(object)
 
     def __init__(self, title: str, diverging: bool, parent=None) -> None:
         super().__init__(parent)
@@ -95,6 +100,8 @@ class TensorPanel(QWidget):
         self.view.addItem(self.highlight, ignoreBounds=True)
         self.zoom = ChannelZoom()
         self.zoom_image = self.zoom.image
+        self.zoom.sigMoved.connect(self._on_zoom_moved)
+        self._spatial = False  # the maps cover the input's area (conv maps, a patch grid)
         self.colorbar = pg.ColorBarItem(values=self._levels, colorMap=pg.colormap.get(_MAPS[diverging]),
                                         width=14, interactive=True)
         self.colorbar.setImageItem([self.image, self.zoom_image])
@@ -230,6 +237,7 @@ class TensorPanel(QWidget):
     def _show_maps(self, key: str, array: np.ndarray) -> None:
         self.stack.setCurrentWidget(self.canvas)
         self.maps, self.kernels = capture_maps(key, array, self.tokens, self.query)
+        self._spatial = self._covers_the_input(key, array)
         diverging = self.diverging and not self._is_attention(key)  # probabilities: a sequential map
         if diverging != self._colour_diverging:
             self._colour_diverging = diverging
@@ -250,6 +258,21 @@ class TensorPanel(QWidget):
         if self.first >= len(self.maps):
             self.first = 0
         self._draw_page()
+
+    def _covers_the_input(self, key: str, array: np.ndarray) -> bool:
+        """The maps are pictures of the input's area: conv maps, or tokens (attention) on the patch grid;
+        not weights, Linear outputs or an attention matrix."""
+        if self.kernels is not None or is_parameter(key):
+            return False
+        grid = self.tokens
+        on_grid = grid is not None and tuple(self.maps.shape[-2:]) == (grid.height, grid.width)
+        if self._is_attention(key) or array.ndim == 3:
+            return on_grid
+        return array.ndim == 4
+
+    def set_backdrop(self, picture: np.ndarray | None) -> None:
+        """The input as the model sees it ((H, W, 3) uint8), for laying the enlarged channel over it."""
+        self.zoom.set_backdrop(picture)
 
     def _draw_page(self) -> None:
         self.zoom.setVisible(True)
@@ -303,7 +326,7 @@ class TensorPanel(QWidget):
             return
         self.channel = channel
         tile = self.maps[channel]
-        self.zoom.show_tile(tile, self._levels, describe(self.key, self._noun(), channel, tile))
+        self.zoom.show_tile(tile, self._levels, describe(self.key, self._noun(), channel, tile), self._spatial)
         m = self.mosaic
         if m is not None and m.contains(channel):
             row, col = m.origin(channel)
@@ -323,29 +346,60 @@ class TensorPanel(QWidget):
         point = self._image_point(scene_pos)
         return None if point is None else self.mosaic.channel_at(*point)
 
+    def _readout(self, channel: int, y: int, x: int) -> str:
+        """What the hover line says about pixel (y, x) of `channel` (not for weights: see _on_mouse_moved)."""
+        value = fmt(self.maps[channel, y, x], ".5g")
+        if is_parameter(self.key):  # Linear weights: out x in
+            return f"out {y}   in {x}   value {value}"
+        if self._is_attention(self.key):
+            return f"head {channel}   ({y}, {x})   attention {value}"
+        extra = ""
+        if self.prefix is not None:  # the class (and register) tokens, kept apart from the grid
+            extra = "   prefix token" + ("s" if len(self.prefix) > 1 else "") + " " + \
+                ", ".join(fmt(v, ".5g") for v in self.prefix[:, channel])
+        return f"channel {channel}   ({y}, {x})   value {value}{extra}"
+
     def _on_mouse_moved(self, scene_pos) -> None:
         self._hover_at = scene_pos
         hit = self._channel_under(scene_pos)
         if hit is None:
             return
         channel, y, x = hit
-        value = fmt(self.maps[channel, y, x], ".5g")
         if self.kernels is not None:
             kernel = self.mosaic.kernel_at(*self._image_point(scene_pos))
             if kernel is None:
                 return
             f, i, ky, kx = kernel
-            self.hover.setText(f"filter {f}   in {i}   ({ky}, {kx})   value {value}")
-        elif is_parameter(self.key):  # Linear weights: out x in
-            self.hover.setText(f"out {y}   in {x}   value {value}")
-        elif self._is_attention(self.key):
-            self.hover.setText(f"head {channel}   ({y}, {x})   attention {value}")
-        else:
-            extra = ""
-            if self.prefix is not None:  # the class (and register) tokens, kept apart from the grid
-                extra = "   prefix token" + ("s" if len(self.prefix) > 1 else "") + " " + \
-                    ", ".join(fmt(v, ".5g") for v in self.prefix[:, channel])
-            self.hover.setText(f"channel {channel}   ({y}, {x})   value {value}{extra}")
+            self.hover.setText(f"filter {f}   in {i}   ({ky}, {kx})   value {fmt(self.maps[channel, y, x], '.5g')}")
+            return
+        self.hover.setText(self._readout(channel, y, x))
+        self._cursor_at(channel, y, x)
+
+    def _on_zoom_moved(self, pixel) -> None:
+        """The mouse over the enlarged channel: read the pixel out and tell the other side."""
+        if pixel is None or self.maps is None or self.channel is None:
+            self.zoom.mark(None)
+            self.sigCursor.emit(None)
+            return
+        y, x = pixel
+        self.hover.setText(self._readout(self.channel, y, x))
+        self._cursor_at(self.channel, y, x)
+
+    def _cursor_at(self, channel: int, y: int, x: int) -> None:
+        self.zoom.mark((y, x) if channel == self.channel else None)
+        self.sigCursor.emit((channel, y, x, tuple(self.maps.shape)))
+
+    def show_cursor(self, where) -> None:
+        """The other side's cursor: (channel, y, x, its maps' shape) read out and marked here when these
+        maps have the same shape (None: it left)."""
+        if where is None:
+            self.zoom.mark(None)
+            return
+        channel, y, x, shape = where
+        if self.maps is None or self.kernels is not None or tuple(self.maps.shape) != tuple(shape):
+            return
+        self.hover.setText(self._readout(channel, y, x) + "   (the other side's cursor)")
+        self.zoom.mark((y, x) if channel == self.channel else None)
 
     def _on_mouse_clicked(self, event) -> None:
         hit = self._channel_under(event.scenePos())
