@@ -378,9 +378,9 @@ def measure_rapid_toggles(folder: Path, source: str, input_source: str, device: 
 
 
 def measure_model_loaded(folder: Path, sources: tuple[str, ...], input_source: str, device: str) -> list[dict]:
-    """The longest GUI-thread stall (a) at start-up: from before the window is made until the demo's
-    first panels are drawn, and (b) for each of `sources`, once its model has loaded in the worker:
-    the module tree, the choosers, the layer combo and the first result drawn (every leaf ticked)."""
+    """The longest GUI-thread stall for each of `sources` once its model has loaded in the worker: the
+    module tree, the choosers, the layer combo and the first result drawn (the model's default ticks).
+    The stall at start-up is measured by `measure_launch`, in a fresh process as a user starts the app."""
     from PySide6.QtCore import Qt
 
     from inspector.core.records.requests import ModelRequest
@@ -391,7 +391,7 @@ def measure_model_loaded(folder: Path, sources: tuple[str, ...], input_source: s
     try:
         w = session.window
         _wait_until(lambda: bool(session.shown) or bool(session.failed))
-        rows = [{"what": "start-up", "model": "demo", "stall_s": beat.take(since=session.shown_at)}]
+        rows = []
         for source in sources:
             loaded_at: list[float] = []
 
@@ -419,7 +419,7 @@ def measure_launch(folder: Path, repeats: int) -> dict:
     import json
     import subprocess
 
-    windows, panels, torch_early = [], [], []
+    windows, panels, torch_early, stalls = [], [], [], []
     for i in range(max(1, min(repeats, 3))):
         ini = folder / f"launch-{i}.ini"
         t0 = time.time()
@@ -429,8 +429,9 @@ def measure_launch(folder: Path, repeats: int) -> dict:
         windows.append(report["window_s"])
         panels.append(report["panels_s"])
         torch_early.append(report["torch_at_window"])
+        stalls.append(report["stall_s"])
     return {"window_s": statistics.median(windows), "panels_s": statistics.median(panels),
-            "torch_at_window": any(torch_early)}
+            "torch_at_window": any(torch_early), "stall_s": statistics.median(stalls)}
 
 
 def format_table(report: dict) -> str:
@@ -441,6 +442,8 @@ def format_table(report: dict) -> str:
         ("(g) launch: process start -> window shown", "demo", ms(launch["window_s"]), "target 3000 ms",
          "torch imported before the window" if launch["torch_at_window"] else "engine loads behind the window"),
         ("    -> the demo's first panels drawn", "", ms(launch["panels_s"]), "", ""),
+        ("(i) longest GUI stall at start-up: window shown -> first panels", "demo", ms(launch["stall_s"]),
+         "target 50 ms", "median of launches; the worker imports PyTorch meanwhile"),
     ]
     for a in report["stalls"]:
         rows += [
@@ -453,10 +456,8 @@ def format_table(report: dict) -> str:
             ("    longest stall painting it", "", ms(a["paint_stall_s"]), "", ""),
         ]
     for m in report.get("loaded", []):
-        what = ("(i) longest GUI stall at start-up: window shown -> first panels" if m["what"] == "start-up"
-                else "(i) longest GUI stall once a model has loaded")
-        rows.append((what, m["model"], ms(m["stall_s"]), "target 50 ms",
-                     "tree, choosers, layer combo, first result drawn" if m["what"] != "start-up" else ""))
+        rows.append(("(i) longest GUI stall once a model has loaded", m["model"], ms(m["stall_s"]), "target 50 ms",
+                     "tree, choosers, layer combo, first result drawn"))
     r = report["rapid"]
     rows.append(("(h) longest GUI stall, 20 edit toggles in 1 s", f"{r['model']}, {r['leaves']} leaves ticked",
                  ms(r["stall_s"]), "target 50 ms", ""))

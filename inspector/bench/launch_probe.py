@@ -1,6 +1,8 @@
 """Launch probe: `python -m inspector.bench.launch_probe T0 SETTINGS.ini` prints JSON with the
 seconds from T0 (the parent's clock just before it started this process) to the window on
-screen and to the demo's first panels drawn, and what was imported when the window showed."""
+screen and to the demo's first panels drawn, what was imported when the window showed, and the
+longest GUI-thread stall from the window shown to the first panels (a 10 ms heartbeat): the only
+place where it includes the worker importing PyTorch, as a user's start does."""
 
 from __future__ import annotations
 
@@ -18,13 +20,19 @@ def main() -> int:
 
     # torch may be in sys.modules by the first paint: the worker thread is importing it by then
     torch_by_window_code = "torch" in sys.modules
+    from inspector.bench.gui import Heartbeat
+
     app, window = start_app([], QSettings(ini, QSettings.IniFormat))
+    beat = Heartbeat()
+    beat.start()
     app.processEvents()  # the first paint
     report = {"window_s": time.time() - t0, "torch_at_window": torch_by_window_code,
               "torchvision_at_window": "torchvision" in sys.modules}
 
     def shown(_outcome) -> None:
         report["panels_s"] = time.time() - t0
+        report["stall_s"] = beat.take()
+        beat.stop()
         report["torchvision_at_panels"] = "torchvision" in sys.modules
         window.close()
         app.quit()

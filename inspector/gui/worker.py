@@ -139,6 +139,9 @@ class Worker(AtlasJobs, QObject):
         """Import the engine here, off the GUI thread; the window is already on screen."""
         self.sigPhase.emit("Loading the engine (PyTorch)")
         try:
+            from .torch_libraries import preload_torch_libraries
+
+            preload_torch_libraries()  # with the GIL released: the window draws meanwhile
             from inspector.core.devices import available_devices
             from inspector.core.workbench import Workbench
 

@@ -23,13 +23,26 @@ def test_stall_and_rapid_toggle_measurements_run_on_the_demo(qapp, tmp_path):
     qapp.processEvents()
 
 
-def test_the_start_up_and_model_loaded_rows_run(qapp, tmp_path):
-    """Issue 25, item 15: the GUI bench's 'start-up' and 'model loaded' stalls (a small model here)."""
+def test_the_model_loaded_rows_run(qapp, tmp_path):
+    """Issue 25, item 15: the GUI bench's 'model loaded' stalls (a small model here)."""
     image = "sample:" + __import__("inspector.core.inputs.samples", fromlist=["list_samples"]).list_samples()[0]
     rows = bench_gui.measure_model_loaded(tmp_path, ("resnet18",), image, "cpu")
-    assert [(r["what"], r["model"]) for r in rows] == [("start-up", "demo"), ("model loaded", "resnet18")]
-    assert all(r["stall_s"] > 0 for r in rows) and rows[1]["leaves"] >= 1
+    assert [(r["what"], r["model"]) for r in rows] == [("model loaded", "resnet18")]
+    assert all(r["stall_s"] > 0 for r in rows) and rows[0]["leaves"] >= 1
     qapp.processEvents()
+
+
+def test_the_launch_row_measures_the_start_up_stall_in_a_fresh_process(tmp_path):
+    """Issue 25, item 15: the 'start-up' stall is measured where the worker imports PyTorch, as in a user's
+    start (in-process, with torch already imported, it missed the import's hold on the GIL)."""
+    launch = bench_gui.measure_launch(tmp_path, 1)
+    assert 0 < launch["window_s"] < launch["panels_s"]
+    assert 0 < launch["stall_s"] < launch["panels_s"] and launch["torch_at_window"] is False
+    assert "(i) longest GUI stall at start-up" in bench_gui.format_table({
+        "launch": launch, "stalls": [], "loaded": [], "rapid": {"model": "demo", "leaves": 1, "stall_s": 0.01},
+        "run": {"model": "demo", "layer": "conv1", "drawn_s": 0.1, "plain_s": 0.05, "engine_s": 0.06,
+                "switch_layers": 3, "switch_s": 0.01, "toggle_s": 0.1},
+        "mosaic": {"activation_s": 0.01, "gradient_s": 0.01}, "toggles": {}})
 
 
 def test_the_live_video_measurement_runs_on_the_demo(qapp, tmp_path):
@@ -50,7 +63,8 @@ def test_the_live_video_measurement_runs_on_the_demo(qapp, tmp_path):
 
 def test_freezing_new_imports_never_walks_every_object():
     """Issue 25, item 15: a model that brings new modules froze them after a full collection, ~100 ms on
-    the GUI thread each time; the young garbage is enough (what is frozen lives as long as the process)."""
+    the GUI thread each time, then after a collection of generation 1 (71 ms after resnet50 loaded, freeing
+    nothing); the youngest garbage is enough (what is frozen lives as long as the process)."""
     import gc
     import sys
     import types
@@ -70,4 +84,4 @@ def test_freezing_new_imports_never_walks_every_object():
     finally:
         gc.callbacks.remove(seen)
         del sys.modules["_inspector_new_module_for_test"]
-    assert generations == [1]
+    assert generations == [0]
