@@ -16,6 +16,13 @@ if TYPE_CHECKING:
     from inspector.core.layers import LayerTree
 
 COLUMNS = ("Module", "Type", "Output shape", "Parameters", "Calls")
+# Roles and flags as plain ints: comparing with PySide6's enums costs ~2.7 us each, and a view asks
+# data() for ~10 roles per cell (resnet50's tree: 2,200 calls, 31 ms of the GUI thread when it loaded)
+_DISPLAY, _CHECK, _BACKGROUND, _FONT, _FOREGROUND, _TOOLTIP, _USER = (
+    r.value for r in (Qt.DisplayRole, Qt.CheckStateRole, Qt.BackgroundRole, Qt.FontRole, Qt.ForegroundRole,
+                      Qt.ToolTipRole, Qt.UserRole))
+_ROW_FLAGS = Qt.ItemIsEnabled | Qt.ItemIsSelectable
+_TICK_FLAGS = _ROW_FLAGS | Qt.ItemIsUserCheckable
 #: Relative L2 difference (upper bound) -> row colour, for layers above the threshold.
 DIVERGENCE_COLOURS = ((1e-2, QColor(255, 244, 190)), (1e-1, QColor(255, 214, 140)), (1.0, QColor(255, 176, 110)),
                       (float("inf"), QColor(240, 130, 100)))
@@ -161,15 +168,15 @@ class LayerTreeModel(QAbstractItemModel):
     def flags(self, index):
         if not index.isValid():
             return Qt.NoItemFlags
-        base = Qt.ItemIsEnabled | Qt.ItemIsSelectable
-        return base | Qt.ItemIsUserCheckable if index.column() == 0 else base
+        return _TICK_FLAGS if index.column() == 0 else _ROW_FLAGS
 
-    def data(self, index, role=Qt.DisplayRole):
+    def data(self, index, role=_DISPLAY):
         if not index.isValid():
             return None
+        role = role if type(role) is int else role.value
         i, col = index.internalId(), index.column()
         layer = self._layers[i]
-        if role == Qt.DisplayRole:
+        if role == _DISPLAY:
             if col == 0:
                 return layer.name
             if col == 1:
@@ -179,19 +186,19 @@ class LayerTreeModel(QAbstractItemModel):
             if col == 3:
                 return f"{layer.parameters:,}"
             return str(layer.calls) if layer.calls != 1 else "1"
-        if role == Qt.CheckStateRole and col == 0:
+        if role == _CHECK and col == 0:
             return self._check_state(i)
-        if role == Qt.BackgroundRole and self._highlight == layer.path:
+        if role == _BACKGROUND and self._highlight == layer.path:
             return QColor(255, 170, 170)
-        if role == Qt.BackgroundRole and self._divergence:
+        if role == _BACKGROUND and self._divergence:
             return self.divergence_colour(layer.path)
-        if role == Qt.FontRole and layer.path == self._first_divergent and col == 0:
+        if role == _FONT and layer.path == self._first_divergent and col == 0:
             font = QFont()
             font.setBold(True)
             return font
-        if role == Qt.ForegroundRole and self._idle(layer):
+        if role == _FOREGROUND and self._idle(layer):
             return QColor(150, 150, 150)
-        if role == Qt.ToolTipRole:
+        if role == _TOOLTIP:
             if self._idle(layer):
                 return (f"{layer.path} ({layer.type_name}) is never called in a forward pass (its parent uses "
                         f"its weights directly, as nn.MultiheadAttention does with out_proj): nothing to capture; "
@@ -205,7 +212,7 @@ class LayerTreeModel(QAbstractItemModel):
             if layer.calls:
                 more.append(f"called {layer.calls}x per forward")
             return f"{layer.path} ({layer.type_name})" + (f": {', '.join(more)}" if more else "")
-        if role == Qt.UserRole:
+        if role == _USER:
             return layer.path
 
         return None
