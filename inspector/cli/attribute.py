@@ -1,10 +1,12 @@
-"""`network-inspector attribute`: a saliency, guided-backprop, Grad-CAM, rollout or integrated-gradients
-map of one input."""
+"""`network-inspector attribute`: a saliency, guided-backprop, Grad-CAM, rollout, integrated-gradients,
+SmoothGrad or occlusion map of one input, with deletion and insertion scores and JSON on request."""
 
 from __future__ import annotations
 
+import json
 import sys
 
+from inspector.core.errors import SpecError
 from inspector.core.outputs import not_the_input, output_path
 from inspector.core.records.requests import ATTRIBUTION_METHODS, QUADRATURES, SMOOTH_KINDS, SMOOTHED
 from inspector.core.writes import save_npy
@@ -34,27 +36,61 @@ def add_parser(sub) -> None:
     att.add_argument("--noise", type=float, default=0.15,
                      help="smoothgrad: the noise's standard deviation as a fraction of the input's range (default 0.15)")
     att.add_argument("--noise-seed", type=int, default=None, help="smoothgrad: makes the noise repeatable")
+    att.add_argument("--window", type=int, default=None,
+                     help="occlusion: the window's side in pixels (default a tenth of the input's side)")
+    att.add_argument("--stride", type=int, default=None, help="occlusion: pixels between windows (default window/2)")
+    att.add_argument("--baseline", default=None,
+                     help="ig, occlusion and the metrics: zero (default), mean, black, white, blur, uniform, or an "
+                          "image or tensor file of the input's size")
+    att.add_argument("--blur-sigma", type=float, default=None,
+                     help="--baseline blur: the blur's sigma in pixels (default a twentieth of the input's side)")
+    att.add_argument("--baseline-seed", type=int, default=None, help="--baseline uniform: makes the noise repeatable")
+    att.add_argument("--metrics", default=None,
+                     help="faithfulness scores of the map, comma-separated: deletion, insertion")
+    att.add_argument("--metric-steps", type=int, default=50, help="the metrics' steps K (default 50)")
+    att.add_argument("--json", action="store_true",
+                     help="print the method, target, settings, completeness gap and metrics as one JSON object")
     att.add_argument("--out", required=True,
                      help=".npy: the raw map; .png (or .jpg): a heat map over the input as the model sees it")
 
 
 def run(args) -> int:
     from inspector.core import load_input, resolve_device
-    from inspector.core.attribution import attribute
+    from inspector.core.attribution import BASELINE_METHODS, attribute
+    from inspector.core.baselines import make_baseline
     from inspector.core.export import check_picture_path, picture, picture_suffixes, save_overlay
+    from inspector.core.faithfulness import METRICS, faithfulness
 
     out = not_the_input(output_path(args.out, suffixes=(".npy", *picture_suffixes())), args.input)
     if out.suffix.lower() != ".npy":
         check_picture_path(out)
+    metrics = _metrics(args.metrics, METRICS)
+    _check_numbers(args)
     loaded = common.load(args)
     loaded.module.to(resolve_device(args.device))
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
+    base = {"baseline": args.baseline, "blur_sigma": args.blur_sigma, "baseline_seed": args.baseline_seed} \
+        if args.baseline is not None else {}
+    made = None
+    if base and args.method not in BASELINE_METHODS and not (args.method == "smoothgrad" and args.of == "ig"):
+        made = make_baseline(args.baseline, x, loaded.preprocess, args.blur_sigma, args.baseline_seed,
+                             loaded.input_shape)  # for the metrics only; checked before the map is made
     ig = {"steps": args.steps, "quadrature": args.quadrature, "batch": args.batch}
-    options = ig if args.method == "ig" else None
+    options = {"ig": {**ig, **base}, "occlusion": {"window": args.window, "stride": args.stride, **base}}.get(
+        args.method)
     if args.method == "smoothgrad":
         options = {"of": args.of, "kind": args.smooth, "samples": args.samples, "noise": args.noise,
-                   "seed": args.noise_seed, **(ig if args.of == "ig" else {})}
+                   "seed": args.noise_seed, **({**ig, **base} if args.of == "ig" else {})}
     found = attribute(loaded, x, args.method, args.target, args.layer, options)
+    curves = {}
+    if metrics:
+        given = dict(found.details)
+        if made is None and base:  # the map's own baseline: the same tensor again (a seeded or blurred one too)
+            made = make_baseline(args.baseline, x, loaded.preprocess, given.get("blur sigma"),
+                                 given.get("baseline seed"), loaded.input_shape)
+        curves = faithfulness(loaded, x, found.map, found.target_index, None if made is None else made.tensor,
+                              metrics, args.metric_steps)
+    say = (lambda text: print(text, file=sys.stderr)) if args.json else print
     if out.suffix.lower() == ".npy":
         save_npy(out, found.map)  # the name as given (np.save would add .npy to x.NPY)
     else:
@@ -62,21 +98,66 @@ def run(args) -> int:
     what, index, labels = found.target, found.target_index, loaded.labels or []
     if index is not None:
         what = f"class {index}" + (f" ({labels[index]})" if index < len(labels) else "")
-    print(f"{found.method} for {what}" + (f" at {found.layer}" if found.layer else "") + f" -> {out}")
+    say(f"{found.method} for {what}" + (f" at {found.layer}" if found.layer else "") + f" -> {out}")
     if loaded.seed is not None:
-        print(common.seed_note(loaded.seed))
+        say(common.seed_note(loaded.seed))
     if found.approximation:
-        print(f"note: {found.approximation}.")
+        say(f"note: {found.approximation}.")
+    details = dict(found.details)
     if args.method == "smoothgrad":
-        made = dict(found.details)
-        print(f"{args.smooth} of {made['of']}: {made['samples']} samples, noise sigma {made['sigma']:.4g} "
-              f"({made['noise']} of the input's range), noise seed {made['seed']}")
+        say(f"{args.smooth} of {details['of']}: {details['samples']} samples, noise sigma {details['sigma']:.4g} "
+            f"({details['noise']} of the input's range), noise seed {details['seed']}")
+    if args.method == "occlusion":
+        say(f"occlusion: {details['windows']} windows of {details['window']} pixels, stride {details['stride']}")
     if found.completeness_gap is not None:
-        made = dict(found.details)
-        print(f"completeness gap {found.completeness_gap:.4g}: sum of the map {float(found.map.sum()):.6g}, "
-              f"f(x) - f(baseline) {made['f(x) - f(baseline)']:.6g} ({made['steps']} steps, {made['quadrature']})")
+        say(f"completeness gap {found.completeness_gap:.4g}: sum of the map {float(found.map.sum()):.6g}, "
+            f"f(x) - f(baseline) {details['f(x) - f(baseline)']:.6g} ({details['steps']} steps, "
+            f"{details['quadrature']})")
+    baseline_text = details.get("baseline is") or (made.text if made is not None else None)
+    if baseline_text is None and (args.method in BASELINE_METHODS or curves):
+        baseline_text = make_baseline("zero", x, loaded.preprocess).text
+    if baseline_text:
+        say(f"baseline {baseline_text}")
+    for name, curve in curves.items():
+        say(f"{name} AUC {curve.auc:.4f} ({args.metric_steps} steps, {curve.score_of})")
+    if args.json:
+        print(json.dumps({
+            "method": found.method, "target": found.target, "target_index": found.target_index,
+            "label": labels[index] if index is not None and index < len(labels) else None, "layer": found.layer,
+            "out": str(out), "settings": {k: _plain(v) for k, v in found.details if k != "baseline is"},
+            "baseline": baseline_text, "completeness_gap": found.completeness_gap,
+            "metrics": {name: curve.as_json() for name, curve in curves.items()},
+            "warnings": list(found.warnings)}))
     for note in found.unreached:
         print(f"warning: guided rule not applied (functional call): {note}", file=sys.stderr)
     for warning in found.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
+
+
+def _metrics(text: str | None, known: tuple[str, ...]) -> tuple[str, ...]:
+    if not text:
+        return ()
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise SpecError(f"--metrics takes {', '.join(known)} (comma-separated), not {text!r}.")
+    return names
+
+
+def _check_numbers(args) -> None:
+    """Bad numbers are one line, before any model work."""
+    checks = (("--steps", args.steps, 1), ("--batch", args.batch, 1), ("--samples", args.samples, 1),
+              ("--metric-steps", args.metric_steps, 1), ("--window", args.window, 1), ("--stride", args.stride, 1))
+    for flag, value, least in checks:
+        if value is not None and value < least:
+            raise SpecError(f"{flag} must be at least {least}, not {value}.")
+    if not args.noise >= 0:
+        raise SpecError(f"--noise is a fraction of the input's range, 0 or more, not {args.noise}.")
+    if args.blur_sigma is not None and not args.blur_sigma > 0:
+        raise SpecError(f"--blur-sigma is a number of pixels above 0, not {args.blur_sigma}.")
+
+
+def _plain(value):
+    """A JSON-ready value (numpy numbers to Python's)."""
+    return value.item() if hasattr(value, "item") else value

@@ -6,6 +6,7 @@ classifiers). Every hook is the engine's, so the model keeps exactly the hooks i
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -19,12 +20,14 @@ from torch.overrides import TorchFunctionMode
 from .attention.site import supports_attention
 from .attention.supported import supported_text
 from .attribution_record import Attribution, _device, _unwrap
+from .baselines import make_baseline
 from .engine import RunSpec, run
 from .errors import RunError, SpecError
 from .guided import APPROXIMATED_TYPES, guided_edits, split_guided
 from .integrated import integrated_gradients
 from .layers import LayerTree, build_layer_tree
 from .objective import Target, parse_target
+from .occlusion import occlusion
 from .records.requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
 from .records.requests import SMOOTHED
 from .records.tokens import TokenGrid, is_channels_last, token_maps
@@ -282,9 +285,40 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
                                 ("seed", used)))
 
 
+BASELINE_METHODS = ("ig", "occlusion")  # the methods that start from, or fill in, a baseline
+
+
+def with_baseline(model: LoadedModel | nn.Module, x: torch.Tensor, options: dict | None):
+    """(options with "baseline" as a tensor, the Baseline made or None): a baseline given by name ("black",
+    "blur", a file; with "blur_sigma" and "baseline_seed") is made for x and the model's preprocessing."""
+    opts = dict(options or {})
+    name, sigma, seed = opts.pop("baseline", None), opts.pop("blur_sigma", None), opts.pop("baseline_seed", None)
+    if name is None or isinstance(name, torch.Tensor):
+        if name is not None:
+            opts["baseline"] = name
+        return opts, None
+    preprocess = model.preprocess if isinstance(model, LoadedModel) else None
+    shape = model.input_shape if isinstance(model, LoadedModel) else None
+    made = make_baseline(name, x, preprocess, sigma, seed, shape)
+    opts["baseline"] = made.tensor
+    return opts, made
+
+
 def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, target=None,
               layer: str | None = None, options: dict | None = None) -> Attribution:
-    """One entry point for the CLI and the app: `method` is one of METHODS."""
+    """One entry point for the CLI and the app: `method` is one of METHODS. For ig and occlusion,
+    options["baseline"] may name a baseline (inspector.core.baselines); its details join the map's."""
+    if method in BASELINE_METHODS or (method == "smoothgrad" and (options or {}).get("of") == "ig"):
+        options, made = with_baseline(model, x, options)
+        found = _attribute(model, x, method, target, layer, options)
+        if made is None:
+            return found
+        kept = tuple(d for d in found.details if d[0] != "baseline")
+        return dataclasses.replace(found, details=kept + made.details() + (("baseline is", made.text),))
+    return _attribute(model, x, method, target, layer, options)
+
+
+def _attribute(model, x, method, target, layer, options) -> Attribution:
     if method == "saliency":
         grad, result = _saliency(model, x, target)
         return Attribution("saliency", grad, result.target, result.target_index, warnings=tuple(result.warnings))
@@ -300,4 +334,6 @@ def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, targ
         return integrated_gradients(model, x, target, **(options or {}))
     if method == "smoothgrad":
         return smoothgrad(model, x, target, **(options or {}))
+    if method == "occlusion":
+        return occlusion(model, x, target, **(options or {}))
     raise SpecError(f"Unknown method {method!r}. Methods: {', '.join(METHODS)}.")

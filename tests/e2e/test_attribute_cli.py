@@ -191,3 +191,49 @@ def test_smoothgrad_from_the_command_repeats_with_its_noise_seed(runs, capsys):
     found = attribute(model, x, "smoothgrad", 1, options={"kind": "vargrad", "samples": 4, "noise": 0.1, "seed": 9})
     np.testing.assert_allclose(np.load(out), found.map, rtol=1e-5, atol=1e-12)
     assert "vargrad of saliency: 4 samples, noise sigma" in printed and "noise seed 9" in printed
+
+
+def test_occlusion_with_a_baseline_and_metrics_as_json(runs, capsys):
+    """Issue 26: `attribute --method occlusion --window --stride --baseline --metrics --json` writes the API's
+    map and prints one JSON object: method, target, settings, baseline and both curves, recomputable."""
+    from inspector.core.baselines import make_baseline
+    from inspector.core.faithfulness import faithfulness
+
+    folder = runs[0]
+    out = folder / "occ.npy"
+    assert main(["attribute", "--method", "occlusion", "--window", "8", "--stride", "4", "--baseline", "white",
+                 "--metrics", "deletion,insertion", "--metric-steps", "8", "--json",
+                 "--model", f"{folder / 'models.py'}:Tiny", "--input", str(folder / "picture.png"), "--target", "3",
+                 "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)  # stdout is the JSON alone; the sentences went to stderr
+    assert "occlusion for class 3" in captured.err and "deletion AUC" in captured.err
+    model = load_model(f"{folder / 'models.py'}:Tiny")
+    x = load_input(folder / "picture.png", model.preprocess, model.input_shape)
+    white = make_baseline("white", x, model.preprocess).tensor
+    found = attribute(model, x, "occlusion", 3, options={"window": 8, "stride": 4, "baseline": white})
+    np.testing.assert_allclose(np.load(out), found.map, rtol=1e-5, atol=1e-7)
+    assert report["method"] == "occlusion" and report["target_index"] == 3 and report["out"] == str(out)
+    assert report["settings"] == {"window": 8, "stride": 4, "windows": 49, "baseline": "white"}
+    assert report["baseline"].startswith("white: pixels 1") and report["completeness_gap"] is None
+    curves = faithfulness(model, x, found.map, 3, white, steps=8)
+    for metric in ("deletion", "insertion"):
+        assert report["metrics"][metric]["auc"] == pytest.approx(curves[metric].auc, rel=1e-6)
+        assert len(report["metrics"][metric]["scores"]) == 9
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--method", "ig", "--steps", "0"], "--steps must be at least 1"),
+    (["--method", "smoothgrad", "--noise", "-0.1"], "--noise is a fraction"),
+    (["--method", "occlusion", "--window", "0"], "--window must be at least 1"),
+    (["--method", "occlusion", "--window", "64"], "larger than the input"),
+    (["--method", "ig", "--baseline", "nowhere.png"], "does not load as a file"),
+    (["--method", "saliency", "--metrics", "deletion,road"], "--metrics takes deletion, insertion"),
+])
+def test_bad_attribution_arguments_are_one_line_errors(runs, capsys, extra, words):
+    folder = runs[0]
+    code = main(["attribute", *extra, "--model", f"{folder / 'models.py'}:Tiny", "--input",
+                 str(folder / "picture.png"), "--out", str(folder / "bad.npy")])
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+    assert not (folder / "bad.npy").exists()

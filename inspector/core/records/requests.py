@@ -62,7 +62,7 @@ class RunRequest:
 
 
 #: The attribution maps there are (inspector.core.attribution works them out).
-ATTRIBUTION_METHODS = ("saliency", "gradcam", "guided", "guided-gradcam", "rollout", "ig", "smoothgrad")
+ATTRIBUTION_METHODS = ("saliency", "gradcam", "guided", "guided-gradcam", "rollout", "ig", "smoothgrad", "occlusion")
 LAYER_METHODS = ("gradcam", "guided-gradcam")  # the methods that work at a layer (the rest ignore one)
 CLASS_AGNOSTIC = ("rollout",)  # the methods that explain no class
 #: SmoothGrad's kinds (captum's NoiseTunnel: mean, mean of squares, variance) and the maps it smooths.

@@ -1,0 +1,107 @@
+"""Faithfulness scores of a map: deletion and insertion (Petsiuk et al., RISE, 2018).
+
+Pixels are ordered by the map (summed over channels for a (C, H, W) map), highest first, ties by pixel
+index. After step i of K the first floor(i * H * W / K) pixels are replaced by the baseline in every
+channel (deletion) or, starting from the baseline, put back from the input (insertion). The score is
+the softmax probability of the target class for a classifier (the target's own objective otherwise);
+the AUC is the trapezoid mean of the K + 1 points. A faithful map makes deletion fall fast (low AUC)
+and insertion rise fast (high AUC). The K + 1 inputs run in batches, without gradients.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from .attribution_record import _device, _unwrap
+from .errors import RunCancelled, SpecError
+from .objective import Target, objective, primary_output
+from .sources.loaded import LoadedModel
+
+METRICS = ("deletion", "insertion")
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One metric: the score after each step (K + 1 points, from step 0) and its AUC."""
+
+    metric: str
+    scores: np.ndarray
+    auc: float
+    score_of: str  # "probability of class 3" or "the objective (sum)"
+
+    def as_json(self) -> dict:
+        return {"auc": self.auc, "scores": [float(v) for v in self.scores], "score": self.score_of}
+
+
+def pixel_order(saliency: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """Flat pixel indices of an (H, W) image, most salient first, ties by index. A (C, H, W) map is summed
+    over channels; a map of another size than the input is refused."""
+    m = np.asarray(saliency, dtype=np.float64)
+    if m.ndim == 3:
+        m = m.sum(axis=0)
+    if m.shape != tuple(size):
+        raise SpecError(f"The map's shape {tuple(np.shape(saliency))} does not cover the input's {tuple(size)} "
+                        "pixels: deletion and insertion need one value per pixel.")
+    return np.argsort(-np.nan_to_num(m.reshape(-1), nan=-np.inf), kind="stable")
+
+
+def auc(scores: np.ndarray) -> float:
+    """The trapezoid mean of K + 1 equally spaced points (the area under the curve over [0, 1])."""
+    s = np.asarray(scores, dtype=np.float64)
+    return float((s.sum() - (s[0] + s[-1]) / 2) / (len(s) - 1))
+
+
+def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.ndarray, target_index: int | None,
+                 baseline: torch.Tensor | None = None, metrics=METRICS, steps: int = 50, batch: int = 16,
+                 cancel=None, progress=None) -> dict[str, Curve]:
+    """{metric: Curve} for `metrics` (deletion, insertion) of `saliency` explaining class `target_index`
+    (None: the objective `sum` of the output) for input x (1, C, H, W), `baseline` x's shape (zeros)."""
+    module, _labels = _unwrap(model)
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise SpecError(f"Unknown metric {unknown[0]!r}. Metrics: {', '.join(METRICS)}.")
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+        raise SpecError(f"The metric steps are a whole number, at least 1, not {steps!r}.")
+    if x.ndim != 4 or x.shape[0] != 1:
+        raise SpecError(f"Deletion and insertion score one image (1, C, H, W), not shape {tuple(x.shape)}.")
+    device = _device(module)
+    x = x.detach().to(device)
+    b = torch.zeros_like(x) if baseline is None else baseline.detach().to(device=device, dtype=x.dtype)
+    height, width = x.shape[-2:]
+    order = torch.as_tensor(pixel_order(saliency, (height, width)), device=device)
+    counts = [(i * height * width) // steps for i in range(steps + 1)]
+    jobs = [(metric, i) for metric in metrics for i in range(steps + 1)]
+    out: dict[str, list[float]] = {metric: [] for metric in metrics}
+    what = ""
+    with torch.no_grad():
+        for start in range(0, len(jobs), batch):
+            if cancel is not None and cancel():
+                raise RunCancelled("Deletion and insertion cancelled.")
+            part = jobs[start:start + batch]
+            images = []
+            for metric, i in part:
+                mask = torch.zeros(height * width, dtype=torch.bool, device=device)
+                mask[order[:counts[i]]] = True
+                mask = mask.reshape(1, 1, height, width)
+                first, second = (b, x) if metric == "deletion" else (x, b)  # the masked pixels come from `first`
+                images.append(torch.where(mask, first, second))
+            scores, what = _scores(primary_output(module(torch.cat(images))), target_index)
+            for (metric, _i), score in zip(part, scores):
+                out[metric].append(score)
+            if progress is not None:
+                progress(min(start + batch, len(jobs)), len(jobs))
+    return {metric: Curve(metric, np.array(values), auc(np.array(values)), what) for metric, values in out.items()}
+
+
+def _scores(output: torch.Tensor, index: int | None) -> tuple[list[float], str]:
+    """Each batch item's softmax probability of class `index` (a classifier), else its objective."""
+    if index is not None and output.ndim == 2 and output.shape[1] > 1:
+        probabilities = torch.softmax(output.double(), dim=1)[:, index]
+        return probabilities.tolist(), f"probability of class {index}"
+    target = Target("index", index) if index is not None else Target("sum")
+    values = [float(objective(output[i:i + 1], target)[0]) for i in range(output.shape[0])]
+    return values, f"the objective ({target})"

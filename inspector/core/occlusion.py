@@ -1,0 +1,99 @@
+"""Occlusion (Zeiler and Fergus 2014): how much the target's score falls when a window of the input is
+replaced by the baseline. Windows of `window` x `window` pixels over all channels at once move by
+`stride`; windows start at 0, stride, 2 stride, ... until one reaches the far edge (the last is cut at the
+border), so every pixel is covered. Each element's value is the mean, over the windows that cover it, of
+f(x) - f(x with the window occluded): captum's `Occlusion` with sliding_window_shapes=(C, W, W) and
+strides=(C, S, S). The occluded copies run in batches, without gradients.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from .attribution_record import Attribution, _device, _unwrap
+from .errors import RunCancelled, SpecError
+from .objective import Target, objective, parse_target, primary_output
+from .sources.loaded import LoadedModel
+
+
+def default_window(x: torch.Tensor) -> int:
+    """A tenth of the input's shorter side (22 for 224), at least 1."""
+    return max(1, round(min(x.shape[-2:]) / 10))
+
+
+def window_starts(side: int, window: int, stride: int) -> list[int]:
+    """Where windows start along a side: 0, stride, ... ceil((side - window) / stride) times after 0."""
+    return [i * stride for i in range(math.ceil((side - window) / stride) + 1)]
+
+
+def check_window(x_shape: tuple[int, ...], window: int, stride: int) -> None:
+    """One-line errors for a window or stride that cannot be used on an input of this shape."""
+    for name, value in (("window", window), ("stride", stride)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise SpecError(f"The occlusion {name} is a whole number of pixels, at least 1, not {value!r}.")
+    if len(x_shape) != 4:
+        raise SpecError(f"Occlusion slides a window over an image (N, C, H, W), not shape {tuple(x_shape)}.")
+    height, width = x_shape[-2:]
+    if window > min(height, width):
+        raise SpecError(f"The occlusion window ({window} pixels) is larger than the input ({height} x {width}).")
+    if stride > window:
+        raise SpecError(f"The occlusion stride ({stride}) is larger than the window ({window}): some pixels would "
+                        "never be occluded.")
+
+
+def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, window: int | None = None,
+              stride: int | None = None, baseline: torch.Tensor | None = None, batch: int = 16, cancel=None,
+              progress=None) -> Attribution:
+    """The occlusion map (C, H, W) of the target's score for one image x (1, C, H, W); `baseline` (x's
+    shape; zeros when None) fills the windows. `progress(done, total)` after each batch of windows;
+    `cancel()` True stops between batches (RunCancelled)."""
+    module, _labels = _unwrap(model)
+    if x.ndim != 4 or x.shape[0] != 1:
+        raise SpecError(f"Occlusion explains one image (1, C, H, W) at a time, not shape {tuple(x.shape)}.")
+    window = default_window(x) if window is None else window
+    stride = max(1, window // 2) if stride is None else stride
+    check_window(tuple(x.shape), window, stride)
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise SpecError(f"batch must be a whole number of at least 1, not {batch!r}.")
+    device = _device(module)
+    x = x.detach().to(device)
+    b = torch.zeros_like(x) if baseline is None else baseline.detach().to(device=device, dtype=x.dtype)
+    if b.shape != x.shape:
+        raise SpecError(f"The baseline's shape {tuple(b.shape)} is not the input's {tuple(x.shape)}.")
+    height, width = x.shape[-2:]
+    spots = [(y, x0) for y in window_starts(height, window, stride) for x0 in window_starts(width, window, stride)]
+    with torch.no_grad():
+        first = primary_output(module(x))
+        if first.ndim == 4 and first.shape[1] > 1:
+            raise SpecError("Occlusion of a segmentation's class map is not supported yet; use saliency or "
+                            "Grad-CAM with a seg: target.")
+        _obj, index, resolved = objective(first, parse_target(target))
+        same = Target("index", index) if index is not None else Target("sum")
+        f_x = objective(first, same)[0].double()
+        total = torch.zeros((height, width), dtype=torch.float64, device=device)
+        count = torch.zeros((height, width), dtype=torch.float64, device=device)
+        for start in range(0, len(spots), batch):
+            if cancel is not None and cancel():
+                raise RunCancelled("Occlusion cancelled.")
+            part = spots[start:start + batch]
+            copies = x.repeat(len(part), 1, 1, 1)
+            for i, (y, x0) in enumerate(part):
+                copies[i, :, y:y + window, x0:x0 + window] = b[0, :, y:y + window, x0:x0 + window]
+            scores = _scores(primary_output(module(copies)), same)
+            for (y, x0), score in zip(part, (f_x - scores).tolist()):
+                total[y:y + window, x0:x0 + window] += score
+                count[y:y + window, x0:x0 + window] += 1
+            if progress is not None:
+                progress(min(start + batch, len(spots)), len(spots))
+    found = (total / count).float().expand(x.shape[1], -1, -1).cpu().numpy().copy()
+    return Attribution("occlusion", found, str(resolved), index,
+                       details=(("window", int(window)), ("stride", int(stride)), ("windows", len(spots))))
+
+
+def _scores(output: torch.Tensor, target: Target) -> torch.Tensor:
+    """The objective of each batch item, (n,) float64."""
+    return torch.stack([objective(output[i:i + 1], target)[0] for i in range(output.shape[0])]).double()
