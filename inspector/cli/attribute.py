@@ -59,7 +59,7 @@ def run(args) -> int:
     from inspector.core.attribution import BASELINE_METHODS, attribute
     from inspector.core.baselines import make_baseline
     from inspector.core.export import check_picture_path, picture, picture_suffixes, save_overlay
-    from inspector.core.faithfulness import METRICS, faithfulness
+    from inspector.core.faithfulness import METRICS, scored
 
     out = not_the_input(output_path(args.out, suffixes=(".npy", *picture_suffixes())), args.input)
     if out.suffix.lower() != ".npy":
@@ -71,25 +71,27 @@ def run(args) -> int:
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
     base = {"baseline": args.baseline, "blur_sigma": args.blur_sigma, "baseline_seed": args.baseline_seed} \
         if args.baseline is not None else {}
-    made = None
-    if base and args.method not in BASELINE_METHODS and not (args.method == "smoothgrad" and args.of == "ig"):
-        made = make_baseline(args.baseline, x, loaded.preprocess, args.blur_sigma, args.baseline_seed,
-                             loaded.input_shape)  # for the metrics only; checked before the map is made
+    uses_baseline = args.method in BASELINE_METHODS or (args.method == "smoothgrad" and args.of == "ig")
+    made = None  # the metrics' baseline for a method that has none of its own; made (and checked) first
+    if metrics and not uses_baseline:
+        made = make_baseline(args.baseline or "zero", x, loaded.preprocess, args.blur_sigma, args.baseline_seed,
+                             loaded.input_shape)
+    bar = _bar(args.method, not args.json)
     ig = {"steps": args.steps, "quadrature": args.quadrature, "batch": args.batch}
-    options = {"ig": {**ig, **base}, "occlusion": {"window": args.window, "stride": args.stride, **base}}.get(
-        args.method)
+    options = {"ig": {**ig, **base, "progress": bar.step},
+               "occlusion": {"window": args.window, "stride": args.stride, "batch": args.batch, **base,
+                             "progress": bar.step}}.get(args.method)
     if args.method == "smoothgrad":
         options = {"of": args.of, "kind": args.smooth, "samples": args.samples, "noise": args.noise,
-                   "seed": args.noise_seed, **({**ig, **base} if args.of == "ig" else {})}
-    found = attribute(loaded, x, args.method, args.target, args.layer, options)
-    curves = {}
-    if metrics:
-        given = dict(found.details)
-        if made is None and base:  # the map's own baseline: the same tensor again (a seeded or blurred one too)
-            made = make_baseline(args.baseline, x, loaded.preprocess, given.get("blur sigma"),
-                                 given.get("baseline seed"), loaded.input_shape)
-        curves = faithfulness(loaded, x, found.map, found.target_index, None if made is None else made.tensor,
-                              metrics, args.metric_steps)
+                   "seed": args.noise_seed, "progress": bar.step, **({**ig, **base} if args.of == "ig" else {})}
+    try:
+        found = attribute(loaded, x, args.method, args.target, args.layer, options)
+        if metrics:
+            bar.rename("metrics")
+            found = scored(loaded, x, found, metrics, args.metric_steps, None if made is None else made.tensor,
+                           batch=args.batch, progress=bar.step)
+    finally:
+        bar.close()
     say = (lambda text: print(text, file=sys.stderr)) if args.json else print
     if out.suffix.lower() == ".npy":
         save_npy(out, found.map)  # the name as given (np.save would add .npy to x.NPY)
@@ -114,19 +116,17 @@ def run(args) -> int:
             f"f(x) - f(baseline) {details['f(x) - f(baseline)']:.6g} ({details['steps']} steps, "
             f"{details['quadrature']})")
     baseline_text = details.get("baseline is") or (made.text if made is not None else None)
-    if baseline_text is None and (args.method in BASELINE_METHODS or curves):
-        baseline_text = make_baseline("zero", x, loaded.preprocess).text
     if baseline_text:
         say(f"baseline {baseline_text}")
-    for name, curve in curves.items():
-        say(f"{name} AUC {curve.auc:.4f} ({args.metric_steps} steps, {curve.score_of})")
+    for curve in found.curves:
+        say(f"{curve.metric} AUC {curve.auc:.4f} ({args.metric_steps} steps, {curve.score_of})")
     if args.json:
         print(json.dumps({
             "method": found.method, "target": found.target, "target_index": found.target_index,
             "label": labels[index] if index is not None and index < len(labels) else None, "layer": found.layer,
             "out": str(out), "settings": {k: _plain(v) for k, v in found.details if k != "baseline is"},
             "baseline": baseline_text, "completeness_gap": found.completeness_gap,
-            "metrics": {name: curve.as_json() for name, curve in curves.items()},
+            "metrics": {curve.metric: curve.as_json() for curve in found.curves},
             "warnings": list(found.warnings)}))
     for note in found.unreached:
         print(f"warning: guided rule not applied (functional call): {note}", file=sys.stderr)
@@ -161,3 +161,25 @@ def _check_numbers(args) -> None:
 def _plain(value):
     """A JSON-ready value (numpy numbers to Python's)."""
     return value.item() if hasattr(value, "item") else value
+
+
+class _bar:
+    """A tqdm bar on stderr for the methods that run in steps (only on a terminal, and not with --json)."""
+
+    def __init__(self, what: str, show: bool) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(desc=what, unit="pass", file=sys.stderr, dynamic_ncols=True, disable=None if show else True,
+                        leave=False)
+
+    def step(self, done: int, total: int) -> None:
+        if self.bar.total != total:
+            self.bar.reset(total=total)
+        self.bar.n = done
+        self.bar.refresh()
+
+    def rename(self, what: str) -> None:
+        self.bar.set_description(what)
+
+    def close(self) -> None:
+        self.bar.close()

@@ -290,9 +290,10 @@ BASELINE_METHODS = ("ig", "occlusion")  # the methods that start from, or fill i
 
 def with_baseline(model: LoadedModel | nn.Module, x: torch.Tensor, options: dict | None):
     """(options with "baseline" as a tensor, the Baseline made or None): a baseline given by name ("black",
-    "blur", a file; with "blur_sigma" and "baseline_seed") is made for x and the model's preprocessing."""
+    "blur", a file; with "blur_sigma" and "baseline_seed"; "zero" when none is given) is made for x and the
+    model's preprocessing."""
     opts = dict(options or {})
-    name, sigma, seed = opts.pop("baseline", None), opts.pop("blur_sigma", None), opts.pop("baseline_seed", None)
+    name, sigma, seed = opts.pop("baseline", "zero"), opts.pop("blur_sigma", None), opts.pop("baseline_seed", None)
     if name is None or isinstance(name, torch.Tensor):
         if name is not None:
             opts["baseline"] = name
@@ -314,7 +315,8 @@ def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, targ
         if made is None:
             return found
         kept = tuple(d for d in found.details if d[0] != "baseline")
-        return dataclasses.replace(found, details=kept + made.details() + (("baseline is", made.text),))
+        return dataclasses.replace(found, details=kept + made.details() + (("baseline is", made.text),),
+                                   baseline=made.tensor[0].detach().cpu().numpy())
     return _attribute(model, x, method, target, layer, options)
 
 

@@ -32,6 +32,8 @@ class Attribution:
     approximated_types: tuple[str, ...] = ()  # the classes of `approximated` (GELU, SiLU, ...)
     completeness_gap: float | None = None  # integrated gradients: |sum(map) - (f(x) - f(baseline))|
     details: tuple[tuple[str, object], ...] = ()  # how it was made (steps, quadrature, baseline, ...)
+    baseline: np.ndarray | None = None  # ig and occlusion: the baseline, (C, H, W) in the model's input space
+    curves: tuple = ()  # deletion and insertion scores asked for with the map (inspector.core.faithfulness.Curve)
 
     @property
     def approximation(self) -> str:

@@ -105,3 +105,15 @@ def _scores(output: torch.Tensor, index: int | None) -> tuple[list[float], str]:
     target = Target("index", index) if index is not None else Target("sum")
     values = [float(objective(output[i:i + 1], target)[0]) for i in range(output.shape[0])]
     return values, f"the objective ({target})"
+
+
+def scored(model: LoadedModel | nn.Module, x: torch.Tensor, found, metrics=METRICS, steps: int = 50,
+           baseline: torch.Tensor | None = None, batch: int = 16, cancel=None, progress=None):
+    """`found` (an Attribution) with its deletion and insertion curves: over its own baseline where it has
+    one (ig, occlusion), else over `baseline` (zeros when None)."""
+    import dataclasses
+
+    if found.baseline is not None:
+        baseline = torch.as_tensor(found.baseline)[None]
+    curves = faithfulness(model, x, found.map, found.target_index, baseline, metrics, steps, batch, cancel, progress)
+    return dataclasses.replace(found, curves=tuple(curves.values()))
