@@ -15,15 +15,17 @@ from typing import TYPE_CHECKING
 import torch
 
 from .attribution import attribute
+from .baselines import make_baseline
 from .compare.pair import run_against
 from .deferred import complete_statistics, with_statistics
 from .devices import resolve_device
 from .diagnostics import dead_units, first_nonfinite, gradient_flow
 from .edit_reach import check_edits_reach
 from .engine import run
+from .faithfulness import scored
 from .inputs.files import input_preprocess, load_input
 from .layers import LayerTree, build_layer_tree
-from .records.requests import AttributionRequest, ModelRequest, RunRequest
+from .records.requests import METHOD_OPTIONS, AttributionRequest, ModelRequest, RunRequest
 from .result import RunResult
 from .sharing import Sharing
 from .sources.loaded import LoadedModel
@@ -206,9 +208,22 @@ class Workbench:
         analysis = Analysis.of(with_statistics(outcome.result, update.stats))
         return replace(update, analysis=analysis)
 
-    def attribute(self, request: AttributionRequest):
-        """The attribution map for the loaded model and the request's input (see core.attribution)."""
+    def attribute(self, request: AttributionRequest, cancel=None, progress=None):
+        """The attribution map for the loaded model and the request's input (see core.attribution), scored
+        with the request's metrics. `progress(done, total)` and `cancel()` reach the methods that run in
+        steps (ig, smoothgrad, occlusion) and the metrics."""
         loaded, _ = self.load(request.model)
         self.move_to(request.device)
         x = self.input_tensor(request.input)
-        return attribute(loaded, x, request.method, request.target, request.layer)
+        options = dict(request.options)
+        if request.method in METHOD_OPTIONS:
+            options.update(cancel=cancel, progress=progress)
+        found = attribute(loaded, x, request.method, request.target, request.layer, options or None)
+        if not request.metrics:
+            return found
+        baseline = None
+        if found.baseline is None:  # the method has none of its own: the one named, if any, else zeros
+            baseline = make_baseline(options.get("baseline", "zero"), x, loaded.preprocess, options.get("blur_sigma"),
+                                     options.get("baseline_seed"), loaded.input_shape).tensor
+        return scored(loaded, x, found, request.metrics, request.metric_steps, baseline, cancel=cancel,
+                      progress=progress)

@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             for i in range(tabs.count()):
                 tabs.setCurrentIndex(i)
                 if tabs.tabText(i) == "Attribution":
-                    window.views.attribution.sigRequested.emit("gradcam", "", None)
+                    window.views.attribution.sigRequested.emit("gradcam", "", None, {})
                 pump(app, {"Attribution": 4.0, "Compare": 3.0}.get(tabs.tabText(i), 0.5))
                 name = folder / f"{width}x{height}-{tabs.tabText(i).lower().replace(' ', '-')}.png"
                 window.grab().save(str(name))

@@ -21,6 +21,7 @@ from inspector.core.records.failure import failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 
 from .gc_collector import GuiThreadCollector
+from .progress_rate import rate_reporter
 from .worker_atlas import AtlasJobs
 
 #: How long the worker waits for the GUI to draw a result before it works out the other statistics.
@@ -256,8 +257,9 @@ class Worker(AtlasJobs, QObject):
 
     def _attribute(self, request) -> None:
         self.sigPhase.emit(f"Attribution ({request.method})")
+        steps = rate_reporter(f"Attribution ({request.method})", "steps", self.sigPhase.emit)
         try:
-            found = self.bench.attribute(request)
+            found = self.bench.attribute(request, cancel=self._cancel.is_set, progress=steps)
         except Exception as exc:  # noqa: BLE001
             self.sigFailed.emit(failure(exc, "attribution", request.run_id))
             return

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from inspector.core.records.failure import failure
 
+from .progress_rate import rate_reporter
+
 
 class AtlasJobs:
     """Mixed into Worker (which has `bench`, `_cancel`, `_atlas_cache` and the signals)."""
@@ -56,17 +58,4 @@ class AtlasJobs:
 def atlas_progress(say, tell):
     """The progress callback of an atlas build: `say` the phase ("Atlas: 500 of 600 images (50.0/s, 2 s
     left; Esc cancels)"), `tell(done, total)`. A resumed build counts only the images of this run."""
-    import time
-
-    first: list = []  # (time, done) at the first report
-
-    def progress(done: int, total: int) -> None:
-        if not first:
-            first.append((time.perf_counter(), done))
-        before, elapsed = first[0][1], time.perf_counter() - first[0][0]
-        rate = (done - before) / elapsed if elapsed > 0 and done > before else 0.0
-        eta = f", {(total - done) / rate:.0f} s left" if rate else ""
-        say(f"Atlas: {done} of {total} images ({rate:.1f}/s{eta}; Esc cancels)")
-        tell(done, total)
-
-    return progress
+    return rate_reporter("Atlas", "images", say, tell, from_first_report=True)

@@ -69,12 +69,17 @@ CLASS_AGNOSTIC = ("rollout",)  # the methods that explain no class
 SMOOTH_KINDS = ("smoothgrad", "smoothgrad-sq", "vargrad")
 SMOOTHED = ("saliency", "guided", "ig")
 #: Integrated gradients' quadratures: captum's names, nodes and weights (`core.integrated.path_nodes`).
+#: The options each method takes beyond target and layer (the rest take none), as the app offers them.
+METHOD_OPTIONS = {"ig": ("steps", "quadrature", "baseline"), "smoothgrad": ("of", "kind", "samples", "noise", "seed"),
+                  "occlusion": ("window", "stride", "baseline")}
 QUADRATURES = ("gausslegendre", "riemann_left", "riemann_right", "riemann_middle", "riemann_trapezoid")
 
 
 @dataclass(frozen=True)
 class AttributionRequest:
-    """An attribution map for the current model and input: saliency, gradcam, guided, guided-gradcam."""
+    """An attribution map for the current model and input (one of ATTRIBUTION_METHODS), with the method's
+    `options` as sorted (name, value) pairs (METHOD_OPTIONS; a baseline by name) and the faithfulness
+    `metrics` to score it with."""
 
     model: ModelRequest = field(default_factory=ModelRequest)
     input: str = ""
@@ -83,6 +88,9 @@ class AttributionRequest:
     target: str = "auto"
     layer: str | None = None
     run_id: int = 0
+    options: tuple[tuple[str, object], ...] = ()
+    metrics: tuple[str, ...] = ()
+    metric_steps: int = 50
 
 
 @dataclass(frozen=True)

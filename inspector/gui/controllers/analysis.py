@@ -130,7 +130,10 @@ class AnalysisController(QObject):
         pic = None
         if result is not None and result.input is not None:
             pic = picture(result.input, info.preprocess if info else None)
-        self.attribution.show_attribution(pic, found, list(info.labels) if info and info.labels else None)
+        baseline = None
+        if found.baseline is not None and found.baseline.ndim == 3 and found.baseline.shape[0] == 3:
+            baseline = picture(found.baseline[None], info.preprocess if info else None)
+        self.attribution.show_attribution(pic, found, list(info.labels) if info and info.labels else None, baseline)
 
     # -- export ---------------------------------------------------------------------------------
     def manifest(self) -> dict:

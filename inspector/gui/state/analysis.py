@@ -27,14 +27,18 @@ class AnalysisState(QObject):
         self.pending_id = 0
         worker.sigAttribution.connect(self._on_attribution)
 
-    def request_attribution(self, method: str, target: str, layer) -> bool:
+    def request_attribution(self, method: str, target: str, layer, options: dict | None = None) -> bool:
+        """Ask for `method`'s map; `options`: the method's (AttributionOptions.values), "metrics" among them."""
         app = self.app
         if app.model is None or not app.input:
             self.sigAttributionFailed.emit("Load a model and an input first.")
             return False
+        options = dict(options or {})
+        metrics = tuple(options.pop("metrics", ()))
         self.pending_id = next(self._ids)
         self.worker.request_attribution(AttributionRequest(app.model.request, app.input, app.device, method,
-                                                           target or app.target, layer, self.pending_id))
+                                                           target or app.target, layer, self.pending_id,
+                                                           tuple(sorted(options.items())), metrics))
         return True
 
     def _on_attribution(self, request_id: int, found) -> None:

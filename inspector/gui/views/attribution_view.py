@@ -1,6 +1,8 @@
 """Attribution maps overlaid on the input as the model sees it: a colour bar in the map's own
 units, the top of the range clipped at a percentile (a control; a few huge saliency pixels no
-longer wash the map out), and an opacity slider."""
+longer wash the map out), and an opacity slider. The method's options (AttributionOptions), the
+baseline it used beside the map (with what "zero" is for this model), and the deletion and
+insertion curves under it when the map was scored."""
 
 from __future__ import annotations
 
@@ -14,7 +16,10 @@ from inspector.core.records.requests import ATTRIBUTION_METHODS as METHODS
 from inspector.core.records.requests import CLASS_AGNOSTIC, LAYER_METHODS
 
 from ..controls import content_free, searchable
+from .attribution_options import AttributionOptions
+from .faithfulness_plot import FaithfulnessPlot
 from .number_format import fmt
+from .side_panels import rgb_pixmap
 
 
 def heat_colormap() -> pg.ColorMap:
@@ -28,10 +33,11 @@ def heat_colormap() -> pg.ColorMap:
 class AttributionView(QWidget):
     """Signals
     -------
-    sigRequested(str, str, object): method, target, layer (None = found automatically).
+    sigRequested(str, str, object, object): method, target, layer (None = found automatically), and the
+        method's options (a dict, "metrics" among them; see AttributionOptions.values).
     """
 
-    sigRequested = Signal(str, str, object)
+    sigRequested = Signal(str, str, object, object)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -54,6 +60,22 @@ class AttributionView(QWidget):
         self.percentile.setValue(99.0)
         self.percentile.setToolTip("Colours top out at this percentile of the map (100: its largest value)")
         self.compute = QPushButton("Compute")
+        self.options = AttributionOptions()
+        self.scores = self.options.scores
+        self.baseline_picture = QLabel()
+        self.baseline_picture.setAlignment(Qt.AlignCenter)
+        self.baseline_text = QLabel(" ")
+        self.baseline_text.setWordWrap(True)
+        self.baseline_text.setMaximumWidth(150)
+        self.baseline_box = QWidget()
+        side = QVBoxLayout(self.baseline_box)
+        side.setContentsMargins(0, 0, 0, 0)
+        side.addWidget(QLabel("<b>Baseline</b>"))
+        side.addWidget(self.baseline_picture)
+        side.addWidget(self.baseline_text)
+        side.addStretch(1)
+        self.baseline_box.setVisible(False)
+        self.curves = FaithfulnessPlot()
         self.caption = QLabel("Pick a method and press Compute.")
         self.caption.setWordWrap(True)
         self.canvas = pg.GraphicsLayoutWidget()
@@ -73,18 +95,25 @@ class AttributionView(QWidget):
             row.addWidget(QLabel(label))
             row.addWidget(widget, 0 if widget is self.method else 1)
         row.addWidget(self.compute)
-        for label, widget in (("Clip colours at percentile", self.percentile), ("Opacity", self.opacity)):
+        for label, widget in (("Clip at percentile", self.percentile), ("Opacity", self.opacity)):
             display.addWidget(QLabel(label))
             display.addWidget(widget)
+        display.addWidget(self.scores)
         display.addStretch(1)
+        picture_row = QHBoxLayout()
+        picture_row.addWidget(self.canvas, 1)
+        picture_row.addWidget(self.baseline_box)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
+        layout.addWidget(self.options)
         layout.addLayout(display)
-        layout.addWidget(self.canvas, 1)
+        layout.addLayout(picture_row, 1)
+        layout.addWidget(self.curves)
         layout.addWidget(self.caption)
         self.compute.clicked.connect(self._on_compute)
         self.shown = False  # a map or an error is on screen: a changed choice computes again
         self.method.currentTextChanged.connect(lambda _m: self._on_choice())
+        self.scores.toggled.connect(lambda _on: self._on_choice())
         for combo in (self.layer, self.target):
             combo.activated.connect(lambda _i: self._on_choice())
         self._fit_choices()
@@ -113,6 +142,7 @@ class AttributionView(QWidget):
     def _fit_choices(self) -> None:
         """Only the choices the method uses are offered: a layer for Grad-CAM's, a class unless it explains none."""
         method = self.method.currentText()
+        self.options.show_for(method)
         uses_layer, uses_class = method in LAYER_METHODS, method not in CLASS_AGNOSTIC
         self.layer.setEnabled(uses_layer)
         self.layer.setItemText(0, self.auto_layer if uses_layer else "not used")  # short: the box is narrow
@@ -136,15 +166,19 @@ class AttributionView(QWidget):
         self.map = self.values = None
         self.picture.clear()
         self.heat.clear()
+        self.baseline_box.setVisible(False)
+        self.curves.clear_curves()
 
     def _on_compute(self) -> None:
         method = self.method.currentText()
         self.shown = True
         self.caption.setText(f"Computing {method}…")
         layer = self.layer.currentData() if method in LAYER_METHODS else None
-        self.sigRequested.emit(method, self.target.currentData() or "", layer)
+        self.sigRequested.emit(method, self.target.currentData() or "", layer, self.options.values(method))
 
-    def show_attribution(self, picture: np.ndarray | None, found, labels) -> None:
+    def show_attribution(self, picture: np.ndarray | None, found, labels, baseline: np.ndarray | None = None) -> None:
+        """The map over `picture`; `baseline` (the baseline as a picture, H x W x 3) beside it when the
+        method used one; the deletion and insertion curves under it when it was scored."""
         self.map = found.map
         self.values = magnitude(found.map)
         if picture is not None and picture.shape[:2] == self.values.shape:
@@ -170,10 +204,24 @@ class AttributionView(QWidget):
             notes.append(f"completeness gap {fmt(found.completeness_gap, '.3g')} (sum of the map vs f(x) - f(baseline) "
                          f"{fmt(made.get('f(x) - f(baseline)', float('nan')), '.4g')}; {made.get('steps')} steps, "
                          f"{made.get('quadrature')})")
+        if "windows" in made:
+            notes.append(f"{made['windows']} windows of {made['window']} pixels, stride {made['stride']}")
+        for curve in found.curves:
+            notes.append(f"{curve.metric} AUC {fmt(curve.auc, '.3f')}")
         if found.unreached:
             notes.append("not reached (functional calls): " + "; ".join(found.unreached))
         notes += list(found.warnings)
         self.caption.setText(" · ".join(notes))
+        self._show_baseline(baseline, made.get("baseline is"))
+        self.curves.show_curves(found.curves)
+
+    def _show_baseline(self, picture: np.ndarray | None, text: str | None) -> None:
+        if picture is None or text is None:
+            self.baseline_box.setVisible(False)
+            return
+        self.baseline_picture.setPixmap(rgb_pixmap(picture, 128))
+        self.baseline_text.setText(text)
+        self.baseline_box.setVisible(True)
 
     def _apply_levels(self) -> None:
         """Colours from the map's smallest value to its chosen percentile (the colour bar says which)."""

@@ -1,0 +1,97 @@
+"""The Attribution tab's method options: steps and quadrature (ig), what is smoothed and how (smoothgrad),
+window and stride (occlusion), the baseline (ig, occlusion and the scores), and whether to score the map
+with deletion and insertion. Only the options of the chosen method are shown."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QSpinBox, QWidget
+
+from inspector.core.records.requests import METHOD_OPTIONS, QUADRATURES, SMOOTH_KINDS, SMOOTHED
+
+BASELINE_NAMES = ("zero", "mean", "black", "white", "blur", "uniform")  # inspector.core.baselines.BASELINES
+
+
+def _spin(low: int, high: int, value: int, auto: str | None = None) -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(low, high)
+    box.setValue(value)
+    if auto:
+        box.setSpecialValueText(auto)  # the lowest value means "work it out"
+    return box
+
+
+def _combo(items, current: str) -> QComboBox:
+    box = QComboBox()
+    box.addItems(list(items))
+    box.setCurrentText(current)
+    return box
+
+
+class AttributionOptions(QWidget):
+    """`values(method)` is what the method's request carries; `show_for(method)` shows only its options."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        noise = QDoubleSpinBox()
+        noise.setRange(0.0, 1.0)
+        noise.setSingleStep(0.05)
+        noise.setDecimals(3)
+        noise.setValue(0.15)
+        noise.setToolTip("The noise's standard deviation, as a fraction of the input's range")
+        self.widgets = {
+            "steps": _spin(1, 5000, 50),
+            "quadrature": _combo(QUADRATURES, "gausslegendre"),
+            "of": _combo(SMOOTHED, "saliency"),
+            "kind": _combo(SMOOTH_KINDS, "smoothgrad"),
+            "samples": _spin(1, 5000, 25),
+            "noise": noise,
+            "seed": _spin(-1, 2**31 - 1, -1, "new"),
+            "window": _spin(0, 4096, 0, "auto"),
+            "stride": _spin(0, 4096, 0, "auto"),
+            "baseline": _combo(BASELINE_NAMES, "zero"),
+        }
+        self.widgets["seed"].setToolTip("The noise's seed ('new': a fresh one, said under the map)")
+        self.widgets["window"].setToolTip("The occluding window's side in pixels (auto: a tenth of the input's side)")
+        self.widgets["stride"].setToolTip("Pixels between windows (auto: half the window)")
+        self.widgets["baseline"].setToolTip("What integrated gradients start from, occlusion fills windows with and "
+                                            "the scores put in place of the input")
+        self.scores = QCheckBox("Deletion / insertion")
+        self.scores.setToolTip("Score the map's faithfulness: the target's probability as the most salient pixels "
+                               "are deleted (replaced by the baseline) or inserted into it")
+        self.labels = {name: QLabel(name.capitalize()) for name in self.widgets}
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        for name, widget in self.widgets.items():
+            layout.addWidget(self.labels[name])
+            layout.addWidget(widget)
+        layout.addStretch(1)
+        self.show_for("gradcam")
+
+    def uses_baseline(self, method: str) -> bool:
+        return "baseline" in METHOD_OPTIONS.get(method, ()) or self.scores.isChecked()
+
+    def show_for(self, method: str) -> None:
+        wanted = set(METHOD_OPTIONS.get(method, ()))
+        if self.scores.isChecked():
+            wanted.add("baseline")  # the scores need one whatever the method
+        for name, widget in self.widgets.items():
+            widget.setVisible(name in wanted)
+            self.labels[name].setVisible(name in wanted)
+
+    def values(self, method: str) -> dict:
+        """The options for `method` (names as inspector.core.attribution takes them); with "metrics"."""
+        w = self.widgets
+        found: dict = {}
+        names = METHOD_OPTIONS.get(method, ())
+        if "steps" in names:
+            found.update(steps=w["steps"].value(), quadrature=w["quadrature"].currentText())
+        if "samples" in names:
+            seed = w["seed"].value()
+            found.update(of=w["of"].currentText(), kind=w["kind"].currentText(), samples=w["samples"].value(),
+                         noise=float(w["noise"].value()), seed=None if seed < 0 else seed)
+        if "window" in names:
+            found.update(window=w["window"].value() or None, stride=w["stride"].value() or None)
+        if self.uses_baseline(method):
+            found["baseline"] = w["baseline"].currentText()
+        found["metrics"] = ("deletion", "insertion") if self.scores.isChecked() else ()
+        return found

@@ -1,0 +1,86 @@
+"""Issue 26 in the app: every method with its own options, the baseline shown beside the map with what it
+is, deletion and insertion curves under it, progress said in the status bar, and Esc cancels."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from inspector.core import load_input, load_model
+from inspector.core.attribution import attribute
+from inspector.core.baselines import make_baseline
+from inspector.core.faithfulness import faithfulness
+
+
+def test_occlusion_with_a_white_baseline_and_scores_as_the_api_makes_them(qtbot, window, tiny_source, image_file):
+    view = window.views.attribution
+    window.tabs.setCurrentWidget(view)
+    view.method.setCurrentText("occlusion")
+    options = view.options.widgets
+    options["window"].setValue(8)
+    options["stride"].setValue(4)
+    options["baseline"].setCurrentText("white")
+    view.scores.setChecked(True)
+    phases = []
+    window.worker.sigPhase.connect(phases.append)
+    with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
+        view.compute.click()
+    model = load_model(tiny_source)
+    x = load_input(image_file, model.preprocess, model.input_shape)
+    white = make_baseline("white", x, model.preprocess).tensor
+    found = attribute(model, x, "occlusion", window.state.outcome.result.target_index,
+                      options={"window": 8, "stride": 4, "baseline": white})
+    np.testing.assert_allclose(view.map, found.map, rtol=1e-5, atol=1e-7)
+    assert view.baseline_box.isVisible() and view.baseline_text.text().startswith("white: pixels 1")
+    assert not view.baseline_picture.pixmap().isNull()
+    curves = faithfulness(model, x, found.map, found.target_index, white)
+    assert view.curves.isVisible() and set(view.curves.lines) == {"deletion", "insertion"}
+    for metric, line in view.curves.lines.items():
+        xs, ys = line.getData()
+        np.testing.assert_allclose(ys, curves[metric].scores, rtol=1e-5, atol=1e-7)
+        assert xs[0] == 0.0 and xs[-1] == 1.0 and len(xs) == 51
+        assert f"{metric} AUC {curves[metric].auc:.3f}" in view.caption.text()
+    assert "windows of 8 pixels, stride 4" in view.caption.text()
+    said = [p for p in phases if p.startswith("Attribution (occlusion): ")]
+    assert said and "steps" in said[-1] and "Esc cancels" in said[-1]
+
+
+def test_only_the_methods_own_options_are_shown(window):
+    view = window.views.attribution
+    shown = lambda: {n for n, w in view.options.widgets.items() if not w.isHidden()}  # noqa: E731
+    view.method.setCurrentText("gradcam")
+    assert shown() == set()
+    view.method.setCurrentText("ig")
+    assert shown() == {"steps", "quadrature", "baseline"}
+    view.method.setCurrentText("smoothgrad")
+    assert shown() == {"of", "kind", "samples", "noise", "seed"}
+    view.method.setCurrentText("occlusion")
+    assert shown() == {"window", "stride", "baseline"}
+    view.method.setCurrentText("saliency")
+    assert shown() == set()
+    view.scores.setChecked(True)  # the scores need a baseline whatever the method
+    assert shown() == {"baseline"}
+    assert view.options.values("saliency") == {"baseline": "zero", "metrics": ("deletion", "insertion")}
+    view.method.setCurrentText("smoothgrad")
+    view.options.widgets["seed"].setValue(7)
+    assert view.options.values("smoothgrad") == {"of": "saliency", "kind": "smoothgrad", "samples": 25, "noise": 0.15,
+                                                 "seed": 7, "baseline": "zero", "metrics": ("deletion", "insertion")}
+
+
+def test_esc_cancels_a_long_integrated_gradients(qtbot, window):
+    view = window.views.attribution
+    window.tabs.setCurrentWidget(view)
+    view.method.setCurrentText("ig")
+    view.options.widgets["steps"].setValue(5000)  # ~300 passes of 16 points: long enough to be stopped
+    first = []
+
+    def cancel_once(text):  # on the worker's thread, as its first progress is said: Esc's cancel, thread-safe
+        if text.startswith("Attribution (ig): ") and not first:
+            first.append(text)
+            window.worker.cancel()
+
+    window.worker.sigPhase.connect(cancel_once)
+    with qtbot.waitSignal(window.state.analysis.sigAttributionFailed, timeout=60_000) as failed:
+        view.compute.click()
+    assert "cancelled" in failed.args[0] and view.map is None and "cancelled" in view.caption.text()
+    assert torch.is_grad_enabled()
