@@ -28,7 +28,11 @@ def add_parser(sub) -> None:
     att.add_argument("--steps", type=int, default=50, help="ig: points on the path from the baseline (default 50)")
     att.add_argument("--quadrature", default="gausslegendre", choices=list(QUADRATURES),
                      help="ig: how the path is integrated (captum's nodes and weights; default gausslegendre)")
-    att.add_argument("--batch", type=int, default=16, help="ig: path points per forward/backward pass")
+    att.add_argument("--batch", type=int, default=None,
+                     help="ig, occlusion and the metrics: copies of the input a pass (default: as many as half the "
+                          "free memory holds, measured on one copy, at most 64)")
+    att.add_argument("--max-memory", default=None,
+                     help="the most memory a pass may take, e.g. 2GB (default: half of what is free)")
     att.add_argument("--smooth", default="smoothgrad", choices=list(SMOOTH_KINDS),
                      help="smoothgrad: the mean, mean of squares or variance of the maps (default smoothgrad)")
     att.add_argument("--of", default="saliency", choices=list(SMOOTHED), help="smoothgrad: the map it smooths")
@@ -58,6 +62,7 @@ def run(args) -> int:
     from inspector.core import load_input, resolve_device
     from inspector.core.attribution import BASELINE_METHODS, attribute
     from inspector.core.baselines import make_baseline
+    from inspector.core.batching import parse_memory
     from inspector.core.export import check_picture_path, picture, picture_suffixes, save_overlay
     from inspector.core.faithfulness import METRICS, scored
 
@@ -66,6 +71,7 @@ def run(args) -> int:
         check_picture_path(out)
     metrics = _metrics(args.metrics, METRICS)
     _check_numbers(args)
+    cap = parse_memory(args.max_memory)
     loaded = common.load(args)
     loaded.module.to(resolve_device(args.device))
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
@@ -77,9 +83,10 @@ def run(args) -> int:
         made = make_baseline(args.baseline or "zero", x, loaded.preprocess, args.blur_sigma, args.baseline_seed,
                              loaded.input_shape)
     bar = _bar(args.method, not args.json)
-    ig = {"steps": args.steps, "quadrature": args.quadrature, "batch": args.batch}
+    ig = {"steps": args.steps, "quadrature": args.quadrature, "batch": args.batch, "max_memory": cap}
     options = {"ig": {**ig, **base, "progress": bar.step},
-               "occlusion": {"window": args.window, "stride": args.stride, "batch": args.batch, **base,
+               "occlusion": {"window": args.window, "stride": args.stride, "batch": args.batch, "max_memory": cap,
+                             **base,
                              "progress": bar.step}}.get(args.method)
     if args.method == "smoothgrad":
         options = {"of": args.of, "kind": args.smooth, "samples": args.samples, "noise": args.noise,
@@ -89,7 +96,7 @@ def run(args) -> int:
         if metrics:
             bar.rename("metrics")
             found = scored(loaded, x, found, metrics, args.metric_steps, None if made is None else made.tensor,
-                           batch=args.batch, progress=bar.step)
+                           batch=args.batch, progress=bar.step, max_memory=cap)
     finally:
         bar.close()
     say = (lambda text: print(text, file=sys.stderr)) if args.json else print

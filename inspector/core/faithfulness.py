@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from .attribution_record import _device, _unwrap
+from .batching import pick_batch
 from .errors import RunCancelled, SpecError
 from .objective import Target, objective, primary_output
 from .sources.loaded import LoadedModel
@@ -56,8 +57,8 @@ def auc(scores: np.ndarray) -> float:
 
 
 def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.ndarray, target_index: int | None,
-                 baseline: torch.Tensor | None = None, metrics=METRICS, steps: int = 50, batch: int = 16,
-                 cancel=None, progress=None) -> dict[str, Curve]:
+                 baseline: torch.Tensor | None = None, metrics=METRICS, steps: int = 50, batch: int | None = None,
+                 cancel=None, progress=None, max_memory: int | None = None) -> dict[str, Curve]:
     """{metric: Curve} for `metrics` (deletion, insertion) of `saliency` explaining class `target_index`
     (None: the objective `sum` of the output) for input x (1, C, H, W), `baseline` x's shape (zeros)."""
     module, _labels = _unwrap(model)
@@ -75,6 +76,8 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
     order = torch.as_tensor(pixel_order(saliency, (height, width)), device=device)
     counts = [(i * height * width) // steps for i in range(steps + 1)]
     jobs = [(metric, i) for metric in metrics for i in range(steps + 1)]
+    if batch is None:  # copies a pass from the free memory (core.batching)
+        batch = pick_batch(module, x, len(jobs), grad=False, max_memory=max_memory, device=device)
     out: dict[str, list[float]] = {metric: [] for metric in metrics}
     what = ""
     with torch.no_grad():
@@ -108,12 +111,14 @@ def _scores(output: torch.Tensor, index: int | None) -> tuple[list[float], str]:
 
 
 def scored(model: LoadedModel | nn.Module, x: torch.Tensor, found, metrics=METRICS, steps: int = 50,
-           baseline: torch.Tensor | None = None, batch: int = 16, cancel=None, progress=None):
+           baseline: torch.Tensor | None = None, batch: int | None = None, cancel=None, progress=None,
+           max_memory: int | None = None):
     """`found` (an Attribution) with its deletion and insertion curves: over its own baseline where it has
     one (ig, occlusion), else over `baseline` (zeros when None)."""
     import dataclasses
 
     if found.baseline is not None:
         baseline = torch.as_tensor(found.baseline)[None]
-    curves = faithfulness(model, x, found.map, found.target_index, baseline, metrics, steps, batch, cancel, progress)
+    curves = faithfulness(model, x, found.map, found.target_index, baseline, metrics, steps, batch, cancel, progress,
+                          max_memory)
     return dataclasses.replace(found, curves=tuple(curves.values()))

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from .attribution_record import Attribution, _device, _unwrap
+from .batching import pick_batch
 from .errors import RunCancelled, SpecError
 from .objective import Target, objective, parse_target, primary_output
 from .records.requests import QUADRATURES
@@ -41,15 +42,17 @@ def path_nodes(quadrature: str, steps: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, steps: int = 50,
-                         quadrature: str = "gausslegendre", baseline: torch.Tensor | None = None, batch: int = 16,
-                         cancel=None, progress=None) -> Attribution:
+                         quadrature: str = "gausslegendre", baseline: torch.Tensor | None = None,
+                         batch: int | None = None, max_memory: int | None = None, cancel=None,
+                         progress=None) -> Attribution:
     """The integrated gradients of the target's score for one input `x` (1, C, H, W), from `baseline`
-    (zeros in the model's input space when None). `progress(done, total)` after each batch of points;
-    `cancel()` True stops between batches (RunCancelled)."""
+    (zeros in the model's input space when None), `batch` path points a pass (None: as many as the free
+    memory holds, at most `max_memory` bytes; core.batching). `progress(done, total)` after each batch of
+    points; `cancel()` True stops between batches (RunCancelled)."""
     module, _labels = _unwrap(model)
     if x.ndim < 2 or x.shape[0] != 1:
         raise SpecError(f"Integrated gradients explain one input at a time; got a batch of shape {tuple(x.shape)}.")
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
         raise SpecError(f"batch must be a whole number of at least 1, not {batch!r}.")
     alphas, weights = path_nodes(quadrature, steps)
     device = _device(module)
@@ -65,6 +68,8 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
     _obj, index, resolved = objective(first[:1], parse_target(target))
     same = Target("index", index) if index is not None else Target("sum")  # every point: x's class
     f_x, f_b = (float(objective(first[i:i + 1], same)[0]) for i in (0, 1))
+    if batch is None:
+        batch = pick_batch(module, x, len(alphas), grad=True, max_memory=max_memory, device=device)
     total = torch.zeros_like(x)
     a = torch.as_tensor(alphas, dtype=x.dtype, device=device)
     w = torch.as_tensor(weights, dtype=x.dtype, device=device)
@@ -83,5 +88,5 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
     gap = abs(float(found.sum(dtype=np.float64)) - (f_x - f_b))
     return Attribution("ig", found, str(resolved), index, completeness_gap=gap,
                        details=(("steps", int(steps)), ("quadrature", quadrature),
-                                ("baseline", "zero" if baseline is None else "given"),
+                                ("baseline", "zero" if baseline is None else "given"), ("batch", batch),
                                 ("f(x) - f(baseline)", f_x - f_b)))

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from .attribution_record import Attribution, _device, _unwrap
+from .batching import pick_batch
 from .errors import RunCancelled, SpecError
 from .objective import Target, objective, parse_target, primary_output
 from .sources.loaded import LoadedModel
@@ -46,18 +47,19 @@ def check_window(x_shape: tuple[int, ...], window: int, stride: int) -> None:
 
 
 def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, window: int | None = None,
-              stride: int | None = None, baseline: torch.Tensor | None = None, batch: int = 16, cancel=None,
-              progress=None) -> Attribution:
+              stride: int | None = None, baseline: torch.Tensor | None = None, batch: int | None = None,
+              max_memory: int | None = None, cancel=None, progress=None) -> Attribution:
     """The occlusion map (C, H, W) of the target's score for one image x (1, C, H, W); `baseline` (x's
-    shape; zeros when None) fills the windows. `progress(done, total)` after each batch of windows;
-    `cancel()` True stops between batches (RunCancelled)."""
+    shape; zeros when None) fills the windows; `batch` copies a pass (None: from the free memory, at most
+    `max_memory` bytes; core.batching). `progress(done, total)` after each batch of windows; `cancel()`
+    True stops between batches (RunCancelled)."""
     module, _labels = _unwrap(model)
     if x.ndim != 4 or x.shape[0] != 1:
         raise SpecError(f"Occlusion explains one image (1, C, H, W) at a time, not shape {tuple(x.shape)}.")
     window = default_window(x) if window is None else window
     stride = max(1, window // 2) if stride is None else stride
     check_window(tuple(x.shape), window, stride)
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
         raise SpecError(f"batch must be a whole number of at least 1, not {batch!r}.")
     device = _device(module)
     x = x.detach().to(device)
@@ -66,6 +68,8 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
         raise SpecError(f"The baseline's shape {tuple(b.shape)} is not the input's {tuple(x.shape)}.")
     height, width = x.shape[-2:]
     spots = [(y, x0) for y in window_starts(height, window, stride) for x0 in window_starts(width, window, stride)]
+    if batch is None:
+        batch = pick_batch(module, x, len(spots), grad=False, max_memory=max_memory, device=device)
     with torch.no_grad():
         first = primary_output(module(x))
         if first.ndim == 4 and first.shape[1] > 1:
@@ -91,7 +95,8 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
                 progress(min(start + batch, len(spots)), len(spots))
     found = (total / count).float().expand(x.shape[1], -1, -1).cpu().numpy().copy()
     return Attribution("occlusion", found, str(resolved), index,
-                       details=(("window", int(window)), ("stride", int(stride)), ("windows", len(spots))))
+                       details=(("window", int(window)), ("stride", int(stride)), ("windows", len(spots)),
+                                ("batch", batch)))
 
 
 def _scores(output: torch.Tensor, target: Target) -> torch.Tensor:

@@ -1,0 +1,87 @@
+"""How many copies of the input one pass takes (integrated gradients' path points, occlusion's occluded
+copies, the deletion and insertion images), from the memory one copy takes and the memory free on the
+device, instead of asking the user for an internal batch size (captum's `internal_batch_size`).
+
+One copy's memory is measured: a forward pass of the single input with a hook on every leaf module
+adds up the bytes of their outputs (what autograd keeps for the backward pass; a pass with gradients
+also holds their gradients, so twice that). The free memory is the device's (CUDA: the driver's free
+memory; CPU and MPS: the memory the system has available, psutil's), of which a `share` is used, and at
+most `max_memory` bytes. A pass that cannot fit one copy is refused before it starts.
+"""
+
+from __future__ import annotations
+
+import re
+
+import psutil
+import torch
+from torch import nn
+
+from .errors import SpecError
+
+SHARE = 0.5  # of the free memory, at most
+MOST = 64  # copies a pass, at most: progress and Esc keep a pass short
+
+
+def free_memory(device: torch.device) -> int:
+    """Bytes free for tensors on `device`."""
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    return int(psutil.virtual_memory().available)
+
+
+def copy_bytes(module: nn.Module, x: torch.Tensor, grad: bool) -> int:
+    """The memory one copy of x (batch 1) takes in a pass: the bytes of every leaf module's outputs (twice
+    that with gradients), plus the copy itself."""
+    total = [0]
+
+    def count(_module, _inputs, output) -> None:
+        for t in output if isinstance(output, (tuple, list)) else (output,):
+            if isinstance(t, torch.Tensor):
+                total[0] += t.numel() * t.element_size()
+
+    leaves = [m for m in module.modules() if not any(True for _ in m.children())]
+    handles = [m.register_forward_hook(count) for m in leaves]
+    try:
+        with torch.no_grad():
+            module(x[:1])
+    finally:
+        for h in handles:
+            h.remove()
+    per = total[0] * (2 if grad else 1)
+    return per + x[:1].numel() * x.element_size() * (2 if grad else 1)
+
+
+def parse_memory(text: str | int | None) -> int | None:
+    """"2GB", "512 MB", "1.5g", or a number of bytes -> bytes (None stays None)."""
+    if text is None or isinstance(text, int):
+        return text
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kmgt]?)(i?b)?\s*", str(text).lower())
+    if not match:
+        raise SpecError(f"A memory size is a number with KB, MB, GB or TB (2GB, 512MB), not {text!r}.")
+    units = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+    value = float(match.group(1)) * units[match.group(2)]
+    if value < 1:
+        raise SpecError(f"A memory size is above 0, not {text!r}.")
+    return int(value)
+
+
+def _size(n: float) -> str:
+    return f"{n / 2**10:,.0f} KB" if n < 2**20 else f"{n / 2**20:,.0f} MB"
+
+
+def pick_batch(module: nn.Module, x: torch.Tensor, total: int, grad: bool, max_memory: int | None = None,
+               device: torch.device | None = None) -> int:
+    """Copies a pass for `total` copies of x: as many as fit in SHARE of the free memory (and `max_memory`),
+    at most MOST; a SpecError when not even one fits."""
+    device = device or next((p.device for p in module.parameters()), torch.device("cpu"))
+    need = copy_bytes(module, x, grad)
+    free = free_memory(device)
+    budget = SHARE * free if max_memory is None else min(SHARE * free, max_memory)
+    if need > budget:
+        capped = max_memory is not None and max_memory < SHARE * free
+        advice = "Raise --max-memory." if capped else "Use a smaller input, or free memory."
+        raise SpecError(f"One pass over one copy of the input needs about {_size(need)}; {_size(budget)} may be "
+                        f"used on {device.type}" + (" (--max-memory)" if capped else "") +
+                        f", of {_size(free)} free. {advice}")
+    return max(1, min(total, MOST, int(budget // need)))

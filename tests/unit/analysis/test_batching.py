@@ -1,0 +1,65 @@
+"""Issue 26: the batch of copies is picked from the memory one copy takes (worked out by hand here) and the
+free memory, under --max-memory; a pass that cannot fit one copy is refused before it starts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from inspector.core import batching
+from inspector.core.errors import SpecError
+from inspector.core.integrated import integrated_gradients
+from inspector.core.occlusion import occlusion
+
+
+def small() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 8 * 8, 2)).eval()
+
+
+def test_one_copys_memory_is_the_bytes_of_its_activations():
+    x = torch.zeros(5, 3, 8, 8)  # only the first copy is measured
+    # conv, relu and flatten: 4 * 8 * 8 float32 each (1024 bytes); linear: 2 floats (8); the copy: 768 bytes
+    assert batching.copy_bytes(small(), x, grad=False) == 3 * 1024 + 8 + 768
+    assert batching.copy_bytes(small(), x, grad=True) == 2 * (3 * 1024 + 8 + 768)  # and their gradients
+
+
+def test_the_batch_fits_the_cap_and_one_copy_that_cannot_fit_is_refused(monkeypatch):
+    model, x = small(), torch.zeros(1, 3, 8, 8)
+    need = 3 * 1024 + 8 + 768
+    monkeypatch.setattr(batching, "free_memory", lambda _device: 10**9)
+    assert batching.pick_batch(model, x, 100, grad=False, max_memory=3 * need) == 3
+    assert batching.pick_batch(model, x, 2, grad=False, max_memory=3 * need) == 2  # never more than needed
+    assert batching.pick_batch(model, x, 1000, grad=False) == batching.MOST
+    monkeypatch.setattr(batching, "free_memory", lambda _device: 4 * need)  # half of it: 2 copies
+    assert batching.pick_batch(model, x, 100, grad=False) == 2
+    with pytest.raises(SpecError, match="needs about 4 KB; 2 KB may be used on cpu \\(--max-memory\\).*Raise"):
+        batching.pick_batch(model, x, 100, grad=False, max_memory=2 * 1024)
+    monkeypatch.setattr(batching, "free_memory", lambda _device: need)
+    with pytest.raises(SpecError, match="free memory"):
+        batching.pick_batch(model, x, 100, grad=False)
+
+
+def test_memory_sizes_are_read_as_people_write_them():
+    assert batching.parse_memory("2GB") == 2 * 2**30 and batching.parse_memory("512 MB") == 512 * 2**20
+    assert batching.parse_memory("1.5g") == int(1.5 * 2**30) and batching.parse_memory("4096") == 4096
+    assert batching.parse_memory("64KiB") == 64 * 1024 and batching.parse_memory(None) is None
+    for bad in ("lots", "-1GB", "0"):
+        with pytest.raises(SpecError):
+            batching.parse_memory(bad)
+
+
+@pytest.mark.numeric
+def test_a_picked_batch_gives_the_same_maps_as_a_given_one(monkeypatch):
+    model = nn.Sequential(small(), nn.Softplus()).eval()
+    x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(1))
+    monkeypatch.setattr(batching, "free_memory", lambda _device: 10**9)
+    picked = integrated_gradients(model, x, target=1, steps=9, max_memory=4 * batching.copy_bytes(model, x, True))
+    given = integrated_gradients(model, x, target=1, steps=9, batch=9)
+    assert dict(picked.details)["batch"] == 4 and dict(given.details)["batch"] == 9
+    np.testing.assert_allclose(picked.map, given.map, rtol=1e-5, atol=1e-7)
+    auto = occlusion(model, x, target=0, window=3, stride=2)
+    np.testing.assert_allclose(auto.map, occlusion(model, x, target=0, window=3, stride=2, batch=1).map,
+                               rtol=1e-5, atol=1e-7)
