@@ -9,9 +9,12 @@ from inspector.core.writes import write_json
 from . import atlas, common
 
 
+DEFAULT_MODELS = ["resnet50", "vgg16", "convnext_tiny", "vit_b_16"]
+
+
 def add_parser(sub) -> None:
     bench = sub.add_parser("bench", help="measure the engine against plain forward + backward")
-    bench.add_argument("--models", nargs="+", default=["resnet50", "vgg16", "convnext_tiny", "vit_b_16"])
+    bench.add_argument("--models", nargs="+", default=DEFAULT_MODELS)
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--device", default="cpu")
     bench.add_argument("--json", help="also write the rows to this JSON file")
@@ -33,6 +36,11 @@ def add_parser(sub) -> None:
                        help="trace how many of the project's objects two paths pass through (an edit with the "
                             "Compare tab on screen until it is redrawn; atlas --ray until atlas.json), "
                             "and list them with -v")
+    bench.add_argument("--attribution", action="store_true",
+                       help="integrated gradients, SmoothGrad and occlusion against captum's, interleaved (time, "
+                            "peak memory, how far the maps differ); --models default resnet50 vit_b_16; needs "
+                            "captum (the dev group)")
+    bench.add_argument("--methods", nargs="+", default=None, help="with --attribution: ig, smoothgrad, occlusion")
     bench.add_argument("--contract", action="store_true",
                        help="call every public API function with each argument of a wrong kind: list the calls "
                             "that raise anything but an InspectorError")
@@ -50,6 +58,15 @@ def run(args) -> int:
         from inspector.bench.handoffs import run_handoffs
 
         rows = run_handoffs(_atlas_command, ray=not args.no_ray, verbose=args.verbose)
+        if out:
+            write_json(out, rows, indent=1)
+        return 0
+    if args.attribution:
+        from inspector.bench.attribution import METHODS
+        from inspector.bench.attribution import main as bench_attribution
+
+        models = args.models if args.models != DEFAULT_MODELS else ["resnet50", "vit_b_16"]
+        rows = bench_attribution(models, tuple(args.methods or METHODS), repeats=args.repeats, device=args.device)
         if out:
             write_json(out, rows, indent=1)
         return 0

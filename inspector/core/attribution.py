@@ -21,12 +21,13 @@ from .attention.site import supports_attention
 from .attention.supported import supported_text
 from .attribution_record import Attribution, _device, _unwrap
 from .baselines import make_baseline
+from .batching import pick_batch
 from .engine import RunSpec, run
 from .errors import RunError, SpecError
 from .guided import APPROXIMATED_TYPES, guided_edits, split_guided
 from .integrated import integrated_gradients
 from .layers import LayerTree, build_layer_tree
-from .objective import Target, parse_target
+from .objective import Target, parse_target, primary_output
 from .occlusion import occlusion
 from .records.requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
 from .records.requests import SMOOTHED
@@ -266,6 +267,18 @@ def attention_rollout(model: LoadedModel | nn.Module, x: torch.Tensor) -> Attrib
                        cam, warnings=(f"across {len(paths)} attention modules, {whose}",) + tuple(result.warnings))
 
 
+def _saliency_many(module: nn.Module, xs: torch.Tensor, index: int | None) -> np.ndarray:
+    """Saliency maps of a batch of inputs (eval mode: every item is on its own): max over channels of
+    |d objective_i / d input_i|, the objective the class `index`'s score (None: the sum of the output)."""
+    xs = xs.detach().requires_grad_(True)
+    with torch.enable_grad():
+        out = primary_output(module(xs))
+        score = out.sum() if index is None else out.reshape(out.shape[0], -1)[:, index].sum()
+        (grad,) = torch.autograd.grad(score, xs)
+    found = grad.abs()
+    return (found.amax(dim=1) if found.ndim >= 3 else found).detach().cpu().numpy()
+
+
 def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of: str = "saliency",
                kind: str = "smoothgrad", samples: int = 25, noise: float = 0.15, seed: int | None = None,
                cancel=None, progress=None, **ig) -> Attribution:
@@ -279,7 +292,14 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
     def base(noisy: torch.Tensor) -> np.ndarray:
         return attribute(model, noisy, of, same, options=ig or None).map
 
-    found, used, sigma = smooth(x, base, kind, samples, noise, seed, cancel, progress)
+    many, batch = None, 1
+    module, _labels = _unwrap(model)
+    if of == "saliency" and x.ndim >= 2 and x.shape[0] == 1 and (first.target_index is not None or target == "sum"):
+        def many(noisy: torch.Tensor) -> np.ndarray:  # saliency of many copies in one pass: each its own gradient
+            return _saliency_many(module, noisy, first.target_index)
+
+        batch = pick_batch(module, x, samples, grad=True, max_memory=ig.get("max_memory"))
+    found, used, sigma = smooth(x, base, kind, samples, noise, seed, cancel, progress, many, batch)
     return Attribution(kind, found, first.target, first.target_index, warnings=first.warnings,
                        details=(("of", of), ("samples", samples), ("noise", noise), ("sigma", sigma),
                                 ("seed", used)))
