@@ -19,8 +19,9 @@ def add_parser(sub) -> None:
     common.model_args(att)
     att.add_argument("--method", required=True, choices=list(ATTRIBUTION_METHODS),
                      help="rollout: attention rollout across a transformer's attention modules (class-agnostic)")
-    att.add_argument("--layer", default=None, help="Grad-CAM layer (default: the last conv layer; for a vision "
-                                                   "transformer the last block's first norm)")
+    att.add_argument("--layer", default=None, help="Grad-CAM layer (default: the feature map the head reads, e.g. "
+                                                   "resnet's layer4; for a vision transformer the last block's "
+                                                   "first norm)")
     att.add_argument("--input", required=True, help="image file, sample:NAME, or a .npy/.pt tensor")
     att.add_argument("--target", default=None, help="top1 (default for classifiers), a class index, sum, output, "
                      "or seg:CLASS[@X0,Y0,X1,Y1]")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import weakref
 from collections import Counter
 from collections.abc import Sequence
 
@@ -93,6 +94,57 @@ def find_gradcam_layer(tree: LayerTree, order: Sequence[str] | None = None, mode
                     f"Layers with a 4-D output: {shown}. Pass one as the layer, or use saliency or guided.")
 
 
+def find_head_layer(tree: LayerTree, order: Sequence[str], model: nn.Module | None = None) -> str | None:
+    """The feature map the head reads: the module (a container too) whose (N, C, H, W) output, more than
+    one pixel, was finished last in the forward pass (`order`), after the last convolution; a patch
+    embedding never counts. resnet18: `layer4` (not `layer4.1.conv2`, before its BatchNorm and the
+    residual); densenet121: `features`; convnext_tiny: `features`; as pytorch-grad-cam's and captum's
+    users pass them. None when nothing is (the last convolution then serves)."""
+    shapes = {l.path: l.output_shapes[0] for l in tree if l.path and l.output_shapes}
+    convs = set(tree.convolutions())
+    modules = dict(model.named_modules()) if model is not None else {}
+    last_conv = max((i for i, p in enumerate(order) if p in convs), default=None)
+    if last_conv is None:
+        return None
+    found = None
+    for path in order[last_conv:]:
+        shape = shapes.get(path, ())
+        if len(shape) != 4 or _is_patchify(modules.get(path)):
+            continue
+        height, width = (shape[1], shape[2]) if is_channels_last(tuple(shape)) else (shape[2], shape[3])
+        if height * width > 1:
+            found = path
+    return found
+
+
+#: The automatic Grad-CAM layer of a model for an input shape, worked out once (two passes otherwise every call).
+_AUTO_LAYERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def auto_gradcam_layer(module: nn.Module, x: torch.Tensor) -> tuple[str, tuple[str, ...]]:
+    """(the layer Grad-CAM uses when none is given, notes saying why), for this model and x's shape."""
+    key = tuple(x.shape)
+    known = _AUTO_LAYERS.setdefault(module, {})
+    if key in known:
+        return known[key]
+    example = x.detach().to(_device(module))
+    grid = token_grid(module, tuple(x.shape[-2:]))
+    tree = build_layer_tree(module, example)
+    if grid is not None:
+        layer = find_token_gradcam_layer(tree, grid)
+        notes = (f"Grad-CAM layer {layer}: the last transformer block's first norm, its tokens on the "
+                 f"{grid.describe()}.",)
+    else:
+        convs = tree.convolutions()
+        order = _forward_order(module, example, [l.path for l in tree if l.path and l.calls]) if convs else None
+        last_conv = find_gradcam_layer(tree, [p for p in order if p in set(convs)] if order else None, module)
+        layer = find_head_layer(tree, order, module) or last_conv
+        notes = (f"Grad-CAM layer {layer}: the feature map the head reads (the last convolution is {last_conv}).",) \
+            if layer != last_conv else ()
+    known[key] = (layer, notes)
+    return layer, notes
+
+
 def find_token_gradcam_layer(tree: LayerTree, grid: TokenGrid) -> str:
     """For a transformer: the last block's first norm, as commonly done (a block is the deepest
     module holding two or more norms whose token outputs fit the patch grid; the final norm after
@@ -146,22 +198,15 @@ def upsample(cam: np.ndarray, size: tuple[int, int]) -> np.ndarray:
 
 
 def gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, layer: str | None = None) -> Attribution:
-    """Grad-CAM at `layer` (default: the last conv). Backward stops at that layer."""
+    """Grad-CAM at `layer` (default: `auto_gradcam_layer`, the feature map the head reads). Backward stops
+    at that layer."""
     module, labels = _unwrap(model)
     if x.ndim != 4:
         raise SpecError(f"Grad-CAM needs an image input (N, C, H, W); got shape {tuple(x.shape)}.")
     grid = token_grid(module, tuple(x.shape[-2:]))
     notes = ()
     if layer is None:
-        example = x.detach().to(_device(module))
-        tree = build_layer_tree(module, example)
-        if grid is not None:
-            layer = find_token_gradcam_layer(tree, grid)
-            notes = (f"Grad-CAM layer {layer}: the last transformer block's first norm, its tokens on the "
-                     f"{grid.describe()}.",)
-        else:
-            convs = tree.convolutions()
-            layer = find_gradcam_layer(tree, _forward_order(module, example, convs) if convs else None, module)
+        layer, notes = auto_gradcam_layer(module, x)
     spec = RunSpec((layer,), frozenset({"output", "grad_output"}), (), parse_target(target), stats=False)
     result = run(module, x, spec, labels)
     cam = cam_from_result(result, layer, grid)

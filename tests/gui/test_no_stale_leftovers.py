@@ -30,7 +30,7 @@ def test_the_layer_and_class_choices_say_when_a_method_does_not_use_them(qtbot, 
     view.method.setCurrentText("saliency")
     assert not view.layer.isEnabled() and view.layer.currentText() == "not used"
     view.method.setCurrentText("gradcam")
-    assert view.layer.isEnabled() and view.layer.currentText() == "auto (last conv)"
+    assert view.layer.isEnabled() and view.layer.currentText() == "auto (the map the head reads)"
     view.method.setCurrentText("rollout")
     assert not view.target.isEnabled() and view.target.currentText() == "(no class: class-agnostic)"
     window.state.request_model(ModelRequest(ui.source(gui_files, "TinyViT"), trust=True))

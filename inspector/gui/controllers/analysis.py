@@ -41,7 +41,7 @@ class AnalysisController(QObject):
                                                   or info.request != self._info_of_choices.request):
             self.attribution.forget()  # another model: its map (or error) is not this one's
         self._info_of_choices = info
-        auto = "auto (last block's first norm)" if info.tokens is not None else "auto (last conv)"
+        auto = "auto (last block's first norm)" if info.tokens is not None else "auto (the map the head reads)"
         self.attribution.set_choices(info.tree.convolutions(), [], auto)
 
     def _on_view_shown(self) -> None:

@@ -45,7 +45,7 @@ class AttributionView(QWidget):
         self.method.addItems(list(METHODS))
         self.method.setCurrentText("gradcam")
         self.layer = content_free(searchable(QComboBox()), 9)
-        self.auto_layer = "auto (last conv)"  # what "auto" picks for the loaded model (set_choices)
+        self.auto_layer = "auto (the map the head reads)"  # what "auto" picks for the model (set_choices)
         self.layer.addItem(self.auto_layer, None)
         self.target = content_free(searchable(QComboBox()), 9)
         self.target.addItem("target of the run", "")

@@ -69,22 +69,24 @@ def check_gradcam(model, x, layer=None):
 
 
 def test_gradcam_resnet18_matches_reference(resnet, image):
-    got = check_gradcam(resnet, image, "layer4.1.conv2")
+    got = check_gradcam(resnet, image, "layer4")  # the map the head reads (issue 26), not layer4.1.conv2
     assert got.cam.shape == (4, 4) and got.map.max() == pytest.approx(1.0)
+    assert got.warnings[0] == ("Grad-CAM layer layer4: the feature map the head reads (the last convolution is "
+                               "layer4.1.conv2).")
 
 
 def test_gradcam_small_convnet_matches_reference():
     torch.manual_seed(0)
     model = load_model("inspector.demo.model:DemoNet")
     x = torch.randn(1, 3, 64, 64)
-    got = check_gradcam(model, x, "conv3")
-    result = capture(model, x, "conv3", "output,grad_output", target=got.target_index)
-    np.testing.assert_array_equal(cam_from_result(result, "conv3"), got.cam)  # the derived view of any run
+    got = check_gradcam(model, x, "relu3")  # conv3 -> bn3 -> relu3 -> pool: the head reads relu3
+    result = capture(model, x, "relu3", "output,grad_output", target=got.target_index)
+    np.testing.assert_array_equal(cam_from_result(result, "relu3"), got.cam)  # the derived view of any run
 
 
 def test_gradcam_demo_matches_reference():
     model = load_model("demo")
-    check_gradcam(model, torch.randn(1, 3, 64, 64, generator=torch.Generator().manual_seed(2)), "conv3")
+    check_gradcam(model, torch.randn(1, 3, 64, 64, generator=torch.Generator().manual_seed(2)), "relu3")
 
 
 class _GuidedReLU(torch.autograd.Function):
@@ -130,9 +132,9 @@ def test_saliency_matches_autograd(resnet, image):
 def test_guided_gradcam_is_the_product(resnet, image):
     x = image[..., :64, :64]
     both = guided_gradcam(resnet, x, target=5)
-    cam = gradcam(resnet, x, 5, layer="layer4.1.conv2")
+    cam = gradcam(resnet, x, 5, layer="layer4")
     np.testing.assert_allclose(both.map, guided_backprop(resnet, x, 5).map * cam.map)
-    assert both.target_index == 5 and both.layer == "layer4.1.conv2"
+    assert both.target_index == 5 and both.layer == "layer4"
 
 
 class Mixed(nn.Module):
@@ -254,3 +256,29 @@ def test_gradcam_at_a_channels_last_layer_reads_it_as_channels_last():
     cam = gradcam(swin, torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(4)), target=3,
                   layer="features.7.1.norm1")
     assert cam.cam.shape == (7, 7) and cam.map.shape == (224, 224)
+
+
+@pytest.mark.parametrize("name, layer, last_conv", [("densenet121", "features", "features.denseblock4.denselayer16.conv2"),
+                                                    ("convnext_tiny", "features", "features.7.2.block.0")])
+def test_the_automatic_layer_is_the_feature_map_the_head_reads(name, layer, last_conv):
+    """Issue 26: the last convolution leaf (densenet121's denselayer16.conv2: 32 of the 1024 channels the
+    classifier sees; convnext's depthwise block.0) was the default; users of pytorch-grad-cam and captum pass
+    `features`, the map the head reads."""
+    from inspector.core.attribution import auto_gradcam_layer
+
+    model = load_model(name, "random", seed=0)
+    found, notes = auto_gradcam_layer(model.module, torch.zeros(1, 3, 64, 64))
+    assert found == layer and notes[0].endswith(f"(the last convolution is {last_conv}).")
+
+
+def test_the_automatic_layer_is_worked_out_once_per_model_and_input_shape(resnet, monkeypatch):
+    from inspector.core import attribution as module
+
+    built = []
+    original = module.build_layer_tree
+    monkeypatch.setattr(module, "build_layer_tree", lambda *a, **k: built.append(1) or original(*a, **k))
+    x = torch.randn(1, 3, 48, 48, generator=torch.Generator().manual_seed(5))
+    first, second = gradcam(resnet, x, 1), gradcam(resnet, x, 2)
+    assert first.layer == second.layer == "layer4" and len(built) == 1
+    gradcam(resnet, torch.randn(1, 3, 40, 40), 1)  # another input shape: worked out again
+    assert len(built) == 2
