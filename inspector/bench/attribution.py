@@ -108,6 +108,10 @@ def bench_model(name: str, methods=METHODS, repeats: int = 1, device: str = "cpu
 
     torch.manual_seed(0)
     loaded = load_model(name) if name == "demo" else load_model(name, "random", seed=0)
+    for layer in loaded.module.modules():  # a zero-initialised head (torchvision's ViT) makes every map zero
+        if isinstance(layer, torch.nn.Linear) and not layer.weight.any():
+            torch.nn.init.normal_(layer.weight, std=0.02, generator=torch.Generator().manual_seed(2))
+            log(f"{name}: its zero-initialised {type(layer).__name__} head drawn from N(0, 0.02^2), seed 2")
     dev = resolve_device(device)
     loaded.module.to(dev).eval()
     shape = loaded.input_shape or (1, 3, 224, 224)

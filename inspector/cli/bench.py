@@ -8,7 +8,6 @@ from inspector.core.writes import write_json
 
 from . import atlas, common
 
-
 DEFAULT_MODELS = ["resnet50", "vgg16", "convnext_tiny", "vit_b_16"]
 
 

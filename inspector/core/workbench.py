@@ -9,6 +9,7 @@ the same, so toggling an edit costs one forward and backward.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -218,7 +219,9 @@ class Workbench:
         options = dict(request.options)
         if request.method in METHOD_OPTIONS:
             options.update(cancel=cancel, progress=progress)
+        start = time.perf_counter()
         found = attribute(loaded, x, request.method, request.target, request.layer, options or None)
+        found = replace(found, details=found.details + (("seconds", time.perf_counter() - start),))
         if not request.metrics:
             return found
         baseline = None

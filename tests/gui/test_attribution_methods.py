@@ -84,3 +84,42 @@ def test_esc_cancels_a_long_integrated_gradients(qtbot, window):
         view.compute.click()
     assert "cancelled" in failed.args[0] and view.map is None and "cancelled" in view.caption.text()
     assert torch.is_grad_enabled()
+
+
+def test_compare_methods_side_by_side_scored_timed_and_exported(qtbot, window, tiny_source, image_file, tmp_path,
+                                                                  monkeypatch):
+    """Issue 26: 'Compare methods' computes every method for the same input and class, one after another,
+    each scored with deletion and insertion and timed; Export writes the maps, the numbers and the picture."""
+    import json
+
+    from inspector.gui import file_dialogs
+
+    view = window.views.attribution
+    window.tabs.setCurrentWidget(view)
+    view.compare.click()
+    comparison = view.comparison
+    qtbot.waitUntil(lambda: not view.comparing, timeout=120_000)
+    assert set(comparison.found) == set(comparison.methods) and not comparison.failed
+    model = load_model(tiny_source)
+    x = load_input(image_file, model.preprocess, model.input_shape)
+    index = window.state.outcome.result.target_index
+    for method in ("saliency", "gradcam", "guided", "ig", "occlusion"):
+        found = comparison.found[method]
+        np.testing.assert_allclose(found.map, attribute(model, x, method, index).map, rtol=1e-4, atol=1e-6)
+        assert found.target_index == index and dict(found.details)["seconds"] > 0
+        aucs = {c.metric: c.auc for c in found.curves}
+        zero = None if found.baseline is not None else torch.zeros_like(x)
+        again = faithfulness(model, x, found.map, index, zero if zero is not None else torch.as_tensor(found.baseline)[None])
+        assert aucs == {m: again[m].auc for m in ("deletion", "insertion")}
+        assert comparison.titles[method].text.startswith(f"{method} · del {aucs['deletion']:.3f} · ins ")
+    assert view.export.isEnabled()
+    monkeypatch.setattr(file_dialogs, "save_file", lambda *_a, **_k: str(tmp_path / "cmp.json"))
+    view.export.click()
+    saved = np.load(tmp_path / "cmp.npz")
+    assert sorted(saved.files) == sorted(comparison.methods)
+    np.testing.assert_array_equal(saved["occlusion"], comparison.found["occlusion"].map)
+    report = json.loads((tmp_path / "cmp.json").read_text())
+    assert set(report["methods"]) == set(comparison.methods)
+    assert report["methods"]["ig"]["settings"]["steps"] == 50 and "deletion" in report["methods"]["ig"]["metrics"]
+    assert (tmp_path / "cmp.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "Saved cmp.npz, cmp.json, cmp.png." in comparison.status.text()

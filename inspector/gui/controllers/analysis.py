@@ -6,9 +6,12 @@ statistics table are drawn while their tab is on screen; a hidden one is drawn w
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QObject
 
 from inspector.core.diagnostics import first_nonfinite
+from inspector.core.errors import InspectorError
 from inspector.core.export import export_npz, picture
 from inspector.core.records.manifest import run_manifest
 from inspector.gui import file_dialogs
@@ -24,6 +27,7 @@ class AnalysisController(QObject):
         self.layer_model = layer_model
         self.nonfinite: tuple[str, str] | None = None
         self.attribution.sigRequested.connect(state.analysis.request_attribution)
+        self.attribution.export.clicked.connect(self.export_comparison)
         state.analysis.sigAttribution.connect(self._on_attribution)
         state.analysis.sigAttributionFailed.connect(self.attribution.show_error)
         state.sigModelLoaded.connect(self._on_loaded)
@@ -134,6 +138,19 @@ class AnalysisController(QObject):
         if found.baseline is not None and found.baseline.ndim == 3 and found.baseline.shape[0] == 3:
             baseline = picture(found.baseline[None], info.preprocess if info else None)
         self.attribution.show_attribution(pic, found, list(info.labels) if info and info.labels else None, baseline)
+
+    def export_comparison(self) -> None:
+        """Save the method comparison: NAME.npz, NAME.json and NAME.png, each written whole or not at all."""
+        path = file_dialogs.save_file(self.attribution, "export", "Export the method comparison", "methods.json",
+                                      "Comparison (*.json)")
+        if not path:
+            return
+        try:
+            written = self.attribution.comparison.export(Path(path))
+        except InspectorError as exc:
+            self.attribution.comparison.status.setText(f"<span style='color:#b00'>{exc}</span>")
+            return
+        self.attribution.comparison.status.setText("Saved " + ", ".join(p.name for p in written) + ".")
 
     # -- export ---------------------------------------------------------------------------------
     def manifest(self) -> dict:

@@ -4,10 +4,20 @@ with deletion and insertion. Only the options of the chosen method are shown."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from inspector.core.records.requests import METHOD_OPTIONS, QUADRATURES, SMOOTH_KINDS, SMOOTHED
 
+PER_ROW = 3  # options side by side
 BASELINE_NAMES = ("zero", "mean", "black", "white", "blur", "uniform")  # inspector.core.baselines.BASELINES
 
 
@@ -59,12 +69,11 @@ class AttributionOptions(QWidget):
         self.scores.setToolTip("Score the map's faithfulness: the target's probability as the most salient pixels "
                                "are deleted (replaced by the baseline) or inserted into it")
         self.labels = {name: QLabel(name.capitalize()) for name in self.widgets}
-        layout = QHBoxLayout(self)
+        layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        for name, widget in self.widgets.items():
-            layout.addWidget(self.labels[name])
-            layout.addWidget(widget)
-        layout.addStretch(1)
+        self.rows = [QHBoxLayout(), QHBoxLayout()]  # at most PER_ROW options a row: the tab stays narrow
+        for row in self.rows:
+            layout.addLayout(row)
         self.show_for("gradcam")
 
     def uses_baseline(self, method: str) -> bool:
@@ -74,6 +83,16 @@ class AttributionOptions(QWidget):
         wanted = set(METHOD_OPTIONS.get(method, ()))
         if self.scores.isChecked():
             wanted.add("baseline")  # the scores need one whatever the method
+        shown = [name for name in self.widgets if name in wanted]
+        for row in self.rows:
+            while row.count():
+                row.takeAt(0)
+        for i, name in enumerate(shown):
+            row = self.rows[min(i // PER_ROW, len(self.rows) - 1)]
+            row.addWidget(self.labels[name])
+            row.addWidget(self.widgets[name])
+        for row in self.rows:
+            row.addStretch(1)
         for name, widget in self.widgets.items():
             widget.setVisible(name in wanted)
             self.labels[name].setVisible(name in wanted)

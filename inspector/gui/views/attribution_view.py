@@ -9,7 +9,17 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSlider, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from inspector.core.clipping import clip_levels, magnitude
 from inspector.core.records.requests import ATTRIBUTION_METHODS as METHODS
@@ -18,6 +28,7 @@ from inspector.core.records.requests import CLASS_AGNOSTIC, LAYER_METHODS
 from ..controls import content_free, searchable
 from .attribution_options import AttributionOptions
 from .faithfulness_plot import FaithfulnessPlot
+from .method_comparison import DEFAULT_METHODS, MethodComparison
 from .number_format import fmt
 from .side_panels import rgb_pixmap
 
@@ -41,7 +52,7 @@ class AttributionView(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.method = QComboBox()
+        self.method = content_free(QComboBox(), 10)
         self.method.addItems(list(METHODS))
         self.method.setCurrentText("gradcam")
         self.layer = content_free(searchable(QComboBox()), 9)
@@ -60,6 +71,15 @@ class AttributionView(QWidget):
         self.percentile.setValue(99.0)
         self.percentile.setToolTip("Colours top out at this percentile of the map (100: its largest value)")
         self.compute = QPushButton("Compute")
+        self.compare = QPushButton("Compare all")
+        self.compare.setToolTip("The same input and class under saliency, Grad-CAM, guided backprop, integrated "
+                                "gradients, SmoothGrad and occlusion, side by side, each scored")
+        self.export = QPushButton("Export…")
+        self.export.setToolTip("Save the comparison: the maps (.npz), the settings and scores (.json), the picture "
+                               "(.png)")
+        self.export.setEnabled(False)
+        self.comparison = MethodComparison(heat_colormap())
+        self.comparing = False  # a comparison is being filled in: results go to it
         self.options = AttributionOptions()
         self.scores = self.options.scores
         self.baseline_picture = QLabel()
@@ -95,22 +115,33 @@ class AttributionView(QWidget):
             row.addWidget(QLabel(label))
             row.addWidget(widget, 0 if widget is self.method else 1)
         row.addWidget(self.compute)
-        for label, widget in (("Clip at percentile", self.percentile), ("Opacity", self.opacity)):
+        for label, widget in (("Clip at %", self.percentile), ("Opacity", self.opacity)):
             display.addWidget(QLabel(label))
             display.addWidget(widget)
         display.addWidget(self.scores)
         display.addStretch(1)
+        display.addWidget(self.compare)
+        self.comparison.bottom.addWidget(self.export)
+        single = QWidget()  # one method: the map, the baseline beside it, the curves under it
         picture_row = QHBoxLayout()
         picture_row.addWidget(self.canvas, 1)
         picture_row.addWidget(self.baseline_box)
+        single_layout = QVBoxLayout(single)
+        single_layout.setContentsMargins(0, 0, 0, 0)
+        single_layout.addLayout(picture_row, 1)
+        single_layout.addWidget(self.curves)
+        single_layout.addWidget(self.caption)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(single)
+        self.pages.addWidget(self.comparison)
+        self.single = single
         layout = QVBoxLayout(self)
         layout.addLayout(row)
         layout.addWidget(self.options)
         layout.addLayout(display)
-        layout.addLayout(picture_row, 1)
-        layout.addWidget(self.curves)
-        layout.addWidget(self.caption)
+        layout.addWidget(self.pages, 1)
         self.compute.clicked.connect(self._on_compute)
+        self.compare.clicked.connect(lambda: self.compare_methods())  # clicked(bool) is not a list of methods
         self.shown = False  # a map or an error is on screen: a changed choice computes again
         self.method.currentTextChanged.connect(lambda _m: self._on_choice())
         self.scores.toggled.connect(lambda _on: self._on_choice())
@@ -169,8 +200,28 @@ class AttributionView(QWidget):
         self.baseline_box.setVisible(False)
         self.curves.clear_curves()
 
+    def compare_methods(self, methods: tuple[str, ...] = DEFAULT_METHODS) -> None:
+        """Every method in `methods` for the chosen class, one after another, each scored."""
+        self.comparison.start(methods, None)
+        self.comparing = True
+        self.export.setEnabled(False)
+        self.pages.setCurrentWidget(self.comparison)
+        self._ask_next()
+
+    def _ask_next(self) -> None:
+        method = self.comparison.next_method()
+        if method is None:
+            self.comparing = False
+            self.export.setEnabled(bool(self.comparison.found))
+            return
+        options = dict(self.options.values(method), metrics=("deletion", "insertion"))
+        options.setdefault("baseline", self.options.widgets["baseline"].currentText())
+        self.sigRequested.emit(method, self.target.currentData() or "", None, options)
+
     def _on_compute(self) -> None:
         method = self.method.currentText()
+        self.comparing = False
+        self.pages.setCurrentWidget(self.single)
         self.shown = True
         self.caption.setText(f"Computing {method}…")
         layer = self.layer.currentData() if method in LAYER_METHODS else None
@@ -178,7 +229,14 @@ class AttributionView(QWidget):
 
     def show_attribution(self, picture: np.ndarray | None, found, labels, baseline: np.ndarray | None = None) -> None:
         """The map over `picture`; `baseline` (the baseline as a picture, H x W x 3) beside it when the
-        method used one; the deletion and insertion curves under it when it was scored."""
+        method used one; the deletion and insertion curves under it when it was scored. While methods are
+        compared, the map goes to its cell instead and the next method is asked for."""
+        if self.comparing:
+            if self.comparison.picture is None:
+                self.comparison.picture = picture
+            self.comparison.add(found)
+            self._ask_next()
+            return
         self.map = found.map
         self.values = magnitude(found.map)
         if picture is not None and picture.shape[:2] == self.values.shape:
@@ -229,6 +287,16 @@ class AttributionView(QWidget):
             self.colorbar.setLevels(clip_levels(self.values, self.percentile.value()))
 
     def show_error(self, message: str) -> None:
-        """The method failed: its error, and no map (the last one belonged to another choice)."""
+        """The method failed: its error, and no map (the last one belonged to another choice). While methods
+        are compared, the error goes to the method's cell; Esc (a cancelled method) stops the comparison."""
+        if self.comparing:
+            self.comparison.fail(message)
+            if "cancelled" in message.lower():
+                self.comparing = False
+                self.export.setEnabled(bool(self.comparison.found))
+                self.comparison.status.setText(f"Stopped: {message}")
+            else:
+                self._ask_next()
+            return
         self._clear_map()
         self.caption.setText(f"<span style='color:#b00'>{message}</span>")
