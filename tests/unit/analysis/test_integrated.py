@@ -15,17 +15,6 @@ from inspector.core.records.requests import QUADRATURES
 pytestmark = pytest.mark.numeric
 
 
-class Small(nn.Module):
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.body = nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.ReLU(), nn.Conv2d(6, 6, 3, padding=1), nn.GELU(),
-                                  nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(6, 4))
-
-    def forward(self, x):
-        return self.body(x)
-
-
 def test_a_linear_model_gets_exactly_x_minus_baseline_times_its_weights():
     torch.manual_seed(1)
     model = nn.Sequential(nn.Flatten(), nn.Linear(12, 3)).eval()
@@ -37,7 +26,7 @@ def test_a_linear_model_gets_exactly_x_minus_baseline_times_its_weights():
 
 
 @pytest.mark.parametrize("quadrature", QUADRATURES)
-def test_nodes_weights_and_maps_equal_captums(quadrature):
+def test_nodes_weights_and_maps_equal_captums(small_net, quadrature):
     captum = pytest.importorskip("captum.attr")
     from captum.attr._utils.approximation_methods import approximation_parameters
 
@@ -46,7 +35,7 @@ def test_nodes_weights_and_maps_equal_captums(quadrature):
     a, w = path_nodes(quadrature, steps)
     np.testing.assert_allclose(a, alphas(steps), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(w, step_sizes(steps), rtol=1e-6, atol=1e-7)
-    model = Small().eval()
+    model = small_net
     x = torch.randn(1, 3, 10, 10, generator=torch.Generator().manual_seed(2))
     found = integrated_gradients(model, x, target=1, steps=steps, quadrature=quadrature, batch=3)
     reference, delta = captum.IntegratedGradients(model).attribute(
@@ -55,8 +44,8 @@ def test_nodes_weights_and_maps_equal_captums(quadrature):
     assert found.completeness_gap == pytest.approx(abs(float(delta)), rel=1e-3, abs=1e-6)
 
 
-def test_more_steps_close_the_completeness_gap_and_bad_arguments_are_refused():
-    model = Small().eval()
+def test_more_steps_close_the_completeness_gap_and_bad_arguments_are_refused(small_net):
+    model = small_net
     x = torch.randn(1, 3, 10, 10, generator=torch.Generator().manual_seed(3))
     gaps = [integrated_gradients(model, x, 0, steps=n, quadrature="riemann_right").completeness_gap for n in (2, 64)]
     assert gaps[1] < gaps[0]

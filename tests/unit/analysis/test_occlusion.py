@@ -6,23 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from torch import nn
 
 from inspector.core.errors import SpecError
 from inspector.core.occlusion import occlusion, window_starts
 
 pytestmark = pytest.mark.numeric
-
-
-class Small(nn.Module):
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.body = nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.ReLU(), nn.Conv2d(6, 6, 3, padding=1), nn.GELU(),
-                                  nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(6, 4))
-
-    def forward(self, x):
-        return self.body(x)
 
 
 def brute_force(model, x, cls, window, stride, baseline):
@@ -50,8 +38,8 @@ def brute_force(model, x, cls, window, stride, baseline):
 
 
 @pytest.mark.parametrize("window, stride", [(3, 2), (4, 4), (5, 3), (11, 1)])
-def test_occlusion_equals_a_brute_force_loop(window, stride):
-    model = Small().eval()
+def test_occlusion_equals_a_brute_force_loop(small_net, window, stride):
+    model = small_net
     x = torch.randn(1, 3, 11, 11, generator=torch.Generator().manual_seed(1))
     baseline = torch.randn(1, 3, 11, 11, generator=torch.Generator().manual_seed(2))
     found = occlusion(model, x, target=2, window=window, stride=stride, baseline=baseline, batch=5)
@@ -59,9 +47,9 @@ def test_occlusion_equals_a_brute_force_loop(window, stride):
     assert found.map.shape == (3, 11, 11) and found.target_index == 2 and found.method == "occlusion"
 
 
-def test_occlusion_equals_captums():
+def test_occlusion_equals_captums(small_net):
     captum = pytest.importorskip("captum.attr")
-    model = Small().eval()
+    model = small_net
     x = torch.randn(1, 3, 12, 12, generator=torch.Generator().manual_seed(3))
     found = occlusion(model, x, target=1, window=5, stride=2)  # zero baseline; windows cut at the border
     reference = captum.Occlusion(model).attribute(x, sliding_window_shapes=(3, 5, 5), strides=(3, 2, 2),
@@ -76,8 +64,8 @@ def test_window_positions_cover_every_pixel():
     assert window_starts(10, 10, 3) == [0]
 
 
-def test_bad_windows_are_one_line_errors():
-    model = Small().eval()
+def test_bad_windows_are_one_line_errors(small_net):
+    model = small_net
     x = torch.zeros(1, 3, 8, 8)
     for kwargs, words in [({"window": 9}, "larger than the input"), ({"window": 0}, "at least 1"),
                           ({"window": 3, "stride": 4}, "larger than the window"),
