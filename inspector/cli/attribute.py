@@ -111,6 +111,8 @@ def run(args) -> int:
     say(f"{found.method} for {what}" + (f" at {found.layer}" if found.layer else "") + f" -> {out}")
     if loaded.seed is not None:
         say(common.seed_note(loaded.seed))
+    for note in found.notes:
+        say(note)
     if found.approximation:
         say(f"note: {found.approximation}.")
     details = dict(found.details)
@@ -135,7 +137,7 @@ def run(args) -> int:
             "out": str(out), "settings": {k: _plain(v) for k, v in found.details if k != "baseline is"},
             "baseline": baseline_text, "completeness_gap": found.completeness_gap,
             "metrics": {curve.metric: curve.as_json() for curve in found.curves},
-            "warnings": list(found.warnings)}))
+            "notes": list(found.notes), "warnings": list(found.warnings)}))
     for note in found.unreached:
         print(f"warning: guided rule not applied (functional call): {note}", file=sys.stderr)
     for warning in found.warnings:

@@ -211,7 +211,7 @@ def gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, layer:
     result = run(module, x, spec, labels)
     cam = cam_from_result(result, layer, grid)
     return Attribution("gradcam", upsample(cam, tuple(x.shape[-2:])), result.target, result.target_index,
-                       layer, cam, warnings=notes + tuple(result.warnings))
+                       layer, cam, warnings=tuple(result.warnings), notes=notes)
 
 
 def _calling_module(frame) -> nn.Module | None:
@@ -287,7 +287,7 @@ def guided_gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None,
     cam = gradcam(model, x, same, layer)
     return Attribution("guided-gradcam", guided.map * cam.map[None], guided.target, guided.target_index,
                        cam.layer, cam.cam, guided.covered, guided.approximated, guided.unreached,
-                       guided.warnings + cam.warnings, guided.approximated_types)
+                       guided.warnings + cam.warnings, guided.approximated_types, notes=cam.notes)
 
 
 def attention_rollout(model: LoadedModel | nn.Module, x: torch.Tensor) -> Attribution:

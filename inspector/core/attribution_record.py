@@ -34,6 +34,7 @@ class Attribution:
     details: tuple[tuple[str, object], ...] = ()  # how it was made (steps, quadrature, baseline, ...)
     baseline: np.ndarray | None = None  # ig and occlusion: the baseline, (C, H, W) in the model's input space
     curves: tuple = ()  # deletion and insertion scores asked for with the map (inspector.core.faithfulness.Curve)
+    notes: tuple[str, ...] = ()  # how it was made, in words, that is no warning (which layer Grad-CAM chose)
 
     @property
     def approximation(self) -> str:

@@ -14,6 +14,8 @@ from PySide6.QtWidgets import QFileDialog
 
 _settings = None
 
+INPUT_FILES = "Images and tensors (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp *.gif *.npy *.pt)"
+
 
 def use(settings) -> None:
     """Remember folders and recent files in `settings` (the window's QSettings)."""

@@ -22,7 +22,6 @@ from .encoded import encoded
 
 MODEL_FILES = "Models (*.py *.pt *.pth *.pt2 *.ts *.jit *.torchscript)"
 VIDEO_FILES = "Videos (*.mp4 *.m4v *.mkv *.avi *.mov *.webm *.mpg *.mpeg *.wmv *.ogv *.flv)"
-INPUT_FILES = "Images and tensors (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp *.gif *.npy *.pt)"
 
 
 class SourcesMixin:
@@ -114,7 +113,7 @@ class SourcesMixin:
             self.state.open_trusted(ModelRequest(path), Path(path).name, "can run code stored in the file")
 
     def on_open_input(self) -> None:
-        path = file_dialogs.open_file(self, "input", "Open input", INPUT_FILES)
+        path = file_dialogs.open_file(self, "input", "Open input", file_dialogs.INPUT_FILES)
         if path:
             self.state.set_input(path)
 

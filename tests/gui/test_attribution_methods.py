@@ -123,3 +123,30 @@ def test_compare_methods_side_by_side_scored_timed_and_exported(qtbot, window, t
     assert report["methods"]["ig"]["settings"]["steps"] == 50 and "deletion" in report["methods"]["ig"]["metrics"]
     assert (tmp_path / "cmp.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Saved cmp.npz, cmp.json, cmp.png." in comparison.status.text()
+
+
+def test_a_baseline_file_chosen_in_the_app(qtbot, window, tiny_source, image_file, tmp_path, monkeypatch):
+    """Issue 26: the baseline chooser's "file…" opens a file; the file (a tensor of the input's size here) is
+    the baseline integrated gradients start from, shown beside the map; a cancelled dialog keeps the choice."""
+    model = load_model(tiny_source)
+    x = load_input(image_file, model.preprocess, model.input_shape)
+    grey = np.full(tuple(x.shape), 0.25, np.float32)
+    np.save(tmp_path / "grey.npy", grey)
+    view = window.views.attribution
+    window.tabs.setCurrentWidget(view)
+    view.method.setCurrentText("ig")
+    box = view.options.widgets["baseline"]
+    box.setCurrentText("black")
+    view.options._on_baseline(box.currentIndex())
+    monkeypatch.setattr(view.options, "choose_file", lambda: "")
+    view.options._on_baseline(box.findText("file…"))  # cancelled: still black
+    assert box.currentText() == "black"
+    monkeypatch.setattr(view.options, "choose_file", lambda: str(tmp_path / "grey.npy"))
+    view.options._on_baseline(box.findText("file…"))
+    assert box.currentText() == "grey.npy" and view.options.values("ig")["baseline"] == str(tmp_path / "grey.npy")
+    with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
+        view.compute.click()
+    index = window.state.outcome.result.target_index
+    found = attribute(model, x, "ig", index, options={"baseline": torch.from_numpy(grey)})
+    np.testing.assert_allclose(view.map, found.map, rtol=1e-5, atol=1e-7)
+    assert view.baseline_text.text() == f"file: {tmp_path / 'grey.npy'}" and view.baseline_box.isVisible()

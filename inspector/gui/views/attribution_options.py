@@ -4,6 +4,9 @@ with deletion and insertion. Only the options of the chosen method are shown."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -19,6 +22,7 @@ from inspector.core.records.requests import METHOD_OPTIONS, QUADRATURES, SMOOTH_
 
 PER_ROW = 3  # options side by side
 BASELINE_NAMES = ("zero", "mean", "black", "white", "blur", "uniform")  # inspector.core.baselines.BASELINES
+FROM_FILE = "file…"  # the baseline chooser's last entry: a picture or tensor file of the input's size
 
 
 def _spin(low: int, high: int, value: int, auto: str | None = None) -> QSpinBox:
@@ -58,8 +62,10 @@ class AttributionOptions(QWidget):
             "seed": _spin(-1, 2**31 - 1, -1, "new"),
             "window": _spin(0, 4096, 0, "auto"),
             "stride": _spin(0, 4096, 0, "auto"),
-            "baseline": _combo(BASELINE_NAMES, "zero"),
+            "baseline": _combo((*BASELINE_NAMES, FROM_FILE), "zero"),
         }
+        self._baseline_at = 0  # the baseline chosen before "file…", for a dialog cancelled
+        self.widgets["baseline"].activated.connect(self._on_baseline)
         self.widgets["seed"].setToolTip("The noise's seed ('new': a fresh one, said under the map)")
         self.widgets["window"].setToolTip("The occluding window's side in pixels (auto: a tenth of the input's side)")
         self.widgets["stride"].setToolTip("Pixels between windows (auto: half the window)")
@@ -75,6 +81,34 @@ class AttributionOptions(QWidget):
         for row in self.rows:
             layout.addLayout(row)
         self.show_for("gradcam")
+
+    def _on_baseline(self, index: int) -> None:
+        box = self.widgets["baseline"]
+        if box.itemText(index) != FROM_FILE:
+            self._baseline_at = index
+            return
+        path = self.choose_file()
+        if not path:
+            box.setCurrentIndex(self._baseline_at)
+            return
+        self.add_baseline_file(path)
+
+    def choose_file(self) -> str:
+        from inspector.gui import file_dialogs
+
+        return file_dialogs.open_file(self, "input", "Baseline: a picture or tensor of the input's size",
+                                      file_dialogs.INPUT_FILES)
+
+    def add_baseline_file(self, path: str) -> None:
+        """Offer `path` as a baseline (named by its file, the whole path in its tooltip) and choose it."""
+        box = self.widgets["baseline"]
+        at = box.findData(path)
+        if at < 0:
+            at = box.count() - 1  # before "file…"
+            box.insertItem(at, Path(path).name, path)
+            box.setItemData(at, path, Qt.ToolTipRole)
+        box.setCurrentIndex(at)
+        self._baseline_at = at
 
     def uses_baseline(self, method: str) -> bool:
         return "baseline" in METHOD_OPTIONS.get(method, ()) or self.scores.isChecked()
@@ -111,6 +145,6 @@ class AttributionOptions(QWidget):
         if "window" in names:
             found.update(window=w["window"].value() or None, stride=w["stride"].value() or None)
         if self.uses_baseline(method):
-            found["baseline"] = w["baseline"].currentText()
+            found["baseline"] = w["baseline"].currentData() or w["baseline"].currentText()  # a file: its path
         found["metrics"] = ("deletion", "insertion") if self.scores.isChecked() else ()
         return found

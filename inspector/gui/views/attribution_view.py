@@ -215,7 +215,8 @@ class AttributionView(QWidget):
             self.export.setEnabled(bool(self.comparison.found))
             return
         options = dict(self.options.values(method), metrics=("deletion", "insertion"))
-        options.setdefault("baseline", self.options.widgets["baseline"].currentText())
+        box = self.options.widgets["baseline"]
+        options.setdefault("baseline", box.currentData() or box.currentText())
         self.sigRequested.emit(method, self.target.currentData() or "", None, options)
 
     def _on_compute(self) -> None:
@@ -268,7 +269,7 @@ class AttributionView(QWidget):
             notes.append(f"{curve.metric} AUC {fmt(curve.auc, '.3f')}")
         if found.unreached:
             notes.append("not reached (functional calls): " + "; ".join(found.unreached))
-        notes += list(found.warnings)
+        notes += list(found.notes) + list(found.warnings)
         self.caption.setText(" · ".join(notes))
         self._show_baseline(baseline, made.get("baseline is"))
         self.curves.show_curves(found.curves)
