@@ -150,3 +150,36 @@ def test_a_baseline_file_chosen_in_the_app(qtbot, window, tiny_source, image_fil
     found = attribute(model, x, "ig", index, options={"baseline": torch.from_numpy(grey)})
     np.testing.assert_allclose(view.map, found.map, rtol=1e-5, atol=1e-7)
     assert view.baseline_text.text() == f"file: {tmp_path / 'grey.npy'}" and view.baseline_box.isVisible()
+
+
+def test_a_session_keeps_the_attribution_choice_and_brings_it_back(qtbot, window, ui, tmp_path):
+    """Issue 26: the method, class, options and scores asked for last are saved with the session (not a
+    step of Compare all) and shown again when it is loaded; nothing computes until asked."""
+    from inspector.core.session.file import load_session, save_session
+    from inspector.gui.state.sessions import apply_session, session_of
+
+    view = window.views.attribution
+    window.tabs.setCurrentWidget(view)
+    view.method.setCurrentText("occlusion")
+    view.options.widgets["window"].setValue(8)
+    view.options.widgets["baseline"].setCurrentText("white")
+    view.scores.setChecked(True)
+    with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
+        view.compute.click()
+    saved = session_of(window.state).attribution
+    assert saved == {"method": "occlusion", "target": "", "layer": None,
+                     "options": {"window": 8, "baseline": "white"}, "metrics": ["deletion", "insertion"]}
+    view.compare.click()
+    qtbot.waitUntil(lambda: not view.comparing, timeout=120_000)
+    assert session_of(window.state).attribution == saved  # the comparison's steps are not the choice
+    session = session_of(window.state)
+    path = save_session(session.__class__(**{**session.__dict__, "attribution": {
+        "method": "ig", "target": "1", "layer": None, "options": {"steps": 12, "baseline": "black"},
+        "metrics": ["deletion", "insertion"]}}), tmp_path / "s.inspector.json")
+    view.method.setCurrentText("saliency")
+    view.scores.setChecked(False)
+    apply_session(window.state, load_session(path, trust=True), trust=True)
+    ui.expect_result(qtbot, window)
+    assert view.method.currentText() == "ig" and view.scores.isChecked()
+    assert view.options.widgets["steps"].value() == 12 and view.options.widgets["baseline"].currentText() == "black"
+    qtbot.waitUntil(lambda: view.target.currentData() == "1", timeout=10_000)

@@ -1,4 +1,5 @@
-"""Session files (`*.inspector.json`): model, weights and seed, input, device, target, ticks and edits.
+"""Session files (`*.inspector.json`): model, weights and seed, input, device, target, ticks and edits, and
+the Attribution tab's last choice (method, class, layer, options, scores: the map is made again from it).
 
 Readable JSON a person can edit; the app saves and loads them and
 `network-inspector capture --session FILE` replays the same run headless.
@@ -40,6 +41,7 @@ class Session:
     input_grad: bool = False
     extra: dict = field(default_factory=dict, compare=False)
     seed: int | None = None  # the seed of random weights (None: not random, or an older file)
+    attribution: dict | None = None  # {"method", "target", "layer", "options", "metrics"}, or None
 
     def points_at_code(self) -> bool:
         """True when loading the model runs code that came with it (inspector.core.sources.carries_code)."""
@@ -58,6 +60,7 @@ class Session:
             "sites": list(self.sites),
             "input_grad": self.input_grad,
             "edits": [{"edit": f"{e.key}={e.op_text()}", "enabled": e.enabled} for e in self.edits],
+            **({"attribution": self.attribution} if self.attribution else {}),
             **({"extra": self.extra} if self.extra else {}),
         }
 
@@ -93,6 +96,7 @@ def session_from_dict(data, name: str = "The session") -> Session:
         input_grad=data.get("input_grad", False),
         extra=dict(data.get("extra", {})),
         seed=check_seed(model.get("seed"), "The session's model seed"),
+        attribution=dict(data["attribution"]) if data.get("attribution") else None,
     )
 
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from ..errors import SpecError
 from ..keys import SITE_CHOICES
+from ..records.requests import ATTRIBUTION_METHODS
+
+METRICS = ("deletion", "insertion")  # inspector.core.faithfulness.METRICS (kept torch-free here)
 
 _STRING = {"type": "string"}
 _EDIT_TEXT = {"type": "string", "description": "an edit written KEY=OP(ARGS), e.g. relu1:grad_input=clamp(min=0)"}
@@ -48,6 +51,19 @@ SCHEMA: dict = {
                         "properties": {"edit": _EDIT_TEXT, "enabled": {"type": "boolean"}},
                     },
                 ],
+            },
+        },
+        "attribution": {
+            "type": "object",
+            "required": ["method"],
+            "additionalProperties": False,
+            "description": "the Attribution tab's last choice: method, class, layer, the method's options, scores",
+            "properties": {
+                "method": {"enum": list(ATTRIBUTION_METHODS)},
+                "target": _STRING,
+                "layer": {"type": ["string", "null"]},
+                "options": {"type": "object"},
+                "metrics": {"type": "array", "items": {"enum": list(METRICS)}},
             },
         },
         "extra": {"type": "object"},

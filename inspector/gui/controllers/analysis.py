@@ -28,6 +28,7 @@ class AnalysisController(QObject):
         self.nonfinite: tuple[str, str] | None = None
         self.attribution.sigRequested.connect(state.analysis.request_attribution)
         self.attribution.export.clicked.connect(self.export_comparison)
+        state.analysis.sigChoiceRestored.connect(self.attribution.restore)
         state.analysis.sigAttribution.connect(self._on_attribution)
         state.analysis.sigAttributionFailed.connect(self.attribution.show_error)
         state.sigModelLoaded.connect(self._on_loaded)

@@ -15,17 +15,26 @@ class AnalysisState(QObject):
     -------
     sigAttribution(object): the Attribution of the request last sent.
     sigAttributionFailed(str): why the request last sent failed.
+    sigChoiceRestored(object): a session's attribution choice (a dict, see `choice`) to show in the tab.
     """
 
     sigAttribution = Signal(object)
     sigAttributionFailed = Signal(str)
+    sigChoiceRestored = Signal(object)
 
     def __init__(self, app, worker) -> None:
         super().__init__(app)
         self.app, self.worker = app, worker
         self._ids = itertools.count(-1, -1)  # attribution requests use negative ids (runs positive ones)
         self.pending_id = 0
+        self.choice: dict | None = None  # the last single method asked for: what a session keeps
         worker.sigAttribution.connect(self._on_attribution)
+
+    def restore(self, choice: dict | None) -> None:
+        """A session's choice: kept (saved again with the next session) and shown in the tab."""
+        self.choice = dict(choice) if choice else None
+        if choice:
+            self.sigChoiceRestored.emit(dict(choice))
 
     def request_attribution(self, method: str, target: str, layer, options: dict | None = None) -> bool:
         """Ask for `method`'s map; `options`: the method's (AttributionOptions.values), "metrics" among them."""
@@ -35,6 +44,9 @@ class AnalysisState(QObject):
             return False
         options = dict(options or {})
         metrics = tuple(options.pop("metrics", ()))
+        if not options.pop("compare", False):  # one method on its own (not a step of Compare all)
+            self.choice = {"method": method, "target": target or "", "layer": layer,
+                           "options": {k: v for k, v in options.items() if v is not None}, "metrics": list(metrics)}
         self.pending_id = next(self._ids)
         self.worker.request_attribution(AttributionRequest(app.model.request, app.input, app.device, method,
                                                            target or app.target, layer, self.pending_id,

@@ -16,6 +16,7 @@ def session_of(state):
         model=model.source, weights=model.weights, input=state.input, device=state.device, target=state.target,
         layers=tuple(state.ticked()), sites=tuple(sorted(state.sites())), edits=state.edits,
         input_grad=state.edits_active(), seed=state.model.seed if state.model else None,
+        attribution=state.analysis.choice,
     )
 
 
@@ -30,3 +31,4 @@ def apply_session(state, session, trust: bool = False) -> None:
     state.pending_edits = tuple(session.edits)  # the session's model runs with them once it loads
     state.request_model(ModelRequest(session.model, session.weights, trust, session.seed),
                         ticks=set(session.layers))
+    state.analysis.restore(session.attribution)

@@ -110,6 +110,30 @@ class AttributionOptions(QWidget):
         box.setCurrentIndex(at)
         self._baseline_at = at
 
+    def restore(self, options: dict) -> None:
+        """Show `options` (as `values` gives them; a session's), leaving the rest as they are."""
+        w = self.widgets
+        for name in ("steps", "samples"):
+            if isinstance(options.get(name), int):
+                w[name].setValue(options[name])
+        for name in ("quadrature", "of", "kind"):
+            if w[name].findText(str(options.get(name))) >= 0:
+                w[name].setCurrentText(str(options[name]))
+        if isinstance(options.get("noise"), (int, float)):
+            w["noise"].setValue(float(options["noise"]))
+        if "seed" in options:
+            w["seed"].setValue(options["seed"] if isinstance(options["seed"], int) else -1)
+        for name in ("window", "stride"):
+            if name in options:
+                w[name].setValue(options[name] if isinstance(options[name], int) else 0)
+        baseline = options.get("baseline")
+        if isinstance(baseline, str) and baseline:
+            if baseline in BASELINE_NAMES:
+                w["baseline"].setCurrentText(baseline)
+                self._baseline_at = w["baseline"].currentIndex()
+            else:
+                self.add_baseline_file(baseline)
+
     def uses_baseline(self, method: str) -> bool:
         return "baseline" in METHOD_OPTIONS.get(method, ()) or self.scores.isChecked()
 

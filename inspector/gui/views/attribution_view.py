@@ -80,6 +80,7 @@ class AttributionView(QWidget):
         self.export.setEnabled(False)
         self.comparison = MethodComparison(heat_colormap())
         self.comparing = False  # a comparison is being filled in: results go to it
+        self._wanted = None  # (layer, class) a session chose, until the model's are offered
         self.options = AttributionOptions()
         self.scores = self.options.scores
         self.baseline_picture = QLabel()
@@ -152,9 +153,27 @@ class AttributionView(QWidget):
         self.percentile.valueChanged.connect(lambda _v: self._apply_levels())
         self.heat.setOpacity(0.5)
 
+    def restore(self, choice: dict) -> None:
+        """Show a session's choice (method, class, layer, options, scores) without computing; the class and
+        layer are chosen once the model's are offered (`set_choices`)."""
+        self.shown = False
+        for widget in (self.method, self.scores):
+            widget.blockSignals(True)
+        if self.method.findText(choice.get("method", "")) >= 0:
+            self.method.setCurrentText(choice["method"])
+        self.scores.setChecked(bool(choice.get("metrics")))
+        for widget in (self.method, self.scores):
+            widget.blockSignals(False)
+        self.options.restore(choice.get("options") or {})
+        self._wanted = (choice.get("layer"), choice.get("target") or "")
+        self._fit_choices()
+
     def set_choices(self, conv_layers: list[str], predictions, auto_layer: str | None = None) -> None:
         """The layers and classes to offer; `auto_layer`: what "auto" picks for this model, in words."""
         keep_layer, keep_target = self.layer.currentData(), self.target.currentData()
+        if self._wanted is not None:  # a session's choice, waiting for its model's classes
+            keep_layer, keep_target = self._wanted
+            self._wanted = None if predictions else self._wanted
         if auto_layer is not None:
             self.auto_layer = auto_layer
         self.layer.clear()
@@ -214,7 +233,7 @@ class AttributionView(QWidget):
             self.comparing = False
             self.export.setEnabled(bool(self.comparison.found))
             return
-        options = dict(self.options.values(method), metrics=("deletion", "insertion"))
+        options = dict(self.options.values(method), metrics=("deletion", "insertion"), compare=True)
         box = self.options.widgets["baseline"]
         options.setdefault("baseline", box.currentData() or box.currentText())
         self.sigRequested.emit(method, self.target.currentData() or "", None, options)

@@ -171,3 +171,21 @@ def test_relative_files_in_a_session_are_read_beside_it_and_never_outside(tmp_pa
     absolute = str(tmp_path / "secret.png")
     save_session(toy_session(model="demo", layers=("conv1",), edits=(), input=absolute, weights="random"), path)
     assert load_session(path).input == absolute and load_session(path).weights == "random"
+
+
+def test_the_attribution_choice_round_trips_and_a_wrong_one_is_named(tmp_path):
+    """Issue 26: a session keeps the Attribution tab's choice (the map is made again from it, seeded)."""
+    choice = {"method": "occlusion", "target": "3", "layer": None,
+              "options": {"window": 8, "stride": 4, "baseline": "white"}, "metrics": ["deletion", "insertion"]}
+    session = toy_session(attribution=choice)
+    path = save_session(session, tmp_path / "s.inspector.json")
+    assert json.loads(path.read_text())["attribution"] == choice
+    assert load_session(path, trust=True).attribution == choice
+    for wrong, words in [({"method": "lime"}, "attribution.method"),
+                         ({"method": "ig", "metrics": ["road"]}, r"attribution.metrics\[0\]"),
+                         ({"target": "3"}, "attribution")]:
+        data = json.loads(path.read_text())
+        data["attribution"] = wrong
+        (tmp_path / "bad.inspector.json").write_text(json.dumps(data))
+        with pytest.raises(SpecError, match=f"bad.inspector.json is not a valid session: {words}"):
+            load_session(tmp_path / "bad.inspector.json", trust=True)
