@@ -57,6 +57,8 @@ def _calls():
         "thumbnail_path": (thumbnail_path, dict(out_dir=str(folder / "atlas"), layer="conv1", channel=0, rank=0)),
         "open_atlas": (open_atlas, dict(out_dir=str(folder / "atlas"))),
         "top_pictures": (top_pictures, dict(opened=opened, layer="conv1", channel=0)),
+        "attribute": (core.attribute, dict(model=demo, inputs=x, method="occlusion", options={"window": 16},
+                                           metrics=("deletion",), metric_steps=2)),
     }
 
 

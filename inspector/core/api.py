@@ -8,7 +8,7 @@ from typing import Iterable
 
 import torch
 
-from .arguments import need_instance, need_texts
+from .arguments import checked, need_instance, need_texts
 from .devices import resolve_device
 from .edit_reach import check_edits_reach
 from .edits import Edit
@@ -69,3 +69,41 @@ def _check_arguments(model, inputs, cancel, sharing) -> None:
     need_instance(inputs, torch.Tensor, "inputs", "a torch.Tensor (load_input(...) makes one)")
     need_instance(cancel, (threading.Event, type(None)), "cancel", "a threading.Event or None")
     need_instance(sharing, (Sharing, type(None)), "sharing", "a Sharing or None")
+
+
+@checked
+def attribute(
+    model: LoadedModel,
+    inputs: torch.Tensor,
+    method: str = "gradcam",
+    target: str | int | Target | None = None,
+    layer: str | None = None,
+    options: dict | None = None,
+    metrics: Iterable[str] = (),
+    metric_steps: int = 50,
+    device: str | torch.device | None = "cpu",
+):
+    """One attribution map of `inputs` (one image): `method` is saliency, gradcam, guided, guided-gradcam,
+    rollout, ig, smoothgrad or occlusion, with its `options` as the CLI names them (steps, quadrature,
+    batch, max_memory; of, kind, samples, noise, seed; window, stride; baseline, blur_sigma, baseline_seed).
+    `metrics` (deletion, insertion) scores the map over its baseline. Returns an Attribution: `.map`,
+    `.target_index`, `.layer`, `.details`, `.completeness_gap`, `.curves`, `.notes`, `.warnings`."""
+    from .attribution import attribute as make
+    from .faithfulness import METRICS, scored
+
+    wanted = tuple(need_texts(metrics, "metrics", "deletion,insertion")) if not isinstance(metrics, str) \
+        else tuple(m.strip() for m in metrics.split(",") if m.strip())
+    unknown = [m for m in wanted if m not in METRICS]
+    if unknown:
+        raise SpecError(f"attribute(): unknown metric {unknown[0]!r}; metrics: {', '.join(METRICS)}.")
+    dev = resolve_device(device)
+    if model.device != dev:
+        model.module.to(dev)
+    x = inputs.to(dev)
+    found = make(model, x, method, target, layer, options)
+    if not wanted:
+        return found
+    given = dict(options or {})
+    return scored(model, x, found, wanted, metric_steps, given.get("baseline"), batch=given.get("batch"),
+                  max_memory=given.get("max_memory"), blur_sigma=given.get("blur_sigma"),
+                  baseline_seed=given.get("baseline_seed"))

@@ -22,7 +22,7 @@ from .attention.site import supports_attention
 from .attention.supported import supported_text
 from .attribution_record import Attribution, _device, _unwrap
 from .baselines import make_baseline
-from .batching import pick_batch
+from .batching import parse_memory, pick_batch
 from .engine import RunSpec, run
 from .errors import RunError, SpecError
 from .guided import APPROXIMATED_TYPES, guided_edits, split_guided
@@ -361,6 +361,35 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
 
 
 BASELINE_METHODS = ("ig", "occlusion")  # the methods that start from, or fill in, a baseline
+_WHOLE, _NUMBER, _TEXT = (int,), (int, float), (str,)
+#: Every option a method takes, and its kind (None allowed where the method works it out itself).
+OPTION_KINDS = {"steps": _WHOLE, "quadrature": _TEXT, "batch": _WHOLE + (type(None),),
+                "max_memory": _WHOLE + _TEXT + (type(None),), "of": _TEXT, "kind": _TEXT, "samples": _WHOLE,
+                "noise": _NUMBER, "seed": _WHOLE + (type(None),), "window": _WHOLE + (type(None),),
+                "stride": _WHOLE + (type(None),), "baseline": _TEXT + (torch.Tensor, type(None)),
+                "blur_sigma": _NUMBER + (type(None),), "baseline_seed": _WHOLE + (type(None),)}
+_BASELINE = ("baseline", "blur_sigma", "baseline_seed")
+_IG = ("steps", "quadrature", "batch", "max_memory", *_BASELINE)
+METHOD_OPTION_NAMES = {"ig": _IG, "occlusion": ("window", "stride", "batch", "max_memory", *_BASELINE),
+                       "smoothgrad": ("of", "kind", "samples", "noise", "seed", *_IG)}
+
+
+def check_options(method: str, options: dict | None) -> None:
+    """One-line errors for an option `method` does not take or of the wrong kind (cancel and progress are
+    the caller's); the other methods take a baseline only, for the metrics."""
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise SpecError(f"The options of {method} are a dict (steps=..., window=...), not {type(options).__name__}.")
+    allowed = METHOD_OPTION_NAMES.get(method, _BASELINE)
+    for name, value in options.items():
+        if name in ("cancel", "progress"):
+            continue
+        if name not in allowed:
+            raise SpecError(f"{method} takes no option {name!r}; its options: {', '.join(allowed)}.")
+        if isinstance(value, bool) or not isinstance(value, OPTION_KINDS[name]):
+            kinds = " or ".join(sorted({k.__name__.replace("NoneType", "None") for k in OPTION_KINDS[name]}))
+            raise SpecError(f"The {method} option {name} is {kinds}, not {value!r}.")
 
 
 def with_baseline(model: LoadedModel | nn.Module, x: torch.Tensor, options: dict | None):
@@ -384,6 +413,9 @@ def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, targ
               layer: str | None = None, options: dict | None = None) -> Attribution:
     """One entry point for the CLI and the app: `method` is one of METHODS. For ig and occlusion,
     options["baseline"] may name a baseline (inspector.core.baselines); its details join the map's."""
+    check_options(method, options)
+    if isinstance((options or {}).get("max_memory"), str):
+        options = dict(options, max_memory=parse_memory(options["max_memory"]))
     if method in BASELINE_METHODS or (method == "smoothgrad" and (options or {}).get("of") == "ig"):
         options, made = with_baseline(model, x, options)
         found = _attribute(model, x, method, target, layer, options)

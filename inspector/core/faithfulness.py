@@ -69,6 +69,9 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
         raise SpecError(f"The metric steps are a whole number, at least 1, not {steps!r}.")
     if x.ndim != 4 or x.shape[0] != 1:
         raise SpecError(f"Deletion and insertion score one image (1, C, H, W), not shape {tuple(x.shape)}.")
+    if steps > x.shape[-2] * x.shape[-1]:
+        raise SpecError(f"The metric steps ({steps}) are more than the input's {x.shape[-2] * x.shape[-1]} pixels: "
+                        "at most one step a pixel.")
     device = _device(module)
     x = x.detach().to(device)
     b = torch.zeros_like(x) if baseline is None else baseline.detach().to(device=device, dtype=x.dtype)
@@ -111,14 +114,21 @@ def _scores(output: torch.Tensor, index: int | None) -> tuple[list[float], str]:
 
 
 def scored(model: LoadedModel | nn.Module, x: torch.Tensor, found, metrics=METRICS, steps: int = 50,
-           baseline: torch.Tensor | None = None, batch: int | None = None, cancel=None, progress=None,
-           max_memory: int | None = None):
+           baseline: torch.Tensor | str | None = None, batch: int | None = None, cancel=None, progress=None,
+           max_memory: int | None = None, blur_sigma: float | None = None, baseline_seed: int | None = None):
     """`found` (an Attribution) with its deletion and insertion curves: over its own baseline where it has
-    one (ig, occlusion), else over `baseline` (zeros when None)."""
+    one (ig, occlusion), else over `baseline`: a tensor, or a name (inspector.core.baselines, with
+    `blur_sigma` and `baseline_seed`), zeros when None."""
     import dataclasses
+
+    from .baselines import make_baseline
 
     if found.baseline is not None:
         baseline = torch.as_tensor(found.baseline)[None]
+    elif isinstance(baseline, str):
+        loaded = model if isinstance(model, LoadedModel) else None
+        baseline = make_baseline(baseline, x, loaded.preprocess if loaded else None, blur_sigma, baseline_seed,
+                                 loaded.input_shape if loaded else None).tensor
     curves = faithfulness(model, x, found.map, found.target_index, baseline, metrics, steps, batch, cancel, progress,
                           max_memory)
     return dataclasses.replace(found, curves=tuple(curves.values()))

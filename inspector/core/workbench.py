@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 import torch
 
 from .attribution import attribute
-from .baselines import make_baseline
 from .compare.pair import run_against
 from .deferred import complete_statistics, with_statistics
 from .devices import resolve_device
@@ -224,9 +223,6 @@ class Workbench:
         found = replace(found, details=found.details + (("seconds", time.perf_counter() - start),))
         if not request.metrics:
             return found
-        baseline = None
-        if found.baseline is None:  # the method has none of its own: the one named, if any, else zeros
-            baseline = make_baseline(options.get("baseline", "zero"), x, loaded.preprocess, options.get("blur_sigma"),
-                                     options.get("baseline_seed"), loaded.input_shape).tensor
-        return scored(loaded, x, found, request.metrics, request.metric_steps, baseline, cancel=cancel,
-                      progress=progress)
+        return scored(loaded, x, found, request.metrics, request.metric_steps, options.get("baseline"),
+                      cancel=cancel, progress=progress, blur_sigma=options.get("blur_sigma"),
+                      baseline_seed=options.get("baseline_seed"))  # the method's own baseline, else the one named

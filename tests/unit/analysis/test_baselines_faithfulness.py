@@ -100,6 +100,41 @@ def test_deletion_and_insertion_equal_a_recomputation_from_the_map():
 def test_metrics_refuse_a_map_that_does_not_cover_the_input():
     model = Small().eval()
     with pytest.raises(SpecError, match="one value per pixel"):
-        faithfulness(model, torch.zeros(1, 3, 6, 7), np.zeros((3, 3)), 0)
+        faithfulness(model, torch.zeros(1, 3, 6, 7), np.zeros((3, 3)), 0, steps=5)
     with pytest.raises(SpecError, match="Unknown metric"):
         faithfulness(model, torch.zeros(1, 3, 6, 7), np.zeros((6, 7)), 0, metrics=("road",))
+
+
+def test_the_python_api_makes_and_scores_a_map_as_the_parts_do():
+    """Issue 26: `inspector.core.attribute` is the API's one call: the method's options by the CLI's names,
+    a baseline by name, and the metrics over it."""
+    import inspector.core as core
+
+    model = core.load_model("demo")
+    x = core.load_input("sample:star", model.preprocess, model.input_shape)
+    found = core.attribute(model, x, "saliency", options={"baseline": "black"}, metrics="deletion,insertion",
+                           metric_steps=10)
+    black = make_baseline("black", x, model.preprocess).tensor
+    curves = faithfulness(model, x, found.map, found.target_index, black, steps=10)
+    assert [c.metric for c in found.curves] == ["deletion", "insertion"]
+    for curve in found.curves:
+        np.testing.assert_allclose(curve.scores, curves[curve.metric].scores, rtol=1e-6, atol=1e-7)
+    occluded = core.attribute(model, x, "occlusion", target=3, options={"window": 16, "stride": 8})
+    assert dict(occluded.details)["windows"] == 49 and occluded.target_index == 3
+
+
+def test_options_a_method_does_not_take_or_of_the_wrong_kind_are_one_line_errors():
+    import inspector.core as core
+
+    model = core.load_model("demo")
+    x = torch.zeros(1, 3, 64, 64)
+    for method, options, words in [("ig", {"window": 8}, "ig takes no option 'window'; its options: steps"),
+                                   ("occlusion", {"a": 1}, "occlusion takes no option 'a'"),
+                                   ("smoothgrad", {"noise": "lots"}, "The smoothgrad option noise is"),
+                                   ("ig", {"steps": True}, "The ig option steps is int, not True"),
+                                   ("ig", {"max_memory": "lots"}, "A memory size is a number"),
+                                   ("saliency", {"steps": 5}, "saliency takes no option 'steps'")]:
+        with pytest.raises(SpecError, match=words):
+            core.attribute(model, x, method, options=options)
+    with pytest.raises(SpecError, match="at most one step a pixel"):
+        core.attribute(model, x, "saliency", metrics=["deletion"], metric_steps=10**20)

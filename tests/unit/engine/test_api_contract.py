@@ -82,6 +82,11 @@ BAD_CALLS = {
     "load_pair against=5": (lambda: core.load_pair("demo", None, against=5)),
     "load_pair without a second model": (lambda: core.load_pair("demo", None)),
     "diff_models(None, None)": (lambda: core.diff_models(None, None, torch.zeros(1, 3))),
+    "attribute method=lime": (lambda: core.attribute(core.load_model("demo"), torch.zeros(1, 3, 64, 64), "lime")),
+    "attribute metrics=road": (lambda: core.attribute(core.load_model("demo"), torch.zeros(1, 3, 64, 64),
+                                                      "saliency", metrics=["road"])),
+    "attribute window too big": (lambda: core.attribute(core.load_model("demo"), torch.zeros(1, 3, 64, 64),
+                                                        "occlusion", options={"window": 99})),
     "diff_models inputs=list": (lambda: core.diff_models(core.load_model(TOY, seed=1), core.load_model(TOY, seed=2),
                                                           [[1.0, 1.0, 1.0]])),
     "diff_models layers=[5]": (lambda: core.diff_models(core.load_model(TOY, seed=1), core.load_model(TOY, seed=2),
@@ -215,6 +220,9 @@ def _checked_calls(tmp_path_factory):
         "thumbnail_path": (thumbnail_path, dict(out_dir=str(out), layer="conv1", channel=0, rank=0)),
         "open_atlas": (open_atlas, dict(out_dir=str(out))),
         "top_pictures": (top_pictures, dict(opened=opened, layer="conv1", channel=0)),
+        "attribute": (core.attribute, dict(model=demo, inputs=x, method="occlusion", target=None, layer=None,
+                                           options={"window": 16, "stride": 16}, metrics=("deletion",),
+                                           metric_steps=2, device="cpu")),
     }
 
 

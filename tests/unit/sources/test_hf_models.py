@@ -187,7 +187,7 @@ def test_gradcam_on_an_hf_vit_uses_the_last_blocks_first_norm_on_its_grid(tmp_pa
     reference = _vit_classifier(tmp_path)
     x = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(4))
     cam = gradcam(load_model(f"hf:{tmp_path}"), x)
-    assert cam.layer == "vit.layers.1.layernorm_before" and "4x4 patch grid after 1 prefix token" in cam.warnings[0]
+    assert cam.layer == "vit.layers.1.layernorm_before" and "4x4 patch grid after 1 prefix token" in cam.notes[0]
     seen = {}
 
     def keep(_module, _args, output):

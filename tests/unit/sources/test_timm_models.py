@@ -124,7 +124,7 @@ def test_gradcam_on_a_vit_uses_the_token_grid_and_says_which_layer():
     x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(1))
     found = gradcam(loaded, x, target=7)
     assert found.layer == "blocks.11.norm1" and found.cam.shape == (14, 14) and found.map.shape == (224, 224)
-    assert "the last transformer block's first norm" in found.warnings[0]
+    assert "the last transformer block's first norm" in found.notes[0]
     # by hand, on an independent copy: tokens of norm1 and their gradient, the class token dropped
     model = load_model(VIT, seed=4).module
     kept = {}
