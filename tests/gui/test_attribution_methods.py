@@ -183,3 +183,22 @@ def test_a_session_keeps_the_attribution_choice_and_brings_it_back(qtbot, window
     assert view.method.currentText() == "ig" and view.scores.isChecked()
     assert view.options.widgets["steps"].value() == 12 and view.options.widgets["baseline"].currentText() == "black"
     qtbot.waitUntil(lambda: view.target.currentData() == "1", timeout=10_000)
+
+
+def test_another_model_stops_a_comparison_and_drops_a_map_still_coming(qtbot, window, ui, gui_files):
+    """Issue 25's rule for issue 26's views: nothing made for the last model is shown for the next one."""
+    from inspector.core.attribution import Attribution
+    from inspector.core.records.requests import ModelRequest
+
+    view = window.views.attribution
+    view.comparison.start(("saliency", "gradcam"), None)
+    view.comparing = True
+    old = window.state.analysis.pending_id = -41  # a map being made for Tiny
+    shown = []
+    window.state.analysis.sigAttribution.connect(shown.append)
+    window.state.request_model(ModelRequest(ui.source(gui_files, "Wide"), trust=True))
+    ui.expect_result(qtbot, window)
+    assert not view.comparing and view.comparison.methods == () and not view.export.isEnabled()
+    assert "Another model" in view.comparison.status.text()
+    window.state.analysis._on_attribution(old, Attribution("saliency", np.zeros((32, 32)), "top1", 0))
+    assert shown == []

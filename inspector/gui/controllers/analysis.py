@@ -45,6 +45,7 @@ class AnalysisController(QObject):
         if info is not self._info_of_choices and (self._info_of_choices is None
                                                   or info.request != self._info_of_choices.request):
             self.attribution.forget()  # another model: its map (or error) is not this one's
+            self.state.analysis.forget()  # nor one still being made for it
         self._info_of_choices = info
         auto = "auto (last block's first norm)" if info.tokens is not None else "auto (the map the head reads)"
         self.attribution.set_choices(info.tree.convolutions(), [], auto)

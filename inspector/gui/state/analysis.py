@@ -30,6 +30,10 @@ class AnalysisState(QObject):
         self.choice: dict | None = None  # the last single method asked for: what a session keeps
         worker.sigAttribution.connect(self._on_attribution)
 
+    def forget(self) -> None:
+        """Another model: a map still being made for the last one is dropped when it comes."""
+        self.pending_id = 0
+
     def restore(self, choice: dict | None) -> None:
         """A session's choice: kept (saved again with the next session) and shown in the tab."""
         self.choice = dict(choice) if choice else None

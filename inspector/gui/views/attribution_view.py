@@ -207,7 +207,12 @@ class AttributionView(QWidget):
             self._on_compute()
 
     def forget(self) -> None:
-        """Another model: nothing of the last one's map or error stays on screen."""
+        """Another model: nothing of the last one's map, error or comparison stays on screen."""
+        if self.comparing or self.comparison.methods:
+            self.comparison.start((), None)
+            self.comparison.status.setText("Another model: press Compare all again.")
+        self.comparing = False
+        self.export.setEnabled(False)
         self._clear_map()
         self.shown = False
         self.caption.setText("Pick a method and press Compute.")
