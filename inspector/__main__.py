@@ -25,7 +25,11 @@ def entry() -> int:
         from inspector.cli import main
 
         return main()
-    except KeyboardInterrupt:  # before a command took over Ctrl-C (while Python modules load)
+    except BaseException as exc:  # Ctrl-C before a command took over (while Python modules load)
+        from inspector.cli.dispatch import interrupted
+
+        if not interrupted(exc):
+            raise
         import signal
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -60,12 +60,29 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         code = 130
+    except Exception as exc:
+        if not interrupted(exc):
+            raise
+        print("interrupted", file=sys.stderr)  # Ctrl-C inside an import's class creation, wrapped by Python
+        code = 130
     finally:
         # As the program (no argv given), Ctrl-C is ignored from here on: the shutdown (atexit callbacks
         # of Ray, torch, tqdm) is not interrupted halfway, which printed "Exception ignored in atexit
         # callback". Called from Python, the caller's handler comes back.
         signal.signal(signal.SIGINT, signal.SIG_IGN if argv is None else previous)
     return code
+
+
+def interrupted(exc: BaseException) -> bool:
+    """`exc` comes from a Ctrl-C: Python wraps a KeyboardInterrupt raised while a class is made (a
+    dataclass field's __set_name__ while torch imports) in a RuntimeError whose cause it is."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def interrupt_once():

@@ -52,3 +52,22 @@ def test_ctrl_c_after_an_atlas_is_written_still_exits_cleanly(tmp_path):
     _, err = process.communicate(timeout=60)
     assert process.returncode == 0 and "Traceback" not in err and "Exception ignored" not in err, err
     assert (tmp_path / "atlas" / "atlas.json").is_file()
+
+
+def test_ctrl_c_while_an_import_makes_a_class_is_one_line(monkeypatch, capsys):
+    """Python 3.11 wraps a KeyboardInterrupt raised in a class's __set_name__ (a dataclass field while torch
+    imports: one fresh-clone CI run caught the SIGINT there) in a RuntimeError: still an interrupt."""
+    from inspector.cli import dispatch
+
+    class Field:
+        def __set_name__(self, owner, name):
+            raise KeyboardInterrupt  # what the SIGINT handler raises, at this moment
+
+    def run(_args):
+        type("Component", (), {"input_placeholders": Field()})
+        return 0
+
+    monkeypatch.setattr(dispatch.COMMANDS["samples"], "run", run)
+    assert dispatch.main(["samples"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+    assert dispatch.interrupted(RuntimeError("x")) is False
