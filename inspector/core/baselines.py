@@ -24,8 +24,7 @@ import torch
 
 from .errors import InputError, SpecError
 from .preprocess import Preprocess
-
-BASELINES = ("zero", "mean", "black", "white", "blur", "uniform")
+from .records.requests import BASELINES
 
 
 @dataclass(frozen=True)

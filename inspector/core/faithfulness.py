@@ -20,9 +20,8 @@ from .attribution_record import _device, _unwrap
 from .batching import pick_batch
 from .errors import RunCancelled, SpecError
 from .objective import Target, objective, primary_output
+from .records.requests import METRICS
 from .sources.loaded import LoadedModel
-
-METRICS = ("deletion", "insertion")
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,8 @@ SMOOTHED = ("saliency", "guided", "ig")
 #: The options each method takes beyond target and layer (the rest take none), as the app offers them.
 METHOD_OPTIONS = {"ig": ("steps", "quadrature", "baseline"), "smoothgrad": ("of", "kind", "samples", "noise", "seed"),
                   "occlusion": ("window", "stride", "baseline")}
+BASELINES = ("zero", "mean", "black", "white", "blur", "uniform")  # by name (inspector.core.baselines); or a file
+METRICS = ("deletion", "insertion")  # faithfulness scores (inspector.core.faithfulness)
 QUADRATURES = ("gausslegendre", "riemann_left", "riemann_right", "riemann_middle", "riemann_trapezoid")
 
 

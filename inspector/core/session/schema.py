@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from ..errors import SpecError
 from ..keys import SITE_CHOICES
-from ..records.requests import ATTRIBUTION_METHODS
-
-METRICS = ("deletion", "insertion")  # inspector.core.faithfulness.METRICS (kept torch-free here)
+from ..records.requests import ATTRIBUTION_METHODS, METRICS
 
 _STRING = {"type": "string"}
 _EDIT_TEXT = {"type": "string", "description": "an edit written KEY=OP(ARGS), e.g. relu1:grad_input=clamp(min=0)"}

@@ -18,10 +18,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.records.requests import METHOD_OPTIONS, QUADRATURES, SMOOTH_KINDS, SMOOTHED
+from inspector.core.records.requests import BASELINES, METHOD_OPTIONS, QUADRATURES, SMOOTH_KINDS, SMOOTHED
 
 PER_ROW = 3  # options side by side
-BASELINE_NAMES = ("zero", "mean", "black", "white", "blur", "uniform")  # inspector.core.baselines.BASELINES
+BASELINE_NAMES = BASELINES
 FROM_FILE = "file…"  # the baseline chooser's last entry: a picture or tensor file of the input's size
 
 
