@@ -7,6 +7,7 @@ must work frozen: `multiprocessing.freeze_support()` comes first, and a windowed
 
 import multiprocessing
 import os
+import signal
 import sys
 
 
@@ -21,17 +22,19 @@ def _ensure_streams() -> None:
 def entry() -> int:
     multiprocessing.freeze_support()
     _ensure_streams()
+    # Loading the commands imports torch and numpy for seconds: a Ctrl-C then raises once, and a second one
+    # while the first unwinds is ignored (it landed in this handler and printed a second traceback).
+    from inspector.core.interrupts import interrupt_once, interrupted
+
+    previous = interrupt_once()
     try:
         from inspector.cli import main
 
+        signal.signal(signal.SIGINT, previous)  # the command (or the app) says what Ctrl-C does from here
         return main()
     except BaseException as exc:  # Ctrl-C before a command took over (while Python modules load)
-        from inspector.cli.dispatch import interrupted
-
         if not interrupted(exc):
             raise
-        import signal
-
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         print("interrupted", file=sys.stderr)
         return 130

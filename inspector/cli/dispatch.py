@@ -11,6 +11,7 @@ import signal
 import sys
 
 from inspector.core.errors import InspectorError
+from inspector.core.interrupts import interrupt_once, interrupted
 
 from . import atlas, attribute, bench, capture, common, diff, layers, samples, sweep
 
@@ -71,31 +72,6 @@ def main(argv: list[str] | None = None) -> int:
         # callback". Called from Python, the caller's handler comes back.
         signal.signal(signal.SIGINT, signal.SIG_IGN if argv is None else previous)
     return code
-
-
-def interrupted(exc: BaseException) -> bool:
-    """`exc` comes from a Ctrl-C: Python wraps a KeyboardInterrupt raised while a class is made (a
-    dataclass field's __set_name__ while torch imports) in a RuntimeError whose cause it is."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, KeyboardInterrupt):
-            return True
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-def interrupt_once():
-    """Ctrl-C raises KeyboardInterrupt once; more of them while that unwinds are ignored (two within
-    a few milliseconds interrupted the handling of the first)."""
-    state = {"raised": False}
-
-    def handler(_signum, _frame):
-        if not state["raised"]:
-            state["raised"] = True
-            raise KeyboardInterrupt
-
-    return signal.signal(signal.SIGINT, handler)
 
 
 def _first_command(args: list[str]) -> int:
