@@ -69,17 +69,19 @@ class SweepRow:
     load_s: float = 0.0
     tree_s: float = 0.0
     capture_s: float = 0.0
+    detections: int | None = None  # a detector's, with the target box:0
     error: str = ""
 
 
 def default_models() -> list[str]:
-    from inspector.core.sources.torchvision_models import torchvision_classifiers, torchvision_segmenters
+    from inspector.core.sources.torchvision_models import torchvision_names
 
-    return torchvision_classifiers() + torchvision_segmenters() + [f"timm:{name}" for name in TIMM_MODELS]
+    return torchvision_names() + [f"timm:{name}" for name in TIMM_MODELS]
 
 
 def sweep_model(source: str, device: str = "cpu") -> SweepRow:
-    """Load `source` with random weights, build its tree, capture output and grad_output of every leaf."""
+    """Load `source` with random weights, build its tree, capture output and grad_output of every leaf
+    (a detector: an image in [0, 1], the target box:0)."""
     import torch
 
     from inspector.core import capture, load_model
@@ -94,7 +96,9 @@ def sweep_model(source: str, device: str = "cpu") -> SweepRow:
         x = loaded.example_input()
         if x is None:
             raise ValueError("the model declares no input size")
-        x = torch.randn(x.shape, generator=torch.Generator().manual_seed(0)).to(device)
+        detector = loaded.task == "detection"
+        noise = torch.rand if detector else torch.randn
+        x = noise(x.shape, generator=torch.Generator().manual_seed(0)).to(device)
         row.input_shape = tuple(x.shape)
         start = time.perf_counter()
         tree = build_layer_tree(loaded.module, x)
@@ -102,9 +106,10 @@ def sweep_model(source: str, device: str = "cpu") -> SweepRow:
         leaves = [l.path for l in tree if l.is_leaf and l.path and l.calls]
         row.leaves = len(leaves)
         start = time.perf_counter()
-        result = capture(loaded, x, layers=leaves, sites="output,grad_output")
+        result = capture(loaded, x, layers=leaves, sites="output,grad_output", target="box:0" if detector else None)
         row.capture_s = time.perf_counter() - start
         row.captures = len(result.captures)
+        row.detections = None if result.detections is None else len(result.detections)
         row.ok = True
     except Exception as exc:  # noqa: BLE001 - the sweep reports every failure and goes on
         row.error = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
@@ -118,8 +123,9 @@ def format_row(row: SweepRow) -> str:
     if not row.ok:
         return f"{row.model:<44} FAILED  {row.error}"
     shape = "x".join(map(str, row.input_shape[1:]))
+    found = "" if row.detections is None else f"  {row.detections} detections"
     return (f"{row.model:<44} ok {row.leaves:>5} leaves {row.captures:>5} captures  {shape:>11}  "
-            f"load {row.load_s:6.2f} s  tree {row.tree_s:6.2f} s  capture {row.capture_s:6.2f} s")
+            f"load {row.load_s:6.2f} s  tree {row.tree_s:6.2f} s  capture {row.capture_s:6.2f} s{found}")
 
 
 def main(models: list[str] | None = None, device: str = "cpu", log: Callable[[str], None] = print) -> list[dict]:

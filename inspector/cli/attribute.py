@@ -23,8 +23,7 @@ def add_parser(sub) -> None:
                                                    "resnet's layer4; for a vision transformer the last block's "
                                                    "first norm)")
     att.add_argument("--input", required=True, help="image file, sample:NAME, or a .npy/.pt tensor")
-    att.add_argument("--target", default=None, help="top1 (default for classifiers), a class index, sum, output, "
-                     "or seg:CLASS[@X0,Y0,X1,Y1]")
+    att.add_argument("--target", default=None, help=common.TARGET_HELP)
     att.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
     att.add_argument("--steps", type=int, default=50, help="ig: points on the path from the baseline (default 50)")
     att.add_argument("--quadrature", default="gausslegendre", choices=list(QUADRATURES),

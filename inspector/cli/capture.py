@@ -24,8 +24,7 @@ def add_parser(sub) -> None:
                           "modules: softmax probabilities per head)")
     cap.add_argument("--edit", action="append", default=[], metavar="KEY=OP(ARGS)",
                      help="e.g. relu1:grad_input=clamp(min=0); repeatable, applied in order")
-    cap.add_argument("--target", default=None, help="top1 (classifiers), a class index, sum, output, or "
-                     "seg:CLASS[@X0,Y0,X1,Y1] (segmentation: that class's logits over all pixels or a box)")
+    cap.add_argument("--target", default=None, help=common.TARGET_HELP)
     cap.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
     cap.add_argument("--input-grad", action="store_true", help="also capture the gradient w.r.t. the input")
     cap.add_argument("--out", help="write arrays to this .npz")
@@ -103,6 +102,8 @@ def _report(args, result, manifest: dict, out: Path | None) -> None:
     else:
         for p in result.predictions:
             print(f"{p.probability:7.2%}  {p.label} (class {p.index})")
+        for line in common.detection_lines(result):
+            print(line)
         if manifest.get("seed") is not None:
             print(common.seed_note(manifest["seed"]))
         print(f"{len(result.captures)} captures, target {result.target}, "

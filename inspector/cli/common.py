@@ -16,6 +16,11 @@ CODE_WARNING = (
 )
 
 
+TARGET_HELP = ("top1 (classifiers), a class index, sum, output, seg:CLASS[@X0,Y0,X1,Y1] (segmentation: that class's "
+               "logits over all pixels or a box), box:K (detectors: the K-th detection's score, box:0 the best) or "
+               "box:X0,Y0,X1,Y1[@CLASS] (the detection that best overlaps that box, IoU >= 0.5)")
+
+
 def model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="demo",
                         help="demo, a torchvision name (resnet18), timm:NAME (any timm model, e.g. "
@@ -34,6 +39,9 @@ def model_args(parser: argparse.ArgumentParser) -> None:
                         help="seed for random weights (torchvision, timm and hf: --weights random, file.py:Name, "
                              "package.module:Name), 0 to 4294967295; the same seed gives the same weights "
                              "here, in the app and in session files. Default: a new seed, printed")
+    parser.add_argument("--score-threshold", type=float, default=None, metavar="S",
+                        help="detectors: keep the detections scoring at least S (0 to 1). Default: the model's own "
+                             "(0 for random weights, which score near chance)")
 
 
 def seed(args) -> int | None:
@@ -52,9 +60,25 @@ def load(args):
             end = "\n" if done >= total else ""
             print(f"\rdownloading weights: {done / total:6.1%}", end=end, file=sys.stderr, flush=True)
 
-    return load_model(args.model, args.weights, trust=args.trust, progress=progress, seed=seed(args))
+    loaded = load_model(args.model, args.weights, trust=args.trust, progress=progress, seed=seed(args))
+    if getattr(args, "score_threshold", None) is not None:
+        from inspector.core.detection.thresholds import set_score_threshold
+
+        set_score_threshold(loaded.module, args.score_threshold)
+    return loaded
 
 
 def json_out(args) -> Path | None:
     """`--json FILE` of bench and sweep, checked before the long run."""
     return make_parent(output_path(args.json, flag="--json")) if args.json else None
+
+
+def detection_lines(result, most: int = 20) -> list[str]:
+    """A detector's detections as the commands print them, best first; the target's marked with `>`."""
+    if result.detections is None:
+        return []
+    lines = [f"{'>' if k == result.target_detection else ' '} box:{k:<3} {d.score:7.2%}  {d.name} (class {d.label})  "
+             f"[{', '.join(f'{v:.1f}' for v in d.box)}]" for k, d in enumerate(result.detections[:most])]
+    if len(result.detections) > most:
+        lines.append(f"  ... and {len(result.detections) - most} more (--json lists them all)")
+    return lines or ["no detections above the score threshold"]

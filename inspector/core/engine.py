@@ -18,6 +18,9 @@ from torch.autograd.graph import get_gradient_edge
 
 from .arguments import need_instance
 from .attention.site import check_heads
+from .detection.outputs import detection_arrays, detections_of, is_detection_output
+from .detection.targets import box_objective
+from .detection.thresholds import score_threshold
 from .edits import Edit
 from .errors import InputError, InspectorError, RunError, SpecError
 from .hookset import HookSet, to_numpy
@@ -147,19 +150,16 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
                 raise
             except Exception as exc:
                 raise RunError(f"The model raised {type(exc).__name__}: {exc}") from exc
-        logits = primary_output(output)
         _warn_nonfinite(result, "input", x)
-        _warn_nonfinite(result, "output", logits)
-        result.output = to_numpy(logits)
-        result.predictions = predictions(logits, labels)
-        if logits.ndim == 4 and logits.shape[1] > 1:  # a segmentation: its class map, for the picture
-            result.classes = logits[0].detach().argmax(dim=0).to(torch.int16).cpu().numpy()
+        if is_detection_output(output):
+            obj, resolved = _read_detections(result, model, output, spec, labels)
+        else:
+            obj, resolved = _read_logits(result, output, spec, labels, tuple(x.shape[-2:]))
         t1 = time.perf_counter()
         result.timings["forward_s"] = t1 - t0
         for path in captured:
             if hooks.calls.get(path, 0) == 0:
                 result.log("warning", f"{path} was not called during the forward pass; nothing captured there.")
-        obj, result.target_index, resolved = objective(logits, spec.target, tuple(x.shape[-2:]))
         result.target = str(resolved)
         result.objective = float(obj.detach())
         hooks.check_cancel()
@@ -193,6 +193,35 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
     seen, mutated = hooks.tracked_keys(), hooks.mutated_keys()
     result.timings["total_s"] = time.perf_counter() - started
     return result, seen, mutated
+
+
+def _read_logits(result: RunResult, output, spec: RunSpec, labels, input_hw) -> tuple[torch.Tensor, object]:
+    """A classifier's or a segmenter's output: its predictions and the objective."""
+    logits = primary_output(output)
+    _warn_nonfinite(result, "output", logits)
+    result.output = to_numpy(logits)
+    result.predictions = predictions(logits, labels)
+    if logits.ndim == 4 and logits.shape[1] > 1:  # a segmentation: its class map, for the picture
+        result.classes = logits[0].detach().argmax(dim=0).to(torch.int16).cpu().numpy()
+    obj, result.target_index, resolved = objective(logits, spec.target, input_hw)
+    return obj, resolved
+
+
+def _read_detections(result: RunResult, model: nn.Module, output, spec: RunSpec, labels) -> tuple[torch.Tensor, object]:
+    """A detector's output: its detections (best first) and the score of the target's box as the objective."""
+    _warn_nonfinite(result, "output", output[0]["scores"])
+    result.detections = detections_of(output, labels)
+    arrays = detection_arrays(output)
+    result.output = arrays.pop("output")
+    result.extras = arrays
+    threshold = score_threshold(model)
+    obj, result.target_index, resolved, result.target_detection = box_objective(output, spec.target, labels,
+                                                                                threshold)
+    if resolved.kind == "auto":
+        shown = f" {threshold:g}" if threshold is not None else ""
+        result.log("warning", f"The model detected nothing above its score threshold{shown}: the objective is 0 "
+                              f"and every gradient 0.")
+    return obj, resolved
 
 
 def zero_head(model: nn.Module) -> str | None:

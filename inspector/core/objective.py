@@ -10,22 +10,30 @@ import torch
 
 from .errors import RunError, SpecError
 
-TargetKind = Literal["auto", "top1", "index", "sum", "output", "seg"]
+TargetKind = Literal["auto", "top1", "index", "sum", "output", "seg", "box"]
 Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in input pixels, end exclusive
+USAGE = "auto, top1, a class index, sum, output, seg:CLASS[@X0,Y0,X1,Y1] or box:K / box:X0,Y0,X1,Y1[@CLASS]"
 
 
 @dataclass(frozen=True)
 class Target:
     """`auto` picks top1 for (batch, classes) logits, output for one value, sum otherwise. `seg`:
-    the sum of class `index`'s logits of a (batch, classes, H, W) output, over every pixel or a box."""
+    the sum of class `index`'s logits of a (batch, classes, H, W) output, over every pixel or a box.
+    `box`: a detector's score of its `index`-th detection by score, or of the detection that best
+    overlaps `box` (input pixels; among class `label`, an index or a name, when given)."""
 
     kind: TargetKind = "auto"
     index: int | None = None
-    box: Box | None = None
+    box: Box | tuple[float, float, float, float] | None = None
+    label: int | str | None = None
 
     def __str__(self) -> str:
         if self.kind == "seg":
             return f"seg:{self.index}" + ("@" + ",".join(map(str, self.box)) if self.box else "")
+        if self.kind == "box":
+            if self.box is None:
+                return f"box:{self.index}"
+            return "box:" + ",".join(f"{v:g}" for v in self.box) + ("" if self.label is None else f"@{self.label}")
         return str(self.index) if self.kind == "index" else self.kind
 
 
@@ -46,6 +54,25 @@ def _parse_seg(text: str) -> Target:
     return Target("seg", int(cls), (x0, y0, x1, y1))
 
 
+def _parse_box(text: str) -> Target:
+    """`box:K`, `box:X0,Y0,X1,Y1` or `box:X0,Y0,X1,Y1@CLASS` (a class index or name)."""
+    body, at, label = text[len("box:"):].partition("@")
+    body, label = body.strip(), label.strip()
+    if body.isdecimal() and not at:
+        return Target("box", int(body))
+    parts = [p.strip() for p in body.split(",")]
+    try:
+        x0, y0, x1, y1 = (float(p) for p in parts)
+    except ValueError:
+        raise SpecError(f"Target {text!r}: box:K takes a detection's rank (box:0 is the best), box:X0,Y0,X1,Y1 "
+                        f"a box in input pixels, optionally @CLASS (an index or a name).") from None
+    if not x0 < x1 or not y0 < y1:
+        raise SpecError(f"Target {text!r}: the box needs X0 < X1 and Y0 < Y1.")
+    if at and not label:
+        raise SpecError(f"Target {text!r}: a class (an index or a name) follows the @.")
+    return Target("box", None, (x0, y0, x1, y1), (int(label) if label.isdecimal() else label) if at else None)
+
+
 def _class_index(value: int) -> Target:
     if value < 0:
         raise SpecError(f"Class index must be >= 0, got {value}.")
@@ -62,8 +89,7 @@ def parse_target(text: str | int | Target | None) -> Target:
     if isinstance(text, numbers.Integral) and not isinstance(text, bool):
         text = int(text)  # numpy's integers too
     if isinstance(text, bool) or not isinstance(text, (str, int)):
-        raise SpecError(f"Unknown target {text!r}. Use auto, top1, a class index, sum, output or "
-                        f"seg:CLASS[@X0,Y0,X1,Y1].")
+        raise SpecError(f"Unknown target {text!r}. Use {USAGE}.")
     if isinstance(text, int):
         return _class_index(text)
     word = text.strip().lower()
@@ -71,11 +97,12 @@ def parse_target(text: str | int | Target | None) -> Target:
         return Target(word)  # type: ignore[arg-type]
     if word.startswith("seg:"):
         return _parse_seg(word)
+    if word.startswith("box:"):
+        return _parse_box(text.strip())  # a class name keeps its case
     try:
         index = int(word)
     except ValueError:
-        raise SpecError(f"Unknown target {text!r}. Use auto, top1, a class index, sum, output or "
-                        f"seg:CLASS[@X0,Y0,X1,Y1].") from None
+        raise SpecError(f"Unknown target {text!r}. Use {USAGE}.") from None
     return _class_index(index)
 
 
@@ -119,6 +146,9 @@ def objective(output: torch.Tensor, target: Target,
     if target.kind == "auto" and output.ndim == 4 and output.shape[1] > 1:  # a segmentation
         common = torch.bincount(output[0].detach().argmax(dim=0).reshape(-1), minlength=output.shape[1])
         target = Target("seg", int(common.argmax()))
+    if target.kind == "box":
+        raise SpecError(f"Target {target} is for object detectors; this model does not detect objects (its output "
+                        f"is {tuple(output.shape)}, not boxes and scores).")
     if target.kind == "seg":
         return _segment_objective(output, target, input_hw), target.index, target
     if output.ndim == 4 and target.kind in ("top1", "index"):

@@ -10,6 +10,7 @@ import numpy as np
 
 from .errors import UnknownKeyError
 from .keys import Key
+from .records.detections import Detection
 from .records.stats import TensorStats
 from .writes import save_npz
 
@@ -51,8 +52,13 @@ class RunResult:
     predictions: list[Prediction] = field(default_factory=list)
     # a segmentation's predicted class per pixel (H, W) of sample 0, worked out where the logits are
     classes: np.ndarray | None = None
+    # a detector's detections of sample 0, best first; `output` then holds one row per detection
+    # (inspector.core.detection.outputs.COLUMNS), `extras` its masks or keypoints
+    detections: list[Detection] | None = None
+    extras: dict[str, np.ndarray] = field(default_factory=dict)
     target: str = ""
     target_index: int | None = None
+    target_detection: int | None = None  # the rank of the detection a box target picked
     objective: float | None = None
     device: str = "cpu"
     edits: list[str] = field(default_factory=list)
@@ -84,6 +90,7 @@ class RunResult:
             out["input:grad"] = self.input_grad
         if self.output is not None:
             out["output"] = self.output
+        out.update(self.extras)
         out.update({name: c.array for name, c in self.captures.items() if c.array is not None})
         return out
 
@@ -116,6 +123,8 @@ class RunResult:
             "edits": self.edits,
             "captures": {name: c.stats.to_dict() for name, c in self.captures.items() if c.stats},
             "predictions": [p.__dict__ for p in self.predictions],
+            **({} if self.detections is None else {"detections": [d.to_dict() for d in self.detections],
+                                                   "target_detection": self.target_detection}),
             "timings": self.timings,
             "warnings": self.warnings,
         }

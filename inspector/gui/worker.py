@@ -269,9 +269,9 @@ class Worker(AtlasJobs, QObject):
         self.sigPhase.emit("Listing torchvision and timm models")
         try:
             from inspector.core.sources.timm_models import catalogue
-            from inspector.core.sources.torchvision_models import torchvision_classifiers, torchvision_segmenters
+            from inspector.core.sources.torchvision_models import torchvision_names
 
-            names = torchvision_classifiers() + torchvision_segmenters() + catalogue()
+            names = torchvision_names() + catalogue()
         except Exception as exc:  # noqa: BLE001
             self.sigFailed.emit(failure(exc, "engine"))
             return

@@ -1,0 +1,29 @@
+"""One detection of an object detector, as the CLI prints it and the window draws it (torch-free)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in input pixels
+
+
+@dataclass(frozen=True)
+class Detection:
+    box: Box
+    label: int
+    name: str
+    score: float
+
+    def to_dict(self) -> dict:
+        """`{"box": [x0, y0, x1, y1], "label": int, "name": str, "score": float}`, as `--json` prints it."""
+        return {"box": [float(v) for v in self.box], "label": int(self.label), "name": self.name,
+                "score": float(self.score)}
+
+
+def iou(a: Box, b: Box) -> float:
+    """Intersection over union of two boxes (0 when either has no area)."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    inter = max(w, 0.0) * max(h, 0.0)
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0

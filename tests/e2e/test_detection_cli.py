@@ -1,0 +1,57 @@
+"""`network-inspector capture` on a torchvision detector: the detections in --json and as lines, box targets,
+the score threshold, and one-line errors (exit 2)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from inspector.cli import main
+
+MODEL = ["--model", "fasterrcnn_mobilenet_v3_large_320_fpn", "--seed", "0"]
+
+
+def test_capture_json_lists_the_detections_best_first_and_the_npz_keeps_them(tmp_path, capsys):
+    out = tmp_path / "c.npz"
+    assert main(["capture", *MODEL, "--input", "sample:scene_four_shapes", "--layers", "backbone.body.16",
+                 "--target", "box:2", "--json", "--out", str(out)]) == 0
+    said = json.loads(capsys.readouterr().out)
+    found = said["detections"]
+    assert len(found) == 100 and said["target"] == "box:2" and said["target_detection"] == 2
+    assert all(set(d) == {"box", "label", "name", "score"} and len(d["box"]) == 4 for d in found)
+    scores = [d["score"] for d in found]
+    assert scores == sorted(scores, reverse=True) and said["objective"] == pytest.approx(scores[2])
+    assert all(0 <= d["box"][0] < d["box"][2] <= 128 and 0 <= d["box"][1] < d["box"][3] <= 128 for d in found)
+    with np.load(out) as arrays:
+        table = arrays["output"]
+        assert table.shape == (100, 6) and arrays["input"].shape == (1, 3, 128, 128)  # its own size, in [0, 1]
+        assert 0 <= arrays["input"].min() and arrays["input"].max() <= 1
+    np.testing.assert_allclose(table[:, :4], [d["box"] for d in found], rtol=1e-6)
+    np.testing.assert_allclose(table[:, 4], scores, rtol=1e-6)
+    assert [int(v) for v in table[:, 5]] == [d["label"] for d in found]
+
+
+def test_capture_prints_the_detections_and_marks_the_target(capsys):
+    assert main(["capture", *MODEL, "--input", "sample:scene_four_shapes", "--layers", "backbone.body.16",
+                 "--target", "box:1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("  box:0 ") and lines[1].startswith("> box:1 ") and "(class " in lines[1]
+    assert "... and 80 more (--json lists them all)" in lines[20] and "target box:1" in lines[-1]
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    ([*MODEL, "--target", "box:100"], "the model made 100 detection(s) above the score threshold 0, box:0 to box:99."),
+    ([*MODEL, "--target", "box:0", "--score-threshold", "0.5"], "detected nothing above the score threshold 0.5"),
+    ([*MODEL, "--target", "box:0,0,2,2"], "no detection matches the box (best IoU"),
+    ([*MODEL, "--target", "box:1,2,3"], "box:K takes a detection's rank"),
+    ([*MODEL, "--target", "top1"], "is for classifiers; this model detects objects"),
+    (["--model", "demo", "--target", "box:0"], "is for object detectors; this model does not detect objects"),
+    (["--model", "demo", "--score-threshold", "0.5"], "A score threshold is for detection models"),
+])
+def test_detection_errors_are_one_line_exit_2(argv, says, capsys):
+    layer = "conv1" if "demo" in argv else "backbone.body.0"
+    assert main(["capture", *argv, "--input", "sample:scene_four_shapes", "--layers", layer]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and "Traceback" not in err
