@@ -50,6 +50,7 @@ class LayerTree:
     layers: tuple[LayerInfo, ...]  # in named_modules() order, model first
     # every parameter by its path (`fc1.weight`, ViT's `class_token`), in named_parameters() order
     params: tuple[str, ...] = ()
+    detects: bool = False  # the example run answered with boxes and scores (a detector)
 
     def __iter__(self):
         return iter(self.layers)
@@ -85,11 +86,19 @@ class LayerTree:
         """Paths of the convolutions that run in a forward, in model order."""
         return [l.path for l in self.layers if l.path and l.is_conv]
 
-    def default_ticks(self) -> set[str]:
-        """A few layers worth looking at first: the first and last convolution, and the last leaf that runs."""
+    def default_ticks(self, task: str = "classification") -> set[str]:
+        """A few layers worth looking at first: the first and last convolution, and the last leaf that runs.
+        A detector's last convolution and leaf regress boxes, which a box's score sends no gradient to: its
+        backbone's last convolution and the last leaf scoring classes (`cls_score`, `cls_logits`,
+        `classification_head...`) instead."""
         convs = self.convolutions()
-        picked = set(convs[:1] + convs[-1:])
         called = [l.path for l in self.layers if l.is_leaf and l.path and l.calls]
+        if task == "detection":
+            backbone = [p for p in convs if p.startswith("backbone.")]
+            scoring = [p for p in called if "cls" in p or "classification" in p]
+            if backbone and scoring:
+                return set(convs[:1] + backbone[-1:] + scoring[-1:])
+        picked = set(convs[:1] + convs[-1:])
         if called:
             picked.add(called[-1])
         return picked
@@ -186,7 +195,10 @@ def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> L
         modules.append((path, module))
     shapes: dict[str, tuple[tuple[int, ...], ...]] = {}
     calls: dict[str, int] = {}
+    detects = False
     if example is not None:
+        from .detection.outputs import is_detection_output
+
         handles = []
 
         def record(path: str):
@@ -199,7 +211,7 @@ def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> L
             for path, module in modules:
                 handles.append(module.register_forward_hook(record(path)))
             with torch.no_grad():
-                model(example)
+                detects = is_detection_output(model(example))
         except InspectorError:
             raise
         except Exception as exc:
@@ -221,4 +233,4 @@ def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> L
                 calls=calls.get(path, 0),
             )
         )
-    return LayerTree(tuple(layers), tuple(name for name, _ in model.named_parameters()))
+    return LayerTree(tuple(layers), tuple(name for name, _ in model.named_parameters()), detects)

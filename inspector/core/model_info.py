@@ -33,7 +33,7 @@ class ModelInfo:
     notes: tuple[str, ...] = ()
     seed: int | None = None
     tokens: "TokenGrid | None" = None  # the patch grid token sequences follow (transformers)
-    task: str = "classification"  # or "segmentation": (batch, classes, H, W) outputs, seg: targets
+    task: str = "classification"  # "segmentation": (batch, classes, H, W) outputs, seg: targets; "detection"
     attention: tuple[str, ...] = ()  # paths of the attention modules the `attention` site works out
 
     @property
@@ -59,9 +59,12 @@ class ModelInfo:
 
 
 def _task(loaded: "LoadedModel", tree: LayerTree) -> str:
-    """The loader's word, or "segmentation" for any model whose output is (1, classes, H, W) maps."""
+    """The loader's word, "detection" for any model that answered its example with boxes and scores, or
+    "segmentation" for any model whose output is (1, classes, H, W) maps."""
     if loaded.task != "classification":
         return loaded.task
+    if tree.detects:
+        return "detection"
     root = next((l for l in tree.layers if not l.path), None)
     shapes = root.output_shapes if root is not None else ()
     return "segmentation" if shapes and len(shapes[0]) == 4 and shapes[0][1] > 1 else loaded.task

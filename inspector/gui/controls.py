@@ -120,10 +120,18 @@ class TargetCombo(QComboBox):
         self.set_labels(None)
         self.setEditText("auto")  # the state's target until a model's labels come (not "sum of output")
 
-    def set_labels(self, labels: list[str] | None, dense: bool = False) -> None:
-        """Targets for a classifier's `labels`; with `dense` (a segmentation), each class over all pixels."""
+    def set_labels(self, labels: list[str] | None, dense: bool = False, boxes: bool = False) -> None:
+        """Targets for a classifier's `labels`; with `dense` (a segmentation), each class over all pixels;
+        with `boxes` (a detector), its best detections (a click on a box picks any other)."""
         self.blockSignals(True)
         self.clear()
+        if boxes:
+            self.addItem("auto (the best box)", "auto")
+            for k in range(5):
+                self.addItem(f"box:{k}: detection {k + 1} by score", f"box:{k}")
+            self.setCurrentIndex(0)
+            self.blockSignals(False)
+            return
         if dense:
             self.addItem("auto (most pixels)", "auto")
             for i, label in enumerate(labels or []):
@@ -148,6 +156,8 @@ class TargetCombo(QComboBox):
             text = self.currentText().strip()
             if text.lower().startswith("seg:"):
                 return text.split(" ", 1)[0]
+            if text.lower().startswith("box:"):
+                return text  # a class name may hold spaces (box:1,2,3,4@traffic light)
             head = text.split(":", 1)[0].strip()
             return head if head.isdigit() else "auto"
         return data
@@ -157,7 +167,7 @@ class TargetCombo(QComboBox):
         if i >= 0:
             self.setCurrentIndex(i)
         elif value:
-            self.setEditText(value)  # a target no item names (seg:CLASS@box): shown as typed
+            self.setEditText(value)  # a target no item names (seg:CLASS@box, box:X0,Y0,X1,Y1@CLASS): as typed
 
 
 #: Model kinds whose weights can be made at random under a seed, and those with pretrained weights.

@@ -26,6 +26,7 @@ from inspector.gui import file_dialogs
 from .controllers.against import AgainstController
 from .controllers.analysis import AnalysisController
 from .controllers.atlas import AtlasController
+from .controllers.detections import DetectionsController
 from .controllers.edits import EditsController
 from .docks.live_bar import rate_text
 from .encoded import encoded
@@ -172,6 +173,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         s.sigViewShown.connect(self._on_view_shown)
         self.input_view.sigClicked.connect(self._on_input_clicked)
         self.input_view.sigBoxDragged.connect(self._on_box_dragged)
+        self.detections = DetectionsController(s, self.input_view, self.predictions, self.target_combo)
 
     # -- what the state says -----------------------------------------------------------------
     def _on_view_shown(self, view: str) -> None:
@@ -196,7 +198,9 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             self.tree_view.setColumnWidth(col, min(self.tree_view.columnWidth(col), widest))
         self.weights_combo.show_loaded(info)
         self.set_token_grid(info.tokens)
-        self.target_combo.set_labels(list(info.labels) if info.labels else None, dense=info.task == "segmentation")
+        self.target_combo.set_labels(list(info.labels) if info.labels else None, dense=info.task == "segmentation",
+                                     boxes=info.task == "detection")
+        self.input_view.forget_min_score()  # the next model's boxes are shown from its own default
         self.target_combo.set_target(self.state.target)
         self.statusBar().showMessage(f"Loaded {info.source} ({info.weights}). " + " ".join(info.notes), 8000)
 
@@ -257,8 +261,9 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self._fill_layer_combo()
         if self.state.view == "layer":
             self.show_layer(panels=(0,))
-        self.predictions.show_result(result)
         self._show_input(result)
+        self.predictions.min_score = self.input_view.min_score  # a detector's boxes: as many listed as drawn
+        self.predictions.show_result(result)
         self.run_status.show_result(result)
         if result.warnings:
             self.statusBar().showMessage(f"{len(result.warnings)} warning(s): {result.warnings[0]}", 10000)
@@ -293,9 +298,11 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
                 panel.set_stats_stopped(True)
 
     def _on_input_clicked(self, fy: float, fx: float) -> None:
-        """A click on the input picks the patch whose attention the panels draw."""
+        """A click on the input picks the patch whose attention the panels draw, or a detector's box."""
         from inspector.core.records.tokens import query_at
 
+        if self.detections.click(fy, fx):
+            return
         grid = self.token_grid
         if grid is not None:
             self.state.set_query(query_at(grid, fy, fx))
@@ -303,7 +310,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
     def _show_input(self, result) -> None:
         info = self.loaded
         self.input_view.show_input(result.input, info.preprocess if info else None, result.classes,
-                                   list(info.labels) if info and info.labels else None)
+                                   list(info.labels) if info and info.labels else None, result.detections,
+                                   result.target_detection)
         for panel in (self.activation_panel, self.gradient_panel):  # what an enlarged map is laid over
             panel.set_backdrop(self.input_view.rgb)
 

@@ -27,3 +27,15 @@ def iou(a: Box, b: Box) -> float:
     inter = max(w, 0.0) * max(h, 0.0)
     union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
     return inter / union if union > 0 else 0.0
+
+
+def box_target(found: Detection) -> str:
+    """The target that follows this detection from run to run (an edit may reorder the boxes): its box in
+    input pixels to a tenth of a pixel, and its class."""
+    return "box:" + ",".join(f"{round(v, 1):g}" for v in found.box) + f"@{found.label}"
+
+
+def fits_task(target: str, task: str) -> bool:
+    """A box target needs a detector, and a detector takes box targets (or auto)."""
+    is_box = target.strip().lower().startswith("box:")
+    return (is_box or target.strip().lower() == "auto") if task == "detection" else not is_box

@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from inspector.core.errors import InspectorError
 from inspector.core.inputs.video import is_video
 from inspector.core.keys import layer_of, parse_layer_call
+from inspector.core.records.detections import fits_task
 from inspector.core.records.failure import Failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 
@@ -456,9 +457,12 @@ class AppState(QObject):
         if ticks is None:
             ticks = self.store.ticks(info.source)
         if ticks is None:
-            ticks = set(self.ticks) if not first else info.tree.default_ticks()
+            ticks = set(self.ticks) if not first else info.tree.default_ticks(info.task)
         self._next_ticks = None
         self.ticks = frozenset(p for p in ticks if p in {l.path for l in info.tree.layers})
+        if self.pending_target is None and not fits_task(self.target, info.task):
+            self.target = "auto"  # a class for a detector, or a box for a classifier: the model's own default
+            self.sigTargetShown.emit(self.target)
         self.sigModelShown.emit(info.request)
         self.sigModelLoaded.emit(info, set(self.ticks))
         if self.pending_target is not None:

@@ -7,7 +7,17 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QImage, QPixmap
-from PySide6.QtWidgets import QHeaderView, QLabel, QPlainTextEdit, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QSlider,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from inspector.core.result import RunResult
 
@@ -24,15 +34,37 @@ def rgb_pixmap(rgb: np.ndarray, size: int = PICTURE_SIZE) -> QPixmap:
 
 
 class PredictionsView(QTableWidget):
+    """A classifier's top classes; a detector's detections scoring at least the shown score, best first,
+    the target's selected (a click on a row makes that detection the target).
+
+    Signals
+    -------
+    sigDetectionPicked(int): the rank of the detection whose row was clicked.
+    """
+
+    sigDetectionPicked = Signal(int)
+
     def __init__(self, parent=None) -> None:
         super().__init__(0, 3, parent)
         self.setHorizontalHeaderLabels(["Class", "Probability", "Logit"])
         self.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
         self.verticalHeader().setVisible(False)
         self.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.setSelectionBehavior(QTableWidget.SelectRows)
+        self.setSelectionMode(QTableWidget.SingleSelection)
         self.setMinimumHeight(170)
+        self.result: RunResult | None = None
+        self.min_score = 0.0
+        self.ranks: list[int] = []  # the detection shown on each row
+        self.cellClicked.connect(self._on_clicked)
 
     def show_result(self, result: RunResult) -> None:
+        self.result = result
+        if result.detections is not None:
+            self._show_detections(result)
+            return
+        self.setHorizontalHeaderLabels(["Class", "Probability", "Logit"])
+        self.ranks = []
         rows = result.predictions
         self.setRowCount(len(rows))
         for r, p in enumerate(rows):
@@ -40,6 +72,37 @@ class PredictionsView(QTableWidget):
             self.setItem(r, 1, QTableWidgetItem(fmt(p.probability, ".2%")))
             self.setItem(r, 2, QTableWidgetItem(fmt(p.logit, ".3f")))
         self.setToolTip(self.nonfinite_note(result))
+
+    def set_min_score(self, value: float) -> None:
+        self.min_score = value
+        if self.result is not None and self.result.detections is not None:
+            self._show_detections(self.result)
+
+    def _show_detections(self, result: RunResult) -> None:
+        from inspector.core.detection.picture import MOST, shown
+
+        self.setHorizontalHeaderLabels(["Detection", "Score", "Box"])
+        self.ranks = shown(result.detections, self.min_score)
+        if result.target_detection is not None and result.target_detection not in self.ranks:
+            self.ranks = sorted(self.ranks + [result.target_detection])  # the target's row, whatever its score
+        self.setRowCount(len(self.ranks))
+        self.blockSignals(True)
+        self.clearSelection()
+        for r, k in enumerate(self.ranks):
+            d = result.detections[k]
+            self.setItem(r, 0, QTableWidgetItem(f"box:{k} {d.name} ({d.label})"))
+            self.setItem(r, 1, QTableWidgetItem(fmt(d.score, ".3f")))
+            self.setItem(r, 2, QTableWidgetItem(", ".join(f"{v:.0f}" for v in d.box)))
+            if k == result.target_detection:
+                self.selectRow(r)
+        self.blockSignals(False)
+        self.setToolTip(f"{len(self.ranks)} of {len(result.detections)} detections listed: the best {MOST} at most, "
+                        f"scoring {self.min_score:.2f} or more (the slider under the input). Boxes are x0, y0, x1, "
+                        f"y1 in input pixels. Click a row to explain that box.")
+
+    def _on_clicked(self, row: int, _column: int) -> None:
+        if 0 <= row < len(self.ranks):
+            self.sigDetectionPicked.emit(self.ranks[row])
 
     @staticmethod
     def nonfinite_note(result: RunResult) -> str:
@@ -61,10 +124,15 @@ class InputView(QWidget):
     -------
     sigClicked(float, float): the picture was clicked at (fy, fx), fractions of its height and width.
     sigBoxDragged(float, float, float, float): a box was dragged from (fy0, fx0) to (fy1, fx1).
+    sigMinScore(float): a detector's boxes are shown from this score on (the slider moved).
+
+    A detector's boxes are drawn over it with class and score, the target's in yellow; the slider
+    hides the boxes scoring under its value (the target's stays).
     """
 
     sigClicked = Signal(float, float)
     sigBoxDragged = Signal(float, float, float, float)
+    sigMinScore = Signal(float)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -74,10 +142,45 @@ class InputView(QWidget):
         self.caption = QLabel(" ")
         self.caption.setWordWrap(True)
         self.rgb: np.ndarray | None = None  # (H, W, 3) uint8: the picture shown, before any class tint
+        self.detections = None  # a detector's, best first
+        self.chosen: int | None = None  # the rank of the target's detection
+        self._min_score: float | None = None  # None: the default for the detections shown
+        self.score_slider = QSlider(Qt.Horizontal)
+        self.score_slider.setRange(0, 100)
+        self.score_slider.setToolTip("Show the boxes scoring at least this (the model's own threshold is unchanged)")
+        self.score_value = QLabel("0.50")
+        self.score_row = QWidget()
+        row = QHBoxLayout(self.score_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("Boxes from score"))
+        row.addWidget(self.score_slider, 1)
+        row.addWidget(self.score_value)
+        self.score_row.hide()
+        self.score_slider.valueChanged.connect(self._on_slider)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.picture, 1)
+        layout.addWidget(self.score_row)
         layout.addWidget(self.caption)
+
+    @property
+    def min_score(self) -> float:
+        if self._min_score is not None:
+            return self._min_score
+        from inspector.core.detection.picture import default_min_score
+
+        return default_min_score(self.detections or [])
+
+    def forget_min_score(self) -> None:
+        """Another model: its boxes are shown from its own default score until the slider moves."""
+        self._min_score = None
+
+    def _on_slider(self, value: int) -> None:
+        self._min_score = value / 100
+        self.score_value.setText(f"{self._min_score:.2f}")
+        if self.detections is not None and self.rgb is not None:
+            self._draw_detections()
+        self.sigMinScore.emit(self._min_score)
 
     def _fraction(self, event) -> tuple[float, float] | None:
         pixmap = self.picture.pixmap()
@@ -104,12 +207,14 @@ class InputView(QWidget):
             self.sigBoxDragged.emit(y0, x0, y1, x1)
 
     def show_input(self, array: np.ndarray | None, preprocess, classes: np.ndarray | None = None,
-                   labels: list[str] | None = None) -> None:
+                   labels: list[str] | None = None, detections=None, chosen: int | None = None) -> None:
         """The input as the model sees it; with `classes` (a segmentation's (H, W) prediction) tinted
-        by class, and a legend of the classes present."""
+        by class, and a legend of the classes present; with `detections` (a detector's) their boxes."""
         if array is None:
             return
         self.rgb = None
+        self.detections, self.chosen = detections, chosen
+        self.score_row.setVisible(detections is not None)
         shape = "×".join(map(str, array.shape))
         if array.ndim == 4 and array.shape[1] == 3:
             if preprocess is not None:
@@ -131,9 +236,27 @@ class InputView(QWidget):
                 caption += "<br>drag a box to make it the target region"
             self.picture.setPixmap(rgb_pixmap(picture))
             self.caption.setText(caption)
+            if detections is not None:
+                self._draw_detections()
         else:
             self.picture.setText(np.array2string(array.reshape(-1)[:12], precision=3))
             self.caption.setText(f"tensor input {shape}")
+
+
+    def _draw_detections(self) -> None:
+        from inspector.core.detection.picture import MOST, draw_detections, shown
+
+        score = self.min_score
+        self.score_slider.blockSignals(True)
+        self.score_slider.setValue(round(score * 100))
+        self.score_slider.blockSignals(False)
+        self.score_value.setText(f"{score:.2f}")
+        self.picture.setPixmap(rgb_pixmap(draw_detections(self.rgb, self.detections, score, self.chosen,
+                                                          PICTURE_SIZE)))
+        count = len(shown(self.detections, score))
+        self.caption.setText(f"{count} of {len(self.detections)} detections shown (scoring {score:.2f} or more, "
+                             f"{MOST} at most)" + ("; click a box to explain it" if count else
+                                                   "; lower the slider to see more"))
 
 
 class HookLog(QPlainTextEdit):

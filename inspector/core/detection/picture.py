@@ -1,0 +1,85 @@
+"""A detector's picture: its boxes drawn over the input at the size it is shown, with class and score
+(numpy and Pillow only, so the window and the CLI's overlays draw the same), and which box a click picks.
+
+`min_score` is what the viewer chose to see (the window's slider): it hides boxes, it never changes
+which detection `box:K` names (that is the model's own threshold)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from ..records.detections import Detection
+
+CHOSEN = (255, 212, 0)  # the target's box: the yellow the atlas outlines its regions in
+#: Box colours by class, cycling: matplotlib's tab10 without its olive (too near CHOSEN's yellow)
+COLOURS = ((31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189), (140, 86, 75),
+           (227, 119, 194), (127, 127, 127), (23, 190, 207))
+DEFAULT_SHOWN = 0.5  # the score a trained detector's boxes are shown from
+FEW = 10  # when nothing scores DEFAULT_SHOWN (random weights), the best FEW are shown
+
+
+MOST = 20  # boxes shown at once: more hide the picture (random weights' scores tie near chance)
+
+
+def shown(detections: Sequence[Detection], min_score: float) -> list[int]:
+    """The ranks of the best MOST detections scoring at least `min_score`."""
+    return [k for k, d in enumerate(detections) if d.score >= min_score][:MOST]
+
+
+def default_min_score(detections: Sequence[Detection]) -> float:
+    """DEFAULT_SHOWN, or the FEW-th best score when nothing reaches it (random weights score near chance)."""
+    if not detections or detections[0].score >= DEFAULT_SHOWN:
+        return DEFAULT_SHOWN
+    return detections[min(FEW, len(detections)) - 1].score
+
+
+def pick_at(detections: Sequence[Detection], x: float, y: float, min_score: float) -> int | None:
+    """The rank of the smallest shown box holding the input pixel (x, y) (nested boxes: the inner one)."""
+    holding = [k for k in shown(detections, min_score)
+               if detections[k].box[0] <= x <= detections[k].box[2] and detections[k].box[1] <= y <= detections[k].box[3]]
+    area = lambda k: (detections[k].box[2] - detections[k].box[0]) * (detections[k].box[3] - detections[k].box[1])
+    return min(holding, key=lambda k: (area(k), k)) if holding else None
+
+
+def colour_of(label: int) -> tuple[int, int, int]:
+    return COLOURS[label % len(COLOURS)]
+
+
+def _fitted(picture: np.ndarray, size: int | None) -> tuple[Image.Image, float]:
+    image = Image.fromarray(np.ascontiguousarray(picture))
+    if size is None:
+        return image, 1.0
+    scale = size / max(picture.shape[:2])
+    w, h = max(1, round(picture.shape[1] * scale)), max(1, round(picture.shape[0] * scale))
+    return image.resize((w, h), Image.NEAREST if scale >= 1 else Image.BOX), scale
+
+
+def draw_detections(picture: np.ndarray, detections: Sequence[Detection], min_score: float,
+                    chosen: int | None = None, size: int | None = None) -> np.ndarray:
+    """`picture` (H, W, 3 uint8, input pixels) scaled to `size` pixels a side (None: as is), each detection
+    scoring at least `min_score` outlined in its class's colour and tagged "name score"; the `chosen` rank
+    (the target's box) in yellow, drawn last so nothing covers it."""
+    image, scale = _fitted(picture, size)
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=11)
+    for k in reversed([k for k in shown(detections, min_score) if k != chosen]):  # the best drawn last, on top
+        _box(draw, font, detections[k], scale, colour_of(detections[k].label), 2)
+    if chosen is not None and 0 <= chosen < len(detections):  # shown whatever its score: it is the target
+        _box(draw, font, detections[chosen], scale, CHOSEN, 3)
+    return np.asarray(image)
+
+
+def _box(draw: ImageDraw.ImageDraw, font, found: Detection, scale: float, colour, width: int) -> None:
+    x0, y0, x1, y1 = (v * scale for v in found.box)
+    draw.rectangle((x0 - 1, y0 - 1, x1 + 1, y1 + 1), outline=(0, 0, 0), width=width + 2)  # seen on any background
+    draw.rectangle((x0, y0, x1, y1), outline=colour, width=width)
+    text = f"{found.name} {found.score:.2f}"
+    left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
+    tag_h = bottom - top + 2
+    ty = y0 - tag_h if y0 - tag_h >= 0 else y0
+    draw.rectangle((x0, ty, x0 + right - left + 4, ty + tag_h), fill=colour)
+    dark = sum(c * w for c, w in zip(colour, (0.299, 0.587, 0.114))) > 140
+    draw.text((x0 + 2, ty + 1 - top), text, fill=(0, 0, 0) if dark else (255, 255, 255), font=font)

@@ -1,0 +1,85 @@
+"""A detector in the window: its boxes drawn over the input with a score slider, listed in the predictions
+panel, and a click on a box (on the picture or in the list) makes that detection the target for everything."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import torch
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor
+
+TOY = Path(__file__).parents[1] / "unit" / "detection" / "toy_detector.py"  # boxes and scores checkable by hand
+
+
+def _toy(tmp_path):
+    """(the source of the toy detector, its module as the test's own independent copy)."""
+    path = tmp_path / "toy_detector.py"
+    path.write_text(TOY.read_text())
+    spec = importlib.util.spec_from_file_location("toy_for_gui", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return f"{path}:ToyDetector", module
+
+
+def _picture_point(view, x: float, y: float) -> QPoint:
+    """Where input pixel (x, y) is on the input view's picture."""
+    pixmap, label = view.picture.pixmap(), view.picture
+    h, w = view.rgb.shape[:2]
+    left, top = (label.width() - pixmap.width()) / 2, (label.height() - pixmap.height()) / 2
+    return QPoint(round(left + x / w * pixmap.width()), round(top + y / h * pixmap.height()))
+
+
+def test_boxes_are_drawn_and_listed_and_a_click_on_one_explains_it(ui, qtbot, open_window, tmp_path, image_file):
+    source, toy = _toy(tmp_path)
+    window = open_window(source, image_file)
+    result = window.first_outcome.result
+    with torch.no_grad():
+        scores = toy.ToyDetector().box_scores(torch.from_numpy(result.input)[0]).tolist()
+    ranks = sorted(range(3), key=lambda i: -scores[i])  # BOXES order, best first
+    assert result.target == "box:0" and result.target_detection == 0  # auto: the best box
+    assert [d.box for d in result.detections] == [toy.BOXES[i] for i in ranks]
+    view, table = window.input_view, window.predictions
+    assert view.score_row.isVisible() and window.target_combo.currentText() == "auto (the best box)"
+    view.score_slider.setValue(0)  # every box
+    assert table.rowCount() == 3 and "3 of 3 detections shown" in view.caption.text()
+    assert [table.item(r, 0).text() for r in range(3)] == [f"box:{k} class {toy.LABELS[i]} ({toy.LABELS[i]})"
+                                                          for k, i in enumerate(ranks)]
+    assert [float(table.item(r, 1).text()) for r in range(3)] == [round(scores[i], 3) for i in ranks]
+    view.score_slider.setValue(round(scores[ranks[1]] * 100) + 1)  # only the best is left, in both
+    assert table.rowCount() == 1 and "1 of 3 detections shown" in view.caption.text()
+    view.score_slider.setValue(0)
+
+    # a click inside box 1 (12, 4, 28, 14): it becomes the target, by its box and class
+    qtbot.mouseClick(view.picture, Qt.LeftButton, pos=_picture_point(view, 20, 9))
+    result = ui.expect_result(qtbot, window).result
+    assert window.state.target == result.target == "box:12,4,28,14@2"
+    assert result.target_detection == ranks.index(1) and result.objective == np.float32(scores[1])
+    grad = result["conv:grad_output"][0]  # box 1's score reads channel 1 only
+    assert np.abs(grad[1]).max() > 0 and np.abs(np.delete(grad, 1, axis=0)).max() == 0
+    assert table.selectedItems()[0].row() == ranks.index(1)
+    image = view.picture.pixmap().toImage()  # its box in yellow: the left edge, 3 pixels wide
+    scale = image.width() / 32
+    assert QColor(image.pixel(round(12 * scale) + 1, round(9 * scale))).name() == "#ffd400"
+
+    # a click on a row of the list: box 2 (4, 16, 14, 30)
+    row = ranks.index(2)
+    qtbot.mouseClick(table.viewport(), Qt.LeftButton, pos=table.visualItemRect(table.item(row, 0)).center())
+    result = ui.expect_result(qtbot, window).result
+    assert result.target == "box:4,16,14,30@1" and result.target_detection == row
+
+
+def test_a_classifier_after_a_detector_drops_the_box_target(ui, qtbot, open_window, tmp_path, image_file,
+                                                           tiny_source):
+    from inspector.core.records.requests import ModelRequest
+
+    source, _toy_module = _toy(tmp_path)
+    window = open_window(source, image_file)
+    window.state.set_target("box:12,4,28,14@2")
+    assert ui.expect_result(qtbot, window).result.target == "box:12,4,28,14@2"
+    window.state.request_model(ModelRequest(tiny_source))
+    result = ui.expect_result(qtbot, window).result  # not "box:... is for object detectors"
+    assert window.state.target == "auto" and result.detections is None and not window.input_view.score_row.isVisible()
+    assert window.target_combo.currentText() == "top-1" or window.target_combo.target() == "auto"
