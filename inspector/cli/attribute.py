@@ -103,9 +103,14 @@ def run(args) -> int:
     if out.suffix.lower() == ".npy":
         save_npy(out, found.map)  # the name as given (np.save would add .npy to x.NPY)
     else:
-        save_overlay(out, picture(x.detach().cpu().numpy(), loaded.preprocess), found.map)
+        save_overlay(out, picture(x.detach().cpu().numpy(), loaded.preprocess), found.map,
+                     detections=found.detections, chosen=found.target_detection)
     what, index, labels = found.target, found.target_index, loaded.labels or []
-    if index is not None:
+    if found.target_detection is not None:
+        box = found.detections[found.target_detection]
+        what = (f"{found.target} (detection {found.target_detection}: {box.name} {box.score:.3f} at "
+                f"[{', '.join(f'{v:.1f}' for v in box.box)}])")
+    elif index is not None:
         what = f"class {index}" + (f" ({labels[index]})" if index < len(labels) else "")
     say(f"{found.method} for {what}" + (f" at {found.layer}" if found.layer else "") + f" -> {out}")
     if loaded.seed is not None:
@@ -136,7 +141,9 @@ def run(args) -> int:
             "out": str(out), "settings": {k: _plain(v) for k, v in found.details if k != "baseline is"},
             "baseline": baseline_text, "completeness_gap": found.completeness_gap,
             "metrics": {curve.metric: curve.as_json() for curve in found.curves},
-            "notes": list(found.notes), "warnings": list(found.warnings)}))
+            "notes": list(found.notes), "warnings": list(found.warnings),
+            **({} if found.detections is None else {"detections": [d.to_dict() for d in found.detections],
+                                                    "target_detection": found.target_detection})}))
     for note in found.unreached:
         print(f"warning: guided rule not applied (functional call): {note}", file=sys.stderr)
     for warning in found.warnings:

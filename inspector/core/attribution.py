@@ -20,9 +20,10 @@ from torch.overrides import TorchFunctionMode
 
 from .attention.site import supports_attention
 from .attention.supported import supported_text
-from .attribution_record import Attribution, _device, _unwrap
+from .attribution_record import Attribution, _device, _unwrap, boxes_of
 from .baselines import make_baseline
 from .batching import parse_memory, pick_batch
+from .eigencam import principal_map
 from .engine import RunSpec, run
 from .errors import RunError, SpecError
 from .guided import APPROXIMATED_TYPES, guided_edits, split_guided
@@ -36,7 +37,7 @@ from .records.tokens import TokenGrid, is_channels_last, token_maps
 from .result import RunResult
 from .smooth import smooth
 from .sources.grids import token_grid
-from .sources.loaded import LoadedModel
+from .sources.loaded import LoadedModel, detects
 
 #: The activation modules the guided rule reaches (inspector.core.guided), as torch classes.
 APPROXIMATED = tuple(getattr(nn, name) for name in APPROXIMATED_TYPES)
@@ -117,6 +118,19 @@ def find_head_layer(tree: LayerTree, order: Sequence[str], model: nn.Module | No
     return found
 
 
+def detector_gradcam_layer(tree: LayerTree, order: Sequence[str], model: nn.Module | None = None) -> str | None:
+    """A detector's backbone's last feature map: the module under `backbone.`, not its FPN, that finished last
+    with one (N, C, H, W) tensor of more than one pixel (torchvision's `backbone.body` gives a dict of levels).
+    resnet50 FPN: `backbone.body.layer4`; None for a model without such a backbone."""
+    shapes = {l.path: l.output_shapes[0] for l in tree if len(l.output_shapes) == 1}
+    modules = dict(model.named_modules()) if model is not None else {}
+    for path in reversed([p for p in order if p.startswith("backbone.") and not p.startswith("backbone.fpn")]):
+        shape = shapes.get(path, ())
+        if len(shape) == 4 and shape[2] * shape[3] > 1 and not _is_patchify(modules.get(path)):
+            return path
+    return None
+
+
 #: The automatic Grad-CAM layer of a model for an input shape, worked out once (two passes otherwise every call).
 _AUTO_LAYERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -138,9 +152,13 @@ def auto_gradcam_layer(module: nn.Module, x: torch.Tensor) -> tuple[str, tuple[s
         convs = tree.convolutions()
         order = _forward_order(module, example, [l.path for l in tree if l.path and l.calls]) if convs else None
         last_conv = find_gradcam_layer(tree, [p for p in order if p in set(convs)] if order else None, module)
-        layer = find_head_layer(tree, order, module) or last_conv
-        notes = (f"Grad-CAM layer {layer}: the feature map the head reads (the last convolution is {last_conv}).",) \
-            if layer != last_conv else ()
+        if tree.detects and (layer := detector_gradcam_layer(tree, order or [], module)) is not None:
+            notes = (f"Grad-CAM layer {layer}: the backbone's last feature map (the detector reads its boxes from "
+                     f"it, through its FPN where it has one).",)
+        else:
+            layer = find_head_layer(tree, order, module) or last_conv
+            notes = (f"Grad-CAM layer {layer}: the feature map the head reads (the last convolution is "
+                     f"{last_conv}).",) if layer != last_conv else ()
     known[key] = (layer, notes)
     return layer, notes
 
@@ -211,7 +229,33 @@ def gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, layer:
     result = run(module, x, spec, labels)
     cam = cam_from_result(result, layer, grid)
     return Attribution("gradcam", upsample(cam, tuple(x.shape[-2:])), result.target, result.target_index,
-                       layer, cam, warnings=tuple(result.warnings), notes=notes)
+                       layer, cam, warnings=tuple(result.warnings), notes=notes, **boxes_of(result))
+
+
+def eigencam(model: LoadedModel | nn.Module, x: torch.Tensor, layer: str | None = None) -> Attribution:
+    """EigenCAM (`core.eigencam`) at `layer` (default: Grad-CAM's, `auto_gradcam_layer`): forward only,
+    class-agnostic."""
+    module, labels = _unwrap(model)
+    if x.ndim != 4:
+        raise SpecError(f"EigenCAM needs an image input (N, C, H, W); got shape {tuple(x.shape)}.")
+    notes = ()
+    if layer is None:
+        layer, notes = auto_gradcam_layer(module, x)
+    result = run(module, x, RunSpec((layer,), frozenset({"output"}), stats=False), labels)
+    acts = result.captures.get(f"{layer}:output")
+    grid = token_grid(module, tuple(x.shape[-2:]))
+    maps = token_maps(acts.array, grid) if acts is not None and acts.array is not None and grid is not None else None
+    if maps is None:
+        if acts is None or acts.array is None or acts.array.ndim != 4:
+            shape = "nothing" if acts is None or acts.array is None else f"shape {acts.array.shape}"
+            raise SpecError(f"EigenCAM needs one (N, C, H, W) output at {layer}; it gives {shape}.")
+        maps = acts.array[0]
+        if is_channels_last(tuple(acts.array.shape)):
+            maps = maps.transpose(2, 0, 1)
+    cam = principal_map(np.asarray(maps, dtype=np.float32))
+    return Attribution("eigencam", upsample(cam, tuple(x.shape[-2:])), "no class (class-agnostic)", None, layer, cam,
+                       warnings=tuple(result.warnings), notes=notes,
+                       detections=None if result.detections is None else tuple(result.detections))
 
 
 def _calling_module(frame) -> nn.Module | None:
@@ -276,7 +320,7 @@ def guided_backprop(model: LoadedModel | nn.Module, x: torch.Tensor, target=None
         known[tuple(x.shape)] = unreached
     kinds = tuple(sorted({type(m).__name__ for p, m in named if p in set(approximated)}))
     return Attribution("guided", _first_grad(result), result.target, result.target_index, None, None,
-                       covered, approximated, unreached, tuple(result.warnings), kinds)
+                       covered, approximated, unreached, tuple(result.warnings), kinds, **boxes_of(result))
 
 
 def guided_gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None,
@@ -284,10 +328,13 @@ def guided_gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None,
     """Guided backprop times the upsampled Grad-CAM, (C, H, W); both for the same class."""
     guided = guided_backprop(model, x, target)
     same = Target("index", guided.target_index) if guided.target_index is not None else target
+    if guided.detections is not None:  # the same input: the box target picks the same detection
+        same = target
     cam = gradcam(model, x, same, layer)
     return Attribution("guided-gradcam", guided.map * cam.map[None], guided.target, guided.target_index,
                        cam.layer, cam.cam, guided.covered, guided.approximated, guided.unreached,
-                       guided.warnings + cam.warnings, guided.approximated_types, notes=cam.notes)
+                       guided.warnings + cam.warnings, guided.approximated_types, notes=cam.notes,
+                       detections=guided.detections, target_detection=guided.target_detection)
 
 
 def attention_rollout(model: LoadedModel | nn.Module, x: torch.Tensor) -> Attribution:
@@ -361,6 +408,9 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
 
 
 BASELINE_METHODS = ("ig", "occlusion")  # the methods that start from, or fill in, a baseline
+#: The methods that run many perturbed copies and follow the class through them: not a box, yet.
+NOT_FOR_DETECTORS = ("ig", "occlusion", "smoothgrad", "rollout")
+FOR_DETECTORS = tuple(m for m in METHODS if m not in NOT_FOR_DETECTORS)
 _WHOLE, _NUMBER, _TEXT = (int,), (int, float), (str,)
 #: Every option a method takes, and its kind (None allowed where the method works it out itself).
 OPTION_KINDS = {"steps": _WHOLE, "quadrature": _TEXT, "batch": _WHOLE + (type(None),),
@@ -414,6 +464,8 @@ def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, targ
     """One entry point for the CLI and the app: `method` is one of METHODS. For ig and occlusion,
     options["baseline"] may name a baseline (inspector.core.baselines); its details join the map's."""
     check_options(method, options)
+    if method in NOT_FOR_DETECTORS and isinstance(model, LoadedModel) and detects(model):
+        raise SpecError(f"{method} does not explain detections yet; for a box use {', '.join(FOR_DETECTORS)}.")
     if isinstance((options or {}).get("max_memory"), str):
         options = dict(options, max_memory=parse_memory(options["max_memory"]))
     if method in BASELINE_METHODS or (method == "smoothgrad" and (options or {}).get("of") == "ig"):
@@ -430,7 +482,8 @@ def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, targ
 def _attribute(model, x, method, target, layer, options) -> Attribution:
     if method == "saliency":
         grad, result = _saliency(model, x, target)
-        return Attribution("saliency", grad, result.target, result.target_index, warnings=tuple(result.warnings))
+        return Attribution("saliency", grad, result.target, result.target_index, warnings=tuple(result.warnings),
+                           **boxes_of(result))
     if method == "gradcam":
         return gradcam(model, x, target, layer)
     if method == "guided":
@@ -439,6 +492,8 @@ def _attribute(model, x, method, target, layer, options) -> Attribution:
         return guided_gradcam(model, x, target, layer)
     if method == "rollout":
         return attention_rollout(model, x)
+    if method == "eigencam":
+        return eigencam(model, x, layer)
     if method == "ig":
         return integrated_gradients(model, x, target, **(options or {}))
     if method == "smoothgrad":

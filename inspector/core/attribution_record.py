@@ -35,11 +35,20 @@ class Attribution:
     baseline: np.ndarray | None = None  # ig and occlusion: the baseline, (C, H, W) in the model's input space
     curves: tuple = ()  # deletion and insertion scores asked for with the map (inspector.core.faithfulness.Curve)
     notes: tuple[str, ...] = ()  # how it was made, in words, that is no warning (which layer Grad-CAM chose)
+    detections: tuple | None = None  # a detector's (records.detections.Detection), best first
+    target_detection: int | None = None  # the rank of the detection explained
 
     @property
     def approximation(self) -> str:
         """Where the guided rule was an approximation, in words ("" where it was exact or not used)."""
         return approximation_note(self.approximated, self.approximated_types)
+
+
+def boxes_of(result) -> dict:
+    """The Attribution fields a detector's run fills in (none for other models)."""
+    if result.detections is None:
+        return {}
+    return {"detections": tuple(result.detections), "target_detection": result.target_detection}
 
 
 def _unwrap(model: LoadedModel | nn.Module) -> tuple[nn.Module, list[str] | None]:

@@ -145,10 +145,17 @@ def overlay(image: np.ndarray, attribution_map: np.ndarray, opacity: float = 0.5
     return np.clip(blended + 0.5, 0, 255).astype(np.uint8)
 
 
-def save_overlay(path: str | Path, image: np.ndarray, attribution_map: np.ndarray, opacity: float = 0.5) -> Path:
-    """Write the overlay as an image file (format from the suffix, e.g. .png)."""
+def save_overlay(path: str | Path, image: np.ndarray, attribution_map: np.ndarray, opacity: float = 0.5,
+                 detections=None, chosen: int | None = None) -> Path:
+    """Write the overlay as an image file (format from the suffix, e.g. .png); with a detector's `detections`,
+    the `chosen` one's box (the detection explained) drawn over it."""
     from PIL import Image
 
     path = check_picture_path(Path(path))
-    save_image(path, Image.fromarray(overlay(image, attribution_map, opacity), "RGB"))
+    picture = overlay(image, attribution_map, opacity)
+    if detections is not None and chosen is not None:
+        from .detection.picture import draw_detections
+
+        picture = draw_detections(picture, detections, 2.0, chosen)  # no score reaches 2: the chosen box alone
+    save_image(path, Image.fromarray(picture, "RGB"))
     return path

@@ -21,7 +21,7 @@ from .batching import pick_batch
 from .errors import RunCancelled, SpecError
 from .objective import Target, objective, primary_output
 from .records.requests import METRICS
-from .sources.loaded import LoadedModel
+from .sources.loaded import LoadedModel, detects
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,9 @@ def scored(model: LoadedModel | nn.Module, x: torch.Tensor, found, metrics=METRI
 
     from .baselines import make_baseline
 
+    if isinstance(model, LoadedModel) and detects(model):
+        raise SpecError("The faithfulness metrics do not score a detector's maps yet (they follow a class, not a "
+                        "box, through the deleted pixels).")
     if found.baseline is not None:
         baseline = torch.as_tensor(found.baseline)[None]
     elif isinstance(baseline, str):

@@ -55,3 +55,32 @@ def test_detection_errors_are_one_line_exit_2(argv, says, capsys):
     assert main(["capture", *argv, "--input", "sample:scene_four_shapes", "--layers", layer]) == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_attribute_explains_one_box_and_says_which(tmp_path, capsys):
+    out = tmp_path / "map.npy"
+    assert main(["attribute", *MODEL, "--input", "sample:scene_four_shapes", "--method", "gradcam",
+                 "--target", "box:3", "--json", "--out", str(out)]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["target"] == "box:3" and said["target_detection"] == 3 and said["layer"] == "backbone.body.16"
+    assert len(said["detections"]) == 100 and np.load(out).shape == (128, 128)
+    png = tmp_path / "map.png"
+    assert main(["attribute", *MODEL, "--input", "sample:scene_four_shapes", "--method", "gradcam",
+                 "--target", "box:3", "--out", str(png)]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    box = said["detections"][3]
+    assert line.startswith(f"gradcam for box:3 (detection 3: {box['name']} {box['score']:.3f} at [")
+    from PIL import Image
+
+    x0, y0 = (round(v) for v in box["box"][:2])  # its box outlined in yellow over the map
+    pixels = np.asarray(Image.open(png).convert("RGB"))
+    assert tuple(pixels[y0 + 5, x0 + 1]) == (255, 212, 0)
+
+
+@pytest.mark.parametrize("method", ["ig", "occlusion", "smoothgrad"])
+def test_methods_that_follow_a_class_refuse_a_detector_in_one_line(method, tmp_path, capsys):
+    assert main(["attribute", *MODEL, "--input", "sample:scene_four_shapes", "--method", method,
+                 "--target", "box:0", "--out", str(tmp_path / "m.npy")]) == 2
+    err = capsys.readouterr().err
+    assert f"{method} does not explain detections yet; for a box use saliency, gradcam" in err
+    assert err.count("\n") == 1

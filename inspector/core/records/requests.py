@@ -62,9 +62,10 @@ class RunRequest:
 
 
 #: The attribution maps there are (inspector.core.attribution works them out).
-ATTRIBUTION_METHODS = ("saliency", "gradcam", "guided", "guided-gradcam", "rollout", "ig", "smoothgrad", "occlusion")
-LAYER_METHODS = ("gradcam", "guided-gradcam")  # the methods that work at a layer (the rest ignore one)
-CLASS_AGNOSTIC = ("rollout",)  # the methods that explain no class
+ATTRIBUTION_METHODS = ("saliency", "gradcam", "guided", "guided-gradcam", "rollout", "ig", "smoothgrad", "occlusion",
+                       "eigencam")
+LAYER_METHODS = ("gradcam", "guided-gradcam", "eigencam")  # the methods that work at a layer (the rest ignore one)
+CLASS_AGNOSTIC = ("rollout", "eigencam")  # the methods that explain no class
 #: SmoothGrad's kinds (captum's NoiseTunnel: mean, mean of squares, variance) and the maps it smooths.
 SMOOTH_KINDS = ("smoothgrad", "smoothgrad-sq", "vargrad")
 SMOOTHED = ("saliency", "guided", "ig")

@@ -52,3 +52,9 @@ def sharing_of(model: LoadedModel) -> Sharing:
     if kept is None or kept[0] is not model.module:
         kept = model.__dict__["_sharing"] = (model.module, Sharing())
     return kept[1]
+
+
+def detects(model: LoadedModel) -> bool:
+    """`model` is an object detector: its loader says so, or its layer tree's example run answered with boxes
+    and scores (torchvision's form)."""
+    return model.task == "detection" or tree_of(model).detects
