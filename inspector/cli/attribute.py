@@ -43,6 +43,12 @@ def add_parser(sub) -> None:
     att.add_argument("--window", type=int, default=None,
                      help="occlusion: the window's side in pixels (default a tenth of the input's side)")
     att.add_argument("--stride", type=int, default=None, help="occlusion: pixels between windows (default window/2)")
+    att.add_argument("--masks", type=int, default=500, help="drise: random masks (default 500)")
+    att.add_argument("--cell", type=int, default=None,
+                     help="drise: a mask cell's side in pixels (default a sixteenth of the input's side)")
+    att.add_argument("--probability", type=float, default=0.5,
+                     help="drise: the chance a mask cell keeps the image (default 0.5)")
+    att.add_argument("--mask-seed", type=int, default=None, help="drise: makes the masks repeatable")
     att.add_argument("--baseline", default=None,
                      help="ig, occlusion and the metrics: zero (default), mean, black, white, blur, uniform, or an "
                           "image or tensor file of the input's size")
@@ -88,6 +94,9 @@ def run(args) -> int:
                "occlusion": {"window": args.window, "stride": args.stride, "batch": args.batch, "max_memory": cap,
                              **base,
                              "progress": bar.step}}.get(args.method)
+    if args.method == "drise":
+        options = {"masks": args.masks, "cell": args.cell, "probability": args.probability, "seed": args.mask_seed,
+                   "batch": args.batch, "max_memory": cap, "progress": bar.step}
     if args.method == "smoothgrad":
         options = {"of": args.of, "kind": args.smooth, "samples": args.samples, "noise": args.noise,
                    "seed": args.noise_seed, "progress": bar.step, **({**ig, **base} if args.of == "ig" else {})}
@@ -125,6 +134,9 @@ def run(args) -> int:
             f"({details['noise']} of the input's range), noise seed {details['seed']}")
     if args.method == "occlusion":
         say(f"occlusion: {details['windows']} windows of {details['window']} pixels, stride {details['stride']}")
+    if args.method == "drise":
+        say(f"drise: {details['masks']} masks of {details['cell']}-pixel cells kept with probability "
+            f"{details['probability']:g}, mask seed {details['seed']}")
     if found.completeness_gap is not None:
         say(f"completeness gap {found.completeness_gap:.4g}: sum of the map {float(found.map.sum()):.6g}, "
             f"f(x) - f(baseline) {details['f(x) - f(baseline)']:.6g} ({details['steps']} steps, "
@@ -164,7 +176,8 @@ def _metrics(text: str | None, known: tuple[str, ...]) -> tuple[str, ...]:
 def _check_numbers(args) -> None:
     """Bad numbers are one line, before any model work."""
     checks = (("--steps", args.steps, 1), ("--batch", args.batch, 1), ("--samples", args.samples, 1),
-              ("--metric-steps", args.metric_steps, 1), ("--window", args.window, 1), ("--stride", args.stride, 1))
+              ("--metric-steps", args.metric_steps, 1), ("--window", args.window, 1), ("--stride", args.stride, 1),
+              ("--masks", args.masks, 1), ("--cell", args.cell, 1))
     for flag, value, least in checks:
         if value is not None and value < least:
             raise SpecError(f"{flag} must be at least {least}, not {value}.")

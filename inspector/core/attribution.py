@@ -23,6 +23,7 @@ from .attention.supported import supported_text
 from .attribution_record import Attribution, _device, _unwrap, boxes_of
 from .baselines import make_baseline
 from .batching import parse_memory, pick_batch
+from .drise import drise
 from .eigencam import principal_map
 from .engine import RunSpec, run
 from .errors import RunError, SpecError
@@ -417,11 +418,13 @@ OPTION_KINDS = {"steps": _WHOLE, "quadrature": _TEXT, "batch": _WHOLE + (type(No
                 "max_memory": _WHOLE + _TEXT + (type(None),), "of": _TEXT, "kind": _TEXT, "samples": _WHOLE,
                 "noise": _NUMBER, "seed": _WHOLE + (type(None),), "window": _WHOLE + (type(None),),
                 "stride": _WHOLE + (type(None),), "baseline": _TEXT + (torch.Tensor, type(None)),
-                "blur_sigma": _NUMBER + (type(None),), "baseline_seed": _WHOLE + (type(None),)}
+                "blur_sigma": _NUMBER + (type(None),), "baseline_seed": _WHOLE + (type(None),),
+                "masks": _WHOLE, "cell": _WHOLE + (type(None),), "probability": _NUMBER}
 _BASELINE = ("baseline", "blur_sigma", "baseline_seed")
 _IG = ("steps", "quadrature", "batch", "max_memory", *_BASELINE)
 METHOD_OPTION_NAMES = {"ig": _IG, "occlusion": ("window", "stride", "batch", "max_memory", *_BASELINE),
-                       "smoothgrad": ("of", "kind", "samples", "noise", "seed", *_IG)}
+                       "smoothgrad": ("of", "kind", "samples", "noise", "seed", *_IG),
+                       "drise": ("masks", "cell", "probability", "seed", "batch", "max_memory")}
 
 
 def check_options(method: str, options: dict | None) -> None:
@@ -494,6 +497,8 @@ def _attribute(model, x, method, target, layer, options) -> Attribution:
         return attention_rollout(model, x)
     if method == "eigencam":
         return eigencam(model, x, layer)
+    if method == "drise":
+        return drise(model, x, target, **(options or {}))
     if method == "ig":
         return integrated_gradients(model, x, target, **(options or {}))
     if method == "smoothgrad":

@@ -84,3 +84,19 @@ def test_methods_that_follow_a_class_refuse_a_detector_in_one_line(method, tmp_p
     err = capsys.readouterr().err
     assert f"{method} does not explain detections yet; for a box use saliency, gradcam" in err
     assert err.count("\n") == 1
+
+
+def test_attribute_drise_with_a_seed_gives_the_same_map_twice(tmp_path, capsys):
+    maps = []
+    for name in ("a.npy", "b.npy"):
+        assert main(["attribute", *MODEL, "--input", "sample:scene_four_shapes", "--method", "drise", "--masks", "12",
+                     "--cell", "16", "--mask-seed", "3", "--target", "box:1", "--json", "--out",
+                     str(tmp_path / name)]) == 0
+        said = json.loads(capsys.readouterr().out)
+        maps.append(np.load(tmp_path / name))
+    assert said["settings"]["masks"] == 12 and said["settings"]["cell"] == 16 and said["settings"]["seed"] == 3
+    assert said["target_detection"] == 1 and maps[0].shape == (128, 128) and np.array_equal(maps[0], maps[1])
+    assert maps[0].min() == 0 and maps[0].max() == 1
+    assert main(["attribute", *MODEL, "--input", "sample:scene_four_shapes", "--method", "drise", "--masks", "0",
+                 "--out", str(tmp_path / "c.npy")]) == 2
+    assert "--masks must be at least 1, not 0." in capsys.readouterr().err

@@ -83,3 +83,23 @@ def test_a_classifier_after_a_detector_drops_the_box_target(ui, qtbot, open_wind
     result = ui.expect_result(qtbot, window).result  # not "box:... is for object detectors"
     assert window.state.target == "auto" and result.detections is None and not window.input_view.score_row.isVisible()
     assert window.target_combo.currentText() == "top-1" or window.target_combo.target() == "auto"
+
+
+def test_the_attribution_tab_explains_the_clicked_box(ui, qtbot, open_window, tmp_path, image_file):
+    """Saliency of box 1 in the Attribution tab: the map of that box's score alone (the toy's box 1 reads its
+    own pixels only); the tab offers the detections as targets."""
+    source, _toy_module = _toy(tmp_path)
+    window = open_window(source, image_file)
+    window.state.set_target("box:12,4,28,14@2")
+    ui.expect_result(qtbot, window)
+    window.state.set_view("attribution")
+    view = window.views.attribution
+    texts = [view.target.itemText(i) for i in range(view.target.count())]
+    assert texts[0] == "target of the run" and len(texts) == 4 and texts[1].startswith("box:0 class ")
+    view.method.setCurrentText("saliency")
+    view.compute.click()
+    qtbot.waitUntil(lambda: view.map is not None and "saliency" in view.caption.text(), timeout=30_000)
+    grad = view.map  # |d score / d input| of box 1: nothing outside its box grown by the conv's pixel
+    outside = np.ones((32, 32), bool)
+    outside[3:15, 11:29] = False
+    assert grad.shape == (32, 32) and grad[outside].max() == 0 and grad[~outside].max() > 0

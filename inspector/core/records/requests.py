@@ -63,7 +63,7 @@ class RunRequest:
 
 #: The attribution maps there are (inspector.core.attribution works them out).
 ATTRIBUTION_METHODS = ("saliency", "gradcam", "guided", "guided-gradcam", "rollout", "ig", "smoothgrad", "occlusion",
-                       "eigencam")
+                       "eigencam", "drise")
 LAYER_METHODS = ("gradcam", "guided-gradcam", "eigencam")  # the methods that work at a layer (the rest ignore one)
 CLASS_AGNOSTIC = ("rollout", "eigencam")  # the methods that explain no class
 #: SmoothGrad's kinds (captum's NoiseTunnel: mean, mean of squares, variance) and the maps it smooths.
@@ -72,7 +72,7 @@ SMOOTHED = ("saliency", "guided", "ig")
 #: Integrated gradients' quadratures: captum's names, nodes and weights (`core.integrated.path_nodes`).
 #: The options each method takes beyond target and layer (the rest take none), as the app offers them.
 METHOD_OPTIONS = {"ig": ("steps", "quadrature", "baseline"), "smoothgrad": ("of", "kind", "samples", "noise", "seed"),
-                  "occlusion": ("window", "stride", "baseline")}
+                  "occlusion": ("window", "stride", "baseline"), "drise": ("masks", "cell", "probability", "seed")}
 BASELINES = ("zero", "mean", "black", "white", "blur", "uniform")  # by name (inspector.core.baselines); or a file
 METRICS = ("deletion", "insertion")  # faithfulness scores (inspector.core.faithfulness)
 QUADRATURES = ("gausslegendre", "riemann_left", "riemann_right", "riemann_middle", "riemann_trapezoid")

@@ -47,7 +47,8 @@ class AnalysisController(QObject):
             self.attribution.forget()  # another model: its map (or error) is not this one's
             self.state.analysis.forget()  # nor one still being made for it
         self._info_of_choices = info
-        auto = "auto (last block's first norm)" if info.tokens is not None else "auto (the map the head reads)"
+        auto = ("auto (last block's first norm)" if info.tokens is not None
+                else "auto (the backbone's last map)" if info.task == "detection" else "auto (the map the head reads)")
         self.attribution.set_choices(info.tree.convolutions(), [], auto)
 
     def _on_view_shown(self) -> None:
@@ -57,7 +58,8 @@ class AnalysisController(QObject):
     def _on_result(self, outcome) -> None:
         info = self.state.model
         if info is not None:
-            self.attribution.set_choices(info.tree.convolutions(), outcome.result.predictions)
+            self.attribution.set_choices(info.tree.convolutions(), outcome.result.predictions,
+                                         detections=outcome.result.detections)
         if outcome.analyse and not outcome.complete:
             self.stats.show_pending("Working out the statistics of every capture…")
         self._fill_stats_if_shown()
@@ -136,6 +138,10 @@ class AnalysisController(QObject):
         pic = None
         if result is not None and result.input is not None:
             pic = picture(result.input, info.preprocess if info else None)
+            if found.target_detection is not None and found.detections:  # the box explained, outlined
+                from inspector.core.detection.picture import draw_detections
+
+                pic = draw_detections(pic, found.detections, 2.0, found.target_detection)
         baseline = None
         if found.baseline is not None and found.baseline.ndim == 3 and found.baseline.shape[0] == 3:
             baseline = picture(found.baseline[None], info.preprocess if info else None)

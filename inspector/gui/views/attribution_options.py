@@ -1,6 +1,7 @@
 """The Attribution tab's method options: steps and quadrature (ig), what is smoothed and how (smoothgrad),
-window and stride (occlusion), the baseline (ig, occlusion and the scores), and whether to score the map
-with deletion and insertion. Only the options of the chosen method are shown."""
+window and stride (occlusion), masks, cell and probability (D-RISE), the baseline (ig, occlusion and the
+scores), and whether to score the map with deletion and insertion. Only the options of the chosen method
+are shown."""
 
 from __future__ import annotations
 
@@ -52,6 +53,11 @@ class AttributionOptions(QWidget):
         noise.setDecimals(3)
         noise.setValue(0.15)
         noise.setToolTip("The noise's standard deviation, as a fraction of the input's range")
+        probability = QDoubleSpinBox()
+        probability.setRange(0.05, 1.0)
+        probability.setSingleStep(0.05)
+        probability.setValue(0.5)
+        probability.setToolTip("D-RISE: the chance that a cell of a mask keeps the image")
         self.widgets = {
             "steps": _spin(1, 5000, 50),
             "quadrature": _combo(QUADRATURES, "gausslegendre"),
@@ -63,10 +69,15 @@ class AttributionOptions(QWidget):
             "window": _spin(0, 4096, 0, "auto"),
             "stride": _spin(0, 4096, 0, "auto"),
             "baseline": _combo((*BASELINE_NAMES, FROM_FILE), "zero"),
+            "masks": _spin(1, 100_000, 500),
+            "cell": _spin(0, 4096, 0, "auto"),
+            "probability": probability,
         }
         self._baseline_at = 0  # the baseline chosen before "file…", for a dialog cancelled
         self.widgets["baseline"].activated.connect(self._on_baseline)
-        self.widgets["seed"].setToolTip("The noise's seed ('new': a fresh one, said under the map)")
+        self.widgets["seed"].setToolTip("The seed of the noise or the masks ('new': a fresh one, said under the map)")
+        self.widgets["masks"].setToolTip("D-RISE: how many random masks (more: a smoother map, slower)")
+        self.widgets["cell"].setToolTip("D-RISE: a mask cell's side in pixels (auto: a sixteenth of the input's side)")
         self.widgets["window"].setToolTip("The occluding window's side in pixels (auto: a tenth of the input's side)")
         self.widgets["stride"].setToolTip("Pixels between windows (auto: half the window)")
         self.widgets["baseline"].setToolTip("What integrated gradients start from, occlusion fills windows with and "
@@ -113,17 +124,18 @@ class AttributionOptions(QWidget):
     def restore(self, options: dict) -> None:
         """Show `options` (as `values` gives them; a session's), leaving the rest as they are."""
         w = self.widgets
-        for name in ("steps", "samples"):
+        for name in ("steps", "samples", "masks"):
             if isinstance(options.get(name), int):
                 w[name].setValue(options[name])
         for name in ("quadrature", "of", "kind"):
             if w[name].findText(str(options.get(name))) >= 0:
                 w[name].setCurrentText(str(options[name]))
-        if isinstance(options.get("noise"), (int, float)):
-            w["noise"].setValue(float(options["noise"]))
+        for name in ("noise", "probability"):
+            if isinstance(options.get(name), (int, float)) and not isinstance(options.get(name), bool):
+                w[name].setValue(float(options[name]))
         if "seed" in options:
             w["seed"].setValue(options["seed"] if isinstance(options["seed"], int) else -1)
-        for name in ("window", "stride"):
+        for name in ("window", "stride", "cell"):
             if name in options:
                 w[name].setValue(options[name] if isinstance(options[name], int) else 0)
         baseline = options.get("baseline")
@@ -168,6 +180,10 @@ class AttributionOptions(QWidget):
                          noise=float(w["noise"].value()), seed=None if seed < 0 else seed)
         if "window" in names:
             found.update(window=w["window"].value() or None, stride=w["stride"].value() or None)
+        if "masks" in names:
+            seed = w["seed"].value()
+            found.update(masks=w["masks"].value(), cell=w["cell"].value() or None,
+                         probability=round(float(w["probability"].value()), 4), seed=None if seed < 0 else seed)
         if self.uses_baseline(method):
             found["baseline"] = w["baseline"].currentData() or w["baseline"].currentText()  # a file: its path
         found["metrics"] = ("deletion", "insertion") if self.scores.isChecked() else ()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.clipping import clip_levels, magnitude
+from inspector.core.records.detections import box_target
 from inspector.core.records.requests import ATTRIBUTION_METHODS as METHODS
 from inspector.core.records.requests import CLASS_AGNOSTIC, LAYER_METHODS
 
@@ -39,6 +40,9 @@ def heat_colormap() -> pg.ColorMap:
     rgb = np.array([[0, 0, 128], [0, 0, 255], [0, 255, 255], [255, 255, 0], [255, 0, 0], [128, 0, 0]])
     alpha = np.clip(pos * 1.6, 0, 1) * 255
     return pg.ColorMap(pos, np.column_stack([rgb, alpha]).astype(np.ubyte))
+
+
+BOXES_OFFERED = 10  # a detector's best detections offered as the map's target (a click on a box picks any)
 
 
 class AttributionView(QWidget):
@@ -168,8 +172,10 @@ class AttributionView(QWidget):
         self._wanted = (choice.get("layer"), choice.get("target") or "")
         self._fit_choices()
 
-    def set_choices(self, conv_layers: list[str], predictions, auto_layer: str | None = None) -> None:
-        """The layers and classes to offer; `auto_layer`: what "auto" picks for this model, in words."""
+    def set_choices(self, conv_layers: list[str], predictions, auto_layer: str | None = None,
+                    detections=None) -> None:
+        """The layers and classes to offer (a detector's best boxes, by box and class, instead of classes);
+        `auto_layer`: what "auto" picks for this model, in words."""
         keep_layer, keep_target = self.layer.currentData(), self.target.currentData()
         if self._wanted is not None:  # a session's choice, waiting for its model's classes
             keep_layer, keep_target = self._wanted
@@ -184,6 +190,8 @@ class AttributionView(QWidget):
         self.target.addItem("target of the run", "")
         for p in predictions:
             self.target.addItem(f"{p.label} ({p.index}) {p.probability:.1%}", str(p.index))
+        for k, d in enumerate((detections or [])[:BOXES_OFFERED]):
+            self.target.addItem(f"box:{k} {d.name} {d.score:.2f}", box_target(d))
         for combo, keep in ((self.layer, keep_layer), (self.target, keep_target)):
             i = combo.findData(keep)
             combo.setCurrentIndex(max(i, 0))
