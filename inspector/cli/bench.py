@@ -40,6 +40,11 @@ def add_parser(sub) -> None:
                             "peak memory, how far the maps differ); --models default resnet50 vit_b_16; needs "
                             "captum (the dev group)")
     bench.add_argument("--methods", nargs="+", default=None, help="with --attribution: ig, smoothgrad, occlusion")
+    bench.add_argument("--detection", action="store_true",
+                       help="per-box Grad-CAM against a plain forward + scores[k].backward(), and D-RISE's masks per "
+                            "second against a plain loop of forwards; --models default "
+                            "fasterrcnn_mobilenet_v3_large_320_fpn retinanet_resnet50_fpn")
+    bench.add_argument("--masks", type=int, default=32, help="with --detection: D-RISE's masks a run")
     bench.add_argument("--contract", action="store_true",
                        help="call every public API function with each argument of a wrong kind: list the calls "
                             "that raise anything but an InspectorError")
@@ -57,6 +62,15 @@ def run(args) -> int:
         from inspector.bench.handoffs import run_handoffs
 
         rows = run_handoffs(_atlas_command, ray=not args.no_ray, verbose=args.verbose)
+        if out:
+            write_json(out, rows, indent=1)
+        return 0
+    if args.detection:
+        from inspector.bench.detection import MODELS
+        from inspector.bench.detection import main as bench_detection
+
+        models = args.models if args.models != DEFAULT_MODELS else list(MODELS)
+        rows = bench_detection(models, repeats=args.repeats, masks=args.masks, device=args.device)
         if out:
             write_json(out, rows, indent=1)
         return 0
