@@ -161,3 +161,33 @@ def test_torchvision_faster_rcnn_box_target_equals_plain_hooks_and_backward():
         np.testing.assert_allclose(result[key], grad.numpy(), rtol=1e-4, atol=1e-9)
         assert np.abs(grad.numpy()).max() > 0
     np.testing.assert_allclose(result.input_grad, xx.grad.numpy(), rtol=1e-4, atol=1e-9)
+
+
+def test_masks_and_keypoints_are_kept_best_first_in_the_capture_file(tmp_path):
+    """Mask and Keypoint R-CNN's extras follow the detections' order by score (one (H, W) mask each)."""
+
+    class WithExtras(ToyDetector):
+        def forward(self, images):
+            out = super().forward(images)
+            for found in out:
+                n = len(found["scores"])
+                found["masks"] = torch.arange(n, dtype=torch.float32).reshape(n, 1, 1, 1).expand(n, 1, 32, 32)
+                found["keypoints"] = torch.arange(n, dtype=torch.float32).reshape(n, 1, 1).expand(n, 17, 3)
+                order = torch.tensor([2, 0, 1])  # scores no longer best first: the file puts them so
+                for key in found:
+                    found[key] = found[key][order]
+            return out
+
+    model, x = WithExtras().eval(), _x()
+    result = run(model, x, RunSpec.make(["conv"], "output"), NAMES)
+    first = model(x)[0]
+    best = torch.argsort(first["scores"].detach(), descending=True).tolist()
+    path = tmp_path / "c.npz"
+    result.save_npz(path)
+    with np.load(path) as arrays:
+        assert arrays["detections:masks"].shape == (3, 32, 32) and arrays["detections:keypoints"].shape == (3, 17, 3)
+        assert [int(arrays["detections:masks"][k, 0, 0]) for k in range(3)] == [int(first["masks"][i, 0, 0, 0])
+                                                                                   for i in best]
+        assert [int(arrays["detections:keypoints"][k, 0, 0]) for k in range(3)] == [int(first["keypoints"][i, 0, 0])
+                                                                                       for i in best]
+        np.testing.assert_allclose(arrays["output"][:, 4], first["scores"][best].detach().numpy())
