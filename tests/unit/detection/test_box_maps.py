@@ -8,20 +8,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from inspector.bench.detection import plain_gradcam
 from inspector.core.attribution import attribute, auto_gradcam_layer
 
 
 def _by_hand_gradcam(module, x, layer, k):
-    """Grad-CAM of detection k's score at `layer`, with nothing but a forward hook and autograd."""
-    kept = {}
-    handle = module.get_submodule(layer).register_forward_hook(lambda _m, _i, out: kept.__setitem__("a", out))
-    try:
-        first = module([x[0]])[0]
-    finally:
-        handle.remove()
-    order = torch.argsort(first["scores"].detach(), descending=True, stable=True)
-    (grad,) = torch.autograd.grad(first["scores"][order[k]], kept["a"])
-    cam = torch.relu((grad.mean(dim=(2, 3), keepdim=True) * kept["a"]).sum(dim=1))[0].detach()
+    """Grad-CAM of detection k's score at `layer`, with nothing but a forward hook and autograd (the bench's
+    baseline), and upsampled here."""
+    cam = plain_gradcam(module, x, layer, k)
     up = F.interpolate(cam[None, None], size=tuple(x.shape[-2:]), mode="bilinear", align_corners=False)[0, 0]
     return cam.numpy(), ((up - up.min()) / (up.max() - up.min())).numpy()
 
