@@ -5,7 +5,7 @@
 # Extra arguments go to pyinstaller (e.g. --clean).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for f in resources/demo/demo.safetensors resources/demo/demo.json; do
+for f in resources/demo/demo.safetensors resources/demo/demo.json resources/demo/detector.safetensors resources/demo/detector.json; do
   if [ ! -s "$f" ]; then
     echo "error: $f is missing: train the demo first (uv run python -m inspector.demo.train)" >&2
     exit 2

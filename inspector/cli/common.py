@@ -23,8 +23,8 @@ TARGET_HELP = ("top1 (classifiers), a class index, sum, output, seg:CLASS[@X0,Y0
 
 def model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="demo",
-                        help="demo, a torchvision name (resnet18), timm:NAME (any timm model, e.g. "
-                             "timm:vit_small_patch16_224), hf:PATH_OR_ID[#OUTPUT] (a transformers save_pretrained "
+                        help="demo, demo-detector, a torchvision name (resnet18, fasterrcnn_resnet50_fpn), "
+                             "timm:NAME (any timm model, e.g. timm:vit_small_patch16_224), hf:PATH_OR_ID[#OUTPUT] (a transformers save_pretrained "
                              "folder or an id in the local Hugging Face cache; #OUTPUT picks the output read "
                              "instead of logits), file.py:Name, package.module:Name, "
                              "a TorchScript file or a .pt2 program. " + CODE_WARNING)

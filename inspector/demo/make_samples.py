@@ -1,7 +1,9 @@
 """Regenerate ``resources/samples``: ``python -m inspector.demo.make_samples``.
 
 Writes one 64x64 PNG per class (``circle.png`` ...), a few 128x128 composed
-scenes and the toy-model input tensors ``toy_ones.npy`` / ``toy_mixed.npy``.
+scenes, three generated detection scenes (``detect_*.png``, from
+:mod:`inspector.demo.scenes`) and the toy-model input tensors ``toy_ones.npy`` /
+``toy_mixed.npy``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 from PIL import Image
 
 from inspector.demo.paths import samples_dir
+from inspector.demo.scenes import make_scene
 from inspector.demo.shapes import (
     CLASSES,
     add_noise,
@@ -33,6 +36,14 @@ SCENES: dict[str, list[tuple[str, float, float, float, float]]] = {
                           ("cross", 32, 96, 20, 20), ("checkerboard", 96, 96, 24, 10)],
     "scene_ring_square_star": [("ring", 34, 36, 22, 0), ("square", 94, 40, 22, 25),
                                ("star", 64, 96, 24, -8)],
+}
+
+# detection sample name -> make_scene seed (outside the training and held-out seed ranges);
+# together they show all eight classes
+DETECT_SCENES: dict[str, int] = {
+    "detect_four_shapes": 990_000_004,  # star, circle, triangle, checkerboard
+    "detect_shapes_and_textures": 990_000_005,  # square, checkerboard, stripes, cross
+    "detect_three_shapes": 990_000_033,  # ring, square, circle
 }
 
 
@@ -59,6 +70,10 @@ def write_samples(out: Path) -> list[Path]:
     for j, (name, items) in enumerate(SCENES.items()):
         path = out / f"{name}.png"
         render_scene(items, seed=SAMPLE_SEED * 100 + 50 + j).save(path)
+        written.append(path)
+    for name, seed in DETECT_SCENES.items():
+        path = out / f"{name}.png"
+        Image.fromarray(make_scene(seed).image, mode="RGB").save(path)
         written.append(path)
     for name, value in (("toy_ones", [[1.0, 1.0, 1.0]]), ("toy_mixed", [[1.0, -2.0, 0.5]])):
         path = out / f"{name}.npy"

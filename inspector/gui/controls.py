@@ -5,6 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QCompleter, QWidget
 
+from inspector.core.sources.refs import DEMO_NAMES
+
 WEIGHTS = ("random", "pretrained")
 CATALOGUE = "torchvision and timm models…"
 
@@ -47,7 +49,7 @@ class ModelCombo(QComboBox):
         super().__init__(parent)
         searchable(self)
         self.setMinimumContentsLength(14)
-        self.addItems(["demo", CATALOGUE])
+        self.addItems([*DEMO_NAMES, CATALOGUE])
         self._shown = "demo"
         self.activated.connect(self._on_activated)
         self.lineEdit().returnPressed.connect(lambda: self._choose(self.currentText().strip()))

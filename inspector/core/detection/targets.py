@@ -19,6 +19,9 @@ from ..records.detections import iou
 from .outputs import order
 
 MIN_IOU = 0.5
+#: What a detector's load says about its input and targets.
+NOTE = ("Detection: the image goes in at its own size in [0, 1] (the model resizes and normalises it); targets "
+        "box:K (the K-th detection by score) or box:X0,Y0,X1,Y1[@CLASS] (input pixels).")
 
 
 def _threshold_text(threshold: float | None) -> str:

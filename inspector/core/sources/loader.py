@@ -1,6 +1,6 @@
 """Model sources -> a loaded model with its preprocessing and labels: `load_model`.
 
-Sources: `demo`; a torchvision classification or segmentation name (`resnet18`); `timm:NAME` (any
+Sources: `demo` and `demo-detector`; a torchvision classification, segmentation or detection name (`resnet18`); `timm:NAME` (any
 timm model, `timm_models`); `hf:PATH_OR_ID` (`hf_models`); `file.py:Name` or `package.module:Name`
 (runs that code); a TorchScript file or a `torch.export` `.pt2` program (both may carry code, so
 they need `trust=True`). `refs.parse_source` says which family a source is, in one place, and
@@ -51,8 +51,8 @@ def load_model(
 
 
 def _demo(ref: SourceRef, weights, trust, progress, seed) -> LoadedModel:
-    no_seed(seed, "the demo model has its bundled weights")
-    return _with_weights(demo.load(), weights, trust)
+    no_seed(seed, f"the {ref.text} model has its bundled weights")
+    return _with_weights(demo.load(ref.text), weights, trust)
 
 
 def _factory(ref: SourceRef, weights, trust, progress, seed) -> LoadedModel:

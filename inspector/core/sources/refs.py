@@ -27,6 +27,9 @@ HF_PREFIX = "hf:"
 #: Sources from a model zoo, named `PREFIX:NAME`; not code by themselves.
 ZOO_PREFIXES = (TIMM_PREFIX, HF_PREFIX)
 
+#: The models this project trained and ships: the classifier and the detector.
+DEMO_NAMES = ("demo", "demo-detector")
+
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
@@ -49,7 +52,7 @@ def is_factory(source: str) -> bool:
 def is_model_file(source: str) -> bool:
     """A saved program or pickled model: a known suffix, or any existing file (read as a pickle)."""
     source = source.strip()
-    if not source or source == "demo" or is_factory(source) or is_zoo(source):
+    if not source or source in DEMO_NAMES or is_factory(source) or is_zoo(source):
         return False
     if source.lower().endswith(MODEL_FILE_SUFFIXES):
         return True
@@ -61,8 +64,9 @@ def is_model_file(source: str) -> bool:
 
 @dataclass(frozen=True)
 class SourceRef:
-    """A model source read once: `kind` picks its loader (demo, timm, hf, factory, program,
-    torchvision), `name` is the source without its zoo prefix, `text` the source as given (stripped)."""
+    """A model source read once: `kind` picks its loader (demo — the classifier or the detector —, timm, hf,
+    factory, program, torchvision), `name` is the source without its zoo prefix, `text` the source as given
+    (stripped)."""
 
     kind: str
     name: str
@@ -73,7 +77,7 @@ def parse_source(source: str) -> SourceRef:
     """Which family `source` belongs to; anything that is no other kind is a torchvision name."""
     text = source.strip()
     lower = text.lower()
-    if text == "demo":
+    if text in DEMO_NAMES:
         return SourceRef("demo", text, text)
     for kind, prefix in (("timm", TIMM_PREFIX), ("hf", HF_PREFIX)):
         if lower.startswith(prefix):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 from typing import Callable
 
+from ..detection.targets import NOTE as DETECTION_NOTE
 from ..detection.thresholds import set_score_threshold
 from ..errors import ModelLoadError
 from ..preprocess import Preprocess
@@ -98,9 +99,6 @@ def load(name: str, weights: str, trust: bool, progress: ProgressFn | None,
     return LoadedModel(module, name, label, labels, prep, shape, "torchvision", notes,
                        seed if random_weights else None, task)
 
-
-DETECTION_NOTE = ("Detection: the image goes in at its own size in [0, 1] (the model resizes and normalises it); "
-                  "targets box:K (the K-th detection by score) or box:X0,Y0,X1,Y1[@CLASS] (input pixels).")
 
 
 def builder_options(name: str, prep: Preprocess, segmenter: bool) -> dict:
