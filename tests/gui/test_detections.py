@@ -99,6 +99,8 @@ def test_the_attribution_tab_explains_the_clicked_box(ui, qtbot, open_window, tm
     view.method.setCurrentText("saliency")
     view.compute.click()
     qtbot.waitUntil(lambda: view.map is not None and "saliency" in view.caption.text(), timeout=30_000)
+    rank = window.state.outcome.result.target_detection
+    assert view.caption.text().startswith(f"saliency for box:{rank} (class 2 ")  # the toy has no class names
     grad = view.map  # |d score / d input| of box 1: nothing outside its box grown by the conv's pixel
     outside = np.ones((32, 32), bool)
     outside[3:15, 11:29] = False

@@ -48,7 +48,7 @@ class AnalysisController(QObject):
             self.state.analysis.forget()  # nor one still being made for it
         self._info_of_choices = info
         auto = ("auto (last block's first norm)" if info.tokens is not None
-                else "auto (the backbone's last map)" if info.task == "detection" else "auto (the map the head reads)")
+                else "auto (for boxes)" if info.task == "detection" else "auto (the map the head reads)")
         self.attribution.set_choices(info.tree.convolutions(), [], auto)
 
     def _on_view_shown(self) -> None:

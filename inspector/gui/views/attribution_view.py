@@ -281,6 +281,9 @@ class AttributionView(QWidget):
         self.view.autoRange(padding=0.01)
         what = found.target if found.target_index is None else (
             f"class {found.target_index}" + (f" ({labels[found.target_index]})" if labels else ""))
+        if found.target_detection is not None:
+            box = found.detections[found.target_detection]
+            what = f"box:{found.target_detection} ({box.name} {box.score:.2f})"
         notes = [f"{found.method} for {what}"]
         if found.layer:
             notes.append(f"layer {found.layer}")
@@ -295,6 +298,9 @@ class AttributionView(QWidget):
             notes.append(f"completeness gap {fmt(found.completeness_gap, '.3g')} (sum of the map vs f(x) - f(baseline) "
                          f"{fmt(made.get('f(x) - f(baseline)', float('nan')), '.4g')}; {made.get('steps')} steps, "
                          f"{made.get('quadrature')})")
+        if "masks" in made:
+            notes.append(f"{made['masks']} masks of {made['cell']}-pixel cells, kept with probability "
+                         f"{made['probability']:g}, mask seed {made['seed']}")
         if "windows" in made:
             notes.append(f"{made['windows']} windows of {made['window']} pixels, stride {made['stride']}")
         for curve in found.curves:
