@@ -41,7 +41,8 @@ def plain_gradcam(module, x: torch.Tensor, layer: str, k: int) -> torch.Tensor:
 
 def bench_model(name: str, repeats: int = 5, masks: int = 32, device: str = "cpu") -> dict:
     from inspector.core import load_model
-    from inspector.core.attribution import attribute, auto_gradcam_layer
+    from inspector.core.attribution import attribute
+    from inspector.core.cam_layers import auto_gradcam_layer
     from inspector.core.drise import DEFAULTS, default_cell, make_masks
 
     loaded = load_model(name, seed=0)

@@ -24,7 +24,8 @@ from typing import Callable
 
 import torch
 
-from inspector.core.attribution import find_gradcam_layer, gradcam, saliency
+from inspector.core.attribution import gradcam, saliency
+from inspector.core.cam_layers import find_gradcam_layer
 from inspector.core.deferred import complete_statistics, with_statistics
 from inspector.core.engine import run
 from inspector.core.errors import SpecError

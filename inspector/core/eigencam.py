@@ -11,6 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from torch import nn
+
+from .attribution_record import Attribution, _unwrap
+from .cam_layers import auto_gradcam_layer, upsample
+from .engine import RunSpec, run
+from .errors import SpecError
+from .records.tokens import is_channels_last, token_maps
+from .sources.grids import token_grid
+from .sources.loaded import LoadedModel
 
 
 def principal_map(activations: np.ndarray) -> np.ndarray:
@@ -26,3 +35,29 @@ def principal_map(activations: np.ndarray) -> np.ndarray:
     if float(((mean - mean.mean()) * projection).sum()) < 0:
         projection = -projection
     return projection.clamp(min=0).reshape(h, w).float().numpy()
+
+
+def eigencam(model: LoadedModel | nn.Module, x: torch.Tensor, layer: str | None = None) -> Attribution:
+    """EigenCAM (`principal_map`) at `layer` (default: Grad-CAM's, `auto_gradcam_layer`): forward only,
+    class-agnostic."""
+    module, labels = _unwrap(model)
+    if x.ndim != 4:
+        raise SpecError(f"EigenCAM needs an image input (N, C, H, W); got shape {tuple(x.shape)}.")
+    notes = ()
+    if layer is None:
+        layer, notes = auto_gradcam_layer(module, x)
+    result = run(module, x, RunSpec((layer,), frozenset({"output"}), stats=False), labels)
+    acts = result.captures.get(f"{layer}:output")
+    grid = token_grid(module, tuple(x.shape[-2:]))
+    maps = token_maps(acts.array, grid) if acts is not None and acts.array is not None and grid is not None else None
+    if maps is None:
+        if acts is None or acts.array is None or acts.array.ndim != 4:
+            shape = "nothing" if acts is None or acts.array is None else f"shape {acts.array.shape}"
+            raise SpecError(f"EigenCAM needs one (N, C, H, W) output at {layer}; it gives {shape}.")
+        maps = acts.array[0]
+        if is_channels_last(tuple(acts.array.shape)):
+            maps = maps.transpose(2, 0, 1)
+    cam = principal_map(np.asarray(maps, dtype=np.float32))
+    return Attribution("eigencam", upsample(cam, tuple(x.shape[-2:])), "no class (class-agnostic)", None, layer, cam,
+                       warnings=tuple(result.warnings), notes=notes,
+                       detections=None if result.detections is None else tuple(result.detections))

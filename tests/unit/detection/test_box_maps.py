@@ -9,7 +9,8 @@ import torch
 import torch.nn.functional as F
 
 from inspector.bench.detection import plain_gradcam
-from inspector.core.attribution import attribute, auto_gradcam_layer
+from inspector.core.attribution import attribute
+from inspector.core.cam_layers import auto_gradcam_layer
 
 
 def _by_hand_gradcam(module, x, layer, k):
