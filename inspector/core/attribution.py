@@ -18,10 +18,11 @@ from torch.overrides import TorchFunctionMode
 
 from .attention.site import supports_attention
 from .attention.supported import supported_text
-from .attribution_record import Attribution, _unwrap, boxes_of
+from .attribution_record import Attribution, _device, _unwrap, boxes_of
 from .baselines import make_baseline
 from .batching import parse_memory, pick_batch
 from .cam_layers import auto_gradcam_layer, upsample
+from .detection.outputs import is_detection_output
 from .drise import drise
 from .eigencam import eigencam
 from .engine import RunSpec, run
@@ -306,12 +307,22 @@ def with_baseline(model: LoadedModel | nn.Module, x: torch.Tensor, options: dict
     return opts, made
 
 
+def _detects(model: LoadedModel | nn.Module, x: torch.Tensor) -> bool:
+    """A loaded model its loader or layer tree calls a detector; a bare module that answers x with boxes."""
+    if isinstance(model, LoadedModel):
+        return detects(model)
+    if not isinstance(model, nn.Module) or not isinstance(x, torch.Tensor):
+        return False  # the method's own checks say what is wrong
+    with torch.no_grad():
+        return is_detection_output(model(x.detach().to(_device(model))))
+
+
 def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, target=None,
               layer: str | None = None, options: dict | None = None) -> Attribution:
     """One entry point for the CLI and the app: `method` is one of METHODS. For ig and occlusion,
     options["baseline"] may name a baseline (inspector.core.baselines); its details join the map's."""
     check_options(method, options)
-    if method in NOT_FOR_DETECTORS and isinstance(model, LoadedModel) and detects(model):
+    if method in NOT_FOR_DETECTORS and _detects(model, x):
         raise SpecError(f"{method} does not explain detections yet; for a box use {', '.join(FOR_DETECTORS)}.")
     if isinstance((options or {}).get("max_memory"), str):
         options = dict(options, max_memory=parse_memory(options["max_memory"]))

@@ -18,6 +18,7 @@ import math
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torchvision.ops import box_iou
 
 from .attribution_record import Attribution, _device, _unwrap
 from .batching import pick_batch
@@ -58,15 +59,6 @@ def make_masks(count: int, size: tuple[int, int], cell: int, probability: float,
     return render_masks(*draw_masks(count, size, cell, probability, generator), size, cell)
 
 
-def box_ious(box: torch.Tensor, boxes: torch.Tensor) -> torch.Tensor:
-    """IoU of one (4,) box with each of (D, 4) boxes."""
-    w = (torch.minimum(box[2], boxes[:, 2]) - torch.maximum(box[0], boxes[:, 0])).clamp(min=0)
-    h = (torch.minimum(box[3], boxes[:, 3]) - torch.maximum(box[1], boxes[:, 1])).clamp(min=0)
-    inter = w * h
-    area = (box[2] - box[0]) * (box[3] - box[1]) + (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
-    return inter / (area - inter).clamp(min=1e-12)
-
-
 def similarity(found: dict, box: torch.Tensor, label: int) -> float:
     """The best IoU x class-score similarity of one image's detections to the target detection."""
     scores = found["scores"].double()
@@ -74,11 +66,11 @@ def similarity(found: dict, box: torch.Tensor, label: int) -> float:
         return 0.0
     labels = found.get("labels")
     same = torch.ones_like(scores) if labels is None else (labels == label).double()
-    return float((box_ious(box.double(), found["boxes"].double()) * same * scores).max())
+    return float((box_iou(box.double()[None], found["boxes"].double())[0] * same * scores).max())
 
 
-def _check(masks, cell, probability, seed) -> None:
-    for name, value, least in (("masks", masks, 1), ("cell", cell, 1)):
+def _check(masks, cell, probability, seed, batch) -> None:
+    for name, value, least in (("masks", masks, 1), ("cell", cell, 1), ("batch", 1 if batch is None else batch, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
             raise SpecError(f"The D-RISE {name} is a whole number, at least {least}, not {value!r}.")
     if isinstance(probability, bool) or not isinstance(probability, (int, float)) or not 0 < probability <= 1:
@@ -97,7 +89,7 @@ def drise(model, x: torch.Tensor, target=None, masks: int = DEFAULTS["masks"], c
     if x.ndim != 4 or x.shape[0] != 1:
         raise SpecError(f"D-RISE explains one image (1, C, H, W) at a time, not shape {tuple(x.shape)}.")
     cell = default_cell(x) if cell is None else cell
-    _check(masks, cell, probability, seed)
+    _check(masks, cell, probability, seed, batch)
     if cell > min(x.shape[-2:]):
         raise SpecError(f"The D-RISE cell ({cell} pixels) is larger than the input ({x.shape[-2]} x {x.shape[-1]}).")
     device = _device(module)

@@ -165,7 +165,9 @@ def compare_results(first: RunResult, second: RunResult, threshold: float = DEFA
     """Compare two results of the same capture key by key, in the first result's forward order."""
     if threshold < 0 or not math.isfinite(threshold):
         raise MismatchError(f"The threshold must be a number >= 0, got {threshold}.")
-    if first.output is not None and second.output is not None and np.shape(first.output) != np.shape(second.output):
+    detecting = first.detections is not None or second.detections is not None  # outputs: one row per box found
+    if not detecting and first.output is not None and second.output is not None \
+            and np.shape(first.output) != np.shape(second.output):
         raise MismatchError(f"The two models' outputs have different shapes: {names[0]} gives "
                             f"{tuple(np.shape(first.output))}, {names[1]} gives {tuple(np.shape(second.output))}. "
                             f"Compare models with the same output.")
@@ -183,7 +185,7 @@ def compare_results(first: RunResult, second: RunResult, threshold: float = DEFA
                                 f"{names[1]}: the two models differ there, not only in their weights.")
         forward = key.site in FORWARD_SITES
         rows.append(DiffRow(name, *divergence(x, y), forward=forward))
-    if first.output is not None and second.output is not None:
+    if first.output is not None and second.output is not None and not detecting:
         rows.append(DiffRow("output", *divergence(first.output, second.output), forward=True))
     if first.input_grad is not None and second.input_grad is not None:
         rows.append(DiffRow("input:grad", *divergence(first.input_grad, second.input_grad), forward=False))
@@ -199,9 +201,14 @@ def compare_results(first: RunResult, second: RunResult, threshold: float = DEFA
 
 def same_objective(result: RunResult):
     """The target the second model must use: the one resolved on the first model, with top-1 (or
-    auto) fixed to the class it picked there."""
+    auto) fixed to the class it picked there, and a detector's box fixed to where it was (the second model's
+    detection of best IoU with it, of its class)."""
     from ..objective import Target, parse_target  # torch: the window reads this module before the engine loads
 
+    if result.detections is not None and result.target_detection is not None:
+        from ..records.detections import box_target
+
+        return parse_target(box_target(result.detections[result.target_detection]))  # that object, by IoU
     resolved = parse_target(result.target)
     if result.target_index is not None and resolved.kind in ("auto", "top1", "index"):
         return Target("index", result.target_index)

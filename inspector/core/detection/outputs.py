@@ -49,7 +49,7 @@ def detection_arrays(output) -> dict[str, np.ndarray]:
     (D, H, W) and `detections:keypoints` (D, K, 3) where the model gives them (Mask, Keypoint R-CNN)."""
     first = output[0]
     rank = order(first)
-    classes = first.get("labels", torch.zeros(len(first["scores"])))
+    classes = first.get("labels", torch.zeros_like(first["scores"]))
     table = torch.cat([first["boxes"].detach().float(), first["scores"].detach().float()[:, None],
                        classes.detach().float()[:, None]], dim=1)[rank]
     arrays = {"output": table.cpu().numpy()}

@@ -51,7 +51,8 @@ def box_objective(output, target: Target, labels: Sequence[str] | None,
             return scores.sum(), None, Target("auto"), None
         target = Target("box", 0)
     if target.kind != "box":
-        raise SpecError(f"Target {target} is for classifiers; this model detects objects. Use box:K (box:0 is "
+        whose = "segmentations" if target.kind == "seg" else "classifiers"
+        raise SpecError(f"Target {target} is for {whose}; this model detects objects. Use box:K (box:0 is "
                         f"the best detection) or box:X0,Y0,X1,Y1[@CLASS]. (Targets: {USAGE}.)")
     if not rank:
         raise SpecError(f"Target {target}: the model detected nothing above {_threshold_text(threshold)}; "
@@ -74,6 +75,9 @@ def _best_match(first: dict, rank: list[int], target: Target, labels: Sequence[s
     boxes = first["boxes"].detach().float().cpu().tolist()
     classes = first.get("labels")
     classes = classes.detach().cpu().tolist() if classes is not None else [0] * len(boxes)
+    if wanted is not None and wanted not in {classes[i] for i in rank}:
+        raise SpecError(f"Target {target}: the model detected nothing of class {target.label} "
+                        f"({len(rank)} detection(s) of other classes).")
     best, best_iou = None, 0.0
     for k, i in enumerate(rank):
         if wanted is not None and classes[i] != wanted:

@@ -31,8 +31,18 @@ def iou(a: Box, b: Box) -> float:
 
 def box_target(found: Detection) -> str:
     """The target that follows this detection from run to run (an edit may reorder the boxes): its box in
-    input pixels to a tenth of a pixel, and its class."""
-    return "box:" + ",".join(f"{round(v, 1):g}" for v in found.box) + f"@{found.label}"
+    input pixels to a tenth of a pixel (finer for a box so small that a tenth would lose it), and its class."""
+    for digits in (1, 3, 6):
+        rounded = tuple(round(v, digits) for v in found.box)
+        if rounded[0] < rounded[2] and rounded[1] < rounded[3] and iou(rounded, found.box) >= 0.9:
+            break
+    return "box:" + ",".join(f"{v:.{digits}f}".rstrip("0").rstrip(".") for v in rounded) + f"@{found.label}"
+
+
+def is_box_in_pixels(target: str) -> bool:
+    """`box:X0,Y0,X1,Y1[@CLASS]`: a box on one image (it names no detection on another)."""
+    text = target.strip().lower()
+    return text.startswith("box:") and "," in text.partition("@")[0]
 
 
 def fits_task(target: str, task: str) -> bool:

@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from inspector.core.errors import InspectorError
 from inspector.core.inputs.video import is_video
 from inspector.core.keys import layer_of, parse_layer_call
-from inspector.core.records.detections import fits_task
+from inspector.core.records.detections import fits_task, is_box_in_pixels
 from inspector.core.records.failure import Failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 
@@ -212,10 +212,18 @@ class AppState(QObject):
         self.use_input(source)
 
     def use_input(self, source: str, shown: str | None = None) -> None:
-        """Run on `source`, the chooser showing `shown` (a folder's root while it is stepped through)."""
+        """Run on `source`, the chooser showing `shown` (a folder's root while it is stepped through). A box
+        clicked on the last image is no box of this one: the target goes back to auto (a video's frames keep
+        it, following the object by IoU)."""
         self.input = source
+        self._forget_box()
         self.sigInputShown.emit(shown or source)
         self.schedule_run()
+
+    def _forget_box(self) -> None:
+        if is_box_in_pixels(self.target):
+            self.target = "auto"
+            self.sigTargetShown.emit(self.target)
 
     def set_device(self, name: str) -> None:
         self.device = name
@@ -460,6 +468,8 @@ class AppState(QObject):
             ticks = set(self.ticks) if not first else info.tree.default_ticks(info.task)
         self._next_ticks = None
         self.ticks = frozenset(p for p in ticks if p in {l.path for l in info.tree.layers})
+        if first and self.pending_target is None:
+            self._forget_box()  # another model's box
         if self.pending_target is None and not fits_task(self.target, info.task):
             self.target = "auto"  # a class for a detector, or a box for a classifier: the model's own default
             self.sigTargetShown.emit(self.target)

@@ -280,7 +280,8 @@ class AttributionView(QWidget):
         self._apply_levels()
         self.view.autoRange(padding=0.01)
         what = found.target if found.target_index is None else (
-            f"class {found.target_index}" + (f" ({labels[found.target_index]})" if labels else ""))
+            f"class {found.target_index}"
+            + (f" ({labels[found.target_index]})" if labels and found.target_index < len(labels) else ""))
         if found.target_detection is not None:
             box = found.detections[found.target_detection]
             what = f"box:{found.target_detection} ({box.name} {box.score:.2f})"
