@@ -26,6 +26,7 @@ from .errors import InputError, InspectorError, RunError, SpecError
 from .hookset import HookSet, to_numpy
 from .keys import GRAD_SITES, MODULE_SITES, Key
 from .objective import objective, primary_output
+from .records.labels import label_name
 from .result import Prediction, RunResult
 from .runspec import RunSpec
 from .sharing import Sharing
@@ -64,8 +65,7 @@ def predictions(logits: torch.Tensor, labels: Sequence[str] | None, k: int = 5) 
     top = torch.topk(probs, min(k, row.numel()))
     out = []
     for p, i in zip(top.values.tolist(), top.indices.tolist()):
-        label = labels[i] if labels and i < len(labels) else f"class {i}"
-        out.append(Prediction(i, label, p, float(row[i])))
+        out.append(Prediction(i, label_name(i, labels), p, float(row[i])))
     return out
 
 
@@ -74,7 +74,7 @@ def _segment_predictions(logits: torch.Tensor, labels: Sequence[str] | None, k: 
     share = torch.bincount(winners, minlength=logits.shape[0]).float() / winners.numel()
     mean = logits.mean(dim=(1, 2))
     top = torch.topk(share, min(k, share.numel()))
-    return [Prediction(i, labels[i] if labels and i < len(labels) else f"class {i}", p, float(mean[i]))
+    return [Prediction(i, label_name(i, labels), p, float(mean[i]))
             for p, i in zip(top.values.tolist(), top.indices.tolist()) if p > 0]
 
 

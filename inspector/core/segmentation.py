@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .records.labels import label_name
+
 
 def palette(count: int) -> np.ndarray:
     """(count, 3) uint8 colours: the PASCAL VOC colour map (bits of the class index spread over RGB)."""
@@ -47,5 +49,5 @@ def legend(classes: np.ndarray, labels: list[str] | None) -> list[tuple[int, str
     counts = np.bincount(classes.reshape(-1))
     colours = palette(len(counts))
     present = [i for i in np.argsort(-counts, kind="stable") if counts[i]]
-    return [(int(i), labels[i] if labels and i < len(labels) else f"class {i}", tuple(int(v) for v in colours[i]),
+    return [(int(i), label_name(int(i), labels), tuple(int(v) for v in colours[i]),
              float(counts[i] / classes.size)) for i in present]

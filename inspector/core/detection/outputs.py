@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from ..records.detections import Detection
+from ..records.labels import label_name
 
 #: What a capture file holds per detection, in this order, under the key `output`.
 COLUMNS = ("x0", "y0", "x1", "y1", "score", "label")
@@ -23,10 +24,6 @@ def is_detection_output(output) -> bool:
 def order(first: dict) -> torch.Tensor:
     """The detections' indices by score, best first (torchvision's are already so; kept stable)."""
     return torch.sort(first["scores"].detach(), descending=True, stable=True).indices
-
-
-def label_name(label: int, labels: Sequence[str] | None) -> str:
-    return labels[label] if labels and 0 <= label < len(labels) else f"class {label}"
 
 
 def detections_of(output, labels: Sequence[str] | None) -> list[Detection]:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.clipping import clip_levels, magnitude
 from inspector.core.records.detections import box_target
+from inspector.core.records.labels import label_name
 from inspector.core.records.requests import ATTRIBUTION_METHODS as METHODS
 from inspector.core.records.requests import CLASS_AGNOSTIC, LAYER_METHODS
 
@@ -280,8 +281,7 @@ class AttributionView(QWidget):
         self._apply_levels()
         self.view.autoRange(padding=0.01)
         what = found.target if found.target_index is None else (
-            f"class {found.target_index}"
-            + (f" ({labels[found.target_index]})" if labels and found.target_index < len(labels) else ""))
+            f"class {found.target_index}" + (f" ({label_name(found.target_index, labels)})" if labels else ""))
         if found.target_detection is not None:
             box = found.detections[found.target_detection]
             what = f"box:{found.target_detection} ({box.name} {box.score:.2f})"
