@@ -24,18 +24,19 @@ def entry() -> int:
     _ensure_streams()
     # Loading the commands imports torch and numpy for seconds: a Ctrl-C then raises once, and a second one
     # while the first unwinds is ignored (it landed in this handler and printed a second traceback).
-    from inspector.core.interrupts import interrupt_once, interrupted
+    from inspector.core.interrupts import InterruptOnce, interrupted
 
-    previous = interrupt_once()
+    guard = InterruptOnce()
     try:
         from inspector.cli import main
 
-        signal.signal(signal.SIGINT, previous)  # the command (or the app) says what Ctrl-C does from here
+        guard.deliver()
+        guard.restore()  # the command (or the app) says what Ctrl-C does from here
         return main()
     except BaseException as exc:  # Ctrl-C before a command took over (while Python modules load)
         if not interrupted(exc):
             raise
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        guard.restore(signal.SIG_IGN)
         print("interrupted", file=sys.stderr)
         return 130
 

@@ -11,7 +11,7 @@ import signal
 import sys
 
 from inspector.core.errors import InspectorError
-from inspector.core.interrupts import interrupt_once, interrupted
+from inspector.core.interrupts import InterruptOnce, interrupted
 
 from . import atlas, attribute, bench, capture, common, diff, layers, samples, sweep
 
@@ -50,9 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         return _launch_app(parser)
 
-    previous = interrupt_once()
+    guard = InterruptOnce()
     try:
         code = COMMANDS[args.command].run(args)
+        guard.deliver()
     except InspectorError as exc:
         if args.debug:
             raise
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         # As the program (no argv given), Ctrl-C is ignored from here on: the shutdown (atexit callbacks
         # of Ray, torch, tqdm) is not interrupted halfway, which printed "Exception ignored in atexit
         # callback". Called from Python, the caller's handler comes back.
-        signal.signal(signal.SIGINT, signal.SIG_IGN if argv is None else previous)
+        guard.restore(signal.SIG_IGN if argv is None else None)
     return code
 
 
