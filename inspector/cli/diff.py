@@ -86,6 +86,24 @@ def _print_table(diff, out: Path | None) -> None:
                                           if diff.first.target_index is not None else ""))
     for d in diff.deltas:
         print(f"{d.first:7.2%} -> {d.second:7.2%}  ({d.delta:+.2%})  {d.label} (class {d.index})")
+    if diff.boxes is not None:
+        _print_boxes(diff)
     verdict = (f"first divergent: {diff.first_divergent}" if diff.first_divergent
                else f"no forward capture diverges beyond {diff.threshold:g}")
     print(verdict + (f" -> {out}" if out else ""))
+
+
+def _print_boxes(diff) -> None:
+    """One line per object shown in either detector: what became of it, with both scores and the IoU."""
+    from inspector.core.detection.changes import summary
+
+    before, after = diff.first.detections, diff.second.detections
+    print(f"boxes scoring {diff.min_score:.2f} or more: {summary(diff.boxes)}")
+    for c in diff.boxes:
+        was = before[c.before] if c.before is not None else None
+        now = after[c.after] if c.after is not None else None
+        name = (now or was).name
+        scores = f"{was.score:.2f}" if was else "-"
+        scores += f" -> {now.score:.2f}" if now else " -> -"
+        where = ", ".join(f"{v:.0f}" for v in (now or was).box)
+        print(f"  {c.kind:<8}  {name:<16} {scores:<13}  IoU {c.iou:.2f}  box {where}")

@@ -174,6 +174,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.input_view.sigClicked.connect(self._on_input_clicked)
         self.input_view.sigBoxDragged.connect(self._on_box_dragged)
         self.detections = DetectionsController(s, self.input_view, self.predictions, self.target_combo)
+        self.input_view.sigMinScore.connect(self.views.compare.set_min_score)
 
     # -- what the state says -----------------------------------------------------------------
     def _on_view_shown(self, view: str) -> None:
@@ -314,6 +315,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
                                    result.target_detection)
         for panel in (self.activation_panel, self.gradient_panel):  # what an enlarged map is laid over
             panel.set_backdrop(self.input_view.rgb)
+        self.views.compare.set_backdrop(self.input_view.rgb, self.input_view.chosen_min_score)  # a detector's boxes
 
     def _on_box_dragged(self, y0: float, x0: float, y1: float, x1: float) -> None:
         """A box dragged on a segmentation's input: the target becomes that class over the box."""

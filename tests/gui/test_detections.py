@@ -119,3 +119,38 @@ def test_a_clicked_box_is_forgotten_on_another_image(ui, qtbot, open_window, tmp
     result = ui.expect_result(qtbot, window).result
     assert window.state.target == "auto" and result.target == "box:0" and result.detections
     assert window.target_combo.currentText() == "auto (the best box)" and clicked.target_detection == 1
+
+
+def test_the_compare_tab_marks_the_boxes_an_edit_made_appear_and_vanish(ui, qtbot, open_window, tmp_path, image_file):
+    """Scaling the conv's output by -1 turns each score s into sigmoid(-mean) = 1 - s: seen from 0.5, every box
+    shown before vanishes (its new score still listed) and every box hidden before appears, in the table and
+    in the picture (green for an appeared box)."""
+    from inspector.core.detection.picture import APPEARED
+    from inspector.core.edits import Edit
+    from inspector.core.keys import Key
+
+    source, toy = _toy(tmp_path)
+    window = open_window(source, image_file)
+    with torch.no_grad():
+        scores = toy.ToyDetector().box_scores(torch.from_numpy(window.first_outcome.result.input)[0]).tolist()
+    assert all(abs(s - 0.5) > 1e-3 for s in scores)
+    window.input_view.score_slider.setValue(50)
+    window.state.set_view("compare")
+    window.state.editing.add(Edit(Key("conv", "output"), "scale", (("k", -1.0),)))
+    outcome = ui.expect_result(qtbot, window)
+    compare = window.views.compare
+    qtbot.waitUntil(lambda: compare.table.rowCount() == 3, timeout=10_000)
+    assert compare.boxes.isVisible() and compare.table.horizontalHeaderItem(3).text() == "Change"
+    rows = sorted([compare.table.item(r, c).text() for c in range(4)] for r in range(3))
+    assert rows == sorted([f"class {toy.LABELS[i]} ({toy.LABELS[i]})", f"{s:.3f}", f"{1 - s:.3f}",
+                           "vanished" if s >= 0.5 else "appeared"] for i, s in enumerate(scores))
+    kinds = sorted(c.kind for c in compare.boxes.changes)
+    assert kinds == sorted("vanished" if s >= 0.5 else "appeared" for s in scores)
+    assert "scoring 0.50 or more" in compare.boxes.caption.text()
+    drawn = compare.boxes.drawn  # what the view shows
+    assert np.array_equal(compare.boxes.image.image, drawn)
+    scale = drawn.shape[1] / 32
+    for i, (x0, y0, x1, y1) in enumerate(toy.BOXES):  # an appeared box's bottom edge, drawn 3 pixels wide inwards
+        if scores[i] < 0.5:
+            assert tuple(drawn[round(y1 * scale) - 1, round((x0 + x1) / 2 * scale)]) == APPEARED
+    assert outcome.baseline is not None and outcome.baseline.detections is not None

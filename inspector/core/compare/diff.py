@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ..detection.changes import BoxChange, box_changes
+from ..detection.picture import default_min_score
 from ..diagnostics import forward_rank
 from ..errors import MismatchError
 from ..result import RunResult
@@ -66,6 +68,8 @@ class ModelDiff:
     second: RunResult | None = None
     names: tuple[str, str] = ("first", "second")
     timings: dict[str, float] = field(default_factory=dict)
+    boxes: list[BoxChange] | None = None  # two detectors: what became of each object shown
+    min_score: float | None = None  # the score from which boxes are shown (and `boxes` counts them)
 
     def row(self, key: str) -> DiffRow | None:
         return next((r for r in self.rows if r.key == key), None)
@@ -94,9 +98,13 @@ class ModelDiff:
         if self.first is not None:
             preds["target"] = self.first.target
             preds["target_index"] = self.first.target_index
-        return {"first_divergent": self.first_divergent, "threshold": self.threshold,
-                "rows": [r.to_dict() for r in self.rows], "only_in_first": list(self.only_in_first),
-                "only_in_second": list(self.only_in_second), "predictions": preds}
+        out = {"first_divergent": self.first_divergent, "threshold": self.threshold,
+               "rows": [r.to_dict() for r in self.rows], "only_in_first": list(self.only_in_first),
+               "only_in_second": list(self.only_in_second), "predictions": preds}
+        if self.boxes is not None:
+            out["boxes"] = {"min_score": self.min_score,
+                            "changes": [c.to_dict(self.first.detections, self.second.detections) for c in self.boxes]}
+        return out
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Both models' arrays and their differences (second - first), as `--out` writes them:
@@ -195,8 +203,12 @@ def compare_results(first: RunResult, second: RunResult, threshold: float = DEFA
             break
     only_first = [k for k in a if k not in b]
     only_second = [k for k in b if k not in a]
+    boxes = min_score = None
+    if first.detections is not None and second.detections is not None:
+        min_score = default_min_score(first.detections)
+        boxes = box_changes(first.detections, second.detections, min_score)
     return ModelDiff(first_divergent, threshold, rows, only_first, only_second,
-                     prediction_deltas(first, second), first, second, names)
+                     prediction_deltas(first, second), first, second, names, boxes=boxes, min_score=min_score)
 
 
 def same_objective(result: RunResult):

@@ -12,11 +12,13 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from ..records.detections import Detection
+from .changes import BoxChange
 
 CHOSEN = (255, 212, 0)  # the target's box: the yellow the atlas outlines its regions in
 #: Box colours by class, cycling: matplotlib's tab10 without its olive (too near CHOSEN's yellow)
 COLOURS = ((31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189), (140, 86, 75),
            (227, 119, 194), (127, 127, 127), (23, 190, 207))
+APPEARED, VANISHED, MOVED, WAS = (0, 200, 83), (229, 57, 53), (255, 145, 0), (220, 220, 220)  # draw_changes
 DEFAULT_SHOWN = 0.5  # the score a trained detector's boxes are shown from
 FEW = 10  # when nothing scores DEFAULT_SHOWN (random weights), the best FEW are shown
 
@@ -66,17 +68,62 @@ def draw_detections(picture: np.ndarray, detections: Sequence[Detection], min_sc
     draw = ImageDraw.Draw(image)
     font = ImageFont.load_default(size=11)
     for k in reversed([k for k in shown(detections, min_score) if k != chosen]):  # the best drawn last, on top
-        _box(draw, font, detections[k], scale, colour_of(detections[k].label), 2)
+        found = detections[k]
+        _box(draw, font, found.box, f"{found.name} {found.score:.2f}", scale, colour_of(found.label), 2)
     if chosen is not None and 0 <= chosen < len(detections):  # shown whatever its score: it is the target
-        _box(draw, font, detections[chosen], scale, CHOSEN, 3)
+        found = detections[chosen]
+        _box(draw, font, found.box, f"{found.name} {found.score:.2f}", scale, CHOSEN, 3)
     return np.asarray(image)
 
 
-def _box(draw: ImageDraw.ImageDraw, font, found: Detection, scale: float, colour, width: int) -> None:
-    x0, y0, x1, y1 = (v * scale for v in found.box)
-    draw.rectangle((x0 - 1, y0 - 1, x1 + 1, y1 + 1), outline=(0, 0, 0), width=width + 2)  # seen on any background
-    draw.rectangle((x0, y0, x1, y1), outline=colour, width=width)
-    text = f"{found.name} {found.score:.2f}"
+def draw_changes(picture: np.ndarray, before: Sequence[Detection], after: Sequence[Detection],
+                 changes: Sequence[BoxChange], size: int | None = None) -> np.ndarray:
+    """The second run's boxes over `picture` (as `draw_detections`), marked by what happened to them
+    (`changes`, inspector.core.detection.changes): kept in their class's colour; moved in orange, where it
+    was dashed; appeared in green, tagged "+"; vanished dashed in red, tagged "-" with its score before (and
+    now, where it is still found below the score shown)."""
+    image, scale = _fitted(picture, size)
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=11)
+    order = {"vanished": 0, "kept": 1, "moved": 2, "appeared": 3}  # what changed drawn last, on top
+    for change in sorted(changes, key=lambda c: order[c.kind]):
+        if change.kind == "vanished":
+            was = before[change.before]
+            now = f", now {after[change.after].score:.2f}" if change.after is not None else ""
+            _box(draw, font, was.box, f"- {was.name} {was.score:.2f}{now}", scale, VANISHED, 2, dashed=True)
+            continue
+        found = after[change.after]
+        if change.kind == "kept":
+            _box(draw, font, found.box, f"{found.name} {found.score:.2f}", scale, colour_of(found.label), 2)
+        elif change.kind == "moved":
+            _dashed(draw, tuple(v * scale for v in before[change.before].box), WAS, 1)
+            _box(draw, font, found.box, f"{found.name} {found.score:.2f} moved", scale, MOVED, 3)
+        else:
+            _box(draw, font, found.box, f"+ {found.name} {found.score:.2f}", scale, APPEARED, 3)
+    return np.asarray(image)
+
+
+def _dashed(draw: ImageDraw.ImageDraw, box, colour, width: int, dash: float = 6.0) -> None:
+    """A rectangle's outline in dashes of `dash` pixels (Pillow draws only solid lines)."""
+    x0, y0, x1, y1 = box
+    for (ax, ay), (bx, by) in (((x0, y0), (x1, y0)), ((x1, y0), (x1, y1)), ((x1, y1), (x0, y1)), ((x0, y1), (x0, y0))):
+        length = max(abs(bx - ax), abs(by - ay))
+        steps = max(1, int(length // dash))
+        for s in range(0, steps, 2):
+            t0, t1 = s / steps, min(s + 1, steps) / steps
+            draw.line((ax + (bx - ax) * t0, ay + (by - ay) * t0, ax + (bx - ax) * t1, ay + (by - ay) * t1),
+                      fill=colour, width=width)
+
+
+def _box(draw: ImageDraw.ImageDraw, font, box, text: str, scale: float, colour, width: int,
+         dashed: bool = False) -> None:
+    x0, y0, x1, y1 = (v * scale for v in box)
+    if dashed:
+        _dashed(draw, (x0 - 1, y0 - 1, x1 + 1, y1 + 1), (0, 0, 0), width + 2)
+        _dashed(draw, (x0, y0, x1, y1), colour, width)
+    else:
+        draw.rectangle((x0 - 1, y0 - 1, x1 + 1, y1 + 1), outline=(0, 0, 0), width=width + 2)  # seen on any background
+        draw.rectangle((x0, y0, x1, y1), outline=colour, width=width)
     left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
     tag_h = bottom - top + 2
     ty = y0 - tag_h if y0 - tag_h >= 0 else y0

@@ -77,6 +77,10 @@ class CompareGrid(pg.GraphicsLayoutWidget):
             self.names[col] = name
             self.headers[col].setText(name)
 
+    def names_pair(self) -> tuple[str, str]:
+        """What the first two columns are called: ("baseline", "edited") or ("first", "second")."""
+        return self.names["baseline"], self.names["edited"]
+
     def _follow(self, row: str, moved: pg.ViewBox) -> None:
         """Pan and zoom the row's three views together (same range, view coordinates = pixels)."""
         if getattr(self, "_following", False):

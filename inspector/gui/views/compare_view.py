@@ -30,6 +30,7 @@ from inspector.core.mosaic import PAGE
 from inspector.core.result import RunResult
 
 from ..controls import content_free, searchable
+from .box_changes_view import BoxChangesView
 from .compare_grid import COLS, ROWS, CompareGrid  # noqa: F401  (ROWS, COLS: the grid's names)
 from .divergence_view import DivergenceView
 from .number_format import fmt
@@ -82,6 +83,9 @@ class CompareView(QWidget):
         self.edits_on.activated.connect(lambda _i: self.sigEditsOn.emit(EDITS_ON[self.edits_on.currentText()]))
         self.edits_on_label = QLabel("Edits on")
         self.divergence = DivergenceView()
+        self.boxes = BoxChangesView()  # a detector's: what became of each box
+        self.boxes.hide()
+        self._boxes_sized = False
         head = QHBoxLayout()
         head.addWidget(QLabel("Layer"))
         head.addWidget(self.layer, 1)
@@ -91,9 +95,10 @@ class CompareView(QWidget):
         head.addWidget(self.edits_on)
         bottom = QSplitter(Qt.Horizontal)
         bottom.addWidget(self.divergence)
+        bottom.addWidget(self.boxes)
         bottom.addWidget(self.table)
-        bottom.setStretchFactor(0, 1)
-        bottom.setStretchFactor(1, 1)
+        for i in range(3):
+            bottom.setStretchFactor(i, 1)
         self.bottom = bottom
         top = QWidget()
         top_layout = QVBoxLayout(top)
@@ -166,9 +171,19 @@ class CompareView(QWidget):
         if name:
             self.sigLayerChosen.emit(name)
 
+    def set_backdrop(self, rgb, min_score: float | None) -> None:
+        """The input picture a detector's boxes are drawn over, and the score they are shown from."""
+        self.boxes.set_backdrop(rgb, min_score)
+        self._fill_box_table()
+
+    def set_min_score(self, value: float) -> None:
+        self.boxes.set_min_score(value)
+        self._fill_box_table()
+
     def clear(self) -> None:
         self.grid.clear_all()
         self.divergence.clear()
+        self.boxes.show_changes(None, None, self.grid.names_pair())
         self.table.setRowCount(0)
         self.hover.setText(" ")
 
@@ -208,8 +223,39 @@ class CompareView(QWidget):
             elif (total := self.grid.shown[row].mosaic.total) > PAGE:
                 notes.append(f"{row}: channels 0-{PAGE - 1} of {total}")
         self.caption.setText(" · ".join(notes))
+        self.boxes.show_changes(baseline.detections, edited.detections, self.grid.names_pair())
+        if self.boxes.isVisibleTo(self):
+            if not self._boxes_sized:  # room for the picture, once (the user's own split is kept after)
+                total = max(sum(self.split.sizes()), 400)
+                self.split.setSizes([int(total * 0.55), int(total * 0.45)])
+                width = max(sum(self.bottom.sizes()), 400)
+                shown = [self.divergence.isVisibleTo(self), True, True]
+                self.bottom.setSizes([int(width / sum(shown)) if on else 0 for on in shown])
+                self._boxes_sized = True
+            self._fill_box_table()
+            return
+        self.table.setHorizontalHeaderLabels(["Class", *self._headers(), "Δ"])
         deltas = prediction_deltas(baseline, edited)
         self.table.setRowCount(len(deltas))
         for r, d in enumerate(deltas):
             for c, text in enumerate((d.label, fmt(d.first, ".2%"), fmt(d.second, ".2%"), fmt(d.delta, "+.2%"))):
                 self.table.setItem(r, c, QTableWidgetItem(text))
+
+    def _headers(self) -> tuple[str, str]:
+        return tuple(name.capitalize() for name in self.grid.names_pair())
+
+    def _fill_box_table(self) -> None:
+        """A detector's objects, one row each: its class, its score in either run ("-": not found) and what
+        became of it (with the IoU of its two boxes)."""
+        if not self.boxes.isVisibleTo(self):
+            return
+        before, after = self.boxes.before, self.boxes.after
+        self.table.setHorizontalHeaderLabels(["Box", *self._headers(), "Change"])
+        self.table.setRowCount(len(self.boxes.changes))
+        for r, c in enumerate(self.boxes.changes):
+            found = after[c.after] if c.after is not None else before[c.before]
+            change = c.kind + (f", IoU {c.iou:.2f}" if c.kind in ("kept", "moved") else "")
+            cells = (f"{found.name} ({found.label})", fmt(before[c.before].score, ".3f") if c.before is not None
+                     else "-", fmt(after[c.after].score, ".3f") if c.after is not None else "-", change)
+            for col, text in enumerate(cells):
+                self.table.setItem(r, col, QTableWidgetItem(text))

@@ -171,6 +171,11 @@ class InputView(QWidget):
 
         return default_min_score(self.detections or [])
 
+    @property
+    def chosen_min_score(self) -> float | None:
+        """The score the slider was moved to (None: not moved since the model loaded: each run's default)."""
+        return self._min_score
+
     def forget_min_score(self) -> None:
         """Another model: its boxes are shown from its own default score until the slider moves."""
         self._min_score = None

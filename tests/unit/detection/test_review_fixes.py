@@ -37,6 +37,19 @@ def test_two_detectors_are_compared_on_the_same_object_whatever_their_counts():
     assert len(b.detections) == 2 and b.target_detection == 0 and b.detections[0].box == BOXES[chosen]
     diff = compare_results(a, b)  # one row per box found: no "different outputs" error, no output row
     assert [row.key for row in diff.rows] == ["conv:output", "conv:grad_output"]
+    # what became of each box, worked out from both models' scores of the three fixed boxes
+    with torch.no_grad():
+        s1, s2 = first.box_scores(x[0]).tolist(), scores.tolist()
+    m = 0.5 if max(s1) >= 0.5 else sorted(s1)[0]  # the default view: from 0.5, else the best ten (all three)
+    expected = []
+    for i, box in enumerate(BOXES):
+        shown1, shown2 = s1[i] >= m, s2[i] >= second.score_thresh and s2[i] >= m
+        if shown1 or shown2:
+            expected.append((box, "kept" if shown1 and shown2 else "appeared" if shown2 else "vanished"))
+    found = [((b.detections[c.after] if c.after is not None else a.detections[c.before]).box, c.kind)
+             for c in diff.boxes]
+    assert diff.min_score == pytest.approx(m) and sorted(found) == sorted(expected)
+    assert diff.to_dict()["boxes"]["changes"][0]["after"]["rank"] == 0
 
 
 def test_a_bare_detector_module_is_refused_by_the_methods_that_follow_a_class():
