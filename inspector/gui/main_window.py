@@ -312,7 +312,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         info = self.loaded
         self.input_view.show_input(result.input, info.preprocess if info else None, result.classes,
                                    list(info.labels) if info and info.labels else None, result.detections,
-                                   result.target_detection)
+                                   result.target_detection, result.extras)
         for panel in (self.activation_panel, self.gradient_panel):  # what an enlarged map is laid over
             panel.set_backdrop(self.input_view.rgb)
         self.views.compare.set_backdrop(self.input_view.rgb, self.input_view.chosen_min_score)  # a detector's boxes

@@ -154,3 +154,43 @@ def test_the_compare_tab_marks_the_boxes_an_edit_made_appear_and_vanish(ui, qtbo
         if scores[i] < 0.5:
             assert tuple(drawn[round(y1 * scale) - 1, round((x0 + x1) / 2 * scale)]) == APPEARED
     assert outcome.baseline is not None and outcome.baseline.detections is not None
+
+
+MASKED = '''
+
+class MaskedToy(ToyDetector):
+    """The toy, answering as Mask and Keypoint R-CNN do: each box filled as its mask, 17 keypoints at its centre."""
+
+    def forward(self, images):
+        out = super().forward(images)
+        for image, found in zip(images, out):
+            boxes = found["boxes"].tolist()
+            masks = torch.zeros(len(boxes), 1, *image.shape[-2:])
+            points = torch.zeros(len(boxes), 17, 3)
+            for d, (x0, y0, x1, y1) in enumerate(boxes):
+                masks[d, 0, int(y0):int(y1), int(x0):int(x1)] = 1.0
+                points[d, :] = torch.tensor([(x0 + x1) / 2, (y0 + y1) / 2, 1.0])
+            found["masks"], found["keypoints"] = masks, points
+        return out
+'''
+
+
+def test_masks_and_keypoints_are_drawn_over_the_input(ui, qtbot, open_window, tmp_path, image_file):
+    from inspector.core.detection.picture import CHOSEN, MASK_ALPHA, colour_of
+
+    path = tmp_path / "masked_toy.py"
+    path.write_text(TOY.read_text() + MASKED)
+    window = open_window(f"{path}:MaskedToy", image_file)
+    result, view = window.first_outcome.result, window.input_view
+    assert result.extras["detections:masks"].shape == (3, 32, 32) and view.masks is not None
+    assert "masks tinted; keypoints dotted" in view.caption.text()
+    view.score_slider.setValue(0)
+    rank = [d.box for d in result.detections].index((12.0, 4.0, 28.0, 14.0))
+    colour = CHOSEN if rank == result.target_detection else colour_of(2)
+    image = view.picture.pixmap().toImage()
+    scale = image.width() / 32
+    x, y = 14, 12  # inside box 1, away from its edges, its tag and its keypoints
+    expected = tuple(round(v * (1 - MASK_ALPHA) + c * MASK_ALPHA) for v, c in zip(view.rgb[y, x], colour))
+    assert QColor(image.pixel(round((x + 0.5) * scale), round((y + 0.5) * scale))).getRgb()[:3] == expected
+    cx, cy = 20, 9  # its centre: the keypoints' dot
+    assert QColor(image.pixel(round(cx * scale), round(cy * scale))).getRgb()[:3] == colour

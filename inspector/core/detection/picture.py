@@ -19,6 +19,13 @@ CHOSEN = (255, 212, 0)  # the target's box: the yellow the atlas outlines its re
 COLOURS = ((31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189), (140, 86, 75),
            (227, 119, 194), (127, 127, 127), (23, 190, 207))
 APPEARED, VANISHED, MOVED, WAS = (0, 200, 83), (229, 57, 53), (255, 145, 0), (220, 220, 220)  # draw_changes
+MASK_LEVEL, MASK_ALPHA = 0.5, 0.45  # a mask's pixels from this probability are tinted, this much
+#: COCO's person keypoints (Keypoint R-CNN's 17) and the bones drawn between them
+COCO_KEYPOINTS = ("nose", "left_eye", "right_eye", "left_ear", "right_ear", "left_shoulder", "right_shoulder",
+                  "left_elbow", "right_elbow", "left_wrist", "right_wrist", "left_hip", "right_hip", "left_knee",
+                  "right_knee", "left_ankle", "right_ankle")
+COCO_SKELETON = ((15, 13), (13, 11), (16, 14), (14, 12), (11, 12), (5, 11), (6, 12), (5, 6), (5, 7), (6, 8), (7, 9),
+                 (8, 10), (1, 2), (0, 1), (0, 2), (1, 3), (2, 4), (3, 5), (4, 6))
 DEFAULT_SHOWN = 0.5  # the score a trained detector's boxes are shown from
 FEW = 10  # when nothing scores DEFAULT_SHOWN (random weights), the best FEW are shown
 
@@ -60,20 +67,52 @@ def _fitted(picture: np.ndarray, size: int | None) -> tuple[Image.Image, float]:
 
 
 def draw_detections(picture: np.ndarray, detections: Sequence[Detection], min_score: float,
-                    chosen: int | None = None, size: int | None = None) -> np.ndarray:
+                    chosen: int | None = None, size: int | None = None, masks: np.ndarray | None = None,
+                    keypoints: np.ndarray | None = None) -> np.ndarray:
     """`picture` (H, W, 3 uint8, input pixels) scaled to `size` pixels a side (None: as is), each detection
     scoring at least `min_score` outlined in its class's colour and tagged "name score"; the `chosen` rank
-    (the target's box) in yellow, drawn last so nothing covers it."""
+    (the target's box) in yellow, drawn last so nothing covers it. With `masks` (D, H, W) in [0, 1] (Mask
+    R-CNN's, by rank) each shown detection's pixels from MASK_LEVEL are tinted in its colour; with
+    `keypoints` (D, K, 3) of x, y, visibility in input pixels (Keypoint R-CNN's) its visible points are
+    dotted, joined by COCO's skeleton when K is 17."""
     image, scale = _fitted(picture, size)
+    others = [k for k in shown(detections, min_score) if k != chosen]
+    target = [chosen] if chosen is not None and 0 <= chosen < len(detections) else []  # shown whatever its score
+    ranks = others + target  # drawn in this order: the target last, on top
+    colour = lambda k: CHOSEN if k == chosen else colour_of(detections[k].label)  # noqa: E731
+    if masks is not None:
+        image = _tinted(image, masks, [(k, colour(k)) for k in ranks if k < len(masks)])
     draw = ImageDraw.Draw(image)
     font = ImageFont.load_default(size=11)
-    for k in reversed([k for k in shown(detections, min_score) if k != chosen]):  # the best drawn last, on top
+    for k in [*reversed(others), *target]:  # the best of the others drawn last of them, on top
         found = detections[k]
-        _box(draw, font, found.box, f"{found.name} {found.score:.2f}", scale, colour_of(found.label), 2)
-    if chosen is not None and 0 <= chosen < len(detections):  # shown whatever its score: it is the target
-        found = detections[chosen]
-        _box(draw, font, found.box, f"{found.name} {found.score:.2f}", scale, CHOSEN, 3)
+        _box(draw, font, found.box, f"{found.name} {found.score:.2f}", scale, colour(k), 3 if k == chosen else 2)
+    if keypoints is not None:
+        for k in ranks:
+            if k < len(keypoints):
+                _skeleton(draw, np.asarray(keypoints[k], np.float64) * (scale, scale, 1), colour(k))
     return np.asarray(image)
+
+
+def _tinted(image: Image.Image, masks: np.ndarray, coloured: list[tuple[int, tuple[int, int, int]]]) -> Image.Image:
+    """`image` with each (rank, colour)'s mask, resized to it, blended in at MASK_ALPHA."""
+    rgb = np.asarray(image).astype(np.float64)
+    for k, colour in coloured:
+        mask = Image.fromarray(np.clip(np.asarray(masks[k], np.float64) * 255, 0, 255).round().astype(np.uint8))
+        inside = np.asarray(mask.resize(image.size, Image.BILINEAR)) >= MASK_LEVEL * 255
+        rgb[inside] = rgb[inside] * (1 - MASK_ALPHA) + np.asarray(colour, np.float64) * MASK_ALPHA
+    return Image.fromarray(rgb.round().astype(np.uint8))
+
+
+def _skeleton(draw: ImageDraw.ImageDraw, points: np.ndarray, colour) -> None:
+    """One detection's keypoints (K, 3: x, y, visibility in the picture's pixels): COCO's bones, then dots."""
+    seen = points[:, 2] > 0
+    if len(points) == len(COCO_KEYPOINTS):
+        for a, b in COCO_SKELETON:
+            if seen[a] and seen[b]:
+                draw.line((*points[a, :2], *points[b, :2]), fill=colour, width=2)
+    for x, y, _v in points[seen]:
+        draw.ellipse((x - 2.5, y - 2.5, x + 2.5, y + 2.5), fill=colour, outline=(0, 0, 0))
 
 
 def draw_changes(picture: np.ndarray, before: Sequence[Detection], after: Sequence[Detection],

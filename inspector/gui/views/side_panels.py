@@ -144,6 +144,7 @@ class InputView(QWidget):
         self.rgb: np.ndarray | None = None  # (H, W, 3) uint8: the picture shown, before any class tint
         self.detections = None  # a detector's, best first
         self.chosen: int | None = None  # the rank of the target's detection
+        self.masks = self.keypoints = None  # Mask or Keypoint R-CNN's, by rank
         self._min_score: float | None = None  # None: the default for the detections shown
         self.score_slider = QSlider(Qt.Horizontal)
         self.score_slider.setRange(0, 100)
@@ -212,13 +213,16 @@ class InputView(QWidget):
             self.sigBoxDragged.emit(y0, x0, y1, x1)
 
     def show_input(self, array: np.ndarray | None, preprocess, classes: np.ndarray | None = None,
-                   labels: list[str] | None = None, detections=None, chosen: int | None = None) -> None:
+                   labels: list[str] | None = None, detections=None, chosen: int | None = None,
+                   extras: dict | None = None) -> None:
         """The input as the model sees it; with `classes` (a segmentation's (H, W) prediction) tinted
-        by class, and a legend of the classes present; with `detections` (a detector's) their boxes."""
+        by class, and a legend of the classes present; with `detections` (a detector's) their boxes, and
+        the masks or keypoints in `extras` (a RunResult's) where the model gives them."""
         if array is None:
             return
         self.rgb = None
         self.detections, self.chosen = detections, chosen
+        self.masks, self.keypoints = ((extras or {}).get(f"detections:{name}") for name in ("masks", "keypoints"))
         self.score_row.setVisible(detections is not None)
         shape = "×".join(map(str, array.shape))
         if array.ndim == 4 and array.shape[1] == 3:
@@ -257,11 +261,12 @@ class InputView(QWidget):
         self.score_slider.blockSignals(False)
         self.score_value.setText(f"{score:.2f}")
         self.picture.setPixmap(rgb_pixmap(draw_detections(self.rgb, self.detections, score, self.chosen,
-                                                          PICTURE_SIZE)))
+                                                          PICTURE_SIZE, self.masks, self.keypoints)))
         count = len(shown(self.detections, score))
         self.caption.setText(f"{count} of {len(self.detections)} detections shown (scoring {score:.2f} or more, "
-                             f"{MOST} at most)" + ("; click a box to explain it" if count else
-                                                   "; lower the slider to see more"))
+                             f"{MOST} at most)" + ("; masks tinted" if self.masks is not None else "")
+                             + ("; keypoints dotted" if self.keypoints is not None else "")
+                             + ("; click a box to explain it" if count else "; lower the slider to see more"))
 
 
 class HookLog(QPlainTextEdit):
