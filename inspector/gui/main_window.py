@@ -174,7 +174,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.input_view.sigClicked.connect(self._on_input_clicked)
         self.input_view.sigBoxDragged.connect(self._on_box_dragged)
         self.detections = DetectionsController(s, self.input_view, self.predictions, self.target_combo)
-        self.input_view.sigMinScore.connect(self.views.compare.set_min_score)
+        for view in (self.views.compare, self.views.attribution):  # what they show of a detector's boxes
+            self.input_view.sigMinScore.connect(view.set_min_score)
 
     # -- what the state says -----------------------------------------------------------------
     def _on_view_shown(self, view: str) -> None:
@@ -202,6 +203,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.target_combo.set_labels(list(info.labels) if info.labels else None, dense=info.task == "segmentation",
                                      boxes=info.task == "detection")
         self.input_view.forget_min_score()  # the next model's boxes are shown from its own default
+        self.views.attribution.min_score = None
         self.target_combo.set_target(self.state.target)
         self.statusBar().showMessage(f"Loaded {info.source} ({info.weights}). " + " ".join(info.notes), 8000)
 

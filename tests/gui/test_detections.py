@@ -194,3 +194,37 @@ def test_masks_and_keypoints_are_drawn_over_the_input(ui, qtbot, open_window, tm
     assert QColor(image.pixel(round((x + 0.5) * scale), round((y + 0.5) * scale))).getRgb()[:3] == expected
     cx, cy = 20, 9  # its centre: the keypoints' dot
     assert QColor(image.pixel(round(cx * scale), round(cy * scale))).getRgb()[:3] == colour
+
+
+def test_each_box_is_explained_on_its_own_side_by_side(ui, qtbot, open_window, tmp_path, image_file):
+    """"Each box" with saliency: one cell per box shown, each the map of that box's score alone (the toy's box
+    reads its own pixels, grown by the conv's one: nothing outside), each on its own scale, its box outlined;
+    Compare all on a detector asks for the methods that follow a box, unscored."""
+    from inspector.gui.views.attribution_view import DETECTOR_METHODS
+
+    source, toy = _toy(tmp_path)
+    window = open_window(source, image_file)
+    result = window.first_outcome.result
+    window.input_view.score_slider.setValue(0)  # all three boxes
+    window.state.set_view("attribution")
+    view = window.views.attribution
+    assert view.each_box.isVisible()
+    view.method.setCurrentText("saliency")
+    view.each_box.click()
+    comparison = view.comparison
+    qtbot.waitUntil(lambda: not view.comparing, timeout=60_000)
+    assert not comparison.failed and len(comparison.found) == 3
+    for k, d in enumerate(result.detections):
+        name = f"box:{k} {d.name} {d.score:.2f}"
+        found = comparison.found[name]
+        assert found.method == "saliency" and found.target_detection == k
+        x0, y0, x1, y1 = (int(v) for v in d.box)
+        outside = np.ones((32, 32), bool)
+        outside[max(y0 - 1, 0):y1 + 1, max(x0 - 1, 0):x1 + 1] = False
+        assert found.map[..., outside].max() == 0 and np.abs(found.map).max() > 0, name
+    assert "3 of 3 boxes, each map on its own scale" in comparison.status.text()
+
+    view.compare.click()
+    qtbot.waitUntil(lambda: not view.comparing, timeout=120_000)
+    assert comparison.methods == DETECTOR_METHODS and not comparison.failed, comparison.failed
+    assert all(not found.curves for found in comparison.found.values())

@@ -44,6 +44,9 @@ def heat_colormap() -> pg.ColorMap:
 
 
 BOXES_OFFERED = 10  # a detector's best detections offered as the map's target (a click on a box picks any)
+EACH_BOX_MOST = 9  # "Each box" explains the best boxes shown, this many at most (a 3 x 3 grid)
+#: What "Compare all" computes for a detector: the methods that follow a box (the scores follow a class)
+DETECTOR_METHODS = ("saliency", "gradcam", "guided", "eigencam", "drise")
 
 
 class AttributionView(QWidget):
@@ -79,6 +82,12 @@ class AttributionView(QWidget):
         self.compare = QPushButton("Compare all")
         self.compare.setToolTip("The same input and class under saliency, Grad-CAM, guided backprop, integrated "
                                 "gradients, SmoothGrad and occlusion, side by side, each scored")
+        self.each_box = QPushButton("Each box")
+        self.each_box.setToolTip(f"The method for each box shown over the input (the best {EACH_BOX_MOST} at most), "
+                                 "side by side, each map on its own scale")
+        self.each_box.setVisible(False)
+        self.detections = None  # a detector's, of the run on screen
+        self.min_score: float | None = None  # the input's slider (None: not moved: the default view)
         self.export = QPushButton("Export…")
         self.export.setToolTip("Save the comparison: the maps (.npz), the settings and scores (.json), the picture "
                                "(.png)")
@@ -126,6 +135,7 @@ class AttributionView(QWidget):
             display.addWidget(widget)
         display.addWidget(self.scores)
         display.addStretch(1)
+        display.addWidget(self.each_box)
         display.addWidget(self.compare)
         self.comparison.bottom.addWidget(self.export)
         single = QWidget()  # one method: the map, the baseline beside it, the curves under it
@@ -148,6 +158,7 @@ class AttributionView(QWidget):
         layout.addWidget(self.pages, 1)
         self.compute.clicked.connect(self._on_compute)
         self.compare.clicked.connect(lambda: self.compare_methods())  # clicked(bool) is not a list of methods
+        self.each_box.clicked.connect(self.explain_each_box)
         self.shown = False  # a map or an error is on screen: a changed choice computes again
         self.method.currentTextChanged.connect(lambda _m: self._on_choice())
         self.scores.toggled.connect(lambda _on: self._on_choice())
@@ -193,6 +204,11 @@ class AttributionView(QWidget):
             self.target.addItem(f"{p.label} ({p.index}) {p.probability:.1%}", str(p.index))
         for k, d in enumerate((detections or [])[:BOXES_OFFERED]):
             self.target.addItem(f"box:{k} {d.name} {d.score:.2f}", box_target(d))
+        self.detections = detections
+        self.each_box.setVisible(detections is not None)
+        self.compare.setToolTip(f"The same input and {'box' if detections is not None else 'class'} under "
+                                f"{', '.join(self._compared())}, side by side"
+                                + ("" if detections is not None else ", each scored"))
         for combo, keep in ((self.layer, keep_layer), (self.target, keep_target)):
             i = combo.findData(keep)
             combo.setCurrentIndex(max(i, 0))
@@ -233,24 +249,54 @@ class AttributionView(QWidget):
         self.baseline_box.setVisible(False)
         self.curves.clear_curves()
 
-    def compare_methods(self, methods: tuple[str, ...] = DEFAULT_METHODS) -> None:
-        """Every method in `methods` for the chosen class, one after another, each scored."""
-        self.comparison.start(methods, None)
+    def _compared(self) -> tuple[str, ...]:
+        return DETECTOR_METHODS if self.detections is not None else DEFAULT_METHODS
+
+    def set_min_score(self, value: float) -> None:
+        """The score from which the input shows boxes: "Each box" explains those."""
+        self.min_score = value
+
+    def explain_each_box(self) -> None:
+        """The chosen method for each box shown (the best EACH_BOX_MOST), one after another, side by side."""
+        from inspector.core.detection.picture import default_min_score, shown
+
+        found = self.detections or []
+        score = self.min_score if self.min_score is not None else default_min_score(found)
+        ranks = shown(found, score)[:EACH_BOX_MOST]
+        if not ranks:
+            self.caption.setText(f"No box scores {score:.2f} or more: lower the slider under the input.")
+            return
+        method = self.method.currentText()
+        names = {f"box:{k} {found[k].name} {found[k].score:.2f}": (method, box_target(found[k])) for k in ranks}
+        self.comparison.start(tuple(names), None, names)
+        self.comparing = True
+        self.export.setEnabled(False)
+        self.pages.setCurrentWidget(self.comparison)
+        self._ask_next()
+
+    def compare_methods(self, methods: tuple[str, ...] | None = None) -> None:
+        """Every method in `methods` (None: those for the model) for the chosen class or box, one after
+        another, each scored (a class's probability; a detector's boxes are not)."""
+        self.comparison.start(methods or self._compared(), None)
         self.comparing = True
         self.export.setEnabled(False)
         self.pages.setCurrentWidget(self.comparison)
         self._ask_next()
 
     def _ask_next(self) -> None:
-        method = self.comparison.next_method()
-        if method is None:
+        name = self.comparison.next_method()
+        if name is None:
             self.comparing = False
             self.export.setEnabled(bool(self.comparison.found))
             return
-        options = dict(self.options.values(method), metrics=("deletion", "insertion"), compare=True)
+        method, target = self.comparison.ask(name)
+        metrics = () if self.detections is not None else ("deletion", "insertion")
+        options = dict(self.options.values(method), metrics=metrics, compare=True)
         box = self.options.widgets["baseline"]
-        options.setdefault("baseline", box.currentData() or box.currentText())
-        self.sigRequested.emit(method, self.target.currentData() or "", None, options)
+        if metrics or self.options.uses_baseline(method):  # the scores take one away, as the method does
+            options.setdefault("baseline", box.currentData() or box.currentText())
+        layer = self.layer.currentData() if target and method in LAYER_METHODS else None
+        self.sigRequested.emit(method, target or self.target.currentData() or "", layer, options)
 
     def _on_compute(self) -> None:
         method = self.method.currentText()
@@ -266,9 +312,7 @@ class AttributionView(QWidget):
         method used one; the deletion and insertion curves under it when it was scored. While methods are
         compared, the map goes to its cell instead and the next method is asked for."""
         if self.comparing:
-            if self.comparison.picture is None:
-                self.comparison.picture = picture
-            self.comparison.add(found)
+            self.comparison.add(found, picture)  # a detector's: with the box it explains outlined
             self._ask_next()
             return
         self.map = found.map

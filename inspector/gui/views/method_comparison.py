@@ -38,10 +38,15 @@ class MethodComparison(QWidget):
         self.failed: dict[str, str] = {}
         self.picture: np.ndarray | None = None
         self.titles: dict[str, pg.LabelItem] = {}
+        self.asks: dict[str, tuple[str, str | None]] = {}
 
-    def start(self, methods: tuple[str, ...], picture: np.ndarray | None) -> None:
-        """A new comparison of `methods` over `picture` (the input as the model sees it, H x W x 3)."""
+    def start(self, methods: tuple[str, ...], picture: np.ndarray | None,
+              asks: dict[str, tuple[str, str | None]] | None = None) -> None:
+        """A new comparison of `methods` over `picture` (the input as the model sees it, H x W x 3). With
+        `asks`, each of `methods` is a cell's name, asking for (method, target) (a detector's boxes, each
+        under one method: "box:0 star 0.87" -> ("gradcam", "box:0")); else each method for the view's target."""
         self.methods, self.found, self.failed, self.picture = tuple(methods), {}, {}, picture
+        self.asks = dict(asks) if asks else {m: (m, None) for m in self.methods}
         self.canvas.clear()
         self.titles = {}
         cols = min(3, len(self.methods))
@@ -54,8 +59,12 @@ class MethodComparison(QWidget):
         """The next method to ask for, None when every one has come (or failed)."""
         return next((m for m in self.methods if m not in self.found and m not in self.failed), None)
 
-    def add(self, found) -> None:
-        """One method's map has come: draw it in its cell."""
+    def ask(self, name: str) -> tuple[str, str | None]:
+        """What the cell `name` asks for: (method, target; None: the view's own)."""
+        return self.asks[name]
+
+    def add(self, found, picture: np.ndarray | None = None) -> None:
+        """One method's map has come: draw it in its cell, over `picture` (None: the comparison's)."""
         method = self.next_method()
         if method is None:
             return
@@ -65,8 +74,9 @@ class MethodComparison(QWidget):
         view = self.canvas.addViewBox(row=2 * row + 1, col=2 * col, lockAspect=True, invertY=True)
         view.setMenuEnabled(False)
         values = magnitude(found.map)
-        if self.picture is not None and self.picture.shape[:2] == values.shape:
-            view.addItem(pg.ImageItem(self.picture, axisOrder="row-major", levels=(0, 255)))
+        picture = self.picture if picture is None else picture
+        if picture is not None and picture.shape[:2] == values.shape:
+            view.addItem(pg.ImageItem(picture, axisOrder="row-major", levels=(0, 255)))
         heat = pg.ImageItem(values, axisOrder="row-major", levels=clip_levels(values))
         heat.setOpacity(0.6)
         view.addItem(heat)
@@ -101,9 +111,12 @@ class MethodComparison(QWidget):
     def _say(self) -> None:
         done = len(self.found) + len(self.failed)
         left = self.next_method()
-        self.status.setText(f"{done} of {len(self.methods)} methods" + (f"; computing {left}…" if left else
+        boxes = any(target for _method, target in self.asks.values())
+        scored = any(found.curves for found in self.found.values())
+        what = "boxes, each map on its own scale" if boxes else "methods"
+        self.status.setText(f"{done} of {len(self.methods)} {what}" + (f"; computing {left}…" if left else
                             "; deletion: lower is better, insertion: higher is better (AUC of the target's "
-                            "probability)."))
+                            "probability)." if scored else "."))
 
     def report(self) -> dict:
         """The numbers of the comparison, for JSON."""
