@@ -22,6 +22,7 @@ from .attribution_record import Attribution, _device, _unwrap, boxes_of
 from .baselines import make_baseline
 from .batching import parse_memory, pick_batch
 from .cam_layers import auto_gradcam_layer, upsample
+from .detection.follow import follow
 from .detection.outputs import is_detection_output
 from .drise import drise
 from .eigencam import eigencam
@@ -31,6 +32,7 @@ from .guided import APPROXIMATED_TYPES, guided_edits, split_guided
 from .integrated import integrated_gradients
 from .objective import Target, parse_target, primary_output
 from .occlusion import occlusion
+from .records.detections import box_target
 from .records.requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
 from .records.requests import SMOOTHED
 from .records.tokens import TokenGrid, is_channels_last, token_maps
@@ -234,28 +236,59 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
     sample explaining the class resolved on x itself."""
     if of not in SMOOTHED:
         raise SpecError(f"SmoothGrad smooths {', '.join(SMOOTHED)}, not {of!r}.")
-    first = attribute(model, x, of, target, options=ig or None)
+    # the smoothed method gets the options it takes (ig's path; batch and max_memory: SmoothGrad's own passes)
+    own = {k: v for k, v in ig.items() if k in METHOD_OPTION_NAMES.get(of, _BASELINE)} or None
+    first = attribute(model, x, of, target, options=own)
     same = first.target_index if first.target_index is not None else target
+    lost = []  # a detector's noisy copies that lost the box
+    if first.target_detection is not None:  # a detector: every copy asked about the object found on x
+        same = box_target(first.detections[first.target_detection])
 
     def base(noisy: torch.Tensor) -> np.ndarray:
-        return attribute(model, noisy, of, same, options=ig or None).map
+        try:
+            return attribute(model, noisy, of, same, options=own).map
+        except SpecError:
+            if first.target_detection is None:
+                raise
+            lost.append(1)  # the noise hid the object: no score, no gradient
+            return np.zeros_like(first.map)
 
     many, batch = None, 1
-    module, _labels = _unwrap(model)
-    if of == "saliency" and x.ndim >= 2 and x.shape[0] == 1 and (first.target_index is not None or target == "sum"):
+    module, labels = _unwrap(model)
+    if of == "saliency" and first.target_detection is not None and x.shape[0] == 1:
+        with torch.no_grad():
+            followed = follow(module, module(x.detach().to(_device(module))), same, labels)
+
+        def many(noisy: torch.Tensor) -> np.ndarray:  # each copy's own gradient of its score of the object
+            return _box_saliency_many(module, noisy, followed)
+
+        batch = pick_batch(module, x, samples, grad=True, max_memory=ig.get("max_memory"))
+    elif of == "saliency" and x.ndim >= 2 and x.shape[0] == 1 and (first.target_index is not None or target == "sum"):
         def many(noisy: torch.Tensor) -> np.ndarray:  # saliency of many copies in one pass: each its own gradient
             return _saliency_many(module, noisy, first.target_index)
 
         batch = pick_batch(module, x, samples, grad=True, max_memory=ig.get("max_memory"))
     found, used, sigma = smooth(x, base, kind, samples, noise, seed, cancel, progress, many, batch)
-    return Attribution(kind, found, first.target, first.target_index, warnings=first.warnings,
+    lost_note = (f"{len(lost)} of {samples} noisy copies lost the box (their maps count as 0)",) if lost else ()
+    return Attribution(kind, found, first.target, first.target_index, warnings=first.warnings + lost_note,
+                       detections=first.detections, target_detection=first.target_detection,
                        details=(("of", of), ("samples", samples), ("noise", noise), ("sigma", sigma),
                                 ("seed", used)))
 
 
+def _box_saliency_many(module: nn.Module, xs: torch.Tensor, followed) -> np.ndarray:
+    """Saliency maps of a batch of copies of a detector's image: max over channels of |d score_i / d copy_i|,
+    score_i the copy's score of the followed object (0, and a map of 0, where it lost it)."""
+    xs = xs.detach().requires_grad_(True)
+    with torch.enable_grad():
+        score = followed.scores(module(xs)).sum()
+        (grad,) = torch.autograd.grad(score, xs) if score.requires_grad else (torch.zeros_like(xs),)
+    return grad.abs().amax(dim=1).detach().cpu().numpy()
+
+
 BASELINE_METHODS = ("ig", "occlusion")  # the methods that start from, or fill in, a baseline
-#: The methods that run many perturbed copies and follow the class through them: not a box, yet.
-NOT_FOR_DETECTORS = ("ig", "occlusion", "smoothgrad", "rollout")
+#: What explains no box: rollout follows no target at all.
+NOT_FOR_DETECTORS = ("rollout",)
 FOR_DETECTORS = tuple(m for m in METHODS if m not in NOT_FOR_DETECTORS)
 _WHOLE, _NUMBER, _TEXT = (int,), (int, float), (str,)
 #: Every option a method takes, and its kind (None allowed where the method works it out itself).
@@ -269,7 +302,7 @@ _BASELINE = ("baseline", "blur_sigma", "baseline_seed")
 _IG = ("steps", "quadrature", "batch", "max_memory", *_BASELINE)
 METHOD_OPTION_NAMES = {"ig": _IG, "occlusion": ("window", "stride", "batch", "max_memory", *_BASELINE),
                        "smoothgrad": ("of", "kind", "samples", "noise", "seed", *_IG),
-                       "drise": ("masks", "cell", "probability", "seed", "batch", "max_memory")}
+                       "drise": ("masks", "cell", "probability", "seed", "batch", "max_memory", *_BASELINE)}
 
 
 def check_options(method: str, options: dict | None) -> None:
@@ -353,7 +386,8 @@ def _attribute(model, x, method, target, layer, options) -> Attribution:
     if method == "eigencam":
         return eigencam(model, x, layer)
     if method == "drise":
-        return drise(model, x, target, **(options or {}))
+        own = {k: v for k, v in (options or {}).items() if k not in _BASELINE}  # a baseline is for the metrics
+        return drise(model, x, target, **own)
     if method == "ig":
         return integrated_gradients(model, x, target, **(options or {}))
     if method == "smoothgrad":

@@ -57,9 +57,10 @@ def auc(scores: np.ndarray) -> float:
 
 def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.ndarray, target_index: int | None,
                  baseline: torch.Tensor | None = None, metrics=METRICS, steps: int = 50, batch: int | None = None,
-                 cancel=None, progress=None, max_memory: int | None = None) -> dict[str, Curve]:
+                 cancel=None, progress=None, max_memory: int | None = None, box=None) -> dict[str, Curve]:
     """{metric: Curve} for `metrics` (deletion, insertion) of `saliency` explaining class `target_index`
-    (None: the objective `sum` of the output) for input x (1, C, H, W), `baseline` x's shape (zeros)."""
+    (None: the objective `sum` of the output) for input x (1, C, H, W), `baseline` x's shape (zeros); with
+    `box` (a detector's FollowedBox, inspector.core.detection.follow) its score in each image, 0 where lost."""
     module, _labels = _unwrap(model)
     unknown = [m for m in metrics if m not in METRICS]
     if unknown:
@@ -94,7 +95,11 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
                 mask = mask.reshape(1, 1, height, width)
                 first, second = (b, x) if metric == "deletion" else (x, b)  # the masked pixels come from `first`
                 images.append(torch.where(mask, first, second))
-            scores, what = _scores(primary_output(module(torch.cat(images))), target_index)
+            if box is not None:
+                scores = box.scores(module(torch.cat(images))).double().tolist()
+                what = f"the score of {box.resolved} (0 where the image lost it)"
+            else:
+                scores, what = _scores(primary_output(module(torch.cat(images))), target_index)
             for (metric, _i), score in zip(part, scores):
                 out[metric].append(score)
             if progress is not None:
@@ -122,9 +127,13 @@ def scored(model: LoadedModel | nn.Module, x: torch.Tensor, found, metrics=METRI
 
     from .baselines import make_baseline
 
-    if isinstance(model, LoadedModel) and detects(model):
-        raise SpecError("The faithfulness metrics do not score a detector's maps yet (they follow a class, not a "
-                        "box, through the deleted pixels).")
+    box = None
+    if found.target_detection is not None and found.detections:  # a detector's box, followed through the images
+        from .detection.follow import followed
+
+        box = followed(found.detections, found.target_detection)
+    elif isinstance(model, LoadedModel) and detects(model):
+        raise SpecError(f"The faithfulness metrics score a map of one box; this {found.method} map explains none.")
     if found.baseline is not None:
         baseline = torch.as_tensor(found.baseline)[None]
     elif isinstance(baseline, str):
@@ -132,5 +141,5 @@ def scored(model: LoadedModel | nn.Module, x: torch.Tensor, found, metrics=METRI
         baseline = make_baseline(baseline, x, loaded.preprocess if loaded else None, blur_sigma, baseline_seed,
                                  loaded.input_shape if loaded else None).tensor
     curves = faithfulness(model, x, found.map, found.target_index, baseline, metrics, steps, batch, cancel, progress,
-                          max_memory)
+                          max_memory, box)
     return dataclasses.replace(found, curves=tuple(curves.values()))

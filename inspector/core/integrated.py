@@ -14,6 +14,8 @@ from torch import nn
 
 from .attribution_record import Attribution, _device, _unwrap
 from .batching import pick_batch
+from .detection.follow import follow
+from .detection.outputs import is_detection_output
 from .errors import RunCancelled, SpecError
 from .objective import Target, objective, parse_target, primary_output
 from .records.requests import QUADRATURES
@@ -49,7 +51,7 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
     (zeros in the model's input space when None), `batch` path points a pass (None: as many as the free
     memory holds, at most `max_memory` bytes; core.batching). `progress(done, total)` after each batch of
     points; `cancel()` True stops between batches (RunCancelled)."""
-    module, _labels = _unwrap(model)
+    module, labels = _unwrap(model)
     if x.ndim < 2 or x.shape[0] != 1:
         raise SpecError(f"Integrated gradients explain one input at a time; got a batch of shape {tuple(x.shape)}.")
     if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
@@ -61,13 +63,26 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
     if b.shape != x.shape:
         raise SpecError(f"The baseline's shape {tuple(b.shape)} is not the input's {tuple(x.shape)}.")
     with torch.no_grad():
-        first = primary_output(module(torch.cat([x, b])))
-    if first.ndim == 4 and first.shape[1] > 1:
-        raise SpecError("Integrated gradients of a segmentation's class map are not supported yet; "
-                        "use saliency or Grad-CAM with a seg: target.")
-    _obj, index, resolved = objective(first[:1], parse_target(target))
-    same = Target("index", index) if index is not None else Target("sum")  # every point: x's class
-    f_x, f_b = (float(objective(first[i:i + 1], same)[0]) for i in (0, 1))
+        answer = module(torch.cat([x, b]))
+    boxes = {}
+    if is_detection_output(answer):  # a detector: every point's score of the object found on x
+        followed = follow(module, answer[:1], target, labels)
+        index, resolved, boxes = followed.label, followed.resolved, followed.record()
+
+        def score(output) -> torch.Tensor:
+            return followed.scores(output).sum()
+        f_x, f_b = (float(followed.scores(answer[i:i + 1])[0]) for i in (0, 1))
+    else:
+        first = primary_output(answer)
+        if first.ndim == 4 and first.shape[1] > 1:
+            raise SpecError("Integrated gradients of a segmentation's class map are not supported yet; "
+                            "use saliency or Grad-CAM with a seg: target.")
+        _obj, index, resolved = objective(first[:1], parse_target(target))
+        same = Target("index", index) if index is not None else Target("sum")  # every point: x's class
+
+        def score(output) -> torch.Tensor:
+            return objective(primary_output(output), same)[0]
+        f_x, f_b = (float(objective(first[i:i + 1], same)[0]) for i in (0, 1))
     if batch is None:
         batch = pick_batch(module, x, len(alphas), grad=True, max_memory=max_memory, device=device)
     total = torch.zeros_like(x)
@@ -79,14 +94,15 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
             raise RunCancelled("Integrated gradients cancelled.")
         part = slice(start, start + batch)
         points = (b + a[part].reshape(shape) * (x - b)).requires_grad_(True)
-        obj, _, _ = objective(primary_output(module(points)), same)
-        (grad,) = torch.autograd.grad(obj, points)
+        obj = score(module(points))
+        # a detector that lost the box at every point of the batch: no score, no gradient
+        (grad,) = torch.autograd.grad(obj, points) if obj.requires_grad else (torch.zeros_like(points),)
         total += (w[part].reshape(shape) * grad).sum(dim=0, keepdim=True)
         if progress is not None:
             progress(min(start + batch, len(alphas)), len(alphas))
     found = ((x - b) * total)[0].detach().cpu().numpy()
     gap = abs(float(found.sum(dtype=np.float64)) - (f_x - f_b))
-    return Attribution("ig", found, str(resolved), index, completeness_gap=gap,
+    return Attribution("ig", found, str(resolved), index, completeness_gap=gap, **boxes,
                        details=(("steps", int(steps)), ("quadrature", quadrature),
                                 ("baseline", "zero" if baseline is None else "given"), ("batch", batch),
                                 ("f(x) - f(baseline)", f_x - f_b)))

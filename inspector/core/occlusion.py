@@ -16,6 +16,8 @@ from torch import nn
 
 from .attribution_record import Attribution, _device, _unwrap
 from .batching import pick_batch
+from .detection.follow import follow
+from .detection.outputs import is_detection_output
 from .errors import RunCancelled, SpecError
 from .objective import Target, objective, parse_target, primary_output
 from .sources.loaded import LoadedModel
@@ -53,7 +55,7 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
     shape; zeros when None) fills the windows; `batch` copies a pass (None: from the free memory, at most
     `max_memory` bytes; core.batching). `progress(done, total)` after each batch of windows; `cancel()`
     True stops between batches (RunCancelled)."""
-    module, _labels = _unwrap(model)
+    module, labels = _unwrap(model)
     if x.ndim != 4 or x.shape[0] != 1:
         raise SpecError(f"Occlusion explains one image (1, C, H, W) at a time, not shape {tuple(x.shape)}.")
     window = default_window(x) if window is None else window
@@ -70,14 +72,22 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
     spots = [(y, x0) for y in window_starts(height, window, stride) for x0 in window_starts(width, window, stride)]
     if batch is None:
         batch = pick_batch(module, x, len(spots), grad=False, max_memory=max_memory, device=device)
+    boxes = {}
     with torch.no_grad():
-        first = primary_output(module(x))
-        if first.ndim == 4 and first.shape[1] > 1:
-            raise SpecError("Occlusion of a segmentation's class map is not supported yet; use saliency or "
-                            "Grad-CAM with a seg: target.")
-        _obj, index, resolved = objective(first, parse_target(target))
-        same = Target("index", index) if index is not None else Target("sum")
-        f_x = objective(first, same)[0].double()
+        answer = module(x)
+        if is_detection_output(answer):  # a detector: each copy's score of the object found on x (0: lost)
+            followed = follow(module, answer, target, labels)
+            index, resolved, boxes = followed.label, followed.resolved, followed.record()
+            scores_of = lambda output: followed.scores(output).double()  # noqa: E731
+        else:
+            first = primary_output(answer)
+            if first.ndim == 4 and first.shape[1] > 1:
+                raise SpecError("Occlusion of a segmentation's class map is not supported yet; use saliency or "
+                                "Grad-CAM with a seg: target.")
+            _obj, index, resolved = objective(first, parse_target(target))
+            same = Target("index", index) if index is not None else Target("sum")
+            scores_of = lambda output: _scores(primary_output(output), same)  # noqa: E731
+        f_x = scores_of(answer)[0]
         total = torch.zeros((height, width), dtype=torch.float64, device=device)
         count = torch.zeros((height, width), dtype=torch.float64, device=device)
         for start in range(0, len(spots), batch):
@@ -87,14 +97,14 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
             copies = x.repeat(len(part), 1, 1, 1)
             for i, (y, x0) in enumerate(part):
                 copies[i, :, y:y + window, x0:x0 + window] = b[0, :, y:y + window, x0:x0 + window]
-            scores = _scores(primary_output(module(copies)), same)
+            scores = scores_of(module(copies))
             for (y, x0), score in zip(part, (f_x - scores).tolist()):
                 total[y:y + window, x0:x0 + window] += score
                 count[y:y + window, x0:x0 + window] += 1
             if progress is not None:
                 progress(min(start + batch, len(spots)), len(spots))
     found = (total / count).float().expand(x.shape[1], -1, -1).cpu().numpy().copy()
-    return Attribution("occlusion", found, str(resolved), index,
+    return Attribution("occlusion", found, str(resolved), index, **boxes,
                        details=(("window", int(window)), ("stride", int(stride)), ("windows", len(spots)),
                                 ("batch", batch)))
 

@@ -77,13 +77,28 @@ def test_attribute_explains_one_box_and_says_which(tmp_path, capsys):
     assert tuple(pixels[y0 + 5, x0 + 1]) == (255, 212, 0)
 
 
-@pytest.mark.parametrize("method", ["ig", "occlusion", "smoothgrad"])
-def test_methods_that_follow_a_class_refuse_a_detector_in_one_line(method, tmp_path, capsys):
-    assert main(["attribute", *MODEL, "--input", "sample:scene_four_shapes", "--method", method,
+@pytest.mark.parametrize("method, options", [("ig", ["--steps", "2"]), ("occlusion", ["--window", "64"]),
+                                             ("smoothgrad", ["--samples", "2", "--noise-seed", "0"])])
+def test_methods_over_perturbed_copies_follow_the_box_and_are_scored(method, options, tmp_path, capsys):
+    """ig, occlusion and SmoothGrad of a box on a torchvision detector, scored by that box's score."""
+    out = tmp_path / "m.npy"
+    assert main(["attribute", *MODEL, "--input", "sample:scene_four_shapes", "--method", method, *options,
+                 "--target", "box:1", "--metrics", "deletion", "--metric-steps", "2", "--json", "--out", str(out)]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["target_detection"] == 1 and len(said["detections"]) > 1
+    curve = said["metrics"]["deletion"]
+    assert "box:1" in curve["score"] and len(curve["scores"]) == 3
+    assert curve["scores"][0] == pytest.approx(said["detections"][1]["score"], rel=1e-4)
+    from inspector.core import load_input
+
+    assert np.load(out).shape[-2:] == load_input("sample:scene_four_shapes").shape[-2:]  # the image's own size
+
+
+def test_rollout_refuses_a_detector_in_one_line(tmp_path, capsys):
+    assert main(["attribute", *MODEL, "--input", "sample:scene_four_shapes", "--method", "rollout",
                  "--target", "box:0", "--out", str(tmp_path / "m.npy")]) == 2
     err = capsys.readouterr().err
-    assert f"{method} does not explain detections yet; for a box use saliency, gradcam" in err
-    assert err.count("\n") == 1
+    assert "rollout" in err and err.count("\n") == 1
 
 
 def test_attribute_drise_with_a_seed_gives_the_same_map_twice(tmp_path, capsys):

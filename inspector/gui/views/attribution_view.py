@@ -45,8 +45,8 @@ def heat_colormap() -> pg.ColorMap:
 
 BOXES_OFFERED = 10  # a detector's best detections offered as the map's target (a click on a box picks any)
 EACH_BOX_MOST = 9  # "Each box" explains the best boxes shown, this many at most (a 3 x 3 grid)
-#: What "Compare all" computes for a detector: the methods that follow a box (the scores follow a class)
-DETECTOR_METHODS = ("saliency", "gradcam", "guided", "eigencam", "drise")
+#: What "Compare all" computes for a detector: every method that follows a box, and EigenCAM (no box)
+DETECTOR_METHODS = ("saliency", "gradcam", "guided", "ig", "smoothgrad", "occlusion", "eigencam", "drise")
 
 
 class AttributionView(QWidget):
@@ -207,8 +207,7 @@ class AttributionView(QWidget):
         self.detections = detections
         self.each_box.setVisible(detections is not None)
         self.compare.setToolTip(f"The same input and {'box' if detections is not None else 'class'} under "
-                                f"{', '.join(self._compared())}, side by side"
-                                + ("" if detections is not None else ", each scored"))
+                                f"{', '.join(self._compared())}, side by side, each scored")
         for combo, keep in ((self.layer, keep_layer), (self.target, keep_target)):
             i = combo.findData(keep)
             combo.setCurrentIndex(max(i, 0))
@@ -290,7 +289,8 @@ class AttributionView(QWidget):
             self.export.setEnabled(bool(self.comparison.found))
             return
         method, target = self.comparison.ask(name)
-        metrics = () if self.detections is not None else ("deletion", "insertion")
+        # each box unscored (its maps side by side); a method that explains no box or class is never scored
+        metrics = () if target or method in CLASS_AGNOSTIC else ("deletion", "insertion")
         options = dict(self.options.values(method), metrics=metrics, compare=True)
         box = self.options.widgets["baseline"]
         if metrics or self.options.uses_baseline(method):  # the scores take one away, as the method does

@@ -44,6 +44,16 @@ def test_the_three_kinds_equal_a_computation_by_hand(kind):
     assert found.target_index == 2 and found.method == kind
 
 
+def test_a_batch_of_noisy_saliency_copies_is_smoothgrads_own_not_saliencys_option():
+    """SmoothGrad's batch and max_memory are its own passes: saliency (the smoothed map) takes neither, and
+    asking for a batch failed ("saliency takes no option 'batch'") before."""
+    model = small()
+    x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(1))
+    found = attribute(model, x, "smoothgrad", 2, options={"samples": 6, "noise": 0.2, "seed": 11, "batch": 4,
+                                                         "max_memory": "64MB"})
+    np.testing.assert_allclose(found.map, by_hand(model, x, 2, 6, 0.2, 11).mean(0), rtol=1e-5, atol=1e-9)
+
+
 @pytest.mark.parametrize("of", ["saliency", "ig"])
 def test_noise_zero_gives_the_base_map_exactly(of):
     model = small()

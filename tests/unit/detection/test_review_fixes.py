@@ -9,7 +9,6 @@ import torch
 from toy_detector import BOXES, NAMES, ToyDetector
 
 from inspector.core import RunSpec, SpecError, parse_target
-from inspector.core.attribution import attribute
 from inspector.core.compare.diff import compare_results, same_objective
 from inspector.core.drise import drise
 from inspector.core.engine import run
@@ -50,12 +49,6 @@ def test_two_detectors_are_compared_on_the_same_object_whatever_their_counts():
              for c in diff.boxes]
     assert diff.min_score == pytest.approx(m) and sorted(found) == sorted(expected)
     assert diff.to_dict()["boxes"]["changes"][0]["after"]["rank"] == 0
-
-
-def test_a_bare_detector_module_is_refused_by_the_methods_that_follow_a_class():
-    for method in ("ig", "occlusion", "smoothgrad"):
-        with pytest.raises(SpecError, match=f"{method} does not explain detections yet"):
-            attribute(ToyDetector().eval(), _x(), method, "box:0")
 
 
 @pytest.mark.parametrize("batch", [0, -2, 1.5])
