@@ -379,6 +379,55 @@ def measure_rapid_toggles(folder: Path, source: str, input_source: str, device: 
         session.close()
 
 
+DETECTOR = "fasterrcnn_mobilenet_v3_large_320_fpn"  # the detector row's model (random weights: 100 boxes)
+
+
+def measure_detector(folder: Path, source: str, input_source: str, device: str, repeats: int) -> dict:
+    """Longest GUI stalls while a detector runs with every leaf ticked: a box clicked (on the list), the run
+    for it and its boxes drawn; then the Compare tab with an edit (the two runs' boxes matched and drawn)."""
+    from inspector.core.edits import Edit
+    from inspector.core.keys import Key
+
+    session = Session(folder, source, input_source, device)
+    try:
+        w = session.window
+        w.layer_model.tick_leaves()
+        leaves = len(w.layer_model.ticked())
+        session.run()  # warm-up
+        detections = len(session.shown[-1].result.detections or [])
+        if not detections:
+            raise RuntimeError(f"{source} detected nothing on {input_source}: no box to click.")
+        beat = Heartbeat()
+        beat.start()
+        runs = []
+        for i in range(max(2, repeats)):
+            count = len(session.shown)
+            start = time.perf_counter()
+            w.detections.choose(i % min(detections, 5))  # the box becomes the target
+            w.state.run()
+            _wait_until(lambda: len(session.shown) > count or bool(session.failed))
+            w.repaint()
+            runs.append(time.perf_counter() - start)
+        clicked = beat.take()
+        w.state.set_view("compare")
+        layer = w.loaded.tree.convolutions()[-1]
+        count = len(session.shown)
+        w.state.editing.add(Edit(Key(layer, "output"), "scale", (("k", 0.5),)))
+        w.state.run()
+        _wait_until(lambda: len(session.shown) > count or bool(session.failed))
+        w.repaint()
+        _pause(0.3)
+        compared = beat.take()
+        beat.stop()
+        if session.failed:
+            raise RuntimeError(session.failed[-1])
+        return {"model": source, "leaves": leaves, "detections": detections, "stall_s": clicked,
+                "compare_stall_s": compared, "run_s": statistics.median(runs),
+                "boxes_compared": len(w.views.compare.boxes.changes)}
+    finally:
+        session.close()
+
+
 def measure_model_loaded(folder: Path, sources: tuple[str, ...], input_source: str, device: str) -> list[dict]:
     """The longest GUI-thread stall for each of `sources` once its model has loaded in the worker: the
     module tree, the choosers, the layer combo and the first result drawn (the model's default ticks).
@@ -440,6 +489,14 @@ def format_table(report: dict) -> str:
     for m in report.get("loaded", []):
         rows.append(("(i) longest GUI stall once a model has loaded", m["model"], ms(m["stall_s"]), "target 50 ms",
                      "tree, choosers, layer combo, first result drawn"))
+    t = report.get("detector")
+    if t:
+        rows += [
+            ("(j) longest GUI stall, detector: box clicked -> run -> boxes drawn", f"{t['model']}, {t['leaves']} "
+             f"leaves ticked", ms(t["stall_s"]), "target 50 ms", f"{t['detections']} detections, run {ms(t['run_s'])}"),
+            ("    the same, Compare tab with an edit", f"{t['boxes_compared']} boxes matched",
+             ms(t["compare_stall_s"]), "target 50 ms", ""),
+        ]
     r = report["rapid"]
     rows.append(("(h) longest GUI stall, 20 edit toggles in 1 s", f"{r['model']}, {r['leaves']} leaves ticked",
                  ms(r["stall_s"]), "target 50 ms", ""))
@@ -475,6 +532,7 @@ def main(model: str = "resnet18", stall_models: tuple[str, ...] = ("resnet50", "
             "launch": measure_launch(folder, repeats),
             "stalls": [measure_stall(folder, m, image, device, repeats) for m in stall_models],
             "loaded": measure_model_loaded(folder, stall_models, image, device),
+            "detector": measure_detector(folder, DETECTOR, "sample:scene_four_shapes", device, repeats),
             "rapid": measure_rapid_toggles(folder, stall_models[0], image, device),
             "run": measure_run_and_switch(folder, model, image, device, repeats),
             "mosaic": measure_mosaic(repeats),

@@ -23,6 +23,7 @@ from .baselines import make_baseline
 from .batching import parse_memory, pick_batch
 from .cam_layers import auto_gradcam_layer, upsample
 from .detection.follow import follow
+from .detection.levels import level_of_box, pooled_levels
 from .detection.outputs import is_detection_output
 from .drise import drise
 from .eigencam import eigencam
@@ -97,10 +98,20 @@ def gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, layer:
         raise SpecError(f"Grad-CAM needs an image input (N, C, H, W); got shape {tuple(x.shape)}.")
     grid = token_grid(module, tuple(x.shape[-2:]))
     notes = ()
-    if layer is None:
-        layer, notes = auto_gradcam_layer(module, x)
-    spec = RunSpec((layer,), frozenset({"output", "grad_output"}), (), parse_target(target), stats=False)
-    result = run(module, x, spec, labels)
+    levels = pooled_levels(module) if layer is None else None
+    if levels:  # an R-CNN: every level its box pooler reads, then the one it read the box at
+        spec = RunSpec(tuple(levels), frozenset({"output", "grad_output"}), (), parse_target(target), stats=False)
+        result = run(module, x, spec, labels)
+        k = result.target_detection
+        level = level_of_box(module, x, result.detections[k].box) if k is not None else None
+        layer = levels[-1 if level is None else level]
+        notes = (f"Grad-CAM layer {layer}: the FPN level the box pooler reads box:{k} at (by its size)."
+                 if level is not None else f"Grad-CAM layer {layer}: no box was detected.",)
+    else:
+        if layer is None:
+            layer, notes = auto_gradcam_layer(module, x)
+        spec = RunSpec((layer,), frozenset({"output", "grad_output"}), (), parse_target(target), stats=False)
+        result = run(module, x, spec, labels)
     cam = cam_from_result(result, layer, grid)
     return Attribution("gradcam", upsample(cam, tuple(x.shape[-2:])), result.target, result.target_index,
                        layer, cam, warnings=tuple(result.warnings), notes=notes, **boxes_of(result))

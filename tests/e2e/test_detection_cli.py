@@ -62,7 +62,7 @@ def test_attribute_explains_one_box_and_says_which(tmp_path, capsys):
     assert main(["attribute", *MODEL, "--input", "sample:scene_four_shapes", "--method", "gradcam",
                  "--target", "box:3", "--json", "--out", str(out)]) == 0
     said = json.loads(capsys.readouterr().out)
-    assert said["target"] == "box:3" and said["target_detection"] == 3 and said["layer"] == "backbone.body.16"
+    assert said["target"] == "box:3" and said["target_detection"] == 3 and said["layer"].startswith("backbone.fpn.layer_blocks.")
     assert len(said["detections"]) == 100 and np.load(out).shape == (128, 128)
     png = tmp_path / "map.png"
     assert main(["attribute", *MODEL, "--input", "sample:scene_four_shapes", "--method", "gradcam",

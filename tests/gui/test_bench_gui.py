@@ -85,3 +85,16 @@ def test_freezing_new_imports_never_walks_every_object():
         gc.callbacks.remove(seen)
         del sys.modules["_inspector_new_module_for_test"]
     assert generations == [0]
+
+
+def test_the_detector_row_runs(qapp, tmp_path):
+    """Issue 27: the GUI bench's detector row (boxes clicked, runs, the Compare tab's boxes) on the demo detector."""
+    row = bench_gui.measure_detector(tmp_path, "demo-detector", "sample:detect_four_shapes", "cpu", 2)
+    assert row["model"] == "demo-detector" and row["leaves"] > 10 and row["detections"] >= 4
+    assert row["stall_s"] > 0 and row["compare_stall_s"] > 0 and row["boxes_compared"] >= 1
+    assert "(j) longest GUI stall, detector" in bench_gui.format_table({
+        "launch": {"window_s": 1, "panels_s": 2, "stall_s": 0.1, "torch_at_window": False}, "stalls": [],
+        "loaded": [], "detector": row, "rapid": {"model": "demo", "leaves": 1, "stall_s": 0.01},
+        "run": {"model": "demo", "layer": "conv1", "drawn_s": 0.1, "plain_s": 0.05, "engine_s": 0.06,
+                "switch_layers": 3, "switch_s": 0.01, "toggle_s": 0.1},
+        "mosaic": {"activation_s": 0.01, "gradient_s": 0.01}, "toggles": {}})

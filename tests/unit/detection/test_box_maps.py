@@ -33,11 +33,16 @@ def test_gradcam_of_a_box_equals_a_by_hand_computation_at_the_backbones_last_map
     x = torch.rand(1, 3, 120, 160, generator=torch.Generator().manual_seed(3))
     layer, notes = auto_gradcam_layer(faster_rcnn.module, x)
     assert layer == "backbone.body.16" and "the backbone's last feature map" in notes[0]  # not the RPN or heads
-    found = attribute(faster_rcnn, x, "gradcam", f"box:{k}")
+    found = attribute(faster_rcnn, x, "gradcam", f"box:{k}", layer=layer)
     cam, upsampled = _by_hand_gradcam(faster_rcnn.module, x, layer, k)
     assert found.target == f"box:{k}" and found.layer == layer and found.map.shape == (120, 160)
     np.testing.assert_allclose(found.cam, cam, rtol=1e-4, atol=1e-12)
     np.testing.assert_allclose(found.map, upsampled, rtol=1e-4, atol=1e-5)
+    # by default, an R-CNN's box is explained at the FPN level its pooler reads it at (test_fpn_level.py)
+    level = attribute(faster_rcnn, x, "gradcam", f"box:{k}")
+    assert level.layer.startswith("backbone.fpn.layer_blocks.")
+    cam, upsampled = _by_hand_gradcam(faster_rcnn.module, x, level.layer, k)
+    np.testing.assert_allclose(level.cam, cam, rtol=1e-4, atol=1e-12)
 
 
 def test_saliency_and_guided_backprop_take_a_box_target(faster_rcnn):
