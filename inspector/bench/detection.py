@@ -1,7 +1,8 @@
 """`bench --detection`: the detection rows, each against its plain-PyTorch baseline in the same process,
 interleaved, median of `repeats`:
 
-    per-box Grad-CAM (`attribute --method gradcam --target box:0`, the layer chosen automatically)
+    per-box Grad-CAM (`attribute --method gradcam --target box:0`, the layer chosen automatically: an R-CNN's
+        FPN level for the box, captured with the other levels its pooler reads)
         vs one plain forward with a hook at that layer + autograd.grad(scores[k], activation) + the CAM
     D-RISE masks per second (`attribute --method drise`, batched)
         vs a plain loop of forwards over the same masked images, one at a time, without gradients
@@ -42,16 +43,15 @@ def plain_gradcam(module, x: torch.Tensor, layer: str, k: int) -> torch.Tensor:
 def bench_model(name: str, repeats: int = 5, masks: int = 32, device: str = "cpu") -> dict:
     from inspector.core import load_model
     from inspector.core.attribution import attribute
-    from inspector.core.cam_layers import auto_gradcam_layer
     from inspector.core.drise import DEFAULTS, default_cell, make_masks
 
     loaded = load_model(name, seed=0)
     loaded.module.to(device)
     x = torch.rand(1, 3, *SIZE, generator=torch.Generator().manual_seed(0)).to(device)
-    layer, _notes = auto_gradcam_layer(loaded.module, x)
+    layer = attribute(loaded, x, "gradcam", "box:0").layer  # the default: an R-CNN's box at its FPN level
     ours_cam, plain_cam = [], []
     for _ in range(repeats + 1):  # the first of each is a warm-up
-        ours_cam.append(_timed(lambda: attribute(loaded, x, "gradcam", "box:0", layer)))
+        ours_cam.append(_timed(lambda: attribute(loaded, x, "gradcam", "box:0")))
         plain_cam.append(_timed(lambda: plain_gradcam(loaded.module, x, layer, 0)))
     cell = default_cell(x)
     shaped = make_masks(masks, SIZE, cell, DEFAULTS["probability"], torch.Generator().manual_seed(1)).to(device)

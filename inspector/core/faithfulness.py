@@ -134,12 +134,19 @@ def scored(model: LoadedModel | nn.Module, x: torch.Tensor, found, metrics=METRI
         box = followed(found.detections, found.target_detection)
     elif isinstance(model, LoadedModel) and detects(model):
         raise SpecError(f"The faithfulness metrics score a map of one box; this {found.method} map explains none.")
+    made = None
     if found.baseline is not None:
         baseline = torch.as_tensor(found.baseline)[None]
     elif isinstance(baseline, str):
         loaded = model if isinstance(model, LoadedModel) else None
-        baseline = make_baseline(baseline, x, loaded.preprocess if loaded else None, blur_sigma, baseline_seed,
-                                 loaded.input_shape if loaded else None).tensor
+        made = make_baseline(baseline, x, loaded.preprocess if loaded else None, blur_sigma, baseline_seed,
+                             loaded.input_shape if loaded else None)
+        baseline = made.tensor
     curves = faithfulness(model, x, found.map, found.target_index, baseline, metrics, steps, batch, cancel, progress,
                           max_memory, box)
-    return dataclasses.replace(found, curves=tuple(curves.values()))
+    found = dataclasses.replace(found, curves=tuple(curves.values()))
+    if made is None:
+        return found
+    # a method with no baseline of its own (saliency, Grad-CAM, ...): the one the scores took, to show beside it
+    return dataclasses.replace(found, baseline=made.tensor[0].detach().cpu().numpy(),
+                               details=found.details + (("scores' baseline is", made.text),))

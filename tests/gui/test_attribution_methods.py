@@ -45,6 +45,27 @@ def test_occlusion_with_a_white_baseline_and_scores_as_the_api_makes_them(qtbot,
     assert said and "steps" in said[-1] and "Esc cancels" in said[-1]
 
 
+def test_a_saliency_map_scored_shows_the_baseline_its_scores_took(qtbot, window, tiny_source, image_file):
+    """Saliency has no baseline of its own: scored against "black", that picture is shown beside the map, titled
+    as the scores' (the app named it nowhere before), and the curves are the ones that baseline gives."""
+    view = window.views.attribution
+    window.tabs.setCurrentWidget(view)
+    view.method.setCurrentText("saliency")
+    view.options.widgets["baseline"].setCurrentText("black")
+    view.scores.setChecked(True)
+    with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
+        view.compute.click()
+    assert view.baseline_box.isVisible() and view.baseline_title.text() == "<b>Scores' baseline</b>"
+    assert view.baseline_text.text().startswith("black") and not view.baseline_picture.pixmap().isNull()
+    model = load_model(tiny_source)
+    x = load_input(image_file, model.preprocess, model.input_shape)
+    black = make_baseline("black", x, model.preprocess).tensor
+    index = window.state.outcome.result.target_index
+    curves = faithfulness(model, x, attribute(model, x, "saliency", index).map, index, black)
+    _xs, ys = view.curves.lines["deletion"].getData()
+    np.testing.assert_allclose(ys, curves["deletion"].scores, rtol=1e-5, atol=1e-7)
+
+
 def test_only_the_methods_own_options_are_shown(window):
     view = window.views.attribution
     shown = lambda: {n for n, w in view.options.widgets.items() if not w.isHidden()}  # noqa: E731

@@ -105,7 +105,8 @@ class AttributionView(QWidget):
         self.baseline_box = QWidget()
         side = QVBoxLayout(self.baseline_box)
         side.setContentsMargins(0, 0, 0, 0)
-        side.addWidget(QLabel("<b>Baseline</b>"))
+        self.baseline_title = QLabel("<b>Baseline</b>")
+        side.addWidget(self.baseline_title)
         side.addWidget(self.baseline_picture)
         side.addWidget(self.baseline_text)
         side.addStretch(1)
@@ -354,13 +355,17 @@ class AttributionView(QWidget):
             notes.append("not reached (functional calls): " + "; ".join(found.unreached))
         notes += list(found.notes) + list(found.warnings)
         self.caption.setText(" · ".join(notes))
-        self._show_baseline(baseline, made.get("baseline is"))
+        if "baseline is" in made:
+            self._show_baseline(baseline, made["baseline is"], "Baseline")
+        else:  # a method with none of its own, scored: the baseline its scores took
+            self._show_baseline(baseline, made.get("scores' baseline is"), "Scores' baseline")
         self.curves.show_curves(found.curves)
 
-    def _show_baseline(self, picture: np.ndarray | None, text: str | None) -> None:
+    def _show_baseline(self, picture: np.ndarray | None, text: str | None, title: str = "Baseline") -> None:
         if picture is None or text is None:
             self.baseline_box.setVisible(False)
             return
+        self.baseline_title.setText(f"<b>{title}</b>")
         self.baseline_picture.setPixmap(rgb_pixmap(picture, 128))
         self.baseline_text.setText(text)
         self.baseline_box.setVisible(True)
