@@ -188,11 +188,13 @@ def test_a_session_keeps_the_attribution_choice_and_brings_it_back(qtbot, window
     with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
         view.compute.click()
     saved = session_of(window.state).attribution
+    stored = saved.pop("stored")  # the map made for it (the next test)
     assert saved == {"method": "occlusion", "target": "", "layer": None,
                      "options": {"window": 8, "baseline": "white"}, "metrics": ["deletion", "insertion"]}
+    assert stored["method"] == "occlusion"
     view.compare.click()
     qtbot.waitUntil(lambda: not view.comparing, timeout=120_000)
-    assert session_of(window.state).attribution == saved  # the comparison's steps are not the choice
+    assert session_of(window.state).attribution == {**saved, "stored": stored}  # the comparison's steps are not
     session = session_of(window.state)
     path = save_session(session.__class__(**{**session.__dict__, "attribution": {
         "method": "ig", "target": "1", "layer": None, "options": {"steps": 12, "baseline": "black"},
@@ -204,6 +206,42 @@ def test_a_session_keeps_the_attribution_choice_and_brings_it_back(qtbot, window
     assert view.method.currentText() == "ig" and view.scores.isChecked()
     assert view.options.widgets["steps"].value() == 12 and view.options.widgets["baseline"].currentText() == "black"
     qtbot.waitUntil(lambda: view.target.currentData() == "1", timeout=10_000)
+
+
+def test_a_session_keeps_the_map_and_opens_with_it_without_computing(qtbot, window, ui, tmp_path):
+    """Issue 26: the map made for the choice is kept in the session file (arrays inside its JSON, written whole)
+    and shown again, with its curves and the scores' baseline, with the session model's first result, no
+    attribution asked of the worker; saved again, it is kept again."""
+    from inspector.gui.state.sessions import session_of
+
+    view = window.views.attribution
+    window.tabs.setCurrentWidget(view)
+    view.method.setCurrentText("saliency")
+    view.options.widgets["baseline"].setCurrentText("black")
+    view.scores.setChecked(True)
+    with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
+        view.compute.click()
+    made, curves = view.map.copy(), {m: line.getData()[1].copy() for m, line in view.curves.lines.items()}
+    path = tmp_path / "kept.inspector.json"
+    window.edits.save(str(path))
+    view.method.setCurrentText("gradcam")
+    with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
+        view.compute.click()
+    assert not np.array_equal(view.map, made)
+    asked = window.state.analysis.pending_id
+    assert window.edits.load(str(path), trust=True)
+    ui.expect_result(qtbot, window)
+    qtbot.waitUntil(lambda: "kept in the session" in view.caption.text(), timeout=10_000)
+    np.testing.assert_array_equal(view.map, made)
+    assert window.state.analysis.pending_id == asked  # nothing was computed
+    assert view.method.currentText() == "saliency" and view.caption.text().startswith("saliency for class ")
+    for metric, ys in curves.items():
+        np.testing.assert_array_equal(view.curves.lines[metric].getData()[1], ys)
+    assert view.baseline_box.isVisible() and view.baseline_text.text().startswith("black")
+    kept = session_of(window.state).attribution["stored"]
+    import json
+
+    assert kept["map"] == json.loads(path.read_text())["attribution"]["stored"]["map"]
 
 
 def test_another_model_stops_a_comparison_and_drops_a_map_still_coming(qtbot, window, ui, gui_files):

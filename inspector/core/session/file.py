@@ -1,5 +1,6 @@
 """Session files (`*.inspector.json`): model, weights and seed, input, device, target, ticks and edits, and
-the Attribution tab's last choice (method, class, layer, options, scores: the map is made again from it).
+the Attribution tab's last choice (method, class, layer, options, scores) and the map made for it
+(`stored`, inspector.core.session.stored).
 
 Readable JSON a person can edit; the app saves and loads them and
 `network-inspector capture --session FILE` replays the same run headless.
@@ -20,6 +21,7 @@ from ..sources.seeds import check_seed
 from ..sources.trust import carries_code
 from ..writes import write_json
 from .schema import check_session_data
+from .stored import attribution_of
 
 #: Weights that name no file.
 WEIGHT_WORDS = ("random", "pretrained", "default")
@@ -79,6 +81,8 @@ def session_from_dict(data, name: str = "The session") -> Session:
     if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
         raise SpecError(f"Session version {version} is newer than this app understands ({VERSION}).")
     check_session_data(data, name)
+    if (data.get("attribution") or {}).get("stored") is not None:
+        attribution_of(data["attribution"]["stored"], name)  # a damaged map is said on loading, not later
     edits = []
     for item in data.get("edits", []):
         text, enabled = (item, True) if isinstance(item, str) else (item["edit"], item.get("enabled", True))

@@ -62,6 +62,7 @@ SCHEMA: dict = {
                 "layer": {"type": ["string", "null"]},
                 "options": {"type": "object"},
                 "metrics": {"type": "array", "items": {"enum": list(METRICS)}},
+                "stored": {"type": "object", "description": "the map made for this choice (core.session.stored)"},
             },
         },
         "extra": {"type": "object"},

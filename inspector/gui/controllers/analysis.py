@@ -6,6 +6,7 @@ statistics table are drawn while their tab is on screen; a hidden one is drawn w
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -60,6 +61,10 @@ class AnalysisController(QObject):
         if info is not None:
             self.attribution.set_choices(info.tree.convolutions(), outcome.result.predictions,
                                          detections=outcome.result.detections)
+            stored = self.state.analysis.take_restored(info.request.source)
+            if stored is not None:  # a session's map, shown as it was kept
+                self._on_attribution(dataclasses.replace(stored, notes=stored.notes + (
+                    "kept in the session (Compute makes it again)",)))
         if outcome.analyse and not outcome.complete:
             self.stats.show_pending("Working out the statistics of every capture…")
         self._fill_stats_if_shown()

@@ -28,17 +28,35 @@ class AnalysisState(QObject):
         self._ids = itertools.count(-1, -1)  # attribution requests use negative ids (runs positive ones)
         self.pending_id = 0
         self.choice: dict | None = None  # the last single method asked for: what a session keeps
+        self.found = None  # the map made for `choice` (an Attribution): a session keeps it too
+        self.restored = None  # (a session's map, its model's source), shown with that model's first result
+        self._single_id = 0  # the request of `choice` (not a step of Compare all)
         worker.sigAttribution.connect(self._on_attribution)
 
     def forget(self) -> None:
         """Another model: a map still being made for the last one is dropped when it comes."""
         self.pending_id = 0
+        self.found = None
 
-    def restore(self, choice: dict | None) -> None:
-        """A session's choice: kept (saved again with the next session) and shown in the tab."""
-        self.choice = dict(choice) if choice else None
+    def restore(self, choice: dict | None, model: str | None = None) -> None:
+        """A session's choice: kept (saved again with the next session) and shown in the tab; the map it
+        kept (`stored`) is shown with the first result of its model (`model`), not made again."""
+        from inspector.core.session.stored import attribution_of  # torch: kept out of the window's start
+
+        choice = dict(choice) if choice else None
+        stored = choice.pop("stored", None) if choice else None
+        self.choice, self.found = choice, None
+        self.restored = (attribution_of(stored), model) if stored is not None else None
         if choice:
             self.sigChoiceRestored.emit(dict(choice))
+
+    def take_restored(self, model: str):
+        """The session's map, once, when `model`'s result is on screen (None otherwise)."""
+        if self.restored is None or self.restored[1] != model:
+            return None
+        found, self.restored = self.restored[0], None
+        self.found = found
+        return found
 
     def request_attribution(self, method: str, target: str, layer, options: dict | None = None) -> bool:
         """Ask for `method`'s map; `options`: the method's (AttributionOptions.values), "metrics" among them."""
@@ -48,10 +66,14 @@ class AnalysisState(QObject):
             return False
         options = dict(options or {})
         metrics = tuple(options.pop("metrics", ()))
-        if not options.pop("compare", False):  # one method on its own (not a step of Compare all)
+        single = not options.pop("compare", False)  # one method on its own (not a step of Compare all)
+        if single:
             self.choice = {"method": method, "target": target or "", "layer": layer,
                            "options": {k: v for k, v in options.items() if v is not None}, "metrics": list(metrics)}
+            self.found = None
         self.pending_id = next(self._ids)
+        if single:
+            self._single_id = self.pending_id
         self.worker.request_attribution(AttributionRequest(app.model.request, app.input, app.device, method,
                                                            target or app.target, layer, self.pending_id,
                                                            tuple(sorted(options.items())), metrics))
@@ -59,6 +81,8 @@ class AnalysisState(QObject):
 
     def _on_attribution(self, request_id: int, found) -> None:
         if request_id == self.pending_id:
+            if request_id == self._single_id:
+                self.found = found
             self.sigAttribution.emit(found)
 
     def failed(self, failure) -> None:

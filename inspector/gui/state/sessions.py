@@ -10,13 +10,17 @@ from inspector.core.records.requests import ModelRequest
 def session_of(state):
     """The session file's record of what `state` (an AppState) has loaded and chosen now."""
     from inspector.core.session.file import Session  # torch: kept out of the window's start
+    from inspector.core.session.stored import stored_of
 
     model = state.model.request if state.model else ModelRequest()
+    attribution, found = state.analysis.choice, state.analysis.found
+    if attribution and found is not None:  # the map made for the choice, kept with it
+        attribution = {**attribution, "stored": stored_of(found)}
     return Session(
         model=model.source, weights=model.weights, input=state.input, device=state.device, target=state.target,
         layers=tuple(state.ticked()), sites=tuple(sorted(state.sites())), edits=state.edits,
         input_grad=state.edits_active(), seed=state.model.seed if state.model else None,
-        attribution=state.analysis.choice,
+        attribution=attribution,
     )
 
 
@@ -31,4 +35,4 @@ def apply_session(state, session, trust: bool = False) -> None:
     state.pending_edits = tuple(session.edits)  # the session's model runs with them once it loads
     state.request_model(ModelRequest(session.model, session.weights, trust, session.seed),
                         ticks=set(session.layers))
-    state.analysis.restore(session.attribution)
+    state.analysis.restore(session.attribution, session.model)
