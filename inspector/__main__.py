@@ -35,6 +35,7 @@ def entry() -> int:
         return main()
     except BaseException as exc:  # Ctrl-C before a command took over (while Python modules load)
         if not interrupted(exc):
+            guard.restore()  # (a second restore changes nothing)
             raise
         guard.restore(signal.SIG_IGN)
         print("interrupted", file=sys.stderr)

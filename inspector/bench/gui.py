@@ -409,20 +409,30 @@ def measure_detector(folder: Path, source: str, input_source: str, device: str, 
             w.repaint()
             runs.append(time.perf_counter() - start)
         clicked = beat.take()
-        w.state.set_view("compare")
-        layer = w.loaded.tree.convolutions()[-1]
-        count = len(session.shown)
-        w.state.editing.add(Edit(Key(layer, "output"), "scale", (("k", 0.5),)))
-        w.state.run()
-        _wait_until(lambda: len(session.shown) > count or bool(session.failed))
+        w.state.set_view("compare")  # its first show: laid out and painted once
         w.repaint()
         _pause(0.3)
-        compared = beat.take()
+        switched = beat.take()
+        layer = w.loaded.tree.convolutions()[-1]
+        compared = []
+        for i in range(max(2, repeats)):  # the edit added, then run again: the two runs' boxes matched and drawn
+            count = len(session.shown)
+            if i == 0:
+                w.state.editing.add(Edit(Key(layer, "output"), "scale", (("k", 0.5),)))  # it runs (edits do)
+            else:
+                w.state.run()
+            _wait_until(lambda: (len(session.shown) > count and session.settled()) or bool(session.failed))
+            w.repaint()
+            _pause(0.2)
+            compared.append(beat.take())
         beat.stop()
         if session.failed:
             raise RuntimeError(session.failed[-1])
+        if not w.views.compare.boxes.isVisibleTo(w.views.compare):
+            raise RuntimeError("The Compare tab showed no boxes: nothing was measured.")
         return {"model": source, "leaves": leaves, "detections": detections, "stall_s": clicked,
-                "compare_stall_s": compared, "run_s": statistics.median(runs),
+                "compare_stall_s": max(compared), "compare_stall_median_s": statistics.median(compared),
+                "switch_stall_s": switched, "run_s": statistics.median(runs),
                 "boxes_compared": len(w.views.compare.boxes.changes)}
     finally:
         session.close()
@@ -494,8 +504,10 @@ def format_table(report: dict) -> str:
         rows += [
             ("(j) longest GUI stall, detector: box clicked -> run -> boxes drawn", f"{t['model']}, {t['leaves']} "
              f"leaves ticked", ms(t["stall_s"]), "target 50 ms", f"{t['detections']} detections, run {ms(t['run_s'])}"),
-            ("    the same, Compare tab with an edit", f"{t['boxes_compared']} boxes matched",
-             ms(t["compare_stall_s"]), "target 50 ms", ""),
+            ("    the same, the Compare tab's first show", "", ms(t["switch_stall_s"]), "", ""),
+            ("    the same, an edit on the Compare tab", f"{t['boxes_compared']} boxes matched",
+             ms(t["compare_stall_s"]), "target 50 ms", f"median {ms(t['compare_stall_median_s'])}; run, boxes "
+                                                       "matched and drawn, mosaics"),
         ]
     r = report["rapid"]
     rows.append(("(h) longest GUI stall, 20 edit toggles in 1 s", f"{r['model']}, {r['leaves']} leaves ticked",

@@ -57,8 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     except InspectorError as exc:
         if args.debug:
             raise
-        print(f"error: {exc}", file=sys.stderr)
-        code = 2
+        if guard.swallowed:  # a Ctrl-C Python swallowed came first: that is what stopped the command
+            print("interrupted", file=sys.stderr)
+            code = 130
+        else:
+            print(f"error: {exc}", file=sys.stderr)
+            code = 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         code = 130

@@ -271,7 +271,7 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
             followed = follow(module, module(x.detach().to(_device(module))), same, labels)
 
         def many(noisy: torch.Tensor) -> np.ndarray:  # each copy's own gradient of its score of the object
-            return _box_saliency_many(module, noisy, followed)
+            return _box_saliency_many(module, noisy, followed, lost)
 
         batch = pick_batch(module, x, samples, grad=True, max_memory=ig.get("max_memory"))
     elif of == "saliency" and x.ndim >= 2 and x.shape[0] == 1 and (first.target_index is not None or target == "sum"):
@@ -287,12 +287,12 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
                                 ("seed", used)))
 
 
-def _box_saliency_many(module: nn.Module, xs: torch.Tensor, followed) -> np.ndarray:
+def _box_saliency_many(module: nn.Module, xs: torch.Tensor, followed, lost: list) -> np.ndarray:
     """Saliency maps of a batch of copies of a detector's image: max over channels of |d score_i / d copy_i|,
-    score_i the copy's score of the followed object (0, and a map of 0, where it lost it)."""
+    score_i the copy's score of the followed object (0, and a map of 0, where it lost it: added to `lost`)."""
     xs = xs.detach().requires_grad_(True)
     with torch.enable_grad():
-        score = followed.scores(module(xs)).sum()
+        score = followed.scores(module(xs), lost).sum()
         (grad,) = torch.autograd.grad(score, xs) if score.requires_grad else (torch.zeros_like(xs),)
     return grad.abs().amax(dim=1).detach().cpu().numpy()
 

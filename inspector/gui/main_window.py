@@ -317,7 +317,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
                                    result.target_detection, result.extras)
         for panel in (self.activation_panel, self.gradient_panel):  # what an enlarged map is laid over
             panel.set_backdrop(self.input_view.rgb)
-        self.views.compare.set_backdrop(self.input_view.rgb, self.input_view.chosen_min_score)  # a detector's boxes
+        self.views.compare.set_backdrop(self.input_view.rgb, self.input_view.chosen_min_score,  # a detector's boxes
+                                        result.detections is not None)
 
     def _on_box_dragged(self, y0: float, x0: float, y1: float, x1: float) -> None:
         """A box dragged on a segmentation's input: the target becomes that class over the box."""

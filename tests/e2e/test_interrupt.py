@@ -152,3 +152,13 @@ def test_ctrl_c_swallowed_by_a_weakref_callback_is_kept_not_printed(monkeypatch,
     assert dispatch.main(["samples"]) == 130
     assert capsys.readouterr().err == "interrupted\n"
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler and sys.unraisablehook is hook
+
+    def run_and_fail(_args):  # the swallowed Ctrl-C, then an error it may have caused: said as the interrupt
+        from inspector.core.errors import SpecError
+
+        _sigint_inside_a_weakref_callback()
+        raise SpecError("half-loaded")
+
+    monkeypatch.setattr(dispatch.COMMANDS["samples"], "run", run_and_fail)
+    assert dispatch.main(["samples"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"

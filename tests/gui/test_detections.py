@@ -121,7 +121,8 @@ def test_a_clicked_box_is_forgotten_on_another_image(ui, qtbot, open_window, tmp
     assert window.target_combo.currentText() == "auto (the best box)" and clicked.target_detection == 1
 
 
-def test_the_compare_tab_marks_the_boxes_an_edit_made_appear_and_vanish(ui, qtbot, open_window, tmp_path, image_file):
+def test_the_compare_tab_marks_the_boxes_an_edit_made_appear_and_vanish(ui, qtbot, open_window, tmp_path, image_file,
+                                                                        tiny_source):
     """Scaling the conv's output by -1 turns each score s into sigmoid(-mean) = 1 - s: seen from 0.5, every box
     shown before vanishes (its new score still listed) and every box hidden before appears, in the table and
     in the picture (green for an appeared box)."""
@@ -154,6 +155,13 @@ def test_the_compare_tab_marks_the_boxes_an_edit_made_appear_and_vanish(ui, qtbo
         if scores[i] < 0.5:
             assert tuple(drawn[round(y1 * scale) - 1, round((x0 + x1) / 2 * scale)]) == APPEARED
     assert outcome.baseline is not None and outcome.baseline.detections is not None
+
+    from inspector.core.records.requests import ModelRequest
+
+    window.state.set_view("layer")  # a classifier next, run while the Compare tab is hidden: no boxes left there
+    window.state.request_model(ModelRequest(tiny_source))
+    assert ui.expect_result(qtbot, window).result.detections is None
+    assert not compare.boxes.isVisibleTo(compare) and compare.boxes.changes == []
 
 
 MASKED = '''

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..detection.changes import BoxChange, box_changes
-from ..detection.picture import default_min_score
+from ..detection.picture import MOST, default_min_score
 from ..diagnostics import forward_rank
 from ..errors import MismatchError
 from ..result import RunResult
@@ -206,7 +206,7 @@ def compare_results(first: RunResult, second: RunResult, threshold: float = DEFA
     boxes = min_score = None
     if first.detections is not None and second.detections is not None:
         min_score = default_min_score(first.detections)
-        boxes = box_changes(first.detections, second.detections, min_score)
+        boxes = box_changes(first.detections, second.detections, min_score, MOST)
     return ModelDiff(first_divergent, threshold, rows, only_first, only_second,
                      prediction_deltas(first, second), first, second, names, boxes=boxes, min_score=min_score)
 

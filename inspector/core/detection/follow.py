@@ -36,15 +36,18 @@ class FollowedBox:
         """What an Attribution says of the box it explains."""
         return {"detections": self.detections, "target_detection": self.rank}
 
-    def scores(self, outputs) -> torch.Tensor:
+    def scores(self, outputs, lost: list | None = None) -> torch.Tensor:
         """(n,) the score of each copy's detection of this object, 0 where it has none (the graph kept
-        from each matched score back to its copy)."""
-        return torch.stack([self._score(found) for found in outputs])
+        from each matched score back to its copy); each copy that lost it appended to `lost` when given."""
+        found = [self._score(one) for one in outputs]
+        if lost is not None:
+            lost.extend(i for i, (_score, matched) in enumerate(found) if not matched)
+        return torch.stack([score for score, _matched in found])
 
-    def _score(self, found: dict) -> torch.Tensor:
+    def _score(self, found: dict) -> tuple[torch.Tensor, bool]:
         scores = found["scores"]
         if scores.numel() == 0:
-            return scores.sum()  # 0, on the scores' device and dtype
+            return scores.sum(), False  # 0, on the scores' device and dtype
         overlap = box_iou(torch.tensor([self.box], dtype=torch.float64, device=scores.device),
                           found["boxes"].detach().double())[0]
         labels = found.get("labels")
@@ -52,8 +55,8 @@ class FollowedBox:
         if labels is not None and self.label is not None:
             eligible &= labels == self.label
         if not bool(eligible.any()):
-            return scores.sum() * 0  # lost: 0, with a gradient of 0
-        return scores[torch.where(eligible, overlap, torch.full_like(overlap, -1.0)).argmax()]
+            return scores.sum() * 0, False  # lost: 0, with a gradient of 0
+        return scores[torch.where(eligible, overlap, torch.full_like(overlap, -1.0)).argmax()], True
 
 
 def follow(module, output, target, labels) -> FollowedBox:

@@ -224,6 +224,7 @@ class AttributionView(QWidget):
         if not uses_layer:
             self.layer.setCurrentIndex(0)
         self.target.setEnabled(uses_class)
+        self.each_box.setEnabled(uses_class)  # a class-agnostic map is the same for every box
         self.target.setItemText(0, "target of the run" if uses_class else "(no class: class-agnostic)")
 
     def _on_choice(self) -> None:

@@ -8,7 +8,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from inspector.core.detection.changes import BoxChange, box_changes, summary
-from inspector.core.detection.picture import default_min_score, draw_changes
+from inspector.core.detection.picture import MOST, default_min_score, draw_changes
 
 SIZE = 320  # pixels a side the boxes are drawn at (the view fits it to its room, and zooms)
 LEGEND = ("in its class's colour: kept · <span style='color:#ff9100'>orange</span>: moved (grey dashes: where it "
@@ -64,9 +64,10 @@ class BoxChangesView(QWidget):
         if self.before is None or self.after is None:
             self.changes = []
             return
-        self.changes = box_changes(self.before, self.after, self.min_score)
-        fresh = self.drawn is None or self.rgb is None
+        self.changes = box_changes(self.before, self.after, self.min_score, MOST)
+        shape = None if self.drawn is None else self.drawn.shape
         self.drawn = draw_changes(self.rgb, self.before, self.after, self.changes, SIZE) if self.rgb is not None else None
+        fresh = self.drawn is not None and self.drawn.shape != shape  # another picture's shape: fitted again
         if self.drawn is None:
             self.image.clear()
         else:
@@ -74,4 +75,5 @@ class BoxChangesView(QWidget):
             if fresh:
                 self.view.autoRange(padding=0.01)
         self.caption.setText(f"The {self.names[1]} boxes against the {self.names[0]}, scoring "
-                             f"{self.min_score:.2f} or more: {summary(self.changes)}.<br>{LEGEND}")
+                             f"{self.min_score:.2f} or more (the best {MOST} of each): {summary(self.changes)}."
+                             f"<br>{LEGEND}")

@@ -92,6 +92,24 @@ def test_noisy_copies_that_lose_the_box_are_said_and_count_as_0():
     assert 0 < count <= 8
 
 
+def test_a_batch_of_noisy_saliency_copies_counts_those_that_lost_the_box():
+    """The batched path (a detector's saliency, many copies a pass) counts its lost copies as the one-by-one
+    path does (it said nothing before): the count equals the copies whose score falls under the threshold."""
+    model, x = ToyDetector().eval(), _x()
+    with torch.no_grad():
+        scores = model.box_scores(x[0])
+    i = int(scores.argmax())
+    model.score_thresh = float(scores[i]) - 1e-4
+    found = attribute(model, x, "smoothgrad", "box:0", options={"samples": 8, "noise": 0.2, "seed": 0, "batch": 4})
+    generator = torch.Generator().manual_seed(0)
+    sigma = 0.2 * float(x.max() - x.min())
+    with torch.no_grad():
+        lost = sum(float(model.box_scores((x + sigma * torch.randn(x.shape, generator=generator))[0])[i])
+                   < model.score_thresh for _ in range(8))
+    assert 0 < lost < 8
+    assert f"{lost} of 8 noisy copies lost the box (their maps count as 0)" in found.warnings
+
+
 def test_rollout_still_explains_no_box():
     with pytest.raises(SpecError, match="rollout does not explain detections"):
         attribute(ToyDetector().eval(), _x(), "rollout", "box:0")
