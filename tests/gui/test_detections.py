@@ -147,7 +147,7 @@ def test_the_compare_tab_marks_the_boxes_an_edit_made_appear_and_vanish(ui, qtbo
                            "vanished" if s >= 0.5 else "appeared"] for i, s in enumerate(scores))
     kinds = sorted(c.kind for c in compare.boxes.changes)
     assert kinds == sorted("vanished" if s >= 0.5 else "appeared" for s in scores)
-    assert "scoring 0.50 or more" in compare.boxes.caption.text()
+    assert "boxes from score 0.50" in compare.boxes.caption.text()
     drawn = compare.boxes.drawn  # what the view shows
     assert np.array_equal(compare.boxes.image.image, drawn)
     scale = drawn.shape[1] / 32

@@ -11,9 +11,9 @@ from inspector.core.detection.changes import BoxChange, box_changes, summary
 from inspector.core.detection.picture import MOST, default_min_score, draw_changes
 
 SIZE = 320  # pixels a side the boxes are drawn at (the view fits it to its room, and zooms)
-LEGEND = ("in its class's colour: kept · <span style='color:#ff9100'>orange</span>: moved (grey dashes: where it "
-          "was) · <span style='color:#00c853'>green +</span>: appeared · <span style='color:#e53935'>red dashes "
-          "-</span>: vanished")
+LEGEND = ("kept: its class's colour · <span style='color:#ff9100'>moved</span>: orange (grey dashes: before) · "
+          "<span style='color:#00c853'>appeared</span>: green + · <span style='color:#e53935'>vanished</span>: "
+          "red dashes -")
 
 
 class BoxChangesView(QWidget):
@@ -74,6 +74,5 @@ class BoxChangesView(QWidget):
             self.image.setImage(self.drawn, autoLevels=False, levels=(0, 255))
             if fresh:
                 self.view.autoRange(padding=0.01)
-        self.caption.setText(f"The {self.names[1]} boxes against the {self.names[0]}, scoring "
-                             f"{self.min_score:.2f} or more (the best {MOST} of each): {summary(self.changes)}."
-                             f"<br>{LEGEND}")
+        self.caption.setText(f"{self.names[1].capitalize()} vs {self.names[0]}, boxes from score {self.min_score:.2f} "
+                             f"(the best {MOST} each): {summary(self.changes)}.<br>{LEGEND}")
