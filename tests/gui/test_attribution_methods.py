@@ -45,9 +45,8 @@ def test_occlusion_with_a_white_baseline_and_scores_as_the_api_makes_them(qtbot,
     assert said and "steps" in said[-1] and "Esc cancels" in said[-1]
 
 
-def test_a_saliency_map_scored_shows_the_baseline_its_scores_took(qtbot, window, tiny_source, image_file):
-    """Saliency has no baseline of its own: scored against "black", that picture is shown beside the map, titled
-    as the scores' (the app named it nowhere before), and the curves are the ones that baseline gives."""
+def _scored_saliency_against_black(qtbot, window):
+    """The Attribution tab on screen, saliency scored against the black baseline computed; the tab."""
     view = window.views.attribution
     window.tabs.setCurrentWidget(view)
     view.method.setCurrentText("saliency")
@@ -55,6 +54,13 @@ def test_a_saliency_map_scored_shows_the_baseline_its_scores_took(qtbot, window,
     view.scores.setChecked(True)
     with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
         view.compute.click()
+    return view
+
+
+def test_a_saliency_map_scored_shows_the_baseline_its_scores_took(qtbot, window, tiny_source, image_file):
+    """Saliency has no baseline of its own: scored against "black", that picture is shown beside the map, titled
+    as the scores' (the app named it nowhere before), and the curves are the ones that baseline gives."""
+    view = _scored_saliency_against_black(qtbot, window)
     assert view.baseline_box.isVisible() and view.baseline_title.text() == "<b>Scores' baseline</b>"
     assert view.baseline_text.text().startswith("black") and not view.baseline_picture.pixmap().isNull()
     model = load_model(tiny_source)
@@ -214,13 +220,7 @@ def test_a_session_keeps_the_map_and_opens_with_it_without_computing(qtbot, wind
     attribution asked of the worker; saved again, it is kept again."""
     from inspector.gui.state.sessions import session_of
 
-    view = window.views.attribution
-    window.tabs.setCurrentWidget(view)
-    view.method.setCurrentText("saliency")
-    view.options.widgets["baseline"].setCurrentText("black")
-    view.scores.setChecked(True)
-    with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
-        view.compute.click()
+    view = _scored_saliency_against_black(qtbot, window)
     made, curves = view.map.copy(), {m: line.getData()[1].copy() for m, line in view.curves.lines.items()}
     path = tmp_path / "kept.inspector.json"
     window.edits.save(str(path))
