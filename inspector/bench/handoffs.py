@@ -91,7 +91,7 @@ def trace_edit_to_compare() -> dict:
     from inspector.core.edits import Edit
     from inspector.core.keys import Key
 
-    from .gui import _qt_app, _wait_until
+    from .gui_harness import _qt_app, _wait_until
 
     _qt_app()
     from inspector.gui.main_window import MainWindow

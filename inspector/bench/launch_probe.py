@@ -20,7 +20,7 @@ def main() -> int:
 
     # torch may be in sys.modules by the first paint: the worker thread is importing it by then
     torch_by_window_code = "torch" in sys.modules
-    from inspector.bench.gui import Heartbeat
+    from inspector.bench.gui_harness import Heartbeat
 
     app, window = start_app([], QSettings(ini, QSettings.IniFormat))
     beat = Heartbeat()

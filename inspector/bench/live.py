@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .gui import Heartbeat, Session, _pause, _plain_seconds, _qt_app, _wait_until
+from .gui_harness import Heartbeat, Session, _pause, _plain_seconds, _qt_app, _wait_until
 
 
 def resident_mb() -> float:
