@@ -18,7 +18,6 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from inspector.core.errors import InspectorError
 from inspector.core.inputs.video import is_video
-from inspector.core.keys import layer_of, parse_layer_call
 from inspector.core.records.detections import fits_task, is_box_in_pixels
 from inspector.core.records.failure import Failure
 from inspector.core.records.requests import ModelRequest, RunRequest
@@ -32,6 +31,7 @@ from .atlas import AtlasState
 from .edits import EditsState
 from .folder import FolderState
 from .live import LiveState
+from .run_choices import layer_names_of, panel_keys_of, sites_of, visible_of
 from .settings import SettingsStore
 
 #: The gradient shown beside the activations: label -> site (or parameter suffix).
@@ -342,20 +342,10 @@ class AppState(QObject):
         return any(e.enabled for e in self.edits)
 
     def sites(self) -> frozenset[str]:
-        """Activations and grad_output always; grad_input or parameter gradients when shown or edited."""
-        sites = {"output", "grad_output"}
-        if self.grad_site in ("grad_input", "attention"):
-            sites.add(self.grad_site)
-        elif self.grad_site.endswith(":grad") or any(e.key.site == "grad" for e in self.edits):
-            sites.add("params")
-        return frozenset(sites)
+        return sites_of(self.grad_site, self.edits)
 
     def panel_keys(self, name: str) -> tuple[str, str]:
-        """The capture keys the Layer tab shows for layer `name` (`path` or `path#K`)."""
-        call = parse_layer_call(name)
-        site = self.grad_site
-        grad = f"{call.layer}.{site}" if site.endswith(":grad") else str(call.key(site))
-        return str(call.key("output")), grad
+        return panel_keys_of(name, self.grad_site)
 
     def build_request(self) -> RunRequest | None:
         """What to run now: the loaded model (never a choice that failed), on what the user picked."""
@@ -379,25 +369,10 @@ class AppState(QObject):
                           frame=self.live.frame.rgb if live else None)
 
     def layer_names(self) -> list[str]:
-        """The captured layers of the last result (`path` or `path#K`) in model order: what the
-        Layer and Compare tabs offer."""
-        if self.outcome is None:
-            return []
-        names = {}
-        for capture in self.outcome.result.captures.values():
-            key = capture.key
-            if key.site in ("output", "grad_output") and key.index in (None, 0):
-                names.setdefault(str(key.layer_call()), None)
-        return list(names)
+        return layer_names_of(self.outcome.result) if self.outcome is not None else []
 
     def visible_layers(self) -> tuple[str, ...]:
-        """The layers whose statistics the run works out first: the one the Layer and Compare tabs
-        show (the first ticked one until a layer is picked); the rest follow in a StatsUpdate."""
-        ticked = self.ticked()
-        layer = layer_of(self.layer or "")
-        if layer in ticked:
-            return (layer,)
-        return tuple(ticked[:1])
+        return visible_of(self.ticked(), self.layer)
 
     def run(self) -> bool:
         """Send a run of what the user asked for to the worker; False when there is nothing to run."""

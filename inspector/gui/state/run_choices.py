@@ -1,0 +1,41 @@
+"""What a run captures and what the Layer and Compare tabs offer, worked out from the user's choices (Qt-free
+rules the app's state applies: `AppState.sites`, `panel_keys`, `layer_names`, `visible_layers`)."""
+
+from __future__ import annotations
+
+from inspector.core.keys import layer_of, parse_layer_call
+
+
+def sites_of(grad_site: str, edits) -> frozenset[str]:
+    """Activations and grad_output always; grad_input or parameter gradients when shown or edited."""
+    sites = {"output", "grad_output"}
+    if grad_site in ("grad_input", "attention"):
+        sites.add(grad_site)
+    elif grad_site.endswith(":grad") or any(e.key.site == "grad" for e in edits):
+        sites.add("params")
+    return frozenset(sites)
+
+
+def panel_keys_of(name: str, grad_site: str) -> tuple[str, str]:
+    """The capture keys the Layer tab shows for layer `name` (`path` or `path#K`)."""
+    call = parse_layer_call(name)
+    grad = f"{call.layer}.{grad_site}" if grad_site.endswith(":grad") else str(call.key(grad_site))
+    return str(call.key("output")), grad
+
+
+def layer_names_of(result) -> list[str]:
+    """The captured layers of a result (`path` or `path#K`) in model order: what the Layer and Compare tabs
+    offer."""
+    names = {}
+    for capture in result.captures.values():
+        key = capture.key
+        if key.site in ("output", "grad_output") and key.index in (None, 0):
+            names.setdefault(str(key.layer_call()), None)
+    return list(names)
+
+
+def visible_of(ticked: list[str], layer: str | None) -> tuple[str, ...]:
+    """The layers whose statistics a run works out first: the one the Layer and Compare tabs show (the first
+    ticked one until a layer is picked); the rest follow in a StatsUpdate."""
+    shown = layer_of(layer or "")
+    return (shown,) if shown in ticked else tuple(ticked[:1])
