@@ -45,13 +45,16 @@ class BoxChangesView(QWidget):
         return self._min_score if self._min_score is not None else default_min_score(self.before or [])
 
     def set_backdrop(self, rgb: np.ndarray | None, min_score: float | None) -> None:
-        """The input picture the boxes are drawn over, and the score they are shown from."""
+        """The input picture the boxes are drawn over, and the score they are shown from (drawn now only when
+        on screen: the Compare tab draws its boxes again when it is shown)."""
         self.rgb, self._min_score = rgb, min_score
-        self._draw()
+        if self.isVisible():
+            self._draw()
 
     def set_min_score(self, value: float) -> None:
         self._min_score = value
-        self._draw()
+        if self.isVisible():
+            self._draw()
 
     def show_changes(self, before, after, names: tuple[str, str]) -> list[BoxChange]:
         """Compare two runs' detections (None: not a detector: the view hides); the changes, for the table."""

@@ -177,11 +177,13 @@ class CompareView(QWidget):
         if not detecting:
             self.boxes.show_changes(None, None, self.grid.names_pair())
         self.boxes.set_backdrop(rgb, min_score)
-        self._fill_box_table()
+        if self.boxes.isVisible():  # hidden, the tab's next refresh draws them (no work on every run)
+            self._fill_box_table()
 
     def set_min_score(self, value: float) -> None:
         self.boxes.set_min_score(value)
-        self._fill_box_table()
+        if self.boxes.isVisible():
+            self._fill_box_table()
 
     def clear(self) -> None:
         self.grid.clear_all()
