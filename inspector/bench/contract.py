@@ -26,6 +26,8 @@ def _calls():
 
     demo = core.load_model("demo")
     x = core.load_input("sample:star", demo.preprocess, demo.input_shape)
+    detector = core.load_model("demo-detector")
+    scene = core.load_input("sample:detect_four_shapes", detector.preprocess, detector.input_shape)
     folder = Path(tempfile.mkdtemp(prefix="inspector-contract-"))
     data = folder / "data"
     data.mkdir()
@@ -59,6 +61,8 @@ def _calls():
         "top_pictures": (top_pictures, dict(opened=opened, layer="conv1", channel=0)),
         "attribute": (core.attribute, dict(model=demo, inputs=x, method="occlusion", options={"window": 16},
                                            metrics=("deletion",), metric_steps=2)),
+        "each_box": (core.each_box, dict(model=detector, inputs=scene, method="saliency", most=2,
+                                         metrics=("deletion",), metric_steps=2)),
     }
 
 

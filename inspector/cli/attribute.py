@@ -58,6 +58,12 @@ def add_parser(sub) -> None:
     att.add_argument("--metrics", default=None,
                      help="faithfulness scores of the map, comma-separated: deletion, insertion")
     att.add_argument("--metric-steps", type=int, default=50, help="the metrics' steps K (default 50)")
+    att.add_argument("--each-box", type=int, nargs="?", const=9, default=None, metavar="N",
+                     help="a detector: explain each box shown (from --min-score), the best N (default 9), one map "
+                          "each on its own scale: tiled in one picture, or stacked in the .npy in the boxes' order")
+    att.add_argument("--min-score", type=float, default=None,
+                     help="--each-box: the score boxes are explained from (default as the app shows them: 0.5, or "
+                          "the best 10 when none scores 0.5)")
     att.add_argument("--json", action="store_true",
                      help="print the method, target, settings, completeness gap and metrics as one JSON object")
     att.add_argument("--out", required=True,
@@ -100,6 +106,8 @@ def run(args) -> int:
     if args.method == "smoothgrad":
         options = {"of": args.of, "kind": args.smooth, "samples": args.samples, "noise": args.noise,
                    "seed": args.noise_seed, "progress": bar.step, **({**ig, **base} if args.of == "ig" else {})}
+    if args.each_box is not None:
+        return _each_box(args, loaded, x, options, metrics, made, cap, bar, out)
     try:
         found = attribute(loaded, x, args.method, args.target, args.layer, options)
         if metrics:
@@ -163,6 +171,55 @@ def run(args) -> int:
     return 0
 
 
+def _each_box(args, loaded, x, options, metrics, made, cap, bar, out) -> int:
+    """--each-box: the method for each box shown, tiled in one picture or stacked in the .npy; a line (and
+    with --json an entry) per box."""
+    import numpy as np
+    from PIL import Image
+
+    from inspector.core.export import picture
+    from inspector.core.faithfulness import scored
+    from inspector.core.per_box import caption, each_box, tiled
+    from inspector.core.writes import save_image
+
+    maps = []
+    try:
+        maps = each_box(loaded, x, args.method, args.layer, options, args.min_score, args.each_box)
+        if metrics:
+            bar.rename("metrics")
+            maps = [scored(loaded, x, found, metrics, args.metric_steps, None if made is None else made.tensor,
+                           batch=args.batch, progress=bar.step, max_memory=cap) for found in maps]
+    finally:
+        bar.close()
+    say = (lambda text: print(text, file=sys.stderr)) if args.json else print
+    if out.suffix.lower() == ".npy":
+        save_npy(out, np.stack([found.map for found in maps]))
+    else:
+        save_image(out, Image.fromarray(tiled(picture(x.detach().cpu().numpy(), loaded.preprocess), maps), "RGB"))
+    say(f"{maps[0].method} for each of {len(maps)} boxes" + (f" at {maps[0].layer}" if maps[0].layer else "")
+        + f" -> {out}" + (f" (stacked {len(maps)} x {' x '.join(map(str, maps[0].map.shape))})"
+                          if out.suffix.lower() == ".npy" else ""))
+    for found in maps:
+        scores = "".join(f", {c.metric} AUC {c.auc:.4f}" for c in found.curves)
+        gap = f", completeness gap {found.completeness_gap:.4g}" if found.completeness_gap is not None else ""
+        say(f"  {caption(found)} at [{', '.join(f'{v:.1f}' for v in found.detections[found.target_detection].box)}]"
+            f"{gap}{scores}")
+    if loaded.seed is not None:
+        say(common.seed_note(loaded.seed))
+    if args.json:
+        first = maps[0]
+        print(json.dumps({
+            "method": first.method, "layer": first.layer, "out": str(out),
+            "settings": {k: _plain(v) for k, v in first.details if k != "baseline is"},
+            "boxes": [{"target": found.target, "target_detection": found.target_detection,
+                       "completeness_gap": found.completeness_gap,
+                       "metrics": {curve.metric: curve.as_json() for curve in found.curves}} for found in maps],
+            "detections": [d.to_dict() for d in first.detections]}))
+    for warning in dict.fromkeys(w for found in maps for w in found.warnings):
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
 def _metrics(text: str | None, known: tuple[str, ...]) -> tuple[str, ...]:
     if not text:
         return ()
@@ -181,6 +238,12 @@ def _check_numbers(args) -> None:
     for flag, value, least in checks:
         if value is not None and value < least:
             raise SpecError(f"{flag} must be at least {least}, not {value}.")
+    if args.each_box is not None and args.each_box < 1:
+        raise SpecError(f"--each-box explains the best N boxes, N at least 1, not {args.each_box}.")
+    if args.each_box is not None and args.target is not None:
+        raise SpecError("--each-box explains every box shown, each as its own target: leave out --target.")
+    if args.min_score is not None and args.each_box is None:
+        raise SpecError("--min-score chooses the boxes --each-box explains; add --each-box.")
     if not args.noise >= 0:
         raise SpecError(f"--noise is a fraction of the input's range, 0 or more, not {args.noise}.")
     if args.blur_sigma is not None and not args.blur_sigma > 0:

@@ -19,7 +19,8 @@ _WHERE = {
     "LoadedModel": "sources.loaded", "load_model": "sources.loader",
     "torchvision_classifiers": "sources.torchvision_models",
     "Target": "objective", "parse_target": "objective", "Capture": "result", "RunResult": "result",
-    "capture": "api", "layer_tree": "api", "attribute": "api", "diff_models": "compare.pair", "load_pair": "compare.pair",
+    "capture": "api", "layer_tree": "api", "attribute": "api", "each_box": "api",
+    "diff_models": "compare.pair", "load_pair": "compare.pair",
     "ModelDiff": "compare.diff",
     **{name: "errors" for name in ("DeviceError", "InputError", "InspectorError", "ModelLoadError",
                                    "RunCancelled", "RunError", "SpecError", "UnknownKeyError",
@@ -40,7 +41,7 @@ def __getattr__(name: str):
 __all__ = [
     "Capture", "DeviceError", "Edit", "ModelDiff", "diff_models", "load_pair", "InputError", "InspectorError", "Key", "LayerTree", "LoadedModel",
     "ModelLoadError", "RunCancelled", "RunError", "RunResult", "RunSpec", "Sharing", "SpecError", "Target",
-    "UnknownKeyError", "UntrustedCodeError", "attribute", "available_devices", "build_layer_tree", "capture",
+    "UnknownKeyError", "UntrustedCodeError", "attribute", "available_devices", "build_layer_tree", "capture", "each_box",
     "complete_statistics", "layer_tree",
     "list_samples", "load_input", "load_model", "parse_edit", "parse_key", "parse_target", "resolve_device", "run",
     "torchvision_classifiers",

@@ -89,20 +89,57 @@ def attribute(
     `metrics` (deletion, insertion) scores the map over its baseline. Returns an Attribution: `.map`,
     `.target_index`, `.layer`, `.details`, `.completeness_gap`, `.curves`, `.notes`, `.warnings`."""
     from .attribution import attribute as make
-    from .faithfulness import METRICS, scored
 
-    wanted = tuple(need_texts(metrics, "metrics", "deletion,insertion")) if not isinstance(metrics, str) \
-        else tuple(m.strip() for m in metrics.split(",") if m.strip())
-    unknown = [m for m in wanted if m not in METRICS]
-    if unknown:
-        raise SpecError(f"attribute(): unknown metric {unknown[0]!r}; metrics: {', '.join(METRICS)}.")
+    wanted = _metrics(metrics, "attribute")
     dev = resolve_device(device)
     if model.device != dev:
         model.module.to(dev)
     x = inputs.to(dev)
     found = make(model, x, method, target, layer, options)
-    if not wanted:
-        return found
+    return _scored(model, x, found, wanted, metric_steps, options) if wanted else found
+
+
+@checked
+def each_box(
+    model: LoadedModel,
+    inputs: torch.Tensor,
+    method: str = "gradcam",
+    layer: str | None = None,
+    options: dict | None = None,
+    min_score: float | None = None,
+    most: int = 9,
+    metrics: Iterable[str] = (),
+    metric_steps: int = 50,
+    device: str | torch.device | None = "cpu",
+) -> list:
+    """A detector's boxes explained one at a time: `method`'s map (as `attribute` makes it, target `box:K`)
+    for each box scoring at least `min_score` (None: as the app shows them), the best `most`, best first,
+    each scored by `metrics` over its own box. `inspector.core.per_box.tiled` puts them side by side."""
+    from .per_box import each_box as explain
+
+    wanted = _metrics(metrics, "each_box")
+    dev = resolve_device(device)
+    if model.device != dev:
+        model.module.to(dev)
+    x = inputs.to(dev)
+    found = explain(model, x, method, layer, options, min_score, most)
+    return [_scored(model, x, one, wanted, metric_steps, options) for one in found] if wanted else found
+
+
+def _metrics(metrics, function: str) -> tuple[str, ...]:
+    from .faithfulness import METRICS
+
+    wanted = tuple(need_texts(metrics, "metrics", "deletion,insertion")) if not isinstance(metrics, str) \
+        else tuple(m.strip() for m in metrics.split(",") if m.strip())
+    unknown = [m for m in wanted if m not in METRICS]
+    if unknown:
+        raise SpecError(f"{function}(): unknown metric {unknown[0]!r}; metrics: {', '.join(METRICS)}.")
+    return wanted
+
+
+def _scored(model, x, found, wanted, metric_steps, options):
+    from .faithfulness import scored
+
     given = dict(options or {})
     return scored(model, x, found, wanted, metric_steps, given.get("baseline"), batch=given.get("batch"),
                   max_memory=given.get("max_memory"), blur_sigma=given.get("blur_sigma"),

@@ -115,3 +115,51 @@ def test_attribute_drise_with_a_seed_gives_the_same_map_twice(tmp_path, capsys):
     assert main(["attribute", *MODEL, "--input", "sample:scene_four_shapes", "--method", "drise", "--masks", "0",
                  "--out", str(tmp_path / "c.npy")]) == 2
     assert "--masks must be at least 1, not 0." in capsys.readouterr().err
+
+
+def test_attribute_each_box_stacks_the_maps_of_box_0_to_k_and_tiles_them(tmp_path, capsys):
+    """`--each-box` on the demo detector: the .npy stacks exactly the maps separate `--target box:K` runs
+    make, in rank order; the picture tiles one cell per box."""
+    demo = ["--model", "demo-detector", "--input", "sample:detect_four_shapes", "--method", "gradcam"]
+    stacked = tmp_path / "each.npy"
+    assert main(["attribute", *demo, "--each-box", "--json", "--out", str(stacked)]) == 0
+    said = json.loads(capsys.readouterr().out)
+    shown = [d for d in said["detections"] if d["score"] >= 0.5]
+    assert 2 <= len(shown) <= 9 and [b["target"] for b in said["boxes"]] == [f"box:{k}" for k in range(len(shown))]
+    from inspector.core import load_input
+
+    h, w = load_input("sample:detect_four_shapes").shape[-2:]
+    maps = np.load(stacked)
+    assert maps.shape == (len(shown), h, w)
+    for k in range(len(shown)):
+        alone = tmp_path / f"box{k}.npy"
+        assert main(["attribute", *demo, "--target", f"box:{k}", "--out", str(alone)]) == 0
+        np.testing.assert_array_equal(maps[k], np.load(alone))
+    capsys.readouterr()
+    picture = tmp_path / "each.png"
+    assert main(["attribute", *demo, "--each-box", "2", "--out", str(picture)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("gradcam for each of 2 boxes at ") and lines[1].startswith("  box:0 ")
+    from PIL import Image
+
+    from inspector.core.per_box import CAPTION, GAP
+
+    assert Image.open(picture).size == (2 * w + GAP, h + CAPTION)  # two cells side by side
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--each-box", "--target", "box:0"], "leave out --target"),
+    (["--each-box", "0"], "--each-box explains the best N boxes, N at least 1, not 0."),
+    (["--min-score", "0.3"], "add --each-box"),
+    (["--each-box", "--method", "eigencam"], "its map is the same for every box"),
+    (["--each-box", "--min-score", "0.99"], "No detection scores 0.99 or more (100 found, the best"),
+    (["--each-box", "--model", "demo"], "Each box is for a detection model"),
+])
+def test_attribute_each_box_errors_are_one_line_exit_2(argv, says, tmp_path, capsys):
+    model = [] if "--model" in argv else MODEL
+    method = [] if "--method" in argv else ["--method", "saliency"]
+    assert main(["attribute", *model, "--input", "sample:scene_four_shapes", *method, *argv,
+                 "--out", str(tmp_path / "m.npy")]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "m.npy").exists()

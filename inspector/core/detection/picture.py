@@ -31,6 +31,7 @@ FEW = 10  # when nothing scores DEFAULT_SHOWN (random weights), the best FEW are
 
 
 MOST = 20  # boxes shown at once: more hide the picture (random weights' scores tie near chance)
+EACH_BOX_MOST = 9  # boxes "each box" explains at most, unless asked for more (a 3 x 3 grid)
 
 
 def shown(detections: Sequence[Detection], min_score: float) -> list[int]:
@@ -43,6 +44,14 @@ def default_min_score(detections: Sequence[Detection]) -> float:
     if not detections or detections[0].score >= DEFAULT_SHOWN:
         return DEFAULT_SHOWN
     return detections[min(FEW, len(detections)) - 1].score
+
+
+def boxes_to_explain(detections: Sequence[Detection], min_score: float | None = None,
+                     most: int = EACH_BOX_MOST) -> list[int]:
+    """The ranks of the boxes "each box" explains (the CLI's --each-box, the app's button): those shown from
+    `min_score` (None: default_min_score), the best `most`."""
+    score = default_min_score(detections) if min_score is None else min_score
+    return shown(detections, score)[:most]
 
 
 def pick_at(detections: Sequence[Detection], x: float, y: float, min_score: float) -> int | None:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.clipping import clip_levels, magnitude
+from inspector.core.detection.picture import EACH_BOX_MOST
 from inspector.core.records.detections import box_target
 from inspector.core.records.labels import label_name
 from inspector.core.records.requests import ATTRIBUTION_METHODS as METHODS
@@ -44,7 +45,6 @@ def heat_colormap() -> pg.ColorMap:
 
 
 BOXES_OFFERED = 10  # a detector's best detections offered as the map's target (a click on a box picks any)
-EACH_BOX_MOST = 9  # "Each box" explains the best boxes shown, this many at most (a 3 x 3 grid)
 #: What "Compare all" computes for a detector: every method that follows a box, and EigenCAM (no box)
 DETECTOR_METHODS = ("saliency", "gradcam", "guided", "ig", "smoothgrad", "occlusion", "eigencam", "drise")
 
@@ -258,12 +258,12 @@ class AttributionView(QWidget):
         self.min_score = value
 
     def explain_each_box(self) -> None:
-        """The chosen method for each box shown (the best EACH_BOX_MOST), one after another, side by side."""
-        from inspector.core.detection.picture import default_min_score, shown
+        """The chosen method for each box shown (boxes_to_explain), one after another, side by side."""
+        from inspector.core.detection.picture import boxes_to_explain, default_min_score
 
         found = self.detections or []
         score = self.min_score if self.min_score is not None else default_min_score(found)
-        ranks = shown(found, score)[:EACH_BOX_MOST]
+        ranks = boxes_to_explain(found, score)
         if not ranks:
             self.caption.setText(f"No box scores {score:.2f} or more: lower the slider under the input.")
             return

@@ -87,6 +87,11 @@ BAD_CALLS = {
                                                       "saliency", metrics=["road"])),
     "attribute window too big": (lambda: core.attribute(core.load_model("demo"), torch.zeros(1, 3, 64, 64),
                                                         "occlusion", options={"window": 99})),
+    "each_box on a classifier": (lambda: core.each_box(core.load_model("demo"), torch.zeros(1, 3, 64, 64))),
+    "each_box metrics=road": (lambda: core.each_box(core.load_model("demo-detector"), torch.zeros(1, 3, 64, 64),
+                                                    "saliency", metrics=["road"])),
+    "each_box method=eigencam": (lambda: core.each_box(core.load_model("demo-detector"), torch.zeros(1, 3, 64, 64),
+                                                      "eigencam")),
     "diff_models inputs=list": (lambda: core.diff_models(core.load_model(TOY, seed=1), core.load_model(TOY, seed=2),
                                                           [[1.0, 1.0, 1.0]])),
     "diff_models layers=[5]": (lambda: core.diff_models(core.load_model(TOY, seed=1), core.load_model(TOY, seed=2),
@@ -206,6 +211,8 @@ def _checked_calls(tmp_path_factory):
     run_atlas(demo, str(data), "conv1", 1, str(out), batch=2)
     opened = open_atlas(str(out))
     x = core.load_input("sample:star", demo.preprocess, demo.input_shape)
+    detector = core.load_model("demo-detector")
+    scene = core.load_input("sample:detect_four_shapes", detector.preprocess, detector.input_shape)
     return {
         "load_input": (core.load_input, dict(source="sample:star", preprocess=demo.preprocess,
                                              input_shape=demo.input_shape)),
@@ -223,6 +230,9 @@ def _checked_calls(tmp_path_factory):
         "attribute": (core.attribute, dict(model=demo, inputs=x, method="occlusion", target=None, layer=None,
                                            options={"window": 16, "stride": 16}, metrics=("deletion",),
                                            metric_steps=2, device="cpu")),
+        "each_box": (core.each_box, dict(model=detector, inputs=scene, method="saliency", layer=None, options=None,
+                                         min_score=None, most=2, metrics=("deletion",), metric_steps=2,
+                                         device="cpu")),
     }
 
 
