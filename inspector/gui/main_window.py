@@ -255,7 +255,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             self.sigFailedShown.emit(failure.message)
 
     def _on_result(self, outcome) -> None:
-        """Draw in two event-loop turns (activations first, then the rest): the window stays responsive.
+        """Draw in event-loop turns (the input, predictions and activations; then the gradients or the
+        Compare tab; then the worker is told it may go on): the window stays responsive.
         The Layer tab's panels are drawn only while it is on screen (a view shown later draws then)."""
         self.run_status.set_phase("Drawing")
         result = outcome.result
@@ -277,11 +278,21 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
     def _finish_result(self, outcome) -> None:
         if outcome is not self.state.outcome:
             return  # a newer result took over
-        if self.state.view == "layer":
-            self.show_layer(panels=(1,))
         feed = self.state.live.feed
         if feed is None or feed.paused:  # not many times a second
             self.hook_log.show_result(outcome.result)
+        # One more turn after the last drawing, so that it is painted before the worker's statistics take the CPU.
+        painted = lambda: QTimer.singleShot(1, self, lambda: self._result_painted(outcome))  # noqa: E731
+        if self.state.view == "layer":
+            self.show_layer(panels=(1,))
+        elif self.state.view == "compare":
+            self.edits.refresh(done=painted)  # a row a turn: the input and predictions are painted first
+            return
+        painted()
+
+    def _result_painted(self, outcome) -> None:
+        if outcome is not self.state.outcome:
+            return  # a newer result took over
         self.state.result_drawn()
         self.run_status.set_phase(self.state.phase)  # the worker may still work out statistics
         self.sigResultShown.emit(outcome)

@@ -113,3 +113,30 @@ def test_a_click_on_a_channel_in_any_column_names_the_key_and_the_channel(qtbot,
     gap = grid.views["activation", "edited"].mapViewToScene(QPointF(5.5, 2.5))  # the gap column between tiles
     with qtbot.assertNotEmitted(view.sigChannelClicked):
         qtbot.mouseClick(grid.viewport(), Qt.LeftButton, pos=grid.mapFromScene(gap))
+
+
+def test_drawn_in_turns_a_row_a_turn_then_done_once_and_a_newer_drawing_takes_over(qtbot, view, pair):
+    """With `done` (a new result), each row is made in its own event-loop turn, so the window answers (and
+    paints) between them; done() comes once, after the caption; a newer drawing stops the old one, whose
+    done() still comes (the window waits on it), and the newer one ends drawn whole."""
+    from PySide6.QtCore import QTimer
+
+    base, edited = pair
+    calls, between = [], []
+    view.show(base, edited, "conv:output", "conv:grad_output", done=lambda: calls.append("first"))
+    assert set(view.grid.shown) == {"activation"} and calls == []  # the first row now, the others later
+    QTimer.singleShot(0, lambda: between.append(set(view.grid.shown)))  # an event the window handles meanwhile
+    qtbot.waitUntil(lambda: calls == ["first"], timeout=2000)
+    assert between and between[0] != {"activation", "gradient", "input gradient"}
+    assert set(view.grid.shown) == {"activation", "gradient", "input gradient"}
+    assert view.caption.text().startswith("Edits: conv:output=zero_channels([4])")
+    np.testing.assert_array_equal(view.grid.shown["gradient"].images[2], view.grid.shown["gradient"].images[1]
+                                  - view.grid.shown["gradient"].images[0])  # edited - baseline
+    view.show(base, edited, "conv:output", "conv:grad_output", done=lambda: calls.append("second"))
+    view.show(edited, base, "conv:output", "conv:grad_output", done=lambda: calls.append("third"))
+    assert calls == ["first", "second"]  # the second was taken over at once, and said so
+    qtbot.waitUntil(lambda: calls == ["first", "second", "third"], timeout=2000)
+    qtbot.wait(50)
+    assert calls == ["first", "second", "third"]  # once each
+    shown = view.grid.shown["activation"].images
+    assert shown[2][np.isfinite(shown[2])].max() > 0  # third drawing: base as "edited", channel 4 comes back

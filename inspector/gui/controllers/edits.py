@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -41,7 +42,6 @@ class EditsController(QObject):
         self.gradient.sigChannelClicked.connect(self._on_head_clicked)
         state.sigModelLoaded.connect(self._on_loaded)
         state.sigLayerSelected.connect(self._on_layer_selected)
-        state.sigResult.connect(lambda _o: self.refresh())  # the visible view first: no wait for the Layer tab
         state.sigGradSiteShown.connect(lambda _s: self.refresh())
         state.sigViewShown.connect(lambda _v: self.refresh())
 
@@ -76,10 +76,13 @@ class EditsController(QObject):
         if layer:
             self.state.editing.toggle_head(layer_of(layer), head)
 
-    def refresh(self) -> None:
-        """Redraw the comparison, only while it is the view on screen."""
+    def refresh(self, done: Callable[[], None] | None = None) -> None:
+        """Redraw the comparison, only while it is the view on screen. A new result: the main window calls
+        this in the turn after the input and predictions are drawn, with `done`: a row a turn, then done()."""
         outcome = self.state.outcome
         if outcome is None or self.state.view != "compare":
+            if done is not None:
+                done()
             return
         name = self.state.layer
         self.compare.set_layers(self.state.layer_names(), name)
@@ -87,12 +90,14 @@ class EditsController(QObject):
             self.compare.clear()
             if outcome.against is not None:
                 self.compare.divergence.show_diff(outcome.against)  # the model's output still compares
+            if done is not None:
+                done()
             return
         act_key, grad_key = self.state.panel_keys(name)
         if outcome.against is not None:
-            self.compare.show_models(outcome.against, act_key, grad_key)
+            self.compare.show_models(outcome.against, act_key, grad_key, done)
         else:
-            self.compare.show(outcome.baseline, outcome.result, act_key, grad_key)
+            self.compare.show(outcome.baseline, outcome.result, act_key, grad_key, done)
 
     def extend_tree_menu(self, menu: QMenu, path: str) -> None:
         sub = menu.addMenu(f"Add edit on {path}")

@@ -10,7 +10,9 @@ or another model; "Edits on" says which model the edits apply to (`sigEditsOn`).
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -86,6 +88,7 @@ class CompareView(QWidget):
         self.boxes = BoxChangesView()  # a detector's: what became of each box
         self.boxes.hide()
         self._boxes_sized = False
+        self._drawing, self._pending_done = 0, None  # a drawing in turns (_show_rows): its number, its `done`
         head = QHBoxLayout()
         head.addWidget(QLabel("Layer"))
         head.addWidget(self.layer, 1)
@@ -186,21 +189,29 @@ class CompareView(QWidget):
             self._fill_box_table()
 
     def clear(self) -> None:
+        self._supersede()
         self.grid.clear_all()
         self.divergence.clear()
         self.boxes.show_changes(None, None, self.grid.names_pair())
         self.table.setRowCount(0)
         self.hover.setText(" ")
 
-    def show(self, baseline: RunResult | None, edited: RunResult, activation_key: str, gradient_key: str) -> None:
+    def show(self, baseline: RunResult | None, edited: RunResult, activation_key: str, gradient_key: str,
+             done: Callable[[], None] | None = None) -> None:
+        """The comparison at these keys, drawn now; with `done`, a row an event-loop turn (each painted before
+        the next is made, so the window answers between them), then `done()` (also when a newer drawing
+        takes over)."""
         if baseline is None or baseline is edited:
             self.clear()
             self.caption.setText("No edits are on: the baseline is the result. Add or enable an edit to compare, "
                                  "or pick a second model above.")
+            if done is not None:
+                done()
             return
-        self._show_rows(baseline, edited, activation_key, gradient_key, [f"Edits: {', '.join(edited.edits) or 'none'}"])
+        self._show_rows(baseline, edited, activation_key, gradient_key, [f"Edits: {', '.join(edited.edits) or 'none'}"],
+                        done)
 
-    def show_models(self, diff, activation_key: str, gradient_key: str) -> None:
+    def show_models(self, diff, activation_key: str, gradient_key: str, done: Callable[[], None] | None = None) -> None:
         """First | second | difference from a ModelDiff (inspector.core.compare.diff), with the divergence plot."""
         first, second = diff.first, diff.second
         verdict = (f"first divergent: {diff.first_divergent}" if diff.first_divergent
@@ -211,22 +222,50 @@ class CompareView(QWidget):
         for side, keys in (("first", diff.only_in_first), ("second", diff.only_in_second)):
             if keys:
                 notes.append(f"only in the {side}: {len(keys)} key(s), e.g. {keys[0]}")
-        self._show_rows(first, second, activation_key, gradient_key, notes)
         self.divergence.show_diff(diff)
+        self._show_rows(first, second, activation_key, gradient_key, notes, done)
+
+    def _supersede(self) -> None:
+        """Stop a drawing in turns (a newer one, or a clear, takes over); its `done` is still called."""
+        self._drawing += 1
+        pending, self._pending_done = self._pending_done, None
+        if pending is not None:
+            pending()
 
     def _show_rows(self, baseline: RunResult, edited: RunResult, activation_key: str, gradient_key: str,
-                   notes: list[str]) -> None:
-        rows = {"activation": activation_key, "gradient": gradient_key, "input gradient": "input:grad"}
-        for row, key in rows.items():
-            if row == "input gradient":
-                before, after = baseline.input_grad, edited.input_grad
-            else:
-                a, b = baseline.captures.get(key), edited.captures.get(key)
-                before, after = (a.array if a else None), (b.array if b else None)
-            if not self.grid.show_row(row, key, before, after):
-                notes.append(f"{row}: nothing to compare at {key}")
-            elif (total := self.grid.shown[row].mosaic.total) > PAGE:
-                notes.append(f"{row}: channels 0-{PAGE - 1} of {total}")
+                   notes: list[str], done: Callable[[], None] | None = None) -> None:
+        self._supersede()
+        drawing, self._pending_done = self._drawing, done
+        rows = list({"activation": activation_key, "gradient": gradient_key, "input gradient": "input:grad"}.items())
+
+        def step(i: int) -> None:
+            if drawing != self._drawing:
+                return  # a newer drawing took over (and called `done`)
+            while i < len(rows):
+                self._show_row(baseline, edited, *rows[i], notes)
+                i += 1
+                if done is not None:  # the next row in the next turn, once this one is painted
+                    QTimer.singleShot(1, self, lambda: step(i))
+                    return
+            self._show_boxes_and_table(baseline, edited, notes)
+            finished, self._pending_done = self._pending_done, None
+            if finished is not None:
+                finished()
+
+        step(0)
+
+    def _show_row(self, baseline: RunResult, edited: RunResult, row: str, key: str, notes: list[str]) -> None:
+        if row == "input gradient":
+            before, after = baseline.input_grad, edited.input_grad
+        else:
+            a, b = baseline.captures.get(key), edited.captures.get(key)
+            before, after = (a.array if a else None), (b.array if b else None)
+        if not self.grid.show_row(row, key, before, after):
+            notes.append(f"{row}: nothing to compare at {key}")
+        elif (total := self.grid.shown[row].mosaic.total) > PAGE:
+            notes.append(f"{row}: channels 0-{PAGE - 1} of {total}")
+
+    def _show_boxes_and_table(self, baseline: RunResult, edited: RunResult, notes: list[str]) -> None:
         self.caption.setText(" · ".join(notes))
         self.boxes.show_changes(baseline.detections, edited.detections, self.grid.names_pair())
         if self.boxes.isVisibleTo(self):
