@@ -255,8 +255,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             self.sigFailedShown.emit(failure.message)
 
     def _on_result(self, outcome) -> None:
-        """Draw in event-loop turns (the input, predictions and activations; then the gradients or the
-        Compare tab; then the worker is told it may go on): the window stays responsive.
+        """Draw in event-loop turns (the input, predictions and activations; then the gradients, or the
+        Compare tab a row a turn; then the worker is told it may go on): the window stays responsive.
         The Layer tab's panels are drawn only while it is on screen (a view shown later draws then)."""
         self.run_status.set_phase("Drawing")
         result = outcome.result
@@ -279,18 +279,21 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         if outcome is not self.state.outcome:
             return  # a newer result took over
         feed = self.state.live.feed
-        if feed is None or feed.paused:  # not many times a second
+        playing = feed is not None and not feed.paused  # a video's frames: many times a second
+        if not playing:
             self.hook_log.show_result(outcome.result)
-        # One more turn after the last drawing, so that it is painted before the worker's statistics take the CPU.
-        painted = lambda: QTimer.singleShot(1, self, lambda: self._result_painted(outcome))  # noqa: E731
+        # The worker is told one turn after the last drawing, once it is painted: its statistics would take
+        # the CPU from the paint. Not while a video plays: its next frame is asked for then, with no wait.
+        drawn = (lambda: self._result_drawn(outcome)) if playing else \
+            (lambda: QTimer.singleShot(1, self, lambda: self._result_drawn(outcome)))
         if self.state.view == "layer":
             self.show_layer(panels=(1,))
-        elif self.state.view == "compare":
-            self.edits.refresh(done=painted)  # a row a turn: the input and predictions are painted first
+        elif self.state.view == "compare":  # a row a turn, the input and predictions painted first
+            self.edits.refresh(done=drawn)
             return
-        painted()
+        drawn()
 
-    def _result_painted(self, outcome) -> None:
+    def _result_drawn(self, outcome) -> None:
         if outcome is not self.state.outcome:
             return  # a newer result took over
         self.state.result_drawn()
