@@ -17,9 +17,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
 )
 
-from inspector.core.attention.supported import supported_text
 from inspector.core.errors import WriteError
-from inspector.core.keys import layer_of
 from inspector.core.writes import write_bytes
 from inspector.gui import file_dialogs
 
@@ -34,6 +32,7 @@ from .layout import lay_out
 from .menus import build_menus
 from .sources import SourcesMixin
 from .state import GRADIENT_SITES, AppState
+from .state.run_choices import missing_text
 from .token_grid_mixin import TokenGridMixin
 
 LIVE_HISTOGRAM_EVERY_S = 0.5  # while a video plays, the value histograms are redrawn twice a second
@@ -255,9 +254,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             self.sigFailedShown.emit(failure.message)
 
     def _on_result(self, outcome) -> None:
-        """Draw in event-loop turns (the input, predictions and activations; then the gradients, or the
-        Compare tab a row a turn; then the worker is told it may go on): the window stays responsive.
-        The Layer tab's panels are drawn only while it is on screen (a view shown later draws then)."""
+        """Draw in event-loop turns (input, predictions, activations; the gradients, or the Compare tab a row a
+        turn; the worker told to go on), so the window stays responsive; the Layer tab only while on screen."""
         self.run_status.set_phase("Drawing")
         result = outcome.result
         for panel in (self.activation_panel, self.gradient_panel):
@@ -271,8 +269,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.run_status.show_result(result)
         if result.warnings:
             self.statusBar().showMessage(f"{len(result.warnings)} warning(s): {result.warnings[0]}", 10000)
-        # A timer (not a zero-delay call, which runs in the same batch of posted events) lets the
-        # event loop paint the activations and handle input before the rest is drawn.
+        # A timer (a zero-delay call runs in the same batch of posted events): the activations are painted first.
         QTimer.singleShot(1, self, lambda: self._finish_result(outcome))
 
     def _finish_result(self, outcome) -> None:
@@ -282,10 +279,10 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         playing = feed is not None and not feed.paused  # a video's frames: many times a second
         if not playing:
             self.hook_log.show_result(outcome.result)
-        # The worker is told one turn after the last drawing, once it is painted: its statistics would take
-        # the CPU from the paint. Not while a video plays: its next frame is asked for then, with no wait.
-        drawn = (lambda: self._result_drawn(outcome)) if playing else \
-            (lambda: QTimer.singleShot(1, self, lambda: self._result_drawn(outcome)))
+        # The worker goes on a turn after the last drawing is painted (its statistics would take the CPU from the
+        # paint); a playing video's next frame is asked for at once.
+        later = lambda: QTimer.singleShot(1, self, lambda: self._result_drawn(outcome))  # noqa: E731
+        drawn = (lambda: self._result_drawn(outcome)) if playing else later
         if self.state.view == "layer":
             self.show_layer(panels=(1,))
         elif self.state.view == "compare":  # a row a turn, the input and predictions painted first
@@ -424,25 +421,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             if capture is not None and capture.array is not None:
                 panel.show_capture(capture.name, capture.array, capture.stats)
             else:
-                panel.show_missing(self._missing(name, key))
-
-    def _missing(self, name: str, key: str) -> str:
-        """Why nothing is shown at `key`: a parameter the layer lacks, or a site not captured."""
-        layer = layer_of(name)
-        site = self.state.grad_site
-        if site == "attention":
-            own = self.loaded.attention if self.loaded is not None else ()
-            if own:
-                return (f"No attention at {layer}: tick one of this model's {len(own)} attention modules "
-                        f"(the first is {own[0]}) and show it.")
-            return f"No attention at {layer}: this model has no attention module the app knows ({supported_text()})."
-        if site.endswith(":grad") and self.loaded is not None:
-            param = site.split(":")[0]
-            owned = self.loaded.parameters_of(layer)
-            if param not in owned:
-                has = f"it has {', '.join(owned)}" if owned else "it has no parameters of its own"
-                return f"{layer} has no {param} parameter ({has})."
-        return f"Nothing captured at {key}."
+                panel.show_missing(missing_text(self.loaded, self.state.grad_site, name, key))
 
     # -- saving the view ------------------------------------------------------------------------
     def save_png_dialog(self) -> None:

@@ -20,3 +20,22 @@ def test_panel_keys_and_the_layers_worked_out_first():
     assert panel_keys_of("conv1", "weight:grad") == ("conv1:output", "conv1.weight:grad")
     assert visible_of(["a", "b"], "b") == ("b",) and visible_of(["a", "b"], None) == ("a",)
     assert visible_of(["a", "b"], "c") == ("a",) and visible_of([], None) == ()
+
+
+def test_what_the_layer_tab_says_when_nothing_is_shown_at_a_key():
+    from types import SimpleNamespace
+
+    from inspector.gui.state.run_choices import missing_text
+
+    info = SimpleNamespace(attention=("blocks.0.attn", "blocks.1.attn"),
+                           parameters_of=lambda layer: ("weight",) if layer == "fc" else ())
+    assert missing_text(info, "bias:grad", "fc", "fc.bias:grad") == "fc has no bias parameter (it has weight)."
+    assert missing_text(info, "weight:grad", "relu#1", "relu.weight:grad") == \
+        "relu has no weight parameter (it has no parameters of its own)."
+    assert missing_text(info, "weight:grad", "fc", "fc.weight:grad") == "Nothing captured at fc.weight:grad."
+    assert missing_text(info, "attention", "head", "head:attention") == \
+        "No attention at head: tick one of this model's 2 attention modules (the first is blocks.0.attn) and show it."
+    none = SimpleNamespace(attention=(), parameters_of=lambda layer: ())
+    assert missing_text(none, "attention", "conv1", "conv1:attention").startswith(
+        "No attention at conv1: this model has no attention module the app knows (")
+    assert missing_text(None, "grad_output", "conv1", "conv1:grad_output") == "Nothing captured at conv1:grad_output."

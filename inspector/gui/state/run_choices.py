@@ -3,6 +3,7 @@ rules the app's state applies: `AppState.sites`, `panel_keys`, `layer_names`, `v
 
 from __future__ import annotations
 
+from inspector.core.attention.supported import supported_text
 from inspector.core.keys import layer_of, parse_layer_call
 
 
@@ -39,3 +40,22 @@ def visible_of(ticked: list[str], layer: str | None) -> tuple[str, ...]:
     ticked one until a layer is picked); the rest follow in a StatsUpdate."""
     shown = layer_of(layer or "")
     return (shown,) if shown in ticked else tuple(ticked[:1])
+
+
+def missing_text(loaded, grad_site: str, name: str, key: str) -> str:
+    """Why the Layer tab shows nothing at `key` of layer `name`: a parameter the layer lacks, no attention there
+    (`loaded`: the ModelInfo of the model loaded, or None), or a site not captured."""
+    layer = layer_of(name)
+    if grad_site == "attention":
+        own = loaded.attention if loaded is not None else ()
+        if own:
+            return (f"No attention at {layer}: tick one of this model's {len(own)} attention modules "
+                    f"(the first is {own[0]}) and show it.")
+        return f"No attention at {layer}: this model has no attention module the app knows ({supported_text()})."
+    if grad_site.endswith(":grad") and loaded is not None:
+        param = grad_site.split(":")[0]
+        owned = loaded.parameters_of(layer)
+        if param not in owned:
+            has = f"it has {', '.join(owned)}" if owned else "it has no parameters of its own"
+            return f"{layer} has no {param} parameter ({has})."
+    return f"Nothing captured at {key}."
