@@ -182,7 +182,6 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out) -> int:
     from inspector.core.per_box import caption, each_box, tiled
     from inspector.core.writes import save_image
 
-    maps = []
     try:
         maps = each_box(loaded, x, args.method, args.layer, options, args.min_score, args.each_box)
         if metrics:

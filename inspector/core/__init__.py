@@ -39,12 +39,11 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "Capture", "DeviceError", "Edit", "ModelDiff", "diff_models", "load_pair", "InputError", "InspectorError", "Key", "LayerTree", "LoadedModel",
-    "ModelLoadError", "RunCancelled", "RunError", "RunResult", "RunSpec", "Sharing", "SpecError", "Target",
-    "UnknownKeyError", "UntrustedCodeError", "attribute", "available_devices", "build_layer_tree", "capture", "each_box",
-    "complete_statistics", "layer_tree",
-    "list_samples", "load_input", "load_model", "parse_edit", "parse_key", "parse_target", "resolve_device", "run",
-    "torchvision_classifiers",
+    "Capture", "DeviceError", "Edit", "ModelDiff", "diff_models", "load_pair", "InputError", "InspectorError",
+    "Key", "LayerTree", "LoadedModel", "ModelLoadError", "RunCancelled", "RunError", "RunResult", "RunSpec",
+    "Sharing", "SpecError", "Target", "UnknownKeyError", "UntrustedCodeError", "attribute", "available_devices",
+    "build_layer_tree", "capture", "each_box", "complete_statistics", "layer_tree", "list_samples", "load_input",
+    "load_model", "parse_edit", "parse_key", "parse_target", "resolve_device", "run", "torchvision_classifiers",
 ]
 
 
