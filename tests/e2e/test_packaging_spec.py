@@ -185,6 +185,29 @@ def test_build_script_and_readme_agree():
     assert "packaging/build.sh" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize(("profile", "need_gb"), [("full", 5), ("minimal", 4)])
+def test_build_script_stops_with_a_message_when_the_disk_is_nearly_full(tmp_path, profile, need_gb):
+    """Not enough free disk: one clear line and exit 2 before PyInstaller runs (a full disk once
+    failed a build half-way through COLLECT with a traceback). df and uv are stand-ins on PATH:
+    df reports 1 KiB short of the need, uv records that it was called."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    free_kb = need_gb * 1024 * 1024 - 1
+    (bin_dir / "df").write_text(
+        "#!/bin/sh\necho 'Filesystem 1024-blocks Used Available Capacity Mounted'\n"
+        f"echo '/dev/x 999999999 1 {free_kb} 99% /'\n", encoding="utf-8")
+    (bin_dir / "uv").write_text(f"#!/bin/sh\ntouch {tmp_path / 'uv-ran'}\n", encoding="utf-8")
+    for tool in ("df", "uv"):
+        (bin_dir / tool).chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "NI_BUNDLE_CUDA": profile}
+    proc = subprocess.run(["bash", str(ROOT / "packaging" / "build.sh")], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == (f"error: the bundle needs about {need_gb} GB of free disk here; "
+                           f"{free_kb // 1024} MB is free\n")
+    assert not (tmp_path / "uv-ran").exists()
+
+
 def test_entry_point_survives_missing_stdio():
     """A windowed build has sys.stdout/stderr = None: the entry point must not crash printing."""
     code = ("import sys; sys.stdout = sys.stderr = sys.__stdout__ = sys.__stderr__ = None\n"
