@@ -18,11 +18,11 @@ import math
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torchvision.ops import box_iou
 
 from .attribution_record import Attribution, _device, _unwrap
 from .batching import pick_batch
 from .detection.outputs import detections_of, is_detection_output
+from .detection.overlap import box_iou
 from .detection.targets import box_objective
 from .detection.thresholds import score_threshold
 from .errors import RunCancelled, SpecError

@@ -33,7 +33,7 @@ def start_app(argv: list[str] | None = None, settings=None):
     """The QApplication and the main window, shown at once; the engine loads behind it.
 
     Only Qt and the app's torch-free modules are imported here: torch is imported by the
-    worker thread while the window is already on screen.
+    worker thread once the window has been painted.
     """
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
@@ -50,7 +50,7 @@ def start_app(argv: list[str] | None = None, settings=None):
     icon = resources_dir() / "icons" / "network-inspector.png"
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))
-    window = MainWindow(settings=settings)
+    window = MainWindow(settings=settings, engine_after_paint=True)
     window.show()
     return app, window
 

@@ -28,6 +28,7 @@ from .controllers.detections import DetectionsController
 from .controllers.edits import EditsController
 from .docks.live_bar import rate_text
 from .encoded import encoded
+from .first_paint import AfterFirstPaint
 from .layout import lay_out
 from .menus import build_menus
 from .sources import SourcesMixin
@@ -57,7 +58,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
     sigResultShown = Signal(object)
     sigFailedShown = Signal(str)
 
-    def __init__(self, settings: QSettings | None = None, restore: bool = True, ask_trust=None) -> None:
+    def __init__(self, settings: QSettings | None = None, restore: bool = True, ask_trust=None,
+                 engine_after_paint: bool = False) -> None:
         super().__init__()
         self.setWindowTitle("Network Inspector")
         self.settings = settings or QSettings("NetworkInspector", "NetworkInspector")
@@ -65,6 +67,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         file_dialogs.use(self.settings)  # each kind of file dialog opens where the last one was chosen
         self._live_text_at = 0.0  # when the live bar's text was last drawn
         self.token_grid = None  # the patch grid token captures are drawn on (inspector.core.records.tokens)
+        self._outcome_drawn = None  # the last result _on_result drew
         lay_out(self)
         v, s = self.views, self.state
         self.edits = EditsController(s, v.edits_panel, v.compare, self.edits_dock, (v.activation, v.gradient))
@@ -74,7 +77,9 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         build_menus(self)
         self._connect()
         self._restore_layout()
-        self.state.start(restore)  # last: nothing above may leave a running thread behind
+        self.state.start(restore, engine=not engine_after_paint)  # last: no running thread left behind above
+        if engine_after_paint:  # the app's start: torch's loading would stall the first paint
+            AfterFirstPaint(self, self.state.worker_thread.start)
 
     # -- what tests and tools read ------------------------------------------------------------
     @property
@@ -257,7 +262,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         """Draw in event-loop turns (input, predictions, activations; the gradients, or the Compare tab a row a
         turn; the worker told to go on), so the window stays responsive; the Layer tab only while on screen."""
         self.run_status.set_phase("Drawing")
-        result = outcome.result
+        self._outcome_drawn, result = outcome, outcome.result
         for panel in (self.activation_panel, self.gradient_panel):
             panel.set_stats_stopped(False)
         self._fill_layer_combo()
@@ -394,7 +399,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             self.layer_combo.blockSignals(True)
             self.layer_combo.setCurrentIndex(i)
             self.layer_combo.blockSignals(False)
-        self.show_layer()
+        if self.state.outcome is self._outcome_drawn:  # else a new result chose it: _on_result draws, in turns
+            self.show_layer()
 
     def show_layer(self, name: str | None = None, panels: tuple[int, ...] = (0, 1)) -> None:
         """Draw the selected layer's captures from the last result (no re-run); `panels` picks

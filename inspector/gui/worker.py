@@ -143,6 +143,8 @@ class Worker(AtlasJobs, QObject):
             from .torch_libraries import preload_torch_libraries
 
             preload_torch_libraries()  # with the GIL released: the window draws meanwhile
+            import numpy.ma  # noqa: F401 - numpy imports it at the first np.percentile: here, not in the first drawing
+
             from inspector.core.devices import available_devices
             from inspector.core.workbench import Workbench
 
@@ -306,13 +308,18 @@ class WorkerThread:
         self.worker = Worker()
         self.worker.moveToThread(self.thread)
         self.thread.started.connect(self.worker.start_engine)
+        self._started = False
         if start:
             self.start()
 
     def start(self) -> None:
-        self.thread.start()
+        """Start the thread (the engine loads on it); a second call, or one after stop(), does nothing."""
+        if not self._started:
+            self._started = True
+            self.thread.start()
 
     def stop(self, timeout_ms: int = 30000) -> bool:
+        self._started = True  # never (re)started after this
         if not self.thread.isRunning():
             self.collector.stop()
             return True

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from torchvision.ops import box_iou
 
 from ..errors import SpecError
 from ..objective import parse_target
 from .outputs import detections_of
+from .overlap import box_iou
 from .targets import MIN_IOU, box_objective
 from .thresholds import score_threshold
 

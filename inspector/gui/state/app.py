@@ -160,12 +160,11 @@ class AppState(QObject):
         w.sigCatalogue.connect(self.sigCatalogue)
 
     # -- starting and stopping ------------------------------------------------------------
-    def start(self, restore: bool = True) -> None:
-        self.worker_thread.start()
-        if restore:
-            self.store.restore(self)
-        else:
-            self.request_model(ModelRequest())
+    def start(self, restore: bool = True, engine: bool = True) -> None:
+        """Restore (or open the demo); `engine` False: what is asked waits for worker_thread.start()."""
+        if engine:
+            self.worker_thread.start()
+        self.store.restore(self) if restore else self.request_model(ModelRequest())
 
     def stop(self) -> None:
         self.timer.stop()
@@ -402,8 +401,7 @@ class AppState(QObject):
         endings.cancel(self)
 
     def result_drawn(self) -> None:
-        """The window has drawn the panels of the last result: the worker may go on with the rest
-        (or, with a live input, the next frame goes)."""
+        """The window drew the last result's panels: the worker goes on (a live input: the next frame)."""
         self.worker.result_drawn()
         self.live.drawn()
 
