@@ -20,7 +20,7 @@ from .attention.site import supports_attention
 from .attention.supported import supported_text
 from .attribution_record import Attribution, _device, _unwrap, boxes_of
 from .baselines import make_baseline
-from .batching import parse_memory, pick_batch
+from .batching import LeafBytes, parse_memory, pick_batch
 from .cam_layers import auto_gradcam_layer, upsample
 from .detection.follow import follow
 from .detection.levels import level_of_box, pooled_levels
@@ -29,6 +29,7 @@ from .drise import drise
 from .eigencam import eigencam
 from .engine import RunSpec, run
 from .errors import RunError, SpecError
+from .fast_passes import Layout, eval_norms
 from .guided import APPROXIMATED_TYPES, guided_edits, split_guided
 from .integrated import integrated_gradients
 from .objective import Target, parse_target, primary_output
@@ -249,7 +250,9 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
         raise SpecError(f"SmoothGrad smooths {', '.join(SMOOTHED)}, not {of!r}.")
     # the smoothed method gets the options it takes (ig's path; batch and max_memory: SmoothGrad's own passes)
     own = {k: v for k, v in ig.items() if k in METHOD_OPTION_NAMES.get(of, _BASELINE)} or None
-    first = attribute(model, x, of, target, options=own)
+    module, labels = _unwrap(model)
+    with LeafBytes(module) as counted:  # saliency's one forward: one copy's memory, without another pass
+        first = attribute(model, x, of, target, options=own)
     same = first.target_index if first.target_index is not None else target
     lost = []  # a detector's noisy copies that lost the box
     if first.target_detection is not None:  # a detector: every copy asked about the object found on x
@@ -265,7 +268,6 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
             return np.zeros_like(first.map)
 
     many, batch = None, 1
-    module, labels = _unwrap(model)
     if of == "saliency" and first.target_detection is not None and x.shape[0] == 1:
         with torch.no_grad():
             followed = follow(module, module(x.detach().to(_device(module))), same, labels)
@@ -275,10 +277,14 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
 
         batch = pick_batch(module, x, samples, grad=True, max_memory=ig.get("max_memory"))
     elif of == "saliency" and x.ndim >= 2 and x.shape[0] == 1 and (first.target_index is not None or target == "sum"):
-        def many(noisy: torch.Tensor) -> np.ndarray:  # saliency of many copies in one pass: each its own gradient
-            return _saliency_many(module, noisy, first.target_index)
+        layout = Layout(module)
 
-        batch = pick_batch(module, x, samples, grad=True, max_memory=ig.get("max_memory"))
+        def many(noisy: torch.Tensor) -> np.ndarray:  # saliency of many copies in one pass: each its own gradient
+            with eval_norms(module):
+                return layout.run(lambda copies: _saliency_many(module, copies, first.target_index), noisy)
+
+        batch = pick_batch(module, x, samples, grad=True, max_memory=ig.get("max_memory"),
+                           need=counted.per_copy(x, 1, grad=True) if counted.total else None)
     found, used, sigma = smooth(x, base, kind, samples, noise, seed, cancel, progress, many, batch)
     lost_note = (f"{len(lost)} of {samples} noisy copies lost the box (their maps count as 0)",) if lost else ()
     return Attribution(kind, found, first.target, first.target_index, warnings=first.warnings + lost_note,

@@ -17,8 +17,9 @@ import torch
 from torch import nn
 
 from .attribution_record import _device, _unwrap
-from .batching import pick_batch
+from .batching import passes, pick_batch
 from .errors import RunCancelled, SpecError
+from .fast_passes import Layout
 from .objective import Target, objective, primary_output
 from .records.requests import METRICS
 from .sources.loaded import LoadedModel, detects
@@ -82,12 +83,13 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
     if batch is None:  # copies a pass from the free memory (core.batching)
         batch = pick_batch(module, x, len(jobs), grad=False, max_memory=max_memory, device=device)
     out: dict[str, list[float]] = {metric: [] for metric in metrics}
+    layout = Layout(module)
     what = ""
     with torch.no_grad():
-        for start in range(0, len(jobs), batch):
+        for pass_ in passes(len(jobs), batch):
             if cancel is not None and cancel():
                 raise RunCancelled("Deletion and insertion cancelled.")
-            part = jobs[start:start + batch]
+            part = jobs[pass_]
             images = []
             for metric, i in part:
                 mask = torch.zeros(height * width, dtype=torch.bool, device=device)
@@ -99,11 +101,11 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
                 scores = box.scores(module(torch.cat(images))).double().tolist()
                 what = f"the score of {box.resolved} (0 where the image lost it)"
             else:
-                scores, what = _scores(primary_output(module(torch.cat(images))), target_index)
+                scores, what = _scores(primary_output(layout.run(module, torch.cat(images))), target_index)
             for (metric, _i), score in zip(part, scores):
                 out[metric].append(score)
             if progress is not None:
-                progress(min(start + batch, len(jobs)), len(jobs))
+                progress(pass_.stop, len(jobs))
     return {metric: Curve(metric, np.array(values), auc(np.array(values)), what) for metric, values in out.items()}
 
 

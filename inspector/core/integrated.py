@@ -2,8 +2,9 @@
 (C, H, W) and signed, with the quadrature's nodes a_i and weights w_i on [0, 1] as captum computes them,
 and the completeness gap |sum(map) - (f(x) - f(b))| that says how well `steps` points integrate.
 
-The path points run in batches (`batch` points a pass); the class is resolved once, on x itself, so every
-point's gradient is of the same class. Plain torch autograd, no hooks: the model is left as it was.
+The path points run in batches (`batch` points a pass, in `core.fast_passes`' layout and BatchNorm); the
+class is resolved once, on x itself, so every point's gradient is of the same class. Plain torch autograd,
+no hooks: the model is left as it was.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import torch
 from torch import nn
 
 from .attribution_record import Attribution, _device, _unwrap
-from .batching import pick_batch
+from .batching import LeafBytes, passes, pick_batch
 from .detection.follow import follow
 from .detection.outputs import is_detection_output
 from .errors import RunCancelled, SpecError
+from .fast_passes import Layout, eval_norms
 from .objective import Target, objective, parse_target, primary_output
 from .records.requests import QUADRATURES
 from .sources.loaded import LoadedModel
@@ -62,8 +64,9 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
     b = torch.zeros_like(x) if baseline is None else baseline.detach().to(device=device, dtype=x.dtype)
     if b.shape != x.shape:
         raise SpecError(f"The baseline's shape {tuple(b.shape)} is not the input's {tuple(x.shape)}.")
-    with torch.no_grad():
-        answer = module(torch.cat([x, b]))
+    layout = Layout(module)
+    with torch.no_grad(), LeafBytes(module) as counted:
+        answer = layout.run(module, torch.cat([x, b]))
     boxes = {}
     if is_detection_output(answer):  # a detector: every point's score of the object found on x
         followed = follow(module, answer[:1], target, labels)
@@ -84,22 +87,27 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
             return objective(primary_output(output), same)[0]
         f_x, f_b = (float(objective(first[i:i + 1], same)[0]) for i in (0, 1))
     if batch is None:
-        batch = pick_batch(module, x, len(alphas), grad=True, max_memory=max_memory, device=device)
+        batch = pick_batch(module, x, len(alphas), grad=True, max_memory=max_memory, device=device,
+                           need=counted.per_copy(x, 2, grad=True))
+
+    def gradient(points: torch.Tensor) -> torch.Tensor:
+        points = points.requires_grad_(True)
+        obj = score(module(points))
+        # a detector that lost the box at every point of the batch: no score, no gradient
+        return torch.autograd.grad(obj, points)[0] if obj.requires_grad else torch.zeros_like(points)
+
     total = torch.zeros_like(x)
     a = torch.as_tensor(alphas, dtype=x.dtype, device=device)
     w = torch.as_tensor(weights, dtype=x.dtype, device=device)
     shape = (-1,) + (1,) * (x.ndim - 1)
-    for start in range(0, len(alphas), batch):
-        if cancel is not None and cancel():
-            raise RunCancelled("Integrated gradients cancelled.")
-        part = slice(start, start + batch)
-        points = (b + a[part].reshape(shape) * (x - b)).requires_grad_(True)
-        obj = score(module(points))
-        # a detector that lost the box at every point of the batch: no score, no gradient
-        (grad,) = torch.autograd.grad(obj, points) if obj.requires_grad else (torch.zeros_like(points),)
-        total += (w[part].reshape(shape) * grad).sum(dim=0, keepdim=True)
-        if progress is not None:
-            progress(min(start + batch, len(alphas)), len(alphas))
+    with eval_norms(module):
+        for part in passes(len(alphas), batch):
+            if cancel is not None and cancel():
+                raise RunCancelled("Integrated gradients cancelled.")
+            grad = layout.run(gradient, b + a[part].reshape(shape) * (x - b))
+            total += (w[part].reshape(shape) * grad).sum(dim=0, keepdim=True)
+            if progress is not None:
+                progress(part.stop, len(alphas))
     found = ((x - b) * total)[0].detach().cpu().numpy()
     gap = abs(float(found.sum(dtype=np.float64)) - (f_x - f_b))
     return Attribution("ig", found, str(resolved), index, completeness_gap=gap, **boxes,

@@ -3,7 +3,7 @@ replaced by the baseline. Windows of `window` x `window` pixels over all channel
 `stride`; windows start at 0, stride, 2 stride, ... until one reaches the far edge (the last is cut at the
 border), so every pixel is covered. Each element's value is the mean, over the windows that cover it, of
 f(x) - f(x with the window occluded): captum's `Occlusion` with sliding_window_shapes=(C, W, W) and
-strides=(C, S, S). The occluded copies run in batches, without gradients.
+strides=(C, S, S). The occluded copies run in batches, without gradients, in `core.fast_passes`' layout.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import torch
 from torch import nn
 
 from .attribution_record import Attribution, _device, _unwrap
-from .batching import pick_batch
+from .batching import LeafBytes, passes, pick_batch
 from .detection.follow import follow
 from .detection.outputs import is_detection_output
 from .errors import RunCancelled, SpecError
+from .fast_passes import Layout
 from .objective import Target, objective, parse_target, primary_output
 from .sources.loaded import LoadedModel
 
@@ -70,11 +71,14 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
         raise SpecError(f"The baseline's shape {tuple(b.shape)} is not the input's {tuple(x.shape)}.")
     height, width = x.shape[-2:]
     spots = [(y, x0) for y in window_starts(height, window, stride) for x0 in window_starts(width, window, stride)]
-    if batch is None:
-        batch = pick_batch(module, x, len(spots), grad=False, max_memory=max_memory, device=device)
+    layout = Layout(module)
     boxes = {}
     with torch.no_grad():
-        answer = module(x)
+        with LeafBytes(module) as counted:
+            answer = layout.run(module, x)
+        if batch is None:
+            batch = pick_batch(module, x, len(spots), grad=False, max_memory=max_memory, device=device,
+                               need=counted.per_copy(x, 1, grad=False))
         if is_detection_output(answer):  # a detector: each copy's score of the object found on x (0: lost)
             followed = follow(module, answer, target, labels)
             index, resolved, boxes = followed.label, followed.resolved, followed.record()
@@ -90,19 +94,19 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
         f_x = scores_of(answer)[0]
         total = torch.zeros((height, width), dtype=torch.float64, device=device)
         count = torch.zeros((height, width), dtype=torch.float64, device=device)
-        for start in range(0, len(spots), batch):
+        for pass_ in passes(len(spots), batch):
             if cancel is not None and cancel():
                 raise RunCancelled("Occlusion cancelled.")
-            part = spots[start:start + batch]
+            part = spots[pass_]
             copies = x.repeat(len(part), 1, 1, 1)
             for i, (y, x0) in enumerate(part):
                 copies[i, :, y:y + window, x0:x0 + window] = b[0, :, y:y + window, x0:x0 + window]
-            scores = scores_of(module(copies))
+            scores = scores_of(layout.run(module, copies))
             for (y, x0), score in zip(part, (f_x - scores).tolist()):
                 total[y:y + window, x0:x0 + window] += score
                 count[y:y + window, x0:x0 + window] += 1
             if progress is not None:
-                progress(min(start + batch, len(spots)), len(spots))
+                progress(pass_.stop, len(spots))
     found = (total / count).float().expand(x.shape[1], -1, -1).cpu().numpy().copy()
     return Attribution("occlusion", found, str(resolved), index, **boxes,
                        details=(("window", int(window)), ("stride", int(stride)), ("windows", len(spots)),

@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from .batching import passes
 from .errors import RunCancelled, SpecError
 from .records.requests import SMOOTH_KINDS
 
@@ -41,11 +42,10 @@ def smooth(x: torch.Tensor, base: Callable[[torch.Tensor], np.ndarray], kind: st
         result = {"smoothgrad": mean, "smoothgrad-sq": mean_sq, "vargrad": np.zeros_like(mean)}[kind]
         return result.astype(np.float32), seed, sigma
     total = squares = None
-    step = batch if many is not None else 1
-    for start in range(0, samples, step):
+    for part in passes(samples, batch if many is not None else 1):
         if cancel is not None and cancel():
             raise RunCancelled("SmoothGrad cancelled.")
-        count = min(step, samples - start)
+        count = part.stop - part.start
         jitter = torch.cat([torch.randn(x.shape, generator=generator, dtype=torch.float32) for _ in range(count)])
         noisy = x + sigma * jitter.to(device=x.device, dtype=x.dtype)
         maps = np.asarray(many(noisy), np.float64) if many is not None else np.asarray(base(noisy), np.float64)[None]
@@ -53,7 +53,7 @@ def smooth(x: torch.Tensor, base: Callable[[torch.Tensor], np.ndarray], kind: st
             total = found if total is None else total + found
             squares = found * found if squares is None else squares + found * found
         if progress is not None:
-            progress(start + count, samples)
+            progress(part.stop, samples)
     mean, mean_sq = total / samples, squares / samples
     result = {"smoothgrad": mean, "smoothgrad-sq": mean_sq, "vargrad": mean_sq - mean * mean}[kind]
     return result.astype(np.float32), seed, sigma

@@ -64,3 +64,25 @@ def test_a_picked_batch_gives_the_same_maps_as_a_given_one(monkeypatch):
     auto = occlusion(model, x, target=0, window=3, stride=2)
     np.testing.assert_allclose(auto.map, occlusion(model, x, target=0, window=3, stride=2, batch=1).map,
                                rtol=1e-5, atol=1e-7)
+
+
+def test_copies_are_split_into_passes_of_nearly_equal_size():
+    sizes = [p.stop - p.start for p in batching.passes(50, 8)]
+    assert sizes == [7, 7, 7, 7, 7, 7, 8] and sum(sizes) == 50  # 7 passes, not six of 8 and one of 2
+    assert [(p.start, p.stop) for p in batching.passes(25, 8)] == [(0, 6), (6, 12), (12, 18), (18, 25)]
+    assert [(p.start, p.stop) for p in batching.passes(3, 8)] == [(0, 3)]
+    assert [(p.start, p.stop) for p in batching.passes(4, 1)] == [(0, 1), (1, 2), (2, 3), (3, 4)]
+
+
+def test_smoothgrad_measures_one_copy_on_its_first_saliency_run_not_on_another_pass(monkeypatch):
+    from inspector.core import attribution
+
+    model, x = small(), torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(3))
+    asked, forwards = [], []
+    real = batching.pick_batch
+    monkeypatch.setattr(attribution, "pick_batch", lambda *a, **k: asked.append(k.get("need")) or real(*a, **k))
+    model.register_forward_hook(lambda m, i, o: forwards.append(i[0].shape[0]))
+    attribution.smoothgrad(model, x, target=1, samples=6, noise=0.1, seed=0, batch=None)
+    # the saliency run's one forward, then the 6 copies in one pass: no forward of its own to measure
+    assert forwards == [1, 6]
+    assert asked == [2 * (3 * 1024 + 8 + 768)]  # as copy_bytes measures it (worked out above)
