@@ -141,12 +141,12 @@ def bench_model(name: str, methods=METHODS, repeats: int = 1, device: str = "cpu
 
 
 def format_header() -> str:
-    return (f"{'model':<14}{'method':<12}{'ours':>9}{'captum':>9}{'ratio':>8}{'ours peak':>12}{'captum peak':>13}"
+    return (f"{'model':<20}{'method':<12}{'ours':>9}{'captum':>9}{'ratio':>8}{'ours peak':>12}{'captum peak':>13}"
             f"{'rel L2':>10}")
 
 
 def format_row(r: dict) -> str:
-    return (f"{r['model']:<14}{r['method']:<12}{r['ours_s']:>8.2f}s{r['captum_s']:>8.2f}s{r['ratio']:>7.2f}x"
+    return (f"{r['model']:<19} {r['method']:<12}{r['ours_s']:>8.2f}s{r['captum_s']:>8.2f}s{r['ratio']:>7.2f}x"
             f"{r['ours_peak_mb']:>9.0f} MB{r['captum_peak_mb']:>10.0f} MB{r['rel_l2']:>10.2g}")
 
 

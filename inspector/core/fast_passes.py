@@ -3,11 +3,13 @@ noisy copies, occlusion's occluded copies, the deletion and insertion images), w
 
 - `eval_norms(module)`: while in the block, an eval-mode BatchNorm that a gradient passes through runs its
   own forward kernel and, backward, one multiply by weight / sqrt(var + eps) per channel: the kernel's
-  general backward reads and writes more (resnet50, 2 threads, batch 8: forward + backward 0.87x).
+  general backward reads and writes more (resnet50, 2 threads, batch 8: forward + backward 0.79-0.86x).
   The gradient is bit for bit the kernel's; weight and bias get none (these passes ask for the input's).
 - `Layout`: 4-D image batches go in channels-last memory format, where oneDNN's convolutions need no
-  reorder to and from their blocked layout (forward + backward 0.86x on resnet50, 0.75-0.83x on
-  efficientnet_b0, mobilenet_v3_large and densenet121; forward 0.81-0.96x; ViT and ConvNeXt unchanged).
+  reorder to and from their blocked layout (forward + backward 0.76-0.85x on resnet50, 0.73-0.86x on
+  efficientnet_b0, mobilenet_v3_large and densenet121; forward 0.81-0.97x; ConvNeXt unchanged; a model
+  with fewer than two convolutions, a ViT's patch embedding, is left NCHW: vit_b_16 gained nothing).
+  Both together: forward + backward 0.72-0.78x on resnet50, 0.64-0.76x on the other three.
   Its convolutions add in another order: float32 rounding, resnet50's input gradient moves by relL2
   4e-3 from the NCHW one, which is itself 3e-3 from float64's. The layout is tried on a model's first
   batch: a model that cannot take it (a `.view` of an activation, say) runs NCHW from then on, and
@@ -88,9 +90,12 @@ class Layout:
 
     def __init__(self, module: nn.Module) -> None:
         self.module = module
-        if module not in _CHANNELS_LAST and any(type(m).__name__ == "GeneralizedRCNNTransform"
-                                                for m in module.modules()):
-            _CHANNELS_LAST[module] = False  # torchvision's detectors copy the images into a batch of their own
+        if module not in _CHANNELS_LAST:
+            kinds = [type(m) for m in module.modules()]
+            if any(kind.__name__ == "GeneralizedRCNNTransform" for kind in kinds):
+                _CHANNELS_LAST[module] = False  # torchvision's detectors copy the images into a batch of their own
+            elif sum(issubclass(kind, nn.Conv2d) for kind in kinds) < 2:
+                _CHANNELS_LAST[module] = False  # a transformer's patch embedding alone: nothing to gain
         self.channels_last = _CHANNELS_LAST.get(module) if _on_cpu(module) else False  # None: not tried yet
 
     def run(self, fn, batch: torch.Tensor):

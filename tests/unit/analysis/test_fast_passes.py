@@ -82,10 +82,11 @@ class Viewing(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         torch.manual_seed(0)
-        self.conv, self.head = nn.Conv2d(3, 2, 3, padding=1), nn.Linear(2 * 6 * 6, 3)
+        self.conv, self.conv2 = nn.Conv2d(3, 2, 3, padding=1), nn.Conv2d(2, 2, 1)
+        self.head = nn.Linear(2 * 6 * 6, 3)
 
     def forward(self, x):
-        y = self.conv(x)
+        y = self.conv2(self.conv(x))
         return self.head(y.view(y.shape[0], -1))
 
 
@@ -105,7 +106,7 @@ def test_a_model_that_cannot_run_channels_last_runs_nchw_and_the_rest_do_channel
     torch.testing.assert_close(found, net(x), rtol=1e-5, atol=1e-6)
 
 
-def test_torchvision_detectors_stay_nchw():
+def test_torchvision_detectors_and_models_of_one_convolution_stay_nchw():
     from torchvision.models.detection.transform import GeneralizedRCNNTransform
 
     class Detector(nn.Module):
@@ -115,6 +116,10 @@ def test_torchvision_detectors_stay_nchw():
             self.conv = nn.Conv2d(3, 2, 3)
 
     assert Layout(Detector()).channels_last is False
+    patches = nn.Sequential(nn.Conv2d(3, 8, 4, stride=4), nn.Flatten(2))  # a ViT's patch embedding alone
+    assert Layout(patches).channels_last is False
+    x = torch.randn(2, 3, 8, 8)
+    assert Layout(patches).run(lambda batch: batch.is_contiguous(), x) is True  # handed over as it was
 
 
 @pytest.mark.numeric
