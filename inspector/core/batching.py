@@ -21,9 +21,10 @@ from .errors import SpecError
 
 SHARE = 0.5  # of the free memory, at most
 MOST = 64  # copies a pass, at most, on a GPU: progress and Esc keep a pass short
-# On a CPU a large batch is slower per copy, not faster (resnet50, 2 threads, ms per copy: forward 57 at 1-2,
-# 76 at 16, 100 at 64; forward + backward 118 at 4-8, 144 at 16, 255 at 64): at most this many there.
-CPU_MOST = {True: 8, False: 4}  # with gradients, without
+# On a CPU a larger batch is hardly faster per copy (resnet50 channels-last, 2 threads, freed memory kept, ms a
+# copy: forward 48 at 4, 46 at 8, 45 at 16; forward + backward 102-104 at 4, 8 and 16) and makes Esc wait
+# longer (vit_b_16: 0.2 s a copy forward, 0.4 s with backward): at most this many there.
+CPU_MOST = {True: 8, False: 8}  # with gradients, without
 
 
 def free_memory(device: torch.device) -> int:

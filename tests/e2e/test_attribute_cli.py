@@ -214,7 +214,7 @@ def test_occlusion_with_a_baseline_and_metrics_as_json(runs, capsys):
     found = attribute(model, x, "occlusion", 3, options={"window": 8, "stride": 4, "baseline": white})
     np.testing.assert_allclose(np.load(out), found.map, rtol=1e-5, atol=1e-7)
     assert report["method"] == "occlusion" and report["target_index"] == 3 and report["out"] == str(out)
-    assert report["settings"] == {"window": 8, "stride": 4, "windows": 49, "batch": 4, "baseline": "white"}
+    assert report["settings"] == {"window": 8, "stride": 4, "windows": 49, "batch": 8, "baseline": "white"}
     assert report["baseline"].startswith("white: pixels 1") and report["completeness_gap"] is None
     curves = faithfulness(model, x, found.map, 3, white, steps=8)
     for metric in ("deletion", "insertion"):
