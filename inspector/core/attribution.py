@@ -6,6 +6,7 @@ classifiers). Every hook is the engine's, so the model keeps exactly the hooks i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 import weakref
@@ -251,7 +252,8 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
     # the smoothed method gets the options it takes (ig's path; batch and max_memory: SmoothGrad's own passes)
     own = {k: v for k, v in ig.items() if k in METHOD_OPTION_NAMES.get(of, _BASELINE)} or None
     module, labels = _unwrap(model)
-    with LeafBytes(module) as counted:  # saliency's one forward: one copy's memory, without another pass
+    counted = LeafBytes(module) if of == "saliency" else contextlib.nullcontext()
+    with counted:  # saliency's one forward: one copy's memory, without another pass
         first = attribute(model, x, of, target, options=own)
     same = first.target_index if first.target_index is not None else target
     lost = []  # a detector's noisy copies that lost the box

@@ -4,7 +4,8 @@ noisy copies, occlusion's occluded copies, the deletion and insertion images), w
 - `eval_norms(module)`: while in the block, an eval-mode BatchNorm that a gradient passes through runs its
   own forward kernel and, backward, one multiply by weight / sqrt(var + eps) per channel: the kernel's
   general backward reads and writes more (resnet50, 2 threads, batch 8: forward + backward 0.79-0.86x).
-  The gradient is bit for bit the kernel's; weight and bias get none (these passes ask for the input's).
+  The gradient is the kernel's to float32 rounding (bit for bit on resnet50); weight and bias get none
+  (these passes ask for the input's).
 - `Layout`: 4-D image batches go in channels-last memory format, where oneDNN's convolutions need no
   reorder to and from their blocked layout (forward + backward 0.76-0.85x on resnet50, 0.73-0.86x on
   efficientnet_b0, mobilenet_v3_large and densenet121; forward 0.81-0.97x; ConvNeXt unchanged; a model
