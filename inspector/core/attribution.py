@@ -279,7 +279,7 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
 
         batch = pick_batch(module, x, samples, grad=True, max_memory=ig.get("max_memory"))
     elif of == "saliency" and x.ndim >= 2 and x.shape[0] == 1 and (first.target_index is not None or target == "sum"):
-        layout = Layout(module)
+        layout = Layout(module, grad=True)
 
         def many(noisy: torch.Tensor) -> np.ndarray:  # saliency of many copies in one pass: each its own gradient
             with eval_norms(module):

@@ -83,7 +83,7 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
     if batch is None:  # copies a pass from the free memory (core.batching)
         batch = pick_batch(module, x, len(jobs), grad=False, max_memory=max_memory, device=device)
     out: dict[str, list[float]] = {metric: [] for metric in metrics}
-    layout = Layout(module)
+    layout = Layout(module, grad=False)
     what = ""
     with torch.no_grad():
         for pass_ in passes(len(jobs), batch):

@@ -13,8 +13,10 @@ noisy copies, occlusion's occluded copies, the deletion and insertion images), w
   Both together: forward + backward 0.72-0.78x on resnet50, 0.64-0.76x on the other three.
   Its convolutions add in another order: float32 rounding, resnet50's input gradient moves by relL2
   4e-3 from the NCHW one, which is itself 3e-3 from float64's. The layout is tried on a model's first
-  batch: a model that cannot take it (a `.view` of an activation, say) runs NCHW from then on, and
-  torchvision's detectors (their transform copies the images into a batch of its own) stay NCHW.
+  batch of each kind (with gradients, without): a model that cannot take it (a `.view` of an activation
+  or of a gradient, say) runs that batch again NCHW and NCHW from then on; one that fails NCHW too
+  raises its own error, and running out of memory is no answer about the layout. torchvision's detectors
+  (their transform copies the images into a batch of its own) stay NCHW.
 
 On other devices both are off: they were measured on a CPU only.
 """
@@ -22,6 +24,7 @@ On other devices both are off: they were measured on a CPU only.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import weakref
 
 import torch
@@ -29,28 +32,31 @@ from torch import nn
 from torch.autograd.function import once_differentiable
 
 _PLAIN_NORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
-#: per module: True where its batches run channels-last, False where they cannot (tried once)
+#: per module: {with gradients?: True where its batches run channels-last, False where they cannot}
 _CHANNELS_LAST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _on_cpu(module: nn.Module) -> bool:
-    return all(p.device.type == "cpu" for p in module.parameters())
+    return all(t.device.type == "cpu" for t in itertools.chain(module.parameters(), module.buffers()))
 
 
 class _EvalNorm(torch.autograd.Function):
-    """BatchNorm with running statistics: the kernel's forward, and a backward of one multiply."""
+    """BatchNorm with running statistics: the kernel's forward, and a backward of one multiply (worked out
+    in float32 at least, as the kernel does for half precision)."""
 
     @staticmethod
     def forward(ctx, x, mean, var, weight, bias, eps):
-        scale = 1.0 / torch.sqrt(var + eps)  # as the kernel's backward: invstd, times the weight
-        ctx.save_for_backward(scale if weight is None else scale * weight)
+        wide = torch.promote_types(var.dtype, torch.float32)
+        scale = 1.0 / torch.sqrt(var.to(wide) + eps)  # as the kernel's backward: invstd, times the weight
+        ctx.save_for_backward(scale if weight is None else scale * weight.to(wide))
         return torch.nn.functional.batch_norm(x, mean, var, weight, bias, False, 0.0, eps)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad):
         (scale,) = ctx.saved_tensors
-        return grad * scale.reshape((1, -1) + (1,) * (grad.ndim - 2)), None, None, None, None, None
+        found = grad.to(scale.dtype) * scale.reshape((1, -1) + (1,) * (grad.ndim - 2))
+        return found.to(grad.dtype), None, None, None, None, None
 
 
 class _NormForward:
@@ -59,10 +65,12 @@ class _NormForward:
     def __init__(self, module: nn.Module) -> None:
         self.module = module
 
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+    def __call__(self, *args, **kwargs) -> torch.Tensor:
         m = self.module
-        if m.training or not (torch.is_grad_enabled() and x.requires_grad) or m.running_var is None:
-            return type(m).forward(m, x)
+        x = args[0] if args else kwargs.get("input")
+        if (m.training or m.running_var is None or len(args) + len(kwargs) != 1 or not isinstance(x, torch.Tensor)
+                or not (torch.is_grad_enabled() and x.requires_grad)):
+            return type(m).forward(m, *args, **kwargs)
         m._check_input_dim(x)
         detached = [None if t is None else t.detach() for t in (m.weight, m.bias)]
         return _EvalNorm.apply(x, m.running_mean, m.running_var, *detached, m.eps)
@@ -70,14 +78,15 @@ class _NormForward:
 
 @contextlib.contextmanager
 def eval_norms(module: nn.Module):
-    """Patch every eval-mode BatchNorm of `module` (on a CPU) while in the block; hooks stay as they were."""
+    """Patch every eval-mode BatchNorm of `module` (on a CPU) while in the block; hooks stay as they were.
+    Only for passes that ask for the input's gradient: a patched BatchNorm's weight and bias get none."""
     patched = []
-    if _on_cpu(module):
-        for m in module.modules():
-            if type(m) in _PLAIN_NORMS and "forward" not in vars(m):  # a subclass may have its own forward
-                m.forward = _NormForward(m)
-                patched.append(m)
     try:
+        if _on_cpu(module):
+            for m in module.modules():
+                if type(m) in _PLAIN_NORMS and "forward" not in vars(m):  # a subclass may have its own forward
+                    m.forward = _NormForward(m)
+                    patched.append(m)
         yield
     finally:
         for m in patched:
@@ -85,19 +94,33 @@ def eval_norms(module: nn.Module):
                 del m.forward
 
 
+def _remembered(module: nn.Module) -> dict:
+    try:
+        return _CHANNELS_LAST.setdefault(module, {})
+    except TypeError:  # a module that cannot be a weak dictionary's key (its own __eq__): tried each job
+        return {}
+
+
 class Layout:
     """The memory format a job's batches of `module` run in: channels-last on a CPU where the module takes
-    it, tried on the job's first batch (once per module, remembered), else NCHW."""
+    it, tried on the first batch of its kind (with gradients or without: a backward can fail where the
+    forward did not) once per module and remembered, else NCHW."""
 
-    def __init__(self, module: nn.Module) -> None:
-        self.module = module
-        if module not in _CHANNELS_LAST:
+    def __init__(self, module: nn.Module, grad: bool) -> None:
+        self.module, self.grad = module, grad
+        self.memory = _remembered(module)
+        if not _on_cpu(module):
+            self.channels_last = False
+            return
+        if "model" not in self.memory:
             kinds = [type(m) for m in module.modules()]
             if any(kind.__name__ == "GeneralizedRCNNTransform" for kind in kinds):
-                _CHANNELS_LAST[module] = False  # torchvision's detectors copy the images into a batch of their own
+                self.memory["model"] = False  # torchvision's detectors copy the images into a batch of their own
             elif sum(issubclass(kind, nn.Conv2d) for kind in kinds) < 2:
-                _CHANNELS_LAST[module] = False  # a transformer's patch embedding alone: nothing to gain
-        self.channels_last = _CHANNELS_LAST.get(module) if _on_cpu(module) else False  # None: not tried yet
+                self.memory["model"] = False  # a transformer's patch embedding alone: nothing to gain
+            else:
+                self.memory["model"] = True
+        self.channels_last = self.memory.get(grad) if self.memory["model"] else False  # None: not tried yet
 
     def run(self, fn, batch: torch.Tensor):
         """fn(batch), the batch in the job's memory format (the same values)."""
@@ -107,8 +130,13 @@ class Layout:
             return fn(batch.contiguous(memory_format=torch.channels_last))
         try:
             found = fn(batch.contiguous(memory_format=torch.channels_last))
-        except RuntimeError:  # e.g. `.view` of an activation that is no longer contiguous: NCHW from now on
-            _CHANNELS_LAST[self.module] = self.channels_last = False
-            return fn(batch)
-        _CHANNELS_LAST[self.module] = self.channels_last = True
+        except torch.OutOfMemoryError:
+            raise
+        except RuntimeError:  # e.g. `.view` of an activation that is no longer contiguous
+            found = None
+        else:
+            self.memory[self.grad] = self.channels_last = True
+            return found
+        found = fn(batch)  # a model that fails in NCHW too raises its own error here, and nothing is remembered
+        self.memory[self.grad] = self.channels_last = False
         return found

@@ -9,6 +9,8 @@ no hooks: the model is left as it was.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import torch
 from torch import nn
@@ -64,9 +66,9 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
     b = torch.zeros_like(x) if baseline is None else baseline.detach().to(device=device, dtype=x.dtype)
     if b.shape != x.shape:
         raise SpecError(f"The baseline's shape {tuple(b.shape)} is not the input's {tuple(x.shape)}.")
-    layout = Layout(module)
-    with torch.no_grad(), LeafBytes(module) as counted:
-        answer = layout.run(module, torch.cat([x, b]))
+    counted = LeafBytes(module) if batch is None else contextlib.nullcontext()
+    with torch.no_grad(), counted:  # one copy's memory, on the forward that resolves the class
+        answer = module(torch.cat([x, b]))
     boxes = {}
     if is_detection_output(answer):  # a detector: every point's score of the object found on x
         followed = follow(module, answer[:1], target, labels)
@@ -96,6 +98,7 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
         # a detector that lost the box at every point of the batch: no score, no gradient
         return torch.autograd.grad(obj, points)[0] if obj.requires_grad else torch.zeros_like(points)
 
+    layout = Layout(module, grad=True)
     total = torch.zeros_like(x)
     a = torch.as_tensor(alphas, dtype=x.dtype, device=device)
     w = torch.as_tensor(weights, dtype=x.dtype, device=device)

@@ -8,6 +8,7 @@ strides=(C, S, S). The occluded copies run in batches, without gradients, in `co
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -71,10 +72,10 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
         raise SpecError(f"The baseline's shape {tuple(b.shape)} is not the input's {tuple(x.shape)}.")
     height, width = x.shape[-2:]
     spots = [(y, x0) for y in window_starts(height, window, stride) for x0 in window_starts(width, window, stride)]
-    layout = Layout(module)
+    layout = Layout(module, grad=False)
     boxes = {}
     with torch.no_grad():
-        with LeafBytes(module) as counted:
+        with LeafBytes(module) if batch is None else contextlib.nullcontext() as counted:
             answer = layout.run(module, x)
         if batch is None:
             batch = pick_batch(module, x, len(spots), grad=False, max_memory=max_memory, device=device,

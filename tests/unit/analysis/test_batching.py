@@ -86,3 +86,39 @@ def test_smoothgrad_measures_one_copy_on_its_first_saliency_run_not_on_another_p
     # the saliency run's one forward, then the 6 copies in one pass: no forward of its own to measure
     assert forwards == [1, 6]
     assert asked == [2 * (3 * 1024 + 8 + 768)]  # as copy_bytes measures it (worked out above)
+
+    assert batching.passes(0, 8) == []  # nothing to run: no pass (faithfulness with no metrics)
+    with pytest.raises(SpecError, match="batch must be a whole number of at least 1, not 0"):
+        batching.passes(5, 0)
+
+
+class Viewing(nn.Module):
+    """Two convolutions, then a `.view` that fails on a channels-last activation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv, self.conv2, self.head = nn.Conv2d(3, 4, 3, padding=1), nn.Conv2d(4, 4, 1), nn.Linear(4 * 8 * 8, 2)
+
+    def forward(self, x):
+        y = self.conv2(self.conv(x))
+        return self.head(y.view(y.shape[0], -1))
+
+
+def test_a_forward_that_failed_part_way_is_not_counted_in_a_copys_memory():
+    from inspector.core.fast_passes import Layout
+
+    model, x = Viewing().eval(), torch.zeros(1, 3, 8, 8)
+    # conv, conv2: 4 * 8 * 8 floats each (1024 bytes); head: 2 floats; the copy: 768 bytes
+    assert batching.copy_bytes(model, x, grad=False) == 2 * 1024 + 8 + 768
+    with torch.no_grad(), batching.LeafBytes(model) as counted:
+        Layout(model, grad=False).run(model, x)  # channels-last fails at the view, then NCHW runs
+    assert counted.per_copy(x, 1, grad=False) == 2 * 1024 + 8 + 768
+    found = occlusion(Viewing().eval(), x, target=1, window=4, stride=4, max_memory=3 * (2 * 1024 + 8 + 768))
+    assert dict(found.details)["batch"] == 3
+
+
+def test_faithfulness_with_no_metrics_gives_none():
+    from inspector.core.faithfulness import faithfulness
+
+    assert faithfulness(small(), torch.zeros(1, 3, 8, 8), np.ones((8, 8)), 1, metrics=()) == {}

@@ -95,14 +95,15 @@ def test_a_model_that_cannot_run_channels_last_runs_nchw_and_the_rest_do_channel
     x = torch.randn(4, 3, 6, 6, generator=torch.Generator().manual_seed(0))
     with pytest.raises(RuntimeError):
         viewing(x.contiguous(memory_format=torch.channels_last))
-    layout = Layout(viewing)
+    layout = Layout(viewing, grad=False)
     assert layout.channels_last is None  # not tried yet
     torch.testing.assert_close(layout.run(viewing, x), viewing(x), rtol=0, atol=0)
-    assert layout.channels_last is False and Layout(viewing).channels_last is False  # remembered
+    assert layout.channels_last is False and Layout(viewing, grad=False).channels_last is False  # remembered
+    assert Layout(viewing, grad=True).channels_last is None  # passes with a backward are tried on their own
     seen = []
-    layout = Layout(net)
+    layout = Layout(net, grad=False)
     found = layout.run(lambda b: seen.append(b.is_contiguous(memory_format=torch.channels_last)) or net(b), x)
-    assert seen == [True] and Layout(net).channels_last is True
+    assert seen == [True] and Layout(net, grad=False).channels_last is True
     torch.testing.assert_close(found, net(x), rtol=1e-5, atol=1e-6)
 
 
@@ -115,11 +116,11 @@ def test_torchvision_detectors_and_models_of_one_convolution_stay_nchw():
             self.transform = GeneralizedRCNNTransform(32, 64, [0.0] * 3, [1.0] * 3)
             self.conv = nn.Conv2d(3, 2, 3)
 
-    assert Layout(Detector()).channels_last is False
+    assert Layout(Detector(), grad=True).channels_last is False
     patches = nn.Sequential(nn.Conv2d(3, 8, 4, stride=4), nn.Flatten(2))  # a ViT's patch embedding alone
-    assert Layout(patches).channels_last is False
+    assert Layout(patches, grad=False).channels_last is False
     x = torch.randn(2, 3, 8, 8)
-    assert Layout(patches).run(lambda batch: batch.is_contiguous(), x) is True  # handed over as it was
+    assert Layout(patches, grad=False).run(lambda batch: batch.is_contiguous(), x) is True  # as it was
 
 
 @pytest.mark.numeric
@@ -132,7 +133,7 @@ def test_integrated_gradients_and_occlusion_on_a_batchnorm_net_equal_plain_pytor
     expected = (x * (torch.as_tensor(weights, dtype=torch.float32).reshape(-1, 1, 1, 1) * grad).sum(0))[0]
     found = integrated_gradients(net, x, target=2, steps=16, batch=5)
     np.testing.assert_allclose(found.map, expected.numpy(), rtol=1e-4, atol=1e-6)
-    assert Layout(net).channels_last is True  # it ran channels-last
+    assert Layout(net, grad=True).channels_last is True  # it ran channels-last
     assert "forward" not in vars(net[1])
     with torch.no_grad():
         plain = float(net(x)[0, 2])
@@ -146,3 +147,112 @@ def test_integrated_gradients_and_occlusion_on_a_batchnorm_net_equal_plain_pytor
                 covered[y0:y0 + 4, x0:x0 + 4] += 1
     found = occlusion(net, x, target=2, window=4, stride=2, batch=4)
     np.testing.assert_allclose(found.map, (total / covered).expand(3, 8, 8).numpy(), rtol=1e-4, atol=1e-6)
+
+
+class OnceFailing(nn.Module):
+    """Two convolutions; the first call raises `error`, later calls run."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.body, self.error = nn.Sequential(nn.Conv2d(3, 2, 3), nn.Conv2d(2, 2, 1)), error
+
+    def forward(self, x):
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        return self.body(x).sum(dim=(2, 3))
+
+
+def test_out_of_memory_is_raised_and_a_model_failing_either_way_raises_its_own_error_remembering_nothing():
+    x = torch.randn(2, 3, 6, 6)
+    model = OnceFailing(torch.OutOfMemoryError("out of memory"))
+    with pytest.raises(torch.OutOfMemoryError):
+        Layout(model, grad=False).run(model, x)
+    assert Layout(model, grad=False).channels_last is None  # not taken for "cannot run channels-last"
+
+    class Broken(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.convs = nn.Sequential(nn.Conv2d(3, 2, 3), nn.Conv2d(2, 2, 1))
+
+        def forward(self, x):
+            raise RuntimeError("a genuine bug")
+
+    broken = Broken()
+    with pytest.raises(RuntimeError, match="a genuine bug") as raised:
+        Layout(broken, grad=False).run(broken, x)
+    assert raised.value.__context__ is None  # its own error, not chained under the channels-last try
+    assert Layout(broken, grad=False).channels_last is None
+
+
+class ViewsItsGradient(torch.autograd.Function):
+    """Identity forward; its backward `.view`s the gradient, which fails on a channels-last one."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.view(grad.shape[0], -1).view(grad.shape)
+
+
+class BackwardOnly(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(3)
+        self.conv, self.conv2, self.head = nn.Conv2d(3, 4, 3, padding=1), nn.Conv2d(4, 4, 1), nn.Linear(4, 2)
+
+    def forward(self, x):
+        y = self.conv2(ViewsItsGradient.apply(torch.tanh(self.conv(x))))  # its gradient comes from a conv
+        return self.head(y.mean(dim=(2, 3)))
+
+
+@pytest.mark.numeric
+def test_a_model_whose_backward_cannot_take_channels_last_gets_its_gradients_nchw():
+    model, x = BackwardOnly().eval(), torch.randn(1, 3, 6, 6, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(RuntimeError):
+        xs = x.repeat(2, 1, 1, 1).contiguous(memory_format=torch.channels_last).requires_grad_(True)
+        torch.autograd.grad(model(xs).sum(), xs)
+    found = integrated_gradients(model, x, target=1, steps=6, batch=3)
+    alphas, weights = path_nodes("gausslegendre", 6)
+    points = (torch.as_tensor(alphas, dtype=torch.float32).reshape(-1, 1, 1, 1) * x).requires_grad_(True)
+    (grad,) = torch.autograd.grad(model(points)[:, 1].sum(), points)
+    expected = (x * (torch.as_tensor(weights, dtype=torch.float32).reshape(-1, 1, 1, 1) * grad).sum(0))[0]
+    np.testing.assert_allclose(found.map, expected.numpy(), rtol=1e-5, atol=1e-7)
+    assert Layout(model, grad=True).channels_last is False
+
+
+class KeywordNorm(nn.Module):
+    """Calls its BatchNorm with a keyword argument."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(4)
+        self.conv, self.norm, self.conv2 = nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.Conv2d(4, 2, 1)
+
+    def forward(self, x):
+        return self.conv2(torch.relu(self.norm(input=self.conv(x)))).mean(dim=(2, 3))
+
+
+@pytest.mark.numeric
+def test_script_modules_and_keyword_calls_run_as_before():
+    x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(5))
+    keyword = KeywordNorm().eval()
+    plain = integrated_gradients(keyword, x, target=0, steps=4, batch=4).map
+    with torch.no_grad():
+        keyword.norm.running_var.fill_(2.0)  # and the patched BatchNorm reads its statistics as they are now
+    points = (torch.as_tensor(path_nodes("gausslegendre", 4)[0], dtype=torch.float32).reshape(-1, 1, 1, 1)
+              * x).requires_grad_(True)
+    (grad,) = torch.autograd.grad(keyword(points)[:, 0].sum(), points)
+    weights = torch.as_tensor(path_nodes("gausslegendre", 4)[1], dtype=torch.float32).reshape(-1, 1, 1, 1)
+    np.testing.assert_allclose(integrated_gradients(keyword, x, target=0, steps=4).map,
+                               (x * (weights * grad).sum(0))[0].numpy(), rtol=1e-5, atol=1e-7)
+    assert not np.allclose(plain, integrated_gradients(keyword, x, target=0, steps=4).map)
+    net = bn_net(2)
+    scripted = torch.jit.script(net)
+    for batch in (2, None):  # a ScriptModule takes no hooks: its memory is not measured, and nothing fails
+        np.testing.assert_allclose(integrated_gradients(scripted, x, target=1, steps=4, batch=batch).map,
+                                   integrated_gradients(net, x, target=1, steps=4, batch=2).map, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(occlusion(scripted, x, target=1, window=4, stride=4, batch=batch).map,
+                                   occlusion(net, x, target=1, window=4, stride=4, batch=2).map, rtol=1e-4, atol=1e-6)
