@@ -11,8 +11,8 @@ def add_parser(sub) -> None:
     sweep = sub.add_parser("sweep", help="load many models (random weights) and capture output and grad_output "
                                          "of every leaf: which ones work, and how long each takes")
     sweep.add_argument("--models", nargs="+", default=None,
-                       help="sources to try (default: every torchvision classification and segmentation model "
-                            "and 40 timm models across families)")
+                       help="sources to try (default: every torchvision classification, segmentation and detection "
+                            "model and 40 timm models across families)")
     sweep.add_argument("--device", default="cpu")
     sweep.add_argument("--hf", action="store_true",
                        help="sweep transformers image models across families instead (default-size configs "
