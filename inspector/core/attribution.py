@@ -33,7 +33,7 @@ from .errors import RunError, SpecError
 from .fast_passes import Layout, eval_norms
 from .guided import APPROXIMATED_TYPES, guided_edits, split_guided
 from .integrated import integrated_gradients
-from .objective import Target, parse_target, primary_output
+from .objective import Target, objective, parse_target, primary_output
 from .occlusion import occlusion
 from .records.detections import box_target
 from .records.requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
@@ -230,13 +230,13 @@ def attention_rollout(model: LoadedModel | nn.Module, x: torch.Tensor) -> Attrib
                        cam, warnings=(f"across {len(paths)} attention modules, {whose}",) + tuple(result.warnings))
 
 
-def _saliency_many(module: nn.Module, xs: torch.Tensor, index: int | None) -> np.ndarray:
+def _saliency_many(module: nn.Module, xs: torch.Tensor, target: Target) -> np.ndarray:
     """Saliency maps of a batch of inputs (eval mode: every item is on its own): max over channels of
-    |d objective_i / d input_i|, the objective the class `index`'s score (None: the sum of the output)."""
+    |d objective_i / d input_i|, the objective `target` resolved on the input (a class, `sum`, or a
+    segmentation's class map, in its box), summed over the items."""
     xs = xs.detach().requires_grad_(True)
     with torch.enable_grad():
-        out = primary_output(module(xs))
-        score = out.sum() if index is None else out.reshape(out.shape[0], -1)[:, index].sum()
+        score = objective(primary_output(module(xs)), target, tuple(xs.shape[-2:]))[0]
         (grad,) = torch.autograd.grad(score, xs)
     found = grad.abs()
     return (found.amax(dim=1) if found.ndim >= 3 else found).detach().cpu().numpy()
@@ -252,10 +252,13 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
     # the smoothed method gets the options it takes (ig's path; batch and max_memory: SmoothGrad's own passes)
     own = {k: v for k, v in ig.items() if k in METHOD_OPTION_NAMES.get(of, _BASELINE)} or None
     module, labels = _unwrap(model)
+    x = x.detach().to(_device(module))  # the noisy copies are made where the model is (the noise on the CPU)
     counted = LeafBytes(module) if of == "saliency" else contextlib.nullcontext()
     with counted:  # saliency's one forward: one copy's memory, without another pass
         first = attribute(model, x, of, target, options=own)
     same = first.target_index if first.target_index is not None else target
+    if first.target.startswith("seg:"):  # a segmentation: the class map (in its box) resolved on x
+        same = first.target
     lost = []  # a detector's noisy copies that lost the box
     if first.target_detection is not None:  # a detector: every copy asked about the object found on x
         same = box_target(first.detections[first.target_detection])
@@ -279,11 +282,11 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
 
         batch = pick_batch(module, x, samples, grad=True, max_memory=ig.get("max_memory"))
     elif of == "saliency" and x.ndim >= 2 and x.shape[0] == 1 and (first.target_index is not None or target == "sum"):
-        layout = Layout(module, grad=True)
+        layout, resolved = Layout(module, grad=True), parse_target(same)
 
         def many(noisy: torch.Tensor) -> np.ndarray:  # saliency of many copies in one pass: each its own gradient
             with eval_norms(module):
-                return layout.run(lambda copies: _saliency_many(module, copies, first.target_index), noisy)
+                return layout.run(lambda copies: _saliency_many(module, copies, resolved), noisy)
 
         batch = pick_batch(module, x, samples, grad=True, max_memory=ig.get("max_memory"),
                            need=counted.per_copy(x, 1, grad=True) if counted.total else None)

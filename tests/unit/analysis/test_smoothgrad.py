@@ -75,3 +75,28 @@ def test_a_seed_repeats_and_bad_arguments_are_refused():
         smoothgrad(model, x, kind="mean")
     with pytest.raises(SpecError, match="noise must be"):
         smoothgrad(model, x, noise=-1.0)
+
+
+def segmenter() -> nn.Module:
+    torch.manual_seed(6)
+    return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 3, 1)).eval()
+
+
+@pytest.mark.parametrize("target, pick", [("seg:1", (1, slice(None), slice(None))),
+                                          ("seg:2@1,2,5,7", (2, slice(2, 7), slice(1, 5)))])
+def test_a_segmentations_class_map_is_smoothed_as_saliency_explains_it(target, pick):
+    """A segmenter's objective is the sum of its class map (in the box): the batched noisy copies took the
+    class index as a flat output index (one pixel of class 0's map), and noise 0 refused the class index."""
+    model = segmenter()
+    x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(7))
+    generator, sigma = torch.Generator().manual_seed(11), 0.2 * float(x.max() - x.min())
+    maps = []
+    for _ in range(6):
+        point = (x + sigma * torch.randn(x.shape, generator=generator)).requires_grad_(True)
+        model(point)[0][pick].sum().backward()
+        maps.append(point.grad[0].abs().amax(dim=0).double().numpy())
+    found = smoothgrad(model, x, target=target, samples=6, noise=0.2, seed=11)
+    np.testing.assert_allclose(found.map, np.mean(maps, axis=0), rtol=1e-5, atol=1e-9)
+    assert found.target == target and found.target_index == pick[0]
+    still = smoothgrad(model, x, target=target, samples=3, noise=0.0, seed=1)
+    np.testing.assert_array_equal(still.map, attribute(model, x, "saliency", target).map)
