@@ -113,6 +113,20 @@ def test_a_session_device_this_machine_lacks_is_offered_the_cpu(ui, qtbot, windo
     assert window.state.device == "cpu" and outcome.result.device == "cpu"
 
 
+def test_a_device_named_by_its_kind_is_the_first_listed_of_that_kind(window):
+    """`--device cuda` in the self-test and the GUI bench, or "device": "cuda" in a session, is the engine's
+    `cuda:0`: it was taken for a device this machine lacks, and no run was made."""
+    state = window.state
+    window.auto_run.setChecked(False)
+    state.devices = [("cpu", "CPU"), ("cuda:0", "GPU 0"), ("cuda:1", "GPU 1")]  # as a two-GPU machine lists them
+    state.set_device(" CUDA")
+    assert state.device == "cuda:0" and "no device" not in window.banner.text()
+    state.set_device("cuda:1")
+    assert state.device == "cuda:1"
+    state.set_device("mps")
+    assert state.device == "mps" and "no device 'mps'" in window.banner.text()
+
+
 def test_nan_is_named_and_shown(ui, qtbot, open_window, gui_files, image_file):
     """Item 8: the first non-finite layer is named in the banner and marked in the tree."""
     window = open_window(ui.source(gui_files, "Nan"), image_file, {"features.3", "poison", "fc"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from inspector.core.edits import Edit
 from inspector.core.keys import Key
-from inspector.gui.state.run_choices import panel_keys_of, sites_of, visible_of
+from inspector.gui.state.run_choices import listed_device, panel_keys_of, sites_of, visible_of
 
 
 def test_sites_follow_the_gradient_shown_and_the_edits():
@@ -39,3 +39,11 @@ def test_what_the_layer_tab_says_when_nothing_is_shown_at_a_key():
     assert missing_text(none, "attention", "conv1", "conv1:attention").startswith(
         "No attention at conv1: this model has no attention module the app knows (")
     assert missing_text(None, "grad_output", "conv1", "conv1:grad_output") == "Nothing captured at conv1:grad_output."
+
+
+def test_a_device_is_named_as_the_engine_lists_it():
+    devices = [("cpu", "CPU"), ("cuda:0", "GPU 0"), ("cuda:1", "GPU 1")]
+    assert [listed_device(n, devices) for n in ("cuda", "CUDA ", "cuda:1", "Cpu", "mps", "cuda:7")] == [
+        "cuda:0", "cuda:0", "cuda:1", "cpu", "mps", "cuda:7"]
+    assert listed_device("cuda", None) == "cuda"  # before the engine has listed them: kept as said
+    assert listed_device("cuda", [("cpu", "CPU")]) == "cuda"  # and refused by the state as missing

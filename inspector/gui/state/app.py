@@ -31,7 +31,7 @@ from .atlas import AtlasState
 from .edits import EditsState
 from .folder import FolderState
 from .live import LiveState
-from .run_choices import layer_names_of, panel_keys_of, sites_of, visible_of
+from .run_choices import layer_names_of, listed_device, panel_keys_of, sites_of, visible_of
 from .settings import SettingsStore
 
 #: The gradient shown beside the activations: label -> site (or parameter suffix).
@@ -225,7 +225,7 @@ class AppState(QObject):
             self.sigTargetShown.emit(self.target)
 
     def set_device(self, name: str) -> None:
-        self.device = name
+        self.device = name = listed_device(name, self.devices)
         self.sigDeviceShown.emit(name)
         if self.devices is not None and name not in dict(self.devices):
             self.notify("warning", f"This machine has no device {name!r} (it has {', '.join(dict(self.devices))}). "
