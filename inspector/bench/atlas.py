@@ -53,6 +53,8 @@ def bench_atlas(model: str = "resnet18", images: int = 64, batch: int = 16, top:
     from inspector.core.sources.loaded import tree_of
     from inspector.core.sources.loader import load_model
 
+    from .timing import synchronize
+
     loaded = load_model(model, seed=0) if model != "demo" else load_model(model)
     dev = resolve_device(device)
     loaded.module.to(dev)
@@ -64,20 +66,19 @@ def bench_atlas(model: str = "resnet18", images: int = 64, batch: int = 16, top:
         prep = input_preprocess(loaded.preprocess, loaded.input_shape)
         every = np.arange(len(files))
         decoded = [x for _, groups, _ in prefetched_batches(files, prep, batch, every) for _, x in groups]
-        sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 
         def plain():
             with torch.inference_mode():
                 for _, groups, _ in prefetched_batches(files, prep, batch, every):
                     for _, x in groups:
                         loaded.module(x.to(dev))
-            sync()
+            synchronize(dev)
 
         def forward():
             with torch.inference_mode():
                 for x in decoded:
                     loaded.module(x.to(dev))
-            sync()
+            synchronize(dev)
 
         runs = iter(range(10**6))
         pass_end: list[float] = []

@@ -23,6 +23,8 @@ import numpy as np
 import psutil
 import torch
 
+from .timing import synchronize
+
 METHODS = ("ig", "smoothgrad", "occlusion")
 
 
@@ -64,8 +66,7 @@ def _timed(run: Callable[[], np.ndarray], device: torch.device) -> tuple[float, 
     with PeakMemory(device) as memory:
         start = time.perf_counter()
         found = run()
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
+        synchronize(device)
         seconds = time.perf_counter() - start
     return seconds, memory.peak, found
 

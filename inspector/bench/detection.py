@@ -13,18 +13,13 @@ Random weights (seed 0; their score threshold is 0, so every model detects) on a
 from __future__ import annotations
 
 import statistics
-import time
 
 import torch
 
+from .timing import timed
+
 MODELS = ("fasterrcnn_mobilenet_v3_large_320_fpn", "retinanet_resnet50_fpn")
 SIZE = (320, 320)
-
-
-def _timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def plain_gradcam(module, x: torch.Tensor, layer: str, k: int) -> torch.Tensor:
@@ -51,8 +46,8 @@ def bench_model(name: str, repeats: int = 5, masks: int = 32, device: str = "cpu
     layer = attribute(loaded, x, "gradcam", "box:0").layer  # the default: an R-CNN's box at its FPN level
     ours_cam, plain_cam = [], []
     for _ in range(repeats + 1):  # the first of each is a warm-up
-        ours_cam.append(_timed(lambda: attribute(loaded, x, "gradcam", "box:0")))
-        plain_cam.append(_timed(lambda: plain_gradcam(loaded.module, x, layer, 0)))
+        ours_cam.append(timed(lambda: attribute(loaded, x, "gradcam", "box:0"), x.device))
+        plain_cam.append(timed(lambda: plain_gradcam(loaded.module, x, layer, 0), x.device))
     cell = default_cell(x)
     shaped = make_masks(masks, SIZE, cell, DEFAULTS["probability"], torch.Generator().manual_seed(1)).to(device)
 
@@ -63,8 +58,8 @@ def bench_model(name: str, repeats: int = 5, masks: int = 32, device: str = "cpu
 
     ours_drise, plain_drise = [], []
     for _ in range(min(repeats, 3) + 1):
-        ours_drise.append(_timed(lambda: attribute(loaded, x, "drise", "box:0", options={"masks": masks, "seed": 1})))
-        plain_drise.append(_timed(loop))
+        ours_drise.append(timed(lambda: attribute(loaded, x, "drise", "box:0", options={"masks": masks, "seed": 1}), x.device))
+        plain_drise.append(timed(loop, x.device))
     med = lambda values: statistics.median(values[1:])  # noqa: E731 - the warm-up left out
     return {"model": name, "layer": layer, "gradcam_s": med(ours_cam), "plain_gradcam_s": med(plain_cam),
             "gradcam_ratio": med(ours_cam) / med(plain_cam), "masks": masks,

@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import gc
 import statistics
-import time
 from typing import Callable
 
 import torch
 
 from inspector.core.compare.pair import diff_models
+from inspector.core.devices import resolve_device
 from inspector.core.engine import run
 from inspector.core.objective import Target
 from inspector.core.runspec import RunSpec
 from inspector.core.sources.loaded import sharing_of, tree_of
 from inspector.core.sources.loader import load_model
+
+from .timing import timed
 
 TARGET_RATIO = 2.3
 
@@ -32,6 +34,7 @@ TARGET_RATIO = 2.3
 def bench_diff(name: str, repeats: int = 5, device: str = "cpu", log: Callable[[str], None] = print) -> dict:
     first = load_model(name)
     second = load_model(name, seed=first.seed)  # the same weights (a seed only where they are random)
+    device = resolve_device(device)
     for model in (first, second):
         model.module.to(device)
     x = (first.example_input() if first.input_shape else torch.zeros(1, 3, 224, 224)).to(device)
@@ -66,13 +69,7 @@ def bench_diff(name: str, repeats: int = 5, device: str = "cpu", log: Callable[[
     for _ in range(repeats):
         for key, fn in variants.items():
             gc.collect()
-            if device.startswith("cuda"):
-                torch.cuda.synchronize()
-            start = time.perf_counter()
-            fn()
-            if device.startswith("cuda"):
-                torch.cuda.synchronize()
-            seconds[key].append(time.perf_counter() - start)
+            seconds[key].append(timed(fn, device))
         compare.append(found["compare_s"])
     med = {k: statistics.median(v) for k, v in seconds.items()}
     row = {"model": name, "leaves": len(leaves), "changed": changed, "median_s": med,

@@ -27,6 +27,7 @@ import torch
 from inspector.core.attribution import gradcam, saliency
 from inspector.core.cam_layers import find_gradcam_layer
 from inspector.core.deferred import complete_statistics, with_statistics
+from inspector.core.devices import resolve_device
 from inspector.core.engine import run
 from inspector.core.errors import SpecError
 from inspector.core.layers import build_layer_tree
@@ -35,6 +36,8 @@ from inspector.core.runspec import RunSpec
 from inspector.core.sharing import Sharing
 from inspector.core.sources.loader import load_model
 from inspector.core.workbench import Analysis
+
+from .timing import synchronize
 
 
 @dataclass
@@ -59,9 +62,10 @@ def late_layer(tree) -> str:
 
 def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[[str], None] = print) -> dict:
     loaded = load_model(name)
+    device = resolve_device(device)
     model = loaded.module.to(device)
-    x = (loaded.example_input() if loaded.input_shape else torch.randn(1, 3, 224, 224)).to(device)
-    x = torch.randn_like(x)
+    shape = loaded.example_input().shape if loaded.input_shape else (1, 3, 224, 224)
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0)).to(device)  # the same input on any device
     tree = build_layer_tree(model, x)
     leaves = [l.path for l in tree if l.is_leaf and l.path and l.calls]
     late = late_layer(tree)
@@ -133,12 +137,10 @@ def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[
     for _ in range(repeats):
         for key, fn in variants.items():
             gc.collect()
-            if device.startswith("cuda"):
-                torch.cuda.synchronize()
+            synchronize(x.device)
             start = time.perf_counter()
             ready = fn()
-            if device.startswith("cuda"):
-                torch.cuda.synchronize()
+            synchronize(x.device)
             end = ready if key == "visible" else time.perf_counter()
             timings[key].seconds.append(end - start)
     for key, seconds in stages.items():

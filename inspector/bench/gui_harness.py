@@ -140,23 +140,24 @@ def _noise_image(folder: Path) -> str:
 
 def _plain_seconds(session: Session, input_source: str, repeats: int) -> float:
     """Forward + loss.backward() on the worker's own model and input (the worker is idle)."""
-    import torch
-
     from inspector.core.objective import Target, objective
+
+    from .timing import timed
 
     bench = session.window.worker.bench
     model = bench.loaded.module
-    x = bench.input_tensor(input_source)
+    x = bench.input_tensor(input_source).to(bench.loaded.device)  # decoded on the CPU, as the worker's runs
     target = Target("top1")
     times = []
-    for i in range(repeats + 1):
-        start = time.perf_counter()
+
+    def step() -> None:
         model.zero_grad(set_to_none=True)
         loss, _, _ = objective(model(x.clone().requires_grad_(True)), target)
         loss.backward()
-        if x.device.type == "cuda":
-            torch.cuda.synchronize()
+
+    for i in range(repeats + 1):
+        seconds = timed(step, x.device)
         if i:
-            times.append(time.perf_counter() - start)
+            times.append(seconds)
     model.zero_grad(set_to_none=True)
     return statistics.median(times)

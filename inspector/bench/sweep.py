@@ -85,9 +85,10 @@ def sweep_model(source: str, device: str = "cpu") -> SweepRow:
     import torch
 
     from inspector.core import capture, load_model
+    from inspector.core.devices import resolve_device
     from inspector.core.layers import build_layer_tree
 
-    row = SweepRow(source, False)
+    row, device = SweepRow(source, False), resolve_device(device)
     try:
         start = time.perf_counter()
         loaded = load_model(source, "random", seed=0)
@@ -106,7 +107,8 @@ def sweep_model(source: str, device: str = "cpu") -> SweepRow:
         leaves = [l.path for l in tree if l.is_leaf and l.path and l.calls]
         row.leaves = len(leaves)
         start = time.perf_counter()
-        result = capture(loaded, x, layers=leaves, sites="output,grad_output", target="box:0" if detector else None)
+        result = capture(loaded, x, layers=leaves, sites="output,grad_output", target="box:0" if detector else None,
+                         device=device)
         row.capture_s = time.perf_counter() - start
         row.captures = len(result.captures)
         row.detections = None if result.detections is None else len(result.detections)

@@ -104,3 +104,17 @@ def test_atlas_bench_on_the_demo_model(tmp_path):
     assert row["images_per_s"]["atlas"] == pytest.approx(6 / med["atlas"])
     assert row["atlas/plain"] == pytest.approx(med["plain"] / med["atlas"])
     assert row["thumbnails_s"] == med["thumbs"] > 0
+
+
+def test_the_sweep_captures_on_the_device_it_was_given(monkeypatch):
+    """`sweep --device cuda` built the tree on the GPU but captured on the CPU (capture's default device)."""
+    import torch
+
+    import inspector.core as core
+    from inspector.bench.sweep import sweep_model
+
+    real, asked = core.capture, []
+    monkeypatch.setattr(core, "capture", lambda *a, **k: asked.append(k.get("device")) or real(*a, **k))
+    row = sweep_model("resnet18", device="cpu")
+    # 52 leaf modules, each block's relu running twice: 60 calls, an output and a grad_output each
+    assert row.ok and (row.leaves, row.captures) == (52, 120) and asked == [torch.device("cpu")]
