@@ -5,8 +5,8 @@ device, instead of asking the user for an internal batch size (captum's `interna
 One copy's memory is measured: a forward pass (the job's first, or one of the single input) with a hook
 on every leaf module adds up the bytes of their outputs (what autograd keeps for the backward pass; a pass
 with gradients also holds their gradients, so twice that). The free memory is the device's (CUDA: the driver's free
-memory; CPU and MPS: the memory the system has available, psutil's), of which a `share` is used, and at
-most `max_memory` bytes. A pass that cannot fit one copy is refused before it starts.
+memory and what torch's allocator caches unused; CPU and MPS: the memory the system has available, psutil's),
+of which a `share` is used, and at most `max_memory` bytes. A pass that cannot fit one copy is refused before it starts.
 """
 
 from __future__ import annotations
@@ -28,9 +28,11 @@ CPU_MOST = {True: 8, False: 8}  # with gradients, without
 
 
 def free_memory(device: torch.device) -> int:
-    """Bytes free for tensors on `device`."""
+    """Bytes free for tensors on `device`. On CUDA the driver's free memory and what torch's caching allocator
+    holds but no tensor uses (kept from an earlier job: the driver counts it as taken, torch reuses it)."""
     if device.type == "cuda":
-        return int(torch.cuda.mem_get_info(device)[0])
+        cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+        return int(torch.cuda.mem_get_info(device)[0] + max(cached, 0))
     return int(psutil.virtual_memory().available)
 
 

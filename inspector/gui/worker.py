@@ -217,14 +217,17 @@ class Worker(AtlasJobs, QObject):
 
     def _run(self, request: RunRequest) -> None:
         self.sigPhase.emit("Preparing the run")
+        failed = None
         try:
             outcome = self.bench.execute(request, self._cancel, progress=self._progress,
                                          phase=lambda name: self.sigPhase.emit(f"Running {name}"))
         except Exception as exc:  # noqa: BLE001
             if not isinstance(exc, InspectorError):
                 traceback.print_exc()
-            self._free_device_memory()
-            self.sigFailed.emit(failure(exc, "run", request.run_id))
+            failed = failure(exc, "run", request.run_id)
+        if failed is not None:
+            self._free_device_memory()  # out of the except block: the failed run's frames, and tensors, are gone
+            self.sigFailed.emit(failed)
             return
         self.runs_done += 1
         self._unfinished = None
@@ -260,10 +263,14 @@ class Worker(AtlasJobs, QObject):
     def _attribute(self, request) -> None:
         self.sigPhase.emit(f"Attribution ({request.method})")
         steps = rate_reporter(f"Attribution ({request.method})", "steps", self.sigPhase.emit)
+        failed = None
         try:
             found = self.bench.attribute(request, cancel=self._cancel.is_set, progress=steps)
         except Exception as exc:  # noqa: BLE001
-            self.sigFailed.emit(failure(exc, "attribution", request.run_id))
+            failed = failure(exc, "attribution", request.run_id)
+        if failed is not None:
+            self._free_device_memory()  # batched copies that ran out of memory: given back to the device
+            self.sigFailed.emit(failed)
             return
         self.sigAttribution.emit(request.run_id, found)
 

@@ -122,3 +122,18 @@ def test_faithfulness_with_no_metrics_gives_none():
     from inspector.core.faithfulness import faithfulness
 
     assert faithfulness(small(), torch.zeros(1, 3, 8, 8), np.ones((8, 8)), 1, metrics=()) == {}
+
+
+def test_free_memory_on_cuda_counts_what_torchs_allocator_holds_unused(monkeypatch):
+    """After a big job torch keeps its blocks (the driver counts them as taken): the next job's batch shrank,
+    or one copy was refused as not fitting, with the memory sitting in torch's cache."""
+    asked = []
+
+    def answer(value):
+        return lambda device: asked.append(device) or value
+
+    monkeypatch.setattr(torch.cuda, "mem_get_info", answer((2 * 2**30, 80 * 2**30)))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", answer(5 * 2**30))
+    monkeypatch.setattr(torch.cuda, "memory_allocated", answer(2**30))
+    assert batching.free_memory(torch.device("cuda", 1)) == (2 + 5 - 1) * 2**30
+    assert asked == [torch.device("cuda", 1)] * 3  # that device's, not the current one's
