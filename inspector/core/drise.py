@@ -69,6 +69,11 @@ def similarity(found: dict, box: torch.Tensor, label: int) -> float:
     return float((box_iou(box.double()[None], found["boxes"].double())[0] * same * scores).max())
 
 
+def _read(found: dict) -> dict:
+    """What `similarity` reads of one image's detections, on the CPU (a Mask R-CNN's masks stay where they are)."""
+    return {key: found[key].detach().cpu() for key in ("boxes", "scores", "labels") if key in found}
+
+
 def _check(masks, cell, probability, seed, batch) -> None:
     for name, value, least in (("masks", masks, 1), ("cell", cell, 1), ("batch", 1 if batch is None else batch, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
@@ -115,8 +120,7 @@ def drise(model, x: torch.Tensor, target=None, masks: int = DEFAULTS["masks"], c
                 raise RunCancelled("D-RISE cancelled.")
             part = render_masks(grids[start:start + batch], shifts[start:start + batch], size, cell)
             outputs = module(x * part.to(device))
-            weights = torch.tensor([similarity({k2: v.cpu() for k2, v in o.items()}, box, found[k].label)
-                                    for o in outputs], dtype=torch.float64)
+            weights = torch.tensor([similarity(_read(o), box, found[k].label) for o in outputs], dtype=torch.float64)
             total += (weights[:, None, None] * part[:, 0].double()).sum(dim=0)
             if progress is not None:
                 progress(min(start + batch, masks), masks)

@@ -1,13 +1,14 @@
 """`--self-test --device cuda`: every engine path run on the device and checked against the CPU.
 
-Capture with edits, attribution (saliency, Grad-CAM, guided backprop), the channel atlas, a
-diff, and the app offscreen with the device picked: each on `device`, with the same numbers as
-on the CPU (to float32 rounding across kernels). Built for a GPU; any device torch knows works
+Capture with edits, every attribution method with its deletion and insertion scores (the demo's class and
+the demo detector's box), the channel atlas, a diff, and the app offscreen with the device picked: each on
+`device`, with the same numbers as on the CPU (to float32 rounding across kernels, TF32 off). Built for a GPU; any device torch knows works
 (the tests run them with `cpu`, where they must agree exactly).
 """
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from .base import EDITS, SITES, Context, check
@@ -25,40 +26,92 @@ def _close(a, b) -> bool:
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=RTOL, atol=ATOL_OF_MAX * scale))
 
 
+#: The methods checked, with options that keep them short (noise and masks are drawn on the CPU: the same
+#: on every device).
+CLASSIFIER_METHODS = (("saliency", {}), ("gradcam", {}), ("guided", {}), ("guided-gradcam", {}),
+                      ("ig", {"steps": 8}), ("smoothgrad", {"samples": 4, "seed": 1}),
+                      ("occlusion", {"window": 16, "stride": 16}), ("eigencam", {}))
+DETECTOR_METHODS = (("saliency", {}), ("gradcam", {}), ("ig", {"steps": 4}),
+                    ("smoothgrad", {"samples": 3, "seed": 1}), ("drise", {"masks": 8, "seed": 1}))
+
+
+@contextlib.contextmanager
+def exact_float32():
+    """TF32 off while in the block (cuDNN's convolutions use it by default on Ampere and later: 1e-3
+    relative, as large as the agreement checked), and as it was after."""
+    import torch
+
+    kept = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = kept
+
+
+def _named(device: str) -> str:
+    """The device's name as a run reports it (`cuda` is `cuda:0`)."""
+    from inspector.core.devices import resolve_device
+
+    return str(resolve_device(device))
+
+
+def _attribution(loaded, x, method: str, target: str, options: dict, device: str):
+    """The map and its scores as the app's worker makes them: the model moved, the input as decoded."""
+    from inspector.core.attribution import attribute
+    from inspector.core.devices import resolve_device
+    from inspector.core.faithfulness import scored
+
+    loaded.module.to(resolve_device(device))
+    try:
+        found = attribute(loaded, x, method, target, None, dict(options) or None)
+        if method == "eigencam":  # class-agnostic: no score to follow
+            return found
+        return scored(loaded, x, found, ("deletion", "insertion"), 8, "black")
+    finally:
+        loaded.module.to("cpu")
+
+
 def device_steps(device: str) -> list[Step]:
     """The steps that run the engine's paths on `device` (named `DEVICE_capture`, ...)."""
     name = device.replace(":", "")
 
     def capture(ctx: Context) -> None:
         """Every site on every leaf with both edits, on the device, equals the CPU's."""
-        import torch
-
         from inspector.core import capture as run
 
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-        on = run(ctx.demo(), ctx.demo_input(), layers="all", sites=SITES, edits=list(EDITS), target="top1",
-                 device=device, input_grad=True)
+        with exact_float32():
+            on = run(ctx.demo(), ctx.demo_input(), layers="all", sites=SITES, edits=list(EDITS), target="top1",
+                     device=device, input_grad=True)
         cpu = ctx.run(EDITS)
         ctx.demo().module.to("cpu")
-        check(on.device.startswith(device.split(":")[0]), f"the run went to {on.device}, not {device}")
+        check(on.device == _named(device), f"the run went to {on.device}, not {device}")
         check(set(on.captures) == set(cpu.captures), "the device's captures are not the CPU's")
         for key in cpu.captures:
             check(_close(on[key], cpu[key]), f"{key} differs between {device} and the CPU")
         ctx.info[f"{name}_captures"] = len(on.captures)
 
     def attribution(ctx: Context) -> None:
-        """Saliency, Grad-CAM and guided backprop on the device equal the CPU's."""
-        from inspector.core.attribution import attribute
-        from inspector.core.devices import resolve_device
+        """Every attribution method, with the deletion and insertion scores, on the device equals the CPU's:
+        the demo's and the demo detector's box, the input left on the CPU as the app and the CLI hand it over."""
+        from inspector.core import load_input, load_model
 
-        loaded, x = ctx.demo(), ctx.demo_input()
-        for method in ("saliency", "gradcam", "guided"):
-            loaded.module.to(resolve_device(device))
-            on = attribute(loaded, x.to(resolve_device(device)), method, "top1", None)
-            loaded.module.to("cpu")
-            cpu = attribute(loaded, x, method, "top1", None)
-            check(_close(on.map, cpu.map), f"{method} differs between {device} and the CPU")
+        detector = load_model("demo-detector")
+        image = load_input("sample:detect_four_shapes", detector.preprocess, detector.input_shape)
+        cases = [(ctx.demo(), ctx.demo_input(), "top1", CLASSIFIER_METHODS),
+                 (detector, image, "box:0", DETECTOR_METHODS)]
+        for loaded, x, target, methods in cases:
+            for method, options in methods:
+                with exact_float32():
+                    on = _attribution(loaded, x, method, target, options, device)
+                cpu = _attribution(loaded, x, method, target, options, "cpu")
+                what = f"{method} of {loaded.source} ({target})"
+                check(_close(on.map, cpu.map), f"{what}: the map differs between {device} and the CPU")
+                check([c.metric for c in on.curves] == [c.metric for c in cpu.curves], f"{what}: other scores")
+                for ours, theirs in zip(on.curves, cpu.curves):
+                    check(_close(ours.scores, theirs.scores),
+                          f"{what}: the {theirs.metric} curve differs between {device} and the CPU")
+        ctx.info[f"{name}_attribution_methods"] = sum(len(case[3]) for case in cases)
 
     def atlas(ctx: Context) -> None:
         """An atlas of six images on the device has the CPU's statistics and top scores."""
@@ -125,7 +178,7 @@ def device_steps(device: str) -> list[Step]:
             check("error" not in outcome, f"the window showed an error: {outcome.get('error')}")
             check("result" in outcome, f"no run was shown within {APP_TIMEOUT_S:.0f} s")
             ran_on = outcome["result"].result.device
-            check(ran_on.startswith(device.split(":")[0]), f"the app ran on {ran_on}, not {device}")
+            check(ran_on == _named(device), f"the app ran on {ran_on}, not {device}")
         finally:
             window.close()
             window.deleteLater()

@@ -105,7 +105,8 @@ def _receptive_fields(module, paths, layouts: dict[str, Layout], x):
     try:
         for i, p in enumerate(paths):
             handles.append(named[p].register_forward_hook(hook_for(i, p)))
-        with torch.enable_grad():
+        # cuDNN's Winograd and FFT kernels leave rounding where the gradient is 0 (outside the field): not here
+        with torch.enable_grad(), torch.backends.cudnn.flags(enabled=False):
             module(inputs)
             grad, = torch.autograd.grad(sum(picked[p] for p in paths), inputs)
     finally:
