@@ -67,23 +67,31 @@ class Reduced:
     total: torch.Tensor  # (B, C) sums over positions
     squares: torch.Tensor  # (B, C)
     positive: torch.Tensor  # (B, C)
-    candidates: torch.Tensor  # (n, 2) [b, c] that reach the threshold
-    argmax: torch.Tensor  # (n,) flat position of their maximum
+    candidates: torch.Tensor | None  # (n, 2) [b, c] that reach the threshold (None: picked on the host)
+    argmax: torch.Tensor  # (n,) flat position of their maximum ((B, C), every one, where picked on the host)
     positions: int
+    reaches: torch.Tensor | None = None  # (B, C) bool: which reach the threshold, where picked on the host
 
 
 def reduce_layer(v: torch.Tensor, threshold: torch.Tensor, inclusive: bool,
-                 scratch: torch.Tensor | None = None) -> Reduced:
+                 scratch: torch.Tensor | None = None, on_host: bool | None = None) -> Reduced:
     """Scores, argmax (for the candidates only) and sums of a (B, C, P) view. `scratch`: a float32
     buffer of at least v's size on its device, reused between calls (a fresh tensor this large costs
-    page faults every batch)."""
+    page faults every batch). `on_host` (default: off the CPU) leaves the candidates to `to_partial`: which
+    reach the threshold is known only by reading it back, and that would stop a GPU at every layer's hook."""
     scores = v.amax(2)
     mask = scores >= threshold if inclusive else scores > threshold
-    candidates = mask.nonzero()
-    if candidates.shape[0] * 2 > mask.numel():
-        argmax = v.argmax(2)[candidates[:, 0], candidates[:, 1]]
+    if on_host is None:
+        on_host = v.device.type != "cpu"
+    if on_host:
+        argmax = v.argmax(2)  # every channel's: cheap on a GPU, and no wait
+        candidates = None
     else:
-        argmax = v[candidates[:, 0], candidates[:, 1]].argmax(-1)
+        candidates, mask = mask.nonzero(), None
+        if candidates.shape[0] * 2 > scores.numel():
+            argmax = v.argmax(2)[candidates[:, 0], candidates[:, 1]]
+        else:
+            argmax = v[candidates[:, 0], candidates[:, 1]].argmax(-1)
     if scratch is None or scratch.numel() < v.numel():
         scratch = torch.empty(v.numel(), dtype=v.dtype, device=v.device)
     work = scratch[:v.numel()].view(v.shape)
@@ -92,7 +100,7 @@ def reduce_layer(v: torch.Tensor, threshold: torch.Tensor, inclusive: bool,
     # exact below 2**24 positions, and NaN is not positive
     squares = torch.mul(v, v, out=work).sum(2)
     positive = torch.gt(v, 0, out=work).sum(2)
-    return Reduced(scores, v.sum(2), squares, positive, candidates, argmax, v.shape[2])
+    return Reduced(scores, v.sum(2), squares, positive, candidates, argmax, v.shape[2], mask)
 
 
 class AtlasPass:
@@ -152,12 +160,16 @@ class AtlasPass:
 def to_partial(reduced: Reduced, images: np.ndarray) -> LayerPartial:
     """Bring a layer's reductions to the host as the batch's contribution (`images`: dataset indices)."""
     c = reduced.scores.shape[1]
-    packed = torch.stack([reduced.total, reduced.squares, reduced.positive]).cpu().numpy()
-    cand = reduced.candidates.cpu().numpy()
-    scores = reduced.scores.cpu().numpy()
+    packed = torch.stack([reduced.total, reduced.squares, reduced.positive, reduced.scores]).cpu().numpy()
+    scores = packed[3]
+    if reduced.candidates is None:  # picked here, from every channel's argmax
+        cand = np.argwhere(reduced.reaches.cpu().numpy())
+        argmax = reduced.argmax.cpu().numpy()[cand[:, 0], cand[:, 1]]
+    else:
+        cand, argmax = reduced.candidates.cpu().numpy(), reduced.argmax.cpu().numpy()
     b, ch = cand[:, 0], cand[:, 1]
     count = np.full(c, float(reduced.positions * len(images)))
     return LayerPartial.from_sums(
-        ch, images[b], scores[b, ch], reduced.argmax.cpu().numpy(), count,
+        ch, images[b], scores[b, ch], argmax, count,
         packed[0].astype(np.float64).sum(0), packed[1].astype(np.float64).sum(0),
         packed[2].astype(np.int64).sum(0))

@@ -245,6 +245,26 @@ def test_reduce_layer_counts_positives_beside_nan():
     assert r.candidates.tolist() == [[0, 0]] and r.argmax.tolist() == [3]  # a NaN score does not rank
 
 
+def test_candidates_picked_on_the_host_as_a_gpu_does_equal_those_picked_in_the_hook():
+    """Off the CPU the hook leaves the threshold's candidates to the host (reading them back inside the hook
+    would stop the GPU at every layer): the same batch contribution either way, ties and NaN included."""
+    from inspector.core.atlas.reduce import reduce_layer, to_partial
+
+    v = torch.randn(3, 5, 7, generator=torch.Generator().manual_seed(0))
+    v[2, 0] = 1.0  # a channel whose every position ties: the first position
+    v[0, 3, 1] = float("nan")
+    threshold = torch.tensor([0.5, 1.0, 3.0, -torch.inf, 1.5])
+    images = np.array([10, 11, 12])
+    for inclusive in (False, True):
+        here, there = (to_partial(reduce_layer(v, threshold, inclusive, on_host=h), images) for h in (False, True))
+        picked = [(b, c) for b in range(3) for c in range(5)
+                  if (v[b, c].max() >= threshold[c] if inclusive else v[b, c].max() > threshold[c])]
+        assert [(int(b), int(c)) for b, c in zip(here.image - 10, here.channel)] == picked
+        assert here.pos.tolist() == [int(v[b, c].argmax()) for b, c in picked]
+        for field in ("channel", "image", "score", "pos", "count", "mean", "m2", "positive"):
+            np.testing.assert_array_equal(getattr(here, field), getattr(there, field))
+
+
 def test_a_folder_of_unreadable_files_is_an_error(tmp_path, demo):
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "a.png").write_bytes(b"nothing")
