@@ -122,8 +122,9 @@ class Workbench:
                 loaded = load_model(request.source, request.weights, request.trust, progress, seed=request.seed)
                 example = loaded.example_input()
                 tree = build_layer_tree(loaded.module, example)
-                if self.loaded is not None and self.ran:
-                    self._previous = (self.loaded, self.tree, self._model_request, self._device)
+                if self.loaded is not None and self.ran:  # kept on the CPU: two models on a GPU may not fit
+                    self.loaded.module.to("cpu")
+                    self._previous = (self.loaded, self.tree, self._model_request, torch.device("cpu"))
                 self.loaded, self.tree, self._model_request, self.ran = loaded, tree, request, False
                 self._device = torch.device("cpu")
             self._input_key = self._baseline_key = None
