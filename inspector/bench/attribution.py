@@ -36,7 +36,7 @@ class PeakMemory:
 
     def __enter__(self):
         if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
+            synchronize(self.device)
             torch.cuda.reset_peak_memory_stats(self.device)
             self.start = torch.cuda.memory_allocated(self.device)
             return self
@@ -54,7 +54,7 @@ class PeakMemory:
 
     def __exit__(self, *exc) -> None:
         if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
+            synchronize(self.device)
             self.peak = torch.cuda.max_memory_allocated(self.device) - self.start
             return
         self.done.set()

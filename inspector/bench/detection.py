@@ -58,7 +58,8 @@ def bench_model(name: str, repeats: int = 5, masks: int = 32, device: str = "cpu
 
     ours_drise, plain_drise = [], []
     for _ in range(min(repeats, 3) + 1):
-        ours_drise.append(timed(lambda: attribute(loaded, x, "drise", "box:0", options={"masks": masks, "seed": 1}), x.device))
+        ours_drise.append(timed(lambda: attribute(loaded, x, "drise", "box:0", options={"masks": masks, "seed": 1}),
+                                x.device))
         plain_drise.append(timed(loop, x.device))
     med = lambda values: statistics.median(values[1:])  # noqa: E731 - the warm-up left out
     return {"model": name, "layer": layer, "gradcam_s": med(ours_cam), "plain_gradcam_s": med(plain_cam),

@@ -2,8 +2,9 @@
 
 For each model (random weights, seed 0, the default input size it declares): build the layer
 tree, then capture `output` and `grad_output` of every leaf that runs. One line per model with
-its leaf count and timings, or the error; nothing stops the sweep. The default list is every
-torchvision classification, segmentation and detection model plus `TIMM_MODELS` (timm families).
+its leaf count and timings, or the error; nothing stops the sweep but a device that is not there. The
+default list is every torchvision classification, segmentation and detection model plus `TIMM_MODELS`
+(timm families).
 """
 
 from __future__ import annotations

@@ -275,7 +275,7 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
     many, batch = None, 1
     if of == "saliency" and first.target_detection is not None and x.shape[0] == 1:
         with torch.no_grad():
-            followed = follow(module, module(x.detach().to(_device(module))), same, labels)
+            followed = follow(module, module(x), same, labels)
 
         def many(noisy: torch.Tensor) -> np.ndarray:  # each copy's own gradient of its score of the object
             return _box_saliency_many(module, noisy, followed, lost)

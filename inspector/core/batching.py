@@ -107,7 +107,8 @@ def pick_batch(module: nn.Module, x: torch.Tensor, total: int, grad: bool, max_m
                device: torch.device | None = None, need: int | None = None) -> int:
     """Copies a pass for `total` copies of x: as many as fit in SHARE of the free memory (and `max_memory`),
     at most MOST on a GPU and CPU_MOST on a CPU; a SpecError when not even one fits. `need`: one copy's
-    bytes where the caller measured them (`LeafBytes`), else measured here by a forward of x."""
+    bytes where the caller measured them (`LeafBytes`), else measured here by a forward of x. A model with
+    TorchScript inside (which takes no hooks, so is not measured) takes at most CPU_MOST on any device."""
     device = device or next((p.device for p in module.parameters()), torch.device("cpu"))
     need = copy_bytes(module, x, grad) if need is None else need
     free = free_memory(device)
@@ -118,15 +119,21 @@ def pick_batch(module: nn.Module, x: torch.Tensor, total: int, grad: bool, max_m
         raise SpecError(f"One pass over one copy of the input needs about {_size(need)}; {_size(budget)} may be "
                         f"used on {device.type}" + (" (--max-memory)" if capped else "") +
                         f", of {_size(free)} free. {advice}")
-    most = MOST if device.type == "cuda" else CPU_MOST[grad]
+    blind = any(isinstance(m, torch.jit.ScriptModule) for m in module.modules())
+    most = MOST if device.type == "cuda" and not blind else CPU_MOST[grad]
     return max(1, min(total, most, int(budget // need)))
+
+
+def check_batch(batch: int | None, picked: bool = True) -> None:
+    """A batch asked for by hand is a whole number of at least 1 (None, where `picked`: picked here)."""
+    if (batch is not None or not picked) and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
+        raise SpecError(f"batch must be a whole number of at least 1, not {batch!r}.")
 
 
 def passes(total: int, batch: int) -> list[slice]:
     """`total` copies in ceil(total / batch) passes of at most `batch`, their sizes differing by one at most:
     a short last pass costs more a copy (resnet50 on a CPU, forward + backward: 131 ms a copy at 2, 99 at 8)."""
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise SpecError(f"batch must be a whole number of at least 1, not {batch!r}.")
+    check_batch(batch, picked=False)
     if total < 1:
         return []
     count = -(-total // batch)

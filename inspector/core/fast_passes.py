@@ -32,6 +32,7 @@ from torch import nn
 from torch.autograd.function import once_differentiable
 
 _PLAIN_NORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+_CPU_OUT_OF_MEMORY = "can't allocate memory"  # what torch's CPU allocator says when it fails
 #: per module: {with gradients?: True where its batches run channels-last, False where they cannot}
 _CHANNELS_LAST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -132,7 +133,9 @@ class Layout:
             found = fn(batch.contiguous(memory_format=torch.channels_last))
         except torch.OutOfMemoryError:
             raise
-        except RuntimeError:  # e.g. `.view` of an activation that is no longer contiguous
+        except RuntimeError as exc:  # e.g. `.view` of an activation that is no longer contiguous
+            if _CPU_OUT_OF_MEMORY in str(exc):  # the CPU's allocator raises a plain RuntimeError
+                raise
             found = None
         else:
             self.memory[self.grad] = self.channels_last = True

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from .attribution_record import Attribution, _device, _unwrap
-from .batching import LeafBytes, passes, pick_batch
+from .batching import LeafBytes, check_batch, passes, pick_batch
 from .detection.follow import follow
 from .detection.outputs import is_detection_output
 from .errors import RunCancelled, SpecError
@@ -58,8 +58,7 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
     module, labels = _unwrap(model)
     if x.ndim < 2 or x.shape[0] != 1:
         raise SpecError(f"Integrated gradients explain one input at a time; got a batch of shape {tuple(x.shape)}.")
-    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
-        raise SpecError(f"batch must be a whole number of at least 1, not {batch!r}.")
+    check_batch(batch)
     alphas, weights = path_nodes(quadrature, steps)
     device = _device(module)
     x = x.detach().to(device)

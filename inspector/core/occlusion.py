@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from .attribution_record import Attribution, _device, _unwrap
-from .batching import LeafBytes, passes, pick_batch
+from .batching import LeafBytes, check_batch, passes, pick_batch
 from .detection.follow import follow
 from .detection.outputs import is_detection_output
 from .errors import RunCancelled, SpecError
@@ -63,8 +63,7 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
     window = default_window(x) if window is None else window
     stride = max(1, window // 2) if stride is None else stride
     check_window(tuple(x.shape), window, stride)
-    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
-        raise SpecError(f"batch must be a whole number of at least 1, not {batch!r}.")
+    check_batch(batch)
     device = _device(module)
     x = x.detach().to(device)
     b = torch.zeros_like(x) if baseline is None else baseline.detach().to(device=device, dtype=x.dtype)

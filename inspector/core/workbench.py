@@ -101,7 +101,7 @@ class Workbench:
         self.sharing = Sharing()  # what runs have shown about the loaded model (see core.sharing)
         self.second: Workbench | None = None  # holds the model RunRequest.against compares with
         # A model counts as loaded once a run on it worked: until then the last one that did is kept
-        # (loaded, tree, request, device), so going back to it is instant (the app does when the new one fails).
+        # (loaded, tree, request, device), so going back to it loads nothing (the app does when the new one fails).
         self.ran = False
         self._previous: tuple | None = None
 
@@ -123,8 +123,9 @@ class Workbench:
                 example = loaded.example_input()
                 tree = build_layer_tree(loaded.module, example)
                 if self.loaded is not None and self.ran:  # kept on the CPU: two models on a GPU may not fit
-                    self.loaded.module.to("cpu")
-                    self._previous = (self.loaded, self.tree, self._model_request, torch.device("cpu"))
+                    self._device = torch.device("cpu")  # a move that fails part way is made again by move_to
+                    self.loaded.module.to(self._device)
+                    self._previous = (self.loaded, self.tree, self._model_request, self._device)
                 self.loaded, self.tree, self._model_request, self.ran = loaded, tree, request, False
                 self._device = torch.device("cpu")
             self._input_key = self._baseline_key = None

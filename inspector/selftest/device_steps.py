@@ -1,8 +1,9 @@
 """`--self-test --device cuda`: every engine path run on the device and checked against the CPU.
 
-Capture with edits, every attribution method with its deletion and insertion scores (the demo's class and
-the demo detector's box), the channel atlas, a diff, and the app offscreen with the device picked: each on
-`device`, with the same numbers as on the CPU (to float32 rounding across kernels, TF32 off). Built for a GPU; any device torch knows works
+Capture with edits, the attribution methods (all but attention rollout, which needs a ViT) with their
+deletion and insertion scores (the demo's class and the demo detector's box), the channel atlas, a diff, and
+the app offscreen with the device picked: each on `device`, with the same numbers as on the CPU (to float32
+rounding across kernels; TF32 off while the device runs). Built for a GPU; any device torch knows works
 (the tests run them with `cpu`, where they must agree exactly).
 """
 
@@ -50,10 +51,12 @@ def exact_float32():
 
 
 def _named(device: str) -> str:
-    """The device's name as a run reports it (`cuda` is `cuda:0`)."""
+    """The device's name as a tensor on it reports it (`cuda` is `cuda:0`, `mps` is `mps:0`)."""
+    import torch
+
     from inspector.core.devices import resolve_device
 
-    return str(resolve_device(device))
+    return str(torch.empty(0, device=resolve_device(device)).device)
 
 
 def _attribution(loaded, x, method: str, target: str, options: dict, device: str):
@@ -125,8 +128,9 @@ def device_steps(device: str) -> list[Step]:
         rng = np.random.default_rng(0)
         for i in range(6):
             Image.fromarray(rng.integers(0, 256, (48, 48, 3), dtype=np.uint8)).save(data / f"{i}.png")
-        on = run_atlas(ctx.demo(), str(data), "conv1,conv2", 3, str(Path.cwd() / f"{name}-atlas"), batch=4,
-                       device=device)
+        with exact_float32():
+            on = run_atlas(ctx.demo(), str(data), "conv1,conv2", 3, str(Path.cwd() / f"{name}-atlas"), batch=4,
+                           device=device)
         cpu = run_atlas(ctx.demo(), str(data), "conv1,conv2", 3, str(Path.cwd() / f"{name}-atlas-cpu"), batch=4)
         ctx.demo().module.to("cpu")
         for layer, theirs in cpu["layers"].items():
@@ -147,7 +151,8 @@ def device_steps(device: str) -> list[Step]:
             for p in second.module.parameters():
                 p.mul_(1.01)  # a slightly different second model
         x = ctx.demo_input()
-        on = diff_models(first, second, x, "conv1,conv2,fc", "output", device=device)
+        with exact_float32():
+            on = diff_models(first, second, x, "conv1,conv2,fc", "output", device=device)
         first.module.to("cpu")
         second.module.to("cpu")
         cpu = diff_models(first, second, x, "conv1,conv2,fc", "output", device="cpu")

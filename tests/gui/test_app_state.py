@@ -118,12 +118,17 @@ def test_a_device_named_by_its_kind_is_the_first_listed_of_that_kind(window):
     `cuda:0`: it was taken for a device this machine lacks, and no run was made."""
     state = window.state
     window.auto_run.setChecked(False)
-    state.devices = [("cpu", "CPU"), ("cuda:0", "GPU 0"), ("cuda:1", "GPU 1")]  # as a two-GPU machine lists them
-    state.set_device(" CUDA")
+    state.device = "cuda"  # as restored from the settings, before the engine lists the devices
+    state._on_engine_ready([("cpu", "CPU"), ("cuda:0", "GPU 0"), ("cuda:1", "GPU 1")])  # as two GPUs are listed
+    combo = window.device_combo
     assert state.device == "cuda:0" and "no device" not in window.banner.text()
+    assert [combo.itemData(i) for i in range(combo.count())] == ["cpu", "cuda:0", "cuda:1"]  # no "cuda" added
+    assert combo.currentText() == "cuda:0 — GPU 0"
+    state.set_device(" CUDA")
+    assert state.device == "cuda:0"
     state.set_device("cuda:1")
-    assert state.device == "cuda:1"
-    state.set_device("mps")
+    assert state.device == "cuda:1" and combo.currentText() == "cuda:1 — GPU 1"
+    state.set_device(" mps")
     assert state.device == "mps" and "no device 'mps'" in window.banner.text()
 
 

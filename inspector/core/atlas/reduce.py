@@ -4,7 +4,8 @@ For every channel of a layer, an image's score is the channel's maximum over pos
 feature map's H x W, or a transformer's patch tokens on the model's token grid; a (B, C) output
 has one position). The hook keeps only what the atlas needs: the scores, and the argmax position
 of the (image, channel) pairs that can still enter the top K (those reaching the channel's K-th
-best score so far), plus per-channel sums for the statistics. No backward, no copies of the
+best score so far; off the CPU every pair's, those picked on the host), plus per-channel sums for the
+statistics. No backward, no copies of the
 activations. Hooks are registered on entry and all removed on exit.
 """
 
@@ -75,7 +76,8 @@ class Reduced:
 
 def reduce_layer(v: torch.Tensor, threshold: torch.Tensor, inclusive: bool,
                  scratch: torch.Tensor | None = None, on_host: bool | None = None) -> Reduced:
-    """Scores, argmax (for the candidates only) and sums of a (B, C, P) view. `scratch`: a float32
+    """Scores, argmax (of the candidates; of every pair where they are picked on the host) and sums of a
+    (B, C, P) view. `scratch`: a float32
     buffer of at least v's size on its device, reused between calls (a fresh tensor this large costs
     page faults every batch). `on_host` (default: off the CPU) leaves the candidates to `to_partial`: which
     reach the threshold is known only by reading it back, and that would stop a GPU at every layer's hook."""

@@ -412,6 +412,7 @@ class AppState(QObject):
     def _on_engine_ready(self, devices) -> None:
         freeze_imports()
         self.devices = list(devices)
+        self.device = listed_device(self.device, self.devices)  # before the device list is shown
         self.sigEngineReady.emit(self.devices)
         self.set_device(self.device)  # says so if a restored device is missing here
 

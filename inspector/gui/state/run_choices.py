@@ -63,11 +63,12 @@ def missing_text(loaded, grad_site: str, name: str, key: str) -> str:
 
 def listed_device(name: str, devices) -> str:
     """The name a device has in the engine's list (`cuda:0`, ...): `cuda` (or `CUDA `), as a user, a session
-    file or a setting may say it, is the first listed of that kind; a name not listed is kept (and refused)."""
+    file or a setting may say it, is the first listed of that kind, as `core.devices.resolve_device` takes it;
+    a name not listed is kept, trimmed (and refused by the state)."""
     names = [listed for listed, _ in devices or ()]
     text = name.strip().lower()
     if text in names:
         return text
     if ":" not in text:
-        return next((listed for listed in names if listed.startswith(text + ":")), name)
-    return name
+        return next((listed for listed in names if listed.startswith(text + ":")), name.strip())
+    return name.strip()

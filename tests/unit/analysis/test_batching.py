@@ -87,9 +87,6 @@ def test_smoothgrad_measures_one_copy_on_its_first_saliency_run_not_on_another_p
     assert forwards == [1, 6]
     assert asked == [2 * (3 * 1024 + 8 + 768)]  # as copy_bytes measures it (worked out above)
 
-    assert batching.passes(0, 8) == []  # nothing to run: no pass (faithfulness with no metrics)
-    with pytest.raises(SpecError, match="batch must be a whole number of at least 1, not 0"):
-        batching.passes(5, 0)
 
 
 class Viewing(nn.Module):
@@ -118,7 +115,7 @@ def test_a_forward_that_failed_part_way_is_not_counted_in_a_copys_memory():
     assert dict(found.details)["batch"] == 3
 
 
-def test_faithfulness_with_no_metrics_gives_none():
+def test_faithfulness_with_no_metrics_gives_no_curves():
     from inspector.core.faithfulness import faithfulness
 
     assert faithfulness(small(), torch.zeros(1, 3, 8, 8), np.ones((8, 8)), 1, metrics=()) == {}
@@ -137,3 +134,21 @@ def test_free_memory_on_cuda_counts_what_torchs_allocator_holds_unused(monkeypat
     monkeypatch.setattr(torch.cuda, "memory_allocated", answer(2**30))
     assert batching.free_memory(torch.device("cuda", 1)) == (2 + 5 - 1) * 2**30
     assert asked == [torch.device("cuda", 1)] * 3  # that device's, not the current one's
+
+
+def test_no_copies_make_no_pass_and_a_batch_under_one_is_refused():
+    assert batching.passes(0, 8) == []  # nothing to run: no pass (faithfulness with no metrics)
+    for bad in (0, None, 2.0, True):
+        with pytest.raises(SpecError, match=f"batch must be a whole number of at least 1, not {bad!r}"):
+            batching.passes(5, bad)
+    batching.check_batch(None)  # not asked for: picked from the memory
+
+
+def test_a_model_with_torchscript_inside_takes_a_cpus_batch_on_a_gpu_too(monkeypatch):
+    """TorchScript takes no hooks, so one copy's memory is not measured there: a GPU's 64 copies a pass would
+    be a guess."""
+    monkeypatch.setattr(batching, "free_memory", lambda _device: 10**12)
+    model, x, gpu = small(), torch.zeros(1, 3, 8, 8), torch.device("cuda", 0)
+    assert batching.pick_batch(model, x, 100, grad=True, device=gpu) == batching.MOST == 64
+    inside = nn.Sequential(torch.jit.script(small()))
+    assert batching.pick_batch(inside, x, 100, grad=True, device=gpu) == batching.CPU_MOST[True] == 8

@@ -169,6 +169,14 @@ def test_out_of_memory_is_raised_and_a_model_failing_either_way_raises_its_own_e
     with pytest.raises(torch.OutOfMemoryError):
         Layout(model, grad=False).run(model, x)
     assert Layout(model, grad=False).channels_last is None  # not taken for "cannot run channels-last"
+    try:  # the CPU allocator's own words: a plain RuntimeError
+        torch.empty(2**50, dtype=torch.uint8)
+    except RuntimeError as exc:
+        cpu_says = exc
+    model = OnceFailing(cpu_says)
+    with pytest.raises(RuntimeError, match="can't allocate memory"):
+        Layout(model, grad=False).run(model, x)
+    assert Layout(model, grad=False).channels_last is None
 
     class Broken(nn.Module):
         def __init__(self) -> None:
@@ -236,7 +244,7 @@ class KeywordNorm(nn.Module):
 
 
 @pytest.mark.numeric
-def test_script_modules_and_keyword_calls_run_as_before():
+def test_script_modules_and_batchnorms_called_by_keyword_run():
     x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(5))
     keyword = KeywordNorm().eval()
     plain = integrated_gradients(keyword, x, target=0, steps=4, batch=4).map
