@@ -113,6 +113,20 @@ def test_a_session_device_this_machine_lacks_is_offered_the_cpu(ui, qtbot, windo
     assert window.state.device == "cpu" and outcome.result.device == "cpu"
 
 
+def test_a_restored_device_this_machine_lacks_loads_the_model_and_offers_the_cpu(ui, qtbot, open_window, settings,
+                                                                                tiny_source, image_file):
+    """Settings from another machine: the model used to load on the missing device before the engine had
+    listed the devices ("Could not load ...: CUDA is not available"); now it loads, and runs wait for a choice."""
+    settings.setValue("device", "cuda:7")
+    window = open_window(tiny_source, image_file, expect=None)
+    qtbot.waitUntil(lambda: window.state.model is not None and window.state.loading is None, timeout=20_000)
+    assert window.state.device == "cuda:7" and "Could not load" not in window.banner.text()
+    assert "no device 'cuda:7'" in window.banner.text() and window.banner.action_button.text() == "Use the CPU"
+    window.banner.action_button.click()
+    outcome = ui.expect_result(qtbot, window)
+    assert window.state.device == "cpu" and outcome.result.device == "cpu"
+
+
 def test_a_device_named_by_its_kind_is_the_first_listed_of_that_kind(window):
     """`--device cuda` in the self-test and the GUI bench, or "device": "cuda" in a session, is the engine's
     `cuda:0`: it was taken for a device this machine lacks, and no run was made."""

@@ -180,8 +180,9 @@ class AppState(QObject):
         self.worker.request_load(request, self.usable_device())
 
     def usable_device(self) -> str:
-        """The device picked, or the CPU while this machine does not have it."""
-        return self.device if self.devices is None or self.device in dict(self.devices) else "cpu"
+        """The device picked, or the CPU while this machine does not have it (or has not listed its devices:
+        a model loads there, and its first run moves it)."""
+        return self.device if self.devices is not None and self.device in dict(self.devices) else "cpu"
 
     def request_catalogue(self) -> None:
         """Ask the worker for the model catalogue (sigCatalogue brings it)."""
