@@ -4,9 +4,10 @@ device, instead of asking the user for an internal batch size (captum's `interna
 
 One copy's memory is measured: a forward pass (the job's first, or one of the single input) with a hook
 on every leaf module adds up the bytes of their outputs (what autograd keeps for the backward pass; a pass
-with gradients also holds their gradients, so twice that). The free memory is the device's (CUDA: the driver's free
-memory and what torch's allocator caches unused; CPU and MPS: the memory the system has available, psutil's),
-of which a `share` is used, and at most `max_memory` bytes. A pass that cannot fit one copy is refused before it starts.
+with gradients also holds their gradients, so twice that; TorchScript takes no hooks, so a model with it inside
+takes a CPU's batch on any device). The free memory is the device's (CUDA: the driver's free memory and what
+torch's allocator caches unused; CPU and MPS: the memory the system has available, psutil's), of which a
+`share` is used, and at most `max_memory` bytes. A pass that cannot fit one copy is refused before it starts.
 """
 
 from __future__ import annotations
