@@ -3,7 +3,8 @@
 Capture with edits, the attribution methods (all but attention rollout, which needs a ViT) with their
 deletion and insertion scores (the demo's class and the demo detector's box), the channel atlas, a diff, and
 the app offscreen with the device picked: each on `device`, with the same numbers as on the CPU (to float32
-rounding across kernels; TF32 off while the device runs). Built for a GPU; any device torch knows works
+rounding across kernels; TF32 off while the device runs; a detector's maps in relative L2, see
+DETECTOR_REL_L2). Built for a GPU; any device torch knows works
 (the tests run them with `cpu`, where they must agree exactly).
 """
 
@@ -25,6 +26,22 @@ def _close(a, b) -> bool:
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     scale = max(float(np.abs(b).max()) if b.size else 0.0, 1e-12)
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=RTOL, atol=ATOL_OF_MAX * scale))
+
+
+#: A detector's gradients pass discrete choices (max-pooling's ties on the flat-coloured shapes, ReLU at 0, top-k,
+#: NMS) that float32 rounding flips differently in different kernels: a few pixels take another pixel's gradient.
+#: On an H200 the demo detector's saliency of box:0 moved by 1.2% of its peak at 442 of 31,684 pixels from the CPU's
+#: (relL2 4.1e-3, integrated gradients 4.3e-4), as much as the CPU's own with one thread or two, with oneDNN or
+#: without, moves from float64's. Its maps and curves agree in relative L2 instead; a wrong box, class or input
+#: is off by the order of 1.
+DETECTOR_REL_L2 = 2e-2
+
+
+def _near(a, b) -> bool:
+    import numpy as np
+
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return a.shape == b.shape and float(np.linalg.norm(a - b)) <= DETECTOR_REL_L2 * max(float(np.linalg.norm(b)), 1e-30)
 
 
 #: The methods checked, with options that keep them short (noise and masks are drawn on the CPU: the same
@@ -109,10 +126,11 @@ def device_steps(device: str) -> list[Step]:
                     on = _attribution(loaded, x, method, target, options, device)
                 cpu = _attribution(loaded, x, method, target, options, "cpu")
                 what = f"{method} of {loaded.source} ({target})"
-                check(_close(on.map, cpu.map), f"{what}: the map differs between {device} and the CPU")
+                agree = _near if loaded is detector else _close
+                check(agree(on.map, cpu.map), f"{what}: the map differs between {device} and the CPU")
                 check([c.metric for c in on.curves] == [c.metric for c in cpu.curves], f"{what}: other scores")
                 for ours, theirs in zip(on.curves, cpu.curves):
-                    check(_close(ours.scores, theirs.scores),
+                    check(agree(ours.scores, theirs.scores),
                           f"{what}: the {theirs.metric} curve differs between {device} and the CPU")
         ctx.info[f"{name}_attribution_methods"] = sum(len(case[3]) for case in cases)
 
