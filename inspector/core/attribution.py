@@ -40,7 +40,7 @@ from .records.requests import ATTRIBUTION_METHODS as METHODS  # defined beside t
 from .records.requests import SMOOTHED
 from .records.tokens import TokenGrid, is_channels_last, token_maps
 from .result import RunResult
-from .smooth import smooth
+from .smooth import NoiseCopies, check_smoothing, fresh_seed, smooth
 from .sources.grids import token_grid
 from .sources.loaded import LoadedModel, detects
 
@@ -251,6 +251,18 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
         raise SpecError(f"SmoothGrad smooths {', '.join(SMOOTHED)}, not {of!r}.")
     # the smoothed method gets the options it takes (ig's path; batch and max_memory: SmoothGrad's own passes)
     own = {k: v for k, v in ig.items() if k in METHOD_OPTION_NAMES.get(of, _BASELINE)} or None
+    check_smoothing(kind, samples, noise)
+    seed = fresh_seed(seed)
+    # the noise is drawn on the CPU while the model works on x
+    draws = NoiseCopies(tuple(x.shape), seed, samples) if noise > 0 else None
+    try:
+        return _smoothgrad(model, x, target, of, kind, samples, noise, seed, cancel, progress, own, draws, ig)
+    finally:
+        if draws is not None:
+            draws.close()
+
+
+def _smoothgrad(model, x, target, of, kind, samples, noise, seed, cancel, progress, own, draws, ig) -> Attribution:
     module, labels = _unwrap(model)
     x = x.detach().to(_device(module))  # the noisy copies are made where the model is (the noise on the CPU)
     counted = LeafBytes(module) if of == "saliency" else contextlib.nullcontext()
@@ -290,7 +302,7 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
 
         batch = pick_batch(module, x, samples, grad=True, max_memory=ig.get("max_memory"),
                            need=counted.per_copy(x, 1, grad=True) if counted.total else None)
-    found, used, sigma = smooth(x, base, kind, samples, noise, seed, cancel, progress, many, batch)
+    found, used, sigma = smooth(x, base, kind, samples, noise, seed, cancel, progress, many, batch, draws)
     lost_note = (f"{len(lost)} of {samples} noisy copies lost the box (their maps count as 0)",) if lost else ()
     return Attribution(kind, found, first.target, first.target_index, warnings=first.warnings + lost_note,
                        detections=first.detections, target_detection=first.target_detection,

@@ -72,3 +72,19 @@ def test_bad_windows_are_one_line_errors(small_net):
                           ({"window": 2, "stride": 1, "baseline": torch.zeros(1, 3, 4, 4)}, "baseline's shape")]:
         with pytest.raises(SpecError, match=words):
             occlusion(model, x, target=0, **kwargs)
+
+
+def test_the_occluded_copies_take_each_window_from_the_baseline_and_the_rest_from_the_input():
+    """`occluded` makes a pass's copies in a few operations; each equals x with one window (cut at the border)
+    set from the baseline, as a copy made window by window."""
+    from inspector.core.occlusion import occluded, window_starts
+
+    x = torch.randn(1, 2, 8, 9, generator=torch.Generator().manual_seed(0))
+    b = torch.randn(1, 2, 8, 9, generator=torch.Generator().manual_seed(1))
+    spots = [(y, x0) for y in window_starts(8, 3, 2) for x0 in window_starts(9, 3, 2)]
+    found = occluded(x, b, spots, 3)
+    assert found.shape == (len(spots), 2, 8, 9) and (6, 6) in spots  # rows 6-8 of 8: cut at the border
+    for copy, (y, x0) in zip(found, spots):
+        expected = x[0].clone()
+        expected[:, y:y + 3, x0:x0 + 3] = b[0, :, y:y + 3, x0:x0 + 3]
+        assert torch.equal(copy, expected)

@@ -100,3 +100,54 @@ def test_a_segmentations_class_map_is_smoothed_as_saliency_explains_it(target, p
     assert found.target == target and found.target_index == pick[0]
     still = smoothgrad(model, x, target=target, samples=3, noise=0.0, seed=1)
     np.testing.assert_array_equal(still.map, attribute(model, x, "saliency", target).map)
+
+
+@pytest.mark.parametrize("takes", [[5], [2, 3], [1, 1, 1, 1, 1]])
+def test_the_noise_drawn_ahead_is_one_generators_copies_in_order(takes):
+    """`NoiseCopies` draws on a thread what `torch.randn(shape, generator=g)` gives one call after another,
+    however the passes take it."""
+    import threading
+
+    from inspector.core.smooth import NoiseCopies
+
+    generator = torch.Generator().manual_seed(9)
+    expected = torch.cat([torch.randn((1, 3, 4, 4), generator=generator) for _ in range(5)])
+    with NoiseCopies((1, 3, 4, 4), 9, 5) as draws:
+        found = torch.cat([draws.take(n) for n in takes])
+    assert torch.equal(found, expected)
+    assert not any(t.name == "smoothgrad-noise" for t in threading.enumerate())
+
+
+def test_closing_the_noise_stops_its_thread_while_it_waits_for_room():
+    """A run cancelled (or failed) after its first pass: the thread, waiting to hand over more than it may hold
+    ahead, ends when the run closes it."""
+    import threading
+
+    from inspector.core import smooth as smoothing
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(smoothing, "AHEAD_BYTES", 2 * 4 * 3 * 4 * 4)  # two copies ahead
+        draws = smoothing.NoiseCopies((1, 3, 4, 4), 1, 1000)
+        assert draws.take(1).shape == (1, 3, 4, 4)
+        draws.close()
+    assert not draws._thread.is_alive()
+    assert not any(t.name == "smoothgrad-noise" for t in threading.enumerate())
+
+
+def test_a_failure_to_draw_the_noise_is_raised_by_the_run():
+    from inspector.core.smooth import NoiseCopies
+
+    with NoiseCopies((1, -3, 4), 1, 3) as draws, pytest.raises(RuntimeError, match="negative"):
+        draws.take(1)
+
+
+def test_bad_smoothing_arguments_are_refused_before_the_model_runs():
+    """samples, kind and noise were checked after the first saliency pass had run the model."""
+    model = small()
+    calls = []
+    model.register_forward_hook(lambda *_: calls.append(1))
+    x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(4))
+    for bad in ({"samples": 0}, {"kind": "mean"}, {"noise": float("nan")}):
+        with pytest.raises(SpecError):
+            smoothgrad(model, x, 0, **bad)
+    assert calls == []
