@@ -29,12 +29,33 @@ from .result import Capture, RunResult
 from .stats import StatsBatch, dtype_name, tensor_stats
 
 
-def to_numpy(tensor: torch.Tensor):
-    """A CPU copy that later in-place ops on the original cannot change."""
+def to_numpy(tensor: torch.Tensor, queued: bool = False):
+    """A CPU copy that later in-place ops on the original cannot change. `queued`: a CUDA tensor's copy goes
+    into pinned memory behind the work already queued, and nothing waits for it: read it only after the
+    device is synchronised (`HookSet.finish_stats` does). A run's captures waited one by one: an H200 ran
+    resnet50 with every leaf captured at 8x its plain forward + backward."""
     t = tensor.detach()
     if t.dtype == torch.bfloat16:
         t = t.float()
-    return t.to("cpu", copy=True).numpy() if t.device.type == "cpu" else t.cpu().numpy()
+    if t.device.type == "cpu":
+        return t.to("cpu", copy=True).numpy()
+    if not queued or t.device.type != "cuda":
+        return t.cpu().numpy()
+    layout = (t.stride(),) if _dense(t) else ()  # as `.cpu()` keeps it: a permuted activation stays permuted
+    host = (torch.empty_strided(t.shape, *layout, dtype=t.dtype, pin_memory=True) if layout
+            else torch.empty(t.shape, dtype=t.dtype, pin_memory=True))
+    host.copy_(t, non_blocking=True)
+    return host.numpy()
+
+
+def _dense(t: torch.Tensor) -> bool:
+    """Whether t's strides lay its elements out with no gap or overlap (in some order of its dimensions)."""
+    expected = 1
+    for stride, size in sorted((st, n) for st, n in zip(t.stride(), t.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def _tensor_positions(value) -> list[int] | None:
@@ -81,6 +102,7 @@ class HookSet:
         self.defer_stats = defer_stats
         self.safe = safe  # capture keys that may share the model's memory instead of a copy
         self.stats = StatsBatch()
+        self.queued: set[torch.device] = set()  # CUDA devices with copies to the host not yet waited for
         # (key, tensor, version when captured, shared?) for every CPU capture
         self._tracked: list[tuple[str, torch.Tensor, int, bool]] = []
         self.edits: dict[tuple[str, str], list[Edit]] = defaultdict(list)
@@ -170,7 +192,9 @@ class HookSet:
             t = tensor.detach()
             shareable = _shareable(t)
             shared = shareable and name in self.safe
-            array = t.numpy() if shared else to_numpy(t)
+            array = t.numpy() if shared else to_numpy(t, queued=True)
+            if t.device.type == "cuda":
+                self.queued.add(t.device)
             if shareable:
                 self._tracked.append((name, t, t._version, shared))
             if now:  # reduced now, read back with the others in finish_stats()
@@ -182,7 +206,11 @@ class HookSet:
         self.result.captures[name] = Capture(key, stats, array)
 
     def finish_stats(self) -> None:
-        """Fill in the statistics of the captures stored since the last call."""
+        """Fill in the statistics of the captures stored since the last call, once every copy queued to the
+        host has arrived (the arrays, and the values the exact statistics read)."""
+        for device in self.queued:
+            torch.cuda.synchronize(device)
+        self.queued.clear()
         for name, stats in self.stats.resolve().items():
             self.result.captures[name] = replace(self.result.captures[name], stats=stats)
 
