@@ -261,3 +261,30 @@ def test_another_model_stops_a_comparison_and_drops_a_map_still_coming(qtbot, wi
     assert "Another model" in view.comparison.status.text()
     window.state.analysis._on_attribution(old, Attribution("saliency", np.zeros((32, 32)), "top1", 0))
     assert shown == []
+
+
+def test_esc_cancels_a_long_smoothgrad_and_ends_its_noise_thread(qtbot, window):
+    """SmoothGrad draws its noise on a thread of its own: a cancelled run ends it, and the next run is whole."""
+    import threading
+
+    view = window.views.attribution
+    window.tabs.setCurrentWidget(view)
+    view.method.setCurrentText("smoothgrad")
+    view.options.widgets["samples"].setValue(3000)  # hundreds of passes: long enough to be stopped
+    first = []
+
+    def cancel_once(text):
+        if text.startswith("Attribution (smoothgrad): ") and not first:
+            first.append(text)
+            window.worker.cancel()
+
+    window.worker.sigPhase.connect(cancel_once)
+    with qtbot.waitSignal(window.state.analysis.sigAttributionFailed, timeout=60_000) as failed:
+        view.compute.click()
+    window.worker.sigPhase.disconnect(cancel_once)
+    assert "cancelled" in failed.args[0] and view.map is None
+    qtbot.waitUntil(lambda: not any(t.name == "smoothgrad-noise" for t in threading.enumerate()), timeout=5_000)
+    view.options.widgets["samples"].setValue(4)
+    with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
+        view.compute.click()
+    assert view.map is not None and np.isfinite(view.map).all()
