@@ -3,9 +3,8 @@
 Capture with edits, the attribution methods (all but attention rollout, which needs a ViT) with their
 deletion and insertion scores (the demo's class and the demo detector's box), the channel atlas, a diff, and
 the app offscreen with the device picked: each on `device`, with the same numbers as on the CPU (to float32
-rounding across kernels; TF32 off while the device runs; a detector's maps in relative L2, see
-DETECTOR_REL_L2). Built for a GPU; any device torch knows works
-(the tests run them with `cpu`, where they must agree exactly).
+rounding across kernels; TF32 off while the device runs; a detector's maps in relative L2, see DETECTOR_REL_L2).
+Built for a GPU; any device torch knows works (the tests run them with `cpu`, where they must agree exactly).
 """
 
 from __future__ import annotations
