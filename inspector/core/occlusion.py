@@ -113,12 +113,13 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
 
 def occluded(x: torch.Tensor, b: torch.Tensor, spots: list[tuple[int, int]], window: int) -> torch.Tensor:
     """One copy of x (1, C, H, W) per spot (top, left), the window there taken from the baseline b, made in a
-    few operations on x's device whatever the number of windows."""
+    few operations on x's device whatever the number of windows; contiguous, as `x.repeat` made them (a
+    channels-last x gave channels-last copies, which a model that `Layout` leaves alone runs in other kernels)."""
     where = torch.as_tensor(spots, device=x.device).reshape(-1, 2)
     rows, cols = (torch.arange(n, device=x.device) for n in x.shape[-2:])
     in_rows = (rows >= where[:, :1]) & (rows < where[:, :1] + window)
     in_cols = (cols >= where[:, 1:]) & (cols < where[:, 1:] + window)
-    return torch.where(in_rows[:, None, :, None] & in_cols[:, None, None, :], b, x)
+    return torch.where(in_rows[:, None, :, None] & in_cols[:, None, None, :], b, x).contiguous()
 
 
 def _scores(output: torch.Tensor, target: Target) -> torch.Tensor:

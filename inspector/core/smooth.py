@@ -78,8 +78,13 @@ class NoiseCopies:
     def take(self, count: int) -> torch.Tensor:
         """The next `count` copies, concatenated along the first dimension."""
         copies = []
-        for _ in range(count):
-            item = self._queue.get()
+        while len(copies) < count:
+            try:
+                item = self._queue.get(timeout=0.05)
+            except queue.Empty:
+                if self._stop.is_set() or not self._thread.is_alive():  # closed, or all `total` handed over
+                    raise RuntimeError("No noise is left to take: the noise copies were closed or all taken.")
+                continue
             if item is None:
                 raise self._error
             copies.append(item)

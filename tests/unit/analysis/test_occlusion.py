@@ -88,3 +88,14 @@ def test_the_occluded_copies_take_each_window_from_the_baseline_and_the_rest_fro
         expected = x[0].clone()
         expected[:, y:y + 3, x0:x0 + 3] = b[0, :, y:y + 3, x0:x0 + 3]
         assert torch.equal(copy, expected)
+
+
+def test_a_channels_last_image_is_occluded_into_contiguous_copies():
+    """The copies are laid out as `x.repeat` laid them out before (contiguous), whatever x's memory format."""
+    from inspector.core.occlusion import occluded
+
+    x = torch.randn(1, 3, 6, 6, generator=torch.Generator().manual_seed(2)).contiguous(
+        memory_format=torch.channels_last)
+    found = occluded(x, torch.zeros_like(x), [(0, 0), (3, 3)], 3)
+    assert found.is_contiguous()
+    assert found.stride() == x.repeat(2, 1, 1, 1).stride()

@@ -151,3 +151,16 @@ def test_bad_smoothing_arguments_are_refused_before_the_model_runs():
         with pytest.raises(SpecError):
             smoothgrad(model, x, 0, **bad)
     assert calls == []
+
+
+def test_taking_noise_that_is_not_there_is_an_error_not_a_hang():
+    """More copies than were asked for, or any after closing: an error at once (a `get` waited for ever)."""
+    from inspector.core.smooth import NoiseCopies
+
+    draws = NoiseCopies((1, 2), 3, 2)
+    assert draws.take(2).shape == (2, 2)
+    with pytest.raises(RuntimeError, match="No noise is left"):
+        draws.take(1)
+    draws.close()
+    with pytest.raises(RuntimeError, match="No noise is left"):
+        draws.take(1)
