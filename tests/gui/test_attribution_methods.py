@@ -94,22 +94,33 @@ def test_only_the_methods_own_options_are_shown(window):
                                                  "seed": 7, "baseline": "zero", "metrics": ("deletion", "insertion")}
 
 
-def test_esc_cancels_a_long_integrated_gradients(qtbot, window):
+def _cancelled_at_its_first_progress(qtbot, window, method: str, option: str, value: int) -> str:
+    """`method` with `option` at `value` (long enough to be stopped), cancelled as Esc does when it first says
+    its progress; the failure the tab was told."""
     view = window.views.attribution
     window.tabs.setCurrentWidget(view)
-    view.method.setCurrentText("ig")
-    view.options.widgets["steps"].setValue(5000)  # ~300 passes of 16 points: long enough to be stopped
+    view.method.setCurrentText(method)
+    view.options.widgets[option].setValue(value)
     first = []
 
     def cancel_once(text):  # on the worker's thread, as its first progress is said: Esc's cancel, thread-safe
-        if text.startswith("Attribution (ig): ") and not first:
+        if text.startswith(f"Attribution ({method}): ") and not first:
             first.append(text)
             window.worker.cancel()
 
     window.worker.sigPhase.connect(cancel_once)
-    with qtbot.waitSignal(window.state.analysis.sigAttributionFailed, timeout=60_000) as failed:
-        view.compute.click()
-    assert "cancelled" in failed.args[0] and view.map is None and "cancelled" in view.caption.text()
+    try:
+        with qtbot.waitSignal(window.state.analysis.sigAttributionFailed, timeout=60_000) as failed:
+            view.compute.click()
+    finally:
+        window.worker.sigPhase.disconnect(cancel_once)
+    return failed.args[0]
+
+
+def test_esc_cancels_a_long_integrated_gradients(qtbot, window):
+    view = window.views.attribution
+    said = _cancelled_at_its_first_progress(qtbot, window, "ig", "steps", 5000)  # ~300 passes of 16 points
+    assert "cancelled" in said and view.map is None and "cancelled" in view.caption.text()
     assert torch.is_grad_enabled()
 
 
@@ -268,21 +279,8 @@ def test_esc_cancels_a_long_smoothgrad_and_ends_its_noise_thread(qtbot, window):
     import threading
 
     view = window.views.attribution
-    window.tabs.setCurrentWidget(view)
-    view.method.setCurrentText("smoothgrad")
-    view.options.widgets["samples"].setValue(3000)  # hundreds of passes: long enough to be stopped
-    first = []
-
-    def cancel_once(text):
-        if text.startswith("Attribution (smoothgrad): ") and not first:
-            first.append(text)
-            window.worker.cancel()
-
-    window.worker.sigPhase.connect(cancel_once)
-    with qtbot.waitSignal(window.state.analysis.sigAttributionFailed, timeout=60_000) as failed:
-        view.compute.click()
-    window.worker.sigPhase.disconnect(cancel_once)
-    assert "cancelled" in failed.args[0] and view.map is None
+    said = _cancelled_at_its_first_progress(qtbot, window, "smoothgrad", "samples", 3000)  # hundreds of passes
+    assert "cancelled" in said and view.map is None
     qtbot.waitUntil(lambda: not any(t.name == "smoothgrad-noise" for t in threading.enumerate()), timeout=5_000)
     view.options.widgets["samples"].setValue(4)
     with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
