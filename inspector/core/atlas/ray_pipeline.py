@@ -13,7 +13,9 @@ Ray is imported only here, and only when `--ray` is asked for.
 
 from __future__ import annotations
 
+import copy
 import io
+import itertools
 import json
 import logging
 import time
@@ -198,6 +200,27 @@ def _token_auth_where_there_is_a_token() -> None:
         os.environ["RAY_AUTH_MODE"] = "token"
 
 
+def on_host(module: torch.nn.Module) -> torch.nn.Module:
+    """`module` for Ray to ship to its replicas, on the CPU: the module itself where it is there already (Ray
+    pickles it), else a copy whose parameters and buffers are copied straight to the CPU. The caller's
+    module stays where it is (a GPU, say), and is never copied twice on the device."""
+    tensors = list(itertools.chain(module.parameters(), module.buffers()))
+    if all(t.device.type == "cpu" for t in tensors):
+        return module
+    return host_copy(module, tensors)
+
+
+def host_copy(module: torch.nn.Module, tensors: list | None = None) -> torch.nn.Module:
+    """A deep copy of `module` with every parameter and buffer copied to the CPU (the copy's parameters keep
+    their requires_grad); the module is left as it was."""
+    tensors = list(itertools.chain(module.parameters(), module.buffers())) if tensors is None else tensors
+    memo: dict = {}
+    for t in tensors:
+        host = t.detach().to("cpu", copy=True)
+        memo[id(t)] = torch.nn.Parameter(host, t.requires_grad) if isinstance(t, torch.nn.Parameter) else host
+    return copy.deepcopy(module, memo)
+
+
 def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: str | None):
     """The job's layers' LayerTop and skipped files, computed on Ray (a local instance when `address` is None)."""
     if address:
@@ -230,7 +253,7 @@ def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: s
         resources = ray.cluster_resources()
         gpus = int(resources.get("GPU", 0)) if not device.startswith("cpu") else 0
         replicas = gpus or max(1, int(resources.get("CPU", 1)) // 2)
-        module_ref = ray.put(loaded.module.cpu())
+        module_ref = ray.put(on_host(loaded.module))  # not .cpu(): that moves the caller's model
         ds = ray.data.from_items([{"index": int(i), "path": files[i]} for i in todo],
                                  override_num_blocks=max(1, min(len(todo) // job.batch, 4 * replicas)))
         # half a CPU per decode task: also keeps Ray from fusing decoding into the replicas

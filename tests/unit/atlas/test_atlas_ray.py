@@ -9,18 +9,23 @@ import re
 import numpy as np
 import pytest
 import ray
+import torch
 from test_atlas import make_images
 
 from inspector.core import load_model
 from inspector.core.atlas import run_atlas, thumbnail_path
+from inspector.core.atlas.ray_pipeline import host_copy, on_host
 from inspector.core.errors import AtlasError, RunCancelled
 
 
-def test_ray_atlas_cancelled_and_resumed_equals_the_in_process_atlas(tmp_path):
+def test_ray_atlas_cancelled_and_resumed_equals_the_in_process_atlas(tmp_path, monkeypatch):
     demo = load_model("demo")
     data = make_images(tmp_path / "data", 7)
     layers = "conv1,block.conv2,fc"
     here = run_atlas(demo, data, layers, 3, tmp_path / "here", batch=4)
+    moved = []  # the caller's model is never moved to ship it (on a GPU, .cpu() would take it off the GPU)
+    monkeypatch.setattr(type(demo.module), "cpu", lambda self, *a, **k: moved.append(self is demo.module)
+                        or torch.nn.Module.cpu(self, *a, **k), raising=False)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         # cancelled on Ray after its first batch (4 of the 8 files), then the same call resumes there
@@ -32,6 +37,7 @@ def test_ray_atlas_cancelled_and_resumed_equals_the_in_process_atlas(tmp_path):
                           progress=lambda d, t: seen.append((d, t)))
     finally:
         ray.shutdown()
+    assert True not in moved
     assert seen[0] == (4, 8) and seen[-1] == (8, 8)  # it started from the saved half
     assert there["images"] == here["images"] == 7
     assert_same_atlas(there, here)
@@ -150,3 +156,19 @@ def test_a_grpc_head_passes_the_check_and_ray_client_addresses_are_refused():
         listener.close()
     with pytest.raises(AtlasError, match=r"ray://.*not supported \(they need ray\[client\]"):
         check_address("ray://127.0.0.1:10001")
+
+
+def test_a_host_copy_has_the_models_values_on_the_cpu_and_leaves_the_model_as_it_was():
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU()).eval()
+    model[0].bias.requires_grad_(False)
+    x = torch.randn(2, 3, 8, 8, generator=torch.Generator().manual_seed(0))
+    want = model(x)
+    copied = host_copy(model)
+    assert on_host(model) is model  # on the CPU already: shipped as it is
+    for (name, a), (other, b) in zip(model.state_dict(keep_vars=True).items(),
+                                     copied.state_dict(keep_vars=True).items()):
+        assert name == other and torch.equal(a, b) and a.data_ptr() != b.data_ptr()
+        assert type(a) is type(b) and a.requires_grad == b.requires_grad and b.device.type == "cpu"
+    assert torch.equal(copied(x), want)
+    copied[0].weight.data.zero_()
+    assert torch.equal(model(x), want)  # the copy owns its values
