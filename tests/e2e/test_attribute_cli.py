@@ -1,7 +1,11 @@
-"""`network-inspector attribute` in a subprocess gives the same maps as the Python API."""
+"""`network-inspector attribute` gives the same maps as the Python API: run as a program (Grad-CAM of resnet18) and
+by `main` in this process (the small models' runs, which need only the exit code, the output and the files)."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import json
 import subprocess
 import sys
@@ -59,14 +63,25 @@ def start(*args: str) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)
 
 
-def finish(proc: subprocess.Popen) -> tuple[int, str, str]:
+def inline(*args: str) -> tuple[int, str, str]:
+    """The command run by `main` in this process: exit code, stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+def finish(proc) -> tuple[int, str, str]:
+    """A started program's (exit code, stdout, stderr), or a run in this process's, run now."""
+    if not isinstance(proc, subprocess.Popen):
+        return proc()
     out, err = proc.communicate(timeout=180)
     return proc.returncode, out, err
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Every CLI run starts at once (each pays for importing torch); tests wait for theirs."""
+    """The program run starts at once (it pays for importing torch), the others run here when asked for."""
     folder = tmp_path_factory.mktemp("attribute")
     (folder / "models.py").write_text(MODELS)
     rng = np.random.default_rng(0)
@@ -76,21 +91,24 @@ def runs(tmp_path_factory):
     torch.manual_seed(0)
     resnet = load_model("resnet18")
     torch.save(resnet.module.state_dict(), folder / "resnet18.pt")
+    models = folder / "models.py"
     procs = {
         "resnet": start("attribute", "--method", "gradcam", "--model", "resnet18", "--weights",
                         str(folder / "resnet18.pt"), "--input", str(folder / "x.npy"), "--target", "7",
                         "--out", str(folder / "cam.npy")),
-        "tiny": start("attribute", "--method", "guided", "--model", f"{folder / 'models.py'}:Tiny",
-                      "--input", str(folder / "picture.png"), "--out", str(folder / "guided.npy")),
-        "gelu": start("attribute", "--method", "guided", "--model", f"{folder / 'models.py'}:Gelu",
-                      "--input", str(folder / "picture.png"), "--out", str(folder / "gelu.npy")),
-        "mlp": start("attribute", "--method", "gradcam", "--model", f"{folder / 'models.py'}:Mlp",
-                     "--input", str(folder / "small.npy"), "--out", str(folder / "no.npy")),
+        "tiny": functools.partial(inline, "attribute", "--method", "guided", "--model", f"{models}:Tiny",
+                                  "--input", str(folder / "picture.png"), "--out", str(folder / "guided.npy")),
+        "gelu": functools.partial(inline, "attribute", "--method", "guided", "--model", f"{models}:Gelu",
+                                  "--input", str(folder / "picture.png"), "--out", str(folder / "gelu.npy")),
+        "mlp": functools.partial(inline, "attribute", "--method", "gradcam", "--model", f"{models}:Mlp",
+                                 "--input", str(folder / "small.npy"), "--out", str(folder / "no.npy")),
     }
     try:
         yield folder, procs, resnet
     finally:
         for proc in procs.values():
+            if not isinstance(proc, subprocess.Popen):
+                continue
             if proc.poll() is None:
                 proc.kill()
             proc.communicate()

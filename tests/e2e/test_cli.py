@@ -1,7 +1,11 @@
-"""The headless command in a subprocess: layers, capture (.npz and JSON), and clean one-line errors."""
+"""The headless command in a subprocess (layers, capture as .npz and JSON, a clean one-line error, a traceback with
+--debug), and in this process where a case needs only its exit code and output (the other errors, seeds)."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import json
 import os
 import subprocess
@@ -12,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 from PIL import Image
+
+from inspector.cli.dispatch import main
 
 TOY_PY = textwrap.dedent(
     """
@@ -71,6 +77,15 @@ def cli(*args: str) -> subprocess.CompletedProcess:
                           timeout=300, env=env)
 
 
+def inline(*args: str) -> subprocess.CompletedProcess:
+    """The command run by `main` in this process: its exit code and what it printed (no torch import to pay)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return subprocess.CompletedProcess(["network-inspector", *args], code, out.getvalue(), err.getvalue())
+
+
+IN_A_PROCESS = ("bad layer",)  # the error case also run as a program; the others run in this process
 ERRORS = {
     "bad layer": (["--layers", "fc9"], "No layer named 'fc9'"),
     "bad edit": (["--edit", "relu1:grad_input=scale("], "Cannot read 'scale('"),
@@ -98,7 +113,8 @@ def files(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def runs(files):
-    """Every command of this module, started together (each pays torch's import time once)."""
+    """Every command of this module: those that are run as a program started together (each pays torch's import
+    time once), the others run in this process when a test asks for them."""
     folder, model, ones, picture = files
     jobs = {
         "layers": ["layers", "--model", f"{model}:Twice", "--json"],
@@ -116,15 +132,15 @@ def runs(files):
                                    "model": {"source": f"{model}:RandomNet", "weights": None, "seed": 5},
                                    "input": str(ones), "target": "sum", "layers": ["fc1", "fc2"],
                                    "sites": ["output"]}))
-    jobs.update({
-        "seed 5": seeded + ["--seed", "5", "--out", str(folder / "s5.npz"), "--manifest", "--json"],
+    jobs["seed 5"] = seeded + ["--seed", "5", "--out", str(folder / "s5.npz"), "--manifest", "--json"]
+    here = {  # in this process: "seed 5 again" gives the weights another process built
         "seed 5 again": seeded + ["--seed", "5", "--out", str(folder / "s5b.npz")],
         "seed 6": seeded + ["--seed", "6", "--out", str(folder / "s6.npz")],
         "no seed": seeded + ["--json"],
         "layers seed 9": ["layers", "--model", f"{model}:RandomNet", "--seed", "9"],
         "session seed 5": ["capture", "--session", str(session), "--trust", "--out", str(folder / "sess.npz"),
                            "--manifest"],
-    })
+    }
     for case, (extra, _) in ERRORS.items():
         args = {"--model": f"{model}:ToyMLP", "--input": str(ones), "--layers": "all"}
         flags = []
@@ -134,10 +150,12 @@ def runs(files):
                 args[extra[i]] = value
             else:
                 flags += [extra[i], value]
-        jobs[case] = ["capture"] + [x for pair in args.items() for x in pair] + flags
+        argv = ["capture"] + [x for pair in args.items() for x in pair] + flags
+        (jobs if case in IN_A_PROCESS else here)[case] = argv
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(cli, *argv) for name, argv in jobs.items()}
-        yield {name: future.result for name, future in futures.items()}
+        yield {**{name: future.result for name, future in futures.items()},
+               **{name: functools.partial(inline, *argv) for name, argv in here.items()}}
 
 
 def test_layers_json(runs):
@@ -288,6 +306,7 @@ def test_without_seed_the_picked_seed_is_reported_and_repeats(files, runs):
 
 def test_session_seed_replays_the_same_weights(files, runs):
     folder = files[0]
+    assert runs["seed 5"]().returncode == 0  # s5.npz written
     done = runs["session seed 5"]()
     assert done.returncode == 0, done.stderr
     assert json.loads((folder / "sess.json").read_text())["seed"] == 5
