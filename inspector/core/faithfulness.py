@@ -5,7 +5,8 @@ index. After step i of K the first floor(i * H * W / K) pixels are replaced by t
 channel (deletion) or, starting from the baseline, put back from the input (insertion). The score is
 the softmax probability of the target class for a classifier (the target's own objective otherwise);
 the AUC is the trapezoid mean of the K + 1 points. A faithful map makes deletion fall fast (low AUC)
-and insertion rise fast (high AUC). The K + 1 inputs run in batches, without gradients.
+and insertion rise fast (high AUC). The K + 1 inputs run in batches, without gradients, BatchNorms folded into
+the convolutions before them where they can be (`core.norm_folding`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .attribution_record import _device, _unwrap
 from .batching import passes, pick_batch
 from .errors import RunCancelled, SpecError
 from .fast_passes import Layout
+from .norm_folding import folded_norms
 from .objective import Target, objective, primary_output
 from .records.requests import METRICS
 from .sources.loaded import LoadedModel, detects
@@ -85,7 +87,7 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
     out: dict[str, list[float]] = {metric: [] for metric in metrics}
     layout = Layout(module, grad=False)
     what = ""
-    with torch.no_grad():
+    with torch.no_grad(), folded_norms(module, x):
         for pass_ in passes(len(jobs), batch):
             if cancel is not None and cancel():
                 raise RunCancelled("Deletion and insertion cancelled.")

@@ -31,13 +31,13 @@ import torch
 from torch import nn
 from torch.autograd.function import once_differentiable
 
-_PLAIN_NORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+PLAIN_NORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
 _CPU_OUT_OF_MEMORY = "can't allocate memory"  # what torch's CPU allocator says when it fails
 #: per module: {with gradients?: True where its batches run channels-last, False where they cannot}
 _CHANNELS_LAST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _on_cpu(module: nn.Module) -> bool:
+def on_cpu(module: nn.Module) -> bool:
     return all(t.device.type == "cpu" for t in itertools.chain(module.parameters(), module.buffers()))
 
 
@@ -83,9 +83,9 @@ def eval_norms(module: nn.Module):
     Only for passes that ask for the input's gradient: a patched BatchNorm's weight and bias get none."""
     patched = []
     try:
-        if _on_cpu(module):
+        if on_cpu(module):
             for m in module.modules():
-                if type(m) in _PLAIN_NORMS and "forward" not in vars(m):  # a subclass may have its own forward
+                if type(m) in PLAIN_NORMS and "forward" not in vars(m):  # a subclass may have its own forward
                     m.forward = _NormForward(m)
                     patched.append(m)
         yield
@@ -110,7 +110,7 @@ class Layout:
     def __init__(self, module: nn.Module, grad: bool) -> None:
         self.module, self.grad = module, grad
         self.memory = _remembered(module)
-        if not _on_cpu(module):
+        if not on_cpu(module):
             self.channels_last = False
             return
         if "model" not in self.memory:

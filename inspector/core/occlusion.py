@@ -3,7 +3,8 @@ replaced by the baseline. Windows of `window` x `window` pixels over all channel
 `stride`; windows start at 0, stride, 2 stride, ... until one reaches the far edge (the last is cut at the
 border), so every pixel is covered. Each element's value is the mean, over the windows that cover it, of
 f(x) - f(x with the window occluded): captum's `Occlusion` with sliding_window_shapes=(C, W, W) and
-strides=(C, S, S). The occluded copies run in batches, without gradients, in `core.fast_passes`' layout.
+strides=(C, S, S). The occluded copies run in batches, without gradients, in `core.fast_passes`' layout,
+BatchNorms folded into the convolutions before them where they can be (`core.norm_folding`), for x's score too.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .detection.follow import follow
 from .detection.outputs import is_detection_output
 from .errors import RunCancelled, SpecError
 from .fast_passes import Layout
+from .norm_folding import folded_norms
 from .objective import Target, objective, parse_target, primary_output
 from .sources.loaded import LoadedModel
 
@@ -73,7 +75,7 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
     spots = [(y, x0) for y in window_starts(height, window, stride) for x0 in window_starts(width, window, stride)]
     layout = Layout(module, grad=False)
     boxes = {}
-    with torch.no_grad():
+    with torch.no_grad(), folded_norms(module, x):
         with LeafBytes(module) if batch is None else contextlib.nullcontext() as counted:
             answer = layout.run(module, x)
         if batch is None:
