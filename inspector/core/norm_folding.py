@@ -64,7 +64,7 @@ class _Uses(TorchFunctionMode):
         super().__init__()
         self.made: dict[int, tuple[nn.Module, torch.Tensor]] = {}  # id(output) -> (conv, output kept alive)
         self.read_elsewhere: set[int] = set()
-        self.fed: dict[nn.Module, int] = {}  # norm -> id(its input)
+        self.fed: dict[nn.Module, int | None] = {}  # norm -> id(its input) where a convolution made it
         self.calls: dict[nn.Module, int] = {}
         self.inside: list[tuple[nn.Module, int]] = []  # the norms running now, with id(their input)
 
@@ -76,7 +76,9 @@ class _Uses(TorchFunctionMode):
     def norm_starts(self, norm, inputs) -> None:
         self.calls[norm] = self.calls.get(norm, 0) + 1
         first = inputs[0] if inputs else None
-        self.fed[norm] = id(first)
+        # looked up now, while the input lives: the convolutions' outputs are kept, so an id found among them is
+        # that output; a later look-up could find a convolution's output made where a freed input used to be
+        self.fed[norm] = id(first) if id(first) in self.made else None
         self.inside.append((norm, id(first)))
 
     def norm_done(self, norm, _inputs, _output) -> None:
@@ -157,7 +159,10 @@ def pairs_of(module: nn.Module, x: torch.Tensor) -> tuple[tuple[str, str], ...]:
         known = {}
     shape = tuple(x.shape[1:])
     if shape not in known:
-        known[shape] = find_pairs(module, x)
+        try:
+            known[shape] = find_pairs(module, x)
+        except Exception:  # a model that cannot run watched folds nothing; its job runs (or fails) as it would
+            known[shape] = ()
     return known[shape]
 
 
