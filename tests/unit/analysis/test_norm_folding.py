@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+import pytest
 import torch
 import torchvision
 from torch import nn
@@ -121,24 +122,26 @@ def test_folded_passes_equal_the_plain_model_and_the_model_is_left_as_it_was():
     assert float((grad.double() - want_grad).abs().gt(1e-3 * want_grad.abs().max()).float().mean()) < 1e-3
 
 
-def test_hooked_pairs_training_norms_and_global_hooks_stay_as_they_are():
-    model = nn.Sequential(nn.Conv2d(3, 4, 3), drawn(nn.BatchNorm2d(4), 1), nn.ReLU(),
+def test_a_model_with_a_hook_anywhere_training_norms_and_global_hooks_stay_as_they_are():
+    model = nn.Sequential(nn.Sequential(nn.Conv2d(3, 4, 3)), drawn(nn.BatchNorm2d(4), 1), nn.ReLU(),
                           nn.Conv2d(4, 4, 3), drawn(nn.BatchNorm2d(4), 2), nn.Flatten(), nn.LazyLinear(2)).eval()
     x = torch.randn(1, 3, 8, 8)
     model(x)
+    with folded_norms(model, x):
+        assert "forward" in vars(model[0][0]) and "forward" in vars(model[3])  # both pairs fold
+    # a hook on the Sequential around the first convolution reads that convolution's output: nothing folds
     seen = []
-    handle = model[1].register_forward_hook(lambda m, i, o: seen.append(o.detach().clone()))
-    plain_seen = model[1](model[0](x)).detach()
+    handle = model[0].register_forward_hook(lambda m, i, o: seen.append(o.detach().clone()))
+    plain_seen = model[0][0](x).detach()
     seen.clear()
     with folded_norms(model, x):
-        assert "forward" not in vars(model[0]) and "forward" not in vars(model[1])  # hooked: left alone
-        assert "forward" in vars(model[3]) and "forward" in vars(model[4])
+        assert not any("forward" in vars(m) for m in model.modules())
         model(x)
     handle.remove()
-    torch.testing.assert_close(seen[0], plain_seen, rtol=0, atol=0)  # the hook saw the BatchNorm's own output
+    torch.testing.assert_close(seen[0], plain_seen, rtol=0, atol=0)  # the convolution's own output
     model[4].train()
     with folded_norms(model, x):
-        assert "forward" not in vars(model[3])  # a training-mode BatchNorm uses the batch's statistics
+        assert "forward" in vars(model[0][0]) and "forward" not in vars(model[3])  # batch statistics there
     model[4].eval()
     handle = nn.modules.module.register_module_forward_hook(lambda m, i, o: None)
     try:
@@ -146,6 +149,58 @@ def test_hooked_pairs_training_norms_and_global_hooks_stay_as_they_are():
             assert not any("forward" in vars(m) for m in model.modules())
     finally:
         handle.remove()
+    model[4] = OwnNorm(4).eval()  # swapped since the pairs were found: a subclass never folds
+    with folded_norms(model, x):
+        assert "forward" in vars(model[0][0]) and "forward" not in vars(model[3])
+    model[4] = nn.Identity()
+    with folded_norms(model, x):
+        assert "forward" not in vars(model[3])
+
+
+class Reads(nn.Module):
+    """conv -> norm, and the convolution's output read by `how` besides."""
+
+    def __init__(self, how: str) -> None:
+        super().__init__()
+        torch.manual_seed(5)
+        self.how, self.conv, self.norm, self.other = how, nn.Conv2d(3, 4, 3), drawn(nn.BatchNorm2d(4), 8), None
+        if how == "two norms":
+            self.other = drawn(nn.BatchNorm2d(4), 9)
+
+    def forward(self, x):
+        y = self.conv(x)
+        z = self.norm(y)
+        if self.how == "returned":
+            return z.mean((2, 3)), y
+        if self.how == "two norms":
+            return (z + self.other(y)).mean((2, 3))
+        if self.how == "direct forward":  # a second call that module hooks do not see
+            return z.mean((2, 3)) + self.conv.forward(x).mean((2, 3))
+        if self.how == "branch on values":
+            return z.mean((2, 3)) if float(x.mean()) > 0 else z.amax((2, 3))
+        raise ValueError(self.how)
+
+
+@pytest.mark.parametrize("how", ["returned", "two norms", "direct forward", "branch on values"])
+def test_a_convolution_read_where_the_watch_cannot_prove_it_is_not_folds_nothing(how):
+    model = Reads(how).eval()
+    x = torch.randn(1, 3, 6, 6, generator=torch.Generator().manual_seed(0))
+    assert find_pairs(model, x) == ()
+    plain = model(x)
+    with folded_norms(model, x):
+        torch.testing.assert_close(model(x), plain, rtol=0, atol=0)
+
+
+def test_an_unbatched_convolution_does_not_fold_into_a_norm_over_its_length():
+    class Unbatched(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv, self.norm = nn.Conv1d(4, 4, 1), drawn(nn.BatchNorm1d(4), 3)
+
+        def forward(self, x):  # x (4, 4): channels first, no batch; the norm reads it as (batch 4, 4 features)
+            return self.norm(self.conv(x[0]))
+
+    assert find_pairs(Unbatched().eval(), torch.randn(1, 4, 4)) == ()
 
 
 def test_attribution_with_folded_norms_equals_plain_pytorch():
