@@ -10,6 +10,9 @@ the one its users are told to set.
                                                                      vs  --method smoothgrad --samples 25
     captum Occlusion(sliding_window_shapes=(3, 32, 32), strides=(3, 16, 16), perturbations_per_eval=16)
                                                                      vs  --method occlusion --window 32 --stride 16
+
+`against="unfolded"` times ours against ours with no BatchNorm folded into its convolution
+(`core.norm_folding.unfolded`), the same way: what the folding gains.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import torch
 from .timing import synchronize
 
 METHODS = ("ig", "smoothgrad", "occlusion")
+AGAINST = ("captum", "unfolded")
 
 
 class PeakMemory:
@@ -71,8 +75,18 @@ def _timed(run: Callable[[], np.ndarray], device: torch.device) -> tuple[float, 
     return seconds, memory.peak, found
 
 
-def pairs(loaded, x: torch.Tensor, target: int, method: str):
-    """(ours, captum's): two functions returning the (C, H, W) map, same settings."""
+def pairs(loaded, x: torch.Tensor, target: int, method: str, against: str = "captum"):
+    """(ours, captum's): two functions returning the (C, H, W) map, same settings; against "unfolded": (ours,
+    ours with no BatchNorm folded)."""
+    if against == "unfolded":
+        from inspector.core.norm_folding import unfolded
+
+        ours, _ = pairs(loaded, x, target, method)
+
+        def plain():
+            with unfolded():
+                return ours()
+        return ours, plain
     from captum.attr import IntegratedGradients, NoiseTunnel, Occlusion, Saliency
 
     from inspector.core.attribution import attribute
@@ -102,9 +116,11 @@ def pairs(loaded, x: torch.Tensor, target: int, method: str):
     raise ValueError(method)
 
 
-def bench_model(name: str, methods=METHODS, repeats: int = 1, device: str = "cpu", log=print) -> list[dict]:
+def bench_model(name: str, methods=METHODS, repeats: int = 1, device: str = "cpu", log=print,
+                against: str = "captum") -> list[dict]:
     """One row per method on `name` (random weights, seed 0; the demo's own), interleaving ours and captum's
-    `repeats` times."""
+    (or `against` "unfolded": ours with no BatchNorm folded) `repeats` times. The other's figures are under
+    the captum keys either way, and `against` says whose they are."""
     from inspector.core import load_model, resolve_device
 
     torch.manual_seed(0)
@@ -121,7 +137,7 @@ def bench_model(name: str, methods=METHODS, repeats: int = 1, device: str = "cpu
         target = int(loaded.module(x).argmax(dim=1)[0])
     rows = []
     for method in methods:
-        ours, theirs = pairs(loaded, x, target, method)
+        ours, theirs = pairs(loaded, x, target, method, against)
         times: dict[str, list[float]] = {"ours": [], "captum": []}
         peaks: dict[str, list[int]] = {"ours": [], "captum": []}
         maps = {}
@@ -134,16 +150,17 @@ def bench_model(name: str, methods=METHODS, repeats: int = 1, device: str = "cpu
         row = {"model": name, "method": method, "ours_s": statistics.median(times["ours"]),
                "captum_s": statistics.median(times["captum"]), "ours_peak_mb": max(peaks["ours"]) / 2**20,
                "captum_peak_mb": max(peaks["captum"]) / 2**20,
-               "rel_l2": float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30)), "device": dev.type}
+               "rel_l2": float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30)), "device": dev.type,
+               "against": against}
         row["ratio"] = row["ours_s"] / row["captum_s"]
         rows.append(row)
         log(format_row(row))
     return rows
 
 
-def format_header() -> str:
-    return (f"{'model':<20}{'method':<12}{'ours':>9}{'captum':>9}{'ratio':>8}{'ours peak':>12}{'captum peak':>13}"
-            f"{'rel L2':>10}")
+def format_header(against: str = "captum") -> str:
+    return (f"{'model':<20}{'method':<12}{'ours':>9}{against:>9}{'ratio':>8}{'ours peak':>12}"
+            f"{against[:6] + ' peak':>13}{'rel L2':>10}")
 
 
 def format_row(r: dict) -> str:
@@ -152,8 +169,8 @@ def format_row(r: dict) -> str:
 
 
 def main(models=("resnet50", "vit_b_16"), methods=METHODS, repeats: int = 1, device: str = "cpu",
-         log=print) -> list[dict]:
-    log(f"attribution against captum: torch threads {torch.get_num_threads()}, device {device}, "
+         log=print, against: str = "captum") -> list[dict]:
+    log(f"attribution against {against}: torch threads {torch.get_num_threads()}, device {device}, "
         f"median of {repeats}, interleaved")
-    log(format_header())
-    return [row for name in models for row in bench_model(name, methods, repeats, device, log)]
+    log(format_header(against))
+    return [row for name in models for row in bench_model(name, methods, repeats, device, log, against)]

@@ -40,6 +40,9 @@ def add_parser(sub) -> None:
                             "peak memory, how far the maps differ); --models default resnet50 vit_b_16; needs "
                             "captum (the dev group)")
     bench.add_argument("--methods", nargs="+", default=None, help="with --attribution: ig, smoothgrad, occlusion")
+    bench.add_argument("--against", choices=("captum", "unfolded"), default="captum",
+                       help="with --attribution: captum's methods, or ours with no BatchNorm folded into its "
+                            "convolution (what the folding gains)")
     bench.add_argument("--detection", action="store_true",
                        help="per-box Grad-CAM against a plain forward + scores[k].backward(), and D-RISE's masks per "
                             "second against a plain loop of forwards; --models default "
@@ -79,7 +82,8 @@ def run(args) -> int:
         from inspector.bench.attribution import main as bench_attribution
 
         models = args.models if args.models != DEFAULT_MODELS else ["resnet50", "vit_b_16"]
-        rows = bench_attribution(models, tuple(args.methods or METHODS), repeats=args.repeats, device=args.device)
+        rows = bench_attribution(models, tuple(args.methods or METHODS), repeats=args.repeats, device=args.device,
+                                 against=args.against)
         if out:
             write_json(out, rows, indent=1)
         return 0

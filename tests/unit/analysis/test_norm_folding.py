@@ -14,7 +14,7 @@ import torchvision
 from torch import nn
 
 from inspector.core.integrated import integrated_gradients
-from inspector.core.norm_folding import _Uses, find_pairs, folded, folded_norms
+from inspector.core.norm_folding import _Uses, find_pairs, folded, folded_norms, unfolded
 from inspector.core.occlusion import occlusion
 
 
@@ -279,3 +279,13 @@ def test_a_norm_never_pairs_with_a_convolution_whose_output_took_its_freed_input
     # and on a real forward, many times (before the fix: ('conv2', 'norm1') too, about 1 in 20)
     model, x = Reuse().eval(), torch.randn(1, 3, 4, 4)
     assert {find_pairs(model, x) for _ in range(60)} == {(("conv2", "norm2"),)}
+
+
+def test_nothing_folds_inside_unfolded_and_folding_comes_back_after():
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), drawn(nn.BatchNorm2d(4), 1)).eval()
+    x = torch.randn(1, 3, 6, 6)
+    with unfolded():
+        with folded_norms(model, x):
+            assert not any("forward" in vars(m) for m in model.modules())
+    with folded_norms(model, x):
+        assert "forward" in vars(model[0]) and "forward" in vars(model[1])
