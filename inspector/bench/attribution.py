@@ -29,7 +29,6 @@ import torch
 from .timing import synchronize
 
 METHODS = ("ig", "smoothgrad", "occlusion")
-AGAINST = ("captum", "unfolded")
 
 
 class PeakMemory:

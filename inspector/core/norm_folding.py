@@ -4,10 +4,11 @@ images): an eval-mode BatchNorm reading a convolution's output, which nothing el
 
     (conv(x, W, b) - mean) * s + beta  =  conv(x, W * s, (b - mean) * s + beta),   s = gamma / sqrt(var + eps)
 
-so the convolution runs with that weight and bias (`folded`) and the BatchNorm passes its input on: one kernel instead of two, forward and backward (resnet50's occlusion: BatchNorm took
-93 of 1,164 ms of kernel time; `bench --attribution --against unfolded` times whole jobs both ways). The
-numbers are the same to float32 rounding (resnet50's maps move by relL2 1e-5 to 7e-4); the folded weight and
-bias are constants, so these passes give the input's gradient and none to the weights.
+so the convolution runs with that weight and bias (`folded`) and the BatchNorm passes its input on: one
+kernel instead of two, forward and backward (resnet50's occlusion: BatchNorm took 93 of 1,164 ms of kernel
+time; `bench --attribution --against unfolded` times whole jobs both ways). The numbers are the same to
+float32 rounding (resnet50's maps move by relL2 1e-5 to 7e-4); the folded weight and bias are constants, so
+these passes give the input's gradient and none to the weights.
 
 Which pairs fold is found once per model and input shape, by watching a forward of one copy (`find_pairs`):
 every torch function called on a convolution's output (a TorchFunctionMode) must be called by the one
@@ -190,8 +191,7 @@ def _passed_on(*args, **kwargs) -> torch.Tensor:
 
 def folded(conv: nn.Module, norm: nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
     """The convolution's weight and bias with the BatchNorm folded in, in the weight's dtype: the scale and the
-    bias worked out in float64, the weight times the scale in its own dtype (float64 there cost resnet50 0.25 s
-    a job, for one rounding less)."""
+    bias worked out in float64, the weight times the scale (rounded to the weight's dtype) in its own dtype."""
     wide = torch.float64
     scale = 1.0 / torch.sqrt(norm.running_var.detach().to(wide) + norm.eps)
     if norm.weight is not None:
