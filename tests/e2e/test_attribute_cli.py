@@ -3,9 +3,7 @@ by `main` in this process (the small models' runs, which need only the exit code
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import io
 import json
 import subprocess
 import sys
@@ -14,6 +12,7 @@ import textwrap
 import numpy as np
 import pytest
 import torch
+from cli_here import run_here
 from PIL import Image
 
 from inspector.cli import main
@@ -63,18 +62,11 @@ def start(*args: str) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)
 
 
-def inline(*args: str) -> tuple[int, str, str]:
-    """The command run by `main` in this process: exit code, stdout, stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(args))
-    return code, out.getvalue(), err.getvalue()
-
-
 def finish(proc) -> tuple[int, str, str]:
     """A started program's (exit code, stdout, stderr), or a run in this process's, run now."""
     if not isinstance(proc, subprocess.Popen):
-        return proc()
+        done = proc()
+        return done.returncode, done.stdout, done.stderr
     out, err = proc.communicate(timeout=180)
     return proc.returncode, out, err
 
@@ -96,11 +88,11 @@ def runs(tmp_path_factory):
         "resnet": start("attribute", "--method", "gradcam", "--model", "resnet18", "--weights",
                         str(folder / "resnet18.pt"), "--input", str(folder / "x.npy"), "--target", "7",
                         "--out", str(folder / "cam.npy")),
-        "tiny": functools.partial(inline, "attribute", "--method", "guided", "--model", f"{models}:Tiny",
+        "tiny": functools.partial(run_here, "attribute", "--method", "guided", "--model", f"{models}:Tiny",
                                   "--input", str(folder / "picture.png"), "--out", str(folder / "guided.npy")),
-        "gelu": functools.partial(inline, "attribute", "--method", "guided", "--model", f"{models}:Gelu",
+        "gelu": functools.partial(run_here, "attribute", "--method", "guided", "--model", f"{models}:Gelu",
                                   "--input", str(folder / "picture.png"), "--out", str(folder / "gelu.npy")),
-        "mlp": functools.partial(inline, "attribute", "--method", "gradcam", "--model", f"{models}:Mlp",
+        "mlp": functools.partial(run_here, "attribute", "--method", "gradcam", "--model", f"{models}:Mlp",
                                  "--input", str(folder / "small.npy"), "--out", str(folder / "no.npy")),
     }
     try:

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import io
 import json
 import os
 import subprocess
@@ -15,9 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from cli_here import run_here
 from PIL import Image
-
-from inspector.cli.dispatch import main
 
 TOY_PY = textwrap.dedent(
     """
@@ -75,14 +72,6 @@ def cli(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, OMP_NUM_THREADS="1")  # two busy cores: one thread per process
     return subprocess.run([sys.executable, "-m", "inspector", *args], capture_output=True, text=True,
                           timeout=300, env=env)
-
-
-def inline(*args: str) -> subprocess.CompletedProcess:
-    """The command run by `main` in this process: its exit code and what it printed (no torch import to pay)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(args))
-    return subprocess.CompletedProcess(["network-inspector", *args], code, out.getvalue(), err.getvalue())
 
 
 IN_A_PROCESS = ("bad layer",)  # the error case also run as a program; the others run in this process
@@ -155,7 +144,7 @@ def runs(files):
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(cli, *argv) for name, argv in jobs.items()}
         yield {**{name: future.result for name, future in futures.items()},
-               **{name: functools.partial(inline, *argv) for name, argv in here.items()}}
+               **{name: functools.partial(run_here, *argv) for name, argv in here.items()}}
 
 
 def test_layers_json(runs):
