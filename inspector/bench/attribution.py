@@ -12,7 +12,9 @@ the one its users are told to set.
                                                                      vs  --method occlusion --window 32 --stride 16
 
 `against="unfolded"` times ours against ours with no BatchNorm folded into its convolution
-(`core.norm_folding.unfolded`), the same way: what the folding gains.
+(`core.norm_folding.unfolded`), the same way: what the folding gains. `against="whole"` times ours against
+ours with every occluded copy run whole (`core.occlusion_regions.whole_copies`): what computing the first
+layers on the windows' boxes gains.
 """
 
 from __future__ import annotations
@@ -76,14 +78,16 @@ def _timed(run: Callable[[], np.ndarray], device: torch.device) -> tuple[float, 
 
 def pairs(loaded, x: torch.Tensor, target: int, method: str, against: str = "captum"):
     """(ours, captum's): two functions returning the (C, H, W) map, same settings; against "unfolded": (ours,
-    ours with no BatchNorm folded)."""
-    if against == "unfolded":
+    ours with no BatchNorm folded); against "whole": (ours, ours with every occluded copy run whole)."""
+    if against in ("unfolded", "whole"):
         from inspector.core.norm_folding import unfolded
+        from inspector.core.occlusion_regions import whole_copies
 
         ours, _ = pairs(loaded, x, target, method)
+        switch = unfolded if against == "unfolded" else whole_copies
 
         def plain():
-            with unfolded():
+            with switch():
                 return ours()
         return ours, plain
     from captum.attr import IntegratedGradients, NoiseTunnel, Occlusion, Saliency

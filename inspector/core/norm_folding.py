@@ -144,12 +144,12 @@ def find_pairs(module: nn.Module, x: torch.Tensor) -> tuple[tuple[str, str], ...
                 again = module(x[:1])
         finally:
             _unfold(patched)
-        if not _same_outputs(watched, again):
+        if not same_outputs(watched, again):
             return ()
     return tuple(pairs)
 
 
-def _same_outputs(a, b) -> bool:
+def same_outputs(a, b) -> bool:
     """The same outputs to the rounding folding brings: equal non-float tensors, floats within a relative L2 of
     1e4 times their dtype's epsilon, at most 0.05 (float32: 1.2e-3, float64: 2e-12, half types: 0.05; a fold
     that reads the wrong values is off by the size of the values)."""
@@ -182,6 +182,14 @@ class _FoldedConv:
     def __call__(self, *args, **kwargs) -> torch.Tensor:
         x = args[0] if args else kwargs["input"]
         return type(self.conv)._conv_forward(self.conv, x, self.weight, self.bias)
+
+
+def conv_weights(conv: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The weight and bias `conv` runs with now: the folded ones while it is folded, else its own."""
+    forward = vars(conv).get("forward")
+    if isinstance(forward, _FoldedConv):
+        return forward.weight, forward.bias
+    return conv.weight, conv.bias
 
 
 def _passed_on(*args, **kwargs) -> torch.Tensor:
@@ -242,7 +250,7 @@ def _unfold(patched: list) -> None:
         vars(m).pop("forward", None)
 
 
-def _plain(module: nn.Module) -> bool:
+def plain(module: nn.Module) -> bool:
     """No hook anywhere (a hook on a module around a convolution can read its output too) and no forward of
     any module replaced already (another block's patch)."""
     return not _global_hooks() and not any(_hooked(m) or "forward" in vars(m) for m in module.modules())
@@ -254,7 +262,7 @@ def folded_norms(module: nn.Module, x: torch.Tensor):
     own or global) and no forward replaced. Only for passes that want no weight gradients."""
     patched: list[nn.Module] = []
     try:
-        if on_cpu(module) and not getattr(_OFF, "on", False) and _plain(module):
+        if on_cpu(module) and not getattr(_OFF, "on", False) and plain(module):
             _fold(module, pairs_of(module, x), patched)
         yield
     finally:

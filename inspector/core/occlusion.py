@@ -22,8 +22,9 @@ from .detection.follow import follow
 from .detection.outputs import is_detection_output
 from .errors import RunCancelled, SpecError
 from .fast_passes import Layout
-from .norm_folding import folded_norms
+from .norm_folding import folded_norms, plain
 from .objective import Target, objective, parse_target, primary_output
+from .occlusion_regions import regions_for
 from .sources.loaded import LoadedModel
 
 
@@ -74,7 +75,7 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
     height, width = x.shape[-2:]
     spots = [(y, x0) for y in window_starts(height, window, stride) for x0 in window_starts(width, window, stride)]
     layout = Layout(module, grad=False)
-    boxes = {}
+    boxes, hooks_free, regions = {}, plain(module), None
     with torch.no_grad(), folded_norms(module, x):
         with LeafBytes(module) if batch is None else contextlib.nullcontext() as counted:
             answer = layout.run(module, x)
@@ -93,6 +94,7 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
             _obj, index, resolved = objective(first, parse_target(target))
             same = Target("index", index) if index is not None else Target("sum")
             scores_of = lambda output: _scores(primary_output(output), same)  # noqa: E731
+            regions = regions_for(module, x, b, spots, window, answer, _format(layout), hooks_free)
         f_x = scores_of(answer)[0]
         # the windows' drops add up on the host, in float64, in window order: one read of a pass's scores
         # instead of two small device operations a window (a GPU waited on them)
@@ -101,7 +103,8 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
             if cancel is not None and cancel():
                 raise RunCancelled("Occlusion cancelled.")
             part = spots[pass_]
-            scores = scores_of(layout.run(module, occluded(x, b, part, window)))
+            copies = regions.run(pass_) if regions is not None else layout.run(module, occluded(x, b, part, window))
+            scores = scores_of(copies)
             for (y, x0), score in zip(part, (f_x - scores).tolist()):
                 total[y:y + window, x0:x0 + window] += score
                 count[y:y + window, x0:x0 + window] += 1
@@ -111,6 +114,10 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
     return Attribution("occlusion", found, str(resolved), index, **boxes,
                        details=(("window", int(window)), ("stride", int(stride)), ("windows", len(spots)),
                                 ("batch", batch)))
+
+
+def _format(layout: Layout) -> torch.memory_format:
+    return torch.channels_last if layout.channels_last else torch.contiguous_format
 
 
 def occluded(x: torch.Tensor, b: torch.Tensor, spots: list[tuple[int, int]], window: int) -> torch.Tensor:
