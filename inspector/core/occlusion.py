@@ -4,7 +4,9 @@ replaced by the baseline. Windows of `window` x `window` pixels over all channel
 border), so every pixel is covered. Each element's value is the mean, over the windows that cover it, of
 f(x) - f(x with the window occluded): captum's `Occlusion` with sliding_window_shapes=(C, W, W) and
 strides=(C, S, S). The occluded copies run in batches, without gradients, in `core.fast_passes`' layout,
-BatchNorms folded into the convolutions before them where they can be (`core.norm_folding`), for x's score too.
+BatchNorms folded into the convolutions before them where they can be (`core.norm_folding`), for x's score too;
+on a CPU their first layers run only on the regions their windows reach, where that saves enough
+(`core.occlusion_regions`), the same numbers.
 """
 
 from __future__ import annotations

@@ -214,3 +214,18 @@ def test_an_in_place_layer_on_a_value_read_twice_is_not_local():
     model = InPlace().eval()
     graph = graph_of(model, torch.zeros(1, 3, 10, 10))
     assert {n.name for n in graph.ops} == {"x", "conv", "other"}
+
+
+def test_a_model_and_its_trace_are_freed_together(boxed):
+    """The trace is remembered per model (the app loads one model after another): it must not keep it alive."""
+    import gc
+    import weakref
+
+    model = Every().eval()
+    occlusion(model, torch.randn(1, 3, 23, 26, generator=torch.Generator().manual_seed(9)), target=0, window=5,
+              stride=3)
+    assert boxed and len(regions.graph_of.__globals__["_GRAPHS"]) >= 1
+    gone = weakref.ref(model)
+    del model
+    gc.collect()
+    assert gone() is None
