@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
 import weakref
 
 import torch
@@ -35,6 +36,27 @@ PLAIN_NORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
 _CPU_OUT_OF_MEMORY = "can't allocate memory"  # what torch's CPU allocator says when it fails
 #: per module: {with gradients?: True where its batches run channels-last, False where they cannot}
 _CHANNELS_LAST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class ThreadSwitch:
+    """A speed-up's switch: on, except in this thread while in `off()`'s block (what a bench measures the
+    speed-up against)."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    @property
+    def on(self) -> bool:
+        return not getattr(self._local, "off", False)
+
+    @contextlib.contextmanager
+    def off(self):
+        before = getattr(self._local, "off", False)
+        self._local.off = True
+        try:
+            yield
+        finally:
+            self._local.off = before
 
 
 def on_cpu(module: nn.Module) -> bool:

@@ -23,7 +23,6 @@ subclass may compute something else), and each pair is checked again at every jo
 from __future__ import annotations
 
 import contextlib
-import threading
 import weakref
 
 import torch
@@ -31,10 +30,10 @@ from torch import nn
 from torch.nn.modules import module as _module_hooks
 from torch.overrides import TorchFunctionMode
 
-from .fast_passes import PLAIN_NORMS, on_cpu
+from .fast_passes import PLAIN_NORMS, ThreadSwitch, on_cpu
 
 _CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
-_OFF = threading.local()  # `unfolded()` in this thread
+_FOLDING = ThreadSwitch()  # off in a thread inside `unfolded()`
 #: per module: {input shape: ((conv path, norm path), ...)}
 _PAIRS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
@@ -262,20 +261,14 @@ def folded_norms(module: nn.Module, x: torch.Tensor):
     own or global) and no forward replaced. Only for passes that want no weight gradients."""
     patched: list[nn.Module] = []
     try:
-        if on_cpu(module) and not getattr(_OFF, "on", False) and plain(module):
+        if on_cpu(module) and _FOLDING.on and plain(module):
             _fold(module, pairs_of(module, x), patched)
         yield
     finally:
         _unfold(patched)
 
 
-@contextlib.contextmanager
 def unfolded():
     """While in the block, `folded_norms` folds nothing in this thread: what `bench --attribution --against
     unfolded` measures the folding against."""
-    before = getattr(_OFF, "on", False)
-    _OFF.on = True
-    try:
-        yield
-    finally:
-        _OFF.on = before
+    return _FOLDING.off()

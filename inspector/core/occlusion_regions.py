@@ -19,9 +19,7 @@ copies run whole.
 
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +28,7 @@ import torch.fx as fx
 import torch.nn.functional as F
 from torch import nn
 
-from .fast_passes import on_cpu
+from .fast_passes import ThreadSwitch, on_cpu
 from .norm_folding import same_outputs
 from .occlusion_graph import ELEMENT, Graph, Op, graph_of, record
 
@@ -38,7 +36,7 @@ WORTH = 0.8  # of a whole copy's cost, at most, for the boxes to be used
 GATHER = 3 * ELEMENT  # a read of a reach copies each element three times (clean values, the box's, the choice)
 READ = 2e6  # and costs this many multiply-adds a copy whatever its size (a dozen small operations a pass)
 TIE = 1.02  # the first split within this of the cheapest: fewer layers on boxes where estimates hardly differ
-_OFF = threading.local()  # `whole_copies()` in this thread
+_REGIONS = ThreadSwitch()  # off in a thread inside `whole_copies()`
 
 
 @dataclass
@@ -266,7 +264,7 @@ def regions_for(module: nn.Module, x: torch.Tensor, b: torch.Tensor, spots, wind
     hook: the caller looks before it folds norms, whose patches look like one), a model that cannot be traced or
     changed since, no split that saves enough, or boxes that do not give `answer` (the model's output on x) for
     copies occluded with x itself, the first window and the last."""
-    if getattr(_OFF, "on", False) or not hooks_free or not on_cpu(module) or x.ndim != 4:
+    if not _REGIONS.on or not hooks_free or not on_cpu(module) or x.ndim != 4:
         return None
     graph = graph_of(module, x)
     if graph is None or not graph.still(module):
@@ -296,13 +294,7 @@ def _part(output, i: int):
     return output
 
 
-@contextlib.contextmanager
 def whole_copies():
     """While in the block, occlusion in this thread runs every copy whole: what `bench --attribution --against
-    whole` measures the boxes against."""
-    before = getattr(_OFF, "on", False)
-    _OFF.on = True
-    try:
-        yield
-    finally:
-        _OFF.on = before
+    whole` measures the regions against."""
+    return _REGIONS.off()
