@@ -35,6 +35,7 @@ from .occlusion_graph import ELEMENT, Graph, Op, graph_of, record
 WORTH = 0.8  # of a whole copy's cost, at most, for the boxes to be used
 GATHER = 3 * ELEMENT  # a read of a reach copies each element three times (clean values, the box's, the choice)
 READ = 2e6  # and costs this many multiply-adds a copy whatever its size (a dozen small operations a pass)
+PLANS = 8  # plans remembered per model and input shape
 TIE = 1.02  # the first split within this of the cheapest: fewer layers on boxes where estimates hardly differ
 _REGIONS = ThreadSwitch()  # off in a thread inside `whole_copies()`
 
@@ -166,15 +167,15 @@ def plan(graph: Graph, x: torch.Tensor, spots, window: int) -> _Plan | None:
         return graph.plans[key]
     boxes = _boxes(graph, x, spots, window)
     total = sum(graph.costs.values())
+    on_boxes = {n: _box_cost(graph, n, boxes) for n in graph.ops}
     costs, ancestors = {}, {}
-    for node in graph.traced.graph.nodes:
-        ancestors[node] = set().union(*(ancestors[n] | {n} for n in node.all_input_nodes))
+    for node, op in graph.ops.items():  # in the trace's order; a local node's sources are local
+        ancestors[node] = set().union(*(ancestors[n] | {n} for n in op.sources))
         before = ancestors[node]
-        if (node not in graph.ops or graph.ops[node].kind == "input" or not all(n in graph.ops for n in before)
-                or any(u not in before and u is not node for n in before for u in n.users)):
-            continue  # not local, or a path to the output that does not pass through it
+        if op.kind == "input" or any(u not in before and u is not node for n in before for u in n.users):
+            continue  # a path to the output that does not pass through it
         upto = before | {node}
-        costs[node] = (sum(_box_cost(graph, n, boxes) for n in upto)
+        costs[node] = (sum(on_boxes[n] for n in upto)
                        + 2 * ELEMENT * math.prod(graph.shapes[node][1:])  # the clean split copied, the box put in
                        + total - sum(graph.costs[n] for n in upto))
     least = min(costs.values(), default=math.inf)
@@ -183,6 +184,8 @@ def plan(graph: Graph, x: torch.Tensor, spots, window: int) -> _Plan | None:
         split = next(n for n, cost in costs.items() if cost <= TIE * least)
         prefix = [n for n in graph.traced.graph.nodes if n in ancestors[split]] + [split]
         found = _Plan(split, prefix, boxes, _suffix(graph.traced, split, set(prefix)), _reads(graph, prefix, boxes))
+    if len(graph.plans) >= PLANS:  # the oldest forgotten (a user trying windows in the app)
+        graph.plans.pop(next(iter(graph.plans)))
     graph.plans[key] = found
     return found
 

@@ -229,3 +229,13 @@ def test_a_model_and_its_trace_are_freed_together(boxed):
     del model
     gc.collect()
     assert gone() is None
+
+
+def test_a_model_remembers_its_last_eight_plans():
+    model = Every().eval()
+    x = torch.zeros(1, 3, 23, 26)
+    graph = graph_of(model, x)
+    for window in range(1, 11):
+        spots = [(y, x0) for y in window_starts(23, window, window) for x0 in window_starts(26, window, window)]
+        regions.plan(graph, x, spots, window)
+    assert [key[1] for key in graph.plans] == list(range(3, 11))  # windows 1 and 2 forgotten
