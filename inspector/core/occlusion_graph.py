@@ -81,20 +81,25 @@ def _conv(m: nn.Conv2d, region: torch.Tensor) -> torch.Tensor:
     return F.conv2d(region, weight, bias, m.stride, 0, m.dilation, m.groups)
 
 
+def _conv_cost(m: nn.Module, out_shape) -> float:
+    """A convolution's multiply-adds for one copy, and its output's elements written."""
+    return math.prod(out_shape[1:]) * ((m.in_channels // m.groups) * math.prod(m.kernel_size) + ELEMENT)
+
+
 def _window_op(node: fx.Node, m: nn.Module, source: fx.Node, out_shape) -> Op | None:
     kind = type(m)
     if kind is nn.Conv2d and m.padding_mode == "zeros" and not isinstance(m.padding, str):
-        cost = math.prod(out_shape[1:]) * ((m.in_channels // m.groups) * math.prod(m.kernel_size) + ELEMENT)
         return Op(node, "window", [source], _pair(m.kernel_size), _pair(m.stride), _pair(m.padding),
-                   _pair(m.dilation), 0.0, cost, lambda r, m=m: _conv(m, r))
+                  _pair(m.dilation), 0.0, _conv_cost(m, out_shape), lambda r, m=m: _conv(m, r))
     if kind is nn.MaxPool2d and not m.return_indices:
         k, s, d = _pair(m.kernel_size), _pair(m.stride or m.kernel_size), _pair(m.dilation)
-        return Op(node, "window", [source], k, s, _pair(m.padding), d, -math.inf, math.prod(out_shape[1:]) * k[0] * k[1],
-                   lambda r, k=k, s=s, d=d: F.max_pool2d(r, k, s, 0, d))
+        return Op(node, "window", [source], k, s, _pair(m.padding), d, -math.inf,
+                  math.prod(out_shape[1:]) * k[0] * k[1], lambda r, k=k, s=s, d=d: F.max_pool2d(r, k, s, 0, d))
     if kind is nn.AvgPool2d and not m.ceil_mode and (m.count_include_pad or _pair(m.padding) == (0, 0)):
         k, s = _pair(m.kernel_size), _pair(m.stride or m.kernel_size)
-        return Op(node, "window", [source], k, s, _pair(m.padding), (1, 1), 0.0, math.prod(out_shape[1:]) * k[0] * k[1],
-                   lambda r, k=k, s=s, m=m: F.avg_pool2d(r, k, s, 0, False, True, m.divisor_override))
+        return Op(node, "window", [source], k, s, _pair(m.padding), (1, 1), 0.0,
+                  math.prod(out_shape[1:]) * k[0] * k[1],
+                  lambda r, k=k, s=s, m=m: F.avg_pool2d(r, k, s, 0, False, True, m.divisor_override))
     return None
 
 
@@ -227,7 +232,7 @@ def _cost(traced: fx.GraphModule, node: fx.Node, shapes: dict) -> float:
     if node.op == "call_module":
         m = traced.get_submodule(node.target)
         if isinstance(m, nn.modules.conv._ConvNd):
-            return math.prod(out[1:]) * ((m.in_channels // m.groups) * math.prod(m.kernel_size) + ELEMENT)
+            return _conv_cost(m, out)
         if isinstance(m, nn.Linear):
             return math.prod(out[1:]) * m.in_features
     return float(ELEMENT * math.prod(out[1:]))

@@ -272,10 +272,10 @@ def regions_for(module: nn.Module, x: torch.Tensor, b: torch.Tensor, spots, wind
     graph = graph_of(module, x)
     if graph is None or not graph.still(module):
         return None
-    planned = plan(graph, x, spots, window)
-    if planned is None:
-        return None
     try:
+        planned = plan(graph, x, spots, window)
+        if planned is None:
+            return None
         found = Regions(graph, planned, x, b, spots, window, memory_format)
         ends = [0, len(spots) - 1]
         again = found.run(ends, b=x)

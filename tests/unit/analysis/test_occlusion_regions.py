@@ -239,3 +239,17 @@ def test_a_model_remembers_its_last_eight_plans():
         spots = [(y, x0) for y in window_starts(23, window, window) for x0 in window_starts(26, window, window)]
         regions.plan(graph, x, spots, window)
     assert [key[1] for key in graph.plans] == list(range(3, 11))  # windows 1 and 2 forgotten
+
+
+def test_a_plan_that_fails_runs_the_copies_whole(boxed, monkeypatch):
+    """Planning is part of what may fail on a model nobody foresaw: the job then runs whole, not stops."""
+    def fails(*_args):
+        raise ValueError("a layer the boxes did not foresee")
+
+    monkeypatch.setattr(regions, "_boxes", fails)
+    model = Every().double().eval()
+    x = torch.randn(1, 3, 23, 26, generator=torch.Generator().manual_seed(10), dtype=torch.float64)
+    found = occlusion(model, x, target=4, window=6, stride=4)
+    assert boxed == []
+    np.testing.assert_allclose(found.map, brute_force(model, x, 4, 6, 4, torch.zeros_like(x)), rtol=2e-7,
+                               atol=1e-9)
