@@ -28,7 +28,7 @@ from .detection.levels import level_of_box, pooled_levels
 from .detection.outputs import is_detection_output
 from .drise import drise
 from .eigencam import eigencam
-from .engine import RunSpec, run
+from .engine import RunSpec, run, zero_head_warning
 from .errors import RunError, SpecError
 from .fast_passes import Layout, eval_norms
 from .norm_folding import folded_norms
@@ -267,8 +267,8 @@ def _smoothgrad(model, x, target, of, kind, samples, noise, seed, cancel, progre
     module, labels = _unwrap(model)
     x = x.detach().to(_device(module))  # the noisy copies are made where the model is (the noise on the CPU)
     counted = LeafBytes(module) if of == "saliency" else contextlib.nullcontext()
-    with counted:  # saliency's one forward: one copy's memory, without another pass
-        first = attribute(model, x, of, target, options=own)
+    with counted:  # one forward: one copy's memory, without another pass
+        first = _looked_at(model, x, target) if of == "saliency" else attribute(model, x, of, target, options=own)
     same = first.target_index if first.target_index is not None else target
     if first.target.startswith("seg:"):  # a segmentation: the class map (in its box) resolved on x
         same = first.target
@@ -283,7 +283,7 @@ def _smoothgrad(model, x, target, of, kind, samples, noise, seed, cancel, progre
             if first.target_detection is None:
                 raise
             lost.append(1)  # the noise hid the object: no score, no gradient
-            return np.zeros_like(first.map)
+            return np.zeros(_map_shape(x), np.float32) if first.map is None else np.zeros_like(first.map)
 
     many, batch, fold = None, 1, contextlib.nullcontext()
     if of == "saliency" and first.target_detection is not None and x.shape[0] == 1:
@@ -311,6 +311,22 @@ def _smoothgrad(model, x, target, of, kind, samples, noise, seed, cancel, progre
                        detections=first.detections, target_detection=first.target_detection,
                        details=(("of", of), ("samples", samples), ("noise", noise), ("sigma", sigma),
                                 ("seed", used)))
+
+
+def _looked_at(model, x: torch.Tensor, target) -> Attribution:
+    """What saliency on x says without its backward pass: the target it resolves (a class, a segment, a
+    detection) and its warnings, no map. SmoothGrad's look at x before the noisy copies: one forward instead of
+    a saliency pass (resnet50: 0.2 s of a 4.3 s job)."""
+    module, labels = _unwrap(model)
+    result = run(module, x, RunSpec((), frozenset(), (), parse_target(target), input_grad=False, stats=False), labels)
+    said = zero_head_warning(module)  # what the saliency's backward would have said
+    return Attribution("saliency", None, result.target, result.target_index,
+                       warnings=tuple(result.warnings) + ((said,) if said is not None else ()), **boxes_of(result))
+
+
+def _map_shape(x: torch.Tensor) -> tuple[int, ...]:
+    """The shape of saliency's map of x (one item): max over channels where there are some."""
+    return tuple(x.shape[2:]) if x.ndim >= 3 else tuple(x.shape[1:])
 
 
 def _box_saliency_many(module: nn.Module, xs: torch.Tensor, followed, lost: list) -> np.ndarray:

@@ -177,11 +177,9 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
             except RuntimeError as exc:
                 raise RunError(f"Backward failed: {exc}") from exc
             _store_leaf_grads(hooks, result, spec, param_keys, grads, x)
-            head = zero_head(model)
-            if head is not None:
-                result.log("warning", f"Every gradient before {head} is exactly 0: its weights are all zero (torchvision "
-                                      f"and timm start some classifier heads so, to be trained), so nothing flows back "
-                                      f"from the output. Load pretrained weights or a checkpoint to see gradients.")
+            said = zero_head_warning(model)
+            if said is not None:
+                result.log("warning", said)
         elif wanted:
             result.log("warning", f"The objective ({spec.target}) does not depend on anything that needs a gradient.")
         hooks.finish_stats()
@@ -222,6 +220,16 @@ def _read_detections(result: RunResult, model: nn.Module, output, spec: RunSpec,
         result.log("warning", f"The model detected nothing above its score threshold{shown}: the objective is 0 "
                               f"and every gradient 0.")
     return obj, resolved
+
+
+def zero_head_warning(model: nn.Module) -> str | None:
+    """What a run with a backward says of a model whose head's weights are all zero (`zero_head`), else None."""
+    head = zero_head(model)
+    if head is None:
+        return None
+    return (f"Every gradient before {head} is exactly 0: its weights are all zero (torchvision and timm start some "
+            f"classifier heads so, to be trained), so nothing flows back from the output. Load pretrained weights "
+            f"or a checkpoint to see gradients.")
 
 
 def zero_head(model: nn.Module) -> str | None:

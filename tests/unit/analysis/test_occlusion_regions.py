@@ -5,15 +5,18 @@ functions); and every model the boxes cannot serve runs its copies whole, with t
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import pytest
 import torch
+import torch.fx as fx
 import torch.nn.functional as F
 from torch import nn
 
 from inspector.core import occlusion_regions as regions
 from inspector.core.occlusion import occlusion, window_starts
-from inspector.core.occlusion_graph import graph_of
+from inspector.core.occlusion_graph import after, graph_of
 
 from test_occlusion import brute_force
 
@@ -253,3 +256,41 @@ def test_a_plan_that_fails_runs_the_copies_whole(boxed, monkeypatch):
     assert boxed == []
     np.testing.assert_allclose(found.map, brute_force(model, x, 4, 6, 4, torch.zeros_like(x)), rtol=2e-7,
                                atol=1e-9)
+
+
+class Sums(nn.Module):
+    """Sums that can be in place (a convolution's output read once) and sums that cannot (a sigmoid's output,
+    which its backward reads; a convolution's output read twice)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b, self.c, self.d = (nn.Conv2d(3, 3, 3, padding=1) for _ in range(4))
+
+    def forward(self, x):
+        s = self.a(x)
+        s += x  # fx traces it as a new tensor
+        t = torch.sigmoid(self.b(s)) + s
+        u = self.c(t)
+        v = u + t
+        w = self.d(v)
+        return (w + u * v).sum(dim=(2, 3))
+
+
+def test_sums_the_model_could_do_in_place_are_in_place_in_the_trace_after_the_split():
+    """After the split, `a(x) + x` runs in place again; the sigmoid's sum (its backward reads its output) and
+    the sum on a convolution's output read twice stay new tensors; the outputs and the input's gradient are
+    the model's own (autograd would refuse a wrong one in place)."""
+    torch.manual_seed(0)
+    net, x = Sums().eval(), torch.randn(2, 3, 6, 6)
+    graph = graph_of(net, x[:1])
+    first = next(n for n in graph.traced.graph.nodes if n.op == "placeholder")
+    rest = after(graph, first, {first})
+    sums = [(n.target, [a.name for a in n.args if isinstance(a, fx.Node)]) for n in rest.graph.nodes
+            if n.target in (operator.add, operator.iadd)]
+    assert sums == [(operator.iadd, ["a", "split"]), (operator.add, ["sigmoid", "add"]),
+                    (operator.add, ["c", "add_1"]), (operator.iadd, ["d", "mul"])]
+    p, q = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    torch.testing.assert_close(rest(p), net(q), rtol=0, atol=0)
+    rest(p).sum().backward()
+    net(q).sum().backward()
+    torch.testing.assert_close(p.grad, q.grad, rtol=0, atol=0)
