@@ -151,36 +151,34 @@ def _called(node: fx.Node):
     return run
 
 
-class _Recorded(Exception):
-    pass
-
-
-class _Record(fx.Interpreter):
-    """Runs the trace up to `last`, keeping a copy of the outputs of the nodes in `keep` (a copy: a later
-    in-place layer cannot change it)."""
-
-    def __init__(self, traced: fx.GraphModule, keep, last: fx.Node) -> None:
-        super().__init__(traced)
-        self.keep, self.last, self.values = keep, last, {}
-
-    def run_node(self, n: fx.Node):
-        found = super().run_node(n)
-        if n in self.keep:
-            self.values[n] = found.detach().clone()
-        if n is self.last:
-            raise _Recorded
-        return found
+def _walk(traced: fx.GraphModule, x: torch.Tensor, seen, last: fx.Node | None = None) -> None:
+    """Runs the trace on x node by node without gradients, telling `seen(node, value)` after each, up to `last`
+    (else the output); a value is let go once no later node reads it. Not `fx.Interpreter.run`: it makes a tqdm
+    bar on every run, disabled, yet tqdm starts its monitor thread for it, and that thread outlives the job (the
+    app's leak check caught one)."""
+    interpreter = fx.Interpreter(traced)
+    interpreter.args_iter = iter((x,))
+    env = interpreter.env = {}
+    with torch.no_grad():
+        for node in traced.graph.nodes:
+            env[node] = interpreter.run_node(node)
+            seen(node, env[node])
+            if node is last or node.op == "output":
+                return
+            for gone in interpreter.user_to_last_uses.get(node, ()):
+                del env[gone]
 
 
 def record(traced: fx.GraphModule, x: torch.Tensor, keep, last: fx.Node) -> dict:
-    """{node: its output on x} for the nodes in `keep`, running the trace up to `last` only."""
-    recorder = _Record(traced, set(keep), last)
-    try:
-        with torch.no_grad():
-            recorder.run(x)
-    except _Recorded:
-        pass
-    return recorder.values
+    """{node: a copy of its output on x} for the nodes in `keep` (a copy: a later in-place layer cannot change
+    it), running the trace up to `last` only."""
+    keep, values = set(keep), {}
+
+    def seen(node, value):
+        if node in keep:
+            values[node] = value.detach().clone()
+    _walk(traced, x, seen, last)
+    return values
 
 
 def graph_of(module: nn.Module, x: torch.Tensor) -> Graph | None:
@@ -205,15 +203,10 @@ def _trace(module: nn.Module, x: torch.Tensor) -> Graph | None:
         return None
     shapes: dict = {}
 
-    class Shapes(fx.Interpreter):
-        def run_node(self, n):
-            found = super().run_node(n)
-            if isinstance(found, torch.Tensor):
-                shapes[n] = tuple(found.shape)
-            return found
-
-    with torch.no_grad():
-        Shapes(traced).run(x[:1])
+    def seen(node, value):
+        if isinstance(value, torch.Tensor):
+            shapes[node] = tuple(value.shape)
+    _walk(traced, x[:1], seen)
     ops, costs = {}, {}
     for node in traced.graph.nodes:
         op = _classify(traced, node, shapes)

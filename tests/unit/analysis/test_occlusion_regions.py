@@ -294,3 +294,19 @@ def test_sums_the_model_could_do_in_place_are_in_place_in_the_trace_after_the_sp
     rest(p).sum().backward()
     net(q).sum().backward()
     torch.testing.assert_close(p.grad, q.grad, rtol=0, atol=0)
+
+
+def test_tracing_and_recording_start_no_progress_bar_and_so_no_thread(monkeypatch):
+    """fx's Interpreter.run makes a tqdm bar on every run; disabled, it still started tqdm's monitor thread,
+    which outlived the job (the app's leak check caught it when its occlusion test ran alone)."""
+    import tqdm.std
+
+    made = []
+    monkeypatch.setattr(tqdm.std.tqdm, "__new__", lambda cls, *a, **k: made.append(cls) or object.__new__(cls))
+    net, x = Sums().eval(), torch.randn(1, 3, 6, 6)
+    graph = graph_of(net, x)
+    assert graph is not None and made == []
+    nodes = list(graph.traced.graph.nodes)
+    values = regions.record(graph.traced, x, [nodes[1]], nodes[1])
+    torch.testing.assert_close(values[nodes[1]], net.a(x), rtol=0, atol=0)
+    assert made == []
