@@ -145,13 +145,6 @@ class Layout:
                 self.memory["model"] = True
         self.channels_last = self.memory.get(grad) if self.memory["model"] else False  # None: not tried yet
 
-    def ahead(self, t: torch.Tensor) -> torch.Tensor:
-        """t in the memory format the batches are known to run in (channels-last once a batch ran in it), so
-        that batches made from it need no copy into it (a copy of 8 resnet stems' outputs: 10 ms)."""
-        if self.channels_last and t.ndim == 4:
-            return t.contiguous(memory_format=torch.channels_last)
-        return t
-
     def run(self, fn, batch: torch.Tensor):
         """fn(batch), the batch in the job's memory format (the same values)."""
         if self.channels_last is False or batch.ndim != 4:
@@ -172,14 +165,3 @@ class Layout:
         found = fn(batch)  # a model that fails in NCHW too raises its own error here, and nothing is remembered
         self.memory[self.grad] = self.channels_last = False
         return found
-
-
-def weighted_sum(weights: torch.Tensor, batch: torch.Tensor) -> torch.Tensor:
-    """sum_i weights[i] * batch[i], kept as a batch of one: one matrix-vector product in the batch's own memory
-    order (a channels-last batch summed over its first dimension by `sum(0)` reads it in strides: 8 copies of
-    64 x 112 x 112 took 25 ms, the product 1.5 ms)."""
-    n = batch.shape[0]
-    if batch.ndim == 4 and not batch.is_contiguous() and batch.is_contiguous(memory_format=torch.channels_last):
-        c, h, w = batch.shape[1:]
-        return (weights @ batch.permute(0, 2, 3, 1).reshape(n, -1)).reshape(1, h, w, c).permute(0, 3, 1, 2)
-    return (weights @ batch.reshape(n, -1)).reshape(1, *batch.shape[1:])

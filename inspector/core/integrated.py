@@ -21,7 +21,7 @@ from .batching import LeafBytes, check_batch, passes, pick_batch
 from .detection.follow import follow
 from .detection.outputs import is_detection_output
 from .errors import RunCancelled, SpecError
-from .fast_passes import Layout, eval_norms, weighted_sum
+from .fast_passes import Layout, eval_norms
 from .norm_folding import folded_norms
 from .objective import Target, objective, parse_target, primary_output
 from .records.requests import QUADRATURES
@@ -103,14 +103,13 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
     total = torch.zeros_like(x)
     a = torch.as_tensor(alphas, dtype=x.dtype, device=device)
     w = torch.as_tensor(weights, dtype=x.dtype, device=device)
-    shape, start, step = (-1,) + (1,) * (x.ndim - 1), b, x - b
+    shape = (-1,) + (1,) * (x.ndim - 1)
     with folded_norms(module, x), eval_norms(module):
         for part in passes(len(alphas), batch):
             if cancel is not None and cancel():
                 raise RunCancelled("Integrated gradients cancelled.")
-            start, step = layout.ahead(start), layout.ahead(step)  # the points made in the passes' format
-            grad = layout.run(gradient, torch.addcmul(start, a[part].reshape(shape), step))
-            total += weighted_sum(w[part], grad)
+            grad = layout.run(gradient, b + a[part].reshape(shape) * (x - b))
+            total += (w[part].reshape(shape) * grad).sum(dim=0, keepdim=True)
             if progress is not None:
                 progress(part.stop, len(alphas))
     found = ((x - b) * total)[0].detach().cpu().numpy()

@@ -229,37 +229,3 @@ def _cost(traced: fx.GraphModule, node: fx.Node, shapes: dict) -> float:
         if isinstance(m, nn.Linear):
             return math.prod(out[1:]) * m.in_features
     return float(ELEMENT * math.prod(out[1:]))
-
-
-def after(graph: Graph, split: fx.Node, prefix: set) -> fx.GraphModule:
-    """The trace from the split on: a graph whose one input is the split's value (`prefix`: the nodes up to and
-    including the split, every other node's sources among them or after them). A sum that the model wrote
-    in place (`out += identity`), which fx traces as a new tensor, is in place again where that is safe
-    (resnet50's passes: 2 ms a copy)."""
-    traced = graph.traced
-    copy = fx.Graph()
-    env = {split: copy.placeholder("split")}
-    for node in traced.graph.nodes:
-        if node not in prefix:
-            env[node] = copy.node_copy(node, env.__getitem__)
-            if _in_place(graph, node, split):
-                env[node].target = operator.iadd
-    return fx.GraphModule(traced, copy)
-
-
-_OWN_OUTPUT_UNSAVED = (nn.Conv2d, nn.BatchNorm2d, nn.Linear)  # their backward does not read their output
-
-
-def _in_place(graph: Graph, node: fx.Node, split: fx.Node) -> bool:
-    """node is `a + b` where a is the output of a layer whose backward does not read it, read by nothing else
-    and of the sum's shape: adding b into it changes nothing any other layer or the backward reads."""
-    if node.op != "call_function" or node.target is not operator.add or len(node.args) != 2 or node.kwargs:
-        return False
-    a, b = node.args
-    if not isinstance(a, fx.Node) or a is split or a.op != "call_module" or len(a.users) != 1:
-        return False
-    if type(graph.modules.get(a.target)) not in _OWN_OUTPUT_UNSAVED:
-        return False
-    shapes = graph.shapes
-    return a in shapes and shapes.get(node) == shapes[a] and (not isinstance(b, fx.Node) or b in shapes)
-

@@ -30,7 +30,7 @@ from torch import nn
 
 from .fast_passes import ThreadSwitch, on_cpu
 from .norm_folding import same_outputs
-from .occlusion_graph import ELEMENT, Graph, Op, after, graph_of, record
+from .occlusion_graph import ELEMENT, Graph, Op, graph_of, record
 
 WORTH = 0.8  # of a whole copy's cost, at most, for the boxes to be used
 GATHER = 3 * ELEMENT  # a read of a reach copies each element three times (clean values, the box's, the choice)
@@ -149,6 +149,16 @@ def _reads(graph: Graph, prefix: list, boxes: dict) -> dict:
     return reads
 
 
+def _suffix(traced: fx.GraphModule, split: fx.Node, prefix: set) -> fx.GraphModule:
+    """The trace from the split on: a graph whose one input is the split's value."""
+    graph = fx.Graph()
+    env = {split: graph.placeholder("split")}
+    for node in traced.graph.nodes:
+        if node not in prefix:
+            env[node] = graph.node_copy(node, env.__getitem__)
+    return fx.GraphModule(traced, graph)
+
+
 def plan(graph: Graph, x: torch.Tensor, spots, window: int) -> _Plan | None:
     """The split where a copy costs least, or None where none costs at most WORTH of a whole copy; worked out
     once per input shape and windows, then remembered."""
@@ -173,7 +183,7 @@ def plan(graph: Graph, x: torch.Tensor, spots, window: int) -> _Plan | None:
     if least <= WORTH * total:
         split = next(n for n, cost in costs.items() if cost <= TIE * least)
         prefix = [n for n in graph.traced.graph.nodes if n in ancestors[split]] + [split]
-        found = _Plan(split, prefix, boxes, after(graph, split, set(prefix)), _reads(graph, prefix, boxes))
+        found = _Plan(split, prefix, boxes, _suffix(graph.traced, split, set(prefix)), _reads(graph, prefix, boxes))
     if len(graph.plans) >= PLANS:  # the oldest forgotten (a user trying windows in the app)
         graph.plans.pop(next(iter(graph.plans)))
     graph.plans[key] = found

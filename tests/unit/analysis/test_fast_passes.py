@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from inspector.core import fast_passes
-from inspector.core.fast_passes import Layout, eval_norms, weighted_sum
+from inspector.core.fast_passes import Layout, eval_norms
 from inspector.core.integrated import integrated_gradients, path_nodes
 from inspector.core.occlusion import occlusion
 
@@ -264,34 +264,3 @@ def test_script_modules_and_batchnorms_called_by_keyword_run():
                                    integrated_gradients(net, x, target=1, steps=4, batch=2).map, rtol=1e-4, atol=1e-6)
         np.testing.assert_allclose(occlusion(scripted, x, target=1, window=4, stride=4, batch=batch).map,
                                    occlusion(net, x, target=1, window=4, stride=4, batch=2).map, rtol=1e-4, atol=1e-6)
-
-
-@pytest.mark.parametrize("shape", [(5, 4, 6, 7), (5, 3, 2), (5, 9)])
-@pytest.mark.parametrize("channels_last", [False, True])
-def test_a_weighted_sum_over_a_batch_is_the_sum_in_float64_in_any_memory_order(shape, channels_last):
-    """sum_i w_i batch[i], kept as a batch of one, whether the batch is NCHW or channels-last (read in its own
-    order as one matrix-vector product; summing a channels-last batch over its first dimension read it in
-    strides, 17x slower), checked against float64."""
-    g = torch.Generator().manual_seed(3)
-    batch, w = torch.randn(shape, generator=g), torch.rand(shape[0], generator=g)
-    if channels_last and len(shape) == 4:
-        batch = batch.contiguous(memory_format=torch.channels_last)
-    found = weighted_sum(w, batch)
-    expected = (w.double().reshape((-1,) + (1,) * (len(shape) - 1)) * batch.double()).sum(0, keepdim=True)
-    assert found.shape == (1,) + shape[1:]
-    torch.testing.assert_close(found.double(), expected, rtol=1e-6, atol=1e-6)
-
-
-def test_tensors_made_ahead_are_in_the_format_the_batches_run_in():
-    """Before a batch has run channels-last a tensor stays as it is; after, a 4-D one is made channels-last
-    (the points built from it need no copy) and others stay; a model left NCHW keeps everything NCHW."""
-    net = nn.Sequential(nn.Conv2d(3, 4, 3), nn.Conv2d(4, 2, 3), nn.Flatten()).eval()
-    layout, t = Layout(net, grad=False), torch.randn(1, 3, 8, 8)
-    assert layout.ahead(t) is t
-    layout.run(net, t.repeat(2, 1, 1, 1))
-    assert layout.ahead(t).is_contiguous(memory_format=torch.channels_last) and not t.is_contiguous(
-        memory_format=torch.channels_last)
-    three = t[0]
-    assert torch.equal(layout.ahead(t), t) and layout.ahead(three) is three
-    single = Layout(nn.Sequential(nn.Conv2d(3, 2, 3), nn.Flatten()).eval(), grad=False)
-    assert single.ahead(t) is t
