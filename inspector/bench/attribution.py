@@ -1,5 +1,7 @@
 """`bench --attribution`: integrated gradients, SmoothGrad and occlusion against captum's, interleaved in one
-process on the same model, input, target and settings: seconds (median of `repeats`), the ratio ours/captum,
+process on the same model, input, target and settings: seconds (median of `repeats`), the ratio ours/captum
+(and the lowest and highest of each repeat's own ratio, its two runs back to back: a 2-core machine shared with
+others moves the figures by a tenth between runs),
 the peak memory each took above what was held before (resident memory sampled every 5 ms on CPU; CUDA's
 peak allocated on a GPU), and how far the maps differ (relative L2). Captum is the reference library, a
 bench-only dependency (the dev group); our batch is ours to choose (inspector.core.batching), captum's is
@@ -156,19 +158,23 @@ def bench_model(name: str, methods=METHODS, repeats: int = 1, device: str = "cpu
                "rel_l2": float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30)), "device": dev.type,
                "against": against}
         row["ratio"] = row["ours_s"] / row["captum_s"]
+        # each repeat's own ratio (its two runs back to back): how far this machine moved the figure meanwhile
+        row["pair_ratios"] = [o / t for o, t in zip(times["ours"], times["captum"])]
         rows.append(row)
         log(format_row(row))
     return rows
 
 
 def format_header(against: str = "captum") -> str:
-    return (f"{'model':<20}{'method':<12}{'ours':>9}{against:>9}{'ratio':>8}{'ours peak':>12}"
+    return (f"{'model':<20}{'method':<12}{'ours':>9}{against:>9}{'ratio':>8}{'pairs':>13}{'ours peak':>12}"
             f"{against[:6] + ' peak':>13}{'rel L2':>10}")
 
 
 def format_row(r: dict) -> str:
+    pairs = r.get("pair_ratios") or [r["ratio"]]
+    spread = f"{min(pairs):.2f}-{max(pairs):.2f}x"
     return (f"{r['model']:<19} {r['method']:<12}{r['ours_s']:>8.2f}s{r['captum_s']:>8.2f}s{r['ratio']:>7.2f}x"
-            f"{r['ours_peak_mb']:>9.0f} MB{r['captum_peak_mb']:>10.0f} MB{r['rel_l2']:>10.2g}")
+            f"{spread:>13}{r['ours_peak_mb']:>9.0f} MB{r['captum_peak_mb']:>10.0f} MB{r['rel_l2']:>10.2g}")
 
 
 def main(models=("resnet50", "vit_b_16"), methods=METHODS, repeats: int = 1, device: str = "cpu",

@@ -55,3 +55,18 @@ def test_the_attribution_bench_measures_occlusions_boxes_against_whole_copies(mo
     # ours on boxes: the check, then 3 x 3 windows in 2 passes; the whole copies none
     assert len(passes) == 3 and rows[0]["against"] == "whole" and rows[0]["rel_l2"] < 1e-5
     assert format_header("whole").split()[3] == "whole"
+
+
+def test_each_repeats_own_ratio_is_kept_and_shown_as_a_range(monkeypatch):
+    """The median ratio is over the medians; each repeat's own ratio (its two runs back to back) is kept too,
+    and the row shows their lowest and highest: how far the machine moved the figure during the bench."""
+    import numpy as np
+
+    from inspector.bench import attribution as bench
+
+    seconds = iter([2.0, 4.0, 3.0, 2.0])  # ours, captum, ours, captum
+    monkeypatch.setattr(bench, "_timed", lambda run, dev: (next(seconds), 0, np.ones((3, 4, 4))))
+    lines = []
+    (row,) = bench.bench_model("demo", ("ig",), repeats=2, log=lines.append)
+    assert row["pair_ratios"] == [0.5, 1.5] and row["ratio"] == pytest.approx(2.5 / 3.0)
+    assert "0.50-1.50x" in lines[-1] and "pairs" in bench.format_header()
