@@ -34,6 +34,7 @@ from .fast_passes import Layout, eval_norms
 from .norm_folding import folded_norms
 from .guided import APPROXIMATED_TYPES, guided_edits, split_guided
 from .integrated import integrated_gradients
+from .layers import channel_layouts
 from .objective import Target, objective, parse_target, primary_output
 from .occlusion import occlusion
 from .records.detections import box_target
@@ -71,10 +72,12 @@ def saliency(model: LoadedModel | nn.Module, x: torch.Tensor, target=None) -> np
     return _saliency(model, x, target)[0]
 
 
-def cam_from_result(result: RunResult, layer: str, grid: TokenGrid | None = None) -> np.ndarray:
+def cam_from_result(result: RunResult, layer: str, grid: TokenGrid | None = None,
+                    channels_last: bool | None = None) -> np.ndarray:
     """Grad-CAM (h, w) from a run that captured `layer:output` and `layer:grad_output`:
     ReLU(sum_k alpha_k A^k), alpha_k the spatial mean of the gradient, first batch item. Token
-    outputs (B, N, C) on the model's patch `grid` count as C maps of it (prefix tokens left out)."""
+    outputs (B, N, C) on the model's patch `grid` count as C maps of it (prefix tokens left out);
+    a 4-D output is (B, H, W, C) where the model says `channels_last` of the layer (`is_channels_last`)."""
     acts, grads = result.captures.get(f"{layer}:output"), result.captures.get(f"{layer}:grad_output")
     if grid is not None and acts is not None and grads is not None and acts.array is not None \
             and grads.array is not None and (maps := token_maps(acts.array, grid)) is not None:
@@ -87,10 +90,19 @@ def cam_from_result(result: RunResult, layer: str, grid: TokenGrid | None = None
     if grads is None or grads.array is None:
         raise RunError(f"No gradient reached {layer}; the objective ({result.target}) does not depend on it.")
     a, g = torch.from_numpy(acts.array[:1]).float(), torch.from_numpy(grads.array[:1]).float()
-    if is_channels_last(tuple(acts.array.shape)):  # Swin's and ConvNeXt's (N, H, W, C) blocks: the mosaic's rule
+    if is_channels_last(tuple(acts.array.shape), channels_last):  # Swin's and ConvNeXt's (N, H, W, C) blocks
         a, g = a.permute(0, 3, 1, 2), g.permute(0, 3, 1, 2)
     alpha = g.mean(dim=(2, 3), keepdim=True)
     return torch.relu((alpha * a).sum(dim=1))[0].numpy()
+
+
+def _channels_last_at(module: nn.Module, x: torch.Tensor, result: RunResult, layer: str) -> bool | None:
+    """What the model says of the layout of `layer`'s 4-D output (`layers.channel_layouts`, once per model);
+    None for other outputs."""
+    acts = result.captures.get(f"{layer}:output")
+    if acts is None or acts.array is None or acts.array.ndim != 4:
+        return None
+    return channel_layouts(module, x.detach().to(_device(module))).get(layer)
 
 
 def gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, layer: str | None = None) -> Attribution:
@@ -115,7 +127,7 @@ def gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, layer:
             layer, notes = auto_gradcam_layer(module, x)
         spec = RunSpec((layer,), frozenset({"output", "grad_output"}), (), parse_target(target), stats=False)
         result = run(module, x, spec, labels)
-    cam = cam_from_result(result, layer, grid)
+    cam = cam_from_result(result, layer, grid, _channels_last_at(module, x, result, layer))
     return Attribution("gradcam", upsample(cam, tuple(x.shape[-2:])), result.target, result.target_index,
                        layer, cam, warnings=tuple(result.warnings), notes=notes, **boxes_of(result))
 

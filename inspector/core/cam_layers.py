@@ -58,6 +58,7 @@ def find_head_layer(tree: LayerTree, order: Sequence[str], model: nn.Module | No
     residual); densenet121: `features`; convnext_tiny: `features`; as pytorch-grad-cam's and captum's
     users pass them. None when nothing is (the last convolution then serves)."""
     shapes = {l.path: l.output_shapes[0] for l in tree if l.path and l.output_shapes}
+    said = tree.layouts()
     convs = set(tree.convolutions())
     modules = dict(model.named_modules()) if model is not None else {}
     last_conv = max((i for i, p in enumerate(order) if p in convs), default=None)
@@ -68,7 +69,7 @@ def find_head_layer(tree: LayerTree, order: Sequence[str], model: nn.Module | No
         shape = shapes.get(path, ())
         if len(shape) != 4 or _is_patchify(modules.get(path)):
             continue
-        height, width = (shape[1], shape[2]) if is_channels_last(tuple(shape)) else (shape[2], shape[3])
+        height, width = (shape[1], shape[2]) if is_channels_last(tuple(shape), said.get(path)) else (shape[2], shape[3])
         if height * width > 1:
             found = path
     return found

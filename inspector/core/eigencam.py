@@ -13,10 +13,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from .attribution_record import Attribution, _unwrap
+from .attribution_record import Attribution, _device, _unwrap
 from .cam_layers import auto_gradcam_layer, upsample
 from .engine import RunSpec, run
 from .errors import SpecError
+from .layers import channel_layouts
 from .records.tokens import is_channels_last, token_maps
 from .sources.grids import token_grid
 from .sources.loaded import LoadedModel
@@ -55,7 +56,8 @@ def eigencam(model: LoadedModel | nn.Module, x: torch.Tensor, layer: str | None 
             shape = "nothing" if acts is None or acts.array is None else f"shape {acts.array.shape}"
             raise SpecError(f"EigenCAM needs one (N, C, H, W) output at {layer}; it gives {shape}.")
         maps = acts.array[0]
-        if is_channels_last(tuple(acts.array.shape)):
+        said = channel_layouts(module, x.detach().to(_device(module))).get(layer)  # the model's word, once
+        if is_channels_last(tuple(acts.array.shape), said):
             maps = maps.transpose(2, 0, 1)
     cam = principal_map(np.asarray(maps, dtype=np.float32))
     return Attribution("eigencam", upsample(cam, tuple(x.shape[-2:])), "no class (class-agnostic)", None, layer, cam,

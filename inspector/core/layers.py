@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,9 @@ class LayerInfo:
     depth: int
     output_shapes: tuple[tuple[int, ...], ...] = ()  # of the first call
     calls: int = 0  # per forward
+    # its 4-D output is (B, H, W, C) (True) or (B, C, H, W) (False), as the model's own modules tell
+    # (`_Layouts`); None: not 4-D, no forward, or nothing in the model tells
+    channels_last: bool | None = None
 
     @property
     def name(self) -> str:
@@ -63,6 +67,11 @@ class LayerTree:
             if layer.path == path:
                 return layer
         raise UnknownKeyError(f"No layer named {path!r}. {self._examples()}")
+
+    def layouts(self) -> dict[str, bool]:
+        """Path -> whether its 4-D output is channels-last, for the layers the model tells it of
+        (`records.tokens.is_channels_last` reads it)."""
+        return {l.path: l.channels_last for l in self.layers if l.channels_last is not None}
 
     def children(self, path: str) -> list[LayerInfo]:
         prefix = f"{path}." if path else ""
@@ -177,6 +186,130 @@ def _shapes(value) -> list[tuple[int, ...]]:
     return []
 
 
+#: Leaves that keep their input's layout (elementwise, parameter-free), by class name where torch.nn has none.
+_KEEPS_LAYOUT = ("StochasticDepth", "DropPath")
+
+
+def _layout_role(module: nn.Module) -> str | None:
+    """How a leaf tells the layout of the 4-D tensors it reads and makes: "last" (a plain LayerNorm over one
+    axis normalises the last one, a Linear multiplies it: channels last), "first" (a convolution, a BatchNorm,
+    GroupNorm or InstanceNorm, 2-d pooling, a LayerNorm2d that permutes around its norm: channels at axis 1),
+    "to_last" / "to_first" (torchvision's Permute([0, 2, 3, 1]) / ([0, 3, 1, 2])), "same" (an elementwise
+    leaf without parameters: activations, dropout, Identity, stochastic depth), or None (it tells nothing)."""
+    from torch import nn
+    from torch.nn.modules import activation, batchnorm, conv, dropout, instancenorm, pooling
+
+    name = type(module).__name__
+    if isinstance(module, nn.LayerNorm):
+        if type(module).forward is nn.LayerNorm.forward:
+            return "last" if len(module.normalized_shape) == 1 else None
+        return "first" if name.endswith("2d") else None  # torchvision's and timm's LayerNorm2d
+    if isinstance(module, nn.Linear):
+        return "last"
+    if isinstance(module, (conv._ConvNd, batchnorm._BatchNorm, instancenorm._InstanceNorm, nn.GroupNorm,
+                           pooling._MaxPoolNd, pooling._AvgPoolNd, pooling._AdaptiveAvgPoolNd,
+                           pooling._AdaptiveMaxPoolNd)) or name == "FrozenBatchNorm2d":
+        return "first"
+    if name == "Permute" and hasattr(module, "dims"):
+        dims = list(module.dims)
+        return {(0, 2, 3, 1): "to_last", (0, 3, 1, 2): "to_first"}.get(tuple(dims))
+    elementwise = isinstance(module, (nn.Identity, dropout._DropoutNd)) or name in _KEEPS_LAYOUT or (
+        type(module).__module__ == activation.__name__ and not isinstance(module, nn.MultiheadAttention))
+    if elementwise and not any(True for _ in module.parameters()):
+        return "same"
+    return None
+
+
+class _Layouts:
+    """Which 4-D outputs of a model are channels-last, from one forward: every tensor a telling leaf reads or
+    makes (`_layout_role`) is marked; any other module (an elementwise leaf, a residual block, a container)
+    whose output has its input's shape joins the two (their layouts could differ only where H == W == C);
+    a module's output is what its tensor was marked, by the leaves that made or read it or a joined one.
+    Tensors are known by identity while alive (weak references: nothing is kept). Marked both ways: unsaid."""
+
+    def __init__(self) -> None:
+        self._ids: dict[int, tuple[weakref.ref, int]] = {}
+        self._parent: list[int] = []
+        self._marks: dict[int, set[bool]] = {}
+        self.outputs: dict[str, int] = {}  # path -> node of its first call's 4-D output
+
+    def _node(self, tensor) -> int:
+        held = self._ids.get(id(tensor))
+        if held is not None and held[0]() is tensor:
+            return held[1]
+        node = len(self._parent)
+        self._parent.append(node)
+        self._ids[id(tensor)] = (weakref.ref(tensor), node)
+        return node
+
+    def _root(self, node: int) -> int:
+        while self._parent[node] != node:
+            self._parent[node] = node = self._parent[self._parent[node]]
+        return node
+
+    def _mark(self, tensor, last: bool) -> None:
+        self._marks.setdefault(self._root(self._node(tensor)), set()).add(last)
+
+    def _join(self, a, b) -> None:
+        ra, rb = self._root(self._node(a)), self._root(self._node(b))
+        if ra != rb:
+            self._parent[rb] = ra
+            self._marks.setdefault(ra, set()).update(self._marks.pop(rb, set()))
+
+    def hooks(self, path: str, module: nn.Module, leaf: bool) -> list:
+        """The hooks that watch `module` (registered by the caller's loop; handles returned)."""
+        import torch
+
+        role = _layout_role(module) if leaf else None
+
+        def four(value):
+            return value if isinstance(value, torch.Tensor) and value.ndim == 4 else None
+
+        def after(_module, args, output):
+            out = four(output)
+            if out is None:
+                return
+            if path not in self.outputs:
+                self.outputs[path] = self._node(out)
+            seen = four(args[0]) if args else None
+            if role in ("last", "first"):
+                self._mark(out, role == "last")
+                if seen is not None:
+                    self._mark(seen, role == "last")
+            elif role in ("to_last", "to_first"):
+                self._mark(out, role == "to_last")
+                if seen is not None:
+                    self._mark(seen, role != "to_last")
+            elif seen is not None and seen.shape == out.shape:  # "same", a block, a container: one layout in
+                self._join(seen, out)  # and out (another would need H == W == C)
+
+        return [module.register_forward_hook(after)]
+
+    def result(self) -> dict[str, bool]:
+        """Path -> channels-last, for the 4-D outputs the model marked one way only."""
+        found = {}
+        for path, node in self.outputs.items():
+            marks = self._marks.get(self._root(node), set())
+            if len(marks) == 1:
+                found[path] = next(iter(marks))
+        return found
+
+
+#: The channels-last word of each model's layers (`channel_layouts`), kept from its last layer tree.
+_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def channel_layouts(model: nn.Module, example: torch.Tensor) -> dict[str, bool]:
+    """Path -> whether the layer's 4-D output is (B, H, W, C), as the model's own modules tell (`_Layouts`);
+    worked out once per model, in the run that builds its layer tree (one no-grad run at `example` when no
+    tree was built with an example yet)."""
+    kept = _LAYOUTS.get(model)
+    if kept is None:
+        build_layer_tree(model, example)
+        kept = _LAYOUTS[model]
+    return kept
+
+
 def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> LayerTree:
     """The module tree; with an example input, one no-grad run adds output shapes and call counts."""
     import torch
@@ -196,6 +329,7 @@ def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> L
     shapes: dict[str, tuple[tuple[int, ...], ...]] = {}
     calls: dict[str, int] = {}
     detects = False
+    layouts: dict[str, bool] = {}
     if example is not None:
         from .detection.outputs import is_detection_output
 
@@ -207,11 +341,14 @@ def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> L
                 shapes.setdefault(path, tuple(_shapes(output)))
             return hook
 
+        watch = _Layouts()
         try:
             for path, module in modules:
                 handles.append(module.register_forward_hook(record(path)))
+                handles += watch.hooks(path, module, not any(True for _ in module.children()))
             with torch.no_grad():
                 detects = is_detection_output(model(example))
+            layouts = _LAYOUTS[model] = watch.result()
         except InspectorError:
             raise
         except Exception as exc:
@@ -231,6 +368,7 @@ def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> L
                 depth=path.count(".") + 1 if path else 0,
                 output_shapes=shapes.get(path, ()),
                 calls=calls.get(path, 0),
+                channels_last=layouts.get(path),
             )
         )
     return LayerTree(tuple(layers), tuple(name for name, _ in model.named_parameters()), detects)

@@ -10,6 +10,7 @@ channels are shown a page (`PAGE` channels) at a time; hit-testing reports the t
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,11 +109,12 @@ def tile(maps: np.ndarray, cols: int, gap: int = 1) -> np.ndarray:
     return np.ascontiguousarray(image[..., : rows * (h + gap) - gap, : cols * (w + gap) - gap])
 
 
-def as_maps(array: np.ndarray) -> np.ndarray:
-    """A capture as (C, H, W) maps: conv maps per channel (channels-last ones too); (N, F) vectors as
-    one row; tokens (without a grid, see `capture_maps`) as one map."""
+def as_maps(array: np.ndarray, channels_last: bool | None = None) -> np.ndarray:
+    """A capture as (C, H, W) maps: conv maps per channel (channels-last ones too, where the model says
+    `channels_last` of the layer: `is_channels_last`); (N, F) vectors as one row; tokens (without a grid,
+    see `capture_maps`) as one map."""
     a = np.asarray(array)
-    if is_channels_last(a.shape):
+    if is_channels_last(a.shape, channels_last):
         return a[0].transpose(2, 0, 1)
     if a.ndim >= 4:
         return a[0].reshape(a.shape[1], a.shape[2], -1)
@@ -155,11 +157,22 @@ def weight_maps(array: np.ndarray) -> tuple[np.ndarray, Grid]:
     return tile(kernels, cols, gap), inner
 
 
+def _said(key: str, layouts: Mapping[str, bool] | None) -> bool | None:
+    """What the model says of the layout of the layer a capture `key` is of (None: nothing)."""
+    if not layouts:
+        return None
+    try:
+        return layouts.get(parse_key(key).layer)
+    except SpecError:
+        return None
+
+
 def capture_maps(key: str, array: np.ndarray, tokens: TokenGrid | None = None,
-                 query: int = 0) -> tuple[np.ndarray, Grid | None]:
+                 query: int = 0, layouts: Mapping[str, bool] | None = None) -> tuple[np.ndarray, Grid | None]:
     """What a capture tiles: (maps, kernel grid for weights or None). With the model's token grid,
     a (B, N, C) sequence that fits it is C maps of the grid, and an `attention` capture one map per
-    head of what token `query` attends to (see inspector.core.records.tokens)."""
+    head of what token `query` attends to (see inspector.core.records.tokens). `layouts`: the model's
+    channels-last word per layer (`LayerTree.layouts()`), for 4-D captures."""
     a = np.asarray(array)
     if is_attention(key) and a.ndim == 4:
         return attention_maps(a, tokens, query), None
@@ -169,7 +182,7 @@ def capture_maps(key: str, array: np.ndarray, tokens: TokenGrid | None = None,
         return a[None].astype(np.float32, copy=False), None
     if tokens is not None and (maps := token_maps(a, tokens)) is not None:
         return maps, None
-    return as_maps(a), None
+    return as_maps(a, _said(key, layouts)), None
 
 
 def separator(h: int, w: int) -> int:
@@ -192,10 +205,11 @@ def mosaic_of(maps: np.ndarray, first: int = 0, count: int = PAGE, gap: int | No
 
 
 def make_mosaic(array: np.ndarray, max_channels: int = PAGE, gap: int | None = None, first: int = 0,
-                key: str = "", tokens: TokenGrid | None = None) -> Mosaic:
+                key: str = "", tokens: TokenGrid | None = None, layouts: Mapping[str, bool] | None = None) -> Mosaic:
     """The mosaic of a capture's channels first..first+max_channels (weights when `key` is a
-    parameter gradient; token sequences on the model's patch grid `tokens`)."""
-    maps, kernels = capture_maps(key, array, tokens)
+    parameter gradient; token sequences on the model's patch grid `tokens`; channels-last maps where the
+    model's `layouts` say so)."""
+    maps, kernels = capture_maps(key, array, tokens, layouts=layouts)
     return mosaic_of(maps, first, max_channels, None if kernels is not None else gap, kernels)
 
 

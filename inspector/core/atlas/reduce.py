@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from ..errors import SpecError
+from ..layers import channel_layouts
 from ..records.tokens import TokenGrid, is_channels_last
 from .topk import LayerPartial
 
@@ -44,10 +45,11 @@ class Layout:
         return output[:, self.prefix:].transpose(1, 2)  # tokens, sequence
 
 
-def layout_of(path: str, shape: tuple[int, ...], grid: TokenGrid | None) -> Layout:
-    """The layout of an output of `shape` (batch first), or SpecError when it has no channels."""
+def layout_of(path: str, shape: tuple[int, ...], grid: TokenGrid | None, channels_last: bool | None = None) -> Layout:
+    """The layout of an output of `shape` (batch first), or SpecError when it has no channels. A 4-D output is
+    (B, H, W, C) where the model says `channels_last` of the layer (`is_channels_last`)."""
     if len(shape) == 4:
-        if is_channels_last(shape):
+        if is_channels_last(shape, channels_last):
             return Layout("nhwc", shape[3], shape[1], shape[2])
         return Layout("nchw", shape[1], shape[2], shape[3])
     if len(shape) == 3:
@@ -111,6 +113,7 @@ class AtlasPass:
     def __init__(self, module: nn.Module, layers: list[str], grid: TokenGrid | None) -> None:
         self.module, self.layers, self.grid = module, list(layers), grid
         self.layouts: dict[str, Layout] = {}
+        self._said: dict[str, bool] | None = None  # the model's channels-last word per layer (first run)
         named = dict(module.named_modules())
         self._modules = [(path, named[path]) for path in self.layers]
         self._scratch: torch.Tensor | None = None  # reduce_layer's buffer, as large as the largest output
@@ -120,6 +123,8 @@ class AtlasPass:
         """One forward (no grad) of `x`; the reductions of every layer's first call."""
         found: dict[str, Reduced] = {}
         handles = []
+        if self._said is None:  # kept from the model's layer tree (one no-grad run of one image where none was)
+            self._said = channel_layouts(self.module, x[:1])
 
         def hook_for(path: str):
             def hook(_module, _args, output):
@@ -132,7 +137,8 @@ class AtlasPass:
                                     f"needs its activations.")
                 layout = self.layouts.get(path)
                 if layout is None:
-                    layout = self.layouts[path] = layout_of(path, tuple(output.shape), self.grid)
+                    layout = self.layouts[path] = layout_of(path, tuple(output.shape), self.grid,
+                                                            self._said.get(path))
                 v = layout.positions(output.detach())
                 if v.dtype != torch.float32:
                     v = v.float()

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from ..layers import channel_layouts
 from ..writes import make_folder, save_image, write_bytes, write_json
 from .batches import decode
 from .reduce import Layout, layout_of
@@ -34,7 +35,8 @@ def layer_geometry(module, layers, grid, x: torch.Tensor) -> dict[str, dict]:
     h_in, w_in = x.shape[-2:]
     shapes: dict[str, tuple] = {}
     _forward_shapes(module, layers, x, shapes)
-    layouts = {p: layout_of(p, shapes[p], grid) for p in layers if p in shapes}
+    said = channel_layouts(module, x[:1])  # the model's channels-last word per layer (kept from its tree)
+    layouts = {p: layout_of(p, shapes[p], grid, said.get(p)) for p in layers if p in shapes}
     out = {}
     spatial = [p for p, l in layouts.items() if l.kind in ("nchw", "nhwc")]
     fields = {}

@@ -74,10 +74,18 @@ def prefix_tokens(array: np.ndarray, grid: TokenGrid) -> np.ndarray | None:
     return a[0, :grid.prefix]
 
 
-def is_channels_last(shape: tuple[int, ...]) -> bool:
-    """(B, H, W, C) rather than (B, C, H, W): a square map in dims 1-2 and another size last, as the
-    channels-last blocks of Swin and timm's ConvNeXt give (inputs here are square crops)."""
-    return len(shape) == 4 and shape[1] == shape[2] != shape[3]
+def is_channels_last(shape: tuple[int, ...], said: bool | None = None) -> bool:
+    """(B, H, W, C) rather than (B, C, H, W), as the model `said` of the layer that gave it: its
+    `LayerInfo.channels_last` (`inspector.core.layers.channel_layouts`), which its own modules tell: a
+    plain LayerNorm normalises, and a Linear multiplies, the last axis (Swin's and ConvNeXt's channels-last
+    blocks); a convolution, BatchNorm or pooling reads axis 1; a Permute swaps them. Only where nothing
+    is said (a bare array, or a layer no module of the model tells apart) a square map in dims 1-2 and
+    another size last counts as channels-last, a guess that cannot see a non-square map."""
+    if len(shape) != 4:
+        return False
+    if said is not None:
+        return said
+    return shape[1] == shape[2] != shape[3]
 
 
 def attention_maps(array: np.ndarray, grid: TokenGrid | None, query: int = 0) -> np.ndarray:
