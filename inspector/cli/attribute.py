@@ -9,6 +9,7 @@ import sys
 from inspector.core.errors import SpecError
 from inspector.core.outputs import not_the_input, output_path
 from inspector.core.records.requests import ATTRIBUTION_METHODS, QUADRATURES, SMOOTH_KINDS, SMOOTHED
+from inspector.core.records.signs import SIGNS
 from inspector.core.writes import save_npy
 
 from . import common
@@ -55,6 +56,10 @@ def add_parser(sub) -> None:
     att.add_argument("--blur-sigma", type=float, default=None,
                      help="--baseline blur: the blur's sigma in pixels (default a twentieth of the input's side)")
     att.add_argument("--baseline-seed", type=int, default=None, help="--baseline uniform: makes the noise repeatable")
+    att.add_argument("--sign", default=None, choices=list(SIGNS),
+                     help="what of the map is drawn and scored: positive, negative or absolute values, or signed "
+                          "(a diverging picture; the metrics remove the most positive pixels first). Default: signed "
+                          "for ig, occlusion and guided maps (and SmoothGrad's mean of them), positive for the rest")
     att.add_argument("--metrics", default=None,
                      help="faithfulness scores of the map, comma-separated: deletion, insertion")
     att.add_argument("--metric-steps", type=int, default=50, help="the metrics' steps K (default 50)")
@@ -106,6 +111,7 @@ def run(args) -> int:
     if args.method == "smoothgrad":
         options = {"of": args.of, "kind": args.smooth, "samples": args.samples, "noise": args.noise,
                    "seed": args.noise_seed, "progress": bar.step, **({**ig, **base} if args.of == "ig" else {})}
+    options = {**(options or {}), "sign": args.sign}
     if args.each_box is not None:
         return _each_box(args, loaded, x, options, metrics, made, cap, bar, out)
     try:
@@ -121,7 +127,7 @@ def run(args) -> int:
         save_npy(out, found.map)  # the name as given (np.save would add .npy to x.NPY)
     else:
         save_overlay(out, picture(x.detach().cpu().numpy(), loaded.preprocess), found.map,
-                     detections=found.detections, chosen=found.target_detection)
+                     detections=found.detections, chosen=found.target_detection, sign=found.shown_sign)
     what, index, labels = found.target, found.target_index, loaded.labels or []
     if found.target_detection is not None:
         box = found.detections[found.target_detection]
@@ -129,7 +135,8 @@ def run(args) -> int:
                 f"[{', '.join(f'{v:.1f}' for v in box.box)}])")
     elif index is not None:
         what = f"class {index}" + (f" ({labels[index]})" if index < len(labels) else "")
-    say(f"{found.method} for {what}" + (f" at {found.layer}" if found.layer else "") + f" -> {out}")
+    say(f"{found.method} for {what}" + (f" at {found.layer}" if found.layer else "") + f" -> {out}"
+        + f" ({found.shown_sign} values)")
     if loaded.seed is not None:
         say(common.seed_note(loaded.seed))
     for note in found.notes:
@@ -153,11 +160,12 @@ def run(args) -> int:
     if baseline_text:
         say(f"baseline {baseline_text}")
     for curve in found.curves:
-        say(f"{curve.metric} AUC {curve.auc:.4f} ({args.metric_steps} steps, {curve.score_of})")
+        say(f"{curve.metric} AUC {curve.auc:.4f} ({args.metric_steps} steps, {curve.score_of}; {curve.order})")
     if args.json:
         print(json.dumps({
-            "method": found.method, "target": found.target, "target_index": found.target_index,
-            "label": labels[index] if index is not None and index < len(labels) else None, "layer": found.layer,
+            "method": found.method, "sign": found.shown_sign, "target": found.target,
+            "target_index": found.target_index, "layer": found.layer,
+            "label": labels[index] if index is not None and index < len(labels) else None,
             "out": str(out), "settings": {k: _plain(v) for k, v in found.details if k != "baseline is"},
             "baseline": baseline_text, "completeness_gap": found.completeness_gap,
             "metrics": {curve.metric: curve.as_json() for curve in found.curves},
@@ -208,7 +216,7 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out) -> int:
     if args.json:
         first = maps[0]
         print(json.dumps({
-            "method": first.method, "layer": first.layer, "out": str(out),
+            "method": first.method, "sign": first.shown_sign, "layer": first.layer, "out": str(out),
             "settings": {k: _plain(v) for k, v in first.details if k != "baseline is"},
             "boxes": [{"target": found.target, "target_detection": found.target_detection,
                        "completeness_gap": found.completeness_gap,

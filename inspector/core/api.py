@@ -85,7 +85,8 @@ def attribute(
 ):
     """One attribution map of `inputs` (one image): `method` is saliency, gradcam, guided, guided-gradcam,
     rollout, ig, smoothgrad or occlusion, with its `options` as the CLI names them (steps, quadrature,
-    batch, max_memory; of, kind, samples, noise, seed; window, stride; baseline, blur_sigma, baseline_seed).
+    batch, max_memory; of, kind, samples, noise, seed; window, stride; baseline, blur_sigma, baseline_seed;
+    sign: positive, negative, absolute or signed, how the map is drawn and scored).
     `metrics` (deletion, insertion) scores the map over its baseline. Returns an Attribution: `.map`,
     `.target_index`, `.layer`, `.details`, `.completeness_gap`, `.curves`, `.notes`, `.warnings`."""
     from .attribution import attribute as make

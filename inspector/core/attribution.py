@@ -40,6 +40,7 @@ from .occlusion import occlusion
 from .records.detections import box_target
 from .records.requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
 from .records.requests import SMOOTHED
+from .records.signs import SIGNS
 from .records.tokens import TokenGrid, is_channels_last, token_maps
 from .result import RunResult
 from .smooth import NoiseCopies, check_smoothing, fresh_seed, smooth
@@ -362,7 +363,8 @@ OPTION_KINDS = {"steps": _WHOLE, "quadrature": _TEXT, "batch": _WHOLE + (type(No
                 "noise": _NUMBER, "seed": _WHOLE + (type(None),), "window": _WHOLE + (type(None),),
                 "stride": _WHOLE + (type(None),), "baseline": _TEXT + (torch.Tensor, type(None)),
                 "blur_sigma": _NUMBER + (type(None),), "baseline_seed": _WHOLE + (type(None),),
-                "masks": _WHOLE, "cell": _WHOLE + (type(None),), "probability": _NUMBER}
+                "masks": _WHOLE, "cell": _WHOLE + (type(None),), "probability": _NUMBER,
+                "sign": _TEXT + (type(None),)}
 _BASELINE = ("baseline", "blur_sigma", "baseline_seed")
 _IG = ("steps", "quadrature", "batch", "max_memory", *_BASELINE)
 METHOD_OPTION_NAMES = {"ig": _IG, "occlusion": ("window", "stride", "batch", "max_memory", *_BASELINE),
@@ -377,7 +379,7 @@ def check_options(method: str, options: dict | None) -> None:
         return
     if not isinstance(options, dict):
         raise SpecError(f"The options of {method} are a dict (steps=..., window=...), not {type(options).__name__}.")
-    allowed = METHOD_OPTION_NAMES.get(method, _BASELINE)
+    allowed = (*METHOD_OPTION_NAMES.get(method, _BASELINE), "sign")
     for name, value in options.items():
         if name in ("cancel", "progress"):
             continue
@@ -386,6 +388,8 @@ def check_options(method: str, options: dict | None) -> None:
         if isinstance(value, bool) or not isinstance(value, OPTION_KINDS[name]):
             kinds = " or ".join(sorted({k.__name__.replace("NoneType", "None") for k in OPTION_KINDS[name]}))
             raise SpecError(f"The {method} option {name} is {kinds}, not {value!r}.")
+        if name == "sign" and value is not None and value not in SIGNS:
+            raise SpecError(f"The sign is one of {', '.join(SIGNS)}, not {value!r}.")
 
 
 def with_baseline(model: LoadedModel | nn.Module, x: torch.Tensor, options: dict | None):
@@ -418,8 +422,16 @@ def _detects(model: LoadedModel | nn.Module, x: torch.Tensor) -> bool:
 def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, target=None,
               layer: str | None = None, options: dict | None = None) -> Attribution:
     """One entry point for the CLI and the app: `method` is one of METHODS. For ig and occlusion,
-    options["baseline"] may name a baseline (inspector.core.baselines); its details join the map's."""
+    options["baseline"] may name a baseline (inspector.core.baselines); its details join the map's.
+    options["sign"] (records.signs; None: the method's default) is how the map is drawn and scored."""
     check_options(method, options)
+    options = dict(options) if options is not None else None
+    sign = options.pop("sign", None) if options else None
+    found = _attribute_with_baseline(model, x, method, target, layer, options or None)
+    return dataclasses.replace(found, sign=sign or found.shown_sign)
+
+
+def _attribute_with_baseline(model, x, method, target, layer, options) -> Attribution:
     if method in NOT_FOR_DETECTORS and _detects(model, x):
         raise SpecError(f"{method} does not explain detections yet; for a box use {', '.join(FOR_DETECTORS)}.")
     if isinstance((options or {}).get("max_memory"), str):

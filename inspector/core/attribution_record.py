@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from .guided import approximation_note
+from .records.signs import default_sign, picture_of
 from .sources.loaded import LoadedModel
 
 
@@ -37,6 +38,17 @@ class Attribution:
     notes: tuple[str, ...] = ()  # how it was made, in words, that is no warning (which layer Grad-CAM chose)
     detections: tuple | None = None  # a detector's (records.detections.Detection), best first
     target_detection: int | None = None  # the rank of the detection explained
+    sign: str | None = None  # how the map is drawn and scored (records.signs); None: the method's default
+
+    @property
+    def shown_sign(self) -> str:
+        """The sign the map is drawn and scored with: its own, else its method's default (records.signs)."""
+        return self.sign or default_sign(self.method, dict(self.details).get("of"))
+
+    @property
+    def picture(self) -> np.ndarray:
+        """The (H, W) picture the view draws and deletion/insertion rank, under `shown_sign`."""
+        return picture_of(self.map, self.shown_sign)
 
     @property
     def approximation(self) -> str:

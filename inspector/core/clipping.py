@@ -10,23 +10,19 @@ from __future__ import annotations
 import numpy as np
 
 
-def magnitude(attribution_map: np.ndarray) -> np.ndarray:
-    """An (H, W) float32 map: (C, H, W) maps take max |.| over channels; NaN and Inf become 0."""
-    m = np.asarray(attribution_map, dtype=np.float32)
-    if m.ndim == 3:
-        m = np.abs(m).max(axis=0)
-    if m.ndim != 2:
-        raise ValueError(f"an attribution map is (H, W) or (C, H, W), not {m.shape}")
-    return np.nan_to_num(m, nan=0.0, posinf=0.0, neginf=0.0)
-
-
-def clip_levels(values: np.ndarray, percentile: float = 99.0) -> tuple[float, float]:
+def clip_levels(values: np.ndarray, percentile: float = 99.0, signed: bool = False) -> tuple[float, float]:
     """(low, high): the smallest value and the `percentile`-th one (100 = the largest); a flat map
-    gets a unit range above its value."""
+    gets a unit range above its value. `signed`: a range symmetric about 0, (-p, p) with p the
+    `percentile`-th |value| (a diverging colour map centred at 0)."""
     v = np.asarray(values, dtype=np.float64).reshape(-1)
     v = v[np.isfinite(v)]
     if v.size == 0:
-        return 0.0, 1.0
+        return (-1.0, 1.0) if signed else (0.0, 1.0)
+    if signed:
+        a = np.abs(v)
+        top = float(np.percentile(a, percentile)) if percentile < 100 else float(a.max())
+        top = top if top > 0 else float(a.max())
+        return (-top, top) if top > 0 else (-1.0, 1.0)
     lo = float(v.min())
     hi = float(np.percentile(v, percentile)) if percentile < 100 else float(v.max())
     if hi <= lo:

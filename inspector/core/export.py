@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import SpecError, WriteError
+from .records.signs import picture_of
 from .records.manifest import run_manifest
 from .result import RunResult
 from .sources.seeds import check_seed
@@ -112,16 +113,27 @@ def jet(values: np.ndarray) -> np.ndarray:
     return (rgb * 255 + 0.5).astype(np.uint8)
 
 
-def heat_values(attribution_map: np.ndarray) -> np.ndarray:
-    """An (H, W) map in [0, 1]: (C, H, W) maps take max |.| over channels, then min-max scaling."""
-    m = np.asarray(attribution_map, dtype=np.float64)
-    if m.ndim == 3:
-        m = np.abs(m).max(axis=0)
-    if m.ndim != 2:
-        raise SpecError(f"A heat-map picture needs an image-shaped map, (H, W) or (C, H, W), not {m.shape}; save .npy.")
-    m = np.nan_to_num(m)
+def heat_values(attribution_map: np.ndarray, sign: str = "absolute") -> np.ndarray:
+    """The map's picture under `sign` (records.signs) scaled for colours: [0, 1] from its smallest to its
+    largest value, or for `signed` [-1, 1] by its largest |value| (0 stays 0)."""
+    try:
+        m = picture_of(attribution_map, sign).astype(np.float64)
+    except ValueError:
+        raise SpecError(f"A heat-map picture needs an image-shaped map, (H, W) or (C, H, W), not "
+                        f"{np.shape(attribution_map)}; save .npy.") from None
+    if sign == "signed":
+        top = np.abs(m).max()
+        return m / top if top > 0 else m
     lo, hi = m.min(), m.max()
     return (m - lo) / (hi - lo) if hi > lo else np.zeros_like(m)
+
+
+def diverging(values: np.ndarray) -> np.ndarray:
+    """A diverging colour map: values in [-1, 1] -> uint8 RGB, blue below 0, white at 0, red above."""
+    v = np.clip(np.nan_to_num(np.asarray(values, dtype=np.float32)), -1, 1)[..., None]
+    blue, white, red = (np.array(c, np.float32) for c in ((0, 40, 200), (255, 255, 255), (200, 0, 0)))
+    rgb = np.where(v < 0, white + (blue - white) * -v, white + (red - white) * v)
+    return (rgb + 0.5).astype(np.uint8)
 
 
 def picture(x: np.ndarray, preprocess=None) -> np.ndarray:
@@ -136,23 +148,29 @@ def picture(x: np.ndarray, preprocess=None) -> np.ndarray:
     return (np.transpose(a, (1, 2, 0)) * 255 + 0.5).astype(np.uint8)
 
 
-def overlay(image: np.ndarray, attribution_map: np.ndarray, opacity: float = 0.5) -> np.ndarray:
-    """Blend the colour-mapped attribution over an H x W x 3 uint8 picture."""
-    heat = jet(heat_values(attribution_map)).astype(np.float32)
-    if heat.shape[:2] != image.shape[:2]:
-        raise SpecError(f"The map {heat.shape[:2]} and the picture {image.shape[:2]} differ in size.")
-    blended = (1 - opacity) * image.astype(np.float32) + opacity * heat
+def overlay(image: np.ndarray, attribution_map: np.ndarray, opacity: float = 0.5,
+            sign: str = "absolute") -> np.ndarray:
+    """Blend the colour-mapped picture of the attribution under `sign` over an H x W x 3 uint8 picture: a
+    signed one on a diverging map, each pixel as opaque as its |value| (0 leaves the picture clear)."""
+    values = heat_values(attribution_map, sign)
+    if values.shape[:2] != image.shape[:2]:
+        raise SpecError(f"The map {values.shape[:2]} and the picture {image.shape[:2]} differ in size.")
+    if sign == "signed":
+        heat, alpha = diverging(values).astype(np.float32), opacity * np.abs(values)[..., None]
+    else:
+        heat, alpha = jet(values).astype(np.float32), opacity
+    blended = (1 - alpha) * image.astype(np.float32) + alpha * heat
     return np.clip(blended + 0.5, 0, 255).astype(np.uint8)
 
 
 def save_overlay(path: str | Path, image: np.ndarray, attribution_map: np.ndarray, opacity: float = 0.5,
-                 detections=None, chosen: int | None = None) -> Path:
+                 detections=None, chosen: int | None = None, sign: str = "absolute") -> Path:
     """Write the overlay as an image file (format from the suffix, e.g. .png); with a detector's `detections`,
     the `chosen` one's box (the detection explained) drawn over it."""
     from PIL import Image
 
     path = check_picture_path(Path(path))
-    picture = overlay(image, attribution_map, opacity)
+    picture = overlay(image, attribution_map, opacity, sign)
     if detections is not None and chosen is not None:
         from .detection.picture import draw_detections
 

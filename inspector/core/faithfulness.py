@@ -23,7 +23,9 @@ from .errors import RunCancelled, SpecError
 from .fast_passes import Layout
 from .norm_folding import folded_norms
 from .objective import Target, objective, primary_output
-from .records.requests import METRICS
+from .records.labels import label_name
+from .records.requests import CLASS_AGNOSTIC, METRICS
+from .records.signs import picture_of, ranked_by
 from .sources.loaded import LoadedModel, detects
 
 
@@ -35,21 +37,25 @@ class Curve:
     scores: np.ndarray
     auc: float
     score_of: str  # "probability of class 3" or "the objective (sum)"
+    order: str = ""  # the order pixels go in, in words (records.signs.ranked_by)
 
     def as_json(self) -> dict:
-        return {"auc": self.auc, "scores": [float(v) for v in self.scores], "score": self.score_of}
+        return {"auc": self.auc, "scores": [float(v) for v in self.scores], "score": self.score_of,
+                "order": self.order}
 
 
-def pixel_order(saliency: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """Flat pixel indices of an (H, W) image, most salient first, ties by index. A (C, H, W) map is summed
-    over channels; a map of another size than the input is refused."""
-    m = np.asarray(saliency, dtype=np.float64)
-    if m.ndim == 3:
-        m = m.sum(axis=0)
+def pixel_order(saliency: np.ndarray, size: tuple[int, int], sign: str = "signed") -> np.ndarray:
+    """Flat pixel indices of an (H, W) image, hottest first in the map's picture under `sign`
+    (records.signs: the picture the view draws), ties by index. A map of another size than the input is
+    refused."""
+    try:
+        m = picture_of(saliency, sign)
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
     if m.shape != tuple(size):
         raise SpecError(f"The map's shape {tuple(np.shape(saliency))} does not cover the input's {tuple(size)} "
                         "pixels: deletion and insertion need one value per pixel.")
-    return np.argsort(-np.nan_to_num(m.reshape(-1), nan=-np.inf), kind="stable")
+    return np.argsort(-m.reshape(-1), kind="stable")
 
 
 def auc(scores: np.ndarray) -> float:
@@ -60,10 +66,12 @@ def auc(scores: np.ndarray) -> float:
 
 def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.ndarray, target_index: int | None,
                  baseline: torch.Tensor | None = None, metrics=METRICS, steps: int = 50, batch: int | None = None,
-                 cancel=None, progress=None, max_memory: int | None = None, box=None) -> dict[str, Curve]:
+                 cancel=None, progress=None, max_memory: int | None = None, box=None,
+                 sign: str = "signed") -> dict[str, Curve]:
     """{metric: Curve} for `metrics` (deletion, insertion) of `saliency` explaining class `target_index`
     (None: the objective `sum` of the output) for input x (1, C, H, W), `baseline` x's shape (zeros); with
-    `box` (a detector's FollowedBox, inspector.core.detection.follow) its score in each image, 0 where lost."""
+    `box` (a detector's FollowedBox, inspector.core.detection.follow) its score in each image, 0 where lost.
+    Pixels go in the order of the map's picture under `sign` (records.signs), hottest first."""
     module, _labels = _unwrap(model)
     unknown = [m for m in metrics if m not in METRICS]
     if unknown:
@@ -79,7 +87,7 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
     x = x.detach().to(device)
     b = torch.zeros_like(x) if baseline is None else baseline.detach().to(device=device, dtype=x.dtype)
     height, width = x.shape[-2:]
-    order = torch.as_tensor(pixel_order(saliency, (height, width)), device=device)
+    order = torch.as_tensor(pixel_order(saliency, (height, width), sign), device=device)
     counts = [(i * height * width) // steps for i in range(steps + 1)]
     jobs = [(metric, i) for metric in metrics for i in range(steps + 1)]
     if batch is None:  # copies a pass from the free memory (core.batching)
@@ -108,7 +116,8 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
                 out[metric].append(score)
             if progress is not None:
                 progress(pass_.stop, len(jobs))
-    return {metric: Curve(metric, np.array(values), auc(np.array(values)), what) for metric, values in out.items()}
+    return {metric: Curve(metric, np.array(values), auc(np.array(values)), what, ranked_by(sign))
+            for metric, values in out.items()}
 
 
 def _scores(output: torch.Tensor, index: int | None) -> tuple[list[float], str]:
@@ -119,6 +128,19 @@ def _scores(output: torch.Tensor, index: int | None) -> tuple[list[float], str]:
     target = Target("index", index) if index is not None else Target("sum")
     values = [float(objective(output[i:i + 1], target)[0]) for i in range(output.shape[0])]
     return values, f"the objective ({target})"
+
+
+def predicted_class(model: LoadedModel | nn.Module, x: torch.Tensor, method: str) -> int:
+    """The class the model predicts on x (the top logit), which a class-agnostic map is scored against; a
+    SpecError when its output has no classes to pick from."""
+    module, _labels = _unwrap(model)
+    with torch.no_grad():
+        output = primary_output(module(x.detach().to(_device(module))))
+    if not isinstance(output, torch.Tensor) or output.ndim != 2 or output.shape[1] < 2:
+        shape = f"shape {tuple(output.shape)}" if isinstance(output, torch.Tensor) else type(output).__name__
+        raise SpecError(f"The {method} map explains no class and this model's output ({shape}) has no classes to "
+                        "score it against: deletion and insertion cannot score it.")
+    return int(output[0].argmax())
 
 
 def scored(model: LoadedModel | nn.Module, x: torch.Tensor, found, metrics=METRICS, steps: int = 50,
@@ -146,9 +168,15 @@ def scored(model: LoadedModel | nn.Module, x: torch.Tensor, found, metrics=METRI
         made = make_baseline(baseline, x, loaded.preprocess if loaded else None, blur_sigma, baseline_seed,
                              loaded.input_shape if loaded else None)
         baseline = made.tensor
-    curves = faithfulness(model, x, found.map, found.target_index, baseline, metrics, steps, batch, cancel, progress,
-                          max_memory, box)
-    found = dataclasses.replace(found, curves=tuple(curves.values()))
+    index, notes = found.target_index, found.notes
+    if box is None and found.method in CLASS_AGNOSTIC:  # explains no class: scored against the one predicted
+        index = predicted_class(model, x, found.method)
+        name = label_name(index, model.labels) if isinstance(model, LoadedModel) and model.labels else None
+        notes += (f"scored against class {index}" + (f" ({name})" if name else "") +
+                  f", the class the model predicts: {found.method} explains no class",)
+    curves = faithfulness(model, x, found.map, index, baseline, metrics, steps, batch, cancel, progress,
+                          max_memory, box, found.shown_sign)
+    found = dataclasses.replace(found, curves=tuple(curves.values()), notes=notes)
     if made is None:
         return found
     # a method with no baseline of its own (saliency, Grad-CAM, ...): the one the scores took, to show beside it

@@ -79,7 +79,7 @@ def tiled(picture: np.ndarray, maps: Sequence[Attribution], columns: int | None 
     font = ImageFont.load_default(size=12)
     for i, found in enumerate(maps):
         left, top = (i % cols) * (w + GAP), (i // cols) * (h + CAPTION + GAP)
-        tile = overlay(picture, found.map)
+        tile = overlay(picture, found.map, sign=found.shown_sign)
         if found.detections is not None and found.target_detection is not None:
             tile = draw_detections(tile, found.detections, 2.0, found.target_detection)  # its box alone
             strip = Image.new("RGB", (w, CAPTION), "white")  # the caption cut at its cell's edge

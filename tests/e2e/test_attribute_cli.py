@@ -232,6 +232,30 @@ def test_occlusion_with_a_baseline_and_metrics_as_json(runs, capsys):
         assert len(report["metrics"][metric]["scores"]) == 9
 
 
+def test_sign_is_asked_for_said_and_scored_by(runs, capsys):
+    """`--sign negative`: the metrics remove the most negative pixels first (the picture written), and the sign is
+    in the sentence and the JSON; without it occlusion is drawn and scored signed (issue 39)."""
+    from inspector.core.faithfulness import faithfulness
+
+    folder = runs[0]
+    common = ["attribute", "--method", "occlusion", "--window", "8", "--stride", "4", "--metrics", "deletion",
+              "--metric-steps", "8", "--json", "--model", f"{folder / 'models.py'}:Tiny", "--input",
+              str(folder / "picture.png"), "--target", "3"]
+    assert main([*common, "--out", str(folder / "neg.png"), "--sign", "negative"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["sign"] == "negative" and "(negative values)" in captured.err
+    assert report["metrics"]["deletion"]["order"] == "pixels by negative value, most negative first"
+    model = load_model(f"{folder / 'models.py'}:Tiny")
+    x = load_input(folder / "picture.png", model.preprocess, model.input_shape)
+    found = attribute(model, x, "occlusion", 3, options={"window": 8, "stride": 4})
+    by_hand = np.maximum(-found.map.sum(axis=0), 0.0)  # the negative picture, by hand, ranked highest first
+    curves = faithfulness(model, x, by_hand, 3, torch.as_tensor(found.baseline)[None], steps=8, sign="signed")
+    assert report["metrics"]["deletion"]["auc"] == pytest.approx(curves["deletion"].auc, rel=1e-6)
+    assert main([*common, "--out", str(folder / "default.npy")]) == 0
+    assert json.loads(capsys.readouterr().out)["sign"] == "signed"
+
+
 @pytest.mark.parametrize("extra, words", [
     (["--method", "ig", "--steps", "0"], "--steps must be at least 1"),
     (["--method", "smoothgrad", "--noise", "-0.1"], "--noise is a fraction"),

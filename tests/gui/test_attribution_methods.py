@@ -149,7 +149,7 @@ def test_compare_methods_side_by_side_scored_timed_and_exported(qtbot, window, t
         zero = None if found.baseline is not None else torch.zeros_like(x)
         again = faithfulness(model, x, found.map, index, zero if zero is not None else torch.as_tensor(found.baseline)[None])
         assert aucs == {m: again[m].auc for m in ("deletion", "insertion")}
-        assert comparison.titles[method].text.startswith(f"{method} · del {aucs['deletion']:.3f} · ins ")
+        assert comparison.titles[method].text.startswith(f"{method} · {found.shown_sign} · del {aucs['deletion']:.3f} · ins ")
     assert view.export.isEnabled()
     monkeypatch.setattr(file_dialogs, "save_file", lambda *_a, **_k: str(tmp_path / "cmp.json"))
     view.export.click()

@@ -15,6 +15,7 @@ from ..attribution_record import Attribution
 from ..errors import SpecError
 from ..faithfulness import Curve
 from ..records.detections import Detection
+from ..records.signs import SIGNS
 
 _PLAIN = (str, int, float, bool, type(None))
 
@@ -39,10 +40,10 @@ def _plain(value):
 
 def stored_of(found: Attribution) -> dict:
     """What a session keeps of `found` (JSON-ready)."""
-    out = {"method": found.method, "target": found.target, "target_index": found.target_index,
+    out = {"method": found.method, "sign": found.shown_sign, "target": found.target, "target_index": found.target_index,
            "layer": found.layer, "map": _array_text(found.map), "details": [[k, _plain(v)] for k, v in found.details],
            "notes": list(found.notes), "warnings": list(found.warnings),
-           "curves": [{"metric": c.metric, "auc": float(c.auc), "score_of": c.score_of,
+           "curves": [{"metric": c.metric, "auc": float(c.auc), "score_of": c.score_of, "order": c.order,
                        "scores": [float(v) for v in c.scores]} for c in found.curves]}
     if found.completeness_gap is not None:
         out["completeness_gap"] = float(found.completeness_gap)
@@ -59,8 +60,11 @@ def attribution_of(stored, name: str = "the session") -> Attribution:
     if not isinstance(stored, dict) or not isinstance(stored.get("method"), str) or "map" not in stored:
         raise SpecError(f"The stored map in {name} needs at least 'method' and 'map'.")
     try:
-        curves = tuple(Curve(c["metric"], np.asarray(c["scores"], np.float64), float(c["auc"]), str(c["score_of"]))
-                       for c in stored.get("curves", ()))
+        curves = tuple(Curve(c["metric"], np.asarray(c["scores"], np.float64), float(c["auc"]), str(c["score_of"]),
+                             str(c.get("order", ""))) for c in stored.get("curves", ()))
+        sign = stored.get("sign")  # None in sessions from before the sign: the method's default
+        if sign is not None and sign not in SIGNS:
+            raise SpecError(f"The stored map in {name} has the sign {sign!r}; signs: {', '.join(SIGNS)}.")
         detections = stored.get("detections")
         if detections is not None:
             detections = tuple(Detection(tuple(float(v) for v in d["box"]), int(d["label"]), str(d["name"]),
@@ -75,6 +79,6 @@ def attribution_of(stored, name: str = "the session") -> Attribution:
                            completeness_gap=None if gap is None else float(gap),
                            baseline=_array(stored["baseline"], "baseline") if "baseline" in stored else None,
                            curves=curves, notes=tuple(map(str, stored.get("notes", ()))),
-                           detections=detections, target_detection=None if rank is None else int(rank))
+                           detections=detections, target_detection=None if rank is None else int(rank), sign=sign)
     except (KeyError, TypeError, ValueError) as exc:
         raise SpecError(f"The stored map in {name} is damaged: {type(exc).__name__} {exc}.") from None

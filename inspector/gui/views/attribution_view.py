@@ -21,27 +21,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.clipping import clip_levels, magnitude
+from inspector.core.clipping import clip_levels
 from inspector.core.detection.picture import EACH_BOX_MOST
 from inspector.core.records.detections import box_target
 from inspector.core.records.labels import label_name
 from inspector.core.records.requests import ATTRIBUTION_METHODS as METHODS
 from inspector.core.records.requests import CLASS_AGNOSTIC, LAYER_METHODS
+from inspector.core.records.signs import SIGNS, default_sign
 
 from ..controls import content_free, searchable
 from .attribution_options import AttributionOptions
 from .faithfulness_plot import FaithfulnessPlot
+from .heat_colours import colormap_for, heat_colormap
 from .method_comparison import DEFAULT_METHODS, MethodComparison
 from .number_format import fmt
 from .side_panels import rgb_pixmap
-
-
-def heat_colormap() -> pg.ColorMap:
-    """Jet-like colours whose opacity grows with the value: low attribution leaves the picture clear."""
-    pos = np.array([0.0, 0.125, 0.375, 0.625, 0.875, 1.0])
-    rgb = np.array([[0, 0, 128], [0, 0, 255], [0, 255, 255], [255, 255, 0], [255, 0, 0], [128, 0, 0]])
-    alpha = np.clip(pos * 1.6, 0, 1) * 255
-    return pg.ColorMap(pos, np.column_stack([rgb, alpha]).astype(np.ubyte))
 
 
 BOXES_OFFERED = 10  # a detector's best detections offered as the map's target (a click on a box picks any)
@@ -78,6 +72,14 @@ class AttributionView(QWidget):
         self.percentile.setDecimals(1)
         self.percentile.setValue(99.0)
         self.percentile.setToolTip("Colours top out at this percentile of the map (100: its largest value)")
+        self.sign = QComboBox()
+        self.sign.addItem("method's", None)
+        for name in SIGNS:
+            self.sign.addItem(name, name)
+        self.sign.setToolTip("What of the map is drawn and scored: positive, negative or absolute values, or the "
+                             "signed value on a diverging scale (method's: signed for integrated gradients, occlusion "
+                             "and guided maps, positive for the rest). Deletion and insertion remove pixels in the "
+                             "order drawn, hottest first.")
         self.compute = QPushButton("Compute")
         self.compare = QPushButton("Compare all")
         self.compare.setToolTip("The same input and class under saliency, Grad-CAM, guided backprop, integrated "
@@ -92,7 +94,7 @@ class AttributionView(QWidget):
         self.export.setToolTip("Save the comparison: the maps (.npz), the settings and scores (.json), the picture "
                                "(.png)")
         self.export.setEnabled(False)
-        self.comparison = MethodComparison(heat_colormap())
+        self.comparison = MethodComparison()
         self.comparing = False  # a comparison is being filled in: results go to it
         self._wanted = None  # (layer, class) a session chose, until the model's are offered
         self.options = AttributionOptions()
@@ -125,13 +127,14 @@ class AttributionView(QWidget):
         self.colorbar.setImageItem(self.heat)
         self.canvas.addItem(self.colorbar, row=0, col=1)
         self.map: np.ndarray | None = None
-        self.values: np.ndarray | None = None  # the (H, W) magnitude drawn
+        self.values: np.ndarray | None = None  # the (H, W) picture drawn (records.signs)
+        self.shown_sign = "positive"  # the sign of the picture drawn
         row, display = QHBoxLayout(), QHBoxLayout()  # what to compute; how to show it
         for label, widget in (("Method", self.method), ("Layer", self.layer), ("Class", self.target)):
             row.addWidget(QLabel(label))
             row.addWidget(widget, 0 if widget is self.method else 1)
         row.addWidget(self.compute)
-        for label, widget in (("Clip at %", self.percentile), ("Opacity", self.opacity)):
+        for label, widget in (("Sign", self.sign), ("Clip at %", self.percentile), ("Opacity", self.opacity)):
             display.addWidget(QLabel(label))
             display.addWidget(widget)
         display.addWidget(self.scores)
@@ -162,6 +165,9 @@ class AttributionView(QWidget):
         self.each_box.clicked.connect(self.explain_each_box)
         self.shown = False  # a map or an error is on screen: a changed choice computes again
         self.method.currentTextChanged.connect(lambda _m: self._on_choice())
+        self.sign.activated.connect(lambda _i: self._on_choice())
+        for name in ("of", "kind"):  # what SmoothGrad's default sign depends on
+            self.options.widgets[name].currentTextChanged.connect(lambda _t: self._fit_choices())
         self.scores.toggled.connect(lambda _on: self._on_choice())
         for combo in (self.layer, self.target):
             combo.activated.connect(lambda _i: self._on_choice())
@@ -182,6 +188,7 @@ class AttributionView(QWidget):
         for widget in (self.method, self.scores):
             widget.blockSignals(False)
         self.options.restore(choice.get("options") or {})
+        self.sign.setCurrentIndex(max(self.sign.findData((choice.get("options") or {}).get("sign")), 0))
         self._wanted = (choice.get("layer"), choice.get("target") or "")
         self._fit_choices()
 
@@ -218,6 +225,9 @@ class AttributionView(QWidget):
         """Only the choices the method uses are offered: a layer for Grad-CAM's, a class unless it explains none."""
         method = self.method.currentText()
         self.options.show_for(method)
+        of = self.options.widgets["of"].currentText() if method == "smoothgrad" else None
+        kind = self.options.widgets["kind"].currentText() if method == "smoothgrad" else method
+        self.sign.setItemText(0, f"method's ({default_sign(kind, of)})")
         uses_layer, uses_class = method in LAYER_METHODS, method not in CLASS_AGNOSTIC
         self.layer.setEnabled(uses_layer)
         self.layer.setItemText(0, self.auto_layer if uses_layer else "not used")  # short: the box is narrow
@@ -307,7 +317,8 @@ class AttributionView(QWidget):
         self.shown = True
         self.caption.setText(f"Computing {method}…")
         layer = self.layer.currentData() if method in LAYER_METHODS else None
-        self.sigRequested.emit(method, self.target.currentData() or "", layer, self.options.values(method))
+        self.sigRequested.emit(method, self.target.currentData() or "", layer,
+                               {**self.options.values(method), "sign": self.sign.currentData()})
 
     def show_attribution(self, picture: np.ndarray | None, found, labels, baseline: np.ndarray | None = None) -> None:
         """The map over `picture`; `baseline` (the baseline as a picture, H x W x 3) beside it when the
@@ -318,12 +329,14 @@ class AttributionView(QWidget):
             self._ask_next()
             return
         self.map = found.map
-        self.values = magnitude(found.map)
+        self.values = found.picture
+        self.shown_sign = found.shown_sign
+        self.colorbar.setColorMap(colormap_for(self.shown_sign))
         if picture is not None and picture.shape[:2] == self.values.shape:
             self.picture.setImage(picture, autoLevels=False, levels=(0, 255))
         else:
             self.picture.clear()
-        self.heat.setImage(self.values, autoLevels=False, levels=clip_levels(self.values, self.percentile.value()))
+        self.heat.setImage(self.values, autoLevels=False, levels=self._levels())
         self._apply_levels()
         self.view.autoRange(padding=0.01)
         what = found.target if found.target_index is None else (
@@ -331,7 +344,8 @@ class AttributionView(QWidget):
         if found.target_detection is not None:
             box = found.detections[found.target_detection]
             what = f"box:{found.target_detection} ({box.name} {box.score:.2f})"
-        notes = [f"{found.method} for {what}"]
+        notes = [f"{found.method} for {what}", f"{found.shown_sign} values" + (
+            " (blue below 0, red above)" if found.shown_sign == "signed" else "")]
         if found.layer:
             notes.append(f"layer {found.layer}")
         if found.approximation:
@@ -374,7 +388,11 @@ class AttributionView(QWidget):
     def _apply_levels(self) -> None:
         """Colours from the map's smallest value to its chosen percentile (the colour bar says which)."""
         if self.values is not None:
-            self.colorbar.setLevels(clip_levels(self.values, self.percentile.value()))
+            self.colorbar.setLevels(self._levels())
+
+    def _levels(self) -> tuple[float, float]:
+        """The colour range of the picture: a signed one symmetric about 0, the clip applied to |value|."""
+        return clip_levels(self.values, self.percentile.value(), signed=self.shown_sign == "signed")
 
     def show_error(self, message: str) -> None:
         """The method failed: its error, and no map (the last one belonged to another choice). While methods

@@ -9,13 +9,23 @@ import pyqtgraph as pg
 COLOURS = {"deletion": "#e45756", "insertion": "#54a24b"}
 
 
+def axis_label(score_of: str) -> str:
+    """The curves' vertical axis, in plain words, from what a Curve's scores are."""
+    if score_of.startswith("probability"):
+        return "p(class)"
+    if score_of.startswith("the score of"):
+        return "box score"
+    return "objective"
+
+
 class FaithfulnessPlot(pg.PlotWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setMaximumHeight(150)
         self.setMinimumHeight(110)
         plot = self.getPlotItem()
-        plot.setLabel("bottom", "fraction of pixels, most salient first")
+        plot.setLabel("bottom", "fraction of pixels, hottest first")
+        plot.getAxis("left").enableAutoSIPrefix(False)  # scores of 0..1 read as they are, never "x0.001"
         plot.setMenuEnabled(False)
         plot.showGrid(x=True, y=True, alpha=0.2)
         self.legend = plot.addLegend(offset=(-10, 5), brush=(0, 0, 0, 170))  # readable over the curves
@@ -32,7 +42,9 @@ class FaithfulnessPlot(pg.PlotWidget):
             x = np.linspace(0.0, 1.0, len(curve.scores))
             self.lines[curve.metric] = plot.plot(x, curve.scores, pen=pg.mkPen(COLOURS.get(curve.metric, "w"), width=2),
                                                  name=f"{curve.metric} (AUC {curve.auc:.3f})")
-        plot.setLabel("left", "p(target)" if curve.score_of.startswith("probability") else "objective")
+        plot.setLabel("left", axis_label(curve.score_of))
+        if curve.order:
+            plot.setLabel("bottom", f"fraction of pixels: {curve.order} (as drawn)")
         self.setVisible(True)
 
     def clear_curves(self) -> None:  # not `clear`: PlotWidget sets its plot item's clear on each instance

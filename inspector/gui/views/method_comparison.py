@@ -12,8 +12,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from inspector.core.clipping import clip_levels, magnitude
+from inspector.core.clipping import clip_levels
 
+from .heat_colours import colormap_for
 from .number_format import fmt
 
 #: What "Compare methods" computes by default (rollout explains no class; guided-gradcam is a product of two).
@@ -21,9 +22,8 @@ DEFAULT_METHODS = ("saliency", "gradcam", "guided", "ig", "smoothgrad", "occlusi
 
 
 class MethodComparison(QWidget):
-    def __init__(self, colormap, parent=None) -> None:
+    def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.colormap = colormap
         self.canvas = pg.GraphicsLayoutWidget()
         self.status = QLabel(" ")
         self.status.setWordWrap(True)
@@ -73,14 +73,15 @@ class MethodComparison(QWidget):
         row, col = divmod(self.methods.index(method), cols)
         view = self.canvas.addViewBox(row=2 * row + 1, col=2 * col, lockAspect=True, invertY=True)
         view.setMenuEnabled(False)
-        values = magnitude(found.map)
+        values, signed = found.picture, found.shown_sign == "signed"  # the picture scored (records.signs)
         picture = self.picture if picture is None else picture
         if picture is not None and picture.shape[:2] == values.shape:
             view.addItem(pg.ImageItem(picture, axisOrder="row-major", levels=(0, 255)))
-        heat = pg.ImageItem(values, axisOrder="row-major", levels=clip_levels(values))
+        levels = clip_levels(values, signed=signed)
+        heat = pg.ImageItem(values, axisOrder="row-major", levels=levels)
         heat.setOpacity(0.6)
         view.addItem(heat)
-        bar = pg.ColorBarItem(values=clip_levels(values), colorMap=self.colormap, width=10, interactive=False)
+        bar = pg.ColorBarItem(values=levels, colorMap=colormap_for(found.shown_sign), width=10, interactive=False)
         bar.setImageItem(heat)
         self.canvas.addItem(bar, row=2 * row + 1, col=2 * col + 1)
         view.autoRange(padding=0.01)
@@ -98,7 +99,7 @@ class MethodComparison(QWidget):
     @staticmethod
     def line(method: str, found) -> str:
         scores = {c.metric: c.auc for c in found.curves}
-        parts = [method]
+        parts = [method, found.shown_sign]
         if "deletion" in scores:
             parts.append(f"del {fmt(scores['deletion'], '.3f')}")
         if "insertion" in scores:
@@ -122,7 +123,8 @@ class MethodComparison(QWidget):
         """The numbers of the comparison, for JSON."""
         rows = {}
         for method, found in self.found.items():
-            rows[method] = {"target": found.target, "target_index": found.target_index, "layer": found.layer,
+            rows[method] = {"method": found.method, "sign": found.shown_sign, "target": found.target,
+                            "target_index": found.target_index, "layer": found.layer,
                             "settings": {k: (v.item() if hasattr(v, "item") else v) for k, v in found.details
                                          if k != "baseline is"},
                             "metrics": {c.metric: c.as_json() for c in found.curves}}

@@ -105,6 +105,18 @@ def test_heat_map_overlay():
     assert overlay(image, np.zeros((4, 4)))[0, 0].tolist() == [100, 100, 164]
 
 
+def test_signed_overlay_by_hand():
+    """A signed picture: red where positive, blue where negative, each pixel as opaque as |value| / max."""
+    image = np.full((2, 2, 3), 100, np.uint8)
+    m = np.array([[2.0, -2.0], [0.0, 1.0]])
+    np.testing.assert_array_equal(heat_values(m, "signed"), [[1, -1], [0, 0.5]])
+    out = overlay(image, m, opacity=1.0, sign="signed")
+    assert out[0, 0].tolist() == [200, 0, 0] and out[0, 1].tolist() == [0, 40, 200]
+    assert out[1, 0].tolist() == [100, 100, 100]  # 0 leaves the picture as it was
+    # half way to red (white + (red - white) / 2 = (227.5, 127.5, 127.5), rounded) at half opacity over 100
+    assert out[1, 1].tolist() == [164, 114, 114]
+
+
 def channels_case() -> torch.Tensor:
     """(2, 6, 2, 2): channels 0 (zeros) and 1 (negative zeros) dead; 2 (negatives and zeros),
     3 (NaN and zeros), 4 (positives and zeros) and 5 (one non-zero, in the second item) alive."""

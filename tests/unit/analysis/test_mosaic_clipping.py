@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inspector.core.clipping import clip_levels, magnitude
+from inspector.core.clipping import clip_levels
 from inspector.core.mosaic import is_parameter, make_mosaic, weight_maps
 
 
@@ -19,12 +19,12 @@ def test_a_few_huge_pixels_do_not_set_the_top_of_the_range():
     assert clip_levels(np.full((4, 4), 2.0), 99.0) == (2.0, 3.0)
 
 
-def test_magnitude_takes_the_largest_absolute_channel():
-    m = np.zeros((3, 2, 2), np.float32)
-    m[0, 0, 0], m[1, 0, 0], m[2, 1, 1] = 0.5, -2.0, np.nan
-    np.testing.assert_array_equal(magnitude(m), [[2.0, 0.0], [0.0, 0.0]])
-    with pytest.raises(ValueError):
-        magnitude(np.zeros(5))
+def test_signed_levels_are_symmetric_at_the_percentile_of_the_magnitude():
+    values = np.array([-4.0, -1.0, 0.0, 1.0, 2.0])
+    assert clip_levels(values, 100.0, signed=True) == (-4.0, 4.0)  # |-4| is the largest
+    # |v| sorted: 0, 1, 1, 2, 4; the 50th percentile is the middle one: 1
+    assert clip_levels(values, 50.0, signed=True) == (-1.0, 1.0)
+    assert clip_levels(np.zeros((2, 2)), 99.0, signed=True) == (-1.0, 1.0)
 
 
 def test_weight_tiles_by_hand():

@@ -74,3 +74,19 @@ def test_a_damaged_stored_map_is_said_on_loading(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(SpecError, match="needs at least 'method' and 'map'"):
         load_session(path)
+
+
+def test_the_sign_is_kept_and_a_wrong_one_is_refused():
+    from inspector.core.attribution_record import Attribution
+    from inspector.core.errors import SpecError
+    from inspector.core.session.stored import attribution_of, stored_of
+
+    found = Attribution("ig", np.arange(8, dtype=np.float32).reshape(2, 2, 2) - 4, "class 1", 1, sign="negative")
+    back = attribution_of(stored_of(found))
+    assert back.sign == "negative" and back.shown_sign == "negative"
+    np.testing.assert_array_equal(back.picture, [[4, 2], [0, 0]])  # channel sums [[-4, -2], [0, 2]], negated, >= 0
+    old = stored_of(found)
+    del old["sign"]  # a session from before the sign: the method's default
+    assert attribution_of(old).shown_sign == "signed"
+    with pytest.raises(SpecError, match="sign 'sideways'"):
+        attribution_of({**stored_of(found), "sign": "sideways"})
