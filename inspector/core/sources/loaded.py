@@ -3,6 +3,7 @@ runs reuse of it (its layer tree and which captures may share memory)."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import torch
@@ -27,12 +28,19 @@ class LoadedModel:
     task: str = "classification"  # or "segmentation" (a (batch, classes, H, W) output)
 
     def example_input(self) -> torch.Tensor | None:
-        """A zero tensor of the default input shape, for the layer tree's one small run."""
-        return torch.zeros(self.input_shape) if self.input_shape else None
+        """A zero tensor of the default input shape in the model's own floating-point type (a float64 model
+        refuses a float32 input), for the layer tree's one small run."""
+        return torch.zeros(self.input_shape, dtype=self.dtype) if self.input_shape else None
 
     @property
     def device(self) -> torch.device:
         return next((p.device for p in self.module.parameters()), torch.device("cpu"))
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The type of the model's first floating-point parameter (or buffer); torch's default without one."""
+        tensors = (t for t in itertools.chain(self.module.parameters(), self.module.buffers()) if t.is_floating_point())
+        return next((t.dtype for t in tensors), torch.get_default_dtype())
 
 
 def tree_of(model: LoadedModel) -> LayerTree:
