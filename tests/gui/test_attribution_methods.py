@@ -286,3 +286,24 @@ def test_esc_cancels_a_long_smoothgrad_and_ends_its_noise_thread(qtbot, window):
     with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
         view.compute.click()
     assert view.map is not None and np.isfinite(view.map).all()
+
+
+def test_compare_all_stops_on_the_cancelled_flag_not_on_the_words(qtbot, window):
+    """Issue 39: the state runs Compare all's queue; a cell that failed goes on to the next one even when its
+    message says "cancelled", and a cancelled one (the failure's flag) stops the rest whatever its words."""
+    from inspector.core.records.failure import Failure
+
+    view, analysis = window.views.attribution, window.state.analysis
+    asked = []
+    analysis.worker.request_attribution = asked.append  # the requests, kept here: the test answers them
+    view.compare_methods(("saliency", "gradcam", "guided"))
+    assert view.comparing and analysis.comparing and [r.method for r in asked] == ["saliency"]
+    analysis.failed(Failure("the model's own code said: cancelled too early", "attribution", "RunError",
+                            asked[-1].run_id))
+    assert [r.method for r in asked] == ["saliency", "gradcam"] and view.comparing  # went on
+    assert "cancelled too early" in view.comparison.titles["saliency"].text
+    analysis.failed(Failure("Stopped.", "attribution", "RunCancelled", asked[-1].run_id, cancelled=True))
+    assert [r.method for r in asked] == ["saliency", "gradcam"]  # nothing more asked for
+    assert not view.comparing and not analysis.comparing
+    assert view.comparison.status.text() == "Stopped: Stopped."
+    assert set(view.comparison.failed) == {"saliency", "gradcam"} and "guided" not in view.comparison.found

@@ -28,6 +28,10 @@ class AnalysisController(QObject):
         self.layer_model = layer_model
         self.nonfinite: tuple[str, str] | None = None
         self.attribution.sigRequested.connect(state.analysis.request_attribution)
+        self.attribution.sigCompare.connect(state.analysis.compare)
+        state.analysis.sigCompared.connect(self._on_compared)
+        state.analysis.sigCompareFailed.connect(self.attribution.fail_cell)
+        state.analysis.sigCompareEnded.connect(self.attribution.end_comparison)
         self.attribution.export.clicked.connect(self.export_comparison)
         state.analysis.sigChoiceRestored.connect(self.attribution.restore)
         state.analysis.sigAttribution.connect(self._on_attribution)
@@ -137,16 +141,25 @@ class AnalysisController(QObject):
         self.stats.show_result(outcome.result)
         self._stats_of = outcome
 
-    def _on_attribution(self, found) -> None:
+    def _on_compared(self, name: str, found) -> None:
+        self.attribution.add_cell(name, found, self._picture_for(found))
+
+    def _picture_for(self, found):
+        """The input as the model sees it, a detector's box the map explains outlined (None: no input)."""
         outcome, info = self.state.outcome, self.state.model
         result = outcome.result if outcome else None
-        pic = None
-        if result is not None and result.input is not None:
-            pic = picture(result.input, info.preprocess if info else None)
-            if found.target_detection is not None and found.detections:  # the box explained, outlined
-                from inspector.core.detection.picture import draw_detections
+        if result is None or result.input is None:
+            return None
+        pic = picture(result.input, info.preprocess if info else None)
+        if found.target_detection is not None and found.detections:
+            from inspector.core.detection.picture import draw_detections
 
-                pic = draw_detections(pic, found.detections, 2.0, found.target_detection)
+            pic = draw_detections(pic, found.detections, 2.0, found.target_detection)
+        return pic
+
+    def _on_attribution(self, found) -> None:
+        info = self.state.model
+        pic = self._picture_for(found)
         baseline = None
         if found.baseline is not None and found.baseline.ndim == 3 and found.baseline.shape[0] == 3:
             baseline = picture(found.baseline[None], info.preprocess if info else None)

@@ -16,11 +16,17 @@ class AnalysisState(QObject):
     sigAttribution(object): the Attribution of the request last sent.
     sigAttributionFailed(str): why the request last sent failed.
     sigChoiceRestored(object): a session's attribution choice (a dict, see `choice`) to show in the tab.
+    sigCompared(str, object): a comparison's cell (its name) has its Attribution.
+    sigCompareFailed(str, str): a comparison's cell failed (name, why); the comparison goes on.
+    sigCompareEnded(str): the comparison is over: "" when every cell came, else why it stopped (cancelled).
     """
 
     sigAttribution = Signal(object)
     sigAttributionFailed = Signal(str)
     sigChoiceRestored = Signal(object)
+    sigCompared = Signal(str, object)
+    sigCompareFailed = Signal(str, str)
+    sigCompareEnded = Signal(str)
 
     def __init__(self, app, worker) -> None:
         super().__init__(app)
@@ -31,12 +37,36 @@ class AnalysisState(QObject):
         self.found = None  # the map made for `choice` (an Attribution): a session keeps it too
         self.restored = None  # (a session's map, its model's source), shown with that model's first result
         self._single_id = 0  # the request of `choice` (not a step of Compare all)
+        self._queue: list[tuple[str, tuple]] = []  # a comparison's cells still to ask for: (name, request)
+        self._cell: str | None = None  # the comparison's cell being made (its request is `pending_id`)
         worker.sigAttribution.connect(self._on_attribution)
 
     def forget(self) -> None:
         """Another model: a map still being made for the last one is dropped when it comes."""
         self.pending_id = 0
         self.found = None
+        self._queue, self._cell = [], None
+
+    @property
+    def comparing(self) -> bool:
+        """A comparison is being made (a cell asked for, or more to ask for)."""
+        return self._cell is not None
+
+    def compare(self, cells: dict) -> bool:
+        """Make every cell of a comparison, one after another (latest-wins stays: one request at a time, Esc
+        stops the rest): `cells` maps a cell's name to (method, target, layer, options) as `request_attribution`
+        takes them. Each cell comes back by sigCompared or sigCompareFailed, then sigCompareEnded."""
+        self._queue = [(name, tuple(ask)) for name, ask in cells.items()]
+        self._cell = None
+        return self._ask_next()
+
+    def _ask_next(self) -> bool:
+        if not self._queue:
+            self._cell = None
+            self.sigCompareEnded.emit("")
+            return False
+        (self._cell, (method, target, layer, options)), self._queue = self._queue[0], self._queue[1:]
+        return self._send(method, target, layer, {**(options or {}), "compare": True})
 
     def restore(self, choice: dict | None, model: str | None = None) -> None:
         """A session's choice: kept (saved again with the next session) and shown in the tab; the map it
@@ -59,10 +89,15 @@ class AnalysisState(QObject):
         return found
 
     def request_attribution(self, method: str, target: str, layer, options: dict | None = None) -> bool:
-        """Ask for `method`'s map; `options`: the method's (AttributionOptions.values), "metrics" among them."""
+        """Ask for `method`'s map; `options`: the method's (AttributionOptions.values), "metrics" among them.
+        A comparison being made stops: this map is what is asked for now."""
+        self._queue, self._cell = [], None
+        return self._send(method, target, layer, options)
+
+    def _send(self, method: str, target: str, layer, options: dict | None) -> bool:
         app = self.app
         if app.model is None or not app.input:
-            self.sigAttributionFailed.emit("Load a model and an input first.")
+            self._fail("Load a model and an input first.")
             return False
         options = dict(options or {})
         metrics = tuple(options.pop("metrics", ()))
@@ -80,11 +115,29 @@ class AnalysisState(QObject):
         return True
 
     def _on_attribution(self, request_id: int, found) -> None:
-        if request_id == self.pending_id:
-            if request_id == self._single_id:
-                self.found = found
-            self.sigAttribution.emit(found)
+        if request_id != self.pending_id:
+            return
+        if self._cell is not None:
+            self.sigCompared.emit(self._cell, found)
+            self._ask_next()
+            return
+        if request_id == self._single_id:
+            self.found = found
+        self.sigAttribution.emit(found)
 
     def failed(self, failure) -> None:
         if failure.run_id == self.pending_id:
-            self.sigAttributionFailed.emit(failure.message)
+            self._fail(failure.message, failure.cancelled)
+
+    def _fail(self, message: str, cancelled: bool = False) -> None:
+        """What was asked for failed: a comparison's cell says so and the next is asked for; a cancelled one
+        (Esc) stops the comparison."""
+        if self._cell is None:
+            self.sigAttributionFailed.emit(message)
+            return
+        self.sigCompareFailed.emit(self._cell, message)
+        if cancelled:
+            self._queue, self._cell = [], None
+            self.sigCompareEnded.emit(message)
+        else:
+            self._ask_next()

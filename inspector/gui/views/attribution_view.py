@@ -48,9 +48,12 @@ class AttributionView(QWidget):
     -------
     sigRequested(str, str, object, object): method, target, layer (None = found automatically), and the
         method's options (a dict, "metrics" among them; see AttributionOptions.values).
+    sigCompare(object): make a comparison: {cell name: (method, target, layer, options)}, in order (the state
+        asks for them one after another and hands each back: `add_cell`, `fail_cell`, `end_comparison`).
     """
 
     sigRequested = Signal(str, str, object, object)
+    sigCompare = Signal(object)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -279,40 +282,51 @@ class AttributionView(QWidget):
             return
         method = self.method.currentText()
         names = {f"box:{k} {found[k].name} {found[k].score:.2f}": (method, box_target(found[k])) for k in ranks}
-        self.comparison.start(tuple(names), None, names)
-        self.comparing = True
-        self.export.setEnabled(False)
-        self.pages.setCurrentWidget(self.comparison)
-        self._ask_next()
+        self._start_comparison(names)
 
     def compare_methods(self, methods: tuple[str, ...] | None = None) -> None:
         """Every method in `methods` (None: those for the model) for the chosen class or box, one after
         another, each scored (a class's probability; a detector's boxes are not)."""
-        self.comparison.start(methods or self._compared(), None)
+        self._start_comparison({m: (m, None) for m in (methods or self._compared())})
+
+    def _start_comparison(self, asks: dict[str, tuple[str, str | None]]) -> None:
+        """Show an empty comparison of `asks` (cell name -> (method, target; None: the tab's)) and ask for it."""
+        self.comparison.start(tuple(asks), None, asks)
         self.comparing = True
         self.export.setEnabled(False)
         self.pages.setCurrentWidget(self.comparison)
-        self._ask_next()
+        self.sigCompare.emit({name: self._cell_request(method, target) for name, (method, target) in asks.items()})
 
-    def _ask_next(self) -> None:
-        name = self.comparison.next_method()
-        if name is None:
-            self.comparing = False
-            self.export.setEnabled(bool(self.comparison.found))
-            return
-        method, target = self.comparison.ask(name)
-        # each box unscored (its maps side by side); a method that explains no box or class is never scored
-        metrics = () if target or method in CLASS_AGNOSTIC else ("deletion", "insertion")
-        options = dict(self.options.values(method), metrics=metrics, compare=True)
+    def _cell_request(self, method: str, target: str | None) -> tuple:
+        """(method, target, layer, options) of a comparison's cell: each box unscored (its maps side by side);
+        every other cell scored, over the tab's baseline where the method takes none of its own."""
+        unscorable = method in CLASS_AGNOSTIC and self.detections is not None  # a detector's: explains no box
+        metrics = () if target or unscorable else ("deletion", "insertion")
+        options = dict(self.options.values(method), metrics=metrics)
         box = self.options.widgets["baseline"]
         if metrics or self.options.uses_baseline(method):  # the scores take one away, as the method does
             options.setdefault("baseline", box.currentData() or box.currentText())
         layer = self.layer.currentData() if target and method in LAYER_METHODS else None
-        self.sigRequested.emit(method, target or self.target.currentData() or "", layer, options)
+        return method, target or self.target.currentData() or "", layer, options
+
+    def add_cell(self, name: str, found, picture: np.ndarray | None = None) -> None:
+        """A comparison's cell has its map: drawn over `picture` (a detector's: with the box it explains)."""
+        self.comparison.add(name, found, picture)
+
+    def fail_cell(self, name: str, message: str) -> None:
+        self.comparison.fail(name, message)
+
+    def end_comparison(self, why: str) -> None:
+        """The comparison is over: every cell came (`why` ""), or it stopped (Esc: `why` says so)."""
+        self.comparing = False
+        self.export.setEnabled(bool(self.comparison.found))
+        if why:
+            self.comparison.status.setText(f"Stopped: {why}")
 
     def _on_compute(self) -> None:
         method = self.method.currentText()
-        self.comparing = False
+        if self.comparing:  # the state stops the comparison for this map
+            self.end_comparison("another map was asked for.")
         self.pages.setCurrentWidget(self.single)
         self.shown = True
         self.caption.setText(f"Computing {method}…")
@@ -323,11 +337,7 @@ class AttributionView(QWidget):
     def show_attribution(self, picture: np.ndarray | None, found, labels, baseline: np.ndarray | None = None) -> None:
         """The map over `picture`; `baseline` (the baseline as a picture, H x W x 3) beside it when the
         method used one; the deletion and insertion curves under it when it was scored. While methods are
-        compared, the map goes to its cell instead and the next method is asked for."""
-        if self.comparing:
-            self.comparison.add(found, picture)  # a detector's: with the box it explains outlined
-            self._ask_next()
-            return
+        compared, the cells come through `add_cell` instead."""
         self.map = found.map
         self.values = found.picture
         self.shown_sign = found.shown_sign
@@ -395,16 +405,6 @@ class AttributionView(QWidget):
         return clip_levels(self.values, self.percentile.value(), signed=self.shown_sign == "signed")
 
     def show_error(self, message: str) -> None:
-        """The method failed: its error, and no map (the last one belonged to another choice). While methods
-        are compared, the error goes to the method's cell; Esc (a cancelled method) stops the comparison."""
-        if self.comparing:
-            self.comparison.fail(message)
-            if "cancelled" in message.lower():
-                self.comparing = False
-                self.export.setEnabled(bool(self.comparison.found))
-                self.comparison.status.setText(f"Stopped: {message}")
-            else:
-                self._ask_next()
-            return
+        """The method failed: its error, and no map (the last one belonged to another choice)."""
         self._clear_map()
         self.caption.setText(f"<span style='color:#b00'>{message}</span>")

@@ -1,6 +1,6 @@
 """Compare methods: the same input and target under every chosen attribution method, side by side, each
 over the input with its own colour bar and a line with its deletion and insertion AUC and the time it
-took. The methods are asked for one after another (`next_method`), each scored, so the worker stays
+took. The state asks for the methods one after another (`AnalysisState.compare`), each scored, so the worker stays
 latest-wins and Esc stops the rest; `export` writes the maps (.npz), the numbers (.json) and the picture
 (.png), each whole or not at all."""
 
@@ -59,14 +59,9 @@ class MethodComparison(QWidget):
         """The next method to ask for, None when every one has come (or failed)."""
         return next((m for m in self.methods if m not in self.found and m not in self.failed), None)
 
-    def ask(self, name: str) -> tuple[str, str | None]:
-        """What the cell `name` asks for: (method, target; None: the view's own)."""
-        return self.asks[name]
-
-    def add(self, found, picture: np.ndarray | None = None) -> None:
-        """One method's map has come: draw it in its cell, over `picture` (None: the comparison's)."""
-        method = self.next_method()
-        if method is None:
+    def add(self, method: str, found, picture: np.ndarray | None = None) -> None:
+        """The cell `method`'s map has come: draw it in its cell, over `picture` (None: the comparison's)."""
+        if method not in self.methods or method in self.found:
             return
         self.found[method] = found
         cols = min(3, len(self.methods))
@@ -88,10 +83,9 @@ class MethodComparison(QWidget):
         self.titles[method].setText(self.line(method, found))
         self._say()
 
-    def fail(self, message: str) -> None:
-        """The method asked for failed (or was cancelled): said in its cell; the comparison goes on."""
-        method = self.next_method()
-        if method is not None:
+    def fail(self, method: str, message: str) -> None:
+        """The cell `method` failed (or was cancelled): said in its cell."""
+        if method in self.methods and method not in self.found:
             self.failed[method] = message
             self.titles[method].setText(f"{method}: {message}")
             self._say()
