@@ -8,6 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .methods import (  # noqa: F401  (re-exported: the names the surfaces import from here)
+    BASELINES,
+    METRICS,
+    QUADRATURES,
+    SMOOTH_KINDS,
+    SMOOTHED,
+    app_options,
+    class_agnostic,
+    layer_methods,
+    method_names,
+)
+
 if TYPE_CHECKING:
     from ..runspec import RunSpec
 
@@ -61,21 +73,12 @@ class RunRequest:
         return (self.model, self.input, self.device, s.layers, s.sites, s.target, s.input_grad)
 
 
-#: The attribution maps there are (inspector.core.attribution works them out).
-ATTRIBUTION_METHODS = ("saliency", "gradcam", "guided", "guided-gradcam", "rollout", "ig", "smoothgrad", "occlusion",
-                       "eigencam", "drise")
-LAYER_METHODS = ("gradcam", "guided-gradcam", "eigencam")  # the methods that work at a layer (the rest ignore one)
-CLASS_AGNOSTIC = ("rollout", "eigencam")  # the methods that explain no class
-#: SmoothGrad's kinds (captum's NoiseTunnel: mean, mean of squares, variance) and the maps it smooths.
-SMOOTH_KINDS = ("smoothgrad", "smoothgrad-sq", "vargrad")
-SMOOTHED = ("saliency", "guided", "ig")
-#: Integrated gradients' quadratures: captum's names, nodes and weights (`core.integrated.path_nodes`).
+# The attribution methods' names and options, as the method table (records.methods) has them when this is imported.
+ATTRIBUTION_METHODS = method_names()
+LAYER_METHODS = layer_methods()  # the methods that work at a layer (the rest ignore one)
+CLASS_AGNOSTIC = class_agnostic()  # the methods that explain no class
 #: The options each method takes beyond target and layer (the rest take none), as the app offers them.
-METHOD_OPTIONS = {"ig": ("steps", "quadrature", "baseline"), "smoothgrad": ("of", "kind", "samples", "noise", "seed"),
-                  "occlusion": ("window", "stride", "baseline"), "drise": ("masks", "cell", "probability", "seed")}
-BASELINES = ("zero", "mean", "black", "white", "blur", "uniform")  # by name (inspector.core.baselines); or a file
-METRICS = ("deletion", "insertion")  # faithfulness scores (inspector.core.faithfulness)
-QUADRATURES = ("gausslegendre", "riemann_left", "riemann_right", "riemann_middle", "riemann_trapezoid")
+METHOD_OPTIONS = {name: app_options(name) for name in ATTRIBUTION_METHODS if app_options(name)}
 
 
 @dataclass(frozen=True)

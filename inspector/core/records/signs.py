@@ -17,20 +17,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from .methods import METHODS
+
 SIGNS = ("positive", "negative", "absolute", "signed")
-#: Methods whose maps carry a sign (a pixel can push the target down): drawn signed by default.
-SIGNED_METHODS = ("ig", "occlusion", "guided", "guided-gradcam")
-#: Maps that smooth a signed map keep its sign when they average it (SmoothGrad's mean), not when they
-#: square it (SmoothGrad-squared, VarGrad: non-negative).
+#: SmoothGrad's mean keeps the sign of the map it smooths; its squares and variances (smoothgrad-sq, vargrad,
+#: not rows of the table) are non-negative.
 _SMOOTH_MEAN = "smoothgrad"
 
 
 def default_sign(method: str, of: str | None = None) -> str:
-    """The sign a map of `method` is shown and scored with unless one is asked for: `signed` for the methods
-    whose maps have one (and SmoothGrad's mean of such a map, `of`), `positive` for non-negative maps."""
-    if method in SIGNED_METHODS or (method == _SMOOTH_MEAN and of in SIGNED_METHODS):
-        return "signed"
-    return "positive"
+    """The sign a map of `method` is shown and scored with unless one is asked for: the method table's (signed
+    for the methods whose maps have one, positive for non-negative maps); SmoothGrad's mean of `of`: of's."""
+    if method == _SMOOTH_MEAN and of is not None:
+        return default_sign(of)
+    row = METHODS.get(method)
+    return row.sign if row is not None else "positive"
 
 
 def check_sign(sign) -> str:
