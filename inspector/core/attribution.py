@@ -54,6 +54,17 @@ _RECTIFIERS = frozenset({"relu", "relu_", "relu6", "silu", "gelu", "hardswish", 
                          "leaky_relu_", "elu", "elu_", "mish"})
 
 
+#: What every method that explains a box says when the detector found none (ig's and occlusion's words, `follow`).
+NOTHING_DETECTED = "The model detected nothing above its score threshold on this input: there is no box to explain."
+
+
+def _box_found(detections, target_detection) -> None:
+    """A detector's run whose default target found no box (the engine's `auto` then scores nothing: a map of 0
+    and a warning) explains nothing: SpecError, as `box:0` and ig, occlusion and D-RISE already refuse."""
+    if detections is not None and target_detection is None:
+        raise SpecError(NOTHING_DETECTED)
+
+
 def _first_grad(result: RunResult) -> np.ndarray:
     if result.input_grad is None:
         raise RunError("No gradient reached the model input: " + ("; ".join(result.warnings) or "unknown reason."))
@@ -64,6 +75,7 @@ def _saliency(model, x: torch.Tensor, target) -> tuple[np.ndarray, RunResult]:
     module, labels = _unwrap(model)
     spec = RunSpec((), frozenset(), (), parse_target(target), input_grad=True, stats=False)
     result = run(module, x, spec, labels)
+    _box_found(result.detections, result.target_detection)
     grad = np.abs(_first_grad(result))
     return (grad.max(axis=0) if grad.ndim >= 2 else grad), result
 
@@ -118,16 +130,18 @@ def gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, layer:
     if levels:  # an R-CNN: every level its box pooler reads, then the one it read the box at
         spec = RunSpec(tuple(levels), frozenset({"output", "grad_output"}), (), parse_target(target), stats=False)
         result = run(module, x, spec, labels)
+        _box_found(result.detections, result.target_detection)
         k = result.target_detection
-        level = level_of_box(module, x, result.detections[k].box) if k is not None else None
+        level = level_of_box(module, x, result.detections[k].box)
         layer = levels[-1 if level is None else level]
         notes = (f"Grad-CAM layer {layer}: the FPN level the box pooler reads box:{k} at (by its size)."
-                 if level is not None else f"Grad-CAM layer {layer}: no box was detected.",)
+                 if level is not None else f"Grad-CAM layer {layer}: the last level (the box pooler maps none).",)
     else:
         if layer is None:
             layer, notes = auto_gradcam_layer(module, x)
         spec = RunSpec((layer,), frozenset({"output", "grad_output"}), (), parse_target(target), stats=False)
         result = run(module, x, spec, labels)
+        _box_found(result.detections, result.target_detection)
     cam = cam_from_result(result, layer, grid, _channels_last_at(module, x, result, layer))
     return Attribution("gradcam", upsample(cam, tuple(x.shape[-2:])), result.target, result.target_index,
                        layer, cam, warnings=tuple(result.warnings), notes=notes, **boxes_of(result))
@@ -193,6 +207,7 @@ def guided_backprop(model: LoadedModel | nn.Module, x: torch.Tensor, target=None
             result = run(module, x, spec, labels)
         unreached = tuple(f"{what}" + (f" x{n}" if n > 1 else "") for what, n in mode.found.items())
         known[tuple(x.shape)] = unreached
+    _box_found(result.detections, result.target_detection)
     kinds = tuple(sorted({type(m).__name__ for p, m in named if p in set(approximated)}))
     return Attribution("guided", _first_grad(result), result.target, result.target_index, None, None,
                        covered, approximated, unreached, tuple(result.warnings), kinds, **boxes_of(result))
@@ -282,6 +297,7 @@ def _smoothgrad(model, x, target, of, kind, samples, noise, seed, cancel, progre
     counted = LeafBytes(module) if of == "saliency" else contextlib.nullcontext()
     with counted:  # one forward: one copy's memory, without another pass
         first = _looked_at(model, x, target) if of == "saliency" else attribute(model, x, of, target, options=own)
+    _box_found(first.detections, first.target_detection)  # no box: no noisy copies to run
     same = first.target_index if first.target_index is not None else target
     if first.target.startswith("seg:"):  # a segmentation: the class map (in its box) resolved on x
         same = first.target
