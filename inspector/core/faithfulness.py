@@ -24,7 +24,7 @@ from .fast_passes import Layout
 from .norm_folding import folded_norms
 from .objective import Target, objective, primary_output
 from .records.labels import label_name
-from .records.requests import CLASS_AGNOSTIC, METRICS
+from .records.methods import METRICS, class_agnostic
 from .records.signs import picture_of, ranked_by
 from .sources.loaded import LoadedModel, detects
 
@@ -169,7 +169,7 @@ def scored(model: LoadedModel | nn.Module, x: torch.Tensor, found, metrics=METRI
                              loaded.input_shape if loaded else None)
         baseline = made.tensor
     index, notes = found.target_index, found.notes
-    if box is None and found.method in CLASS_AGNOSTIC:  # explains no class: scored against the one predicted
+    if box is None and found.method in class_agnostic():  # explains no class: scored against the one predicted
         index = predicted_class(model, x, found.method)
         name = label_name(index, model.labels) if isinstance(model, LoadedModel) and model.labels else None
         notes += (f"scored against class {index}" + (f" ({name})" if name else "") +

@@ -22,7 +22,7 @@ from .detection.picture import EACH_BOX_MOST, boxes_to_explain, default_min_scor
 from .errors import SpecError
 from .export import overlay
 from .records.detections import Detection
-from .records.requests import CLASS_AGNOSTIC
+from .records.methods import class_agnostic
 from .sources.loaded import LoadedModel
 
 GAP, CAPTION = 4, 16  # pixels between tiles, and of the caption strip over each
@@ -43,7 +43,7 @@ def each_box(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, layer
              progress: Callable[[int, int], None] | None = None) -> list[Attribution]:
     """`method`'s map of each box shown (see boxes_to_explain), best first, each made by
     inspector.core.attribution.attribute with the target `box:K`. `progress(done, total)` after each box."""
-    if method in CLASS_AGNOSTIC:
+    if method in class_agnostic():
         raise SpecError(f"{method} explains no box or class: its map is the same for every box.")
     if isinstance(most, bool) or not isinstance(most, int) or most < 1:
         raise SpecError(f"The boxes to explain are a whole number of at least 1, not {most!r}.")

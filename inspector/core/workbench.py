@@ -25,7 +25,8 @@ from .engine import run
 from .faithfulness import scored
 from .inputs.files import input_preprocess, load_input
 from .layers import LayerTree, build_layer_tree
-from .records.requests import METHOD_OPTIONS, AttributionRequest, ModelRequest, RunRequest
+from .records.methods import METHODS
+from .records.requests import AttributionRequest, ModelRequest, RunRequest
 from .result import RunResult
 from .sharing import Sharing
 from .sources.loaded import LoadedModel
@@ -218,7 +219,8 @@ class Workbench:
         self.move_to(request.device)
         x = self.input_tensor(request.input)
         options = dict(request.options)
-        if request.method in METHOD_OPTIONS:
+        method = METHODS.get(request.method)
+        if method is not None and method.passes:  # the methods that run in passes: progress and cancel
             options.update(cancel=cancel, progress=progress)
         start = time.perf_counter()
         found = attribute(loaded, x, request.method, request.target, request.layer, options or None)

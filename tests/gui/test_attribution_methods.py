@@ -72,6 +72,23 @@ def test_a_saliency_map_scored_shows_the_baseline_its_scores_took(qtbot, window,
     np.testing.assert_allclose(ys, curves["deletion"].scores, rtol=1e-5, atol=1e-7)
 
 
+def test_smoothgrad_of_ig_offers_and_sends_igs_options(window):
+    """Issue 39: SmoothGrad of ig showed no steps or quadrature, and its IG ran at the defaults unseen."""
+    view = window.views.attribution
+    shown = lambda: {n for n, w in view.options.widgets.items() if not w.isHidden()}  # noqa: E731
+    view.method.setCurrentText("smoothgrad")
+    view.options.widgets["of"].setCurrentText("ig")
+    assert shown() == {"of", "kind", "samples", "noise", "seed", "steps", "quadrature", "baseline"}
+    view.options.widgets["steps"].setValue(12)
+    view.options.widgets["quadrature"].setCurrentText("riemann_trapezoid")
+    assert view.options.values("smoothgrad") == {
+        "of": "ig", "kind": "smoothgrad", "samples": 25, "noise": 0.15, "seed": None, "steps": 12,
+        "quadrature": "riemann_trapezoid", "baseline": "zero", "metrics": ()}
+    assert view.sign.itemText(0) == "method's (signed)"  # the mean of a signed map is signed
+    view.options.widgets["of"].setCurrentText("saliency")
+    assert shown() == {"of", "kind", "samples", "noise", "seed"} and view.sign.itemText(0) == "method's (positive)"
+
+
 def test_only_the_methods_own_options_are_shown(window):
     view = window.views.attribution
     shown = lambda: {n for n, w in view.options.widgets.items() if not w.isHidden()}  # noqa: E731

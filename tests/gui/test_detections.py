@@ -208,7 +208,7 @@ def test_each_box_is_explained_on_its_own_side_by_side(ui, qtbot, open_window, t
     """"Each box" with saliency: one cell per box shown, each the map of that box's score alone (the toy's box
     reads its own pixels, grown by the conv's one: nothing outside), each on its own scale, its box outlined;
     Compare all on a detector asks for every method that follows a box, each scored by that box's score."""
-    from inspector.gui.views.attribution_view import DETECTOR_METHODS
+    from inspector.core.records.methods import compared
 
     source, toy = _toy(tmp_path)
     window = open_window(source, image_file)
@@ -234,7 +234,7 @@ def test_each_box_is_explained_on_its_own_side_by_side(ui, qtbot, open_window, t
 
     view.compare.click()
     qtbot.waitUntil(lambda: not view.comparing, timeout=120_000)
-    assert comparison.methods == DETECTOR_METHODS and not comparison.failed, comparison.failed
+    assert comparison.methods == compared(boxes=True) and not comparison.failed, comparison.failed
     for method, found in comparison.found.items():  # scored by the box's score, but EigenCAM's (no box)
         assert bool(found.curves) == (method != "eigencam"), method
         assert all("box:" in curve.score_of for curve in found.curves)

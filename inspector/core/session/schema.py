@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..errors import SpecError
 from ..keys import SITE_CHOICES
-from ..records.requests import ATTRIBUTION_METHODS, METRICS
+from ..records.methods import METRICS, method_names
 
 _STRING = {"type": "string"}
 _EDIT_TEXT = {"type": "string", "description": "an edit written KEY=OP(ARGS), e.g. relu1:grad_input=clamp(min=0)"}
@@ -57,7 +57,7 @@ SCHEMA: dict = {
             "additionalProperties": False,
             "description": "the Attribution tab's last choice: method, class, layer, the method's options, scores",
             "properties": {
-                "method": {"enum": list(ATTRIBUTION_METHODS)},
+                "method": {"enum": list(method_names())},  # the method table's, again when checked
                 "target": _STRING,
                 "layer": {"type": ["string", "null"]},
                 "options": {"type": "object"},
@@ -111,12 +111,26 @@ def _reason(error) -> str:
     return error.message.replace("\n", " ")
 
 
+def current_schema() -> dict:
+    """SCHEMA with the attribution methods the table has now (a method registered after import included)."""
+    import copy
+
+    schema = copy.deepcopy(SCHEMA)
+    _method_entry(schema)["enum"] = list(method_names())
+    return schema
+
+
+def _method_entry(schema: dict) -> dict:
+    """The schema of the attribution choice's "method"."""
+    return schema["properties"]["attribution"]["properties"]["method"]
+
+
 def check_session_data(data, name: str) -> None:
     """Raise SpecError naming the first wrong field when `data` does not follow SCHEMA."""
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match, relevance
 
-    errors = list(Draft202012Validator(SCHEMA).iter_errors(data))
+    errors = list(Draft202012Validator(current_schema()).iter_errors(data))
     if not errors:
         return
     # oneOf over an edit: report the edit itself unless it is an object with a wrong field inside

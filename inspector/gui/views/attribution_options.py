@@ -1,7 +1,8 @@
-"""The Attribution tab's method options: steps and quadrature (ig), what is smoothed and how (smoothgrad),
-window and stride (occlusion), masks, cell and probability (D-RISE), the baseline (ig, occlusion and the
-scores), and whether to score the map with deletion and insertion. Only the options of the chosen method
-are shown."""
+"""The Attribution tab's method options, made from the method table (inspector.core.records.methods): a
+spin box, a number box or a chooser per option the app offers, its range, default and help from the
+table; the baseline (the method's, and the scores'), and whether to score the map with deletion and
+insertion. Only the options of the chosen method are shown (SmoothGrad of ig: ig's steps, quadrature and
+baseline too)."""
 
 from __future__ import annotations
 
@@ -19,27 +20,45 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.records.requests import BASELINES, METHOD_OPTIONS, QUADRATURES, SMOOTH_KINDS, SMOOTHED
+from inspector.core.records.methods import BASELINES, METHODS, Option, app_options
 
 PER_ROW = 3  # options side by side
 BASELINE_NAMES = BASELINES
 FROM_FILE = "file…"  # the baseline chooser's last entry: a picture or tensor file of the input's size
 
 
-def _spin(low: int, high: int, value: int, auto: str | None = None) -> QSpinBox:
-    box = QSpinBox()
-    box.setRange(low, high)
-    box.setValue(value)
-    if auto:
-        box.setSpecialValueText(auto)  # the lowest value means "work it out"
+def _widget(option: Option) -> QWidget:
+    """The box an option is set in: its range and default from the table; where None is allowed (`auto`),
+    the value below the range says so ("auto", "new") and means None."""
+    if option.kind == "whole":
+        box = QSpinBox()
+        low = int(option.low if option.low is not None else 0)
+        box.setRange(low - 1 if option.auto else low, int(option.high if option.high is not None else 2**31 - 1))
+        if option.auto:
+            box.setSpecialValueText(option.auto)
+        box.setValue(option.default if option.default is not None else box.minimum())
+    elif option.kind == "number":
+        box = QDoubleSpinBox()
+        box.setDecimals(3)
+        box.setRange(float(option.low or 0.0), float(option.high if option.high is not None else 1e9))
+        box.setSingleStep(0.05)
+        box.setValue(float(option.default))
+    else:  # a choice, or the baseline (a name, or a file chosen from its last entry)
+        box = QComboBox()
+        box.addItems(list(option.choices) + ([FROM_FILE] if option.kind == "baseline" else []))
+        box.setCurrentText(str(option.default if option.default is not None else option.auto))
+    box.setToolTip(option.help[0].upper() + option.help[1:])
     return box
 
 
-def _combo(items, current: str) -> QComboBox:
-    box = QComboBox()
-    box.addItems(list(items))
-    box.setCurrentText(current)
-    return box
+def _app_options() -> dict[str, Option]:
+    """Every option some method offers in the app, by name (the first method's where two share a name)."""
+    found: dict[str, Option] = {}
+    for method in METHODS.values():
+        for option in method.options:
+            if option.app:
+                found.setdefault(option.name, option)
+    return found
 
 
 class AttributionOptions(QWidget):
@@ -47,41 +66,11 @@ class AttributionOptions(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        noise = QDoubleSpinBox()
-        noise.setRange(0.0, 1.0)
-        noise.setSingleStep(0.05)
-        noise.setDecimals(3)
-        noise.setValue(0.15)
-        noise.setToolTip("The noise's standard deviation, as a fraction of the input's range")
-        probability = QDoubleSpinBox()
-        probability.setRange(0.05, 1.0)
-        probability.setSingleStep(0.05)
-        probability.setValue(0.5)
-        probability.setToolTip("D-RISE: the chance that a cell of a mask keeps the image")
-        self.widgets = {
-            "steps": _spin(1, 5000, 50),
-            "quadrature": _combo(QUADRATURES, "gausslegendre"),
-            "of": _combo(SMOOTHED, "saliency"),
-            "kind": _combo(SMOOTH_KINDS, "smoothgrad"),
-            "samples": _spin(1, 5000, 25),
-            "noise": noise,
-            "seed": _spin(-1, 2**31 - 1, -1, "new"),
-            "window": _spin(0, 4096, 0, "auto"),
-            "stride": _spin(0, 4096, 0, "auto"),
-            "baseline": _combo((*BASELINE_NAMES, FROM_FILE), "zero"),
-            "masks": _spin(1, 100_000, 500),
-            "cell": _spin(0, 4096, 0, "auto"),
-            "probability": probability,
-        }
+        self.table = _app_options()
+        self.widgets = {name: _widget(option) for name, option in self.table.items()}
         self._baseline_at = 0  # the baseline chosen before "file…", for a dialog cancelled
         self.widgets["baseline"].activated.connect(self._on_baseline)
         self.widgets["seed"].setToolTip("The seed of the noise or the masks ('new': a fresh one, said under the map)")
-        self.widgets["masks"].setToolTip("D-RISE: how many random masks (more: a smoother map, slower)")
-        self.widgets["cell"].setToolTip("D-RISE: a mask cell's side in pixels (auto: a sixteenth of the input's side)")
-        self.widgets["window"].setToolTip("The occluding window's side in pixels (auto: a tenth of the input's side)")
-        self.widgets["stride"].setToolTip("Pixels between windows (auto: half the window)")
-        self.widgets["baseline"].setToolTip("What integrated gradients start from, occlusion fills windows with and "
-                                            "the scores put in place of the input")
         self.scores = QCheckBox("Deletion / insertion")
         self.scores.setToolTip("Score the map's faithfulness: the target's probability as the most salient pixels "
                                "are deleted (replaced by the baseline) or inserted into it")
@@ -123,34 +112,36 @@ class AttributionOptions(QWidget):
 
     def restore(self, options: dict) -> None:
         """Show `options` (as `values` gives them; a session's), leaving the rest as they are."""
-        w = self.widgets
-        for name in ("steps", "samples", "masks"):
-            if isinstance(options.get(name), int):
-                w[name].setValue(options[name])
-        for name in ("quadrature", "of", "kind"):
-            if w[name].findText(str(options.get(name))) >= 0:
-                w[name].setCurrentText(str(options[name]))
-        for name in ("noise", "probability"):
-            if isinstance(options.get(name), (int, float)) and not isinstance(options.get(name), bool):
-                w[name].setValue(float(options[name]))
-        if "seed" in options:
-            w["seed"].setValue(options["seed"] if isinstance(options["seed"], int) else -1)
-        for name in ("window", "stride", "cell"):
-            if name in options:
-                w[name].setValue(options[name] if isinstance(options[name], int) else 0)
-        baseline = options.get("baseline")
-        if isinstance(baseline, str) and baseline:
-            if baseline in BASELINE_NAMES:
-                w["baseline"].setCurrentText(baseline)
-                self._baseline_at = w["baseline"].currentIndex()
-            else:
-                self.add_baseline_file(baseline)
+        for name, value in options.items():
+            option, box = self.table.get(name), self.widgets.get(name)
+            if option is None or isinstance(value, bool):
+                continue
+            if option.kind == "whole" and (isinstance(value, int) or (value is None and option.auto)):
+                box.setValue(box.minimum() if value is None else value)
+            elif option.kind == "number" and isinstance(value, (int, float)):
+                box.setValue(float(value))
+            elif option.kind == "choice" and box.findText(str(value)) >= 0:
+                box.setCurrentText(str(value))
+            elif option.kind == "baseline" and isinstance(value, str) and value:
+                if value in BASELINE_NAMES:
+                    box.setCurrentText(value)
+                    self._baseline_at = box.currentIndex()
+                else:
+                    self.add_baseline_file(value)
+
+    def _current(self) -> dict:
+        """The choosers' texts (what an option's `when` reads: SmoothGrad's `of`)."""
+        return {name: box.currentText() for name, box in self.widgets.items() if isinstance(box, QComboBox)}
+
+    def offered(self, method: str) -> tuple[str, ...]:
+        """The options of `method` the app offers now (SmoothGrad of ig: ig's too)."""
+        return app_options(method, self._current())
 
     def uses_baseline(self, method: str) -> bool:
-        return "baseline" in METHOD_OPTIONS.get(method, ()) or self.scores.isChecked()
+        return "baseline" in self.offered(method) or self.scores.isChecked()
 
     def show_for(self, method: str) -> None:
-        wanted = set(METHOD_OPTIONS.get(method, ()))
+        wanted = set(self.offered(method))
         if self.scores.isChecked():
             wanted.add("baseline")  # the scores need one whatever the method
         shown = [name for name in self.widgets if name in wanted]
@@ -167,24 +158,21 @@ class AttributionOptions(QWidget):
             widget.setVisible(name in wanted)
             self.labels[name].setVisible(name in wanted)
 
+    def value(self, name: str):
+        """Option `name` as the method takes it: None where the box says "auto" or "new"; a baseline file: its path."""
+        option, box = self.table[name], self.widgets[name]
+        if option.kind == "whole":
+            return None if option.auto and box.value() == box.minimum() else box.value()
+        if option.kind == "number":
+            return round(float(box.value()), 4)
+        if option.kind == "baseline":
+            return box.currentData() or box.currentText()
+        return box.currentText()
+
     def values(self, method: str) -> dict:
         """The options for `method` (names as inspector.core.attribution takes them); with "metrics"."""
-        w = self.widgets
-        found: dict = {}
-        names = METHOD_OPTIONS.get(method, ())
-        if "steps" in names:
-            found.update(steps=w["steps"].value(), quadrature=w["quadrature"].currentText())
-        if "samples" in names:
-            seed = w["seed"].value()
-            found.update(of=w["of"].currentText(), kind=w["kind"].currentText(), samples=w["samples"].value(),
-                         noise=float(w["noise"].value()), seed=None if seed < 0 else seed)
-        if "window" in names:
-            found.update(window=w["window"].value() or None, stride=w["stride"].value() or None)
-        if "masks" in names:
-            seed = w["seed"].value()
-            found.update(masks=w["masks"].value(), cell=w["cell"].value() or None,
-                         probability=round(float(w["probability"].value()), 4), seed=None if seed < 0 else seed)
+        found = {name: self.value(name) for name in self.offered(method) if name != "baseline"}
         if self.uses_baseline(method):
-            found["baseline"] = w["baseline"].currentData() or w["baseline"].currentText()  # a file: its path
+            found["baseline"] = self.value("baseline")
         found["metrics"] = ("deletion", "insertion") if self.scores.isChecked() else ()
         return found

@@ -25,22 +25,19 @@ from inspector.core.clipping import clip_levels
 from inspector.core.detection.picture import EACH_BOX_MOST
 from inspector.core.records.detections import box_target
 from inspector.core.records.labels import label_name
-from inspector.core.records.requests import ATTRIBUTION_METHODS as METHODS
-from inspector.core.records.requests import CLASS_AGNOSTIC, LAYER_METHODS
+from inspector.core.records.methods import METHODS, compared, method_names
 from inspector.core.records.signs import SIGNS, default_sign
 
 from ..controls import content_free, searchable
 from .attribution_options import AttributionOptions
 from .faithfulness_plot import FaithfulnessPlot
 from .heat_colours import colormap_for, heat_colormap
-from .method_comparison import DEFAULT_METHODS, MethodComparison
+from .method_comparison import MethodComparison
 from .number_format import fmt
 from .side_panels import rgb_pixmap
 
 
 BOXES_OFFERED = 10  # a detector's best detections offered as the map's target (a click on a box picks any)
-#: What "Compare all" computes for a detector: every method that follows a box, and EigenCAM (no box)
-DETECTOR_METHODS = ("saliency", "gradcam", "guided", "ig", "smoothgrad", "occlusion", "eigencam", "drise")
 
 
 class AttributionView(QWidget):
@@ -58,7 +55,7 @@ class AttributionView(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.method = content_free(QComboBox(), 10)
-        self.method.addItems(list(METHODS))
+        self.method.addItems(list(method_names()))  # the method table, as it is when the tab is made
         self.method.setCurrentText("gradcam")
         self.layer = content_free(searchable(QComboBox()), 9)
         self.auto_layer = "auto (the map the head reads)"  # what "auto" picks for the model (set_choices)
@@ -231,7 +228,8 @@ class AttributionView(QWidget):
         of = self.options.widgets["of"].currentText() if method == "smoothgrad" else None
         kind = self.options.widgets["kind"].currentText() if method == "smoothgrad" else method
         self.sign.setItemText(0, f"method's ({default_sign(kind, of)})")
-        uses_layer, uses_class = method in LAYER_METHODS, method not in CLASS_AGNOSTIC
+        row = METHODS.get(method)
+        uses_layer, uses_class = row is not None and row.layer, row is None or row.explains == "class"
         self.layer.setEnabled(uses_layer)
         self.layer.setItemText(0, self.auto_layer if uses_layer else "not used")  # short: the box is narrow
         if not uses_layer:
@@ -264,7 +262,7 @@ class AttributionView(QWidget):
         self.curves.clear_curves()
 
     def _compared(self) -> tuple[str, ...]:
-        return DETECTOR_METHODS if self.detections is not None else DEFAULT_METHODS
+        return compared(boxes=self.detections is not None)
 
     def set_min_score(self, value: float) -> None:
         """The score from which the input shows boxes: "Each box" explains those."""
@@ -300,13 +298,13 @@ class AttributionView(QWidget):
     def _cell_request(self, method: str, target: str | None) -> tuple:
         """(method, target, layer, options) of a comparison's cell: each box unscored (its maps side by side);
         every other cell scored, over the tab's baseline where the method takes none of its own."""
-        unscorable = method in CLASS_AGNOSTIC and self.detections is not None  # a detector's: explains no box
+        unscorable = METHODS[method].explains == "nothing" and self.detections is not None  # explains no box
         metrics = () if target or unscorable else ("deletion", "insertion")
         options = dict(self.options.values(method), metrics=metrics)
         box = self.options.widgets["baseline"]
         if metrics or self.options.uses_baseline(method):  # the scores take one away, as the method does
             options.setdefault("baseline", box.currentData() or box.currentText())
-        layer = self.layer.currentData() if target and method in LAYER_METHODS else None
+        layer = self.layer.currentData() if target and METHODS[method].layer else None
         return method, target or self.target.currentData() or "", layer, options
 
     def add_cell(self, name: str, found, picture: np.ndarray | None = None) -> None:
@@ -330,7 +328,7 @@ class AttributionView(QWidget):
         self.pages.setCurrentWidget(self.single)
         self.shown = True
         self.caption.setText(f"Computing {method}…")
-        layer = self.layer.currentData() if method in LAYER_METHODS else None
+        layer = self.layer.currentData() if METHODS[method].layer else None
         self.sigRequested.emit(method, self.target.currentData() or "", layer,
                                {**self.options.values(method), "sign": self.sign.currentData()})
 

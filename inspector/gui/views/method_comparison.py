@@ -17,8 +17,6 @@ from inspector.core.clipping import clip_levels
 from .heat_colours import colormap_for
 from .number_format import fmt
 
-#: What "Compare methods" computes by default (rollout explains no class; guided-gradcam is a product of two).
-DEFAULT_METHODS = ("saliency", "gradcam", "guided", "ig", "smoothgrad", "occlusion")
 
 
 class MethodComparison(QWidget):
