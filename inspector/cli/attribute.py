@@ -8,58 +8,45 @@ import sys
 
 from inspector.core.errors import SpecError
 from inspector.core.outputs import not_the_input, output_path
-from inspector.core.records.requests import ATTRIBUTION_METHODS, QUADRATURES, SMOOTH_KINDS, SMOOTHED
+from inspector.core.records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Option
 from inspector.core.records.signs import SIGNS
 from inspector.core.writes import save_npy
 
 from . import common
 
 
+_TYPES = {"whole": int, "number": float}
+
+
+def _method_options() -> dict[str, tuple[Option, list[str]]]:
+    """Every option flag the method table has: flag -> (its first Option, the methods that take it)."""
+    flags: dict[str, tuple[Option, list[str]]] = {}
+    for method in METHODS.values():
+        for option in method.options:
+            taker = method.name + (f" ({option.when[0]} {option.when[1]})" if option.when else "")
+            flags.setdefault(option.cli_flag, (option, []))[1].append(taker)
+    for option in SCORES_BASELINE:  # the scores' baseline: every method's
+        flags.setdefault(option.cli_flag, (option, []))[1].append("the metrics")
+    return flags
+
+
 def add_parser(sub) -> None:
-    att = sub.add_parser("attribute", help="saliency, Grad-CAM or guided backprop map to .npy or a .png overlay")
+    att = sub.add_parser("attribute", help="an attribution map (saliency, Grad-CAM, integrated gradients, ...) to .npy "
+                                          "or a .png overlay, scored on request")
     common.model_args(att)
-    att.add_argument("--method", required=True, choices=list(ATTRIBUTION_METHODS),
-                     help="rollout: attention rollout across a transformer's attention modules (class-agnostic)")
+    att.add_argument("--method", required=True, choices=list(METHODS), metavar="METHOD",
+                     help="; ".join(f"{m.name}: {m.help}" for m in METHODS.values()))
     att.add_argument("--layer", default=None, help="Grad-CAM layer (default: the feature map the head reads, e.g. "
                                                    "resnet's layer4; for a vision transformer the last block's "
                                                    "first norm)")
     att.add_argument("--input", required=True, help="image file, sample:NAME, or a .npy/.pt tensor")
     att.add_argument("--target", default=None, help=common.TARGET_HELP)
     att.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
-    att.add_argument("--steps", type=int, default=50, help="ig: points on the path from the baseline (default 50)")
-    att.add_argument("--quadrature", default="gausslegendre", choices=list(QUADRATURES),
-                     help="ig: how the path is integrated (captum's nodes and weights; default gausslegendre)")
-    att.add_argument("--batch", type=int, default=None,
-                     help="ig, occlusion and the metrics: copies of the input a pass (default: as many as half the "
-                          "free memory holds, measured on one copy, at most 64)")
-    att.add_argument("--max-memory", default=None,
-                     help="the most memory a pass may take, e.g. 2GB (default: half of what is free)")
-    att.add_argument("--smooth", default="smoothgrad", choices=list(SMOOTH_KINDS),
-                     help="smoothgrad: the mean, mean of squares or variance of the maps (default smoothgrad)")
-    att.add_argument("--of", default="saliency", choices=list(SMOOTHED), help="smoothgrad: the map it smooths")
-    att.add_argument("--samples", type=int, default=25, help="smoothgrad: noisy copies of the input (default 25)")
-    att.add_argument("--noise", type=float, default=0.15,
-                     help="smoothgrad: the noise's standard deviation as a fraction of the input's range (default 0.15)")
-    att.add_argument("--noise-seed", type=int, default=None, help="smoothgrad: makes the noise repeatable")
-    att.add_argument("--window", type=int, default=None,
-                     help="occlusion: the window's side in pixels (default a tenth of the input's side)")
-    att.add_argument("--stride", type=int, default=None, help="occlusion: pixels between windows (default window/2)")
-    att.add_argument("--masks", type=int, default=500, help="drise: random masks (default 500)")
-    att.add_argument("--cell", type=int, default=None,
-                     help="drise: a mask cell's side in pixels (default a sixteenth of the input's side)")
-    att.add_argument("--probability", type=float, default=0.5,
-                     help="drise: the chance a mask cell keeps the image (default 0.5)")
-    att.add_argument("--mask-seed", type=int, default=None, help="drise: makes the masks repeatable")
-    att.add_argument("--baseline", default=None,
-                     help="ig, occlusion and the metrics: zero (default), mean, black, white, blur, uniform, or an "
-                          "image or tensor file of the input's size")
-    att.add_argument("--blur-sigma", type=float, default=None,
-                     help="--baseline blur: the blur's sigma in pixels (default a twentieth of the input's side)")
-    att.add_argument("--baseline-seed", type=int, default=None, help="--baseline uniform: makes the noise repeatable")
-    att.add_argument("--sign", default=None, choices=list(SIGNS),
-                     help="what of the map is drawn and scored: positive, negative or absolute values, or signed "
-                          "(a diverging picture; the metrics remove the most positive pixels first). Default: signed "
-                          "for ig, occlusion and guided maps (and SmoothGrad's mean of them), positive for the rest")
+    for flag, (option, methods) in _method_options().items():  # the method table's options
+        att.add_argument(flag, type=_TYPES.get(option.kind, str), default=option.default,
+                         choices=list(option.choices) if option.kind == "choice" else None,
+                         help=f"{', '.join(methods)}: {option.help}")
+    att.add_argument("--sign", default=None, choices=list(SIGNS), help=SIGN_HELP)
     att.add_argument("--metrics", default=None,
                      help="faithfulness scores of the map, comma-separated: deletion, insertion")
     att.add_argument("--metric-steps", type=int, default=50, help="the metrics' steps K (default 50)")
@@ -77,7 +64,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from inspector.core import load_input, resolve_device
-    from inspector.core.attribution import BASELINE_METHODS, attribute
+    from inspector.core.attribution import attribute, takes_baseline
     from inspector.core.baselines import make_baseline
     from inspector.core.batching import parse_memory
     from inspector.core.export import check_picture_path, picture, picture_suffixes, save_overlay
@@ -92,26 +79,21 @@ def run(args) -> int:
     loaded = common.load(args)
     loaded.module.to(resolve_device(args.device))
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
-    base = {"baseline": args.baseline, "blur_sigma": args.blur_sigma, "baseline_seed": args.baseline_seed} \
-        if args.baseline is not None else {}
-    uses_baseline = args.method in BASELINE_METHODS or (args.method == "smoothgrad" and args.of == "ig")
+    row = METHODS[args.method]
     made = None  # the metrics' baseline for a method that has none of its own; made (and checked) first
-    if metrics and not uses_baseline:
+    if metrics and not takes_baseline(args.method, args.of):
         made = make_baseline(args.baseline or "zero", x, loaded.preprocess, args.blur_sigma, args.baseline_seed,
                              loaded.input_shape)
     bar = _bar(args.method, not args.json)
-    ig = {"steps": args.steps, "quadrature": args.quadrature, "batch": args.batch, "max_memory": cap}
-    options = {"ig": {**ig, **base, "progress": bar.step},
-               "occlusion": {"window": args.window, "stride": args.stride, "batch": args.batch, "max_memory": cap,
-                             **base,
-                             "progress": bar.step}}.get(args.method)
-    if args.method == "drise":
-        options = {"masks": args.masks, "cell": args.cell, "probability": args.probability, "seed": args.mask_seed,
-                   "batch": args.batch, "max_memory": cap, "progress": bar.step}
-    if args.method == "smoothgrad":
-        options = {"of": args.of, "kind": args.smooth, "samples": args.samples, "noise": args.noise,
-                   "seed": args.noise_seed, "progress": bar.step, **({**ig, **base} if args.of == "ig" else {})}
-    options = {**(options or {}), "sign": args.sign}
+    chosen = {o.name: getattr(args, o.dest) for o in row.options}
+    if "max_memory" in chosen:
+        chosen["max_memory"] = cap
+    options = {name: value for name, value in chosen.items() if row.option(name).applies(chosen)}
+    if args.baseline is None:  # no baseline named: the method's own ("zero"), its sigma and seed unused
+        options = {k: v for k, v in options.items() if k not in _SCORES_BASELINE}
+    if row.passes:
+        options["progress"] = bar.step
+    options["sign"] = args.sign
     if args.each_box is not None:
         return _each_box(args, loaded, x, options, metrics, made, cap, bar, out)
     try:
@@ -225,6 +207,9 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out) -> int:
     for warning in dict.fromkeys(w for found in maps for w in found.warnings):
         print(f"warning: {warning}", file=sys.stderr)
     return 0
+
+
+_SCORES_BASELINE = frozenset(o.name for o in SCORES_BASELINE)
 
 
 def _metrics(text: str | None, known: tuple[str, ...]) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import sys
 import weakref
 from collections import Counter
@@ -38,8 +39,7 @@ from .layers import channel_layouts
 from .objective import Target, objective, parse_target, primary_output
 from .occlusion import occlusion
 from .records.detections import box_target
-from .records.requests import ATTRIBUTION_METHODS as METHODS  # defined beside the request
-from .records.requests import SMOOTHED
+from .records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, SMOOTHED, Method, Option
 from .records.signs import SIGNS
 from .records.tokens import TokenGrid, is_channels_last, token_maps
 from .result import RunResult
@@ -279,7 +279,8 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
     if of not in SMOOTHED:
         raise SpecError(f"SmoothGrad smooths {', '.join(SMOOTHED)}, not {of!r}.")
     # the smoothed method gets the options it takes (ig's path; batch and max_memory: SmoothGrad's own passes)
-    own = {k: v for k, v in ig.items() if k in METHOD_OPTION_NAMES.get(of, _BASELINE)} or None
+    taken = {*method_row(of).option_names, *(o.name for o in SCORES_BASELINE)}
+    own = {k: v for k, v in ig.items() if k in taken} or None
     check_smoothing(kind, samples, noise)
     seed = fresh_seed(seed)
     # the noise is drawn on the CPU while the model works on x
@@ -368,41 +369,47 @@ def _box_saliency_many(module: nn.Module, xs: torch.Tensor, followed, lost: list
     return grad.abs().amax(dim=1).detach().cpu().numpy()
 
 
-BASELINE_METHODS = ("ig", "occlusion")  # the methods that start from, or fill in, a baseline
-#: What explains no box: rollout follows no target at all.
-NOT_FOR_DETECTORS = ("rollout",)
-FOR_DETECTORS = tuple(m for m in METHODS if m not in NOT_FOR_DETECTORS)
-_WHOLE, _NUMBER, _TEXT = (int,), (int, float), (str,)
-#: Every option a method takes, and its kind (None allowed where the method works it out itself).
-OPTION_KINDS = {"steps": _WHOLE, "quadrature": _TEXT, "batch": _WHOLE + (type(None),),
-                "max_memory": _WHOLE + _TEXT + (type(None),), "of": _TEXT, "kind": _TEXT, "samples": _WHOLE,
-                "noise": _NUMBER, "seed": _WHOLE + (type(None),), "window": _WHOLE + (type(None),),
-                "stride": _WHOLE + (type(None),), "baseline": _TEXT + (torch.Tensor, type(None)),
-                "blur_sigma": _NUMBER + (type(None),), "baseline_seed": _WHOLE + (type(None),),
-                "masks": _WHOLE, "cell": _WHOLE + (type(None),), "probability": _NUMBER,
-                "sign": _TEXT + (type(None),)}
-_BASELINE = ("baseline", "blur_sigma", "baseline_seed")
-_IG = ("steps", "quadrature", "batch", "max_memory", *_BASELINE)
-METHOD_OPTION_NAMES = {"ig": _IG, "occlusion": ("window", "stride", "batch", "max_memory", *_BASELINE),
-                       "smoothgrad": ("of", "kind", "samples", "noise", "seed", *_IG),
-                       "drise": ("masks", "cell", "probability", "seed", "batch", "max_memory", *_BASELINE)}
+_KINDS = {"whole": (int,), "number": (int, float), "choice": (str,), "text": (str,),
+          "baseline": (str, torch.Tensor), "memory": (int, str)}
+#: The options every method takes beyond its own: the scores' baseline, and the sign of its picture.
+_ALWAYS = {o.name: o for o in SCORES_BASELINE} | {"sign": Option("sign", "choice", None, SIGN_HELP, SIGNS, auto="the "
+                                                                "method's")}
+
+
+def method_row(method: str) -> Method:
+    """The method table's row of `method`; a SpecError naming the methods there are otherwise."""
+    row = METHODS.get(method) if isinstance(method, str) else None
+    if row is None:
+        raise SpecError(f"Unknown method {method!r}. Methods: {', '.join(METHODS)}.")
+    return row
+
+
+def takes_baseline(method: str, of: str | None = None) -> bool:
+    """Whether `method` starts from or fills in a baseline of its own (SmoothGrad: whether the map it smooths,
+    `of`, does); the rest take one for their scores only."""
+    row = method_row(method)
+    return row.baseline or (method == "smoothgrad" and of is not None and of != method and takes_baseline(of))
+
+
+def _kinds(option: Option) -> tuple[type, ...]:
+    return _KINDS[option.kind] + ((type(None),) if option.auto is not None else ())
 
 
 def check_options(method: str, options: dict | None) -> None:
     """One-line errors for an option `method` does not take or of the wrong kind (cancel and progress are
-    the caller's); the other methods take a baseline only, for the metrics."""
+    the caller's), from the method table; every method takes a baseline for its scores and a sign."""
     if options is None:
         return
     if not isinstance(options, dict):
         raise SpecError(f"The options of {method} are a dict (steps=..., window=...), not {type(options).__name__}.")
-    allowed = (*METHOD_OPTION_NAMES.get(method, _BASELINE), "sign")
+    taken = {o.name: o for o in method_row(method).options} | _ALWAYS
     for name, value in options.items():
         if name in ("cancel", "progress"):
             continue
-        if name not in allowed:
-            raise SpecError(f"{method} takes no option {name!r}; its options: {', '.join(allowed)}.")
-        if isinstance(value, bool) or not isinstance(value, OPTION_KINDS[name]):
-            kinds = " or ".join(sorted({k.__name__.replace("NoneType", "None") for k in OPTION_KINDS[name]}))
+        if name not in taken:
+            raise SpecError(f"{method} takes no option {name!r}; its options: {', '.join(taken)}.")
+        if isinstance(value, bool) or not isinstance(value, _kinds(taken[name])):
+            kinds = " or ".join(sorted({k.__name__.replace("NoneType", "None") for k in _kinds(taken[name])}))
             raise SpecError(f"The {method} option {name} is {kinds}, not {value!r}.")
         if name == "sign" and value is not None and value not in SIGNS:
             raise SpecError(f"The sign is one of {', '.join(SIGNS)}, not {value!r}.")
@@ -448,11 +455,13 @@ def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, targ
 
 
 def _attribute_with_baseline(model, x, method, target, layer, options) -> Attribution:
-    if method in NOT_FOR_DETECTORS and _detects(model, x):
-        raise SpecError(f"{method} does not explain detections yet; for a box use {', '.join(FOR_DETECTORS)}.")
+    row = method_row(method)
+    if not row.detectors and _detects(model, x):
+        boxes = ", ".join(m.name for m in METHODS.values() if m.detectors)
+        raise SpecError(f"{method} does not explain detections yet; for a box use {boxes}.")
     if isinstance((options or {}).get("max_memory"), str):
         options = dict(options, max_memory=parse_memory(options["max_memory"]))
-    if method in BASELINE_METHODS or (method == "smoothgrad" and (options or {}).get("of") == "ig"):
+    if takes_baseline(method, (options or {}).get("of", "saliency")):
         options, made = with_baseline(model, x, options)
         found = _attribute(model, x, method, target, layer, options)
         if made is None:
@@ -464,27 +473,50 @@ def _attribute_with_baseline(model, x, method, target, layer, options) -> Attrib
 
 
 def _attribute(model, x, method, target, layer, options) -> Attribution:
-    if method == "saliency":
-        grad, result = _saliency(model, x, target)
-        return Attribution("saliency", grad, result.target, result.target_index, warnings=tuple(result.warnings),
-                           **boxes_of(result))
-    if method == "gradcam":
-        return gradcam(model, x, target, layer)
-    if method == "guided":
-        return guided_backprop(model, x, target)
-    if method == "guided-gradcam":
-        return guided_gradcam(model, x, target, layer)
-    if method == "rollout":
-        return attention_rollout(model, x)
-    if method == "eigencam":
-        return eigencam(model, x, layer)
-    if method == "drise":
-        own = {k: v for k, v in (options or {}).items() if k not in _BASELINE}  # a baseline is for the metrics
-        return drise(model, x, target, **own)
-    if method == "ig":
-        return integrated_gradients(model, x, target, **(options or {}))
-    if method == "smoothgrad":
-        return smoothgrad(model, x, target, **(options or {}))
-    if method == "occlusion":
-        return occlusion(model, x, target, **(options or {}))
-    raise SpecError(f"Unknown method {method!r}. Methods: {', '.join(METHODS)}.")
+    """The method's own function (the table's `run`, imported when first used) makes the map."""
+    module_name, _, function = method_row(method).run.partition(":")
+    return getattr(importlib.import_module(module_name), function)(model, x, target, layer, dict(options or {}))
+
+
+# The methods' entries, as the method table names them: (model, x, target, layer, options) -> Attribution.
+def saliency_map(model, x, target, layer, options) -> Attribution:
+    grad, result = _saliency(model, x, target)
+    return Attribution("saliency", grad, result.target, result.target_index, warnings=tuple(result.warnings),
+                       **boxes_of(result))
+
+
+def gradcam_map(model, x, target, layer, options) -> Attribution:
+    return gradcam(model, x, target, layer)
+
+
+def guided_map(model, x, target, layer, options) -> Attribution:
+    return guided_backprop(model, x, target)
+
+
+def guided_gradcam_map(model, x, target, layer, options) -> Attribution:
+    return guided_gradcam(model, x, target, layer)
+
+
+def rollout_map(model, x, target, layer, options) -> Attribution:
+    return attention_rollout(model, x)
+
+
+def eigencam_map(model, x, target, layer, options) -> Attribution:
+    return eigencam(model, x, layer)
+
+
+def drise_map(model, x, target, layer, options) -> Attribution:
+    own = {k: v for k, v in options.items() if k not in _ALWAYS}  # a baseline is for the metrics
+    return drise(model, x, target, **own)
+
+
+def ig_map(model, x, target, layer, options) -> Attribution:
+    return integrated_gradients(model, x, target, **options)
+
+
+def smoothgrad_map(model, x, target, layer, options) -> Attribution:
+    return smoothgrad(model, x, target, **options)
+
+
+def occlusion_map(model, x, target, layer, options) -> Attribution:
+    return occlusion(model, x, target, **options)

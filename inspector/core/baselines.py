@@ -24,7 +24,7 @@ import torch
 
 from .errors import InputError, SpecError
 from .preprocess import Preprocess
-from .records.requests import BASELINES
+from .records.methods import BASELINES
 
 
 @dataclass(frozen=True)

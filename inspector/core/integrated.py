@@ -24,7 +24,7 @@ from .errors import RunCancelled, SpecError
 from .fast_passes import Layout, eval_norms
 from .norm_folding import folded_norms
 from .objective import Target, objective, parse_target, primary_output
-from .records.requests import QUADRATURES
+from .records.methods import QUADRATURES
 from .sources.loaded import LoadedModel
 
 

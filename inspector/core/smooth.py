@@ -23,7 +23,7 @@ import torch
 
 from .batching import passes
 from .errors import RunCancelled, SpecError
-from .records.requests import SMOOTH_KINDS
+from .records.methods import SMOOTH_KINDS
 
 AHEAD_BYTES = 256 * 2**20  # the noise drawn ahead of the passes, at most
 

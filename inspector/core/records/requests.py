@@ -8,18 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .methods import (  # noqa: F401  (re-exported: the names the surfaces import from here)
-    BASELINES,
-    METRICS,
-    QUADRATURES,
-    SMOOTH_KINDS,
-    SMOOTHED,
-    app_options,
-    class_agnostic,
-    layer_methods,
-    method_names,
-)
-
 if TYPE_CHECKING:
     from ..runspec import RunSpec
 
@@ -73,18 +61,10 @@ class RunRequest:
         return (self.model, self.input, self.device, s.layers, s.sites, s.target, s.input_grad)
 
 
-# The attribution methods' names and options, as the method table (records.methods) has them when this is imported.
-ATTRIBUTION_METHODS = method_names()
-LAYER_METHODS = layer_methods()  # the methods that work at a layer (the rest ignore one)
-CLASS_AGNOSTIC = class_agnostic()  # the methods that explain no class
-#: The options each method takes beyond target and layer (the rest take none), as the app offers them.
-METHOD_OPTIONS = {name: app_options(name) for name in ATTRIBUTION_METHODS if app_options(name)}
-
-
 @dataclass(frozen=True)
 class AttributionRequest:
-    """An attribution map for the current model and input (one of ATTRIBUTION_METHODS), with the method's
-    `options` as sorted (name, value) pairs (METHOD_OPTIONS; a baseline by name) and the faithfulness
+    """An attribution map for the current model and input (a method of the table, records.methods), with its
+    `options` as sorted (name, value) pairs (the table's; a baseline by name) and the faithfulness
     `metrics` to score it with."""
 
     model: ModelRequest = field(default_factory=ModelRequest)

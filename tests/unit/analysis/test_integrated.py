@@ -10,7 +10,7 @@ from torch import nn
 
 from inspector.core.errors import SpecError
 from inspector.core.integrated import integrated_gradients, path_nodes
-from inspector.core.records.requests import QUADRATURES
+from inspector.core.records.methods import QUADRATURES
 
 pytestmark = pytest.mark.numeric
 
