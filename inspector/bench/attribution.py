@@ -13,8 +13,7 @@ the one its users are told to set.
     captum Occlusion(sliding_window_shapes=(3, 32, 32), strides=(3, 16, 16), perturbations_per_eval=16)
                                                                      vs  --method occlusion --window 32 --stride 16
 
-`against="unfolded"` times ours against ours with no BatchNorm folded into its convolution
-(`core.norm_folding.unfolded`), the same way: what the folding gains. `against="whole"` times ours against
+`against="whole"` times ours against
 ours with every occluded copy run whole (`core.occlusion_regions.whole_copies`): what computing the first
 layers on the windows' boxes gains.
 """
@@ -79,17 +78,15 @@ def _timed(run: Callable[[], np.ndarray], device: torch.device) -> tuple[float, 
 
 
 def pairs(loaded, x: torch.Tensor, target: int, method: str, against: str = "captum"):
-    """(ours, captum's): two functions returning the (C, H, W) map, same settings; against "unfolded": (ours,
-    ours with no BatchNorm folded); against "whole": (ours, ours with every occluded copy run whole)."""
-    if against in ("unfolded", "whole"):
-        from inspector.core.norm_folding import unfolded
+    """(ours, captum's): two functions returning the (C, H, W) map, same settings; against "whole": (ours, ours
+    with every occluded copy run whole)."""
+    if against == "whole":
         from inspector.core.occlusion_regions import whole_copies
 
         ours, _ = pairs(loaded, x, target, method)
-        switch = unfolded if against == "unfolded" else whole_copies
 
         def plain():
-            with switch():
+            with whole_copies():
                 return ours()
         return ours, plain
     from captum.attr import IntegratedGradients, NoiseTunnel, Occlusion, Saliency
@@ -124,7 +121,7 @@ def pairs(loaded, x: torch.Tensor, target: int, method: str, against: str = "cap
 def bench_model(name: str, methods=METHODS, repeats: int = 1, device: str = "cpu", log=print,
                 against: str = "captum") -> list[dict]:
     """One row per method on `name` (random weights, seed 0; the demo's own), interleaving ours and captum's
-    (or `against` "unfolded": ours with no BatchNorm folded) `repeats` times. The other's figures are under
+    (or `against` "whole": ours with every occluded copy run whole) `repeats` times. The other's figures are under
     the captum keys either way, and `against` says whose they are."""
     from inspector.core import load_model, resolve_device
 

@@ -40,9 +40,8 @@ def add_parser(sub) -> None:
                             "peak memory, how far the maps differ); --models default resnet50 vit_b_16; needs "
                             "captum (the dev group)")
     bench.add_argument("--methods", nargs="+", default=None, help="with --attribution: ig, smoothgrad, occlusion")
-    bench.add_argument("--against", choices=("captum", "unfolded", "whole"), default="captum",
-                       help="with --attribution: captum's methods, ours with no BatchNorm folded into its "
-                            "convolution (what the folding gains), or ours with every occluded copy run whole "
+    bench.add_argument("--against", choices=("captum", "whole"), default="captum",
+                       help="with --attribution: captum's methods, or ours with every occluded copy run whole "
                             "(what occlusion's boxes gain)")
     bench.add_argument("--detection", action="store_true",
                        help="per-box Grad-CAM against a plain forward + scores[k].backward(), and D-RISE's masks per "

@@ -32,7 +32,6 @@ from .eigencam import eigencam
 from .engine import RunSpec, run, zero_head_warning
 from .errors import RunError, SpecError
 from .fast_passes import Layout, eval_norms
-from .norm_folding import folded_norms
 from .guided import APPROXIMATED_TYPES, guided_edits, split_guided
 from .integrated import integrated_gradients
 from .layers import channel_layouts
@@ -315,7 +314,7 @@ def _smoothgrad(model, x, target, of, kind, samples, noise, seed, cancel, progre
             lost.append(1)  # the noise hid the object: no score, no gradient
             return np.zeros(_map_shape(x), np.float32) if first.map is None else np.zeros_like(first.map)
 
-    many, batch, fold = None, 1, contextlib.nullcontext()
+    many, batch = None, 1
     if of == "saliency" and first.target_detection is not None and x.shape[0] == 1:
         with torch.no_grad():
             followed = follow(module, module(x), same, labels)
@@ -333,9 +332,7 @@ def _smoothgrad(model, x, target, of, kind, samples, noise, seed, cancel, progre
 
         batch = pick_batch(module, x, samples, grad=True, max_memory=ig.get("max_memory"),
                            need=counted.per_copy(x, 1, grad=True) if counted.total else None)
-        fold = folded_norms(module, x)  # the copies' passes: BatchNorms folded where they can be
-    with fold:
-        found, used, sigma = smooth(x, base, kind, samples, noise, seed, cancel, progress, many, batch, draws)
+    found, used, sigma = smooth(x, base, kind, samples, noise, seed, cancel, progress, many, batch, draws)
     lost_note = (f"{len(lost)} of {samples} noisy copies lost the box (their maps count as 0)",) if lost else ()
     return Attribution(kind, found, first.target, first.target_index, warnings=first.warnings + lost_note,
                        detections=first.detections, target_detection=first.target_detection,

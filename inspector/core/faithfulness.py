@@ -5,8 +5,7 @@ index. After step i of K the first floor(i * H * W / K) pixels are replaced by t
 channel (deletion) or, starting from the baseline, put back from the input (insertion). The score is
 the softmax probability of the target class for a classifier (the target's own objective otherwise);
 the AUC is the trapezoid mean of the K + 1 points. A faithful map makes deletion fall fast (low AUC)
-and insertion rise fast (high AUC). The K + 1 inputs run in batches, without gradients, BatchNorms folded into
-the convolutions before them where they can be (`core.norm_folding`).
+and insertion rise fast (high AUC). The K + 1 inputs run in batches, without gradients.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from .attribution_record import _device, _unwrap
 from .batching import passes, pick_batch
 from .errors import RunCancelled, SpecError
 from .fast_passes import Layout
-from .norm_folding import folded_norms
 from .objective import Target, objective, primary_output
 from .records.labels import label_name
 from .records.methods import METRICS, class_agnostic
@@ -95,7 +93,7 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
     out: dict[str, list[float]] = {metric: [] for metric in metrics}
     layout = Layout(module, grad=False)
     what = ""
-    with torch.no_grad(), folded_norms(module, x):
+    with torch.no_grad():
         for pass_ in passes(len(jobs), batch):
             if cancel is not None and cancel():
                 raise RunCancelled("Deletion and insertion cancelled.")

@@ -2,8 +2,7 @@
 (C, H, W) and signed, with the quadrature's nodes a_i and weights w_i on [0, 1] as captum computes them,
 and the completeness gap |sum(map) - (f(x) - f(b))| that says how well `steps` points integrate.
 
-The path points run in batches (`batch` points a pass, in `core.fast_passes`' layout and BatchNorm, with
-BatchNorms folded into the convolutions before them where they can be, `core.norm_folding`); the class is
+The path points run in batches (`batch` points a pass, in `core.fast_passes`' layout and BatchNorm); the class is
 resolved once, on x itself, so every point's gradient is of the same class. Plain torch autograd, no hooks:
 the model is left as it was.
 """
@@ -22,7 +21,6 @@ from .detection.follow import follow
 from .detection.outputs import is_detection_output
 from .errors import RunCancelled, SpecError
 from .fast_passes import Layout, eval_norms
-from .norm_folding import folded_norms
 from .objective import Target, objective, parse_target, primary_output
 from .records.methods import QUADRATURES
 from .sources.loaded import LoadedModel
@@ -104,7 +102,7 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
     a = torch.as_tensor(alphas, dtype=x.dtype, device=device)
     w = torch.as_tensor(weights, dtype=x.dtype, device=device)
     shape = (-1,) + (1,) * (x.ndim - 1)
-    with folded_norms(module, x), eval_norms(module):
+    with eval_norms(module):
         for part in passes(len(alphas), batch):
             if cancel is not None and cancel():
                 raise RunCancelled("Integrated gradients cancelled.")

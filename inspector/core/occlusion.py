@@ -3,8 +3,7 @@ replaced by the baseline. Windows of `window` x `window` pixels over all channel
 `stride`; windows start at 0, stride, 2 stride, ... until one reaches the far edge (the last is cut at the
 border), so every pixel is covered. Each element's value is the mean, over the windows that cover it, of
 f(x) - f(x with the window occluded): captum's `Occlusion` with sliding_window_shapes=(C, W, W) and
-strides=(C, S, S). The occluded copies run in batches, without gradients, in `core.fast_passes`' layout,
-BatchNorms folded into the convolutions before them where they can be (`core.norm_folding`), for x's score too;
+strides=(C, S, S). The occluded copies run in batches, without gradients, in `core.fast_passes`' layout;
 on a CPU their first layers run only on the regions their windows reach, where that saves enough
 (`core.occlusion_regions`), the same numbers.
 """
@@ -24,7 +23,7 @@ from .detection.follow import follow
 from .detection.outputs import is_detection_output
 from .errors import RunCancelled, SpecError
 from .fast_passes import Layout
-from .norm_folding import folded_norms, plain
+from .pass_checks import plain
 from .objective import Target, objective, parse_target, primary_output
 from .occlusion_regions import regions_for
 from .sources.loaded import LoadedModel
@@ -78,7 +77,7 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
     spots = [(y, x0) for y in window_starts(height, window, stride) for x0 in window_starts(width, window, stride)]
     layout = Layout(module, grad=False)
     boxes, hooks_free, regions = {}, plain(module), None
-    with torch.no_grad(), folded_norms(module, x):
+    with torch.no_grad():
         with LeafBytes(module) if batch is None else contextlib.nullcontext() as counted:
             answer = layout.run(module, x)
         if batch is None:

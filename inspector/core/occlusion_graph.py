@@ -18,7 +18,6 @@ import torch.fx as fx
 import torch.nn.functional as F
 from torch import nn
 
-from .norm_folding import conv_weights
 
 # What reading and writing one element costs, in multiply-adds (this CPU: ReLU 0.5 ns an element, resnet50's
 # convolutions 0.017 ns a multiply-add)
@@ -77,8 +76,7 @@ def _pair(v) -> tuple:
 
 
 def _conv(m: nn.Conv2d, region: torch.Tensor) -> torch.Tensor:
-    weight, bias = conv_weights(m)
-    return F.conv2d(region, weight, bias, m.stride, 0, m.dilation, m.groups)
+    return F.conv2d(region, m.weight, m.bias, m.stride, 0, m.dilation, m.groups)
 
 
 def _conv_cost(m: nn.Module, out_shape) -> float:

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .fast_passes import ThreadSwitch, on_cpu
-from .norm_folding import same_outputs
+from .pass_checks import same_outputs
 from .occlusion_graph import ELEMENT, Graph, Op, graph_of, record
 
 WORTH = 0.8  # of a whole copy's cost, at most, for the boxes to be used
@@ -264,7 +264,7 @@ class Regions:
 def regions_for(module: nn.Module, x: torch.Tensor, b: torch.Tensor, spots, window: int, answer,
                 memory_format=torch.contiguous_format, hooks_free: bool = True) -> Regions | None:
     """The job's `Regions`, or None where its copies run whole: not on a CPU, `hooks_free` False (a model with a
-    hook: the caller looks before it folds norms, whose patches look like one), a model that cannot be traced or
+    hook), a model that cannot be traced or
     changed since, no split that saves enough, or boxes that do not give `answer` (the model's output on x) for
     copies occluded with x itself, the first window and the last."""
     if not _REGIONS.on or not hooks_free or not on_cpu(module) or x.ndim != 4:

@@ -21,25 +21,6 @@ def test_the_attribution_bench_runs_and_compares_like_with_like():
     assert lines == [format_row(r) for r in rows] and "captum peak" in format_header()
 
 
-def test_the_attribution_bench_measures_the_folding_against_the_same_passes_unfolded():
-    import torch
-
-    from inspector.bench.attribution import bench_model, format_header
-    from inspector.core import load_model
-    from inspector.core.norm_folding import pairs_of
-
-    demo = load_model("demo")
-    # every convolution of the demo feeds its own BatchNorm alone (inspector/demo/model.py)
-    assert pairs_of(demo.module, torch.zeros(demo.input_shape)) == (
-        ("conv1", "bn1"), ("conv2", "bn2"), ("block.conv1", "block.bn1"), ("block.conv2", "block.bn2"),
-        ("conv3", "bn3"))
-    lines = []
-    rows = bench_model("demo", ("ig", "occlusion"), repeats=1, log=lines.append, against="unfolded")
-    for r in rows:  # folded and unfolded maps differ by float32 rounding only
-        assert r["against"] == "unfolded" and r["rel_l2"] < 1e-4
-    assert format_header("unfolded").split()[3] == "unfolded"
-
-
 def test_the_attribution_bench_measures_occlusions_boxes_against_whole_copies(monkeypatch):
     from inspector.bench.attribution import bench_model, format_header
     from inspector.core import occlusion_regions
