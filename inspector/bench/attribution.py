@@ -4,7 +4,7 @@ process on the same model, input, target and settings: seconds (median of `repea
 others moves the figures by a tenth between runs),
 the peak memory each took above what was held before (resident memory sampled every 5 ms on CPU; CUDA's
 peak allocated on a GPU), and how far the maps differ (relative L2). Captum is the reference library, a
-bench-only dependency (the dev group); our batch is ours to choose (inspector.core.batching), captum's is
+bench-only dependency (the dev group); our batch is ours to choose (inspector.core.attribution.passes.batching), captum's is
 the one its users are told to set.
 
     captum IntegratedGradients(n_steps=50, internal_batch_size=10)   vs  attribute --method ig --steps 50
@@ -81,7 +81,7 @@ def pairs(loaded, x: torch.Tensor, target: int, method: str, against: str = "cap
     """(ours, captum's): two functions returning the (C, H, W) map, same settings; against "whole": (ours, ours
     with every occluded copy run whole)."""
     if against == "whole":
-        from inspector.core.occlusion_regions import whole_copies
+        from inspector.core.attribution.passes.regions import whole_copies
 
         ours, _ = pairs(loaded, x, target, method)
 

@@ -38,7 +38,7 @@ def plain_gradcam(module, x: torch.Tensor, layer: str, k: int) -> torch.Tensor:
 def bench_model(name: str, repeats: int = 5, masks: int = 32, device: str = "cpu") -> dict:
     from inspector.core import load_model
     from inspector.core.attribution import attribute
-    from inspector.core.drise import DEFAULTS, default_cell, make_masks
+    from inspector.core.attribution.drise import DEFAULTS, default_cell, make_masks
 
     loaded = load_model(name, seed=0)
     loaded.module.to(device)

@@ -25,7 +25,7 @@ from typing import Callable
 import torch
 
 from inspector.core.attribution import gradcam, saliency
-from inspector.core.cam_layers import find_gradcam_layer
+from inspector.core.attribution.cams.layers import find_gradcam_layer
 from inspector.core.deferred import complete_statistics, with_statistics
 from inspector.core.devices import resolve_device
 from inspector.core.engine import run

@@ -65,10 +65,10 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from inspector.core import load_input, resolve_device
     from inspector.core.attribution import attribute, takes_baseline
-    from inspector.core.baselines import make_baseline
-    from inspector.core.batching import parse_memory
+    from inspector.core.attribution.scores.baselines import make_baseline
+    from inspector.core.attribution.passes.batching import parse_memory
     from inspector.core.export import check_picture_path, picture, picture_suffixes, save_overlay
-    from inspector.core.faithfulness import METRICS, scored
+    from inspector.core.attribution.scores.faithfulness import METRICS, scored
 
     out = not_the_input(output_path(args.out, suffixes=(".npy", *picture_suffixes())), args.input)
     if out.suffix.lower() != ".npy":
@@ -168,8 +168,8 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out) -> int:
     from PIL import Image
 
     from inspector.core.export import picture
-    from inspector.core.faithfulness import scored
-    from inspector.core.per_box import caption, each_box, tiled
+    from inspector.core.attribution.scores.faithfulness import scored
+    from inspector.core.attribution.per_box import caption, each_box, tiled
     from inspector.core.writes import save_image
 
     try:

@@ -115,8 +115,8 @@ def each_box(
 ) -> list:
     """A detector's boxes explained one at a time: `method`'s map (as `attribute` makes it, target `box:K`)
     for each box scoring at least `min_score` (None: as the app shows them), the best `most`, best first,
-    each scored by `metrics` over its own box. `inspector.core.per_box.tiled` puts them side by side."""
-    from .per_box import each_box as explain
+    each scored by `metrics` over its own box. `inspector.core.attribution.per_box.tiled` puts them side by side."""
+    from .attribution.per_box import each_box as explain
 
     wanted = _metrics(metrics, "each_box")
     dev = resolve_device(device)
@@ -128,7 +128,7 @@ def each_box(
 
 
 def _metrics(metrics, function: str) -> tuple[str, ...]:
-    from .faithfulness import METRICS
+    from .attribution.scores.faithfulness import METRICS
 
     wanted = tuple(need_texts(metrics, "metrics", "deletion,insertion")) if not isinstance(metrics, str) \
         else tuple(m.strip() for m in metrics.split(",") if m.strip())
@@ -139,7 +139,7 @@ def _metrics(metrics, function: str) -> tuple[str, ...]:
 
 
 def _scored(model, x, found, wanted, metric_steps, options):
-    from .faithfulness import scored
+    from .attribution.scores.faithfulness import scored
 
     given = dict(options or {})
     return scored(model, x, found, wanted, metric_steps, given.get("baseline"), batch=given.get("batch"),

@@ -22,7 +22,7 @@ from .devices import resolve_device
 from .diagnostics import dead_units, first_nonfinite, gradient_flow
 from .edit_reach import check_edits_reach
 from .engine import run
-from .faithfulness import scored
+from .attribution.scores.faithfulness import scored
 from .inputs.files import input_preprocess, load_input
 from .layers import LayerTree, build_layer_tree
 from .records.methods import METHODS

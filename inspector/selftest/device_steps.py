@@ -79,7 +79,7 @@ def _attribution(loaded, x, method: str, target: str, options: dict, device: str
     """The map and its scores as the app's worker makes them: the model moved, the input as decoded."""
     from inspector.core.attribution import attribute
     from inspector.core.devices import resolve_device
-    from inspector.core.faithfulness import scored
+    from inspector.core.attribution.scores.faithfulness import scored
 
     loaded.module.to(resolve_device(device))
     try:

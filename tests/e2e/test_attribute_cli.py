@@ -206,8 +206,8 @@ def test_smoothgrad_from_the_command_repeats_with_its_noise_seed(runs, capsys):
 def test_occlusion_with_a_baseline_and_metrics_as_json(runs, capsys):
     """Issue 26: `attribute --method occlusion --window --stride --baseline --metrics --json` writes the API's
     map and prints one JSON object: method, target, settings, baseline and both curves, recomputable."""
-    from inspector.core.baselines import make_baseline
-    from inspector.core.faithfulness import faithfulness
+    from inspector.core.attribution.scores.baselines import make_baseline
+    from inspector.core.attribution.scores.faithfulness import faithfulness
 
     folder = runs[0]
     out = folder / "occ.npy"
@@ -235,7 +235,7 @@ def test_occlusion_with_a_baseline_and_metrics_as_json(runs, capsys):
 def test_sign_is_asked_for_said_and_scored_by(runs, capsys):
     """`--sign negative`: the metrics remove the most negative pixels first (the picture written), and the sign is
     in the sentence and the JSON; without it occlusion is drawn and scored signed (issue 39)."""
-    from inspector.core.faithfulness import faithfulness
+    from inspector.core.attribution.scores.faithfulness import faithfulness
 
     folder = runs[0]
     common = ["attribute", "--method", "occlusion", "--window", "8", "--stride", "4", "--metrics", "deletion",

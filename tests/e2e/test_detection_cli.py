@@ -142,7 +142,7 @@ def test_attribute_each_box_stacks_the_maps_of_box_0_to_k_and_tiles_them(tmp_pat
     assert lines[0].startswith("gradcam for each of 2 boxes at ") and lines[1].startswith("  box:0 ")
     from PIL import Image
 
-    from inspector.core.per_box import CAPTION, GAP
+    from inspector.core.attribution.per_box import CAPTION, GAP
 
     assert Image.open(picture).size == (2 * w + GAP, h + CAPTION)  # two cells side by side
 

@@ -8,8 +8,8 @@ import torch
 
 from inspector.core import load_input, load_model
 from inspector.core.attribution import attribute
-from inspector.core.baselines import make_baseline
-from inspector.core.faithfulness import faithfulness
+from inspector.core.attribution.scores.baselines import make_baseline
+from inspector.core.attribution.scores.faithfulness import faithfulness
 
 
 def test_occlusion_with_a_white_baseline_and_scores_as_the_api_makes_them(qtbot, window, tiny_source, image_file):

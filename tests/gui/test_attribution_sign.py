@@ -7,12 +7,11 @@ import dataclasses
 
 import numpy as np
 import pytest
-import torch
 from torch import nn
 
 from inspector.core import load_input, load_model
 from inspector.core.attribution import attribute
-from inspector.core.faithfulness import scored
+from inspector.core.attribution.scores.faithfulness import scored
 from inspector.gui.views.attribution_view import AttributionView
 
 STEPS = 10  # deletion's first step removes 4096 // 10 = 409 of the demo's 64 x 64 pixels

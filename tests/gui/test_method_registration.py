@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from inspector.core.attribution_record import Attribution
+from inspector.core.attribution.record import Attribution
 from inspector.core.records import methods as table
 
 

@@ -69,7 +69,7 @@ def test_opacity_slider_is_wide_and_sets_the_overlay(qtbot, view):
 
 def test_a_detectors_curves_read_the_box_score_as_it_is(view):
     """Scores of 0..0.8 read 0..0.8 under "box score", never 0..800 with a "(x0.001)" prefix (issue 39)."""
-    from inspector.core.faithfulness import Curve
+    from inspector.core.attribution.scores.faithfulness import Curve
 
     scores = np.array([0.8, 0.5, 0.1])
     curve = Curve("deletion", scores, 0.375, "the score of box:0 (0 where the image lost it)",

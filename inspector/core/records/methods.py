@@ -17,8 +17,8 @@ QUADRATURES = ("gausslegendre", "riemann_left", "riemann_right", "riemann_middle
 #: SmoothGrad's kinds (captum's NoiseTunnel: mean, mean of squares, variance) and the maps it smooths.
 SMOOTH_KINDS = ("smoothgrad", "smoothgrad-sq", "vargrad")
 SMOOTHED = ("saliency", "guided", "ig")
-BASELINES = ("zero", "mean", "black", "white", "blur", "uniform")  # by name (inspector.core.baselines); or a file
-METRICS = ("deletion", "insertion")  # faithfulness scores (inspector.core.faithfulness)
+BASELINES = ("zero", "mean", "black", "white", "blur", "uniform")  # by name (inspector.core.attribution.scores.baselines); or a file
+METRICS = ("deletion", "insertion")  # faithfulness scores (inspector.core.attribution.scores.faithfulness)
 #: What a map can explain: a class (a detector: a box), or nothing (class-agnostic).
 EXPLAINS = ("class", "nothing")
 
@@ -128,31 +128,32 @@ _DRISE = (
 )
 
 _ROWS = (
-    Method("saliency", "saliency", "|d score / d input|, the largest over channels", "inspector.core.attribution:"
-           "saliency_map", compare=True, compare_boxes=True),
+    Method("saliency", "saliency", "|d score / d input|, the largest over channels",
+           "inspector.core.attribution.gradients:saliency_map", compare=True, compare_boxes=True),
     Method("gradcam", "Grad-CAM", "the layer's maps weighted by their mean gradient (default layer: the feature map "
-           "the head reads)", "inspector.core.attribution:gradcam_map", layer=True, compare=True, compare_boxes=True),
+           "the head reads)", "inspector.core.attribution.cams.gradcam:gradcam_map", layer=True, compare=True,
+           compare_boxes=True),
     Method("guided", "guided backprop", "the input gradient with only positive gradients through each activation",
-           "inspector.core.attribution:guided_map", sign="signed", compare=True, compare_boxes=True),
+           "inspector.core.attribution.gradients:guided_map", sign="signed", compare=True, compare_boxes=True),
     Method("guided-gradcam", "guided Grad-CAM", "guided backprop times the upsampled Grad-CAM",
-           "inspector.core.attribution:guided_gradcam_map", layer=True, sign="signed"),
+           "inspector.core.attribution.gradients:guided_gradcam_map", layer=True, sign="signed"),
     Method("rollout", "attention rollout", "attention across a transformer's attention modules (class-agnostic)",
-           "inspector.core.attribution:rollout_map", explains="nothing", detectors=False),
+           "inspector.core.attribution.rollout:rollout_map", explains="nothing", detectors=False),
     Method("ig", "integrated gradients", "gradients along the path from a baseline to the input, integrated",
-           "inspector.core.attribution:ig_map", options=_IG, baseline=True, passes=True, sign="signed",
+           "inspector.core.attribution.integrated:ig_map", options=_IG, baseline=True, passes=True, sign="signed",
            compare=True, compare_boxes=True),
     Method("smoothgrad", "SmoothGrad", "a map averaged over noisy copies of the input",
-           "inspector.core.attribution:smoothgrad_map",
+           "inspector.core.attribution.smoothgrad:smoothgrad_map",
            options=(*_SMOOTH, *(replace(o, when=("of", "ig")) if o.name not in ("batch", "max_memory") else o
                                 for o in _IG)), passes=True, compare=True,
            compare_boxes=True),
     Method("occlusion", "occlusion", "the score's change as a window of the baseline slides over the input",
-           "inspector.core.attribution:occlusion_map", options=_OCCLUSION, baseline=True, passes=True,
+           "inspector.core.attribution.occlusion:occlusion_map", options=_OCCLUSION, baseline=True, passes=True,
            sign="signed", compare=True, compare_boxes=True),
     Method("eigencam", "EigenCAM", "the first principal component of the layer's maps (class-agnostic)",
-           "inspector.core.attribution:eigencam_map", explains="nothing", layer=True, compare_boxes=True),
+           "inspector.core.attribution.cams.eigencam:eigencam_map", explains="nothing", layer=True, compare_boxes=True),
     Method("drise", "D-RISE", "random masks weighted by how well each keeps the box (detectors)",
-           "inspector.core.attribution:drise_map", options=_DRISE, passes=True, classifiers=False,
+           "inspector.core.attribution.drise:drise_map", options=_DRISE, passes=True, classifiers=False,
            compare_boxes=True),
 )
 

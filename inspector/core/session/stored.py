@@ -11,9 +11,9 @@ import io
 
 import numpy as np
 
-from ..attribution_record import Attribution
+from ..attribution.record import Attribution
 from ..errors import SpecError
-from ..faithfulness import Curve
+from ..attribution.scores.faithfulness import Curve
 from ..records.detections import Detection
 from ..records.signs import SIGNS
 

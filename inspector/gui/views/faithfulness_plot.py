@@ -33,7 +33,7 @@ class FaithfulnessPlot(pg.PlotWidget):
         self.setVisible(False)
 
     def show_curves(self, curves) -> None:
-        """Draw each Curve (inspector.core.faithfulness); none hides the plot."""
+        """Draw each Curve (inspector.core.attribution.scores.faithfulness); none hides the plot."""
         self.clear_curves()
         if not curves:
             return

@@ -19,7 +19,7 @@ from inspector.core.attribution import (
     guided_gradcam,
     saliency,
 )
-from inspector.core.cam_layers import find_gradcam_layer
+from inspector.core.attribution.cams.layers import find_gradcam_layer
 
 pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set
 
@@ -151,7 +151,7 @@ class Mixed(nn.Module):
 
 
 def test_guided_reports_unreached_functional_relu(monkeypatch):
-    from inspector.core import attribution as module
+    from inspector.core.attribution import gradients as module
 
     model = Mixed()
     got = guided_backprop(model, torch.randn(1, 3, 8, 8))
@@ -277,7 +277,7 @@ def test_the_automatic_layer_is_the_feature_map_the_head_reads(name, layer, last
     """Issue 26: the last convolution leaf (densenet121's denselayer16.conv2: 32 of the 1024 channels the
     classifier sees; convnext's depthwise block.0) was the default; users of pytorch-grad-cam and captum pass
     `features`, the map the head reads."""
-    from inspector.core.cam_layers import auto_gradcam_layer
+    from inspector.core.attribution.cams.layers import auto_gradcam_layer
 
     model = load_model(name, "random", seed=0)
     found, notes = auto_gradcam_layer(model.module, torch.zeros(1, 3, 64, 64))
@@ -285,7 +285,7 @@ def test_the_automatic_layer_is_the_feature_map_the_head_reads(name, layer, last
 
 
 def test_the_automatic_layer_is_worked_out_once_per_model_and_input_shape(resnet, monkeypatch):
-    from inspector.core import cam_layers as module
+    from inspector.core.attribution.cams import layers as module
 
     built = []
     original = module.build_layer_tree

@@ -8,10 +8,10 @@ import pytest
 import torch
 from torch import nn
 
-from inspector.core import batching
+from inspector.core.attribution.passes import batching
 from inspector.core.errors import SpecError
-from inspector.core.integrated import integrated_gradients
-from inspector.core.occlusion import occlusion
+from inspector.core.attribution.integrated import integrated_gradients
+from inspector.core.attribution.occlusion import occlusion
 
 
 def small() -> nn.Module:
@@ -75,14 +75,14 @@ def test_copies_are_split_into_passes_of_nearly_equal_size():
 
 
 def test_smoothgrad_measures_one_copy_on_its_first_saliency_run_not_on_another_pass(monkeypatch):
-    from inspector.core import attribution
+    import inspector.core.attribution.smoothgrad as method
 
     model, x = small(), torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(3))
     asked, forwards = [], []
     real = batching.pick_batch
-    monkeypatch.setattr(attribution, "pick_batch", lambda *a, **k: asked.append(k.get("need")) or real(*a, **k))
+    monkeypatch.setattr(method, "pick_batch", lambda *a, **k: asked.append(k.get("need")) or real(*a, **k))
     model.register_forward_hook(lambda m, i, o: forwards.append(i[0].shape[0]))
-    attribution.smoothgrad(model, x, target=1, samples=6, noise=0.1, seed=0, batch=None)
+    method.smoothgrad(model, x, target=1, samples=6, noise=0.1, seed=0, batch=None)
     # the saliency run's one forward, then the 6 copies in one pass: no forward of its own to measure
     assert forwards == [1, 6]
     assert asked == [2 * (3 * 1024 + 8 + 768)]  # as copy_bytes measures it (worked out above)
@@ -103,7 +103,7 @@ class Viewing(nn.Module):
 
 
 def test_a_forward_that_failed_part_way_is_not_counted_in_a_copys_memory():
-    from inspector.core.fast_passes import Layout
+    from inspector.core.attribution.passes.layout import Layout
 
     model, x = Viewing().eval(), torch.zeros(1, 3, 8, 8)
     # conv, conv2: 4 * 8 * 8 floats each (1024 bytes); head: 2 floats; the copy: 768 bytes
@@ -116,7 +116,7 @@ def test_a_forward_that_failed_part_way_is_not_counted_in_a_copys_memory():
 
 
 def test_faithfulness_with_no_metrics_gives_no_curves():
-    from inspector.core.faithfulness import faithfulness
+    from inspector.core.attribution.scores.faithfulness import faithfulness
 
     assert faithfulness(small(), torch.zeros(1, 3, 8, 8), np.ones((8, 8)), 1, metrics=()) == {}
 

@@ -12,7 +12,7 @@ import torch
 
 from inspector.core import api, load_model
 from inspector.core.attribution import attribute
-from inspector.core.faithfulness import scored
+from inspector.core.attribution.scores.faithfulness import scored
 from inspector.core.sources.loaded import tree_of
 
 

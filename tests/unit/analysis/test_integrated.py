@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from inspector.core.errors import SpecError
-from inspector.core.integrated import integrated_gradients, path_nodes
+from inspector.core.attribution.integrated import integrated_gradients, path_nodes
 from inspector.core.records.methods import QUADRATURES
 
 pytestmark = pytest.mark.numeric

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
+
 
 from inspector.core.clipping import clip_levels
 from inspector.core.mosaic import is_parameter, make_mosaic, weight_maps

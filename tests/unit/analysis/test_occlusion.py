@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from inspector.core.errors import SpecError
-from inspector.core.occlusion import occlusion, window_starts
+from inspector.core.attribution.occlusion import occlusion, window_starts
 
 pytestmark = pytest.mark.numeric
 
@@ -77,7 +77,7 @@ def test_bad_windows_are_one_line_errors(small_net):
 def test_the_occluded_copies_take_each_window_from_the_baseline_and_the_rest_from_the_input():
     """`occluded` makes a pass's copies in a few operations; each equals x with one window (cut at the border)
     set from the baseline, as a copy made window by window."""
-    from inspector.core.occlusion import occluded, window_starts
+    from inspector.core.attribution.occlusion import occluded, window_starts
 
     x = torch.randn(1, 2, 8, 9, generator=torch.Generator().manual_seed(0))
     b = torch.randn(1, 2, 8, 9, generator=torch.Generator().manual_seed(1))
@@ -92,7 +92,7 @@ def test_the_occluded_copies_take_each_window_from_the_baseline_and_the_rest_fro
 
 def test_a_channels_last_image_is_occluded_into_contiguous_copies():
     """The copies are laid out as `x.repeat` laid them out before (contiguous), whatever x's memory format."""
-    from inspector.core.occlusion import occluded
+    from inspector.core.attribution.occlusion import occluded
 
     x = torch.randn(1, 3, 6, 6, generator=torch.Generator().manual_seed(2)).contiguous(
         memory_format=torch.channels_last)

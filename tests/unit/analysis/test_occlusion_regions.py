@@ -11,9 +11,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from inspector.core import occlusion_regions as regions
-from inspector.core.occlusion import occlusion, window_starts
-from inspector.core.occlusion_graph import graph_of
+from inspector.core.attribution.passes import regions as regions
+from inspector.core.attribution.occlusion import occlusion, window_starts
+from inspector.core.attribution.passes.region_graph import graph_of
 
 from test_occlusion import brute_force
 

@@ -8,7 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from inspector.core.attribution import attribute, smoothgrad
+from inspector.core.attribution import attribute
+from inspector.core.attribution.smoothgrad import smoothgrad
 from inspector.core.errors import SpecError
 
 pytestmark = pytest.mark.numeric
@@ -108,7 +109,7 @@ def test_the_noise_drawn_ahead_is_one_generators_copies_in_order(takes):
     however the passes take it."""
     import threading
 
-    from inspector.core.smooth import NoiseCopies
+    from inspector.core.attribution.smooth import NoiseCopies
 
     generator = torch.Generator().manual_seed(9)
     expected = torch.cat([torch.randn((1, 3, 4, 4), generator=generator) for _ in range(5)])
@@ -123,7 +124,7 @@ def test_closing_the_noise_stops_its_thread_while_it_waits_for_room():
     ahead, ends when the run closes it."""
     import threading
 
-    from inspector.core import smooth as smoothing
+    from inspector.core.attribution import smooth as smoothing
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(smoothing, "AHEAD_BYTES", 2 * 4 * 3 * 4 * 4)  # two copies ahead
@@ -135,7 +136,7 @@ def test_closing_the_noise_stops_its_thread_while_it_waits_for_room():
 
 
 def test_a_failure_to_draw_the_noise_is_raised_by_the_run():
-    from inspector.core.smooth import NoiseCopies
+    from inspector.core.attribution.smooth import NoiseCopies
 
     with NoiseCopies((1, -3, 4), 1, 3) as draws, pytest.raises(RuntimeError, match="negative"):
         draws.take(1)
@@ -155,7 +156,7 @@ def test_bad_smoothing_arguments_are_refused_before_the_model_runs():
 
 def test_taking_noise_that_is_not_there_is_an_error_not_a_hang():
     """More copies than were asked for, or any after closing: an error at once (a `get` waited for ever)."""
-    from inspector.core.smooth import NoiseCopies
+    from inspector.core.attribution.smooth import NoiseCopies
 
     draws = NoiseCopies((1, 2), 3, 2)
     assert draws.take(2).shape == (2, 2)

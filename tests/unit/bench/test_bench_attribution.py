@@ -23,7 +23,7 @@ def test_the_attribution_bench_runs_and_compares_like_with_like():
 
 def test_the_attribution_bench_measures_occlusions_boxes_against_whole_copies(monkeypatch):
     from inspector.bench.attribution import bench_model, format_header
-    from inspector.core import occlusion_regions
+    from inspector.core.attribution.passes import regions as occlusion_regions
 
     # the demo's 64 px input under 32 px windows saves too little for the boxes: used here all the same
     monkeypatch.setattr(occlusion_regions, "WORTH", 10.0)

@@ -118,7 +118,7 @@ def test_rollout_still_explains_no_box():
 def test_deletion_and_insertion_of_a_box_follow_its_score_through_the_images():
     """The faithfulness curves of a box's map: its score in each image as the most salient pixels are deleted
     (or inserted), 0 once the image loses the box, worked out here from the toy's own scores."""
-    from inspector.core.faithfulness import pixel_order, scored
+    from inspector.core.attribution.scores.faithfulness import pixel_order, scored
 
     model, x = ToyDetector().eval(), _x()
     with torch.no_grad():

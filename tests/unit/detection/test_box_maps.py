@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from inspector.bench.detection import plain_gradcam
 from inspector.core.attribution import attribute
-from inspector.core.cam_layers import auto_gradcam_layer
+from inspector.core.attribution.cams.layers import auto_gradcam_layer
 
 
 def _by_hand_gradcam(module, x, layer, k):

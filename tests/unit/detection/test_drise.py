@@ -13,7 +13,7 @@ from toy_detector import BOXES, LABELS, ToyDetector
 
 from inspector.core import SpecError
 from inspector.core.attribution import attribute
-from inspector.core.drise import drise, make_masks
+from inspector.core.attribution.drise import drise, make_masks
 
 
 def _iou(a, b):

@@ -10,7 +10,7 @@ from toy_detector import BOXES, ToyDetector
 
 from inspector.core.detection.picture import boxes_to_explain
 from inspector.core.errors import SpecError
-from inspector.core.per_box import CAPTION, GAP, each_box, tiled
+from inspector.core.attribution.per_box import CAPTION, GAP, each_box, tiled
 from inspector.core.records.detections import Detection
 
 

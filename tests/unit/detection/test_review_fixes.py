@@ -10,7 +10,7 @@ from toy_detector import BOXES, NAMES, ToyDetector
 
 from inspector.core import RunSpec, SpecError, parse_target
 from inspector.core.compare.diff import compare_results, same_objective
-from inspector.core.drise import drise
+from inspector.core.attribution.drise import drise
 from inspector.core.engine import run
 from inspector.core.records.detections import Detection, box_target, iou
 

@@ -13,7 +13,7 @@ import torch
 
 from inspector.core import SpecError, load_model
 from inspector.core.attribution import attribute
-from inspector.core.faithfulness import scored
+from inspector.core.attribution.scores.faithfulness import scored
 from inspector.core.session.file import Session, load_session, save_session
 from inspector.core.session.stored import attribution_of, stored_of
 
@@ -77,7 +77,7 @@ def test_a_damaged_stored_map_is_said_on_loading(tmp_path):
 
 
 def test_the_sign_is_kept_and_a_wrong_one_is_refused():
-    from inspector.core.attribution_record import Attribution
+    from inspector.core.attribution.record import Attribution
     from inspector.core.errors import SpecError
     from inspector.core.session.stored import attribution_of, stored_of
 

@@ -9,9 +9,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from .guided import approximation_note
-from .records.signs import default_sign, picture_of
-from .sources.loaded import LoadedModel
+from ..errors import SpecError
+from ..guided import approximation_note
+from ..records.signs import default_sign, picture_of
+from ..sources.loaded import LoadedModel
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class Attribution:
     completeness_gap: float | None = None  # integrated gradients: |sum(map) - (f(x) - f(baseline))|
     details: tuple[tuple[str, object], ...] = ()  # how it was made (steps, quadrature, baseline, ...)
     baseline: np.ndarray | None = None  # ig and occlusion: the baseline, (C, H, W) in the model's input space
-    curves: tuple = ()  # deletion and insertion scores asked for with the map (inspector.core.faithfulness.Curve)
+    curves: tuple = ()  # deletion and insertion scores asked for with the map (inspector.core.attribution.scores.faithfulness.Curve)
     notes: tuple[str, ...] = ()  # how it was made, in words, that is no warning (which layer Grad-CAM chose)
     detections: tuple | None = None  # a detector's (records.detections.Detection), best first
     target_detection: int | None = None  # the rank of the detection explained
@@ -69,3 +70,14 @@ def _unwrap(model: LoadedModel | nn.Module) -> tuple[nn.Module, list[str] | None
 
 def _device(module: nn.Module) -> torch.device:
     return next((p.device for p in module.parameters()), torch.device("cpu"))
+
+
+#: What every method that explains a box says when the detector found none (ig's and occlusion's words, `follow`).
+NOTHING_DETECTED = "The model detected nothing above its score threshold on this input: there is no box to explain."
+
+
+def box_found(detections, target_detection) -> None:
+    """A detector's run whose default target found no box (the engine's `auto` then scores nothing: a map of 0
+    and a warning) explains nothing: SpecError, as `box:0` and ig, occlusion and D-RISE already refuse."""
+    if detections is not None and target_detection is None:
+        raise SpecError(NOTHING_DETECTED)

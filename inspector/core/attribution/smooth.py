@@ -21,9 +21,9 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .batching import passes
-from .errors import RunCancelled, SpecError
-from .records.methods import SMOOTH_KINDS
+from ..errors import RunCancelled, SpecError
+from ..records.methods import SMOOTH_KINDS
+from .passes.batching import passes
 
 AHEAD_BYTES = 256 * 2**20  # the noise drawn ahead of the passes, at most
 

@@ -15,15 +15,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from .attribution_record import Attribution, _device, _unwrap
-from .batching import LeafBytes, check_batch, passes, pick_batch
-from .detection.follow import follow
-from .detection.outputs import is_detection_output
-from .errors import RunCancelled, SpecError
-from .fast_passes import Layout, eval_norms
-from .objective import Target, objective, parse_target, primary_output
-from .records.methods import QUADRATURES
-from .sources.loaded import LoadedModel
+from ..detection.follow import follow
+from ..detection.outputs import is_detection_output
+from ..errors import RunCancelled, SpecError
+from ..objective import Target, objective, parse_target, primary_output
+from ..records.methods import QUADRATURES
+from ..sources.loaded import LoadedModel
+from .passes.batching import LeafBytes, check_batch, passes, pick_batch
+from .passes.layout import Layout, eval_norms
+from .record import Attribution, _device, _unwrap
 
 
 def path_nodes(quadrature: str, steps: int) -> tuple[np.ndarray, np.ndarray]:
@@ -116,3 +116,7 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
                        details=(("steps", int(steps)), ("quadrature", quadrature),
                                 ("baseline", "zero" if baseline is None else "given"), ("batch", batch),
                                 ("f(x) - f(baseline)", f_x - f_b)))
+
+
+def ig_map(model, x, target, layer, options) -> Attribution:
+    return integrated_gradients(model, x, target, **options)

@@ -17,16 +17,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from .attribution_record import Attribution, _device, _unwrap
-from .batching import LeafBytes, check_batch, passes, pick_batch
-from .detection.follow import follow
-from .detection.outputs import is_detection_output
-from .errors import RunCancelled, SpecError
-from .fast_passes import Layout
-from .pass_checks import plain
-from .objective import Target, objective, parse_target, primary_output
-from .occlusion_regions import regions_for
-from .sources.loaded import LoadedModel
+from ..detection.follow import follow
+from ..detection.outputs import is_detection_output
+from ..errors import RunCancelled, SpecError
+from ..objective import Target, objective, parse_target, primary_output
+from ..sources.loaded import LoadedModel
+from .passes.batching import LeafBytes, check_batch, passes, pick_batch
+from .passes.checks import plain
+from .passes.layout import Layout
+from .passes.regions import regions_for
+from .record import Attribution, _device, _unwrap
 
 
 def default_window(x: torch.Tensor) -> int:
@@ -137,3 +137,7 @@ def _scores(output: torch.Tensor, target: Target) -> torch.Tensor:
     if target.kind == "index":
         return output.reshape(output.shape[0], -1)[:, target.index].double()
     return torch.stack([objective(output[i:i + 1], target)[0] for i in range(output.shape[0])]).double()
+
+
+def occlusion_map(model, x, target, layer, options) -> Attribution:
+    return occlusion(model, x, target, **options)

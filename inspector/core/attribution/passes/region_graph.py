@@ -18,7 +18,6 @@ import torch.fx as fx
 import torch.nn.functional as F
 from torch import nn
 
-
 # What reading and writing one element costs, in multiply-adds (this CPU: ReLU 0.5 ns an element, resnet50's
 # convolutions 0.017 ns a multiply-add)
 ELEMENT = 30

@@ -13,14 +13,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from .attribution_record import Attribution, _device, _unwrap
-from .cam_layers import auto_gradcam_layer, upsample
-from .engine import RunSpec, run
-from .errors import SpecError
-from .layers import channel_layouts
-from .records.tokens import is_channels_last, token_maps
-from .sources.grids import token_grid
-from .sources.loaded import LoadedModel
+from ...engine import RunSpec, run
+from ...errors import SpecError
+from ...layers import channel_layouts
+from ...records.tokens import is_channels_last, token_maps
+from ...sources.grids import token_grid
+from ...sources.loaded import LoadedModel
+from ..record import Attribution, _device, _unwrap
+from .layers import auto_gradcam_layer, upsample
 
 
 def principal_map(activations: np.ndarray) -> np.ndarray:
@@ -63,3 +63,7 @@ def eigencam(model: LoadedModel | nn.Module, x: torch.Tensor, layer: str | None 
     return Attribution("eigencam", upsample(cam, tuple(x.shape[-2:])), "no class (class-agnostic)", None, layer, cam,
                        warnings=tuple(result.warnings), notes=notes,
                        detections=None if result.detections is None else tuple(result.detections))
+
+
+def eigencam_map(model, x, target, layer, options) -> Attribution:
+    return eigencam(model, x, layer)

@@ -28,9 +28,9 @@ import torch.fx as fx
 import torch.nn.functional as F
 from torch import nn
 
-from .fast_passes import ThreadSwitch, on_cpu
-from .pass_checks import same_outputs
-from .occlusion_graph import ELEMENT, Graph, Op, graph_of, record
+from .checks import same_outputs
+from .layout import ThreadSwitch, on_cpu
+from .region_graph import ELEMENT, Graph, Op, graph_of, record
 
 WORTH = 0.8  # of a whole copy's cost, at most, for the boxes to be used
 GATHER = 3 * ELEMENT  # a read of a reach copies each element three times (clean values, the box's, the choice)

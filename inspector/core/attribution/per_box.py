@@ -15,15 +15,15 @@ import torch
 from PIL import Image, ImageDraw, ImageFont
 from torch import nn
 
-from .attribution import attribute
-from .attribution_record import Attribution, _device, _unwrap
-from .detection.outputs import detections_of, is_detection_output
-from .detection.picture import EACH_BOX_MOST, boxes_to_explain, default_min_score, draw_detections
-from .errors import SpecError
-from .export import overlay
-from .records.detections import Detection
-from .records.methods import class_agnostic
-from .sources.loaded import LoadedModel
+from ..detection.outputs import detections_of, is_detection_output
+from ..detection.picture import EACH_BOX_MOST, boxes_to_explain, default_min_score, draw_detections
+from ..errors import SpecError
+from ..export import overlay
+from ..records.detections import Detection
+from ..records.methods import class_agnostic
+from ..sources.loaded import LoadedModel
+from . import attribute
+from .record import Attribution, _device, _unwrap
 
 GAP, CAPTION = 4, 16  # pixels between tiles, and of the caption strip over each
 

@@ -13,12 +13,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attribution_record import _device
-from .engine import RunSpec, run
-from .errors import SpecError
-from .layers import LayerTree, build_layer_tree
-from .records.tokens import TokenGrid, is_channels_last
-from .sources.grids import token_grid
+from ...engine import RunSpec, run
+from ...errors import SpecError
+from ...layers import LayerTree, build_layer_tree
+from ...records.tokens import TokenGrid, is_channels_last
+from ...sources.grids import token_grid
+from ..record import _device
 
 
 def _is_patchify(module: nn.Module | None) -> bool:

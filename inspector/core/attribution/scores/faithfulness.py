@@ -16,15 +16,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from .attribution_record import _device, _unwrap
-from .batching import passes, pick_batch
-from .errors import RunCancelled, SpecError
-from .fast_passes import Layout
-from .objective import Target, objective, primary_output
-from .records.labels import label_name
-from .records.methods import METRICS, class_agnostic
-from .records.signs import picture_of, ranked_by
-from .sources.loaded import LoadedModel, detects
+from ...errors import RunCancelled, SpecError
+from ...objective import Target, objective, primary_output
+from ...records.labels import label_name
+from ...records.methods import METRICS, class_agnostic
+from ...records.signs import picture_of, ranked_by
+from ...sources.loaded import LoadedModel, detects
+from ..passes.batching import passes, pick_batch
+from ..passes.layout import Layout
+from ..record import _device, _unwrap
 
 
 @dataclass(frozen=True)
@@ -145,15 +145,15 @@ def scored(model: LoadedModel | nn.Module, x: torch.Tensor, found, metrics=METRI
            baseline: torch.Tensor | str | None = None, batch: int | None = None, cancel=None, progress=None,
            max_memory: int | None = None, blur_sigma: float | None = None, baseline_seed: int | None = None):
     """`found` (an Attribution) with its deletion and insertion curves: over its own baseline where it has
-    one (ig, occlusion), else over `baseline`: a tensor, or a name (inspector.core.baselines, with
+    one (ig, occlusion), else over `baseline`: a tensor, or a name (inspector.core.attribution.scores.baselines, with
     `blur_sigma` and `baseline_seed`), zeros when None."""
     import dataclasses
 
-    from .baselines import make_baseline
+    from inspector.core.attribution.scores.baselines import make_baseline
 
     box = None
     if found.target_detection is not None and found.detections:  # a detector's box, followed through the images
-        from .detection.follow import followed
+        from inspector.core.detection.follow import followed
 
         box = followed(found.detections, found.target_detection)
     elif isinstance(model, LoadedModel) and detects(model):

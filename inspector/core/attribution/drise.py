@@ -19,14 +19,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .attribution_record import Attribution, _device, _unwrap
-from .batching import pick_batch
-from .detection.outputs import detections_of, is_detection_output
-from .detection.overlap import box_iou
-from .detection.targets import box_objective
-from .detection.thresholds import score_threshold
-from .errors import RunCancelled, SpecError
-from .objective import parse_target
+from ..detection.outputs import detections_of, is_detection_output
+from ..detection.overlap import box_iou
+from ..detection.targets import box_objective
+from ..detection.thresholds import score_threshold
+from ..errors import RunCancelled, SpecError
+from ..objective import parse_target
+from ..records.methods import METHODS
+from .passes.batching import pick_batch
+from .record import Attribution, _device, _unwrap
 
 DEFAULTS = {"masks": 500, "probability": 0.5}
 
@@ -130,3 +131,8 @@ def drise(model, x: torch.Tensor, target=None, masks: int = DEFAULTS["masks"], c
     return Attribution("drise", scaled, str(resolved), label, cam=raw, detections=tuple(found), target_detection=k,
                        details=(("masks", int(masks)), ("cell", int(cell)), ("probability", float(probability)),
                                 ("seed", seed), ("batch", batch)))
+
+
+def drise_map(model, x, target, layer, options) -> Attribution:
+    own = {k: v for k, v in options.items() if k in METHODS["drise"].option_names}  # a baseline is the metrics'
+    return drise(model, x, target, **own)

@@ -18,7 +18,7 @@ import psutil
 import torch
 from torch import nn
 
-from .errors import SpecError
+from ...errors import SpecError
 
 SHARE = 0.5  # of the free memory, at most
 MOST = 64  # copies a pass, at most, on a GPU: progress and Esc keep a pass short

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .errors import InputError, SpecError
-from .preprocess import Preprocess
-from .records.methods import BASELINES
+from ...errors import InputError, SpecError
+from ...preprocess import Preprocess
+from ...records.methods import BASELINES
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def make_baseline(name: str, x: torch.Tensor, preprocess: Preprocess | None = No
         noise = torch.rand(x.shape, generator=generator, dtype=torch.float32).to(device=x.device, dtype=x.dtype)
         return Baseline("uniform", (noise - mean) / std, f"uniform: noise in [0, 1] before normalisation, seed {used}",
                         seed=used)
-    from .inputs.files import load_input
+    from inspector.core.inputs.files import load_input
 
     try:
         tensor = load_input(name, preprocess, input_shape or tuple(x.shape))

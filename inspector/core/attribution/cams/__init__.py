@@ -1,0 +1,1 @@
+"""Class activation maps: Grad-CAM with its layer rule, and EigenCAM."""

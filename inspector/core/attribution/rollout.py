@@ -1,0 +1,54 @@
+"""Attention rollout (Abnar & Zuidema 2020): the attention of every attention module, in forward order,
+multiplied through the residual path; class-agnostic.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..attention.site import supports_attention
+from ..attention.supported import supported_text
+from ..engine import RunSpec, run
+from ..errors import SpecError
+from ..objective import parse_target
+from ..sources.grids import token_grid
+from ..sources.loaded import LoadedModel
+from .cams.layers import upsample
+from .record import Attribution, _unwrap
+
+
+def attention_rollout(model: LoadedModel | nn.Module, x: torch.Tensor) -> Attribution:
+    """Attention rollout (Abnar & Zuidema 2020): per attention module in forward order, the heads'
+    mean plus the identity (the residual path), rows renormalised; their product; the row of the
+    class token (the mean row without one) over the patch grid, upsampled to the input in [0, 1].
+    Class-agnostic: no target, no backward."""
+    module, labels = _unwrap(model)
+    grid = token_grid(module, tuple(x.shape[-2:]))
+    if grid is None:
+        raise SpecError("Attention rollout needs a transformer whose patch grid is known (timm ViT-family, "
+                        "torchvision ViT, transformers ViT-family); this model has none. Use saliency or Grad-CAM.")
+    paths = [p for p, m in module.named_modules() if p and supports_attention(m)]
+    if not paths:
+        raise SpecError(f"Attention rollout needs attention modules ({supported_text()}); this model has none.")
+    result = run(module, x, RunSpec(tuple(paths), frozenset({"attention"}), (), parse_target("sum"),
+                                    stats=False), labels)
+    rollout = None
+    for capture in result.captures.values():  # in the order the modules ran
+        probs = torch.from_numpy(capture.array[:1]).double().mean(dim=1)[0]  # (N, N), heads averaged
+        step = 0.5 * probs + 0.5 * torch.eye(probs.shape[0], dtype=probs.dtype)
+        step = step / step.sum(dim=-1, keepdim=True)
+        rollout = step if rollout is None else step @ rollout
+    n = grid.height * grid.width
+    if rollout is None or rollout.shape[0] != grid.prefix + n:
+        raise SpecError(f"Attention rollout: the attention does not cover the {grid.describe()} "
+                        f"(windowed attention?).")
+    row = rollout[0] if grid.prefix else rollout.mean(dim=0)
+    cam = row[grid.prefix:].reshape(grid.height, grid.width).float().numpy()
+    whose = "the class token's row" if grid.prefix else "the mean row (no class token)"
+    return Attribution("rollout", upsample(cam, tuple(x.shape[-2:])), "no class (class-agnostic)", None, None,
+                       cam, warnings=(f"across {len(paths)} attention modules, {whose}",) + tuple(result.warnings))
+
+
+def rollout_map(model, x, target, layer, options) -> Attribution:
+    return attention_rollout(model, x)
