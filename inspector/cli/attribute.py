@@ -66,7 +66,7 @@ def run(args) -> int:
     from inspector.core import load_input, resolve_device
     from inspector.core.attribution import attribute, takes_baseline
     from inspector.core.attribution.scores.baselines import make_baseline
-    from inspector.core.attribution.passes.batching import parse_memory
+    from inspector.core.attribution import parse_memory
     from inspector.core.export import check_picture_path, picture, picture_suffixes, save_overlay
     from inspector.core.attribution.scores.faithfulness import METRICS, scored
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 from .cams.gradcam import cam_from_result, gradcam
 from .entry import attribute, check_options, method_row, takes_baseline, with_baseline
 from .gradients import guided_backprop, guided_gradcam, saliency
+from .passes.batching import parse_memory
 from .record import Attribution
 from .rollout import attention_rollout
 
 __all__ = ["Attribution", "attention_rollout", "attribute", "cam_from_result", "check_options", "gradcam",
-           "guided_backprop", "guided_gradcam", "method_row", "saliency", "takes_baseline",
+           "guided_backprop", "guided_gradcam", "method_row", "parse_memory", "saliency", "takes_baseline",
            "with_baseline"]

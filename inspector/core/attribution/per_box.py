@@ -22,7 +22,7 @@ from ..export import overlay
 from ..records.detections import Detection
 from ..records.methods import class_agnostic
 from ..sources.loaded import LoadedModel
-from . import attribute
+from .entry import attribute
 from .record import Attribution, _device, _unwrap
 
 GAP, CAPTION = 4, 16  # pixels between tiles, and of the caption strip over each
