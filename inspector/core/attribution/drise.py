@@ -23,10 +23,10 @@ from ..detection.outputs import detections_of, is_detection_output
 from ..detection.overlap import box_iou
 from ..detection.targets import box_objective
 from ..detection.thresholds import score_threshold
-from ..errors import RunCancelled, SpecError
+from ..errors import SpecError
 from ..objective import parse_target
 from ..records.methods import METHODS
-from .passes.batching import pick_batch
+from .passes.batching import each_pass, pick_batch
 from .record import Attribution, _device, _unwrap
 
 DEFAULTS = {"masks": 500, "probability": 0.5}
@@ -116,15 +116,11 @@ def drise(model, x: torch.Tensor, target=None, masks: int = DEFAULTS["masks"], c
         size = tuple(x.shape[-2:])
         grids, shifts = draw_masks(masks, size, cell, probability, torch.Generator().manual_seed(seed))
         total = torch.zeros(size, dtype=torch.float64)
-        for start in range(0, masks, batch):
-            if cancel is not None and cancel():
-                raise RunCancelled("D-RISE cancelled.")
-            part = render_masks(grids[start:start + batch], shifts[start:start + batch], size, cell)
+        for pass_ in each_pass(masks, batch, "D-RISE", cancel, progress):
+            part = render_masks(grids[pass_], shifts[pass_], size, cell)
             outputs = module(x * part.to(device))
             weights = torch.tensor([similarity(_read(o), box, found[k].label) for o in outputs], dtype=torch.float64)
             total += (weights[:, None, None] * part[:, 0].double()).sum(dim=0)
-            if progress is not None:
-                progress(min(start + batch, masks), masks)
     raw = (total / masks).float().numpy()
     lo, hi = raw.min(), raw.max()
     scaled = (raw - lo) / (hi - lo) if hi > lo else np.zeros_like(raw)

@@ -17,11 +17,11 @@ from torch import nn
 
 from ..detection.follow import follow
 from ..detection.outputs import is_detection_output
-from ..errors import RunCancelled, SpecError
+from ..errors import SpecError
 from ..objective import Target, objective, parse_target, primary_output
 from ..records.methods import QUADRATURES
 from ..sources.loaded import LoadedModel
-from .passes.batching import LeafBytes, check_batch, passes, pick_batch
+from .passes.batching import LeafBytes, check_batch, each_pass, pick_batch
 from .passes.layout import Layout, eval_norms
 from .record import Attribution, _device, _unwrap
 
@@ -103,13 +103,9 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
     w = torch.as_tensor(weights, dtype=x.dtype, device=device)
     shape = (-1,) + (1,) * (x.ndim - 1)
     with eval_norms(module):
-        for part in passes(len(alphas), batch):
-            if cancel is not None and cancel():
-                raise RunCancelled("Integrated gradients cancelled.")
+        for part in each_pass(len(alphas), batch, "Integrated gradients", cancel, progress):
             grad = layout.run(gradient, b + a[part].reshape(shape) * (x - b))
             total += (w[part].reshape(shape) * grad).sum(dim=0, keepdim=True)
-            if progress is not None:
-                progress(part.stop, len(alphas))
     found = ((x - b) * total)[0].detach().cpu().numpy()
     gap = abs(float(found.sum(dtype=np.float64)) - (f_x - f_b))
     return Attribution("ig", found, str(resolved), index, completeness_gap=gap, **boxes,

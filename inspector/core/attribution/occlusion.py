@@ -19,10 +19,10 @@ from torch import nn
 
 from ..detection.follow import follow
 from ..detection.outputs import is_detection_output
-from ..errors import RunCancelled, SpecError
+from ..errors import SpecError
 from ..objective import Target, objective, parse_target, primary_output
 from ..sources.loaded import LoadedModel
-from .passes.batching import LeafBytes, check_batch, passes, pick_batch
+from .passes.batching import LeafBytes, check_batch, each_pass, pick_batch
 from .passes.checks import plain
 from .passes.layout import Layout
 from .passes.regions import regions_for
@@ -100,17 +100,13 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
         # the windows' drops add up on the host, in float64, in window order: one read of a pass's scores
         # instead of two small device operations a window (a GPU waited on them)
         total, count = np.zeros((height, width)), np.zeros((height, width))
-        for pass_ in passes(len(spots), batch):
-            if cancel is not None and cancel():
-                raise RunCancelled("Occlusion cancelled.")
+        for pass_ in each_pass(len(spots), batch, "Occlusion", cancel, progress):
             part = spots[pass_]
             copies = regions.run(pass_) if regions is not None else layout.run(module, occluded(x, b, part, window))
             scores = scores_of(copies)
             for (y, x0), score in zip(part, (f_x - scores).tolist()):
                 total[y:y + window, x0:x0 + window] += score
                 count[y:y + window, x0:x0 + window] += 1
-            if progress is not None:
-                progress(pass_.stop, len(spots))
     found = np.broadcast_to((total / count).astype(np.float32), (x.shape[1], height, width)).copy()
     return Attribution("occlusion", found, str(resolved), index, **boxes,
                        details=(("window", int(window)), ("stride", int(stride)), ("windows", len(spots)),

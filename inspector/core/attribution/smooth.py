@@ -21,9 +21,9 @@ from typing import Callable
 import numpy as np
 import torch
 
-from ..errors import RunCancelled, SpecError
+from ..errors import SpecError
 from ..records.methods import SMOOTH_KINDS
-from .passes.batching import passes
+from .passes.batching import each_pass
 
 AHEAD_BYTES = 256 * 2**20  # the noise drawn ahead of the passes, at most
 
@@ -122,17 +122,13 @@ def smooth(x: torch.Tensor, base: Callable[[torch.Tensor], np.ndarray], kind: st
     draws = NoiseCopies(tuple(x.shape), seed, samples) if owned else draws
     total = squares = None
     try:
-        for part in passes(samples, batch if many is not None else 1):
-            if cancel is not None and cancel():
-                raise RunCancelled("SmoothGrad cancelled.")
+        for part in each_pass(samples, batch if many is not None else 1, "SmoothGrad", cancel, progress):
             jitter = draws.take(part.stop - part.start)
             noisy = x + sigma * jitter.to(device=x.device, dtype=x.dtype)
             maps = np.asarray(many(noisy) if many is not None else base(noisy)[None], np.float64)
             for found in maps:
                 total = found if total is None else total + found
                 squares = found * found if squares is None else squares + found * found
-            if progress is not None:
-                progress(part.stop, samples)
     finally:
         if owned:
             draws.close()

@@ -16,13 +16,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from ...errors import RunCancelled, SpecError
+from ...errors import SpecError
 from ...objective import Target, objective, primary_output
 from ...records.labels import label_name
 from ...records.methods import METRICS, class_agnostic
 from ...records.signs import picture_of, ranked_by
 from ...sources.loaded import LoadedModel, detects
-from ..passes.batching import passes, pick_batch
+from ..passes.batching import each_pass, pick_batch
 from ..passes.layout import Layout
 from ..record import _device, _unwrap
 
@@ -94,9 +94,7 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
     layout = Layout(module, grad=False)
     what = ""
     with torch.no_grad():
-        for pass_ in passes(len(jobs), batch):
-            if cancel is not None and cancel():
-                raise RunCancelled("Deletion and insertion cancelled.")
+        for pass_ in each_pass(len(jobs), batch, "Deletion and insertion", cancel, progress):
             part = jobs[pass_]
             images = []
             for metric, i in part:
@@ -112,8 +110,6 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
                 scores, what = _scores(primary_output(layout.run(module, torch.cat(images))), target_index)
             for (metric, _i), score in zip(part, scores):
                 out[metric].append(score)
-            if progress is not None:
-                progress(pass_.stop, len(jobs))
     return {metric: Curve(metric, np.array(values), auc(np.array(values)), what, ranked_by(sign))
             for metric, values in out.items()}
 
