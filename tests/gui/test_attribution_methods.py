@@ -324,3 +324,37 @@ def test_compare_all_stops_on_the_cancelled_flag_not_on_the_words(qtbot, window)
     assert not view.comparing and not analysis.comparing
     assert view.comparison.status.text() == "Stopped: Stopped."
     assert set(view.comparison.failed) == {"saliency", "gradcam"} and "guided" not in view.comparison.found
+
+
+def test_a_map_is_out_of_date_when_its_options_change_and_says_all_its_settings(qtbot, window):
+    """Issue 39: changing steps, quadrature or the baseline left the old map under controls that no longer
+    matched; SmoothGrad of ig showed no steps or quadrature; now the map is marked out of date until Compute, and
+    the caption and settings say how it was made."""
+    view = window.views.attribution
+    window.tabs.setCurrentWidget(view)
+    view.method.setCurrentText("smoothgrad")
+    w = view.options.widgets
+    w["of"].setCurrentText("ig")
+    w["kind"].setCurrentText("vargrad")
+    w["samples"].setValue(2)
+    w["seed"].setValue(3)
+    w["steps"].setValue(4)
+    w["quadrature"].setCurrentText("riemann_trapezoid")
+    with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
+        view.compute.click()
+    found = window.state.analysis.found
+    assert found.method == "vargrad" and found.settings["kind"] == "vargrad" and found.settings["of"] == "ig"
+    assert found.settings["steps"] == 4 and found.settings["quadrature"] == "riemann_trapezoid"
+    assert found.settings["baseline"] == "zero" and found.settings["sign"] == "positive"
+    assert "vargrad of ig (4 steps, riemann_trapezoid): 2 noisy copies" in view.caption.text()
+    assert not view.stale and "Out of date" not in view.caption.text()
+    w["steps"].setValue(6)  # the map stays, marked
+    assert view.stale and view.caption.text().count("Out of date") == 1 and view.map is not None
+    assert view.heat.opacity() < view.opacity.value() / 100
+    w["baseline"].setCurrentText("uniform")
+    assert view.caption.text().count("Out of date") == 1  # said once
+    with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
+        view.compute.click()
+    assert not view.stale and "Out of date" not in view.caption.text()
+    assert window.state.analysis.found.settings["steps"] == 6
+    assert window.state.analysis.found.settings["baseline"] == "uniform"

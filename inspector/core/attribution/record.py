@@ -52,9 +52,34 @@ class Attribution:
         return picture_of(self.map, self.shown_sign)
 
     @property
+    def settings(self) -> dict:
+        """How the map was made, as every surface says it (caption, Compare all's cells and export, --json):
+        method, sign, target, layer and the method's options (SmoothGrad's kind and its inner method's), not
+        the run's timing or what was worked out from them."""
+        made = {k: (v.item() if hasattr(v, "item") else v) for k, v in self.details if k not in NOT_SETTINGS}
+        found = {"method": self.method, "sign": self.shown_sign, "target": self.target}
+        if self.layer:
+            found["layer"] = self.layer
+        return found | made
+
+    def settings_text(self) -> str:
+        """`settings` in one line: "ig · signed · class 3 · steps 8 · quadrature riemann_trapezoid · ..."."""
+        s = self.settings
+        first = [s.pop("method"), s.pop("sign"), s.pop("target")]
+        return " · ".join(first + [f"{k} {_short(v)}" for k, v in s.items() if v is not None])
+
+    @property
     def approximation(self) -> str:
         """Where the guided rule was an approximation, in words ("" where it was exact or not used)."""
         return approximation_note(self.approximated, self.approximated_types)
+
+
+#: Details that are results or timing, not settings of the map (`Attribution.settings` leaves them out).
+NOT_SETTINGS = ("seconds", "baseline is", "scores' baseline is", "f(x) - f(baseline)", "sigma", "windows", "batch")
+
+
+def _short(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def boxes_of(result) -> dict:

@@ -103,8 +103,9 @@ def _smoothgrad(model, x, target, of, kind, samples, noise, seed, cancel, progre
     lost_note = (f"{len(lost)} of {samples} noisy copies lost the box (their maps count as 0)",) if lost else ()
     return Attribution(kind, found, first.target, first.target_index, warnings=first.warnings + lost_note,
                        detections=first.detections, target_detection=first.target_detection,
-                       details=(("of", of), ("samples", samples), ("noise", noise), ("sigma", sigma),
-                                ("seed", used)))
+                       details=(("kind", kind), ("of", of), ("samples", samples), ("noise", noise), ("sigma", sigma),
+                                ("seed", used)) + tuple((k, v) for k, v in (own or {}).items()
+                                                         if k in ("steps", "quadrature")))  # of ig: its path
 
 
 def _looked_at(model, x: torch.Tensor, target) -> Attribution:

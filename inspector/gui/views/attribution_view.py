@@ -127,6 +127,8 @@ class AttributionView(QWidget):
         self.colorbar.setImageItem(self.heat)
         self.canvas.addItem(self.colorbar, row=0, col=1)
         self.map: np.ndarray | None = None
+        self.stale = False  # the options changed since the map on screen was made
+        self.made_caption = ""
         self.values: np.ndarray | None = None  # the (H, W) picture drawn (records.signs)
         self.shown_sign = "positive"  # the sign of the picture drawn
         row, display = QHBoxLayout(), QHBoxLayout()  # what to compute; how to show it
@@ -168,6 +170,9 @@ class AttributionView(QWidget):
         self.sign.activated.connect(lambda _i: self._on_choice())
         for name in ("of", "kind"):  # what SmoothGrad's default sign depends on
             self.options.widgets[name].currentTextChanged.connect(lambda _t: self._fit_choices())
+        for widget in self.options.widgets.values():  # a map made with other options is out of date
+            changed = widget.currentIndexChanged if isinstance(widget, QComboBox) else widget.valueChanged
+            changed.connect(lambda *_a: self._mark_out_of_date())
         self.scores.toggled.connect(lambda _on: self._on_choice())
         for combo in (self.layer, self.target):
             combo.activated.connect(lambda _i: self._on_choice())
@@ -238,6 +243,17 @@ class AttributionView(QWidget):
         self.each_box.setEnabled(uses_class)  # a class-agnostic map is the same for every box
         self.target.setItemText(0, "target of the run" if uses_class else "(no class: class-agnostic)")
 
+    def _mark_out_of_date(self) -> None:
+        """An option changed under a map made with the old one: the map stays, said to be out of date and faded,
+        until Compute makes it again (the baseline beside it is the map's, not the chooser's)."""
+        if self.map is None or self.stale:
+            return
+        self.stale = True
+        self.heat.setOpacity(0.25 * self.opacity.value() / 100)
+        self.caption.setText("<span style='color:#b00'><b>Out of date</b>: the options changed since this map was "
+                             "made; press Compute.</span> " + self.made_caption)
+        self.baseline_title.setText("<b>Baseline of the map shown</b>")
+
     def _on_choice(self) -> None:
         self._fit_choices()
         if self.shown:
@@ -256,6 +272,7 @@ class AttributionView(QWidget):
 
     def _clear_map(self) -> None:
         self.map = self.values = None
+        self.stale = False
         self.picture.clear()
         self.heat.clear()
         self.baseline_box.setVisible(False)
@@ -338,6 +355,7 @@ class AttributionView(QWidget):
         compared, the cells come through `add_cell` instead."""
         self.map = found.map
         self.values = found.picture
+        self.heat.setOpacity(self.opacity.value() / 100)
         self.shown_sign = found.shown_sign
         self.colorbar.setColorMap(colormap_for(self.shown_sign))
         if picture is not None and picture.shape[:2] == self.values.shape:
@@ -360,7 +378,8 @@ class AttributionView(QWidget):
             notes.append(found.approximation)
         made = dict(found.details)
         if "samples" in made:
-            notes.append(f"{found.method} of {made['of']}: {made['samples']} noisy copies, sigma "
+            path = f" ({made['steps']} steps, {made['quadrature']})" if "steps" in made else ""
+            notes.append(f"{found.method} of {made['of']}{path}: {made['samples']} noisy copies, sigma "
                          f"{fmt(made['sigma'], '.3g')}, noise seed {made['seed']}")
         if found.completeness_gap is not None:
             made = dict(found.details)
@@ -377,7 +396,9 @@ class AttributionView(QWidget):
         if found.unreached:
             notes.append("not reached (functional calls): " + "; ".join(found.unreached))
         notes += list(found.notes) + list(found.warnings)
-        self.caption.setText(" · ".join(notes))
+        self.made_caption = " · ".join(notes)  # the caption of the map on screen, as it was made
+        self.stale = False
+        self.caption.setText(self.made_caption)
         if "baseline is" in made:
             self._show_baseline(baseline, made["baseline is"], "Baseline")
         else:  # a method with none of its own, scored: the baseline its scores took

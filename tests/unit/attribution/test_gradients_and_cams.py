@@ -71,7 +71,7 @@ def check_gradcam(model, x, layer=None):
 def test_gradcam_resnet18_matches_reference(resnet, image):
     got = check_gradcam(resnet, image, "layer4")  # the map the head reads (issue 26), not layer4.1.conv2
     assert got.cam.shape == (4, 4) and got.map.max() == pytest.approx(1.0)
-    assert got.notes[0] == ("Grad-CAM layer layer4: the feature map the head reads (the last convolution is "
+    assert got.notes[0] == ("Layer layer4: the feature map the head reads (the last convolution is "
                                "layer4.1.conv2).")
 
 

@@ -71,8 +71,8 @@ def gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, layer:
         k = result.target_detection
         level = level_of_box(module, x, result.detections[k].box)
         layer = levels[-1 if level is None else level]
-        notes = (f"Grad-CAM layer {layer}: the FPN level the box pooler reads box:{k} at (by its size)."
-                 if level is not None else f"Grad-CAM layer {layer}: the last level (the box pooler maps none).",)
+        notes = (f"Layer {layer}: the FPN level the box pooler reads box:{k} at (by its size)."
+                 if level is not None else f"Layer {layer}: the last level (the box pooler maps none).",)
     else:
         if layer is None:
             layer, notes = auto_gradcam_layer(module, x)

@@ -110,20 +110,20 @@ def auto_gradcam_layer(module: nn.Module, x: torch.Tensor) -> tuple[str, tuple[s
     tree = build_layer_tree(module, example)
     if grid is not None:
         layer = find_token_gradcam_layer(tree, grid)
-        notes = (f"Grad-CAM layer {layer}: the last transformer block's first norm, its tokens on the "
+        notes = (f"Layer {layer}: the last transformer block's first norm, its tokens on the "
                  f"{grid.describe()}.",)
     else:
         convs = tree.convolutions()
         order = _forward_order(module, example, [l.path for l in tree if l.path and l.calls]) if convs else None
         last_conv = find_gradcam_layer(tree, [p for p in order if p in set(convs)] if order else None, module)
         if tree.detects and (layer := detector_gradcam_layer(tree, order or [], module)) is not None:
-            notes = ((f"Grad-CAM layer {layer}: the class head's feature map (one level).",)
+            notes = ((f"Layer {layer}: the class head's feature map (one level).",)
                      if layer.endswith("classification_head.conv") else
-                     (f"Grad-CAM layer {layer}: the backbone's last feature map (the detector reads its boxes from "
+                     (f"Layer {layer}: the backbone's last feature map (the detector reads its boxes from "
                       f"it, through its FPN where it has one).",))
         else:
             layer = find_head_layer(tree, order, module) or last_conv
-            notes = (f"Grad-CAM layer {layer}: the feature map the head reads (the last convolution is "
+            notes = (f"Layer {layer}: the feature map the head reads (the last convolution is "
                      f"{last_conv}).",) if layer != last_conv else ()
     known[key] = (layer, notes)
     return layer, notes
