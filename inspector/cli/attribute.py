@@ -18,6 +18,18 @@ from . import common
 _TYPES = {"whole": int, "number": float}
 
 
+def _type_of(option: Option):
+    """argparse's type for `option`: its kind's, and the word that means auto where it has one (steps auto)."""
+    kind = _TYPES.get(option.kind, str)
+    if not isinstance(option.auto_value, str):
+        return kind
+
+    def number_or_word(text: str):
+        return text if text == option.auto_value else kind(text)
+    number_or_word.__name__ = f"{kind.__name__} or {option.auto_value!r}"  # argparse names it in its error
+    return number_or_word
+
+
 def _method_options() -> dict[str, tuple[Option, list[str]]]:
     """Every option flag the method table has: flag -> (its first Option, the methods that take it)."""
     flags: dict[str, tuple[Option, list[str]]] = {}
@@ -43,7 +55,7 @@ def add_parser(sub) -> None:
     att.add_argument("--target", default=None, help=common.TARGET_HELP)
     att.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
     for flag, (option, methods) in _method_options().items():  # the method table's options
-        att.add_argument(flag, type=_TYPES.get(option.kind, str), default=option.default,
+        att.add_argument(flag, type=_type_of(option), default=option.default,
                          choices=list(option.choices) if option.kind == "choice" else None,
                          help=f"{', '.join(methods)}: {option.help}")
     att.add_argument("--sign", default=None, choices=list(SIGNS), help=SIGN_HELP)
@@ -137,7 +149,8 @@ def run(args) -> int:
     if found.completeness_gap is not None:
         say(f"completeness gap {found.completeness_gap:.4g}: sum of the map {float(found.map.sum()):.6g}, "
             f"f(x) - f(baseline) {details['f(x) - f(baseline)']:.6g} ({details['steps']} steps, "
-            f"{details['quadrature']})")
+            f"{details['quadrature']}" + (f", chosen for a gap within {details['tolerance']:g} of |f(x) - f(baseline)|"
+                                          if details.get("steps asked") == "auto" else "") + ")")
     baseline_text = details.get("baseline is") or (made.text if made is not None else None)
     if baseline_text:
         say(f"baseline {baseline_text}")
@@ -228,7 +241,7 @@ def _check_numbers(args) -> None:
               ("--metric-steps", args.metric_steps, 1), ("--window", args.window, 1), ("--stride", args.stride, 1),
               ("--masks", args.masks, 1), ("--cell", args.cell, 1))
     for flag, value, least in checks:
-        if value is not None and value < least:
+        if value is not None and not isinstance(value, str) and value < least:
             raise SpecError(f"{flag} must be at least {least}, not {value}.")
     if args.each_box is not None and args.each_box < 1:
         raise SpecError(f"--each-box explains the best N boxes, N at least 1, not {args.each_box}.")

@@ -358,3 +358,19 @@ def test_a_map_is_out_of_date_when_its_options_change_and_says_all_its_settings(
     assert not view.stale and "Out of date" not in view.caption.text()
     assert window.state.analysis.found.settings["steps"] == 6
     assert window.state.analysis.found.settings["baseline"] == "uniform"
+
+
+def test_integrated_gradients_auto_steps_in_the_app(window):
+    """Issue 39, item 9: "auto" under Steps offers the tolerance and the cap, and sends steps="auto"."""
+    view = window.views.attribution
+    shown = lambda: {n for n, w in view.options.widgets.items() if not w.isHidden()}  # noqa: E731
+    view.method.setCurrentText("ig")
+    steps = view.options.widgets["steps"]
+    steps.setValue(steps.minimum())
+    assert steps.text() == "auto" and shown() == {"steps", "quadrature", "tolerance", "max_steps", "baseline"}
+    assert view.options.values("ig") == {"steps": "auto", "quadrature": "gausslegendre", "tolerance": 0.01,
+                                         "max_steps": 512, "baseline": "zero", "metrics": ()}
+    steps.setValue(20)
+    assert shown() == {"steps", "quadrature", "baseline"}
+    view.options.restore({"steps": "auto"})  # a session's
+    assert steps.value() == steps.minimum()

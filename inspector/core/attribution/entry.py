@@ -45,7 +45,9 @@ def takes_baseline(method: str, of: str | None = None) -> bool:
 
 
 def _kinds(option: Option) -> tuple[type, ...]:
-    return _KINDS[option.kind] + ((type(None),) if option.auto is not None else ())
+    if option.auto is None:
+        return _KINDS[option.kind]
+    return _KINDS[option.kind] + (type(option.auto_value),)  # None, or a word ("auto")
 
 
 def check_options(method: str, options: dict | None) -> None:
@@ -62,8 +64,14 @@ def check_options(method: str, options: dict | None) -> None:
         if name not in taken:
             raise SpecError(f"{method} takes no option {name!r}; its options: {', '.join(taken)}.")
         if isinstance(value, bool) or not isinstance(value, _kinds(taken[name])):
-            kinds = " or ".join(sorted({k.__name__.replace("NoneType", "None") for k in _kinds(taken[name])}))
+            words = {k.__name__.replace("NoneType", "None") for k in _kinds(taken[name])}
+            if isinstance(taken[name].auto_value, str):  # steps: a number or the word "auto"
+                words = (words - {"str"}) | {repr(taken[name].auto_value)}
+            kinds = " or ".join(sorted(words))
             raise SpecError(f"The {method} option {name} is {kinds}, not {value!r}.")
+        if isinstance(value, str) and taken[name].auto_value is not None and value != taken[name].auto_value \
+                and taken[name].kind not in ("choice", "text", "baseline", "memory"):
+            raise SpecError(f"The {method} option {name} is a number or {taken[name].auto_value!r}, not {value!r}.")
         if name == "sign" and value is not None and value not in SIGNS:
             raise SpecError(f"The sign is one of {', '.join(SIGNS)}, not {value!r}.")
 

@@ -2,6 +2,11 @@
 (C, H, W) and signed, with the quadrature's nodes a_i and weights w_i on [0, 1] as captum computes them,
 and the completeness gap |sum(map) - (f(x) - f(b))| that says how well `steps` points integrate.
 
+`steps="auto"` takes as many points as the path needs: a nested trapezoid rule on 5 points (4 intervals), then
+9, 17, ... (each level adds the midpoints and reuses every gradient already taken) until the gap is at most
+`tolerance` times |f(x) - f(b)| or the next level would pass `max_steps` points (captum's advice, "check the
+convergence delta", done for the user).
+
 The path points run in batches (`batch` points a pass, in `core.fast_passes`' layout and BatchNorm); the class is
 resolved once, on x itself, so every point's gradient is of the same class. Plain torch autograd, no hooks:
 the model is left as it was.
@@ -47,19 +52,36 @@ def path_nodes(quadrature: str, steps: int) -> tuple[np.ndarray, np.ndarray]:
     return start + np.arange(n) / n, np.full(n, 1.0 / n)
 
 
-def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, steps: int = 50,
+AUTO_FIRST = 4  # steps auto: the first level's intervals (5 points)
+
+
+def check_auto(tolerance, max_steps) -> None:
+    """One-line errors for steps auto's tolerance and cap."""
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 < tolerance <= 1:
+        raise SpecError(f"The tolerance is a fraction of |f(x) - f(baseline)| above 0 and at most 1, not {tolerance!r}.")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < AUTO_FIRST + 1:
+        raise SpecError(f"max_steps is a whole number of points, at least {AUTO_FIRST + 1}, not {max_steps!r}.")
+
+
+def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, steps: int | str = 50,
                          quadrature: str = "gausslegendre", baseline: torch.Tensor | None = None,
                          batch: int | None = None, max_memory: int | None = None, cancel=None,
-                         progress=None) -> Attribution:
+                         progress=None, tolerance: float = 0.01, max_steps: int = 512) -> Attribution:
     """The integrated gradients of the target's score for one input `x` (1, C, H, W), from `baseline`
     (zeros in the model's input space when None), `batch` path points a pass (None: as many as the free
-    memory holds, at most `max_memory` bytes; core.batching). `progress(done, total)` after each batch of
-    points; `cancel()` True stops between batches (RunCancelled)."""
+    memory holds, at most `max_memory` bytes; core.batching). `steps="auto"`: points added until the gap is
+    within `tolerance` (see the module). `progress(done, total)` after each batch of points; `cancel()` True
+    stops between batches (RunCancelled)."""
     module, labels = _unwrap(model)
     if x.ndim < 2 or x.shape[0] != 1:
         raise SpecError(f"Integrated gradients explain one input at a time; got a batch of shape {tuple(x.shape)}.")
     check_batch(batch)
-    alphas, weights = path_nodes(quadrature, steps)
+    auto = steps == "auto"
+    if auto:
+        check_auto(tolerance, max_steps)
+        alphas, weights = np.linspace(0.0, 1.0, AUTO_FIRST + 1), None
+    else:
+        alphas, weights = path_nodes(quadrature, steps)
     device = _device(module)
     x = x.detach().to(device)
     b = torch.zeros_like(x) if baseline is None else baseline.detach().to(device=device, dtype=x.dtype)
@@ -98,20 +120,50 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
         return torch.autograd.grad(obj, points)[0] if obj.requires_grad else torch.zeros_like(points)
 
     layout = Layout(module, grad=True)
-    total = torch.zeros_like(x)
-    a = torch.as_tensor(alphas, dtype=x.dtype, device=device)
-    w = torch.as_tensor(weights, dtype=x.dtype, device=device)
     shape = (-1,) + (1,) * (x.ndim - 1)
-    with eval_norms(module):
-        for part in each_pass(len(alphas), batch, "Integrated gradients", cancel, progress):
+
+    def weighted(alphas, weights, done: int = 0, total_points: int | None = None) -> torch.Tensor:
+        """sum_i w_i grad f(b + a_i (x - b)) over the points, in passes."""
+        total = torch.zeros_like(x)
+        a = torch.as_tensor(alphas, dtype=x.dtype, device=device)
+        w = torch.as_tensor(weights, dtype=x.dtype, device=device)
+        told = None if progress is None else (lambda d, _t: progress(done + d, total_points or len(alphas)))
+        for part in each_pass(len(alphas), batch, "Integrated gradients", cancel, told):
             grad = layout.run(gradient, b + a[part].reshape(shape) * (x - b))
             total += (w[part].reshape(shape) * grad).sum(dim=0, keepdim=True)
-    found = ((x - b) * total)[0].detach().cpu().numpy()
-    gap = abs(float(found.sum(dtype=np.float64)) - (f_x - f_b))
+        return total
+
+    def gap_of(total: torch.Tensor) -> tuple[np.ndarray, float]:
+        found = ((x - b) * total)[0].detach().cpu().numpy()
+        return found, abs(float(found.sum(dtype=np.float64)) - (f_x - f_b))
+
+    with eval_norms(module):
+        if auto:
+            found, gap, used = _nested_trapezoid(weighted, gap_of, tolerance * abs(f_x - f_b), max_steps)
+        else:
+            (found, gap), used = gap_of(weighted(alphas, weights)), int(steps)
+    settings = (("steps", used), ("quadrature", "nested trapezoid" if auto else quadrature))
+    if auto:
+        settings += (("steps asked", "auto"), ("tolerance", float(tolerance)), ("max_steps", int(max_steps)))
     return Attribution("ig", found, str(resolved), index, completeness_gap=gap, **boxes,
-                       details=(("steps", int(steps)), ("quadrature", quadrature),
-                                ("baseline", "zero" if baseline is None else "given"), ("batch", batch),
-                                ("f(x) - f(baseline)", f_x - f_b)))
+                       details=settings + (("baseline", "zero" if baseline is None else "given"), ("batch", batch),
+                                           ("f(x) - f(baseline)", f_x - f_b)))
+
+
+def _nested_trapezoid(weighted, gap_of, within: float, most: int) -> tuple[np.ndarray, float, int]:
+    """(map, gap, points) of the trapezoid rule on n = 4, 8, 16, ... intervals: each level's new points are the
+    last level's midpoints, whose gradients are summed into the ones already taken (the rule is
+    T_n = (1/n) (g(0)/2 + g(1)/2 + sum of the inner points' g)); it stops when the gap is at most `within` or
+    the next level would take more than `most` points."""
+    n = AUTO_FIRST
+    ends = weighted(np.array([0.0, 1.0]), np.array([0.5, 0.5]), 0, n + 1)
+    inner = weighted(np.arange(1, n) / n, np.ones(n - 1), 2, n + 1)
+    found, gap = gap_of((ends + inner) / n)
+    while gap > within and 2 * n + 1 <= most:
+        inner = inner + weighted((2 * np.arange(n) + 1) / (2 * n), np.ones(n), n + 1, 2 * n + 1)
+        n *= 2
+        found, gap = gap_of((ends + inner) / n)
+    return found, gap, n + 1
 
 
 def ig_map(model, x, target, layer, options) -> Attribution:

@@ -41,6 +41,7 @@ class Option:
     flag: str | None = None  # the CLI's flag when not --NAME (two methods' seeds: --noise-seed, --mask-seed)
     app: bool = True
     when: tuple[str, str] | None = None  # (option, value): taken only when that option has that value
+    auto_value: object = None  # what the option is when it says `auto` (None; ig's steps: "auto")
 
     def applies(self, values: dict) -> bool:
         """Whether this option is taken with the method's other `values` (its `when`)."""
@@ -98,9 +99,15 @@ _BASELINE = (
            app=False),
 )
 _IG = (
-    Option("steps", "whole", 50, "points on the path from the baseline (default 50)", low=1, high=5000),
+    Option("steps", "whole", 50, "points on the path from the baseline (default 50), or auto: points added (a "
+           "nested trapezoid rule, each level reusing the last one's gradients) until the completeness gap is "
+           "within the tolerance or the points reach --max-steps", low=1, high=5000, auto="auto", auto_value="auto"),
     Option("quadrature", "choice", "gausslegendre", "how the path is integrated (captum's nodes and weights; "
-           "default gausslegendre)", choices=QUADRATURES),
+           "default gausslegendre; steps auto: a nested trapezoid)", choices=QUADRATURES),
+    Option("tolerance", "number", 0.01, "steps auto: the completeness gap to reach, as a fraction of "
+           "|f(x) - f(baseline)| (default 0.01)", low=0.0, high=1.0, when=("steps", "auto")),
+    Option("max_steps", "whole", 512, "steps auto: the most points (default 512)", low=3, high=5000,
+           when=("steps", "auto")),
     _BATCH, _MEMORY, *_BASELINE,
 )
 _SMOOTH = (
@@ -145,7 +152,7 @@ _ROWS = (
     Method("smoothgrad", "SmoothGrad", "a map averaged over noisy copies of the input",
            "inspector.core.attribution.smoothgrad:smoothgrad_map",
            options=(*_SMOOTH, *(replace(o, when=("of", "ig")) if o.name not in ("batch", "max_memory") else o
-                                for o in _IG)), passes=True, compare=True,
+                                for o in _IG if o.name not in ("tolerance", "max_steps"))), passes=True, compare=True,
            compare_boxes=True),
     Method("occlusion", "occlusion", "the score's change as a window of the baseline slides over the input",
            "inspector.core.attribution.occlusion:occlusion_map", options=_OCCLUSION, baseline=True, passes=True,

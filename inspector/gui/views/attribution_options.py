@@ -116,8 +116,8 @@ class AttributionOptions(QWidget):
             option, box = self.table.get(name), self.widgets.get(name)
             if option is None or isinstance(value, bool):
                 continue
-            if option.kind == "whole" and (isinstance(value, int) or (value is None and option.auto)):
-                box.setValue(box.minimum() if value is None else value)
+            if option.kind == "whole" and (isinstance(value, int) or (value == option.auto_value and option.auto)):
+                box.setValue(box.minimum() if value == option.auto_value else value)
             elif option.kind == "number" and isinstance(value, (int, float)):
                 box.setValue(float(value))
             elif option.kind == "choice" and box.findText(str(value)) >= 0:
@@ -130,8 +130,8 @@ class AttributionOptions(QWidget):
                     self.add_baseline_file(value)
 
     def _current(self) -> dict:
-        """The choosers' texts (what an option's `when` reads: SmoothGrad's `of`)."""
-        return {name: box.currentText() for name, box in self.widgets.items() if isinstance(box, QComboBox)}
+        """Every option's value now (what an option's `when` reads: SmoothGrad's `of`, ig's steps "auto")."""
+        return {name: self.value(name) for name in self.widgets}
 
     def offered(self, method: str) -> tuple[str, ...]:
         """The options of `method` the app offers now (SmoothGrad of ig: ig's too)."""
@@ -162,7 +162,7 @@ class AttributionOptions(QWidget):
         """Option `name` as the method takes it: None where the box says "auto" or "new"; a baseline file: its path."""
         option, box = self.table[name], self.widgets[name]
         if option.kind == "whole":
-            return None if option.auto and box.value() == box.minimum() else box.value()
+            return option.auto_value if option.auto and box.value() == box.minimum() else box.value()
         if option.kind == "number":
             return round(float(box.value()), 4)
         if option.kind == "baseline":

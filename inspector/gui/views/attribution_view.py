@@ -170,6 +170,7 @@ class AttributionView(QWidget):
         self.sign.activated.connect(lambda _i: self._on_choice())
         for name in ("of", "kind"):  # what SmoothGrad's default sign depends on
             self.options.widgets[name].currentTextChanged.connect(lambda _t: self._fit_choices())
+        self.options.widgets["steps"].valueChanged.connect(lambda _v: self._fit_choices())  # auto: its tolerance
         for widget in self.options.widgets.values():  # a map made with other options is out of date
             changed = widget.currentIndexChanged if isinstance(widget, QComboBox) else widget.valueChanged
             changed.connect(lambda *_a: self._mark_out_of_date())

@@ -131,7 +131,7 @@ def test_options_a_method_does_not_take_or_of_the_wrong_kind_are_one_line_errors
     for method, options, words in [("ig", {"window": 8}, "ig takes no option 'window'; its options: steps"),
                                    ("occlusion", {"a": 1}, "occlusion takes no option 'a'"),
                                    ("smoothgrad", {"noise": "lots"}, "The smoothgrad option noise is"),
-                                   ("ig", {"steps": True}, "The ig option steps is int, not True"),
+                                   ("ig", {"steps": True}, "The ig option steps is 'auto' or int, not True"),
                                    ("ig", {"max_memory": "lots"}, "A memory size is a number"),
                                    ("saliency", {"steps": 5}, "saliency takes no option 'steps'")]:
         with pytest.raises(SpecError, match=words):
