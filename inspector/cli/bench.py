@@ -43,6 +43,10 @@ def add_parser(sub) -> None:
     bench.add_argument("--against", choices=("captum", "whole"), default="captum",
                        help="with --attribution: captum's methods, or ours with every occluded copy run whole "
                             "(what occlusion's boxes gain)")
+    bench.add_argument("--ig-auto", action="store_true",
+                       help="integrated gradients with steps auto against captum at the steps auto chose (3 bundled "
+                            "samples a model, or --images N); --models default resnet50 mobilenet_v3_large vit_b_16; "
+                            "needs captum (the dev group)")
     bench.add_argument("--detection", action="store_true",
                        help="per-box Grad-CAM against a plain forward + scores[k].backward(), and D-RISE's masks per "
                             "second against a plain loop of forwards; --models default "
@@ -74,6 +78,15 @@ def run(args) -> int:
 
         models = args.models if args.models != DEFAULT_MODELS else list(MODELS)
         rows = bench_detection(models, repeats=args.repeats, masks=args.masks, device=args.device)
+        if out:
+            write_json(out, rows, indent=1)
+        return 0
+    if args.ig_auto:
+        from inspector.bench.ig_auto import bench_ig_auto
+
+        models = args.models if args.models != DEFAULT_MODELS else ["resnet50", "mobilenet_v3_large", "vit_b_16"]
+        rows = bench_ig_auto(models, images=3 if args.images == 64 else args.images, repeats=args.repeats,
+                             device=args.device)
         if out:
             write_json(out, rows, indent=1)
         return 0

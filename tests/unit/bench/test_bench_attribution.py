@@ -51,3 +51,18 @@ def test_each_repeats_own_ratio_is_kept_and_shown_as_a_range(monkeypatch):
     (row,) = bench.bench_model("demo", ("ig",), repeats=2, log=lines.append)
     assert row["pair_ratios"] == [0.5, 1.5] and row["ratio"] == pytest.approx(2.5 / 3.0)
     assert "0.50-1.50x" in lines[-1] and "pairs" in bench.format_header()
+
+
+def test_the_ig_auto_bench_times_captum_at_the_steps_auto_chose():
+    from inspector.bench.ig_auto import bench_ig_auto
+    from inspector.core import load_input, load_model
+    from inspector.core.attribution import attribute
+    from inspector.core.inputs.samples import list_samples
+
+    lines = []
+    (row,) = bench_ig_auto(("demo",), images=1, log=lines.append)
+    demo = load_model("demo")
+    x = load_input(f"sample:{list_samples()[0]}", demo.preprocess, demo.input_shape)
+    found = attribute(demo, x, "ig", None, options={"steps": "auto"})  # top1: the class the bench took
+    assert row["steps"] == dict(found.details)["steps"] and row["steps"] in (5, 9, 17, 33, 65, 129, 257)
+    assert row["ratio"] == row["auto_s"] / row["captum_s"] and len(lines) == 3
