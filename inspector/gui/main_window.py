@@ -204,6 +204,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             self.tree_view.setColumnWidth(col, min(self.tree_view.columnWidth(col), widest))
         self.weights_combo.show_loaded(info)
         self.set_token_grid(info.tokens)
+        self.set_layouts(info.tree.layouts())
         self.target_combo.set_labels(list(info.labels) if info.labels else None, dense=info.task == "segmentation",
                                      boxes=info.task == "detection")
         self.input_view.forget_min_score()  # the next model's boxes are shown from its own default

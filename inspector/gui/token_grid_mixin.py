@@ -13,6 +13,12 @@ class TokenGridMixin:
             panel.set_tokens(grid)
         self.views.compare.grid.tokens = grid
 
+    def set_layouts(self, layouts) -> None:
+        """The model's word on which layers' 4-D outputs are channels-last, given to every panel."""
+        for panel in (self.activation_panel, self.gradient_panel):
+            panel.set_layouts(layouts)
+        self.views.compare.grid.layouts = layouts
+
     def ask_token_grid(self) -> None:
         """View > Token grid…: override the grid the model gives (or give one it does not)."""
         from PySide6.QtWidgets import QInputDialog

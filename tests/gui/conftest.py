@@ -106,6 +106,24 @@ class TinySeg(nn.Module):
         return self.conv(x)
 
 
+class ChannelsLast(nn.Module):
+    """A convolution, then a LayerNorm over channels on its (N, H, W, C) permutation: a channels-last 4-D output
+    of a non-square map (8 x 12, 5 channels), as Swin's and ConvNeXt's blocks have."""
+
+    input_shape = (1, 3, 8, 12)
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = nn.Conv2d(3, 5, 3, padding=1)
+        self.norm = nn.LayerNorm(5)
+        self.fc = nn.Linear(5, 3)
+
+    def forward(self, x):
+        y = self.norm(self.conv(x).permute(0, 2, 3, 1))
+        return self.fc(y.mean(dim=(1, 2)))
+
+
 class Wide(Tiny):
     width = 12
 

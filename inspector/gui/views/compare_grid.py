@@ -45,6 +45,7 @@ class CompareGrid(pg.GraphicsLayoutWidget):
         self.bars: dict[tuple[str, str], pg.ColorBarItem] = {}  # (row, "shared" | "difference")
         self.shown: dict[str, Shown] = {}
         self.tokens = None  # the model's patch grid (inspector.core.records.tokens.TokenGrid), for token captures
+        self.layouts = None  # which layers' 4-D outputs are channels-last (LayerTree.layouts)
         self.names = {col: col for col in COLS}  # what the columns are called (a second model: first, second)
         self.headers = {col: self.addLabel(col, row=0, col=_VIEW_COL[col]) for col in COLS}
         for r, row in enumerate(ROWS):
@@ -110,7 +111,8 @@ class CompareGrid(pg.GraphicsLayoutWidget):
             self.clear_row(row)
             return False
         diverging = row != "activation"
-        base, edited = make_mosaic(before, key=key, tokens=self.tokens), make_mosaic(after, key=key, tokens=self.tokens)
+        base = make_mosaic(before, key=key, tokens=self.tokens, layouts=self.layouts)
+        edited = make_mosaic(after, key=key, tokens=self.tokens, layouts=self.layouts)
         diff = edited.image - base.image
         lo, hi = levels(np.concatenate([base.image.reshape(-1), edited.image.reshape(-1)]), diverging)
         bound = max(abs(v) for v in levels(diff, True))

@@ -67,6 +67,7 @@ class TensorPanel(QWidget):
         self.channel: int | None = None  # the enlarged channel
         self.first = 0  # first channel of the page shown
         self.tokens: TokenGrid | None = None  # the model's patch grid (transformers)
+        self.layouts: dict[str, bool] | None = None  # which layers' 4-D outputs are channels-last (set_layouts)
         self.prefix: np.ndarray | None = None  # (prefix tokens, C) of a token capture on the grid
         self.query = 0  # for attention captures: the token whose attention is drawn (0: the class token)
         self._levels = _DEFAULT_LEVELS[diverging]
@@ -234,9 +235,13 @@ class TensorPanel(QWidget):
         """The loaded model's patch grid: (B, N, C) captures that fit it are drawn as C maps of it."""
         self.tokens = grid
 
+    def set_layouts(self, layouts: dict[str, bool] | None) -> None:
+        """The loaded model's word on which layers' 4-D outputs are channels-last (`LayerTree.layouts`)."""
+        self.layouts = layouts
+
     def _show_maps(self, key: str, array: np.ndarray) -> None:
         self.stack.setCurrentWidget(self.canvas)
-        self.maps, self.kernels = capture_maps(key, array, self.tokens, self.query)
+        self.maps, self.kernels = capture_maps(key, array, self.tokens, self.query, self.layouts)
         self._spatial = self._covers_the_input(key, array)
         diverging = self.diverging and not self._is_attention(key)  # probabilities: a sequential map
         if diverging != self._colour_diverging:
