@@ -2,7 +2,9 @@
 over the input with its own colour bar and a line with its deletion and insertion AUC and the time it
 took. The state asks for the methods one after another (`AnalysisState.compare`), each scored, so the worker stays
 latest-wins and Esc stops the rest; `export` writes the maps (.npz), the numbers (.json) and the picture
-(.png), each whole or not at all."""
+(.png: the figure drawn from the maps, every cell with its colour bar and caption, not the screen), each whole
+or not at all. On screen the grid scrolls, with as many columns as the width holds (three at most), rather
+than squeezing its cells out of sight."""
 
 from __future__ import annotations
 
@@ -10,24 +12,34 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from inspector.core.clipping import clip_levels
 
+from ..figure_draw import Figure, FigureCell
 from .heat_colours import colormap_for
 from .number_format import fmt
 
+COLUMNS = 3  # at most, side by side
+CELL_MIN = 150  # a cell's map on screen is never squeezed below this many pixels a side: the grid scrolls
+BAR_ROOM = 60  # a colour bar with its numbers
+OPACITY = 0.6  # of a map over its picture
 
 
 class MethodComparison(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.canvas = pg.GraphicsLayoutWidget()
+        self.scroll = QScrollArea()  # the grid keeps its cells' size and scrolls (issue 39, item 8)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.NoFrame)
+        self.scroll.setWidget(self.canvas)
         self.status = QLabel(" ")
         self.status.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.canvas, 1)
+        layout.addWidget(self.scroll, 1)
         self.bottom = QHBoxLayout()  # the status, and what the view puts beside it (Export)
         self.bottom.addWidget(self.status, 1)
         layout.addLayout(self.bottom)
@@ -36,7 +48,11 @@ class MethodComparison(QWidget):
         self.failed: dict[str, str] = {}
         self.picture: np.ndarray | None = None
         self.titles: dict[str, pg.LabelItem] = {}
+        self.cells: dict[str, tuple] = {}  # method -> (its view box, its colour bar), once its map came
+        self.pictures: dict[str, np.ndarray | None] = {}  # method -> the picture its map was drawn over
+        self.levels: dict[str, tuple[float, float]] = {}
         self.asks: dict[str, tuple[str, str | None]] = {}
+        self.columns = COLUMNS
 
     def start(self, methods: tuple[str, ...], picture: np.ndarray | None,
               asks: dict[str, tuple[str, str | None]] | None = None) -> None:
@@ -46,11 +62,10 @@ class MethodComparison(QWidget):
         self.methods, self.found, self.failed, self.picture = tuple(methods), {}, {}, picture
         self.asks = dict(asks) if asks else {m: (m, None) for m in self.methods}
         self.canvas.clear()
-        self.titles = {}
-        cols = min(3, len(self.methods))
-        for i, method in enumerate(self.methods):
-            row, col = divmod(i, cols)
-            self.titles[method] = self.canvas.addLabel(f"{method}: waiting", row=2 * row, col=2 * col, colspan=2)
+        self.titles = {m: pg.LabelItem(f"{m}: waiting") for m in self.methods}
+        self.cells, self.pictures, self.levels = {}, {}, {}
+        self.columns = self._columns_that_fit()
+        self._place()
         self.status.setText(f"Comparing {len(self.methods)} methods…")
 
     def next_method(self) -> str | None:
@@ -62,23 +77,26 @@ class MethodComparison(QWidget):
         if method not in self.methods or method in self.found:
             return
         self.found[method] = found
-        cols = min(3, len(self.methods))
-        row, col = divmod(self.methods.index(method), cols)
-        view = self.canvas.addViewBox(row=2 * row + 1, col=2 * col, lockAspect=True, invertY=True)
+        view = pg.ViewBox(lockAspect=True, invertY=True)
         view.setMenuEnabled(False)
+        view.setMinimumSize(CELL_MIN, CELL_MIN)
         values, signed = found.picture, found.shown_sign == "signed"  # the picture scored (records.signs)
         picture = self.picture if picture is None else picture
         if picture is not None and picture.shape[:2] == values.shape:
             view.addItem(pg.ImageItem(picture, axisOrder="row-major", levels=(0, 255)))
         levels = clip_levels(values, signed=signed)
         heat = pg.ImageItem(values, axisOrder="row-major", levels=levels)
-        heat.setOpacity(0.6)
+        heat.setOpacity(OPACITY)
         view.addItem(heat)
         bar = pg.ColorBarItem(values=levels, colorMap=colormap_for(found.shown_sign), width=10, interactive=False)
         bar.setImageItem(heat)
-        self.canvas.addItem(bar, row=2 * row + 1, col=2 * col + 1)
+        self.cells[method], self.pictures[method], self.levels[method] = (view, bar), picture, levels
+        row, col = divmod(self.methods.index(method), self.columns)
+        self.canvas.ci.addItem(view, row=2 * row + 1, col=2 * col)
+        self.canvas.ci.addItem(bar, row=2 * row + 1, col=2 * col + 1)
         view.autoRange(padding=0.01)
         self.titles[method].setText(self.line(method, found))
+        self._fit()
         self._say()
 
     def fail(self, method: str, message: str) -> None:
@@ -86,7 +104,47 @@ class MethodComparison(QWidget):
         if method in self.methods and method not in self.found:
             self.failed[method] = message
             self.titles[method].setText(f"{method}: {message}")
+            self._fit()
             self._say()
+
+    # -- the grid on screen: as many columns as fit, then it scrolls ---------------------------------
+    def _columns_that_fit(self) -> int:
+        room = self.scroll.width() - self.scroll.verticalScrollBar().sizeHint().width() - 8
+        cell = max([CELL_MIN + BAR_ROOM] + [t.minimumWidth() for t in self.titles.values()]) + 12
+        return max(1, min(COLUMNS, len(self.methods) or 1, int(room // cell)))
+
+    def _place(self) -> None:
+        """Every cell at its place in `columns` columns: its title over its map and colour bar."""
+        layout = self.canvas.ci
+        for method in self.methods:
+            for item in (self.titles[method], *self.cells.get(method, ())):
+                if item in layout.items:
+                    layout.removeItem(item)
+        for i, method in enumerate(self.methods):
+            row, col = divmod(i, self.columns)
+            layout.addItem(self.titles[method], row=2 * row, col=2 * col, colspan=2)
+            if method in self.cells:
+                view, bar = self.cells[method]
+                layout.addItem(view, row=2 * row + 1, col=2 * col)
+                layout.addItem(bar, row=2 * row + 1, col=2 * col + 1)
+        self._fit(place=False)
+
+    def _fit(self, place: bool = True) -> None:
+        """Fewer columns when the cells no longer fit the width; the canvas as large as its cells need, so
+        that the scroll area scrolls to any of them instead of clipping it."""
+        if place and self._columns_that_fit() != self.columns:
+            self.columns = self._columns_that_fit()
+            self._place()
+            return
+        layout = self.canvas.ci.layout
+        layout.invalidate()
+        need = layout.effectiveSizeHint(Qt.MinimumSize)
+        self.canvas.setMinimumSize(QSize(int(need.width()) + 2, int(need.height()) + 2))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.methods:
+            self._fit()
 
     @staticmethod
     def line(method: str, found) -> str:
@@ -122,17 +180,55 @@ class MethodComparison(QWidget):
                             "metrics": {c.metric: c.as_json() for c in found.curves}}
         return {"methods": rows, "failed": dict(self.failed)}
 
-    def export(self, base: Path) -> list[Path]:
-        """BASE.npz (a map per method), BASE.json (settings, scores, times), BASE.png (the grid as shown)."""
-        from PySide6.QtCore import QBuffer, QIODevice
+    # -- the figure: drawn from the maps, never grabbed ------------------------------------------------
+    def figure_cells(self) -> list[FigureCell]:
+        """A figure's cell for each method that came or failed, in the comparison's order."""
+        cells = []
+        for method in self.methods:
+            if method in self.found:
+                found = self.found[method]
+                cells.append(FigureCell(self.line(method, found), self.caption_lines(found), found.picture,
+                                        self.pictures.get(method), self.levels[method], found.shown_sign, OPACITY,
+                                        colours=colormap_for(found.shown_sign)))
+            elif method in self.failed:
+                cells.append(FigureCell(f"{method}: failed", (self.failed[method],), failed=True))
+        return cells
 
+    @staticmethod
+    def caption_lines(found) -> tuple[str, ...]:
+        """What a figure's cell says under its map: its target (and layer), its settings (Attribution.settings),
+        what its scores are."""
+        if found.target_detection is not None and found.detections:
+            box = found.detections[found.target_detection]
+            what = f"for box:{found.target_detection} ({box.name} {box.score:.2f})"
+        elif found.target_index is not None:
+            what = f"for class {found.target_index}"
+        else:
+            what = f"for {found.target}" if found.target else "class-agnostic"
+        lines = [what + (f" · layer {found.layer}" if found.layer else "")]
+        settings = [f"{k} {fmt(v, '.3g') if isinstance(v, float) else v}" for k, v in found.settings.items()
+                    if k not in ("method", "sign", "target", "layer") and v is not None]
+        if found.completeness_gap is not None:
+            settings.append(f"completeness gap {fmt(found.completeness_gap, '.3g')}")
+        if settings:
+            lines.append(", ".join(settings))
+        if found.curves:
+            curve = found.curves[0]
+            lines.append(f"scored by {curve.score_of}" + (f", {curve.order}" if curve.order else ""))
+        return tuple(lines)
+
+    def figure(self, caption: str = "", side: int | None = None) -> Figure:
+        """The comparison as a figure: every cell that came, `side` px maps, `caption` under them."""
+        return Figure(self.figure_cells(), caption, **({"side": side} if side else {}))
+
+    def export(self, base: Path, scale: float = 1.0) -> list[Path]:
+        """BASE.npz (a map per method), BASE.json (settings, scores, times), BASE.png (the figure of every
+        cell at `scale`, drawn from the maps: not clipped by the window, no controls)."""
         from inspector.core.writes import save_npz, write_bytes, write_json
 
-        buffer = QBuffer()
-        buffer.open(QIODevice.WriteOnly)
-        self.canvas.grab().save(buffer, "PNG")
         written = [base.with_suffix(".npz"), base.with_suffix(".json"), base.with_suffix(".png")]
+        picture = self.figure().png(scale)
         save_npz(written[0], {m: np.asarray(f.map) for m, f in self.found.items()})
         write_json(written[1], self.report(), indent=1)
-        write_bytes(written[2], bytes(buffer.data()))
+        write_bytes(written[2], picture)
         return written
