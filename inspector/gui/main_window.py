@@ -27,7 +27,6 @@ from .controllers.atlas import AtlasController
 from .controllers.detections import DetectionsController
 from .controllers.edits import EditsController
 from .docks.live_bar import rate_text
-from .encoded import encoded
 from .first_paint import AfterFirstPaint
 from .layout import lay_out
 from .menus import build_menus
@@ -430,26 +429,13 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             else:
                 panel.show_missing(missing_text(self.loaded, self.state.grad_site, name, key))
 
-    # -- saving the view ------------------------------------------------------------------------
-    def save_png_dialog(self) -> None:
-        path = file_dialogs.save_file(self, "export", "Save view", "view.png", "PNG (*.png)")
-        if path:
-            self.save_png(path)
-
+    # -- saving the figure ----------------------------------------------------------------------
     def save_png(self, path: str) -> Path | None:
-        """The central view on screen, as a PNG."""
-        data = encoded(self.tabs.currentWidget().grab(), "PNG")
-        if data is None or Path(path).suffix.lower() != ".png":
+        """The figure at 1x as a PNG (File > Save view, folded into Save figure)."""
+        if Path(path).suffix.lower() != ".png":
             self.state.notify("error", f"Could not write {path}: name a .png file.")
             return None
-        try:
-            write_bytes(path, data)
-        except WriteError as exc:
-            self.state.notify("error", str(exc))
-            return None
-        self.state.notify("info", f"Saved the {self.tabs.tabText(self.tabs.currentIndex())} view "
-                                  f"to {Path(path).resolve()}.")
-        return Path(path)
+        return self.save_figure(path, 1.0)
 
     def save_figure_dialog(self) -> None:
         from PySide6.QtWidgets import QInputDialog
@@ -460,23 +446,34 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             return
         scale = 1.0
         if Path(path).suffix.lower() != ".svg":
-            chosen, ok = QInputDialog.getItem(self, "Save figure", "Scale:", ["1x", "2x", "3x", "4x"], 1, False)
+            chosen, ok = QInputDialog.getItem(self, "Save figure", "Scale (pixels per pixel of the figure):",
+                                              ["1x", "2x", "3x", "4x"], 1, False)
             if not ok:
                 return
             scale = float(chosen[:-1])
         self.save_figure(path, scale)
 
     def save_figure(self, path: str, scale: float = 2.0) -> Path | None:
-        """The central view on screen with its caption (model, weights and seed, input, layer, edits) written
-        under it: PNG at `scale`, or SVG."""
-        from .figure import caption_of, figure_bytes
+        """The figure of the tab on screen with its caption (model, weights and seed, input, layer, edits)
+        under it: PNG at `scale`, or SVG. The Attribution tab's is drawn from its map or its comparison
+        (figure.attribution_figure: no controls, nothing clipped); the other tabs' is the view on screen."""
+        from .figure import attribution_figure, caption_of, figure_bytes
 
         suffix = Path(path).suffix.lower()
         if suffix not in (".png", ".svg"):
             self.state.notify("error", f"Could not write {path}: name a .png or .svg file.")
             return None
+        view = self.tabs.currentWidget()
+        if view is self.views.attribution:
+            figure = attribution_figure(view, caption_of(self.state, layer=False))
+            if figure is None:
+                self.state.notify("error", "No figure to save yet: compute a map or press Compare all first.")
+                return None
+            data = figure.file_bytes(suffix, scale)
+        else:
+            data = figure_bytes(view, caption_of(self.state), suffix, scale)
         try:
-            write_bytes(path, figure_bytes(self.tabs.currentWidget(), caption_of(self.state), suffix, scale))
+            write_bytes(path, data)
         except WriteError as exc:
             self.state.notify("error", str(exc))
             return None

@@ -15,6 +15,11 @@ SHORTCUTS = (
     ("Ctrl+E", "Export captures…"), ("Alt+Down / Alt+Up", "Next / previous layer"), ("Ctrl+Q", "Quit"),
 )
 
+FIGURE_TIP = ("The figure of the tab on screen, with a caption naming the model, input and edits. Attribution: "
+              "the map over the input with its colour bar, curves and settings, or every cell of Compare all, drawn "
+              "from the data at the figure's own size (no controls, nothing clipped); other tabs: the view as on "
+              "screen. PNG at 1-4x, or SVG.")
+
 
 def _action(window, menu, text: str, slot, shortcut: str | tuple | None = None) -> QAction:
     action = QAction(text, window)
@@ -64,8 +69,11 @@ def build_menus(window) -> None:
     _action(window, file, "Load session…", window.edits.load_dialog, "Ctrl+L")
     file.addSeparator()
     _action(window, file, "Export captures (.npz + manifest)…", window.analysis.export_dialog, "Ctrl+E")
-    _action(window, file, "Save current view as PNG…", window.save_png_dialog)
-    _action(window, file, "Save figure (PNG at a scale, or SVG; captioned)…", window.save_figure_dialog, "Ctrl+Shift+S")
+    window.save_figure_action = _action(window, file, "Save figure (PNG at a scale, or SVG; captioned)…",
+                                        window.save_figure_dialog, "Ctrl+Shift+S")
+    window.save_figure_action.setToolTip(FIGURE_TIP)
+    window.save_figure_action.setStatusTip(FIGURE_TIP)
+    file.setToolTipsVisible(True)
     file.addSeparator()
     _action(window, file, "Quit", window.close, "Ctrl+Q")
 
