@@ -129,8 +129,8 @@ def run(args) -> int:
                 f"[{', '.join(f'{v:.1f}' for v in box.box)}])")
     elif index is not None:
         what = f"class {index}" + (f" ({labels[index]})" if index < len(labels) else "")
-    say(f"{found.method} for {what}" + (f" at {found.layer}" if found.layer else "") + f" -> {out}"
-        + f" ({found.shown_sign} values)")
+    say(f"{found.method} for {what}, {found.shown_sign} values" + (f" at {found.layer}" if found.layer else "")
+        + f" -> {out}")
     if loaded.seed is not None:
         say(common.seed_note(loaded.seed))
     for note in found.notes:

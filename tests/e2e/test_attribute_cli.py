@@ -244,7 +244,7 @@ def test_sign_is_asked_for_said_and_scored_by(runs, capsys):
     assert main([*common, "--out", str(folder / "neg.png"), "--sign", "negative"]) == 0
     captured = capsys.readouterr()
     report = json.loads(captured.out)
-    assert report["sign"] == "negative" and "(negative values)" in captured.err
+    assert report["sign"] == "negative" and ", negative values -> " in captured.err
     assert report["metrics"]["deletion"]["order"] == "pixels by negative value, most negative first"
     model = load_model(f"{folder / 'models.py'}:Tiny")
     x = load_input(folder / "picture.png", model.preprocess, model.input_shape)

@@ -73,6 +73,8 @@ class AttributionView(QWidget):
         self.percentile.setValue(99.0)
         self.percentile.setToolTip("Colours top out at this percentile of the map (100: its largest value)")
         self.sign = QComboBox()
+        self.sign.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)  # never widens the tab
+        self.sign.setMinimumContentsLength(8)
         self.sign.addItem("method's", None)
         for name in SIGNS:
             self.sign.addItem(name, name)
@@ -139,10 +141,12 @@ class AttributionView(QWidget):
         for label, widget in (("Sign", self.sign), ("Clip at %", self.percentile), ("Opacity", self.opacity)):
             display.addWidget(QLabel(label))
             display.addWidget(widget)
-        display.addWidget(self.scores)
         display.addStretch(1)
-        display.addWidget(self.each_box)
-        display.addWidget(self.compare)
+        actions = QHBoxLayout()  # scoring and the comparisons: a row of their own, so the tab stays narrow
+        actions.addWidget(self.scores)
+        actions.addStretch(1)
+        actions.addWidget(self.each_box)
+        actions.addWidget(self.compare)
         self.comparison.bottom.addWidget(self.export)
         single = QWidget()  # one method: the map, the baseline beside it, the curves under it
         picture_row = QHBoxLayout()
@@ -160,6 +164,7 @@ class AttributionView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(row)
         layout.addWidget(self.options)
+        layout.addLayout(actions)
         layout.addLayout(display)
         layout.addWidget(self.pages, 1)
         self.compute.clicked.connect(self._on_compute)
