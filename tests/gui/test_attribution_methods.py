@@ -176,6 +176,8 @@ def test_compare_methods_side_by_side_scored_timed_and_exported(qtbot, window, t
     report = json.loads((tmp_path / "cmp.json").read_text())
     assert set(report["methods"]) == set(comparison.methods)
     assert report["methods"]["ig"]["settings"]["steps"] == 50 and "deletion" in report["methods"]["ig"]["metrics"]
+    assert report["about"]["model"] == tiny_source and report["about"]["input"] == image_file  # what the maps are of
+    assert report["methods"]["ig"]["sign"] == "signed" and report["methods"]["ig"]["method"] == "ig"
     assert (tmp_path / "cmp.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Saved cmp.npz, cmp.json, cmp.png." in comparison.status.text()
 

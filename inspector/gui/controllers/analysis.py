@@ -172,7 +172,10 @@ class AnalysisController(QObject):
         if not path:
             return
         try:
-            written = self.attribution.comparison.export(Path(path))
+            from inspector.gui.figure import caption_of
+
+            written = self.attribution.comparison.export(Path(path), about=self.manifest(),
+                                                         caption=caption_of(self.state, layer=False))
         except InspectorError as exc:
             self.attribution.comparison.status.setText(f"<span style='color:#b00'>{exc}</span>")
             return

@@ -221,14 +221,15 @@ class MethodComparison(QWidget):
         """The comparison as a figure: every cell that came, `side` px maps, `caption` under them."""
         return Figure(self.figure_cells(), caption, **({"side": side} if side else {}))
 
-    def export(self, base: Path, scale: float = 1.0) -> list[Path]:
-        """BASE.npz (a map per method), BASE.json (settings, scores, times), BASE.png (the figure of every
-        cell at `scale`, drawn from the maps: not clipped by the window, no controls)."""
+    def export(self, base: Path, scale: float = 1.0, about: dict | None = None, caption: str = "") -> list[Path]:
+        """BASE.npz (a map per method), BASE.json (settings, scores, times; `about`: the model, weights and seed,
+        input the maps are of), BASE.png (the figure of every cell at `scale`, drawn from the maps: not clipped by
+        the window, no controls; `caption` under it)."""
         from inspector.core.writes import save_npz, write_bytes, write_json
 
         written = [base.with_suffix(".npz"), base.with_suffix(".json"), base.with_suffix(".png")]
-        picture = self.figure().png(scale)
+        picture = self.figure(caption).png(scale)
         save_npz(written[0], {m: np.asarray(f.map) for m, f in self.found.items()})
-        write_json(written[1], self.report(), indent=1)
+        write_json(written[1], {**({"about": about} if about else {}), **self.report()}, indent=1)
         write_bytes(written[2], picture)
         return written
