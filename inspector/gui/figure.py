@@ -15,7 +15,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QSize,
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 
-from .figure_draw import Figure, FigureCell, FigureCurve
+from .figure_draw import Figure, FigureCell, FigureCurve, png_bytes
 from .figure_svg import in_pixels, plain_strokes
 
 CAPTION_PAD = 6
@@ -62,12 +62,7 @@ def figure_bytes(widget, caption: str, suffix: str, scale: float = 1.0) -> bytes
     image.setDevicePixelRatio(1.0)
     image.fill(QColor("white"))
     _paint(image, widget, caption, font, total, scale)
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.WriteOnly)
-    image.save(buffer, "PNG")
-    buffer.close()
-    return bytes(data.data())
+    return png_bytes(image)
 
 
 def _paint(device, widget, caption: str, font: QFont, total: QSize, scale: float) -> None:

@@ -344,7 +344,7 @@ class Figure:
         painter.scale(scale, scale)
         self.paint(painter, scale)
         painter.end()
-        return _saved(image)
+        return png_bytes(image)
 
     def svg(self) -> bytes:
         """The figure as an SVG of its size in px."""
@@ -368,7 +368,8 @@ class Figure:
         return self.svg() if suffix == ".svg" else self.png(scale)
 
 
-def _saved(image: QImage) -> bytes:
+def png_bytes(image: QImage) -> bytes:
+    """`image` as the bytes of a PNG file."""
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.WriteOnly)
