@@ -84,9 +84,9 @@ def test_smoothgrad_of_ig_offers_and_sends_igs_options(window):
     assert view.options.values("smoothgrad") == {
         "of": "ig", "kind": "smoothgrad", "samples": 25, "noise": 0.15, "seed": None, "steps": 12,
         "quadrature": "riemann_trapezoid", "baseline": "zero", "metrics": ()}
-    assert view.sign.itemText(0) == "method's (signed)"  # the mean of a signed map is signed
+    assert view.sign.itemText(0) == "signed (default)"  # the mean of a signed map is signed
     view.options.widgets["of"].setCurrentText("saliency")
-    assert shown() == {"of", "kind", "samples", "noise", "seed"} and view.sign.itemText(0) == "method's (positive)"
+    assert shown() == {"of", "kind", "samples", "noise", "seed"} and view.sign.itemText(0) == "positive (default)"
 
 
 def test_only_the_methods_own_options_are_shown(window):
@@ -167,6 +167,7 @@ def test_compare_methods_side_by_side_scored_timed_and_exported(qtbot, window, t
         again = faithfulness(model, x, found.map, index, zero if zero is not None else torch.as_tensor(found.baseline)[None])
         assert aucs == {m: again[m].auc for m in ("deletion", "insertion")}
         assert comparison.titles[method].text.startswith(f"{method} · {found.shown_sign} · del {aucs['deletion']:.3f} · ins ")
+    assert "steps 50, quadrature gausslegendre" in comparison.titles["ig"].text  # how each cell's map was made
     assert view.export.isEnabled()
     monkeypatch.setattr(file_dialogs, "save_file", lambda *_a, **_k: str(tmp_path / "cmp.json"))
     view.export.click()

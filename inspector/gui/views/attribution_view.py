@@ -74,12 +74,12 @@ class AttributionView(QWidget):
         self.percentile.setToolTip("Colours top out at this percentile of the map (100: its largest value)")
         self.sign = QComboBox()
         self.sign.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)  # never widens the tab
-        self.sign.setMinimumContentsLength(8)
-        self.sign.addItem("method's", None)
+        self.sign.setMinimumContentsLength(15)
+        self.sign.addItem("positive (default)", None)
         for name in SIGNS:
             self.sign.addItem(name, name)
         self.sign.setToolTip("What of the map is drawn and scored: positive, negative or absolute values, or the "
-                             "signed value on a diverging scale (method's: signed for integrated gradients, occlusion "
+                             "signed value on a diverging scale (default: signed for integrated gradients, occlusion "
                              "and guided maps, positive for the rest). Deletion and insertion remove pixels in the "
                              "order drawn, hottest first.")
         self.compute = QPushButton("Compute")
@@ -238,7 +238,7 @@ class AttributionView(QWidget):
         self.options.show_for(method)
         of = self.options.widgets["of"].currentText() if method == "smoothgrad" else None
         kind = self.options.widgets["kind"].currentText() if method == "smoothgrad" else method
-        self.sign.setItemText(0, f"method's ({default_sign(kind, of)})")
+        self.sign.setItemText(0, f"{default_sign(kind, of)} (default)")
         row = METHODS.get(method)
         uses_layer, uses_class = row is not None and row.layer, row is None or row.explains == "class"
         self.layer.setEnabled(uses_layer)

@@ -95,7 +95,8 @@ class MethodComparison(QWidget):
         self.canvas.ci.addItem(view, row=2 * row + 1, col=2 * col)
         self.canvas.ci.addItem(bar, row=2 * row + 1, col=2 * col + 1)
         view.autoRange(padding=0.01)
-        self.titles[method].setText(self.line(method, found))
+        made = "<br>".join(self.settings_lines(found))  # vargrad of ig, 8 steps: not a plain "smoothgrad"
+        self.titles[method].setText(self.line(method, found) + (f"<br><small>{made}</small>" if made else ""))
         self._fit()
         self._say()
 
@@ -158,6 +159,20 @@ class MethodComparison(QWidget):
         if seconds is not None:
             parts.append(f"{seconds:.2f} s")
         return " · ".join(parts)
+
+    @staticmethod
+    def settings_lines(found, width: int = 44) -> list[str]:
+        """How the map was made (its settings but method, sign and target, which the title says), in lines of
+        about `width` characters: under a cell's title, so that a narrow cell grows taller, not wider."""
+        made = {k: v for k, v in found.settings.items() if k not in ("method", "sign", "target")}
+        words = [f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in made.items()]
+        lines: list[str] = []
+        for word in words:
+            if lines and len(lines[-1]) + len(word) + 2 <= width:
+                lines[-1] += ", " + word
+            else:
+                lines.append(word)
+        return lines
 
     def _say(self) -> None:
         done = len(self.found) + len(self.failed)
