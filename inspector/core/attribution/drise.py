@@ -26,6 +26,7 @@ from ..detection.thresholds import score_threshold
 from ..errors import SpecError
 from ..objective import parse_target
 from ..records.methods import METHODS
+from ..sources.seeds import check_seed
 from .passes.batching import each_pass, pick_batch
 from .record import Attribution, _device, _unwrap
 
@@ -81,8 +82,7 @@ def _check(masks, cell, probability, seed, batch) -> None:
             raise SpecError(f"The D-RISE {name} is a whole number, at least {least}, not {value!r}.")
     if isinstance(probability, bool) or not isinstance(probability, (int, float)) or not 0 < probability <= 1:
         raise SpecError(f"The D-RISE probability of keeping a cell is above 0 and at most 1, not {probability!r}.")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise SpecError(f"The D-RISE seed is a whole number, 0 or more, not {seed!r}.")
+    check_seed(int(seed) if isinstance(seed, np.integer) else seed, "The D-RISE mask seed")
 
 
 def drise(model, x: torch.Tensor, target=None, masks: int = DEFAULTS["masks"], cell: int | None = None,

@@ -23,6 +23,7 @@ import torch
 
 from ..errors import SpecError
 from ..records.methods import SMOOTH_KINDS
+from ..sources.seeds import check_seed
 from .passes.batching import each_pass
 
 AHEAD_BYTES = 256 * 2**20  # the noise drawn ahead of the passes, at most
@@ -39,8 +40,9 @@ def check_smoothing(kind: str, samples: int, noise: float) -> None:
 
 
 def fresh_seed(seed: int | None) -> int:
-    """The seed a run uses: the one given, else a new one (returned with the map, to run it again)."""
-    return secrets.randbelow(2**31) if seed is None else int(seed)
+    """The seed a run uses: the one given (the range and message of every seed, `sources.seeds`), else a new one
+    (returned with the map, to run it again)."""
+    return secrets.randbelow(2**31) if seed is None else check_seed(seed, "The noise seed")
 
 
 class NoiseCopies:

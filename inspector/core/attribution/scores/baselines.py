@@ -25,6 +25,7 @@ import torch
 from ...errors import InputError, SpecError
 from ...preprocess import Preprocess
 from ...records.methods import BASELINES
+from ...sources.seeds import check_seed
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def make_baseline(name: str, x: torch.Tensor, preprocess: Preprocess | None = No
         s = default_sigma(x) if sigma is None else float(sigma)
         return Baseline("blur", gaussian_blur(x, s), f"blur: the input blurred, sigma {s:g} pixels", sigma=s)
     if name == "uniform":
-        used = secrets.randbelow(2**31) if seed is None else int(seed)
+        used = secrets.randbelow(2**31) if seed is None else check_seed(seed, "The baseline seed")
         generator = torch.Generator(device="cpu").manual_seed(used)
         noise = torch.rand(x.shape, generator=generator, dtype=torch.float32).to(device=x.device, dtype=x.dtype)
         return Baseline("uniform", (noise - mean) / std, f"uniform: noise in [0, 1] before normalisation, seed {used}",
