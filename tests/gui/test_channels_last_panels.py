@@ -5,13 +5,12 @@ square-map guess took (1, 8, 12, 5) for channels-first)."""
 from __future__ import annotations
 
 import numpy as np
-from conftest import source
 
 
-def test_a_non_square_channels_last_output_is_drawn_as_its_channels(qtbot, open_window, gui_files, tmp_path):
+def test_a_non_square_channels_last_output_is_drawn_as_its_channels(qtbot, open_window, gui_files, tmp_path, ui):
     x = tmp_path / "x.npy"
     np.save(x, np.random.default_rng(0).standard_normal((1, 3, 8, 12)).astype(np.float32))
-    window = open_window(source(gui_files, "ChannelsLast"), str(x), ticks=["conv", "norm"])
+    window = open_window(ui.source(gui_files, "ChannelsLast"), str(x), ticks=["conv", "norm"])
     window.show_layer("norm")
     captured = window.outcome.result["norm:output"]
     assert captured.shape == (1, 8, 12, 5)
