@@ -28,6 +28,7 @@ from ..records.methods import QUADRATURES
 from ..sources.loaded import LoadedModel
 from .passes.batching import LeafBytes, check_batch, each_pass, pick_batch
 from .passes.layout import Layout, eval_norms
+from .quadrature import gauss_legendre
 from .record import Attribution, _device, _unwrap
 
 
@@ -40,7 +41,7 @@ def path_nodes(quadrature: str, steps: int) -> tuple[np.ndarray, np.ndarray]:
         raise SpecError(f"steps must be a whole number of at least 1, not {steps!r}.")
     n = int(steps)
     if quadrature == "gausslegendre":
-        nodes, weights = np.polynomial.legendre.leggauss(n)
+        nodes, weights = gauss_legendre(n)  # O(n) memory: leggauss's companion matrix is n x n
         return (nodes + 1) / 2, weights / 2
     if quadrature == "riemann_trapezoid":
         if n < 2:
