@@ -118,8 +118,9 @@ def need_list(value: Any, what: str, example: str) -> list:
 
 
 def need_flag(value: Any, what: str) -> bool:
+    """`value` when it is True or False: a yes is a yes, not a truthy value (trust='false' is not a yes)."""
     if not isinstance(value, bool):
-        raise SpecError(f"{what} must be True or False, not {_shown(value)}.")
+        raise ArgumentTypeError(f"{what} must be True or False, not {_shown(value)}.")
     return value
 
 

@@ -12,7 +12,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import torch
 
-from ..arguments import checked, need_instance, need_text, need_texts
+from ..arguments import checked, need_flag, need_instance, need_text, need_texts
 from ..devices import resolve_device
 from ..engine import run
 from ..errors import MismatchError, ModelLoadError, RunError, SpecError
@@ -89,6 +89,7 @@ def load_pair(source: str, weights: str | None, against: str | None = None, agai
     weights file) or `against_model` with `against_weights`. Each side has its own seed: random
     weights of the second model are made under `against_seed` (a new one when None), never the
     first's. A load failure names both sides."""
+    need_flag(trust, "trust")
     need_text(source, "source")
     for value, what in ((against, "against"), (against_model, "against_model"), (against_weights, "against_weights")):
         if value is not None:

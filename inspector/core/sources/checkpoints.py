@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from ..arguments import need_flag
 from ..errors import ModelLoadError, UntrustedCodeError
 
 _NESTED = ("state_dict", "model_state_dict", "model", "net", "module", "ema")
@@ -37,6 +38,7 @@ def weights_into(module: nn.Module, path: str | Path, trust: bool = False) -> nn
 
 def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Tensor] | nn.Module:
     """A state dict (or, from a trusted pickle, a whole model) read from `path` onto the CPU."""
+    trust = need_flag(trust, "trust")
     path = Path(path)
     if path.is_dir():
         raise ModelLoadError(f"{path} is a folder; give the weights file inside it (.safetensors, .pt, .pth).")
@@ -61,7 +63,7 @@ def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Te
                 f"{path.name} is not a weights file this tool can read: it is damaged, or not a PyTorch "
                 f"checkpoint or safetensors file."
             ) from None
-        if not trust:
+        if trust is not True:
             names = ", ".join(unsafe) if unsafe else str(exc).splitlines()[0]
             raise UntrustedCodeError(
                 f"{path.name} is a pickle that would import code when loaded ({names}). "

@@ -70,7 +70,7 @@ def load(source: str, weights: str, trust: bool, seed: int | None):
     folder, output = resolve(source)
     config = _read_json(folder / "config.json")
     code = hf_needs_code(folder)
-    if code and not trust:
+    if code and trust is not True:
         raise UntrustedCodeError(
             f"{source}: its config.json asks for code that comes with the model ({code}). Pass --trust (or "
             f"confirm in the app) only if you trust where it came from.")
@@ -81,7 +81,7 @@ def load(source: str, weights: str, trust: bool, seed: int | None):
         _check_weight_files(folder, trust, source)
         try:
             module = cls.from_pretrained(str(folder), local_files_only=True, trust_remote_code=bool(code),
-                                         use_safetensors=None if trust else True)
+                                         use_safetensors=None if trust is True else True)
         except Exception as exc:
             raise ModelLoadError(f"Cannot load {source}: {type(exc).__name__}: {exc}") from exc
         label = "pretrained (folder)"
@@ -171,7 +171,7 @@ def _check_weight_files(folder: Path, trust: bool, source: str) -> None:
     if not pickles:
         raise ModelLoadError(f"{source}: {folder} holds no weights (no *.safetensors). Use --weights random to "
                              f"build it from its config.")
-    if not trust:
+    if trust is not True:
         raise UntrustedCodeError(
             f"{source}: {folder} has its weights only as {', '.join(pickles)}, a pickle that can run code when "
             f"loaded. Pass --trust only if you trust where it came from, or convert the weights to safetensors.")

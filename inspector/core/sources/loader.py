@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from ..arguments import need_path
+from ..arguments import need_flag, need_path
 from ..errors import ModelLoadError
 from . import demo, hf_models, programs, python_factory, timm_models, torchvision_models
 from .loaded import LoadedModel
@@ -40,6 +40,7 @@ def load_model(
     Python factory are built under it (the same seed gives bit-identical weights). With None a
     seed is picked and recorded in `LoadedModel.seed`. A seed with weights that are not random
     (pretrained, a checkpoint, the demo's, a saved program's) raises SpecError."""
+    trust = need_flag(trust, "trust")
     source = need_path(source, "The model source").strip()
     if weights is not None:
         weights = need_path(weights, "weights")

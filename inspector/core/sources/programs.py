@@ -17,7 +17,7 @@ from .loaded import LoadedModel
 def load(path: Path, trust: bool) -> LoadedModel:
     if not path.is_file():
         raise ModelLoadError(f"Model file not found: {path}")
-    if not trust:
+    if trust is not True:
         raise UntrustedCodeError(
             f"{path.name} is a saved program that can run code when loaded. "
             f"Pass --trust (or confirm in the app) only if you trust where it came from."
