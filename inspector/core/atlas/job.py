@@ -65,4 +65,4 @@ def _size_and_time(path: Path) -> tuple[int, int]:
 
 def checkpoint_of(job: AtlasJob, out: Path) -> Checkpoint:
     """Where `job` keeps its state in `out` between runs."""
-    return Checkpoint(out, job.key, job.layers, len(job.images))
+    return Checkpoint(out, job.key, job.layers, len(job.images), job.top)

@@ -32,10 +32,12 @@ def run_here(loaded: LoadedModel, job: AtlasJob, out: Path, device: str, progres
     for chunk, groups, failed in prefetched_batches(job.images.files, job.preprocess, job.batch, todo):
         skipped.extend(skip_record(job, i, why) for i, why in failed)
         for images, x in groups:
-            reduced = atlas_pass.run(x.to(dev), thresholds)
+            # the saved state's thresholds only once the layers' shapes are known to fit it (check_fits)
+            reduced = atlas_pass.run(x.to(dev), thresholds if atlas_pass.layouts else None)
             for path, r in reduced.items():
                 layout = atlas_pass.layouts[path]
                 layer = tops.get(path) or tops.setdefault(path, LayerTop(layout.channels, job.top, layout.width))
+                checkpoint.check_fits(path, layer, layout.channels, layout.width)
                 layer.add(to_partial(r, images))
                 thresholds[path] = torch.as_tensor(layer.threshold(), device=dev)
         done[chunk] = True

@@ -272,7 +272,9 @@ def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: s
             skipped.extend(skip_record(job, i, why) for i, why in failed)
             for number, (part, channels, width) in layers.items():
                 path = job.layers[number]
-                (tops.get(path) or tops.setdefault(path, LayerTop(channels, job.top, width))).add(part)
+                layer = tops.get(path) or tops.setdefault(path, LayerTop(channels, job.top, width))
+                checkpoint.check_fits(path, layer, channels, width)
+                layer.add(part)
             done[indices] = True
             saved_at = after_batch(checkpoint, done, tops, skipped, progress, cancel, saved_at)
         return tops, skipped

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import writes
 from ..arguments import checked
-from ..errors import AtlasError
+from ..errors import ArgumentValueError, AtlasError
 from ..writes import save_npz
 from .topk import LayerTop
 
@@ -52,10 +52,56 @@ def read_atlas(out_dir: str | os.PathLike) -> dict:
         raise AtlasError(f"{path} is not a channel atlas (it lacks model, images, skipped or layers with "
                          f"channels, top, mean, std and frac_positive).")
     for name, layer in layers.items():
-        if len(layer["top"]) != layer["channels"]:
-            raise AtlasError(f"{path}: layer {name} lists {len(layer['top'])} channels' top images for "
-                             f"{layer['channels']} channels.")
+        _check_layer(path, name, layer)
     return atlas
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_layer(path: Path, name: str, layer: dict) -> None:
+    """AtlasError, in one line, unless `layer` (atlas.json's entry `name`) holds what an atlas writes: a
+    whole number of channels, for each its top entries (an image path without NUL, a score that is a
+    number and not NaN, y and x whole numbers from 0) and the statistics, one number per channel."""
+    if not name or "\0" in name:
+        raise AtlasError(f"{path} is damaged: a layer's name is {name!r} (empty or with a NUL).")
+    channels = layer["channels"]
+    if not _whole(channels) or channels < 0:
+        raise AtlasError(f"{path} is damaged: layer {name}: channels must be a whole number, not {channels!r}.")
+    if not isinstance(layer["top"], list) or len(layer["top"]) != channels:
+        count = len(layer["top"]) if isinstance(layer["top"], list) else "no list of"
+        raise AtlasError(f"{path}: layer {name} lists {count} channels' top images for {channels} channels.")
+    for c, entries in enumerate(layer["top"]):
+        if not isinstance(entries, list):
+            raise AtlasError(f"{path} is damaged: {name} channel {c}: its top entries are not a list.")
+        for r, e in enumerate(entries):
+            where = f"{path} is damaged: {name} channel {c} entry {r}"
+            if not isinstance(e, dict) or not {"image", "score", "y", "x"} <= e.keys():
+                raise AtlasError(f"{where} is not an image, score, y and x.")
+            if not isinstance(e["image"], str) or not e["image"] or "\0" in e["image"]:
+                raise AtlasError(f"{where}: the image must be a path without NUL, not {_short(e['image'])}.")
+            if not _number(e["score"]) or e["score"] != e["score"]:
+                raise AtlasError(f"{where}: the score must be a number, not {_short(e['score'])}.")
+            for axis in ("y", "x"):
+                if not _whole(e[axis]) or e[axis] < 0:
+                    raise AtlasError(f"{where}: {axis} must be a whole number from 0, not {_short(e[axis])}.")
+    for key in ("mean", "std", "frac_positive"):
+        values = layer[key]
+        if not isinstance(values, list) or len(values) != channels:
+            count = len(values) if isinstance(values, list) else "no list of"
+            raise AtlasError(f"{path} is damaged: {name}: {key} holds {count} numbers for {channels} channels.")
+        if not all(_number(v) for v in values):
+            raise AtlasError(f"{path} is damaged: {name}: {key} holds something other than numbers.")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def thumbnail_dir(out_dir, layer: str) -> Path:
@@ -65,7 +111,16 @@ def thumbnail_dir(out_dir, layer: str) -> Path:
 
 @checked
 def thumbnail_path(out_dir: str | os.PathLike, layer: str, channel: int, rank: int) -> Path:
-    """Where the crop around the argmax of `layer`'s channel `channel`, top entry `rank` (0 = best), is."""
+    """Where the crop around the argmax of `layer`'s channel `channel`, top entry `rank` (0 = best), is: always
+    inside `out_dir`'s thumbnails folder (a layer name that is absolute, empty, holds a NUL or a `.`/`..`
+    step is an ArgumentValueError)."""
+    parts = layer.split("/")
+    if "\0" in layer or any(part in ("", ".", "..") for part in parts):
+        raise ArgumentValueError(f"thumbnail_path(): layer must be a layer's name (a module path such as "
+                                 f"layer1.0.conv1), not {_short(layer)}: the path would leave the atlas folder.")
+    for what, value in (("channel", channel), ("rank", rank)):
+        if value < 0:
+            raise ArgumentValueError(f"thumbnail_path(): {what} must be at least 0, not {value}.")
     return Path(thumbnail_file(out_dir, layer, channel, rank))
 
 
@@ -96,6 +151,8 @@ def check_out_dir(out: Path, key: str, arguments: dict) -> dict | None:
     if out.exists() and not out.is_dir():
         raise AtlasError(f"--out {out} is a file; the atlas needs a folder.")
     job_file, atlas_file = out / JOB_FILE, out / ATLAS_FILE
+    for name in (JOB_FILE, ATLAS_FILE, f"{PARTIAL}.npz", f"{PARTIAL}.json"):
+        not_a_file(out / name)
     if job_file.is_file():
         theirs = read_json(job_file)
         if not isinstance(theirs, dict) or not isinstance(theirs.get("arguments", {}), dict):
@@ -119,7 +176,10 @@ def check_out_dir(out: Path, key: str, arguments: dict) -> dict | None:
 def forget_job(out: Path, atlas: bool = False) -> None:
     """Remove what a job keeps in `out` (its job file and saved state; with `atlas`, its atlas.json
     too): for a failed start, or a restart."""
-    for name in (JOB_FILE, f"{PARTIAL}.npz", f"{PARTIAL}.json", *((ATLAS_FILE,) if atlas else ())):
+    names = (JOB_FILE, f"{PARTIAL}.npz", f"{PARTIAL}.json", *((ATLAS_FILE,) if atlas else ()))
+    for name in names:
+        not_a_file(out / name)
+    for name in names:
         (out / name).unlink(missing_ok=True)
 
 
@@ -137,6 +197,9 @@ class JobLock:
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
+                if self.path.is_dir() or (self.path.exists() and not self.path.is_file()):
+                    what = "a folder" if self.path.is_dir() else "not a regular file"
+                    raise AtlasError(f"{self.path} is {what}, not a lock; move or delete it.") from None
                 holder = self._holder()
                 if holder is not None:
                     raise AtlasError(f"{self.path.parent} is being built by process {holder['pid']} on "
@@ -183,42 +246,126 @@ class JobLock:
 
 
 class Checkpoint:
-    """The saved state of an unfinished job: which images are done, the layers' top K and statistics, skips."""
+    """The saved state of an unfinished job: which images are done, the layers' top K and statistics, skips.
 
-    def __init__(self, out: Path, key: str, layers: tuple[str, ...], images: int) -> None:
-        self.out, self.key, self.layers, self.images = out, key, layers, images
+    Nothing of it is believed before it is checked (`load`): each .npy header's kind and shape before its data
+    is read, then every array's values against what a job can have written."""
+
+    def __init__(self, out: Path, key: str, layers: tuple[str, ...], images: int, top: int | None = None) -> None:
+        self.out, self.key, self.layers, self.images, self.top = out, key, layers, images, top
         self.arrays, self.meta = out / f"{PARTIAL}.npz", out / f"{PARTIAL}.json"
+
+    def damaged(self, why: str) -> AtlasError:
+        return AtlasError(f"The saved state of this atlas in {self.out} is damaged ({why}); {RESTART}.")
 
     def load(self) -> tuple[np.ndarray, dict[str, LayerTop], list[dict]]:
         """(which images are done, the layers' state, the skipped files) -- nothing done when there is no state."""
         nothing = np.zeros(self.images, bool), {}, []
+        for path in (self.meta, self.arrays):
+            not_a_file(path)
         if not self.meta.is_file() or not self.arrays.is_file():
             return nothing
-        meta = read_json(self.meta)
-        if isinstance(meta, dict) and meta.get("key") != self.key:
+        try:
+            meta = json.loads(self.meta.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise self.damaged(f"{self.meta.name} cannot be read: {exc}") from None
+        if not isinstance(meta, dict):
+            raise self.damaged(f"{self.meta.name} is not the record of a job's state")
+        if meta.get("key") != self.key:
             return nothing
-        damaged = f"The saved state of this atlas in {self.out} is damaged"
-        skipped = meta.get("skipped") if isinstance(meta, dict) else None
+        skipped = meta.get("skipped")
         if not isinstance(skipped, list) or not all(isinstance(s, dict) and isinstance(s.get("path"), str)
                                                     and isinstance(s.get("reason"), str) for s in skipped):
-            raise AtlasError(f"{damaged} ({self.meta.name}: 'skipped' is not a list of files and reasons); "
-                             f"{RESTART}.")
+            raise self.damaged(f"{self.meta.name}: 'skipped' is not a list of files and reasons")
         try:
+            headers = npz_headers(self.arrays)
+            self._check_headers(headers)
             with np.load(self.arrays, allow_pickle=False) as arrays:
-                tops = {path: LayerTop.from_state(arrays, f"L{i}") for i, path in enumerate(self.layers)
-                        if f"L{i}/shape" in arrays}
                 done = np.array(arrays["done"])
+                tops = {}
+                for i, path in enumerate(self.layers):
+                    if f"L{i}/shape" in headers:
+                        tops[path] = LayerTop.from_state(arrays, f"L{i}")
+        except AtlasError:
+            raise
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-            raise AtlasError(f"{damaged} ({self.arrays.name} cannot be read: {exc}); {RESTART}.") from None
-        if done.dtype != bool or done.shape != (self.images,):
-            raise AtlasError(f"{damaged} ({self.arrays.name} records {done.size} images done or not, the data "
-                             f"has {self.images}); {RESTART}.")
+            raise self.damaged(f"{self.arrays.name} cannot be read: {exc}") from None
         for path, top in tops.items():
-            shapes = {name: getattr(top, name).shape for name in ("score", "image", "pos")}
-            if set(shapes.values()) != {(top.channels, top.top)} or top.mean.shape != (top.channels,) \
-                    or int(top.image.max(initial=-1)) >= self.images:
-                raise AtlasError(f"{damaged} ({self.arrays.name}: layer {path}'s state does not fit); {RESTART}.")
+            self._check_values(path, top, done)
         return done, tops, skipped
+
+    def _check_headers(self, headers: dict[str, tuple[tuple, np.dtype]]) -> None:
+        """Every array there, of its kind and shape, before any is read (a header can declare 10**13 values)."""
+        def expect(name: str, dtype, shape: tuple) -> None:
+            if name not in headers:
+                raise self.damaged(f"{self.arrays.name} lacks {name}")
+            got_shape, got_dtype = headers[name]
+            if got_dtype != np.dtype(dtype):
+                raise self.damaged(f"{self.arrays.name}: {name} is {got_dtype}, not {np.dtype(dtype)}")
+            if got_shape != shape:
+                if name == "done" and len(got_shape) == 1:
+                    raise self.damaged(f"{self.arrays.name}: done declares {got_shape[0]} values, the data has "
+                                       f"{self.images} images")
+                raise self.damaged(f"{self.arrays.name}: {name} has shape {got_shape}, not {shape}")
+
+        expect("done", bool, (self.images,))
+        for i, path in enumerate(self.layers):
+            prefix = f"L{i}"
+            if f"{prefix}/shape" not in headers:
+                continue
+            expect(f"{prefix}/shape", np.int64, (3,))
+            channels, top, width = (int(v) for v in read_member(self.arrays, f"{prefix}/shape"))
+            if channels < 1 or width < 1 or top < 1:
+                raise self.damaged(f"layer {path} has {channels} channels, top {top} and a map width of {width}")
+            if self.top is not None and top != self.top:
+                raise self.damaged(f"layer {path} keeps the top {top}, the job {self.top}")
+            for name in ("score", "image", "pos"):
+                expect(f"{prefix}/{name}", np.float32 if name == "score" else np.int64, (channels, top))
+            for name in ("count", "mean", "m2"):
+                expect(f"{prefix}/{name}", np.float64, (channels,))
+            expect(f"{prefix}/positive", np.int64, (channels,))
+
+    def _check_values(self, path: str, top: LayerTop, done: np.ndarray) -> None:
+        """What a job can have written: kept entries first, best first, of images done, each once, with a
+        score that is not NaN and a position on the map; empty slots after them; counts that are whole
+        numbers from 0, the same for every channel; positives within them; sums of squares not negative
+        (NaN there, and in the means, is what a model whose activations hold NaN leaves)."""
+        image, score, pos = top.image, top.score, top.pos
+        kept = image >= 0
+        if ((image < -1) | (image >= self.images)).any():
+            bad = image[(image < -1) | (image >= self.images)][0]
+            raise self.damaged(f"layer {path}'s image indices must be from -1 to {self.images - 1}, one is {bad}")
+        if (kept[:, 1:] & ~kept[:, :-1]).any():
+            raise self.damaged(f"layer {path} has kept entries after empty ones")
+        if not done[image[kept]].all():
+            raise self.damaged(f"layer {path} keeps an image not done yet")
+        ordered = np.sort(np.where(kept, image, -1 - np.arange(image.shape[1])), axis=1)
+        if (ordered[:, 1:] == ordered[:, :-1]).any():
+            raise self.damaged(f"layer {path} keeps one image twice in a channel's top")
+        if np.isnan(score[kept]).any() or (score[~kept] != -np.inf).any() or (pos[~kept] != 0).any():
+            raise self.damaged(f"layer {path}'s scores are NaN or not -inf where nothing is kept")
+        both = kept[:, 1:]
+        a, b = score[:, :-1].astype(np.float64), score[:, 1:].astype(np.float64)
+        if (both & ~((a > b) | ((a == b) & (image[:, :-1] < image[:, 1:])))).any():
+            raise self.damaged(f"layer {path}'s top entries are not best first")
+        count = top.count
+        if not np.isfinite(count).all() or (count < 0).any() or (count != np.floor(count)).any() \
+                or (count != count[0]).any():
+            raise self.damaged(f"layer {path}'s counts must be the same whole number from 0 for every channel, "
+                               f"they are {_short(count.tolist())}")
+        if ((pos < 0) | (kept & (pos >= count[:, None]))).any():
+            raise self.damaged(f"layer {path}'s positions must be from 0 to less than the positions seen "
+                               f"({int(count[0])}), one is {int(pos[(pos < 0) | (pos >= count[:, None])][0])}")
+        if (top.m2 < 0).any() or np.isneginf(top.m2).any():
+            raise self.damaged(f"layer {path}'s sums of squares must not be negative")
+        if ((top.positive < 0) | (top.positive > count)).any():
+            raise self.damaged(f"layer {path}'s positive counts must be from 0 to the count ({int(count[0])})")
+
+    def check_fits(self, path: str, top: LayerTop, channels: int, width: int) -> None:
+        """AtlasError when the saved state of `path` does not fit the layer as the model gives it."""
+        if (top.channels, top.width) != (channels, width):
+            raise self.damaged(f"layer {path}'s state has {top.channels} channels and a map {top.width} wide; the "
+                               f"layer has {channels} channels and a map {width} wide")
 
     def save(self, done: np.ndarray, tops: dict[str, LayerTop], skipped: list[dict]) -> None:
         arrays = {"done": np.asarray(done, bool)}
@@ -235,6 +382,53 @@ class Checkpoint:
     def clear(self) -> None:
         for path in (self.meta, self.arrays):
             path.unlink(missing_ok=True)
+
+
+#: deflate makes at most about 1032 bytes of one: a member that says it holds more is damaged
+_DEFLATE_RATIO = 1032
+
+
+def npz_headers(path: Path) -> dict[str, tuple[tuple, np.dtype]]:
+    """Each member's (shape, dtype) of an .npz, from the .npy headers alone (no data read); ValueError when a
+    header is damaged or declares more data than its member holds."""
+    out = {}
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            if info.compress_type != zipfile.ZIP_STORED and info.file_size > _DEFLATE_RATIO * info.compress_size + 1024:
+                raise ValueError(f"{info.filename} says it holds {info.file_size} bytes in {info.compress_size}")
+            with archive.open(info) as member:
+                version = np.lib.format.read_magic(member)
+                if version == (1, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
+                elif version == (2, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(member)
+                else:
+                    raise ValueError(f"{info.filename} is an .npy of format {version}")
+                if dtype.hasobject:
+                    raise ValueError(f"{info.filename} holds Python objects")
+                declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if declared > info.file_size - member.tell():
+                    raise ValueError(f"{info.filename}'s header declares {declared} bytes, it holds "
+                                     f"{info.file_size - member.tell()}")
+            out[info.filename[:-4]] = (tuple(int(n) for n in shape), dtype)
+    return out
+
+
+def read_member(path: Path, name: str) -> np.ndarray:
+    """One array of an .npz (its header already checked by `npz_headers`)."""
+    with np.load(path, allow_pickle=False) as arrays:
+        return np.array(arrays[name])
+
+
+def not_a_file(path: Path) -> None:
+    """AtlasError when something other than a regular file is where the atlas keeps one of its files: a folder
+    is not removed, not even by --restart."""
+    if path.is_dir():
+        raise AtlasError(f"{path} is a folder, not a file of the atlas; move or delete that folder.")
+    if path.exists() and not path.is_file():
+        raise AtlasError(f"{path} is not a regular file; move or delete it.")
 
 
 def write_json(path: Path, value) -> None:

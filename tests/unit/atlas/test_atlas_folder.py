@@ -106,7 +106,7 @@ def test_the_output_folder_inside_the_data_is_not_data(tmp_path, demo):
     (lambda out: (out / f"{PARTIAL}.npz").write_bytes((out / f"{PARTIAL}.npz").read_bytes()[:100]),
      "cannot be read"),
     (lambda out: _edit_meta(out, skipped="not a list"), "'skipped' is not a list"),
-    (lambda out: _short_done(out), "records 3 images done or not, the data has 6"),
+    (lambda out: _short_done(out), "done declares 3 values, the data has 6 images"),
     (lambda out: (out / JOB_FILE).write_text("[1, 2]"), "is damaged (not the record of a job)"),
 ])
 def test_damaged_resume_state_is_refused_with_how_to_start_over(tmp_path, demo, damage, says):
