@@ -154,13 +154,19 @@ def check_address(address: str, timeout_s: float = 5.0) -> None:
     if address.startswith("ray://"):
         raise AtlasError(f"{address}: Ray Client addresses (ray://) are not supported (they need ray[client], "
                          f"which this install lacks); {how}.")
-    parts = urlsplit(address if "://" in address else f"//{address}")
+    shown = repr(address) if len(repr(address)) <= 80 else repr(address)[:77] + "..."
+    unreadable = AtlasError(f"Cannot read the Ray address {shown}: {how}.")
     try:
+        parts = urlsplit(address if "://" in address else f"//{address}")
         host, port = parts.hostname, parts.port or 6379
-    except ValueError:
-        raise AtlasError(f"Cannot read the Ray address {address!r}: {how}.") from None
-    if not host or parts.scheme:
-        raise AtlasError(f"Cannot read the Ray address {address!r}: {how}.")
+        if host and not host.isascii():
+            host.encode("idna")  # a name no host can have (a label past 63 characters) fails here
+    except (ValueError, UnicodeError):
+        raise unreadable from None
+    labels = (host or "").rstrip(".").split(".")
+    if not host or parts.scheme or len(host) > 253 or not all(0 < len(label) <= 63 for label in labels) \
+            or not all(c.isalnum() or c in "-._:" for c in host):
+        raise unreadable
     try:
         with socket.create_connection((host, port), timeout=timeout_s) as conn:
             conn.settimeout(timeout_s)

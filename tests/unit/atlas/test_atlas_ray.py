@@ -172,3 +172,15 @@ def test_a_host_copy_has_the_models_values_on_the_cpu_and_leaves_the_model_as_it
     assert torch.equal(copied(x), want)
     copied[0].weight.data.zero_()
     assert torch.equal(model(x), want)  # the copy owns its values
+
+
+@pytest.mark.parametrize("address", ["a" * 100000, "a" * 64 + ".example:6379", "bad\0host:6379", "é" * 300,
+                                     "127.0.0.1:99999", "[::1"])
+def test_an_address_no_host_can_have_is_one_line_of_the_projects_kind_and_writes_nothing(tmp_path, address):
+    """Issue 40, item 9: ray_address='a'*100000 raised UnicodeError (the IDNA codec's 'label too long')."""
+    demo = load_model("demo")
+    data = make_images(tmp_path / "data", 2)
+    with pytest.raises(AtlasError, match="Cannot read the Ray address") as error:
+        run_atlas(demo, data, "conv1", 2, tmp_path / "out", ray_address=address)
+    assert len(str(error.value)) < 300 and "\n" not in str(error.value) and "\0" not in str(error.value)
+    assert not (tmp_path / "out").exists()
