@@ -9,6 +9,7 @@ Readable JSON a person can edit; the app saves and loads them and
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from ..runspec import RunSpec
 from ..sources.seeds import check_seed
 from ..sources.trust import carries_code
 from ..writes import write_json
-from .schema import check_session_data
+from .schema import _short, check_session_data
 from .stored import attribution_of
 
 #: Weights that name no file.
@@ -79,8 +80,10 @@ def session_from_dict(data, name: str = "The session") -> Session:
         raise SpecError(f"{name} is not a Network Inspector session file (no 'format' entry).")
     version = data.get("version", 0)
     if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
-        raise SpecError(f"Session version {version} is newer than this app understands ({VERSION}).")
+        raise SpecError(f"Session version {_short(version)} is newer than this app understands ({VERSION}).")
     check_session_data(data, name)
+    if data.get("attribution"):
+        _check_choice(data["attribution"], name)
     if (data.get("attribution") or {}).get("stored") is not None:
         attribution_of(data["attribution"]["stored"], name)  # a damaged map is said on loading, not later
     edits = []
@@ -104,6 +107,29 @@ def session_from_dict(data, name: str = "The session") -> Session:
     )
 
 
+def _check_choice(choice: dict, name: str) -> None:
+    """The attribution choice's options as the method takes them (the method table's kinds, via the API's own
+    check) and as the app's boxes can show them: finite, within each option's range, text without NUL."""
+    from ..attribution.entry import check_options
+    from ..records.methods import METHODS
+
+    options = choice.get("options") or {}
+    try:
+        check_options(choice["method"], options)
+    except SpecError as exc:
+        said = str(exc) if len(str(exc)) <= 200 else str(exc)[:197] + "..."
+        raise SpecError(f"{name} is not a valid session: attribution.options: {said}") from None
+    for option in (o for o in METHODS[choice["method"]].options if o.name in options):
+        value = options[option.name]
+        if isinstance(value, float) and not math.isfinite(value) or isinstance(value, (int, float)) and (
+                option.low is not None and value < option.low or option.high is not None and value > option.high):
+            raise SpecError(f"{name} is not a valid session: attribution.options.{option.name} must be from "
+                            f"{option.low} to {option.high}, not {_short(value)}.")
+        if isinstance(value, str) and "\x00" in value:
+            raise SpecError(f"{name} is not a valid session: attribution.options.{option.name} must not hold "
+                            f"a NUL byte (\\x00).")
+
+
 def save_session(session: Session, path: str | Path) -> Path:
     return write_json(Path(path), session.to_dict(), indent=2, ensure_ascii=False)
 
@@ -121,6 +147,8 @@ def load_session(path: str | Path, trust: bool = False) -> Session:
         raise SpecError(f"Cannot read session file {path}: {exc.strerror or exc}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path.name} is not valid JSON: {exc}") from None
+    except ValueError:  # Python's own limit: a number of more than 4300 digits
+        raise SpecError(f"{path.name} is not a session file: it holds a number too long to read.") from None
     except RecursionError:
         raise SpecError(f"{path.name} is nested too deeply to be a session file.") from None
     session = _files_beside(session_from_dict(data, path.name), path)

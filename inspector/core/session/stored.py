@@ -8,14 +8,17 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import math
+from tokenize import TokenError
 
 import numpy as np
+from numpy.lib import format as npy_format
 
 from ..attribution.record import Attribution
-from ..errors import SpecError
 from ..attribution.scores.faithfulness import Curve
+from ..errors import SpecError
 from ..records.detections import Detection
-from ..records.signs import SIGNS
+from .schema import check_stored_data
 
 _PLAIN = (str, int, float, bool, type(None))
 
@@ -26,11 +29,53 @@ def _array_text(array: np.ndarray) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _array(text, what: str) -> np.ndarray:
+#: The most bytes an array kept in a session may hold (a 3 x 4096 x 4096 float64 map is 403 MB): a larger
+#: one, or a header declaring one, is refused before anything is decoded or allocated.
+MAX_ARRAY_BYTES = 2**29
+_HEADER_LIMIT = 10_000  # numpy's own limit for a header read without trust
+
+
+def _array(text, what: str, name: str = "The session", dims: tuple[int, ...] = (2, 3)) -> np.ndarray:
+    """The float array kept as base64 `.npy` `text`: its header is read and checked first (a float dtype,
+    `dims` dimensions none of them empty, exactly as many bytes as the header declares, at most
+    MAX_ARRAY_BYTES); only then are its values read, without pickle. A SpecError in one line otherwise."""
+    def refuse(why: str) -> SpecError:
+        return SpecError(f"{name}: the stored {what} {why}.")
+
+    if not isinstance(text, str):
+        raise refuse(f"is not base64 .npy text ({type(text).__name__})")
+    if len(text) > (MAX_ARRAY_BYTES + _HEADER_LIMIT) * 4 // 3 + 4:
+        raise refuse(f"is {len(text):,} characters of base64, more than an array of at most "
+                     f"{MAX_ARRAY_BYTES:,} bytes takes")
     try:
-        return np.load(io.BytesIO(base64.b64decode(text, validate=True)), allow_pickle=False)
-    except (TypeError, ValueError, binascii.Error, OSError) as exc:
-        raise SpecError(f"The session's stored map: its {what} is not a base64 .npy array ({exc}).") from None
+        raw = base64.b64decode(text, validate=True)
+    except (ValueError, binascii.Error):
+        raise refuse("is not base64 text") from None
+    file = io.BytesIO(raw)
+    try:
+        version = npy_format.read_magic(file)
+        read = {(1, 0): npy_format.read_array_header_1_0, (2, 0): npy_format.read_array_header_2_0}.get(version)
+        if read is None:
+            raise ValueError(f"version {version}")
+        shape, fortran, dtype = read(file, max_header_size=_HEADER_LIMIT)
+    except (ValueError, TypeError, SyntaxError, TokenError, OverflowError, RecursionError, KeyError, IndexError):
+        raise refuse("is not a .npy array (its header cannot be read)") from None
+    if dtype.kind != "f" or dtype.fields is not None or dtype.subdtype is not None or dtype.itemsize > 8:
+        raise refuse(f"holds {dtype} values; a map holds floats (float16, float32 or float64)")
+    if len(shape) not in dims:
+        kinds = " or ".join(f"{d}-D" for d in dims)
+        raise refuse(f"has the shape {shape}; it is {kinds}")
+    if 0 in shape:
+        raise refuse(f"has the shape {shape}, with no values")
+    declared = math.prod(shape) * dtype.itemsize
+    held = len(raw) - file.tell()
+    if declared > MAX_ARRAY_BYTES:
+        raise refuse(f"declares {shape} {dtype} ({declared:,} bytes), more than the {MAX_ARRAY_BYTES:,} an "
+                     f"array in a session may hold")
+    if declared != held:
+        raise refuse(f"declares {shape} {dtype} ({declared:,} bytes) but holds {held:,} bytes")
+    values = np.frombuffer(raw, dtype, offset=file.tell()).reshape(shape, order="F" if fortran else "C")
+    return np.ascontiguousarray(values, dtype=dtype.newbyteorder("="))
 
 
 def _plain(value):
@@ -55,30 +100,44 @@ def stored_of(found: Attribution) -> dict:
     return out
 
 
-def attribution_of(stored, name: str = "the session") -> Attribution:
-    """The Attribution a session kept; a SpecError saying what is wrong with it otherwise."""
-    if not isinstance(stored, dict) or not isinstance(stored.get("method"), str) or "map" not in stored:
-        raise SpecError(f"The stored map in {name} needs at least 'method' and 'map'.")
-    try:
-        curves = tuple(Curve(c["metric"], np.asarray(c["scores"], np.float64), float(c["auc"]), str(c["score_of"]),
-                             str(c.get("order", ""))) for c in stored.get("curves", ()))
-        sign = stored.get("sign")  # None in sessions from before the sign: the method's default
-        if sign is not None and sign not in SIGNS:
-            raise SpecError(f"The stored map in {name} has the sign {sign!r}; signs: {', '.join(SIGNS)}.")
-        detections = stored.get("detections")
-        if detections is not None:
-            detections = tuple(Detection(tuple(float(v) for v in d["box"]), int(d["label"]), str(d["name"]),
-                                         float(d["score"])) for d in detections)
-        details = tuple((str(k), v) for k, v in stored.get("details", ()))
-        gap = stored.get("completeness_gap")
-        index = stored.get("target_index")
-        rank = stored.get("target_detection")
-        return Attribution(stored["method"], _array(stored["map"], "map"), str(stored.get("target", "")),
-                           None if index is None else int(index), stored.get("layer"),
-                           warnings=tuple(map(str, stored.get("warnings", ()))), details=details,
-                           completeness_gap=None if gap is None else float(gap),
-                           baseline=_array(stored["baseline"], "baseline") if "baseline" in stored else None,
-                           curves=curves, notes=tuple(map(str, stored.get("notes", ()))),
-                           detections=detections, target_detection=None if rank is None else int(rank), sign=sign)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise SpecError(f"The stored map in {name} is damaged: {type(exc).__name__} {exc}.") from None
+def attribution_of(stored, name: str = "The session") -> Attribution:
+    """The Attribution a session kept, every field checked first (the schema's STORED, then its arrays:
+    see `_array`); a SpecError in one line saying what is wrong with it otherwise."""
+    check_stored_data(stored, name)
+    found = _array(stored["map"], "map", name)
+    baseline = _array(stored["baseline"], "baseline", name, (3,)) if "baseline" in stored else None
+    if baseline is not None and baseline.shape[1:] != found.shape[-2:]:
+        raise SpecError(f"{name}: the stored baseline {baseline.shape} is not the size of the map {found.shape}.")
+    detections = stored.get("detections")
+    rank = stored.get("target_detection")
+    if rank is not None and (detections is None or rank >= len(detections)):
+        raise SpecError(f"{name}: the stored map explains box {rank}, but it keeps "
+                        f"{len(detections or ())} box(es).")
+    if detections is not None:
+        if not all(math.isfinite(v) for d in detections for v in (*d["box"], d["score"])):
+            raise SpecError(f"{name}: a stored box or its score is not a finite number.")
+        detections = tuple(Detection(tuple(float(v) for v in d["box"]), int(d["label"]), d["name"],
+                                     float(d["score"])) for d in detections)
+    curves = tuple(Curve(c["metric"], np.asarray(c["scores"], np.float64), float(c["auc"]), c["score_of"],
+                         c.get("order", "")) for c in stored.get("curves", ()))
+    gap, index = stored.get("completeness_gap"), stored.get("target_index")
+    return Attribution(stored["method"], found, stored.get("target", ""), None if index is None else int(index),
+                       stored.get("layer"), warnings=tuple(stored.get("warnings", ())),
+                       details=tuple((k, v) for k, v in stored.get("details", ())),
+                       completeness_gap=None if gap is None else float(gap), baseline=baseline, curves=curves,
+                       notes=tuple(stored.get("notes", ())), detections=detections,
+                       target_detection=None if rank is None else int(rank), sign=stored.get("sign"))
+
+
+def check_fits(found: Attribution, input_shape) -> Attribution:
+    """`found` when its map is the size of the model's input (`input_shape`, batch first: (1, C, H, W)): an
+    (H, W) map, or a (C, H, W) one of the input's channels; a SpecError in one line otherwise. Inputs that are
+    not pictures (fewer than three dimensions) are not compared."""
+    if input_shape is None or len(input_shape) < 3:
+        return found
+    channels, size = int(input_shape[-3]), tuple(int(v) for v in input_shape[-2:])
+    shape = found.map.shape
+    if shape[-2:] != size or (len(shape) == 3 and shape[0] not in (1, channels)):
+        raise SpecError(f"The session's map is {' x '.join(map(str, shape))}, but the model's input is "
+                        f"{channels} x {size[0]} x {size[1]}: it was made for another model or input.")
+    return found
