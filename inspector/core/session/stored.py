@@ -51,6 +51,8 @@ def _array(text, what: str, name: str = "The session", dims: tuple[int, ...] = (
         raw = base64.b64decode(text, validate=True)
     except (ValueError, binascii.Error):
         raise refuse("is not base64 text") from None
+    if not raw:
+        raise refuse("is empty")
     file = io.BytesIO(raw)
     try:
         version = npy_format.read_magic(file)

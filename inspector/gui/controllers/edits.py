@@ -138,11 +138,16 @@ class EditsController(QObject):
 
     def load(self, path: str, trust: bool | None = None) -> bool:
         from inspector.core.session.file import load_session
+        from inspector.core.session.stored import attribution_of, check_fits
         from inspector.core.sources.trust import carries_code
 
-        try:
+        try:  # everything checked before anything changes: a damaged file leaves the app as it was
             session = load_session(path, trust=True)
-        except InspectorError as exc:
+            stored = (session.attribution or {}).get("stored")
+            info = self.state.model
+            if stored is not None and info is not None and info.request.source == session.model:
+                check_fits(attribution_of(stored, Path(path).name), info.input_shape)  # the model on screen
+        except (InspectorError, OSError) as exc:
             self.state.notify("error", f"Could not load the session {path}: {exc}")
             return False
         if carries_code(session.model):
