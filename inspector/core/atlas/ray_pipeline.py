@@ -13,6 +13,7 @@ Ray is imported only here, and only when `--ray` is asked for.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import io
 import itertools
@@ -227,8 +228,90 @@ def host_copy(module: torch.nn.Module, tensors: list | None = None) -> torch.nn.
     return copy.deepcopy(module, memo)
 
 
+#: CPUs of the local instance the job starts (None: all this machine's cores); the tests take fewer
+LOCAL_CPUS: int | None = None
+
+
+def _is_ray(process) -> bool:
+    """Whether `process` (psutil) is one of Ray's: its GCS, raylet, agents, workers and actors (`ray::...`)."""
+    import psutil
+
+    try:
+        cmdline = process.cmdline()
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return False
+    return any(part.startswith("ray::") or "/ray/" in part or part.endswith(("raylet", "gcs_server"))
+               for part in cmdline)
+
+
+def _init(ray, address: str | None, **options) -> None:
+    try:
+        ray.init(address=address or None, include_dashboard=False, logging_level=logging.WARNING,
+                 log_to_driver=False, **options)
+    except Exception as exc:
+        hint = (" (a cluster with token authentication, the default since Ray 2.59 for clusters started "
+                "with `ray start`, needs its token here: RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
+                "~/.ray/auth_token; see `ray get-auth-token`)") if address else ""
+        raise AtlasError(f"Cannot start or reach Ray{' at ' + address if address else ''}: {exc}{hint}") from None
+
+
+@contextlib.contextmanager
+def local_instance(num_cpus: int | None = None):
+    """A Ray instance on this machine for the length of the block: started here, and when the block ends
+    shut down with every process it started gone (its GCS, raylet, agents, workers and actors).
+    `ray.shutdown()` returns before its workers have exited, and one of them can outlive it for minutes,
+    its parent gone (issue 40, item 14): they are waited for, and those still there after 10 s killed.
+    Workers run this interpreter directly: not through `uv run`, which Ray otherwise puts before each worker
+    when the driver runs under uv (a wrapper process per worker, and the project packed and unpacked for it)."""
+    import psutil
+    import ray
+
+    try:
+        from ray._private import ray_constants
+    except ImportError:  # another Ray: its workers as it starts them
+        ray_constants = None
+    me = psutil.Process()
+    before = {p.pid for p in me.children(recursive=True)}
+    uv_hook = getattr(ray_constants, "RAY_ENABLE_UV_RUN_RUNTIME_ENV", None)
+    if uv_hook is not None:
+        ray_constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = False  # read by ray.init only
+    try:
+        _init(ray, None, num_cpus=num_cpus)
+    finally:
+        if uv_hook is not None:
+            ray_constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = uv_hook
+    seen: dict[int, psutil.Process] = {}
+
+    def remember() -> None:
+        for p in me.children(recursive=True):
+            if p.pid not in before and p.pid not in seen and _is_ray(p):
+                seen[p.pid] = p
+
+    try:
+        remember()
+        yield
+    finally:
+        remember()  # the workers and actors are the raylet's children until it goes
+        try:
+            ray.shutdown()
+        finally:
+            _reap(list(seen.values()))
+
+
+def _reap(processes: list, wait_s: float = 10.0) -> None:
+    """Wait for `processes` (psutil) to exit; kill those still there after `wait_s`."""
+    import psutil
+
+    _, alive = psutil.wait_procs(processes, timeout=wait_s)
+    for p in alive:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            p.kill()
+    psutil.wait_procs(alive, timeout=wait_s)
+
+
 def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: str | None):
-    """The job's layers' LayerTop and skipped files, computed on Ray (a local instance when `address` is None)."""
+    """The job's layers' LayerTop and skipped files, computed on Ray (a local instance when `address` is None
+    and Ray is not started in this process yet: started for the job and gone with every process after it)."""
     if address:
         _token_auth_where_there_is_a_token()  # before Ray is imported: it reads the mode then
     try:
@@ -236,54 +319,60 @@ def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: s
         import ray.data
     except ImportError:
         raise AtlasError("--ray needs Ray: pip install 'network-inspector[ray]' (or uv sync --extra ray).") from None
-    started = not ray.is_initialized()
-    if started:
-        import inspector
+    if ray.is_initialized():
+        instance = contextlib.nullcontext()  # the caller's: it stays as it is
+    elif address:
+        instance = _joined(ray, address)
+    else:
+        instance = local_instance(LOCAL_CPUS)
+    with instance:
+        return _run(ray, loaded, job, out, device, progress, cancel)
 
-        remote = {"runtime_env": {"py_modules": [str(Path(inspector.__file__).parent)]}} if address else {}
-        try:
-            ray.init(address=address or None, include_dashboard=False, logging_level=logging.WARNING,
-                     log_to_driver=False, **remote)
-        except Exception as exc:
-            hint = (" (a cluster with token authentication, the default since Ray 2.59 for clusters started "
-                    "with `ray start`, needs its token here: RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
-                    "~/.ray/auth_token; see `ray get-auth-token`)") if address else ""
-            raise AtlasError(f"Cannot start or reach Ray{' at ' + address if address else ''}: {exc}{hint}") from None
+
+@contextlib.contextmanager
+def _joined(ray, address: str):
+    """A running cluster, joined for the block and left after it (its processes are the cluster's)."""
+    import inspector
+
+    _init(ray, address, runtime_env={"py_modules": [str(Path(inspector.__file__).parent)]})
     try:
-        context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = False
-        checkpoint = checkpoint_of(job, out)
-        done, tops, skipped = checkpoint.load()
-        todo = np.nonzero(~done)[0]
-        files = [str(Path(p).resolve()) for p in job.images.files]
-        resources = ray.cluster_resources()
-        gpus = int(resources.get("GPU", 0)) if not device.startswith("cpu") else 0
-        replicas = gpus or max(1, int(resources.get("CPU", 1)) // 2)
-        module_ref = ray.put(on_host(loaded.module))  # not .cpu(): that moves the caller's model
-        ds = ray.data.from_items([{"index": int(i), "path": files[i]} for i in todo],
-                                 override_num_blocks=max(1, min(len(todo) // job.batch, 4 * replicas)))
-        # half a CPU per decode task: also keeps Ray from fusing decoding into the replicas
-        ds = ds.map_batches(decode_batch, batch_size=job.batch, fn_kwargs={"preprocess": job.preprocess},
-                            batch_format="numpy", num_cpus=0.5)
-        ds = ds.map_batches(Replica, batch_size=job.batch, batch_format="numpy",
-                            fn_constructor_args=([module_ref], list(job.layers), job.grid, job.top,
-                                                 "cuda" if gpus else "cpu", job.preprocess),
-                            compute=ray.data.ActorPoolStrategy(size=replicas),
-                            num_gpus=1 if gpus else 0, num_cpus=1)
-        saved_at = time.monotonic()
-        if progress:
-            progress(int(done.sum()), len(done))
-        for row in ds.iter_rows():
-            indices, failed, layers = unpack(row["payload"])
-            skipped.extend(skip_record(job, i, why) for i, why in failed)
-            for number, (part, channels, width) in layers.items():
-                path = job.layers[number]
-                layer = tops.get(path) or tops.setdefault(path, LayerTop(channels, job.top, width))
-                checkpoint.check_fits(path, layer, channels, width)
-                layer.add(part)
-            done[indices] = True
-            saved_at = after_batch(checkpoint, done, tops, skipped, progress, cancel, saved_at)
-        return tops, skipped
+        yield
     finally:
-        if started:
-            ray.shutdown()
+        ray.shutdown()
+
+
+def _run(ray, loaded, job, out: Path, device: str, progress, cancel):
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    checkpoint = checkpoint_of(job, out)
+    done, tops, skipped = checkpoint.load()
+    todo = np.nonzero(~done)[0]
+    files = [str(Path(p).resolve()) for p in job.images.files]
+    resources = ray.cluster_resources()
+    gpus = int(resources.get("GPU", 0)) if not device.startswith("cpu") else 0
+    replicas = gpus or max(1, int(resources.get("CPU", 1)) // 2)
+    module_ref = ray.put(on_host(loaded.module))  # not .cpu(): that moves the caller's model
+    ds = ray.data.from_items([{"index": int(i), "path": files[i]} for i in todo],
+                             override_num_blocks=max(1, min(len(todo) // job.batch, 4 * replicas)))
+    # half a CPU per decode task: also keeps Ray from fusing decoding into the replicas
+    ds = ds.map_batches(decode_batch, batch_size=job.batch, fn_kwargs={"preprocess": job.preprocess},
+                        batch_format="numpy", num_cpus=0.5)
+    ds = ds.map_batches(Replica, batch_size=job.batch, batch_format="numpy",
+                        fn_constructor_args=([module_ref], list(job.layers), job.grid, job.top,
+                                             "cuda" if gpus else "cpu", job.preprocess),
+                        compute=ray.data.ActorPoolStrategy(size=replicas),
+                        num_gpus=1 if gpus else 0, num_cpus=1)
+    saved_at = time.monotonic()
+    if progress:
+        progress(int(done.sum()), len(done))
+    for row in ds.iter_rows():
+        indices, failed, layers = unpack(row["payload"])
+        skipped.extend(skip_record(job, i, why) for i, why in failed)
+        for number, (part, channels, width) in layers.items():
+            path = job.layers[number]
+            layer = tops.get(path) or tops.setdefault(path, LayerTop(channels, job.top, width))
+            checkpoint.check_fits(path, layer, channels, width)
+            layer.add(part)
+        done[indices] = True
+        saved_at = after_batch(checkpoint, done, tops, skipped, progress, cancel, saved_at)
+    return tops, skipped
