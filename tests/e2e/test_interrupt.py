@@ -162,3 +162,17 @@ def test_ctrl_c_swallowed_by_a_weakref_callback_is_kept_not_printed(monkeypatch,
     monkeypatch.setattr(dispatch.COMMANDS["samples"], "run", run_and_fail)
     assert dispatch.main(["samples"]) == 130
     assert capsys.readouterr().err == "interrupted\n"
+
+
+def test_ctrl_c_while_gauss_legendre_nodes_are_found_stops_at_once(tmp_path):
+    """20,000 Gauss-Legendre steps: their nodes take seconds to find (leggauss took minutes and Ctrl-C did not
+    stop it); a SIGINT once the command has started them ends it within seconds, in one line."""
+    process = _start("attribute", "--model", "demo", "--input", "sample:star", "--method", "ig", "--steps", "20000",
+                     "--out", str(tmp_path / "o.npy"))
+    time.sleep(4.0)
+    process.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    out, err = process.communicate(timeout=120)
+    assert time.monotonic() - sent < 5, "Ctrl-C did not stop the node search"
+    assert process.returncode == 130 and err.strip().splitlines() == ["interrupted"], err
+    assert not (tmp_path / "o.npy").exists()

@@ -8,7 +8,8 @@ label and its score per box (not every class's probability), so the class simila
 when its label is the target's, else 0 (the paper's cosine of score vectors with one-hot vectors). The map
 is the weighted sum of the masks, divided by N, scaled to [0, 1] on its own (one box's map never shares
 a scale with another's). Masks are made on the CPU from `seed` (the same seed, the same masks, the same
-map anywhere) and run in batches, without gradients.
+map anywhere), a pass at a time (20,000 masks of one-pixel cells held one pass, not 2.5 GB), and run in
+batches, without gradients.
 """
 
 from __future__ import annotations
@@ -40,11 +41,15 @@ def default_cell(x: torch.Tensor) -> int:
 
 def draw_masks(count: int, size: tuple[int, int], cell: int, probability: float,
                generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """Every mask's random part, drawn at once so that batches never change the masks: the kept cells
+    """The random part of the next `count` masks, each drawn after the one before it (its kept cells, then its
+    shift), so that masks drawn a pass at a time are the masks drawn at once, whatever the batch: the kept cells
     (count, 1, rows, cols) and the shifts (count, 2)."""
     rows, cols = math.ceil(size[0] / cell), math.ceil(size[1] / cell)
-    grids = (torch.rand(count, 1, rows, cols, generator=generator) < probability).float()
-    return grids, torch.randint(0, cell, (count, 2), generator=generator)
+    grids, shifts = torch.empty(count, 1, rows, cols), torch.empty(count, 2, dtype=torch.int64)
+    for i in range(count):
+        grids[i] = (torch.rand(1, rows, cols, generator=generator) < probability).float()
+        shifts[i] = torch.randint(0, cell, (2,), generator=generator)
+    return grids, shifts
 
 
 def render_masks(grids: torch.Tensor, shifts: torch.Tensor, size: tuple[int, int], cell: int) -> torch.Tensor:
@@ -114,10 +119,10 @@ def drise(model, x: torch.Tensor, target=None, masks: int = DEFAULTS["masks"], c
         if batch is None:
             batch = pick_batch(module, x, masks, grad=False, max_memory=max_memory, device=device)
         size = tuple(x.shape[-2:])
-        grids, shifts = draw_masks(masks, size, cell, probability, torch.Generator().manual_seed(seed))
+        generator = torch.Generator().manual_seed(seed)  # the masks drawn a pass at a time: one pass's kept
         total = torch.zeros(size, dtype=torch.float64)
         for pass_ in each_pass(masks, batch, "D-RISE", cancel, progress):
-            part = render_masks(grids[pass_], shifts[pass_], size, cell)
+            part = render_masks(*draw_masks(pass_.stop - pass_.start, size, cell, probability, generator), size, cell)
             outputs = module(x * part.to(device))
             weights = torch.tensor([similarity(_read(o), box, found[k].label) for o in outputs], dtype=torch.float64)
             total += (weights[:, None, None] * part[:, 0].double()).sum(dim=0)

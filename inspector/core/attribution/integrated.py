@@ -15,6 +15,8 @@ the model is left as it was.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import torch
@@ -31,26 +33,58 @@ from .passes.layout import Layout, eval_norms
 from .quadrature import gauss_legendre
 from .record import Attribution, _device, _unwrap
 
+GAUSS_MOST = 20_000  # Gauss-Legendre points, at most: finding n nodes takes O(n^2) time (20,000: 4 s on a laptop core)
 
-def path_nodes(quadrature: str, steps: int) -> tuple[np.ndarray, np.ndarray]:
-    """(alphas, weights) of `steps` points on [0, 1]: Gauss-Legendre's, or a Riemann sum's (left, right,
-    middle, trapezoid) — the same nodes and weights as captum's approximation_methods."""
+
+@dataclass(frozen=True)
+class PathNodes:
+    """`count` points on [0, 1] made a pass at a time: `at(start, stop)` gives the nodes a_i and weights w_i of
+    points start..stop-1 (float64), so a billion Riemann points allocate one pass's worth, never the path."""
+
+    count: int
+    at: Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+
+
+def path_points(quadrature: str, steps: int) -> PathNodes:
+    """`steps` points on [0, 1]: Gauss-Legendre's, or a Riemann sum's (left, right, middle, trapezoid) — the
+    same nodes and weights as captum's approximation_methods. Gauss-Legendre's nodes are found up front (at
+    most GAUSS_MOST); a Riemann sum's are worked out for each pass."""
     if quadrature not in QUADRATURES:
         raise SpecError(f"Unknown quadrature {quadrature!r}. Use one of: {', '.join(QUADRATURES)}.")
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
         raise SpecError(f"steps must be a whole number of at least 1, not {steps!r}.")
     n = int(steps)
     if quadrature == "gausslegendre":
+        if n > GAUSS_MOST:
+            raise SpecError(f"Gauss-Legendre takes at most {GAUSS_MOST:,} steps (its nodes take time that grows "
+                            f"as steps squared to find), not {n:,}: use --quadrature riemann_trapezoid for more.")
         nodes, weights = gauss_legendre(n)  # O(n) memory: leggauss's companion matrix is n x n
-        return (nodes + 1) / 2, weights / 2
+        alphas, weights = (nodes + 1) / 2, weights / 2
+        return PathNodes(n, lambda start, stop: (alphas[start:stop], weights[start:stop]))
     if quadrature == "riemann_trapezoid":
         if n < 2:
             raise SpecError("riemann_trapezoid needs at least 2 steps.")
-        weights = np.full(n, 1.0 / n)  # captum's: 1/n inside, 1/(2n) at the ends (they sum to (n-1)/n, not 1;
-        weights[[0, -1]] = 0.5 / n       # kept so that maps equal captum's; the completeness gap shows it)
-        return np.linspace(0.0, 1.0, n), weights
-    start = {"riemann_left": 0.0, "riemann_right": 1.0 / n, "riemann_middle": 0.5 / n}[quadrature]
-    return start + np.arange(n) / n, np.full(n, 1.0 / n)
+        return PathNodes(n, lambda start, stop: _trapezoid(n, start, stop))
+    first = {"riemann_left": 0.0, "riemann_right": 1.0 / n, "riemann_middle": 0.5 / n}[quadrature]
+    return PathNodes(n, lambda start, stop: (first + np.arange(start, stop) / n, np.full(stop - start, 1.0 / n)))
+
+
+def _trapezoid(n: int, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+    """Points start..stop-1 of captum's trapezoid rule on n points: np.linspace(0, 1, n)'s nodes (i times
+    1 / (n - 1), the last 1), weights 1/n inside and 1/(2n) at the ends (they sum to (n-1)/n, not 1; kept so
+    that maps equal captum's; the completeness gap shows it)."""
+    index = np.arange(start, stop)
+    alphas = index * (1.0 / (n - 1))
+    alphas[index == n - 1] = 1.0
+    weights = np.full(stop - start, 1.0 / n)
+    weights[(index == 0) | (index == n - 1)] = 0.5 / n
+    return alphas, weights
+
+
+def path_nodes(quadrature: str, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every point's (alphas, weights) at once (`path_points`): for a short path, tests and figures."""
+    points = path_points(quadrature, steps)
+    return points.at(0, points.count)
 
 
 AUTO_FIRST = 4  # steps auto: the first level's intervals (5 points)
@@ -80,9 +114,9 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
     auto = steps == "auto"
     if auto:
         check_auto(tolerance, max_steps)
-        alphas, weights = np.linspace(0.0, 1.0, AUTO_FIRST + 1), None
+        points = None
     else:
-        alphas, weights = path_nodes(quadrature, steps)
+        points = path_points(quadrature, steps)
     device = _device(module)
     x = x.detach().to(device)
     b = torch.zeros_like(x) if baseline is None else baseline.detach().to(device=device, dtype=x.dtype)
@@ -111,7 +145,7 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
             return objective(primary_output(output), same)[0]
         f_x, f_b = (float(objective(first[i:i + 1], same)[0]) for i in (0, 1))
     if batch is None:
-        batch = pick_batch(module, x, len(alphas), grad=True, max_memory=max_memory, device=device,
+        batch = pick_batch(module, x, AUTO_FIRST + 1 if auto else points.count, grad=True, max_memory=max_memory, device=device,
                            need=counted.per_copy(x, 2, grad=True))
 
     def gradient(points: torch.Tensor) -> torch.Tensor:
@@ -123,15 +157,15 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
     layout = Layout(module, grad=True)
     shape = (-1,) + (1,) * (x.ndim - 1)
 
-    def weighted(alphas, weights, done: int = 0, total_points: int | None = None) -> torch.Tensor:
-        """sum_i w_i grad f(b + a_i (x - b)) over the points, in passes."""
+    def weighted(points: PathNodes, done: int = 0, total_points: int | None = None) -> torch.Tensor:
+        """sum_i w_i grad f(b + a_i (x - b)) over the points, in passes (each pass's nodes made for it)."""
         total = torch.zeros_like(x)
-        a = torch.as_tensor(alphas, dtype=x.dtype, device=device)
-        w = torch.as_tensor(weights, dtype=x.dtype, device=device)
-        told = None if progress is None else (lambda d, _t: progress(done + d, total_points or len(alphas)))
-        for part in each_pass(len(alphas), batch, "Integrated gradients", cancel, told):
-            grad = layout.run(gradient, b + a[part].reshape(shape) * (x - b))
-            total += (w[part].reshape(shape) * grad).sum(dim=0, keepdim=True)
+        told = None if progress is None else (lambda d, _t: progress(done + d, total_points or points.count))
+        for part in each_pass(points.count, batch, "Integrated gradients", cancel, told):
+            a, w = (torch.as_tensor(v, dtype=x.dtype, device=device).reshape(shape)
+                    for v in points.at(part.start, part.stop))
+            grad = layout.run(gradient, b + a * (x - b))
+            total += (w * grad).sum(dim=0, keepdim=True)
         return total
 
     def gap_of(total: torch.Tensor) -> tuple[np.ndarray, float]:
@@ -142,7 +176,7 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
         if auto:
             found, gap, used = _nested_trapezoid(weighted, gap_of, tolerance * abs(f_x - f_b), max_steps)
         else:
-            (found, gap), used = gap_of(weighted(alphas, weights)), int(steps)
+            (found, gap), used = gap_of(weighted(points)), int(steps)
     settings = (("steps", used), ("quadrature", "nested trapezoid" if auto else quadrature))
     if auto:
         settings += (("steps asked", "auto"), ("tolerance", float(tolerance)), ("max_steps", int(max_steps)))
@@ -157,11 +191,12 @@ def _nested_trapezoid(weighted, gap_of, within: float, most: int) -> tuple[np.nd
     T_n = (1/n) (g(0)/2 + g(1)/2 + sum of the inner points' g)); it stops when the gap is at most `within` or
     the next level would take more than `most` points."""
     n = AUTO_FIRST
-    ends = weighted(np.array([0.0, 1.0]), np.array([0.5, 0.5]), 0, n + 1)
-    inner = weighted(np.arange(1, n) / n, np.ones(n - 1), 2, n + 1)
+    ends = weighted(PathNodes(2, lambda s, e: (np.array([0.0, 1.0])[s:e], np.array([0.5, 0.5])[s:e])), 0, n + 1)
+    inner = weighted(PathNodes(n - 1, lambda s, e: (np.arange(s + 1, e + 1) / n, np.ones(e - s))), 2, n + 1)
     found, gap = gap_of((ends + inner) / n)
     while gap > within and 2 * n + 1 <= most:
-        inner = inner + weighted((2 * np.arange(n) + 1) / (2 * n), np.ones(n), n + 1, 2 * n + 1)
+        level = PathNodes(n, lambda s, e, n=n: ((2 * np.arange(s, e) + 1) / (2 * n), np.ones(e - s)))
+        inner = inner + weighted(level, n + 1, 2 * n + 1)
         n *= 2
         found, gap = gap_of((ends + inner) / n)
     return found, gap, n + 1

@@ -48,11 +48,12 @@ def fresh_seed(seed: int | None) -> int:
 class NoiseCopies:
     """`total` N(0, 1) float32 copies of `shape`, drawn on the CPU in order from one generator seeded with
     `seed` (the copies `torch.randn(shape, generator=...)` gives one after another), by a thread that holds
-    at most AHEAD_BYTES of them ahead of `take`. Close it (or use it as a context) to stop the thread."""
+    at most `ahead` bytes of them (AHEAD_BYTES; one copy at least) ahead of `take`. Close it (or use it as a
+    context) to stop the thread."""
 
-    def __init__(self, shape: tuple[int, ...], seed: int, total: int) -> None:
+    def __init__(self, shape: tuple[int, ...], seed: int, total: int, ahead: int = AHEAD_BYTES) -> None:
         size = 4 * max(1, int(np.prod(shape)))
-        self._queue: queue.Queue = queue.Queue(maxsize=max(1, min(total, AHEAD_BYTES // size)))
+        self._queue: queue.Queue = queue.Queue(maxsize=max(1, min(total, ahead // size)))
         self._stop, self._error = threading.Event(), None
         self._thread = threading.Thread(target=self._draw, args=(tuple(shape), seed, total), daemon=True,
                                         name="smoothgrad-noise")

@@ -19,10 +19,10 @@ from ..records.detections import box_target
 from ..records.methods import SCORES_BASELINE, SMOOTHED
 from ..sources.loaded import LoadedModel
 from .entry import attribute, method_row
-from .passes.batching import LeafBytes, pick_batch
+from .passes.batching import LeafBytes, parse_memory, pick_batch
 from .passes.layout import Layout, eval_norms
 from .record import Attribution, _device, _unwrap, box_found, boxes_of
-from .smooth import NoiseCopies, check_smoothing, fresh_seed, smooth
+from .smooth import AHEAD_BYTES, NoiseCopies, check_smoothing, fresh_seed, smooth
 
 
 def _saliency_many(module: nn.Module, xs: torch.Tensor, target: Target) -> np.ndarray:
@@ -50,7 +50,9 @@ def smoothgrad(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, of:
     check_smoothing(kind, samples, noise)
     seed = fresh_seed(seed)
     # the noise is drawn on the CPU while the model works on x
-    draws = NoiseCopies(tuple(x.shape), seed, samples) if noise > 0 else None
+    most = parse_memory(ig.get("max_memory"))
+    ahead = AHEAD_BYTES if most is None else min(AHEAD_BYTES, most // 4)
+    draws = NoiseCopies(tuple(x.shape), seed, samples, ahead) if noise > 0 else None  # a quarter of --max-memory
     try:
         return _smoothgrad(model, x, target, of, kind, samples, noise, seed, cancel, progress, own, draws, ig)
     finally:

@@ -8,8 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from inspector.core.errors import SpecError
 from inspector.core.attribution.integrated import integrated_gradients, path_nodes
+from inspector.core.errors import SpecError
 from inspector.core.records.methods import QUADRATURES
 
 pytestmark = pytest.mark.numeric

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from inspector.core.errors import SpecError
 from inspector.core.attribution.occlusion import occlusion, window_starts
+from inspector.core.errors import SpecError
 
 pytestmark = pytest.mark.numeric
 

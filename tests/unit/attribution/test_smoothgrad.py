@@ -10,7 +10,7 @@ from torch import nn
 
 from inspector.core.attribution import attribute
 from inspector.core.attribution.smoothgrad import smoothgrad
-from inspector.core.errors import SpecError
+from inspector.core.errors import RunCancelled, SpecError
 
 pytestmark = pytest.mark.numeric
 
@@ -201,3 +201,28 @@ def test_smoothgrad_of_saliency_looks_at_x_with_a_forward_only_and_says_what_sal
     said = attribute(zero, x, "saliency", 1).warnings
     assert any("exactly 0" in w for w in said) and found.warnings == said
     assert not found.map.any()
+
+
+def test_the_noise_drawn_ahead_is_bounded_by_max_memory():
+    """The noise thread holds at most a quarter of --max-memory ahead of the passes (AHEAD_BYTES without it):
+    a 1 MB budget for copies of 3 x 64 x 64 float32 (48 KB each) holds 5 of them, 256 MB would hold 5,461."""
+    from inspector.core.attribution import smoothgrad as module
+
+    seen = []
+    real = module.NoiseCopies
+
+    class Watched(real):
+        def __init__(self, *args):
+            super().__init__(*args)
+            seen.append(self._queue.maxsize)
+
+    module.NoiseCopies = Watched
+    try:
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 2, 3), torch.nn.Flatten(), torch.nn.LazyLinear(2)).eval()
+        x = torch.rand(1, 3, 64, 64)
+        net(x)
+        with pytest.raises(RunCancelled):
+            module.smoothgrad(net, x, 0, samples=40000, seed=1, max_memory=2**20, cancel=lambda: True)
+    finally:
+        module.NoiseCopies = real
+    assert seen[0] == 2**20 // 4 // (3 * 64 * 64 * 4) == 5

@@ -29,12 +29,12 @@ def _brute_force(model, x, which, masks, cell, probability, seed):
     h, w = x.shape[-2:]
     rows, cols = math.ceil(h / cell), math.ceil(w / cell)
     total = np.zeros((h, w))
-    grids = (torch.rand(masks, 1, rows, cols, generator=generator) < probability).float()  # as make_masks: grids, then shifts
-    shifts = torch.randint(0, cell, (masks, 2), generator=generator).tolist()
-    for i in range(masks):
-        up = F.interpolate(grids[i:i + 1], size=((rows + 1) * cell, (cols + 1) * cell), mode="bilinear",
+    for i in range(masks):  # each mask's cells, then its shift, one mask after another
+        grid = (torch.rand(1, 1, rows, cols, generator=generator) < probability).float()
+        dy, dx = torch.randint(0, cell, (2,), generator=generator).tolist()
+        up = F.interpolate(grid, size=((rows + 1) * cell, (cols + 1) * cell), mode="bilinear",
                            align_corners=False)[0, 0]
-        mask = up[shifts[i][0]:shifts[i][0] + h, shifts[i][1]:shifts[i][1] + w]
+        mask = up[dy:dy + h, dx:dx + w]
         with torch.no_grad():
             found = model([(x[0] * mask)])[0]
         weight = max([_iou(BOXES[which], tuple(b)) * s

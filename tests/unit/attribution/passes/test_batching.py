@@ -8,10 +8,10 @@ import pytest
 import torch
 from torch import nn
 
-from inspector.core.attribution.passes import batching
-from inspector.core.errors import SpecError
 from inspector.core.attribution.integrated import integrated_gradients
 from inspector.core.attribution.occlusion import occlusion
+from inspector.core.attribution.passes import batching
+from inspector.core.errors import SpecError
 
 
 def small() -> nn.Module:

@@ -10,10 +10,10 @@ import pytest
 import torch
 from torch import nn
 
-from inspector.core.attribution.passes import layout as fast_passes
-from inspector.core.attribution.passes.layout import Layout, eval_norms
 from inspector.core.attribution.integrated import integrated_gradients, path_nodes
 from inspector.core.attribution.occlusion import occlusion
+from inspector.core.attribution.passes import layout as fast_passes
+from inspector.core.attribution.passes.layout import Layout, eval_norms
 
 
 def bn_net(seed: int = 0) -> nn.Module:

@@ -9,13 +9,12 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from test_occlusion import brute_force
 from torch import nn
 
-from inspector.core.attribution.passes import regions as regions
 from inspector.core.attribution.occlusion import occlusion, window_starts
+from inspector.core.attribution.passes import regions as regions
 from inspector.core.attribution.passes.region_graph import graph_of
-
-from test_occlusion import brute_force
 
 pytestmark = pytest.mark.numeric
 
