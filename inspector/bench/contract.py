@@ -90,7 +90,7 @@ def _calls(folder: Path) -> dict:
         "attribute": (core.attribute, dict(model=demo, inputs=x, method="saliency", target=None, layer=None,
                                            options=None, metrics=("deletion",), metric_steps=2, device="cpu")),
         "each_box": (core.each_box, dict(model=detector, inputs=scene, method="saliency", layer=None, options=None,
-                                         min_score=None, most=1, metrics=("deletion",), metric_steps=2,
+                                         min_score=None, most=1, metrics=(), metric_steps=2,
                                          device="cpu")),
         "load_session": (load_session, dict(path=str(session), trust=False)),
         "save_session": (save_session, dict(session=Session(), path=str(folder / "saved.inspector.json"))),

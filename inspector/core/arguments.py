@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from typeguard import CollectionCheckStrategy, TypeCheckError, check_type
 
-from .errors import ArgumentTypeError, SpecError
+from .errors import ArgumentTypeError, ArgumentValueError
 
 F = TypeVar("F", bound=Callable)
 
@@ -84,16 +84,18 @@ def _kind(hint: Any) -> str:
 def need_text(value: Any, what: str) -> str:
     """`value` when it is a string."""
     if not isinstance(value, str):
-        raise SpecError(f"{what} must be text, not {_shown(value)}.")
+        raise ArgumentTypeError(f"{what} must be text, not {_shown(value)}.")
     return value
 
 
 def need_path(value: Any, what: str) -> str:
-    """A string or path-like `value` as text."""
+    """A string or path-like `value` as text; no file name holds a NUL byte."""
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if not isinstance(value, str):
-        raise SpecError(f"{what} must be a file name or path, not {_shown(value)}.")
+        raise ArgumentTypeError(f"{what} must be a file name or path, not {_shown(value)}.")
+    if "\x00" in value:
+        raise ArgumentValueError(f"{what} must not hold a NUL byte (\\x00): {_shown(value)}.")
     return value
 
 
@@ -102,18 +104,18 @@ def need_texts(value: Any, what: str, example: str) -> list[str]:
     if isinstance(value, str):
         return [part.strip() for part in value.split(",")]
     if value is None or not isinstance(value, Iterable) or isinstance(value, (bytes, dict)):
-        raise SpecError(f"{what} must be text like {example!r} or a list of such names, not {_shown(value)}.")
+        raise ArgumentTypeError(f"{what} must be text like {example!r} or a list of such names, not {_shown(value)}.")
     items = list(value)
     for item in items:
         if not isinstance(item, str):
-            raise SpecError(f"{what} must hold names (text), not {_shown(item)}.")
+            raise ArgumentTypeError(f"{what} must hold names (text), not {_shown(item)}.")
     return items
 
 
 def need_list(value: Any, what: str, example: str) -> list:
     """A list (or other iterable that is not text) of items; `example` shows one item."""
     if isinstance(value, (str, bytes, dict)) or value is None or not isinstance(value, Iterable):
-        raise SpecError(f"{what} must be a list, e.g. [{example!r}], not {_shown(value)}.")
+        raise ArgumentTypeError(f"{what} must be a list, e.g. [{example!r}], not {_shown(value)}.")
     return list(value)
 
 
@@ -125,6 +127,27 @@ def need_flag(value: Any, what: str) -> bool:
 
 
 def need_instance(value: Any, kind: type | tuple[type, ...], what: str, hint: str) -> Any:
+    """`value` when it is a `kind` (`hint` says what that is, in words)."""
     if not isinstance(value, kind):
-        raise SpecError(f"{what} must be {hint}, not {_shown(value)}.")
+        raise ArgumentTypeError(f"{what} must be {hint}, not {_shown(value)}.")
+    return value
+
+
+def need_function(value: Any, what: str) -> Any:
+    """`value` when it is None or can be called (a callback: progress, phase)."""
+    if value is not None and not callable(value):
+        raise ArgumentTypeError(f"{what} must be a function or None, not {_shown(value)}.")
+    return value
+
+
+def need_count(value: Any, what: str, low: int = 1, none: bool = False) -> int | None:
+    """`value` when it is a whole number (not a bool) of at least `low` (or None, when `none`)."""
+    if value is None and none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentTypeError(f"{what} must be a whole number of at least {low}{' or None' if none else ''}, "
+                                f"not {_shown(value)}.")
+    if value < low:
+        raise ArgumentValueError(f"{what} must be a whole number of at least {low}{' or None' if none else ''}, "
+                                 f"not {_shown(value)}.")
     return value

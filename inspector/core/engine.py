@@ -16,7 +16,7 @@ import torch
 from torch import nn
 from torch.autograd.graph import get_gradient_edge
 
-from .arguments import need_instance
+from .arguments import need_function, need_instance
 from .attention.site import check_heads
 from .detection.outputs import detection_arrays, detections_of, is_detection_output
 from .detection.targets import box_objective
@@ -102,6 +102,12 @@ def run(
     need_instance(model, nn.Module, "model", "a torch.nn.Module")
     need_instance(inputs, torch.Tensor, "inputs", "a torch.Tensor")
     need_instance(spec, RunSpec, "spec", "a RunSpec (RunSpec.make(...))")
+    for label in need_instance(labels, (list, tuple, type(None)), "run(): labels",
+                               "a list of class names (text) or None") or ():
+        need_instance(label, str, "run(): labels", "a list of class names (text) or None")
+    need_instance(cancel, (threading.Event, type(None)), "run(): cancel", "a threading.Event or None")
+    need_instance(sharing, (Sharing, type(None)), "run(): sharing", "a Sharing or None")
+    need_function(phase, "run(): phase")
     if inputs.numel() == 0:
         raise InputError(f"The input holds no values (shape {tuple(inputs.shape)}).")
     state = Sharing() if sharing is None else sharing

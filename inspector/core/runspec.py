@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
-from .arguments import need_list, need_texts
+from .arguments import need_flag, need_list, need_texts
 from .edits import Edit, parse_edit
 from .errors import SpecError
 from .keys import SITE_CHOICES
@@ -53,13 +53,14 @@ class RunSpec:
         if text:  # one comma-separated text of paths
             layers = [p for p in layers if p]
         edits = need_list(edits, "edits", "relu1:grad_input=clamp(min=0)")
-        if not isinstance(input_grad, bool):
-            raise SpecError(f"input_grad must be True or False, not {input_grad!r}.")
+        need_flag(input_grad, "input_grad")
+        if not isinstance(keep, str) or keep not in ("full", "stats"):
+            raise SpecError(f"keep must be 'full' or 'stats', not {keep!r}.")
         unknown = sorted(sites - set(SITE_CHOICES))
         if unknown:
             raise SpecError(f"Unknown site(s) {', '.join(unknown)}. Valid sites: {', '.join(SITE_CHOICES)}.")
         parsed = tuple(e if isinstance(e, Edit) else parse_edit(e) for e in edits)
-        now = None if stats_now is None else tuple(stats_now)
+        now = None if stats_now is None else tuple(need_texts(stats_now, "stats_now", "conv1,fc"))
         return cls(tuple(layers), sites, parsed, parse_target(target), input_grad, keep, stats_now=now)
 
     @property

@@ -15,6 +15,7 @@ import torch
 from PIL import Image, ImageDraw, ImageFont
 from torch import nn
 
+from ..arguments import need_count, need_instance, need_list
 from ..detection.outputs import detections_of, is_detection_output
 from ..detection.picture import EACH_BOX_MOST, boxes_to_explain, default_min_score, draw_detections
 from ..errors import SpecError
@@ -70,10 +71,18 @@ def caption(found: Attribution) -> str:
 def tiled(picture: np.ndarray, maps: Sequence[Attribution], columns: int | None = None) -> np.ndarray:
     """One picture (H x W x 3 uint8) of each map over `picture` (the input as the model sees it), its box
     outlined and captioned above it, in a grid of `columns` (None: as square as it goes) on white."""
+    need_instance(picture, np.ndarray, "tiled(): picture", "an H x W x 3 uint8 array (the input as the model sees it)")
+    if picture.ndim != 3 or picture.shape[2] != 3 or picture.dtype != np.uint8 or 0 in picture.shape:
+        raise SpecError(f"tiled(): picture must be an H x W x 3 uint8 array (the input as the model sees it), "
+                        f"not {picture.dtype} {picture.shape}.")
+    maps = need_list(maps, "tiled(): maps", "each_box(...)'s maps")
+    for found in maps:
+        need_instance(found, Attribution, "tiled(): maps", "a list of Attributions (each_box's)")
+    need_count(columns, "tiled(): columns", 1, none=True)
     if not maps:
         raise SpecError("No maps to tile.")
     h, w = picture.shape[:2]
-    cols = columns or math.ceil(math.sqrt(len(maps)))
+    cols = min(columns, len(maps)) if columns is not None else math.ceil(math.sqrt(len(maps)))
     rows = math.ceil(len(maps) / cols)
     sheet = Image.new("RGB", (cols * w + (cols - 1) * GAP, rows * (h + CAPTION) + (rows - 1) * GAP), "white")
     font = ImageFont.load_default(size=12)

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..arguments import checked, need_path
 from ..edits import Edit, parse_edit
 from ..errors import SpecError, UntrustedCodeError
 from ..outputs import inside
@@ -130,13 +131,17 @@ def _check_choice(choice: dict, name: str) -> None:
                             f"a NUL byte (\\x00).")
 
 
+@checked
 def save_session(session: Session, path: str | Path) -> Path:
-    return write_json(Path(path), session.to_dict(), indent=2, ensure_ascii=False)
+    """Write `session` to `path` (whole or not at all)."""
+    return write_json(Path(need_path(path, "save_session(): path")), session.to_dict(), indent=2,
+                      ensure_ascii=False)
 
 
+@checked
 def load_session(path: str | Path, trust: bool = False) -> Session:
     """Read a session; one that points at code is refused unless `trust`."""
-    path = Path(path)
+    path = Path(need_path(path, "load_session(): path"))
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
