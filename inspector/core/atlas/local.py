@@ -12,7 +12,7 @@ from ..devices import resolve_device
 from ..sources.loaded import LoadedModel
 from .batches import prefetched_batches
 from .job import AtlasJob, checkpoint_of
-from .loop import after_batch, skip_record
+from .loop import after_batch, check_finished_state, skip_record
 from .reduce import AtlasPass, to_partial
 from .topk import LayerTop
 
@@ -22,6 +22,7 @@ def run_here(loaded: LoadedModel, job: AtlasJob, out: Path, device: str, progres
     loaded.module.to(dev)
     checkpoint = checkpoint_of(job, out)
     done, tops, skipped = checkpoint.load()
+    check_finished_state(loaded.module, job, checkpoint, tops, done)
     atlas_pass = AtlasPass(loaded.module, job.layers, job.grid)
     total = len(job.images)
     saved_at = time.monotonic()
@@ -37,7 +38,7 @@ def run_here(loaded: LoadedModel, job: AtlasJob, out: Path, device: str, progres
             for path, r in reduced.items():
                 layout = atlas_pass.layouts[path]
                 layer = tops.get(path) or tops.setdefault(path, LayerTop(layout.channels, job.top, layout.width))
-                checkpoint.check_fits(path, layer, layout.channels, layout.width)
+                checkpoint.check_fits(path, layer, layout.channels, layout.width, layout.height * layout.width)
                 layer.add(to_partial(r, images))
                 thresholds[path] = torch.as_tensor(layer.threshold(), device=dev)
         done[chunk] = True

@@ -29,7 +29,7 @@ from ..devices import resolve_device
 from ..errors import AtlasError
 from .batches import decode, stack_groups
 from .job import checkpoint_of
-from .loop import after_batch, skip_record
+from .loop import after_batch, check_finished_state, skip_record
 from .reduce import AtlasPass, to_partial
 from .topk import LayerPartial, LayerTop
 
@@ -37,12 +37,12 @@ RESIZE = "\0resize"
 _PARTIAL_FIELDS = ("channel", "image", "score", "pos", "count", "mean", "m2", "positive")
 
 
-def pack(partials: dict[int, tuple[LayerPartial, int, int]], indices: np.ndarray, skipped: list) -> bytes:
-    """A batch's partials (layer number -> (partial, channels, map width)) as bytes (npz, no pickle)."""
+def pack(partials: dict[int, tuple[LayerPartial, int, int, int]], indices: np.ndarray, skipped: list) -> bytes:
+    """A batch's partials (layer number -> (partial, channels, map width, positions)) as bytes (npz, no pickle)."""
     arrays = {"indices": np.asarray(indices, np.int64),
               "skipped": np.frombuffer(json.dumps(skipped).encode(), np.uint8)}
-    for number, (part, channels, width) in partials.items():
-        arrays[f"L{number}/shape"] = np.array([channels, width], np.int64)
+    for number, (part, channels, width, positions) in partials.items():
+        arrays[f"L{number}/shape"] = np.array([channels, width, positions], np.int64)
         for name in _PARTIAL_FIELDS:
             arrays[f"L{number}/{name}"] = getattr(part, name)
     buffer = io.BytesIO()
@@ -58,9 +58,9 @@ def unpack(blob: bytes):
         for key in arrays.files:
             if key.endswith("/shape"):
                 number = int(key[1:].split("/")[0])
-                channels, width = (int(v) for v in arrays[key])
+                channels, width, positions = (int(v) for v in arrays[key])
                 part = LayerPartial(*(arrays[f"L{number}/{name}"] for name in _PARTIAL_FIELDS))
-                layers[number] = (part, channels, width)
+                layers[number] = (part, channels, width, positions)
     return indices, skipped, layers
 
 
@@ -121,8 +121,9 @@ class Replica:
                 mine = self.tops.get(path) or self.tops.setdefault(path, LayerTop(layout.channels, self.top,
                                                                                   layout.width))
                 mine.add(part)
-                collected.setdefault(number, []).append((part, layout.channels, layout.width))
-        merged = {n: (_concat([p for p, _, _ in parts]), parts[0][1], parts[0][2]) for n, parts in collected.items()}
+                collected.setdefault(number, []).append((part, layout.channels, layout.width,
+                                                         layout.height * layout.width))
+        merged = {n: (_concat([p[0] for p in parts]), *parts[0][1:]) for n, parts in collected.items()}
         return {"payload": np.array([pack(merged, indices, skipped)], dtype=object)}
 
 
@@ -346,6 +347,7 @@ def _run(ray, loaded, job, out: Path, device: str, progress, cancel):
     context.enable_progress_bars = False
     checkpoint = checkpoint_of(job, out)
     done, tops, skipped = checkpoint.load()
+    check_finished_state(loaded.module, job, checkpoint, tops, done)
     todo = np.nonzero(~done)[0]
     files = [str(Path(p).resolve()) for p in job.images.files]
     resources = ray.cluster_resources()
@@ -368,10 +370,10 @@ def _run(ray, loaded, job, out: Path, device: str, progress, cancel):
     for row in ds.iter_rows():
         indices, failed, layers = unpack(row["payload"])
         skipped.extend(skip_record(job, i, why) for i, why in failed)
-        for number, (part, channels, width) in layers.items():
+        for number, (part, channels, width, positions) in layers.items():
             path = job.layers[number]
             layer = tops.get(path) or tops.setdefault(path, LayerTop(channels, job.top, width))
-            checkpoint.check_fits(path, layer, channels, width)
+            checkpoint.check_fits(path, layer, channels, width, positions)
             layer.add(part)
         done[indices] = True
         saved_at = after_batch(checkpoint, done, tops, skipped, progress, cancel, saved_at)

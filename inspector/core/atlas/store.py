@@ -361,11 +361,16 @@ class Checkpoint:
         if ((top.positive < 0) | (top.positive > count)).any():
             raise self.damaged(f"layer {path}'s positive counts must be from 0 to the count ({int(count[0])})")
 
-    def check_fits(self, path: str, top: LayerTop, channels: int, width: int) -> None:
-        """AtlasError when the saved state of `path` does not fit the layer as the model gives it."""
+    def check_fits(self, path: str, top: LayerTop, channels: int, width: int, positions: int) -> None:
+        """AtlasError when the saved state of `path` does not fit the layer as the model gives it: its channels,
+        its map's width, and every kept position on the map (`positions`: its height times its width)."""
         if (top.channels, top.width) != (channels, width):
             raise self.damaged(f"layer {path}'s state has {top.channels} channels and a map {top.width} wide; the "
                                f"layer has {channels} channels and a map {width} wide")
+        past = (top.image >= 0) & (top.pos >= positions)
+        if past.any():
+            raise self.damaged(f"layer {path}'s position {int(top.pos[past][0])} is past its map of "
+                               f"{positions // width} x {width}")
 
     def save(self, done: np.ndarray, tops: dict[str, LayerTop], skipped: list[dict]) -> None:
         arrays = {"done": np.asarray(done, bool)}

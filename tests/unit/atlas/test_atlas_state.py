@@ -101,6 +101,8 @@ DAMAGES = {
     "positives past the count": (dict(L0__positive=lambda a: a * 0 + 10**9), "layer conv1's positive counts"),
     "a position of 2**40": (dict(L0__pos=_at((1, 0), 2**40)), "layer conv1's positions"),
     "a negative position": (dict(L0__pos=_at((1, 0), -1)), "layer conv1's positions"),
+    # below the positions counted (2 images of 64 x 64), past one image's map: thumbnails failed after the run
+    "a position past the map": (dict(L0__pos=_at((1, 0), 64 * 64)), "position 4096 is past its map of 64 x 64"),
     "float image indices": (dict(L0__image=lambda a: a.astype(np.float64)), "L0/image is float64, not int64"),
     "object-free but wrong kind of done": (dict(done=lambda a: a.astype(np.uint8)), "done is uint8, not bool"),
     "a score matrix of another shape": (dict(L0__score=lambda a: a[:, :1].copy()), "L0/score has shape (16, 1)"),
@@ -258,3 +260,22 @@ def test_thumbnail_path_of_a_real_layer_and_bad_numbers(built):
     for channel, rank in ((-1, 0), (0, -1)):
         with pytest.raises(SpecError, match="at least 0"):
             thumbnail_path(built, "conv1", channel, rank)
+
+
+@pytest.mark.parametrize("changes, says", [
+    (dict(L0__pos=_at((1, 0), 64 * 64)), "position 4096 is past its map of 64 x 64"),
+    ({"L0__shape": _at(0, 15), **{f"L0__{f}": (lambda a: a[:15].copy())
+                                  for f in ("score", "image", "pos", "count", "mean", "m2", "positive")}},
+     "layer conv1's state has 15 channels and a map 64 wide; the layer has 16 channels and a map 64 wide"),
+])
+def test_a_damaged_state_with_every_image_done_is_checked_against_the_model_too(demo, tmp_path, changes, says):
+    """Cancelled after the last batch: the resumed job runs no batch that would meet the layer's shapes."""
+    data, out = images(tmp_path / "data"), tmp_path / "atlas"
+    count = {}
+    with pytest.raises(RunCancelled, match="after 6 of 6 images"):
+        run_atlas(demo, data, "conv1", TOP, out, batch=2, thumbnails=False, progress=lambda d, t: count.update(d=d),
+                  cancel=lambda: count["d"] == 6)
+    _rewrite(out, **changes)
+    with pytest.raises(AtlasError, match=re.escape(says)) as error:
+        run_atlas(demo, data, "conv1", TOP, out, batch=2)
+    assert "--restart" in str(error.value) and not (out / "atlas.json").exists()
