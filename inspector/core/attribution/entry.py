@@ -17,6 +17,7 @@ from ..records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Method, Optio
 from ..records.signs import SIGNS
 from ..sources.loaded import LoadedModel, detects
 from .passes.batching import parse_memory
+from .passes.raised import model_errors
 from .record import Attribution, _device
 from .scores.baselines import make_baseline
 
@@ -135,5 +136,8 @@ def _attribute_with_baseline(model, x, method, target, layer, options) -> Attrib
 
 def _attribute(model, x, method, target, layer, options) -> Attribution:
     """The method's own function (the table's `run`, imported when first used) makes the map."""
-    module_name, _, function = method_row(method).run.partition(":")
-    return getattr(importlib.import_module(module_name), function)(model, x, target, layer, dict(options or {}))
+    row = method_row(method)
+    module_name, _, function = row.run.partition(":")
+    make = getattr(importlib.import_module(module_name), function)
+    with model_errors(row.name):  # one line for a model that fails in any pass of any method
+        return make(model, x, target, layer, dict(options or {}))

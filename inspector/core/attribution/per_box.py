@@ -24,6 +24,7 @@ from ..records.detections import Detection
 from ..records.methods import class_agnostic
 from ..sources.loaded import LoadedModel
 from .entry import attribute
+from .passes.raised import model_errors
 from .record import Attribution, _device, _unwrap
 
 GAP, CAPTION = 4, 16  # pixels between tiles, and of the caption strip over each
@@ -32,7 +33,7 @@ GAP, CAPTION = 4, 16  # pixels between tiles, and of the caption strip over each
 def detections(model: LoadedModel | nn.Module, x: torch.Tensor) -> list[Detection]:
     """The detector's answer to x, best first; a SpecError for a model that does not detect."""
     module, labels = _unwrap(model)
-    with torch.no_grad():
+    with torch.no_grad(), model_errors("Each box"):  # a picture the detector cannot take: one line
         output = module(x.detach().to(_device(module)))
     if not is_detection_output(output):
         raise SpecError("Each box is for a detection model; this model answers with no boxes.")

@@ -24,6 +24,7 @@ from ...records.signs import picture_of, ranked_by
 from ...sources.loaded import LoadedModel, detects
 from ..passes.batching import each_pass, pick_batch
 from ..passes.layout import Layout
+from ..passes.raised import model_errors
 from ..record import _device, _unwrap
 
 
@@ -168,8 +169,9 @@ def scored(model: LoadedModel | nn.Module, x: torch.Tensor, found, metrics=METRI
         name = label_name(index, model.labels) if isinstance(model, LoadedModel) and model.labels else None
         notes += (f"scored against class {index}" + (f" ({name})" if name else "") +
                   f", the class the model predicts: {found.method} explains no class",)
-    curves = faithfulness(model, x, found.map, index, baseline, metrics, steps, batch, cancel, progress,
-                          max_memory, box, found.shown_sign)
+    with model_errors("The faithfulness metrics"):  # a model that fails on the curves' images: one line
+        curves = faithfulness(model, x, found.map, index, baseline, metrics, steps, batch, cancel, progress,
+                              max_memory, box, found.shown_sign)
     found = dataclasses.replace(found, curves=tuple(curves.values()), notes=notes)
     if made is None:
         return found
