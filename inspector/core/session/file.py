@@ -157,7 +157,7 @@ def load_session(path: str | Path, trust: bool = False) -> Session:
     except RecursionError:
         raise SpecError(f"{path.name} is nested too deeply to be a session file.") from None
     session = _files_beside(session_from_dict(data, path.name), path)
-    if session.points_at_code() and not trust:
+    if session.points_at_code() and trust is not True:
         raise UntrustedCodeError(
             f"{path.name} loads the model from {session.model}, which runs code. "
             f"Confirm you trust it (--trust on the command line)."

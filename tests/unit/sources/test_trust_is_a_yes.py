@@ -76,3 +76,19 @@ def test_the_message_is_one_line_that_names_what_it_was_given(tmp_path):
         load_model("demo", trust="false")
     assert str(info.value) == "trust must be True or False, not 'false'."
     assert isinstance(info.value, TypeError)  # a wrong kind, as Python users expect
+
+
+@pytest.mark.parametrize("trust", ["false", 1, None], ids=repr)
+def test_a_session_that_names_code_takes_only_a_yes(tmp_path, trust):
+    from inspector.core.session.file import Session, load_session, save_session
+
+    factory = tmp_path / "net.py"
+    marker = tmp_path / "ran.txt"
+    factory.write_text(f"open({str(marker)!r}, 'w').write('ran')\nimport torch\nNet = lambda: torch.nn.Linear(2, 2)\n")
+    path = save_session(Session(model=f"{factory}:Net", input="sample:star"), tmp_path / "s.json")
+    with pytest.raises(ArgumentTypeError, match="trust must be bool"):
+        load_session(path, trust=trust)
+    with pytest.raises(UntrustedCodeError):
+        load_session(path, trust=False)
+    assert load_session(path, trust=True).model == f"{factory}:Net"
+    assert not marker.exists()  # reading a session runs nothing; loading its model is load_model's
