@@ -3,7 +3,6 @@ SmoothGrad or occlusion map of one input, with deletion and insertion scores and
 
 from __future__ import annotations
 
-import json
 import sys
 
 from inspector.core.errors import SpecError
@@ -13,7 +12,6 @@ from inspector.core.records.signs import SIGNS
 from inspector.core.writes import save_npy
 
 from . import common
-
 
 _TYPES = {"whole": int, "number": float}
 
@@ -76,11 +74,10 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from inspector.core import load_input, resolve_device
-    from inspector.core.attribution import attribute, takes_baseline
+    from inspector.core.attribution import attribute, parse_memory, takes_baseline
     from inspector.core.attribution.scores.baselines import make_baseline
-    from inspector.core.attribution import parse_memory
-    from inspector.core.export import check_picture_path, picture, picture_suffixes, save_overlay
     from inspector.core.attribution.scores.faithfulness import METRICS, scored
+    from inspector.core.export import check_picture_path, json_text, picture, picture_suffixes, save_overlay
 
     out = not_the_input(output_path(args.out, suffixes=(".npy", *picture_suffixes())), args.input)
     if out.suffix.lower() != ".npy":
@@ -157,7 +154,7 @@ def run(args) -> int:
     for curve in found.curves:
         say(f"{curve.metric} AUC {curve.auc:.4f} ({args.metric_steps} steps, {curve.score_of}; {curve.order})")
     if args.json:
-        print(json.dumps({
+        print(json_text({
             "method": found.method, "sign": found.shown_sign, "target": found.target,
             "target_index": found.target_index, "layer": found.layer,
             "label": labels[index] if index is not None and index < len(labels) else None,
@@ -180,9 +177,9 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out) -> int:
     import numpy as np
     from PIL import Image
 
-    from inspector.core.export import picture
-    from inspector.core.attribution.scores.faithfulness import scored
     from inspector.core.attribution.per_box import caption, each_box, tiled
+    from inspector.core.attribution.scores.faithfulness import scored
+    from inspector.core.export import json_text, picture
     from inspector.core.writes import save_image
 
     try:
@@ -210,7 +207,7 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out) -> int:
         say(common.seed_note(loaded.seed))
     if args.json:
         first = maps[0]
-        print(json.dumps({
+        print(json_text({
             "method": first.method, "sign": first.shown_sign, "layer": first.layer, "out": str(out),
             "settings": {k: _plain(v) for k, v in first.details if k != "baseline is"},
             "boxes": [{"target": found.target, "target_detection": found.target_detection,

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -49,6 +48,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from inspector.core import load_input
     from inspector.core.compare.pair import diff_models, load_pair
+    from inspector.core.export import json_text
 
     out = output_path(args.out, ".npz") if args.out else None  # checked before either model loads
     first, second = load_pair(args.model, args.weights, args.against, args.against_model, args.against_weights,
@@ -60,7 +60,7 @@ def run(args) -> int:
     if out is not None:
         save_npz(out, diff.arrays())
     if args.json:
-        print(json.dumps({**diff.to_dict(), "seeds": {"first": first.seed, "second": second.seed}}, indent=1))
+        print(json_text({**diff.to_dict(), "seeds": {"first": first.seed, "second": second.seed}}, indent=1))
     else:
         _print_table(diff, out)
         for side, model, flag in (("first", first, "--seed"), ("second", second, "--against-seed")):

@@ -279,15 +279,24 @@ def _report_edits(result: RunResult, edits: Sequence[Edit], hooks: HookSet) -> N
 
 def _warn_nonfinite(result: RunResult, what: str, tensor: torch.Tensor) -> None:
     """A warning when the model's input or output holds NaN or Inf (the numbers after it mean little)."""
+    said = nonfinite_warning(f"The model's {what}", tensor, what == "input")
+    if said is not None:
+        result.log("warning", said)
+
+
+def nonfinite_warning(what: str, tensor: torch.Tensor, feeds: bool = True) -> str | None:
+    """What to say when `tensor` (the model's input or output, an attribution's baseline) holds NaN or Inf, else
+    None; `feeds`: everything computed from it may be NaN."""
     if not (tensor.is_floating_point() or tensor.is_complex()):
-        return
+        return None
     t = tensor.detach()
     nan = int(t.isnan().sum())
     inf = int(t.isinf().sum())
-    if nan or inf:
-        parts = [f"{n} {word}" for n, word in ((nan, "NaN"), (inf, "Inf")) if n]
-        result.log("warning", f"The model's {what} holds {' and '.join(parts)} of {t.numel()} values"
-                              + ("; everything computed from it may be NaN." if what == "input" else "."))
+    if not (nan or inf):
+        return None
+    parts = [f"{n} {word}" for n, word in ((nan, "NaN"), (inf, "Inf")) if n]
+    return (f"{what} holds {' and '.join(parts)} of {t.numel()} values"
+            + ("; everything computed from it may be NaN." if feeds else "."))
 
 
 def _store_leaf_grads(hooks: HookSet, result: RunResult, spec: RunSpec, param_keys, grads, x) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from .errors import SpecError, WriteError
-from .records.signs import picture_of
 from .records.manifest import run_manifest
+from .records.signs import picture_of
 from .result import RunResult
 from .sources.seeds import check_seed
 from .versions import versions
@@ -77,6 +77,11 @@ def check_picture_path(path: Path) -> Path:
     except (ValueError, KeyError, OSError) as exc:
         raise SpecError(f"Cannot write a picture as {path.name!r} ({exc}); use .png, .jpg or .npy.") from None
     return path
+
+
+def json_text(value, **dump) -> str:
+    """`value` as valid JSON: NaN and infinities as strings (`json_ready`), never bare NaN."""
+    return json.dumps(json_ready(value), allow_nan=False, **dump)
 
 
 def json_ready(value):

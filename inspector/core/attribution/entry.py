@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from ..detection.outputs import is_detection_output
+from ..engine import nonfinite_warning
 from ..errors import SpecError
 from ..records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Method, Option
 from ..records.signs import SIGNS
@@ -110,10 +111,18 @@ def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, targ
     options["baseline"] may name a baseline (inspector.core.attribution.scores.baselines); its details join the map's.
     options["sign"] (records.signs; None: the method's default) is how the map is drawn and scored."""
     check_options(method, options)
+    if isinstance(layer, str) and not layer.strip():
+        raise SpecError("The layer is empty: name one (conv1, layer4.2.conv3), or give none for the method's own.")
+    if isinstance(x, torch.Tensor) and x.is_complex():
+        raise SpecError(f"The input is complex ({str(x.dtype).removeprefix('torch.')}): a model takes real numbers.")
     options = dict(options) if options is not None else None
     sign = options.pop("sign", None) if options else None
     found = _attribute_with_baseline(model, x, method, target, layer, options or None)
-    return dataclasses.replace(found, sign=sign or found.shown_sign)
+    said = [nonfinite_warning("The model's input", x)]  # the engine's words, said once whichever method ran
+    if found.baseline is not None:
+        said.append(nonfinite_warning("The baseline", torch.as_tensor(found.baseline)))
+    new = tuple(w for w in said if w is not None and w not in found.warnings)
+    return dataclasses.replace(found, sign=sign or found.shown_sign, warnings=found.warnings + new)
 
 
 def _attribute_with_baseline(model, x, method, target, layer, options) -> Attribution:

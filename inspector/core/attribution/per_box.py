@@ -49,6 +49,9 @@ def each_box(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, layer
         raise SpecError(f"{method} explains no box or class: its map is the same for every box.")
     if isinstance(most, bool) or not isinstance(most, int) or most < 1:
         raise SpecError(f"The boxes to explain are a whole number of at least 1, not {most!r}.")
+    if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, (int, float))
+                                  or not 0 <= min_score <= 1):
+        raise SpecError(f"The least score of a box to explain is a number from 0 to 1, not {min_score!r}.")
     found = detections(model, x)
     ranks = boxes_to_explain(found, min_score, most)
     if not ranks:

@@ -117,6 +117,9 @@ def make_baseline(name: str, x: torch.Tensor, preprocess: Preprocess | None = No
     except (InputError, OSError, ValueError) as exc:
         raise SpecError(f"The baseline {name!r} is not one of {', '.join(BASELINES)} and does not load as a "
                         f"file: {exc}") from exc
+    if tensor.is_complex():
+        raise SpecError(f"The baseline file {name} is complex ({str(tensor.dtype).removeprefix('torch.')}): a "
+                        f"baseline holds real numbers, as the input does.")
     if tuple(tensor.shape) != tuple(x.shape):
         raise SpecError(f"The baseline file {name} gives shape {tuple(tensor.shape)}, not the input's "
                         f"{tuple(x.shape)}.")
