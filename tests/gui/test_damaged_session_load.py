@@ -60,3 +60,26 @@ def test_a_damaged_session_is_a_banner_and_changes_nothing(qtbot, window, tmp_pa
         assert after[:6] == before[:6] and after[7] == before[7], name
         assert (after[6] is None and before[6] is None) or np.array_equal(after[6], before[6]), name
     assert state.loading is None  # no model was asked for
+
+
+def test_a_kept_map_made_for_another_size_is_said_when_the_session_s_model_arrives(qtbot, window, ui, gui_files,
+                                                                                  tmp_path):
+    """The session names another model (Wide, a 48 x 40 input where the stored map is 8 x 8): its size is known only
+    once that model has loaded, and then the map is said not to fit, in the banner, and not drawn (the Attribution
+    view raised in a Qt slot before)."""
+    state, view = window.state, window.views.attribution
+    data = session_of(state).to_dict()
+    data["model"]["source"] = ui.source(gui_files, "Wide")
+    data["attribution"] = {"method": "saliency", "target": "1", "stored": _kept((8, 8))}
+    path = tmp_path / "other.inspector.json"
+    path.write_text(json.dumps(data))
+    assert window.edits.load(str(path), trust=True) is True, window.banner.text()  # another model: not known yet
+    ui.expect_result(qtbot, window)
+    qtbot.waitUntil(lambda: window.banner.notice is not None and window.banner.notice.level == "error",
+                    timeout=10_000)
+    said = window.banner.text()
+    assert said.startswith("Error: The session's kept map is not shown: The session's map is 8 x 8, but the "
+                           "model's input is ") and "it was made for another model or input" in said, said
+    assert "\n" not in said
+    assert state.analysis.found is None and state.analysis.restored is None
+    assert "kept in the session" not in view.caption.text()

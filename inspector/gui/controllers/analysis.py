@@ -66,9 +66,8 @@ class AnalysisController(QObject):
             self.attribution.set_choices(info.tree.convolutions(), outcome.result.predictions,
                                          detections=outcome.result.detections)
             stored = self.state.analysis.take_restored(info.request.source)
-            if stored is not None:  # a session's map, shown as it was kept
-                self._on_attribution(dataclasses.replace(stored, notes=stored.notes + (
-                    "kept in the session (Compute makes it again)",)))
+            if stored is not None:  # a session's map, shown as it was kept, once it fits this model's input
+                self._show_restored(stored, info.input_shape)
         if outcome.analyse and not outcome.complete:
             self.stats.show_pending("Working out the statistics of every capture…")
         self._fill_stats_if_shown()
@@ -76,6 +75,19 @@ class AnalysisController(QObject):
             self.flow.show_pending("Working out the gradient flow…")
             return  # it comes with the state's sigStatsUpdated
         self._analyse(outcome)
+
+    def _show_restored(self, stored, input_shape) -> None:
+        from inspector.core.errors import SpecError
+        from inspector.core.session.stored import check_fits
+
+        try:
+            check_fits(stored, input_shape)
+        except SpecError as exc:  # made for another input size: said, not drawn (the Attribution view would raise)
+            self.state.analysis.found = None
+            self.state.notify("error", f"The session's kept map is not shown: {exc} Compute makes it again.")
+            return
+        self._on_attribution(dataclasses.replace(stored, notes=stored.notes + (
+            "kept in the session (Compute makes it again)",)))
 
     def _on_stats_stopped(self, outcome) -> None:
         if not outcome.complete:
