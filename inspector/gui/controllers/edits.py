@@ -41,6 +41,8 @@ class EditsController(QObject):
         self.activation.sigChannelClicked.connect(self._on_channel_clicked)
         self.gradient.sigChannelClicked.connect(self._on_head_clicked)
         state.sigModelLoaded.connect(self._on_loaded)
+        self._ablating = None  # the model source Ablate was turned on for
+        panel.ablate.toggled.connect(self._on_ablate_toggled)
         state.sigLayerSelected.connect(self._on_layer_selected)
         state.sigGradSiteShown.connect(lambda _s: self.refresh())
         state.sigViewShown.connect(lambda _v: self.refresh())
@@ -56,6 +58,18 @@ class EditsController(QObject):
     def _on_loaded(self, info, _ticks) -> None:
         self.panel.set_layers(info.layer_types)
         self.panel.set_layer(self.state.layer)
+        if self.panel.ablate.isChecked() and info.request.source != self._ablating:  # never a leftover mode
+            was = self._ablating
+            self.panel.ablate.setChecked(False)
+            self.state.notify("info", f"Ablate is off: it was on for {was}. Tick it again to ablate channels or "
+                                      f"heads of this model.")
+
+    def _on_ablate_toggled(self, on: bool) -> None:
+        """Ablate belongs to the model it was turned on for; while on, the panels say what a click does."""
+        info = self.state.model
+        self._ablating = info.request.source if on and info is not None else None
+        self.activation.set_click_mode("Ablate is on: a click on a channel zeroes it (again: restores it)"
+                                       if on else None)
 
     def _on_layer_selected(self, layer) -> None:
         self.panel.set_layer(layer)

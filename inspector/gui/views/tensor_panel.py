@@ -127,9 +127,16 @@ class TensorPanel(QWidget):
         self.hist.setMinimumWidth(120)  # room for its value labels beside the enlarged channel
         self.hist_curve = self.hist.curve
 
+        self.click_mode = QLabel()  # what a click on a channel does besides enlarging it (Ablate), when it does
+        self.click_mode.setStyleSheet("color: #d04010;")
+        self.click_mode.setWordWrap(True)
+        self.click_mode.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.click_mode.setVisible(False)
+
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.title)
+        layout.addWidget(self.click_mode)
         layout.addWidget(self.pager)
         layout.addWidget(self.stack, 3)
         self.details = QWidget()  # the enlarged channel and the histogram, hidden when there is no capture
@@ -142,6 +149,16 @@ class TensorPanel(QWidget):
         layout.addWidget(self.stats)
         layout.addWidget(self.hover)
         self.clear()
+
+    def set_click_mode(self, text: str | None) -> None:
+        """Say over the maps that a click changes the model's computation (`text`), with a cross cursor on
+        them; None: a click only enlarges a channel again."""
+        self.click_mode.setText(text or "")
+        self.click_mode.setVisible(bool(text))
+        if text:
+            self.canvas.setCursor(Qt.CrossCursor)
+        else:
+            self.canvas.unsetCursor()
 
     def resizeEvent(self, event) -> None:
         """The mosaic keeps most of the height: the enlarged channel and histogram take at most 40%."""
