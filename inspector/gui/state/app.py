@@ -448,6 +448,11 @@ class AppState(QObject):
         if self.pending_target is None and not fits_task(self.target, info.task):
             self.target = "auto"  # a class for a detector, or a box for a classifier: the model's own default
             self.sigTargetShown.emit(self.target)
+        if self.grad_site == "attention" and not info.attention:  # a choice this model cannot have: its default
+            self.grad_site = "grad_output"
+            self.sigGradSiteShown.emit(self.grad_site)
+            self.notify("info", f"Gradient is grad_output again: {info.request.source} has no attention module the "
+                                f"app knows, so it has no attention per head.")
         self.sigModelShown.emit(info.request)
         self.sigModelLoaded.emit(info, set(self.ticks))
         if self.pending_target is not None:
