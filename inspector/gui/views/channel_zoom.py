@@ -88,13 +88,13 @@ class ChannelZoom(QWidget):
         shape = np.shape(tile)
         self._tile = np.ascontiguousarray(tile, dtype=np.float32)
         self.image.setImage(self._tile, levels=levels, autoLevels=False)
+        self._spatial = spatial
+        self._overlay()  # the input under it stretched to this tile's size before the view is fitted
         if shape != self._framed:  # a tile of the same size (a video's next frame): the user's zoom stays
             self._framed = shape
-            self.view.autoRange(padding=0.02)
             self.marker.setVisible(False)
+            self.view.autoRange(padding=0.02, items=[self.image])  # the tile: not the last tile's marker
         self.label.setText(keep_pairs(text, " · "))  # wraps between "min …" and "max …", never inside
-        self._spatial = spatial
-        self._overlay()
 
     def set_backdrop(self, picture: np.ndarray | None) -> None:
         """The input picture ((H, W, 3) uint8) a spatial map can be laid over; None: there is none."""
@@ -143,7 +143,7 @@ class ChannelZoom(QWidget):
 
     def _on_clicked(self, event) -> None:
         if event.double():
-            self.view.autoRange(padding=0.02)
+            self.view.autoRange(padding=0.02, items=[self.image])
 
     def refit(self) -> None:
         """Fit the next tile to the view whatever its size (another key is shown)."""
