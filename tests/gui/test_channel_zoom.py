@@ -58,12 +58,12 @@ def test_the_pixel_under_the_mouse_is_read_out(qtbot, make_panel, maps):
     panel.zoom_channel(2)
     for y, x in [(0, 0), (19, 29), (7, 11)]:
         panel.zoom._on_moved(zoom_scene_point(panel, y, x))
-        assert panel.hover.text() == f"channel 2   ({y}, {x})   value {float(maps[0, 2, y, x]):.5g}"
+        assert panel.hover.text() == f"channel 2   y {y}, x {x}   value {float(maps[0, 2, y, x]):.5g}"
         assert panel.zoom.marker.isVisible() and panel.zoom.marker.rect().topLeft() == QPointF(x, y)
     # a real mouse move over the zoom goes through the scene's signal
     target = panel.zoom.canvas.mapFromScene(zoom_scene_point(panel, 5, 6))
     qtbot.mouseMove(panel.zoom.canvas.viewport(), target)
-    qtbot.waitUntil(lambda: panel.hover.text().startswith("channel 2   (5, 6)"), timeout=2000)
+    qtbot.waitUntil(lambda: panel.hover.text().startswith("channel 2   y 5, x 6"), timeout=2000)
 
 
 def test_cursors_are_linked_between_the_activation_and_the_gradient(qtbot, make_panel, maps):
@@ -76,11 +76,11 @@ def test_cursors_are_linked_between_the_activation_and_the_gradient(qtbot, make_
     for panel in (activation, gradient):
         panel.zoom_channel(1)
     activation.zoom._on_moved(zoom_scene_point(activation, 4, 9))
-    assert gradient.hover.text() == (f"channel 1   (4, 9)   value {float(grads[0, 1, 4, 9]):.5g}"
+    assert gradient.hover.text() == (f"channel 1   y 4, x 9   value {float(grads[0, 1, 4, 9]):.5g}"
                                      "   (the other side's cursor)")
     assert gradient.zoom.marker.isVisible() and gradient.zoom.marker.rect().topLeft() == QPointF(9, 4)
     gradient._on_mouse_moved(gradient.view.mapViewToScene(QPointF(*reversed(mosaic_point(gradient, 3, 2, 8)))))
-    assert activation.hover.text().startswith(f"channel 3   (2, 8)   value {float(maps[0, 3, 2, 8]):.5g}")
+    assert activation.hover.text().startswith(f"channel 3   y 2, x 8   value {float(maps[0, 3, 2, 8]):.5g}")
     assert not activation.zoom.marker.isVisible()  # channel 3 is not the enlarged one
     activation.zoom._on_moved(None)  # the mouse left: the other side's mark goes
     assert not gradient.zoom.marker.isVisible()

@@ -58,9 +58,9 @@ def test_the_hover_readout_follows_a_rerun_under_a_still_mouse(qtbot, make_panel
     row, col = panel.mosaic.origin(1)
     scene = panel.view.mapViewToScene(QPointF(col + 2.5, row + 1.5))  # channel 1, y 1, x 2
     panel._on_mouse_moved(scene)
-    assert panel.hover.text() == "channel 1   (1, 2)   value 22"
+    assert panel.hover.text() == "channel 1   y 1, x 2   value 22"
     panel.show_capture("conv:output", first * 10, None)  # the same layer after a re-run
-    assert panel.hover.text() == "channel 1   (1, 2)   value 220"
+    assert panel.hover.text() == "channel 1   y 1, x 2   value 220"
 
 
 def test_a_runs_error_goes_once_a_run_works(ui, qtbot, open_window, gui_files, image_file):
@@ -69,3 +69,30 @@ def test_a_runs_error_goes_once_a_run_works(ui, qtbot, open_window, gui_files, i
     window.state.set_input(str(gui_files / "zeros.npy"))
     ui.expect_result(qtbot, window)
     assert not window.banner.isVisible()
+
+
+def test_the_readout_ends_when_the_mouse_leaves_and_names_y_and_x(qtbot, make_panel):
+    """Issue 41, item 4: once the mouse has left the maps no position or value stays on the line (a model switch
+    later showed 'channel 1 (18, 10) value -0.62515' under an enlarged channel 0), the other side's readout goes
+    too, and the line says which number is y and which x."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    panel = make_panel()
+    told = []
+    panel.sigCursor.connect(told.append)
+    maps = np.arange(2 * 4 * 6, dtype=np.float32).reshape(1, 2, 4, 6)
+    panel.show_capture("conv:output", maps, None)
+    qtbot.wait(50)
+    row, col = panel.mosaic.origin(1)
+    panel._on_mouse_moved(panel.view.mapViewToScene(QPointF(col + 4.5, row + 3.5)))  # channel 1, y 3, x 4
+    assert panel.hover.text() == f"channel 1   y 3, x 4   value {int(maps[0, 1, 3, 4])}"  # 24 + 3 * 6 + 4 = 46
+    assert told[-1] == (1, 3, 4, (2, 4, 6))
+    QApplication.sendEvent(panel.canvas, QEvent(QEvent.Leave))
+    assert panel.hover.text() == " " and told[-1] is None
+    panel.show_capture("conv:output", maps * 2, None)  # the same layer again (a re-run, another model)
+    assert panel.hover.text() == " "
+    panel.show_cursor((0, 1, 2, (2, 4, 6)))  # the other side's cursor, then it leaves there
+    assert panel.hover.text() == "channel 0   y 1, x 2   value 16   (the other side's cursor)"
+    panel.show_cursor(None)
+    assert panel.hover.text() == " "

@@ -39,9 +39,9 @@ def test_conv_weight_gradient_shows_every_filter(make_panel):
     # filter 37 is tile (7, 2) at pixel (63, 50); its input kernel 2 starts 16 columns in
     assert panel.image.image[63 + 3, 50 + 16 + 5] == w[37, 2, 3, 5]
     panel._on_mouse_moved(at(panel, 66, 71))
-    assert panel.hover.text() == f"filter 37   in 2   (3, 5)   value {w[37, 2, 3, 5]:.5g}"
-    panel._on_mouse_moved(at(panel, 0, 23))  # the 1-pixel gap right of filter 0 is no kernel
-    assert panel.hover.text().startswith("filter 37 ")
+    assert panel.hover.text() == f"filter 37   in 2   y 3, x 5   value {w[37, 2, 3, 5]:.5g}"
+    panel._on_mouse_moved(at(panel, 0, 23))  # the gap right of filter 0 is no kernel: nothing is read out
+    assert panel.hover.text() == " "
 
 
 def test_linear_weight_is_one_image_and_bias_all_bars(make_panel):
@@ -71,7 +71,7 @@ def test_many_channels_are_paged_with_true_indices(qtbot, make_panel):
     assert panel.mosaic.cols == 16 and panel.image.image[0, 0] == 256.0
     assert panel.image.image[5 * 2, 5 * 3] == 256 + 2 * 16 + 3  # tile (2, 3)
     panel._on_mouse_moved(at(panel, 10, 15))
-    assert panel.hover.text() == "channel 291   (0, 0)   value 291"
+    assert panel.hover.text() == "channel 291   y 0, x 0   value 291"
     with qtbot.waitSignal(panel.sigChannelClicked) as blocker:
         panel._on_mouse_clicked(Click(at(panel, 10, 15)))
     assert blocker.args == [291]
@@ -176,7 +176,7 @@ def test_tokens_are_maps_of_the_models_patch_grid(make_panel):
     m = panel.mosaic
     row, col = m.origin(5)
     panel._on_mouse_moved(panel.view.mapViewToScene(QPointF(col + 2.5, row + 3.5)))
-    assert panel.hover.text().startswith("channel 5   (3, 2)   value ")
+    assert panel.hover.text().startswith("channel 5   y 3, x 2   value ")
     assert panel.hover.text().endswith(f"prefix token {tokens[0, 0, 5]:.5g}")
     panel.show_capture("encoder.layers.0:output", tokens[:, :100], None)  # fits no grid: one image, as before
     assert panel.mosaic.total == 1 and "patch grid" not in panel.title.text()

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget
 
@@ -102,12 +102,14 @@ class TensorPanel(QWidget):
         self.zoom = ChannelZoom()
         self.zoom_image = self.zoom.image
         self.zoom.sigMoved.connect(self._on_zoom_moved)
+        self.zoom.canvas.installEventFilter(self)
         self._spatial = False  # the maps cover the input's area (conv maps, a patch grid)
         self.colorbar = pg.ColorBarItem(values=self._levels, colorMap=pg.colormap.get(_MAPS[diverging]),
                                         width=14, interactive=True)
         self.colorbar.setImageItem([self.image, self.zoom_image])
         self.canvas.addItem(self.colorbar, row=0, col=1)
         self.canvas.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.canvas.installEventFilter(self)  # the mouse leaving the maps ends the readout
         self.canvas.scene().sigMouseClicked.connect(self._on_mouse_clicked)
 
         self.bars = VectorBars()
@@ -159,6 +161,18 @@ class TensorPanel(QWidget):
             self.canvas.setCursor(Qt.CrossCursor)
         else:
             self.canvas.unsetCursor()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Leave and watched in (self.canvas, self.zoom.canvas):
+            self._left()
+        return False
+
+    def _left(self) -> None:
+        """The mouse is off the maps: no position or value is read out any more, here or on the other side."""
+        self._hover_at = None
+        self.hover.setText(" ")
+        self.zoom.mark(None)
+        self.sigCursor.emit(None)
 
     def resizeEvent(self, event) -> None:
         """The mosaic keeps most of the height: the enlarged channel and histogram take at most 40%."""
@@ -373,18 +387,19 @@ class TensorPanel(QWidget):
         value = fmt(self.maps[channel, y, x], ".5g")
         if is_parameter(self.key):  # Linear weights: out x in
             return f"out {y}   in {x}   value {value}"
-        if self._is_attention(self.key):
-            return f"head {channel}   ({y}, {x})   attention {value}"
+        if self._is_attention(self.key):  # a row per query token, a column per key token
+            return f"head {channel}   query {y}, key {x}   attention {value}"
         extra = ""
         if self.prefix is not None:  # the class (and register) tokens, kept apart from the grid
             extra = "   prefix token" + ("s" if len(self.prefix) > 1 else "") + " " + \
                 ", ".join(fmt(v, ".5g") for v in self.prefix[:, channel])
-        return f"channel {channel}   ({y}, {x})   value {value}{extra}"
+        return f"channel {channel}   y {y}, x {x}   value {value}{extra}"
 
     def _on_mouse_moved(self, scene_pos) -> None:
         self._hover_at = scene_pos
         hit = self._channel_under(scene_pos)
-        if hit is None:
+        if hit is None:  # between tiles or off the maps
+            self.hover.setText(" ")
             return
         channel, y, x = hit
         if self.kernels is not None:
@@ -392,7 +407,7 @@ class TensorPanel(QWidget):
             if kernel is None:
                 return
             f, i, ky, kx = kernel
-            self.hover.setText(f"filter {f}   in {i}   ({ky}, {kx})   value {fmt(self.maps[channel, y, x], '.5g')}")
+            self.hover.setText(f"filter {f}   in {i}   y {ky}, x {kx}   value {fmt(self.maps[channel, y, x], '.5g')}")
             return
         self.hover.setText(self._readout(channel, y, x))
         self._cursor_at(channel, y, x)
@@ -416,6 +431,8 @@ class TensorPanel(QWidget):
         maps have the same shape (None: it left)."""
         if where is None:
             self.zoom.mark(None)
+            if self.hover.text().endswith("(the other side's cursor)"):
+                self.hover.setText(" ")
             return
         channel, y, x, shape = where
         if self.maps is None or self.kernels is not None or tuple(self.maps.shape) != tuple(shape):
