@@ -94,7 +94,7 @@ def test_hover_gives_the_three_values(view, pair):
     scene = view.grid.views["activation", "edited"].mapViewToScene(QPointF(7.5, 8.5))  # channel 4, (2, 1)
     view.grid._on_mouse_moved(scene)
     b = base.captures["conv:output"].array[0, 4, 2, 1]
-    assert view.hover.text() == (f"conv:output   channel 4   (2, 1)   baseline {b:.5g}   edited 0   "
+    assert view.hover.text() == (f"conv:output   channel 4   y 2, x 1   baseline {b:.5g}   edited 0   "
                                  f"difference {-b:.5g}")
 
 

@@ -132,7 +132,7 @@ class CompareGrid(pg.GraphicsLayoutWidget):
             return None
         r, c = int(image_row), int(image_col)
         values = "   ".join(f"{self.names[col]} {fmt(im[r, c], '.5g')}" for col, im in zip(COLS, shown.images))
-        return f"{shown.key}   channel {hit[0]}   ({hit[1]}, {hit[2]})   {values}"
+        return f"{shown.key}   channel {hit[0]}   y {hit[1]}, x {hit[2]}   {values}"
 
     def _under(self, scene_pos) -> tuple[str, float, float] | None:
         """(row, image row, image col) under a scene point, or None outside every view."""
