@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import SpecError
+from .paths import check_name
 
 
 def output_path(path: str | os.PathLike, suffix: str | None = None, flag: str = "--out",
@@ -25,7 +26,9 @@ def output_path(path: str | os.PathLike, suffix: str | None = None, flag: str = 
     text = os.fspath(path)
     if not str(text).strip():
         raise SpecError(f"{flag} is empty; name the file to write.")
-    out = Path(text).expanduser()
+    out = Path(check_name(os.path.expanduser(text), flag, SpecError))
+    if suffix and out.suffix != suffix:
+        check_name(f"{out}{suffix}", flag, SpecError)
     if out.is_dir():
         raise SpecError(f"{flag} {out} is a folder; name a file inside it, e.g. {out / ('out' + (suffix or ''))}.")
     if suffix and out.suffix != suffix:  # numpy's rule, case and all (foo.NPZ -> foo.NPZ.npz)
@@ -47,7 +50,7 @@ def output_folder(path: str | os.PathLike, flag: str = "--out") -> Path:
     text = os.fspath(path)
     if not str(text).strip():
         raise SpecError(f"{flag} is empty; name the folder to write.")
-    out = Path(text).expanduser()
+    out = Path(check_name(os.path.expanduser(text), flag, SpecError))
     if out.exists() and not out.is_dir():
         raise SpecError(f"{flag} {out} is a file; it must be a folder.")
     _writable_folder(out, flag, text)

@@ -23,6 +23,7 @@ from typing import IO, Iterator
 import numpy as np
 
 from .errors import WriteError
+from .paths import shown, too_long
 
 #: errno -> what it means for the person whose file was not written.
 REASONS = {
@@ -62,6 +63,7 @@ def atomic_file(path: str | os.PathLike, mode: str = "wb", encoding: str | None 
     left as it was; an OSError becomes a WriteError naming `path` and the reason."""
     path = Path(path)
     tmp: Path | None = None
+    _name_fits(path, "Could not write")
     _no_file_above(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +85,14 @@ def atomic_file(path: str | os.PathLike, mode: str = "wb", encoding: str | None 
                 tmp.unlink()
 
 
+def _name_fits(path: Path, doing: str) -> None:
+    """WriteError when a name in `path` is longer than the system takes (open would raise ENAMETOOLONG, and
+    the folders above it could not even be looked at)."""
+    why = too_long(path)
+    if why is not None:
+        raise WriteError(f"{doing} {shown(path)}: {REASONS[errno.ENAMETOOLONG]} ({why}).", path, errno.ENAMETOOLONG)
+
+
 def _no_file_above(path: Path) -> None:
     """WriteError when a file stands where a folder above `path` must be."""
     above = path.parent
@@ -95,6 +105,7 @@ def _no_file_above(path: Path) -> None:
 def make_folder(path: str | os.PathLike) -> Path:
     """`path` and the folders above it, or a WriteError naming it and the reason."""
     path = Path(path)
+    _name_fits(path, "Could not make the folder")
     _no_file_above(path / "_")
     try:
         path.mkdir(parents=True, exist_ok=True)

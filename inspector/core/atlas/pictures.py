@@ -15,9 +15,10 @@ import numpy as np
 from PIL import Image
 
 from ..arguments import checked
-from ..errors import InspectorError, SpecError
+from ..errors import AtlasError, InspectorError, SpecError
 from ..inputs.files import open_image
 from ..outputs import inside
+from ..paths import check_name
 from ..preprocess import Preprocess
 from .owner import made_by, not_of
 from .store import job_arguments, read_atlas, thumbnail_relative
@@ -75,7 +76,7 @@ class TopPicture:
 @checked
 def open_atlas(out_dir: str | os.PathLike) -> OpenedAtlas:
     """Read the atlas in `out_dir` (an AtlasError when it is none), and where its images are."""
-    out = Path(out_dir)
+    out = Path(check_name(out_dir, "The atlas folder", AtlasError))
     if out.is_file():
         out = out.parent
     atlas = read_atlas(out)

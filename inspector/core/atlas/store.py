@@ -23,6 +23,7 @@ import numpy as np
 from .. import writes
 from ..arguments import checked
 from ..errors import ArgumentValueError, AtlasError
+from ..paths import check_name
 from ..writes import save_npz
 from .topk import LayerTop
 
@@ -39,7 +40,7 @@ RESTART = "run again with --restart (restart=True) to start over, or delete that
 @checked
 def read_atlas(out_dir: str | os.PathLike) -> dict:
     """The atlas.json in `out_dir` (or the file itself), checked to be an atlas; AtlasError otherwise."""
-    path = Path(out_dir)
+    path = Path(check_name(out_dir, "The atlas folder", AtlasError))
     if path.is_dir():
         path = path / ATLAS_FILE
     if not path.is_file():

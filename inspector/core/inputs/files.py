@@ -17,6 +17,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from ..arguments import checked, need_path
 from ..errors import InputError
+from ..paths import check_name, regular_file
 from ..preprocess import Preprocess
 from ..sources.checkpoints import load_weights_only, unsafe_globals
 from .samples import list_samples
@@ -43,9 +44,7 @@ def resolve_sample(name: str) -> Path:
 
 def open_image(path: str | Path) -> Image.Image:
     """An RGB picture from any common format: EXIF rotation applied, odd modes converted."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"Input file not found: {path}")
+    path = regular_file(path, "Input file")
     if path.stat().st_size == 0:
         raise InputError(f"{path.name} is empty (0 bytes).")  # the name only, as the other reasons
     try:
@@ -136,12 +135,8 @@ def load_input(source: str | os.PathLike, preprocess: Preprocess | None = None,
     text = need_path(source, "The input")
     if not text.strip():
         raise InputError("No input given: name an image, sample:NAME, or a .npy/.pt tensor file.")
-    path = resolve_sample(text[7:]) if text.startswith("sample:") else Path(text)
-    if path.is_dir():
-        raise InputError(f"{path} is a folder; give an image or tensor file inside it.")
+    path = resolve_sample(text[7:]) if text.startswith("sample:") else regular_file(text, "Input file")
     if path.suffix.lower() in TENSOR_SUFFIXES:
-        if not path.is_file():
-            raise InputError(f"Input file not found: {path}")
         tensor = load_tensor(path)
         if input_shape and tensor.ndim == len(input_shape) - 1:
             tensor = tensor[None]
@@ -166,7 +161,7 @@ class ImageSet:
 def is_image_set(source: str | Path) -> bool:
     """Whether `source` names many images: an existing folder or a glob pattern."""
     text = str(source)
-    return Path(text).is_dir() or (glob.has_magic(text) and not text.startswith("sample:"))
+    return os.path.isdir(text) or (glob.has_magic(text) and not text.startswith("sample:"))
 
 
 def list_images(source: str | Path, exclude: Path | None = None) -> ImageSet:
@@ -178,8 +173,8 @@ def list_images(source: str | Path, exclude: Path | None = None) -> ImageSet:
     round a loop; a link to a file that is not there (broken, or a loop of links) is listed, so that
     reading it fails with its reason where the other unreadable files are reported. `exclude`: a
     folder left out (an output folder inside the data)."""
-    text = str(source)
-    if Path(text).is_dir():
+    text = check_name(str(source), "The data")
+    if os.path.isdir(text):
         root, match = Path(text), None
     elif glob.has_magic(text):
         parts = Path(text).parts

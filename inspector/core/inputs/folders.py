@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputError
+from ..paths import folder as existing_folder
 from .files import list_images
 
 
@@ -24,8 +24,7 @@ class FolderInput:
     @classmethod
     def open(cls, folder: str | Path) -> "FolderInput":
         """The image files under `folder`; InputError when it is not a folder or holds none."""
-        if not Path(folder).is_dir():
-            raise InputError(f"Not a folder: {folder}")
+        existing_folder(folder, "Image folder")
         images = list_images(folder)
         return cls(str(images.root), tuple(images.relative(p) for p in images.files))
 

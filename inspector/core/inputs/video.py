@@ -19,6 +19,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from ..errors import InputError
+from ..paths import regular_file
 
 VIDEO_SUFFIXES = (".mp4", ".m4v", ".mkv", ".avi", ".mov", ".webm", ".mpg", ".mpeg", ".wmv", ".ogv", ".flv")
 
@@ -60,9 +61,7 @@ class VideoReader:
                 file, fmt = _camera_args(source)
                 self.container = av.open(file, format=fmt)
             else:
-                path = Path(source)
-                if not path.is_file():
-                    raise InputError(f"Video file not found: {path}")
+                path = regular_file(source, "Video file")
                 self.container = av.open(str(path))
         except InputError:
             raise

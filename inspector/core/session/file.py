@@ -17,6 +17,7 @@ from ..arguments import checked, need_path
 from ..edits import Edit, parse_edit
 from ..errors import SpecError, UntrustedCodeError
 from ..outputs import inside
+from ..paths import check_name, regular_file
 from ..records.requests import ModelRequest, RunRequest
 from ..runspec import RunSpec
 from ..sources.seeds import check_seed
@@ -141,7 +142,7 @@ def save_session(session: Session, path: str | Path) -> Path:
 @checked
 def load_session(path: str | Path, trust: bool = False) -> Session:
     """Read a session; one that points at code is refused unless `trust`."""
-    path = Path(need_path(path, "load_session(): path"))
+    path = regular_file(need_path(path, "load_session(): path"), "Session file", SpecError)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -172,7 +173,10 @@ def _files_beside(session: Session, path: Path) -> Session:
     folder = path.resolve().parent
     changes = {}
     for field_name, value, words in (("input", session.input, ()), ("weights", session.weights, WEIGHT_WORDS)):
-        if not value or value in words or value.startswith("sample:") or Path(value).is_absolute():
+        if not value or value in words or value.startswith("sample:"):
+            continue
+        check_name(value, f"{path.name}: its {field_name}", SpecError)
+        if Path(value).is_absolute():
             continue
         inner = inside(folder, value)
         if inner is None:

@@ -14,6 +14,7 @@ from torch import nn
 
 from ..arguments import need_flag
 from ..errors import ModelLoadError, UntrustedCodeError
+from ..paths import regular_file
 
 _NESTED = ("state_dict", "model_state_dict", "model", "net", "module", "ema")
 _PREFIXES = ("module.", "_orig_mod.")
@@ -39,11 +40,7 @@ def weights_into(module: nn.Module, path: str | Path, trust: bool = False) -> nn
 def read_checkpoint(path: str | Path, trust: bool = False) -> dict[str, torch.Tensor] | nn.Module:
     """A state dict (or, from a trusted pickle, a whole model) read from `path` onto the CPU."""
     trust = need_flag(trust, "trust")
-    path = Path(path)
-    if path.is_dir():
-        raise ModelLoadError(f"{path} is a folder; give the weights file inside it (.safetensors, .pt, .pth).")
-    if not path.is_file():
-        raise ModelLoadError(f"Weights file not found: {path}")
+    path = regular_file(path, "Weights file", ModelLoadError)
     if path.stat().st_size == 0:
         raise ModelLoadError(f"Weights file is empty (0 bytes): {path}")
     if path.suffix.lower() == ".safetensors":

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 from ..errors import ModelLoadError, RunError, UntrustedCodeError
+from ..paths import check_name
 from ..preprocess import Preprocess
 from ..records.tokens import TokenGrid
 from .checkpoints import weights_into
@@ -41,6 +42,7 @@ def resolve(source: str) -> tuple[Path, str | None]:
     if not name:
         raise ModelLoadError("hf: needs a folder written by save_pretrained or a model id, e.g. "
                              "hf:./my-vit or hf:google/vit-base-patch16-224.")
+    check_name(name, "The hf: folder", ModelLoadError)
     folder = hf_folder(name)
     if folder is not None:
         if not (folder / "config.json").is_file():

@@ -10,13 +10,13 @@ import torch
 from torch import nn
 
 from ..errors import ModelLoadError, UntrustedCodeError
+from ..paths import regular_file
 from .checkpoints import read_checkpoint
 from .loaded import LoadedModel
 
 
 def load(path: Path, trust: bool) -> LoadedModel:
-    if not path.is_file():
-        raise ModelLoadError(f"Model file not found: {path}")
+    path = regular_file(path, "Model file", ModelLoadError)
     if trust is not True:
         raise UntrustedCodeError(
             f"{path.name} is a saved program that can run code when loaded. "

@@ -5,11 +5,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from pathlib import Path
 
 from torch import nn
 
 from ..errors import ModelLoadError
+from ..paths import regular_file
 from .loaded import LoadedModel
 from .weights import seeded
 
@@ -17,9 +17,7 @@ from .weights import seeded
 def load(source: str, seed: int | None) -> LoadedModel:
     target, name = source.rsplit(":", 1)
     if target.lower().endswith(".py"):
-        path = Path(target)
-        if not path.is_file():
-            raise ModelLoadError(f"Python file not found: {path}")
+        path = regular_file(target, "Python file", ModelLoadError)
         module_name = f"_inspector_user_{abs(hash(str(path.resolve())))}"
         spec = importlib.util.spec_from_file_location(module_name, path)
         code = importlib.util.module_from_spec(spec)

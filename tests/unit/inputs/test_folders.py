@@ -20,12 +20,14 @@ def test_the_images_nested_sorted_by_relative_path_other_files_left_out(tmp_path
     assert FolderInput.open(tmp_path).files == ("A.bmp", "a/b/c.webp", "a/z.JPG", "b.png", "m.tiff")
 
 
-def test_an_empty_folder_and_a_file_are_clear_errors(tmp_path):
+def test_an_empty_folder_and_a_file_are_clear_errors(tmp_path, monkeypatch):
     touch(tmp_path, "readme.txt")
     with pytest.raises(InputError, match="No images in"):
         FolderInput.open(tmp_path)
-    with pytest.raises(InputError, match="Not a folder"):
-        FolderInput.open(tmp_path / "readme.txt")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as error:
+        FolderInput.open("readme.txt")
+    assert str(error.value) == "Image folder is not a folder: readme.txt (a file)"
 
 
 def test_stepping_is_clamped_and_labelled(tmp_path):

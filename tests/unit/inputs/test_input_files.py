@@ -26,11 +26,12 @@ def test_upper_case_pt_is_a_tensor_file(tmp_path, name):
 
 
 @pytest.mark.parametrize("name", ["pictures", "pictures.png", "tensors.npy"])
-def test_a_folder_says_it_is_a_folder(tmp_path, name):
-    folder = tmp_path / name
-    folder.mkdir()
-    with pytest.raises(InputError, match=f"{name} is a folder; give an image or tensor file inside it"):
-        load_input(folder)
+def test_a_folder_says_it_is_a_folder(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)  # the path as typed: relative
+    os.mkdir(name)
+    with pytest.raises(InputError) as error:
+        load_input(name)
+    assert str(error.value) == f"Input file is a folder, not a file: {name}; name a file inside it"
 
 
 class _Payload:
@@ -60,11 +61,14 @@ def test_a_pickled_npy_is_refused_without_advice_to_unpickle(tmp_path):
     assert "allow_pickle" not in str(info.value)
 
 
-def test_a_folder_as_weights_says_it_is_a_folder(tmp_path):
+def test_a_folder_as_weights_says_it_is_a_folder(tmp_path, monkeypatch):
     from inspector.core import ModelLoadError, load_model
 
-    with pytest.raises(ModelLoadError, match="is a folder; give the weights file inside it"):
-        load_model("inspector.demo.toy:ToyMLP", weights=str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    os.mkdir("w.pt")
+    with pytest.raises(ModelLoadError) as error:
+        load_model("inspector.demo.toy:ToyMLP", weights="w.pt")
+    assert str(error.value) == "Weights file is a folder, not a file: w.pt; name a file inside it"
 
 
 def test_a_damaged_pt_file_is_one_line(tmp_path):
