@@ -140,8 +140,18 @@ def save_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray], fsync: bool
 
 def save_npy(path: str | os.PathLike, array: np.ndarray, fsync: bool = True) -> Path:
     with atomic_file(path, "wb", fsync=fsync) as file:
-        np.save(file, np.asarray(array))
+        np.save(_Chunks(file), np.asarray(array))
     return Path(path)
+
+
+class _Chunks:
+    """`file` as numpy sees a file-like object: np.save then writes it in chunks through `write`, whose failure
+    is the system's OSError (ENOSPC, EFBIG: the reason every other file gives). Given the file itself, numpy
+    writes with ndarray.tofile, whose short write is an OSError without an errno ("50176 requested and 50144
+    written")."""
+
+    def __init__(self, file: IO) -> None:
+        self.write = file.write
 
 
 def save_image(path: str | os.PathLike, image, fsync: bool = True, **options) -> Path:
