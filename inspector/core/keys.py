@@ -54,6 +54,13 @@ class Key:
         """`layer` or `layer#K`: the call of the layer this key captures."""
         return LayerCall(self.layer, self.call)
 
+    def same_tensor(self, other: "Key") -> bool:
+        """`other` captures this key's tensor or its gradient (output and grad_output, input and grad_input of
+        the same call and index): a channel and a position mean the same thing on both."""
+        pair = {"output": "out", "grad_output": "out", "input": "in", "grad_input": "in"}
+        return (self.layer, self.call, self.index) == (other.layer, other.call, other.index) and \
+            pair.get(self.site, self.site) == pair.get(other.site, other.site)
+
     def site_key(self) -> "Key":
         """The key without call and tensor index: what an edit written without them targets."""
         return Key(self.layer, self.site)

@@ -157,10 +157,10 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.tree_view.customContextMenuRequested.connect(self._on_tree_menu)
         self.layer_combo.currentIndexChanged.connect(lambda _i: s.select_layer(self.layer_combo.currentData()))
         s.sigLayerSelected.connect(self._on_layer_selected)
-        self.activation_panel.sigChannelZoomed.connect(self.gradient_panel.zoom_channel)
-        self.gradient_panel.sigChannelZoomed.connect(self.activation_panel.zoom_channel)
-        self.activation_panel.sigCursor.connect(self.gradient_panel.show_cursor)  # linked cursors
-        self.gradient_panel.sigCursor.connect(self.activation_panel.show_cursor)
+        for one, other in ((self.activation_panel, self.gradient_panel), (self.gradient_panel, self.activation_panel)):
+            one.sigChannelZoomed.connect(lambda c, one=one, other=other: self._follow_zoom(one, other, c))
+            one.sigCursor.connect(lambda where, one=one, other=other: other.show_cursor(
+                where if where is None or _linked(one.key, other.key) else None))  # linked cursors
         self.grad_site_combo.activated.connect(lambda _i: s.select_grad_site(self.grad_site_combo.currentText()))
         s.sigGradSiteShown.connect(self._show_grad_site)
         s.sigQuerySet.connect(self._on_query_set)
@@ -238,6 +238,16 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
                                            "the hooks of the frame on screen.")
             if not playing:
                 self.show_layer()  # paused or stopped: the histograms of the frame on screen
+
+    @staticmethod
+    def _follow_zoom(source, other, channel: int) -> None:
+        """A channel enlarged on one side is enlarged on the other where that side shows the same tensor or its
+        gradient; else the other side says what it shows instead."""
+        if _linked(source.key, other.key):
+            other.zoom_channel(channel)
+        elif other.key:
+            other.hover.setText(f"Not linked: {other.key} is another tensor than {source.key}, so its channel "
+                                f"{channel} is not {source.key}'s.")
 
     def _show_grad_site(self, site: str) -> None:
         label = next((k for k, v in GRADIENT_SITES.items() if v == site), None)
@@ -485,3 +495,14 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.state.store.save_window(self.saveGeometry(), self.saveState())
         self.state.stop()
         super().closeEvent(event)
+
+
+def _linked(one: str, other: str) -> bool:
+    """Two panels' keys capture one tensor and its gradient (`Key.same_tensor`)."""
+    from inspector.core.errors import SpecError
+    from inspector.core.keys import parse_key
+
+    try:
+        return bool(one and other) and parse_key(one).same_tensor(parse_key(other))
+    except SpecError:
+        return False

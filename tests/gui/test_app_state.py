@@ -475,3 +475,23 @@ def test_after_a_failed_weights_load_the_chooser_shows_the_weights_still_loaded(
         combo.activated.emit(i)
     assert "Still on" in window.banner.text() and window.state.model.seed == seed
     assert combo.currentText() == shown and tuple(combo.currentData()) == ("random", seed)
+
+
+def test_an_output_channel_is_not_followed_on_a_grad_input_panel(ui, qtbot, window):
+    """Issue 41, item 7: grad_input is the gradient at the module's input, another tensor than its output, even
+    where the shapes agree: a click on output channel 2 leaves it alone and says so; a cursor is not read out
+    there either; grad_output is followed again."""
+    act, grad = window.activation_panel, window.gradient_panel
+    window.state.select_grad_site("grad_input")
+    qtbot.waitUntil(lambda: grad.key == "features.0:grad_input", timeout=60_000)  # after a run for the site
+    before = grad.channel
+    act.sigChannelZoomed.emit(2)
+    assert grad.channel == before != 2
+    assert grad.hover.text() == ("Not linked: features.0:grad_input is another tensor than features.0:output, so "
+                                 "its channel 2 is not features.0:output's.")
+    act.sigCursor.emit((1, 0, 0, tuple(act.maps.shape)))
+    assert not grad.hover.text().endswith("(the other side's cursor)")
+    window.state.select_grad_site("grad_output")
+    qtbot.waitUntil(lambda: grad.key == "features.0:grad_output", timeout=60_000)
+    act.sigChannelZoomed.emit(2)
+    assert grad.channel == 2
