@@ -128,6 +128,7 @@ class AttributionView(QWidget):
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=heat_colormap(), width=14, interactive=False)
         self.colorbar.setImageItem(self.heat)
         self.canvas.addItem(self.colorbar, row=0, col=1)
+        self.colorbar.setVisible(False)  # shown with a map
         self.map: np.ndarray | None = None
         self.stale = False  # the options changed since the map on screen was made
         self.made_caption = ""
@@ -281,6 +282,7 @@ class AttributionView(QWidget):
         self.stale = False
         self.picture.clear()
         self.heat.clear()
+        self.colorbar.setVisible(False)  # no colour range over an empty view
         self.baseline_box.setVisible(False)
         self.curves.clear_curves()
 
@@ -424,6 +426,7 @@ class AttributionView(QWidget):
         """Colours from the map's smallest value to its chosen percentile (the colour bar says which)."""
         if self.values is not None:
             self.colorbar.setLevels(self._levels())
+            self.colorbar.setVisible(True)
 
     def _levels(self) -> tuple[float, float]:
         """The colour range of the picture: a signed one symmetric about 0, the clip applied to |value|."""

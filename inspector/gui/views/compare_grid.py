@@ -63,6 +63,7 @@ class CompareGrid(pg.GraphicsLayoutWidget):
                 bar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get(cmap), width=12, interactive=False)
                 bar.setImageItem([self.images[row, i] for i in items])
                 self.addItem(bar, row=r + 1, col=c)
+                bar.setVisible(False)  # shown with its row's images
                 self.bars[row, name] = bar
         for c in _VIEW_COL.values():  # one preferred width (over the headers' text) and stretch: equal views
             self.ci.layout.setColumnPreferredWidth(c, 120)
@@ -100,6 +101,9 @@ class CompareGrid(pg.GraphicsLayoutWidget):
         self.shown.pop(row, None)
         for col in COLS:
             self.images[row, col].clear()
+        for (bar_row, _name), bar in self.bars.items():  # no colour range over an empty row
+            if bar_row == row:
+                bar.setVisible(False)
 
     def clear_all(self) -> None:
         for row in ROWS:
@@ -120,6 +124,8 @@ class CompareGrid(pg.GraphicsLayoutWidget):
             self.images[row, col].setImage(image, autoLevels=False, levels=lv)
         self.bars[row, "shared"].setLevels((lo, hi))
         self.bars[row, "difference"].setLevels((-bound, bound))
+        for name in ("shared", "difference"):
+            self.bars[row, name].setVisible(True)
         self.views[row, "baseline"].autoRange(padding=0.01)
         self.shown[row] = Shown(key, base, (base.image, edited.image, diff))
         return True
