@@ -28,7 +28,7 @@ from ..errors import SpecError
 from ..objective import parse_target
 from ..records.methods import METHODS
 from ..sources.seeds import check_seed
-from .passes.batching import each_pass, pick_batch
+from .passes.batching import each_pass, fit_batch, pick_batch
 from .record import Attribution, _device, _unwrap
 
 DEFAULTS = {"masks": 500, "probability": 0.5}
@@ -118,6 +118,8 @@ def drise(model, x: torch.Tensor, target=None, masks: int = DEFAULTS["masks"], c
         box = torch.tensor(found[k].box, dtype=torch.float64)
         if batch is None:
             batch = pick_batch(module, x, masks, grad=False, max_memory=max_memory, device=device)
+        else:
+            batch = fit_batch(module, batch)
         size = tuple(x.shape[-2:])
         generator = torch.Generator().manual_seed(seed)  # the masks drawn a pass at a time: one pass's kept
         total = torch.zeros(size, dtype=torch.float64)

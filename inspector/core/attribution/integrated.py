@@ -28,7 +28,7 @@ from ..errors import SpecError
 from ..objective import Target, objective, parse_target, primary_output
 from ..records.methods import QUADRATURES
 from ..sources.loaded import LoadedModel
-from .passes.batching import LeafBytes, check_batch, each_pass, pick_batch
+from .passes.batching import LeafBytes, check_batch, each_pass, fit_batch, pick_batch, takes
 from .passes.layout import Layout, eval_norms
 from .quadrature import gauss_legendre
 from .record import Attribution, _device, _unwrap
@@ -122,31 +122,37 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
     b = torch.zeros_like(x) if baseline is None else baseline.detach().to(device=device, dtype=x.dtype)
     if b.shape != x.shape:
         raise SpecError(f"The baseline's shape {tuple(b.shape)} is not the input's {tuple(x.shape)}.")
+    together = takes(module, 2)  # x and the baseline in one forward, unless the model takes one copy a forward
     counted = LeafBytes(module) if batch is None else contextlib.nullcontext()
     with torch.no_grad(), counted:  # one copy's memory, on the forward that resolves the class
-        answer = module(torch.cat([x, b]))
+        answers = [module(torch.cat([x, b]))] if together else [module(x), module(b)]
     boxes = {}
-    if is_detection_output(answer):  # a detector: every point's score of the object found on x
-        followed = follow(module, answer[:1], target, labels)
+    if is_detection_output(answers[0]):  # a detector: every point's score of the object found on x
+        answer_of = (lambda i: answers[0][i:i + 1]) if together else answers.__getitem__  # 0: x's, 1: b's
+        followed = follow(module, answer_of(0), target, labels)
         index, resolved, boxes = followed.label, followed.resolved, followed.record()
 
         def score(output) -> torch.Tensor:
             return followed.scores(output).sum()
-        f_x, f_b = (float(followed.scores(answer[i:i + 1])[0]) for i in (0, 1))
+        f_x, f_b = (float(followed.scores(answer_of(i))[0]) for i in (0, 1))
     else:
-        first = primary_output(answer)
+        firsts = [primary_output(answer) for answer in answers]
+        first_of = (lambda i: firsts[0][i:i + 1]) if together else firsts.__getitem__  # 0: x's, 1: b's
+        first = first_of(0)
         if first.ndim == 4 and first.shape[1] > 1:
             raise SpecError("Integrated gradients of a segmentation's class map are not supported yet; "
                             "use saliency or Grad-CAM with a seg: target.")
-        _obj, index, resolved = objective(first[:1], parse_target(target))
+        _obj, index, resolved = objective(first, parse_target(target))
         same = Target("index", index) if index is not None else Target("sum")  # every point: x's class
 
         def score(output) -> torch.Tensor:
             return objective(primary_output(output), same)[0]
-        f_x, f_b = (float(objective(first[i:i + 1], same)[0]) for i in (0, 1))
+        f_x, f_b = (float(objective(first_of(i), same)[0]) for i in (0, 1))
     if batch is None:
         batch = pick_batch(module, x, AUTO_FIRST + 1 if auto else points.count, grad=True, max_memory=max_memory, device=device,
-                           need=counted.per_copy(x, 2, grad=True))
+                           need=counted.per_copy(x, 2 if together else 1, grad=True))
+    else:
+        batch = fit_batch(module, batch)
 
     def gradient(points: torch.Tensor) -> torch.Tensor:
         points = points.requires_grad_(True)

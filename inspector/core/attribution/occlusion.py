@@ -22,7 +22,7 @@ from ..detection.outputs import is_detection_output
 from ..errors import SpecError
 from ..objective import Target, objective, parse_target, primary_output
 from ..sources.loaded import LoadedModel
-from .passes.batching import LeafBytes, check_batch, each_pass, pick_batch
+from .passes.batching import LeafBytes, check_batch, each_pass, fit_batch, pick_batch
 from .passes.checks import plain
 from .passes.layout import Layout
 from .passes.regions import regions_for
@@ -83,6 +83,8 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
         if batch is None:
             batch = pick_batch(module, x, len(spots), grad=False, max_memory=max_memory, device=device,
                                need=counted.per_copy(x, 1, grad=False))
+        else:
+            batch = fit_batch(module, batch)
         if is_detection_output(answer):  # a detector: each copy's score of the object found on x (0: lost)
             followed = follow(module, answer, target, labels)
             index, resolved, boxes = followed.label, followed.resolved, followed.record()

@@ -4,6 +4,7 @@ runs reuse of it (its layer tree and which captures may share memory)."""
 from __future__ import annotations
 
 import itertools
+import weakref
 from dataclasses import dataclass, field
 
 import torch
@@ -41,6 +42,56 @@ class LoadedModel:
         """The type of the model's first floating-point parameter (or buffer); torch's default without one."""
         tensors = (t for t in itertools.chain(self.module.parameters(), self.module.buffers()) if t.is_floating_point())
         return next((t.dtype for t in tensors), torch.get_default_dtype())
+
+    @property
+    def most_batch(self) -> int | None:
+        """The most copies of an input one forward takes (`most_batch`): 1 for a program exported with a static
+        batch; None where any number goes."""
+        return most_batch(self.module)
+
+
+#: per module: the most copies one forward of it takes (None: any), found once (`most_batch`)
+_MOST_BATCH: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def most_batch(module: nn.Module) -> int | None:
+    """The most copies of an input one forward of `module` takes, found once per module from the torch.export
+    programs in it (what `torch.export.unflatten` or `ExportedProgram.module()` makes: each checks its inputs'
+    shapes before it runs): a program's first input's batch where it is static (torch.export's default: the
+    example's batch, 1), or the upper bound a `torch.export.Dim` put on it; the least of them. None: no program
+    in it limits its batch (a dynamic batch with no upper bound, or no program)."""
+    try:
+        return _MOST_BATCH[module]
+    except KeyError:
+        pass
+    except TypeError:  # a module that cannot be a weak dictionary's key (its own __eq__): found each time
+        return _find_most_batch(module)
+    found = _MOST_BATCH[module] = _find_most_batch(module)
+    return found
+
+
+def _find_most_batch(module: nn.Module) -> int | None:
+    found = [n for n in (_program_batch(m) for m in module.modules()) if n is not None]
+    return min(found) if found else None
+
+
+def _program_batch(module: nn.Module) -> int | None:
+    """The most copies one exported program takes (`most_batch`), read without guarding on its symbols (an `int`
+    of a symbolic size would make it static); None for a module that is not a program, or takes any batch."""
+    limits = getattr(module, "range_constraints", None)
+    if not isinstance(limits, dict) or not isinstance(getattr(module, "graph", None), torch.fx.Graph):
+        return None
+    inputs = getattr(module, "input_placeholders", None)  # torch.export.unflatten's; else the graph's own inputs
+    nodes = inputs if isinstance(inputs, list) else module.graph.find_nodes(op="placeholder")
+    first = next((v for v in (n.meta.get("val") for n in nodes) if isinstance(v, torch.Tensor) and v.ndim), None)
+    if first is None:
+        return None
+    size = first.shape[0]
+    if isinstance(size, int):
+        return size
+    bound = limits.get(size.node.expr)
+    upper = getattr(bound, "upper", None)
+    return int(upper) if upper is not None and getattr(upper, "is_Integer", False) else None
 
 
 def tree_of(model: LoadedModel) -> LayerTree:

@@ -29,7 +29,11 @@ def load(path: Path, trust: bool) -> LoadedModel:
         except Exception as exc:
             raise ModelLoadError(f"Cannot load exported program {path}: {type(exc).__name__}: {exc}") from exc
         shape = _first_input_shape(program)
-        return LoadedModel(module, str(path), "in file", None, None, shape, "export")
+        loaded = LoadedModel(module, str(path), "in file", None, None, shape, "export")
+        if loaded.most_batch == 1:  # found here once and kept for the module: the passes read it (passes.batching)
+            loaded.notes.append("Exported with a static batch of 1: the methods that run many copies of the input "
+                                "run them one at a time (export with a torch.export.Dim batch to run them together).")
+        return loaded
     if _is_torchscript(path):
         try:
             module = torch.jit.load(str(path), map_location="cpu")
@@ -56,7 +60,16 @@ def _first_input_shape(program) -> tuple[int, ...] | None:
         for spec in program.graph_signature.input_specs:
             if spec.kind.name == "USER_INPUT":
                 value = program.graph.find_nodes(op="placeholder", target=spec.arg.name)[0].meta["val"]
-                return tuple(int(s) for s in value.shape)
+                return tuple(_example_size(s, i) for i, s in enumerate(value.shape))
     except Exception:
         return None
     return None
+
+
+def _example_size(size, axis: int) -> int:
+    """One side of the default input: a static size as it is; a dynamic one (a torch.export.Dim's symbol) its
+    example's size, a batch of 1, read from the symbol's hint: `int()` of a symbol guards on it, which made the
+    loaded program's batch static (a Dim batch exported at 2 then took only 2)."""
+    if isinstance(size, int):
+        return size
+    return 1 if axis == 0 else int(size.node.hint)

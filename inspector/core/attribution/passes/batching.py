@@ -8,6 +8,10 @@ with gradients also holds their gradients, so twice that; TorchScript takes no h
 takes a CPU's batch on any device). The free memory is the device's (CUDA: the driver's free memory and what
 torch's allocator caches unused; CPU and MPS: the memory the system has available, psutil's), of which a
 `share` is used, and at most `max_memory` bytes. A pass that cannot fit one copy is refused before it starts.
+
+A model may take fewer copies in one forward than that (`sources.loaded.most_batch`, found once per model): a
+`.pt2` program exported with torch.export's default static batch takes one, so its copies run one at a time,
+whether the batch is picked here or asked for by hand (`fit_batch`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import torch
 from torch import nn
 
 from ...errors import RunCancelled, SpecError
+from ...sources.loaded import most_batch
 
 SHARE = 0.5  # of the free memory, at most
 MOST = 64  # copies a pass, at most, on a GPU: progress and Esc keep a pass short
@@ -109,7 +114,8 @@ def pick_batch(module: nn.Module, x: torch.Tensor, total: int, grad: bool, max_m
     """Copies a pass for `total` copies of x: as many as fit in SHARE of the free memory (and `max_memory`),
     at most MOST on a GPU and CPU_MOST on a CPU; a SpecError when not even one fits. `need`: one copy's
     bytes where the caller measured them (`LeafBytes`), else measured here by a forward of x. A model with
-    TorchScript inside (which takes no hooks, so is not measured) takes at most CPU_MOST on any device."""
+    TorchScript inside (which takes no hooks, so is not measured) takes at most CPU_MOST on any device; none takes
+    more than one forward of it takes (`fit_batch`)."""
     device = device or next((p.device for p in module.parameters()), torch.device("cpu"))
     need = copy_bytes(module, x, grad) if need is None else need
     free = free_memory(device)
@@ -122,7 +128,19 @@ def pick_batch(module: nn.Module, x: torch.Tensor, total: int, grad: bool, max_m
                         f", of {_size(free)} free. {advice}")
     blind = any(isinstance(m, torch.jit.ScriptModule) for m in module.modules())
     most = MOST if device.type == "cuda" and not blind else CPU_MOST[grad]
-    return max(1, min(total, most, int(budget // need)))
+    return fit_batch(module, max(1, min(total, most, int(budget // need))))
+
+
+def fit_batch(module: nn.Module, batch: int) -> int:
+    """`batch` copies a pass (picked, or asked for by hand), at most the copies one forward of the model takes
+    (`most_batch`: one for a program exported with a static batch)."""
+    most = most_batch(module)
+    return batch if most is None else max(1, min(batch, most))
+
+
+def takes(module: nn.Module, copies: int) -> bool:
+    """Whether one forward of the model takes `copies` copies of an input together (`fit_batch`)."""
+    return fit_batch(module, copies) == copies
 
 
 def check_batch(batch: int | None, picked: bool = True) -> None:

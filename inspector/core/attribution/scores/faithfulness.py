@@ -22,7 +22,7 @@ from ...records.labels import label_name
 from ...records.methods import METRICS, class_agnostic
 from ...records.signs import picture_of, ranked_by
 from ...sources.loaded import LoadedModel, detects
-from ..passes.batching import each_pass, pick_batch
+from ..passes.batching import each_pass, fit_batch, pick_batch
 from ..passes.layout import Layout
 from ..passes.raised import model_errors
 from ..record import _device, _unwrap
@@ -91,6 +91,8 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
     jobs = [(metric, i) for metric in metrics for i in range(steps + 1)]
     if batch is None:  # copies a pass from the free memory (core.batching)
         batch = pick_batch(module, x, len(jobs), grad=False, max_memory=max_memory, device=device)
+    else:  # at most what one forward of the model takes
+        batch = fit_batch(module, batch)
     out: dict[str, list[float]] = {metric: [] for metric in metrics}
     layout = Layout(module, grad=False)
     what = ""
