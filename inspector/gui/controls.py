@@ -20,6 +20,31 @@ def searchable(combo: QComboBox) -> QComboBox:
     return combo
 
 
+def completes(combo: QComboBox, say) -> QComboBox:
+    """Enter on part of a name in a searchable chooser picks the one item holding it (as the popup lists them),
+    or says through `say(text)` that several or none do, naming a few: it never does nothing silently."""
+    edit = combo.lineEdit()
+
+    def entered() -> None:
+        text = edit.text().strip()
+        names = [combo.itemText(i) for i in range(combo.count())]
+        if not text or text in names:
+            return
+        found = [i for i, name in enumerate(names) if text.lower() in name.lower()]
+        if len(found) == 1:
+            combo.setCurrentIndex(found[0])
+            edit.setText(names[found[0]])
+            return
+        if not found:
+            say(f"No layer holds {text!r}: type part of a layer's name (conv, layer4.2).")
+            return
+        shown = ", ".join(names[i] for i in found[:4]) + (", ..." if len(found) > 4 else "")
+        say(f"{len(found)} layers hold {text!r} ({shown}): type more of the name, or pick one from the list.")
+
+    edit.returnPressed.connect(entered)
+    return combo
+
+
 def content_free(combo: QComboBox, chars: int) -> QComboBox:
     """A chooser whose width does not follow its items (`chars` characters wide, the whole choice in its
     tooltip): a long layer, class or model name never widens the centre and squeezes the docks."""

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.inputs.samples import list_samples
 
-from .controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, content_free, searchable
+from .controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, completes, content_free, searchable
 from .docks.edits_panel import EditsPanel
 from .docks.folder_bar import FolderBar
 from .docks.live_bar import LiveBar
@@ -103,6 +103,7 @@ def lay_out(window) -> None:
     window.modules_dock = add_dock(window, "Modules", window.filter_box, Qt.LeftDockWidgetArea)
 
     window.layer_combo = content_free(searchable(QComboBox()), 20)  # hundreds of layers: type part of a name
+    completes(window.layer_combo, lambda text: window.statusBar().showMessage(text, 10_000))
     window.activation_panel = TensorPanel("Activation", diverging=False)
     window.gradient_panel = TensorPanel("Gradient", diverging=True)
     center = QWidget()
