@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QDockWidget,
     QMainWindow,
@@ -155,6 +155,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.layer_model.sigTicksChanged.connect(s.set_ticks)
         self.tree_view.selectionModel().currentChanged.connect(self._on_tree_current)
         self.tree_view.customContextMenuRequested.connect(self._on_tree_menu)
+        self._right_press = _RightPressKeepsCurrent(self.tree_view.viewport())  # the menu alone, nothing picked
         self.layer_combo.currentIndexChanged.connect(lambda _i: s.select_layer(self.layer_combo.currentData()))
         s.sigLayerSelected.connect(self._on_layer_selected)
         for one, other in ((self.activation_panel, self.gradient_panel), (self.gradient_panel, self.activation_panel)):
@@ -372,8 +373,10 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         i = self.layer_combo.findData(path)
         if i >= 0:
             self.layer_combo.setCurrentIndex(i)
-        elif path and path not in self.state.ticks and self.state.model is not None:
-            self.state.tick_and_show(path)  # not captured yet: tick it, and show it
+        elif path and path not in self.state.ticks and self.state.model is not None:  # selected, not ticked: the
+            # box ticks (a click on the name, the arrow keys or a right-click never change what a run captures)
+            self.statusBar().showMessage(f"{path} is not ticked: tick its box (or press Space) to capture it and "
+                                         f"show it here.", 10_000)
 
     def _on_tree_menu(self, pos) -> None:
         from .tree_menu import tree_menu
@@ -506,3 +509,16 @@ def _linked(one: str, other: str) -> bool:
         return bool(one and other) and parse_key(one).same_tensor(parse_key(other))
     except SpecError:
         return False
+
+
+class _RightPressKeepsCurrent(QObject):
+    """A right-button press on the module tree opens its menu and changes nothing: Qt would make the row under it
+    current first (and so select, and once tick, that module)."""
+
+    def __init__(self, viewport) -> None:
+        super().__init__(viewport)
+        viewport.installEventFilter(self)
+
+    def eventFilter(self, _watched, event) -> bool:
+        kinds = (QEvent.MouseButtonPress, QEvent.MouseButtonDblClick, QEvent.MouseButtonRelease)
+        return event.type() in kinds and event.button() == Qt.RightButton

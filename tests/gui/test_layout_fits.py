@@ -32,10 +32,12 @@ def test_the_histogram_marks_zero_only(make_panel):
     assert axis.tickValues(-6.2, 2.1, 60) == [(1.0, [0.0])] and axis.tickValues(0.5, 2.0, 60) == []
 
 
-def test_the_layer_combo_is_searchable_and_a_click_in_the_tree_shows_the_module(ui, qtbot, window):
-    """Issue 25, viewing: the Layer combo completes on any part of a name; clicking a module that is not
-    captured yet ticks it and shows it."""
-    from PySide6.QtCore import Qt
+def test_the_layer_combo_is_searchable_and_the_tree_ticks_only_by_its_box(ui, qtbot, window):
+    """Issue 25, viewing: the Layer combo completes on any part of a name. Issue 41, item 9: a module made current
+    in the tree (a click on its name, the arrow keys) is selected, not ticked, and the status bar says how to
+    capture it; a right-button press changes nothing (it ticked the row and re-ran before the menu opened); the box
+    ticks it, and it is shown."""
+    from PySide6.QtCore import QPoint, Qt
 
     assert window.layer_combo.isEditable()
     assert window.layer_combo.completer().filterMode() == Qt.MatchContains
@@ -43,11 +45,22 @@ def test_the_layer_combo_is_searchable_and_a_click_in_the_tree_shows_the_module(
     assert path not in window.state.ticks
     source = window.layer_model.match(window.layer_model.index(0, 0), Qt.UserRole, path, 1,
                                       Qt.MatchRecursive | Qt.MatchExactly)[0]
-    window.tree_view.setCurrentIndex(window.proxy.mapFromSource(source))
+    view_index = window.proxy.mapFromSource(source)
+    runs = window.worker.runs_done
+    current = window.tree_view.currentIndex()
+    rect = window.tree_view.visualRect(view_index)
+    qtbot.mouseClick(window.tree_view.viewport(), Qt.RightButton, pos=QPoint(rect.center()))
+    assert window.tree_view.currentIndex() == current and path not in window.state.ticks
+    window.tree_view.setCurrentIndex(view_index)  # as a click on the name does
+    assert path not in window.state.ticks and window.state.layer != path
+    assert window.statusBar().currentMessage() == (f"{path} is not ticked: tick its box (or press Space) to capture "
+                                                   f"it and show it here.")
+    qtbot.wait(400)  # longer than the auto-run debounce: nothing ran
+    assert window.worker.runs_done == runs
+    window.layer_model.setData(source, Qt.Checked, Qt.CheckStateRole)  # the box
     outcome = ui.expect_result(qtbot, window)
-    assert path in window.state.ticks and window.state.layer == path
-    assert window.layer_model.data(source, Qt.CheckStateRole) in (Qt.Checked, Qt.Checked.value, 2)
-    assert f"{path}:output" in outcome.result.captures and window.activation_panel.key == f"{path}:output"
+    assert path in window.state.ticks
+    assert f"{path}:output" in outcome.result.captures
 
 
 def test_docks_keep_their_width_whatever_the_names_shown(qtbot, window):
