@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from inspector.core.errors import SpecError
-from inspector.core.outputs import not_the_input, output_path
+from inspector.core.outputs import not_read, output_path
 from inspector.core.records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Option
 from inspector.core.records.signs import SIGNS
 from inspector.core.writes import save_npy
@@ -79,7 +79,8 @@ def run(args) -> int:
     from inspector.core.attribution.scores.faithfulness import METRICS, scored
     from inspector.core.export import check_picture_path, json_text, picture, picture_suffixes, save_overlay
 
-    out = not_the_input(output_path(args.out, suffixes=(".npy", *picture_suffixes())), args.input)
+    reads = common.files_read(args, ("--input", args.input), ("--baseline", args.baseline))
+    out = not_read(output_path(args.out, suffixes=(".npy", *picture_suffixes())), reads, typed=args.out)
     if out.suffix.lower() != ".npy":
         check_picture_path(out)
     metrics = _metrics(args.metrics, METRICS)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from inspector.core.errors import SpecError
-from inspector.core.outputs import make_parent, output_path
+from inspector.core.outputs import make_parent, not_read, output_path
 from inspector.core.records.manifest import SOURCE_FIELDS, run_manifest
 
 from . import capture_folder, common
@@ -41,9 +41,10 @@ def _capture_out(args) -> Path | None:
         if args.manifest:
             raise SpecError("--manifest is written beside the .npz: add --out FILE.npz.")
         return None
-    out = output_path(args.out, ".npz")
+    reads = common.files_read(args, ("--session", getattr(args, "session", None)), ("--input", args.input))
+    out = not_read(output_path(args.out, ".npz"), reads, typed=args.out if args.out.endswith(".npz") else None)
     if args.manifest:
-        output_path(out.with_suffix(".json"), flag="--manifest")
+        not_read(output_path(out.with_suffix(".json"), flag="--manifest"), reads, flag="--manifest")
     return out
 
 
@@ -74,6 +75,9 @@ def _replay_session(args, out: Path | None) -> int:
     from inspector.core.workbench import Workbench
 
     session = load_session(args.session, trust=args.trust)
+    for path, flag in ((out, "--out"), (out.with_suffix(".json") if out and args.manifest else None, "--manifest")):
+        if path is not None:  # nor what the session reads
+            not_read(path, (("session's input", session.input), ("session's weights", session.weights)), flag)
     if args.seed is not None:  # --seed wins over the session's seed
         session = replace(session, seed=common.seed(args))
     bench = Workbench()

@@ -68,6 +68,27 @@ def load(args):
     return loaded
 
 
+def files_read(args, *more: tuple[str, str | None]) -> list[tuple[str, str | None]]:
+    """The files a command reads, by the flag that names them (for `outputs.not_read`): `more` (its --input,
+    --baseline, --session) and the model arguments' --weights and --model (file.py:Name reads file.py); a
+    sample: input is the bundled picture itself."""
+    from inspector.core.errors import InputError
+    from inspector.core.inputs.files import resolve_sample
+    from inspector.core.sources.refs import is_factory
+
+    found = []
+    for flag, source in (*more, ("--weights", args.weights), ("--model", args.model)):
+        if flag == "--model" and source and is_factory(source):
+            source = source.rsplit(":", 1)[0]
+        if source and source.startswith("sample:"):
+            try:
+                source = str(resolve_sample(source[7:]))
+            except InputError:
+                source = None  # no such sample: said where the input is loaded
+        found.append((flag, source))
+    return found
+
+
 def json_out(args) -> Path | None:
     """`--json FILE` of bench and sweep, checked before the long run."""
     return make_parent(output_path(args.json, flag="--json")) if args.json else None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from inspector.core.outputs import output_path
+from inspector.core.outputs import not_read, output_path
 from inspector.core.sources.seeds import check_seed
 from inspector.core.writes import save_npz
 
@@ -50,7 +50,11 @@ def run(args) -> int:
     from inspector.core.compare.pair import diff_models, load_pair
     from inspector.core.export import json_text
 
-    out = output_path(args.out, ".npz") if args.out else None  # checked before either model loads
+    reads = common.files_read(args, ("--input", args.input), ("--against", args.against),
+                              ("--against-model", args.against_model), ("--against-weights", args.against_weights))
+    out = None
+    if args.out:  # checked before either model loads
+        out = not_read(output_path(args.out, ".npz"), reads, typed=args.out if args.out.endswith(".npz") else None)
     first, second = load_pair(args.model, args.weights, args.against, args.against_model, args.against_weights,
                               trust=args.trust, seed=common.seed(args),
                               against_seed=check_seed(args.against_seed, "--against-seed", text=True))

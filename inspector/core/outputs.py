@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Iterable
 
 from .errors import SpecError
-from .paths import check_name
+from .paths import check_name, shown, too_long
 
 
 def output_path(path: str | os.PathLike, suffix: str | None = None, flag: str = "--out",
@@ -81,15 +82,25 @@ def make_parent(path: Path) -> Path:
     return path
 
 
-def not_the_input(out: Path, input_source: str, flag: str = "--out") -> Path:
-    """`out`, unless it is the input file itself (a run must never overwrite what it reads)."""
-    source = Path(str(input_source)).expanduser()
-    try:
-        same = source.is_file() and (out.resolve() == source.resolve() or (out.exists() and out.samefile(source)))
-    except OSError:
-        same = False
-    if same:
-        raise SpecError(f"{flag} {out} is the input file; write the result under another name.")
+def not_read(out: Path, reads: Iterable[tuple[str, str | os.PathLike | None]], flag: str = "--out",
+             typed: str | None = None) -> Path:
+    """`out`, unless it is one of the files the command reads: `reads` holds (the flag that names it, the path
+    as typed, or None), e.g. ("--input", "cat.png"), ("--baseline", "b.npy"). The same file by another name
+    counts (./b.npy, a link, a hard link: os.path.samefile where both exist, else the resolved paths). A run must
+    never overwrite what it reads; SpecError, one line naming both (`out` as `typed`, when given)."""
+    for what, source in reads:
+        if source is None or not os.fspath(source).strip():
+            continue
+        text = os.path.expanduser(os.fspath(source))
+        if too_long(text) is not None or not os.path.isfile(text):
+            continue  # nothing there to overwrite (isfile: False for a NUL)
+        try:
+            same = os.path.samefile(out, text) if os.path.exists(out) else out.resolve() == Path(text).resolve()
+        except (OSError, RuntimeError):
+            same = False
+        if same:
+            raise SpecError(f"{flag} {shown(typed or out)} is the {what} file {shown(os.fspath(source))}; write the result "
+                            f"under another name.")
     return out
 
 

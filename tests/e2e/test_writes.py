@@ -189,7 +189,7 @@ def test_attribute_refuses_to_overwrite_its_input(capsys, tmp_path, no_model):
     before = picture.read_bytes()
     message = one_error(capsys, "attribute", "--model", "demo", "--method", "saliency", "--input", str(picture),
                         "--out", str(tmp_path / "." / "cat.png"))
-    assert "is the input file" in message and picture.read_bytes() == before
+    assert "is the --input file" in message and picture.read_bytes() == before
 
 
 def test_a_folder_capture_takes_a_new_empty_or_own_folder_and_refuses_others_before_loading(
