@@ -12,7 +12,8 @@ SHORTCUTS = (
     ("Ctrl+Shift+I", "Open a folder of images…"), ("Right / Page Down", "Next image in the folder"),
     ("Left / Page Up", "Previous image in the folder"),
     ("Ctrl+V", "Paste an image as the input"), ("Ctrl+S", "Save session…"), ("Ctrl+Shift+S", "Save figure…"), ("Ctrl+L", "Load session…"),
-    ("Ctrl+E", "Export captures…"), ("Alt+Down / Alt+Up", "Next / previous layer"), ("Ctrl+Q", "Quit"),
+    ("Ctrl+E", "Export captures…"), ("Alt+Down / Alt+Up", "Next / previous layer"),
+    ("Ctrl+Z", "Undo the last change to the edits"), ("F1", "Keyboard shortcuts (this table)"), ("Ctrl+Q", "Quit"),
 )
 
 FIGURE_TIP = ("The figure of the tab on screen, with a caption naming the model, input and edits. Attribution: "
