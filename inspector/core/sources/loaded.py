@@ -78,8 +78,8 @@ def _find_most_batch(module: nn.Module) -> int | None:
 def _program_batch(module: nn.Module) -> int | None:
     """The most copies one exported program takes (`most_batch`), read without guarding on its symbols (an `int`
     of a symbolic size would make it static); None for a module that is not a program, or takes any batch."""
-    limits = getattr(module, "range_constraints", None)
-    if not isinstance(limits, dict) or not isinstance(getattr(module, "graph", None), torch.fx.Graph):
+    limits = getattr(module, "range_constraints", None)  # {symbol: its range}; `.module()`'s is [] with none
+    if not isinstance(limits, (dict, list)) or not isinstance(getattr(module, "graph", None), torch.fx.Graph):
         return None
     inputs = getattr(module, "input_placeholders", None)  # torch.export.unflatten's; else the graph's own inputs
     nodes = inputs if isinstance(inputs, list) else module.graph.find_nodes(op="placeholder")
@@ -89,7 +89,7 @@ def _program_batch(module: nn.Module) -> int | None:
     size = first.shape[0]
     if isinstance(size, int):
         return size
-    bound = limits.get(size.node.expr)
+    bound = limits.get(size.node.expr) if isinstance(limits, dict) else None
     upper = getattr(bound, "upper", None)
     return int(upper) if upper is not None and getattr(upper, "is_Integer", False) else None
 

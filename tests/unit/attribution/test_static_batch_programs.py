@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from inspector.core import attribute, load_model
+from inspector.core.attribution import attribute as attribute_module
 from inspector.core.sources.loaded import LoadedModel
 
 SIDE = 32  # the small net's input side; the demo's is 64
@@ -71,6 +72,7 @@ def test_a_static_batch_program_runs_its_copies_one_at_a_time(programs, net, met
     found = attribute(program, x, method, options=METHODS[method])
     expected = attribute(eager, x, method, options=METHODS[method])
     assert program.most_batch == 1 and eager.most_batch is None  # found once, when the program was loaded
+    assert any("static batch of 1" in note for note in program.notes)
     assert found.target_index == expected.target_index
     same_map(found, expected)
     if "batch" in details(expected):
@@ -85,6 +87,20 @@ def test_a_batch_asked_for_by_hand_is_one_for_a_static_batch_program(programs):
     assert details(found)["batch"] == 1 and details(expected)["batch"] == 4
     same_map(found, expected)
     assert found.completeness_gap == pytest.approx(expected.completeness_gap, rel=1e-3, abs=1e-6)
+
+
+@pytest.mark.parametrize("method", ["ig", "occlusion"])
+def test_a_programs_own_module_given_as_a_bare_module_runs_its_copies_one_at_a_time(method):
+    """`ExportedProgram.module()` (a GraphModule that guards its batch, not the unflattened module the loader
+    makes), passed to the attribution API as it is."""
+    module = Tiny().eval()
+    program = torch.export.export(module, (torch.rand(1, 3, SIDE, SIDE),)).module()
+    x = torch.rand(1, 3, SIDE, SIDE, generator=torch.Generator().manual_seed(5))
+    options = METHODS[method]
+    found, expected = attribute_module(program, x, method, options=options), attribute_module(module, x, method,
+                                                                                              options=options)
+    assert details(found)["batch"] == 1 and details(expected)["batch"] > 1
+    same_map(found, expected)
 
 
 @pytest.mark.parametrize("net", ["tiny", "demo"])
