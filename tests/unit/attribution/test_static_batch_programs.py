@@ -1,7 +1,7 @@
 """Issue 40, item 6: a `.pt2` program exported with torch.export's default static batch takes batch 1 only, so the
 methods that run many copies of the input in one pass (integrated gradients' path points and its first forward of
-x and the baseline, SmoothGrad's noisy copies, occlusion's occluded copies, the deletion and insertion images) run
-its copies one at a time; a program exported with a dynamic batch (torch.export.Dim) still runs them in batches.
+x and the baseline, SmoothGrad's noisy copies, occlusion's occluded copies, the deletion and insertion images,
+D-RISE's masked images) run its copies one at a time; a program exported with a dynamic batch (torch.export.Dim) still runs them in batches.
 Every map is checked against the same method on the eager module the program was exported from."""
 
 from __future__ import annotations
@@ -127,3 +127,28 @@ def test_a_program_exported_with_a_dynamic_batch_still_runs_copies_in_batches(tm
     assert details(found)["batch"] == (details(expected)["batch"] if most is None else most)
     assert details(found)["batch"] > 1
     same_map(found, expected)
+
+
+class Boxes(nn.Module):
+    """A detector in torchvision's form: one box per image, scored by the mean of the image's top-left quarter."""
+
+    def forward(self, x):
+        found = []
+        for image in x:
+            score = torch.sigmoid(4 * image[:, :8, :8].mean() - 1).reshape(1)
+            found.append({"boxes": torch.tensor([[0.0, 0.0, 8.0, 8.0]]), "scores": score,
+                          "labels": torch.ones(1, dtype=torch.int64)})
+        return found
+
+
+def test_drise_runs_a_static_batch_detectors_masks_one_at_a_time(tmp_path):
+    module = Boxes().eval()
+    program = export(module, 16, tmp_path / "boxes.pt2")
+    x = torch.rand(1, 3, 16, 16, generator=torch.Generator().manual_seed(0))
+    options = {"masks": 12, "cell": 4, "seed": 1}
+    found, expected = attribute(program, x, "drise", options=options), attribute_module(module, x, "drise",
+                                                                                        options=options)
+    assert details(found)["batch"] == 1 and details(expected)["batch"] > 1
+    assert float(np.abs(expected.cam).max()) > 0
+    np.testing.assert_allclose(found.cam, expected.cam, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(found.map, expected.map, rtol=1e-4, atol=1e-6)
