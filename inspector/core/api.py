@@ -13,7 +13,7 @@ from .devices import resolve_device
 from .edit_reach import check_edits_reach
 from .edits import Edit
 from .engine import run
-from .errors import SpecError
+from .errors import ArgumentValueError, SpecError
 from .layers import LayerTree, build_layer_tree
 from .objective import Target
 from .result import RunResult
@@ -118,6 +118,8 @@ def each_box(
     each scored by `metrics` over its own box. `inspector.core.attribution.per_box.tiled` puts them side by side."""
     from .attribution.per_box import each_box as explain
 
+    if inputs.ndim != 4 or 0 in inputs.shape:  # a detector's images; checked before it runs on them
+        raise ArgumentValueError(f"each_box(): inputs must be images (N, C, H, W), not shape {tuple(inputs.shape)}.")
     wanted = _metrics(metrics, "each_box")
     dev = resolve_device(device)
     if model.device != dev:
