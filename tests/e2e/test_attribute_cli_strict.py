@@ -81,3 +81,14 @@ def test_each_box_takes_a_least_score_from_0_to_1(score):
     detector = load_model("demo-detector")
     with pytest.raises(SpecError, match="The least score of a box to explain is a number from 0 to 1"):
         each_box(detector, torch.rand(1, 3, 64, 64), "saliency", min_score=score)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # torch.jit.script and torch.jit.save say they are deprecated
+def test_a_torchscript_model_loads_without_torch_s_deprecation_text(tmp_path):
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 2, 3), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten()).eval()
+    torch.jit.save(torch.jit.script(net), tmp_path / "net.pt")
+    done = subprocess.run([sys.executable, "-m", "inspector", "attribute", "--model", str(tmp_path / "net.pt"),
+                           "--trust", "--input", "sample:star", "--method", "saliency", "--out",
+                           str(tmp_path / "o.npy")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "", done.stderr  # no 'torch.jit.load is deprecated' library text

@@ -3,6 +3,7 @@ code, so each loads only with trust."""
 
 from __future__ import annotations
 
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -36,7 +37,9 @@ def load(path: Path, trust: bool) -> LoadedModel:
         return loaded
     if _is_torchscript(path):
         try:
-            module = torch.jit.load(str(path), map_location="cpu")
+            with warnings.catch_warnings():  # torch's own 'torch.jit.load is deprecated' is no news to the user
+                warnings.filterwarnings("ignore", message=r".*torch\.jit\.load.* is deprecated", category=FutureWarning)
+                module = torch.jit.load(str(path), map_location="cpu")
         except Exception as exc:
             raise ModelLoadError(f"Cannot load TorchScript {path}: {type(exc).__name__}: {exc}") from exc
         return LoadedModel(module, str(path), "in file", None, None, None, "torchscript",
