@@ -40,7 +40,12 @@ class _Evil:
         return (os.system, (f"echo pwned > '{self.marker}'",))
 
 
-@pytest.mark.parametrize("trust", NOT_A_YES, ids=repr)
+def _named(value) -> str:
+    """A test id the same in every pytest-xdist worker (an object()'s repr holds its address)."""
+    return "object()" if type(value) is object else repr(value)
+
+
+@pytest.mark.parametrize("trust", NOT_A_YES, ids=_named)
 def test_an_hf_folder_with_its_own_code_takes_only_a_yes(tmp_path, trust):
     marker = _hf_folder_with_code(tmp_path)
     with pytest.raises(ArgumentTypeError, match="trust must be True or False"):
