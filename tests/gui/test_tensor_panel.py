@@ -64,7 +64,7 @@ def test_hover_names_the_channel_and_value(qtbot, make_panel, conv_maps):
     for channel, y, x in [(0, 0, 0), (10, 50, 60), (63, 111, 111), (37, 3, 100)]:
         panel._on_mouse_moved(scene_point(panel, channel, y, x))
         value = float(conv_maps[0, channel, y, x])
-        assert panel.hover.text() == f"channel {channel}   ({y}, {x})   value {value:.5g}"
+        assert panel.hover.text() == f"channel {channel}   y {y}, x {x}   value {value:.5g}"
     # a real mouse move over the canvas goes through the scene's signal
     point = scene_point(panel, 21, 40, 40)
     widget_pos = panel.canvas.mapFromScene(point)
