@@ -73,18 +73,25 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from inspector.core.records.methods import METRICS, gauss_too_many
+
+    # what can be checked without the model is checked before torch is imported (a second, not the load's ten)
+    metrics = _metrics(args.metrics, METRICS)
+    _check_numbers(args)
+    too_many = gauss_too_many(args.quadrature, args.steps) if args.method in ("ig", "smoothgrad") else None
+    if too_many and (args.method == "ig" or args.of == "ig"):
+        raise SpecError(too_many)
+
     from inspector.core import load_input, resolve_device
     from inspector.core.attribution import attribute, parse_memory, takes_baseline
     from inspector.core.attribution.scores.baselines import make_baseline
-    from inspector.core.attribution.scores.faithfulness import METRICS, scored
+    from inspector.core.attribution.scores.faithfulness import scored
     from inspector.core.export import check_picture_path, json_text, picture, picture_suffixes, save_overlay
 
     reads = common.files_read(args, ("--input", args.input), ("--baseline", args.baseline))
     out = not_read(output_path(args.out, suffixes=(".npy", *picture_suffixes())), reads, typed=args.out)
     if out.suffix.lower() != ".npy":
         check_picture_path(out)
-    metrics = _metrics(args.metrics, METRICS)
-    _check_numbers(args)
     cap = parse_memory(args.max_memory)
     loaded = common.load(args)
     loaded.module.to(resolve_device(args.device))

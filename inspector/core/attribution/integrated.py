@@ -26,14 +26,12 @@ from ..detection.follow import follow
 from ..detection.outputs import is_detection_output
 from ..errors import SpecError
 from ..objective import Target, objective, parse_target, primary_output
-from ..records.methods import QUADRATURES
+from ..records.methods import QUADRATURES, gauss_too_many
 from ..sources.loaded import LoadedModel
 from .passes.batching import LeafBytes, check_batch, each_pass, fit_batch, pick_batch, takes
 from .passes.layout import Layout, eval_norms
 from .quadrature import gauss_legendre
 from .record import Attribution, _device, _unwrap
-
-GAUSS_MOST = 20_000  # Gauss-Legendre points, at most: finding n nodes takes O(n^2) time (20,000: 4 s on a laptop core)
 
 
 @dataclass(frozen=True)
@@ -55,9 +53,8 @@ def path_points(quadrature: str, steps: int) -> PathNodes:
         raise SpecError(f"steps must be a whole number of at least 1, not {steps!r}.")
     n = int(steps)
     if quadrature == "gausslegendre":
-        if n > GAUSS_MOST:
-            raise SpecError(f"Gauss-Legendre takes at most {GAUSS_MOST:,} steps (its nodes take time that grows "
-                            f"as steps squared to find), not {n:,}: use --quadrature riemann_trapezoid for more.")
+        if gauss_too_many(quadrature, n):
+            raise SpecError(gauss_too_many(quadrature, n))
         nodes, weights = gauss_legendre(n)  # O(n) memory: leggauss's companion matrix is n x n
         alphas, weights = (nodes + 1) / 2, weights / 2
         return PathNodes(n, lambda start, stop: (alphas[start:stop], weights[start:stop]))

@@ -14,6 +14,16 @@ from dataclasses import dataclass, replace
 
 #: Integrated gradients' quadratures: captum's names (`core.integrated.path_nodes`).
 QUADRATURES = ("gausslegendre", "riemann_left", "riemann_right", "riemann_middle", "riemann_trapezoid")
+GAUSS_MOST = 20_000  # Gauss-Legendre points, at most: finding n nodes takes O(n^2) time (20,000: 4 s on a laptop core)
+
+
+def gauss_too_many(quadrature: str, steps) -> str | None:
+    """Why `steps` Gauss-Legendre points are not taken (more than GAUSS_MOST), else None: one rule for the
+    method and for the CLI, which says it before the model loads."""
+    if quadrature != "gausslegendre" or isinstance(steps, bool) or not isinstance(steps, int) or steps <= GAUSS_MOST:
+        return None
+    return (f"Gauss-Legendre takes at most {GAUSS_MOST:,} steps (its nodes take time that grows as steps squared "
+            f"to find), not {steps:,}: use --quadrature riemann_trapezoid for more.")
 #: SmoothGrad's kinds (captum's NoiseTunnel: mean, mean of squares, variance) and the maps it smooths.
 SMOOTH_KINDS = ("smoothgrad", "smoothgrad-sq", "vargrad")
 SMOOTHED = ("saliency", "guided", "ig")

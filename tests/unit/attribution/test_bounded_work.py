@@ -13,8 +13,9 @@ import textwrap
 
 import pytest
 
-from inspector.core.attribution.integrated import GAUSS_MOST, path_nodes
+from inspector.core.attribution.integrated import path_nodes
 from inspector.core.errors import SpecError
+from inspector.core.records.methods import GAUSS_MOST
 
 CHILD = """
 import resource, sys

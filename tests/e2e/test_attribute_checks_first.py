@@ -1,0 +1,31 @@
+"""Issue 41, item 18: what `attribute` can check without the model is said before torch is imported and the
+model loads (`--steps 0` answered after 11.9 s, the model's load): the command is run with `-X importtime`, and
+its stderr shows the error and no torch import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.parametrize("argv, line", [
+    (("--method", "ig", "--steps", "0"), "error: --steps must be at least 1, not 0."),
+    (("--method", "ig", "--steps", "100000"),
+     "error: Gauss-Legendre takes at most 20,000 steps (its nodes take time that grows as steps squared to find), "
+     "not 100,000: use --quadrature riemann_trapezoid for more."),
+    (("--method", "smoothgrad", "--of", "ig", "--steps", "30000"),
+     "error: Gauss-Legendre takes at most 20,000 steps (its nodes take time that grows as steps squared to find), "
+     "not 30,000: use --quadrature riemann_trapezoid for more."),
+    (("--method", "occlusion", "--samples", "0"), "error: --samples must be at least 1, not 0."),
+    (("--method", "ig", "--metrics", "auc"), "error: --metrics takes deletion, insertion (comma-separated), not 'auc'."),
+], ids=["steps 0", "gauss steps", "smoothgrad of ig", "samples 0", "metrics"])
+def test_model_free_arguments_are_refused_before_torch_loads(tmp_path, argv, line):
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "inspector", "attribute", "--model", "resnet18",
+                           "--input", "sample:star", *argv, "--out", str(tmp_path / "o.npy")],
+                          capture_output=True, text=True, timeout=120)
+    said = [text for text in done.stderr.splitlines() if not text.startswith("import time:")]
+    imported = {text.split("|")[-1].strip() for text in done.stderr.splitlines() if text.startswith("import time:")}
+    assert done.returncode == 2 and said == [line], done.stderr[-800:]
+    assert "torch" not in imported and "torchvision" not in imported
