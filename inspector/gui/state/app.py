@@ -448,6 +448,10 @@ class AppState(QObject):
         if self.pending_target is None and not fits_task(self.target, info.task):
             self.target = "auto"  # a class for a detector, or a box for a classifier: the model's own default
             self.sigTargetShown.emit(self.target)
+        if info.task == "detection" and info.seed is not None:  # random weights: the boxes are at chance, said
+            self.notify("info", f"{info.request.source} has random weights (seed {info.seed}): every box scores "
+                                f"near chance, so the score threshold is 0 here to show its top boxes. Load "
+                                f"pretrained weights or a checkpoint to see what it detects.")
         if self.grad_site == "attention" and not info.attention:  # a choice this model cannot have: its default
             self.grad_site = "grad_output"
             self.sigGradSiteShown.emit(self.grad_site)
