@@ -76,6 +76,8 @@ def test_an_unreadable_file_is_skipped_with_a_message(ui, qtbot, window, tmp_pat
     window.state.folder.step(1)  # e.png fails at the end: back to d.png, which is shown again
     qtbot.waitUntil(lambda: window.banner.text().startswith("Warning: Skipped e.png: e.png is empty (0 bytes)"))
     assert window.state.input == str(folder / "d.png") and window.folder_bar.label.text() == "4 of 5: d.png"
+    window.state.set_input("sample:star")  # issue 41, item 8: the folder left, what was said of its files goes
+    assert window.banner.notice is None and window.banner.isHidden()
 
 
 def test_a_folder_with_no_image_or_a_dropped_folder(ui, qtbot, window, tmp_path, image_file):

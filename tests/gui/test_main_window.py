@@ -178,6 +178,9 @@ def test_a_model_that_loads_but_fails_its_first_run_is_not_taken_on(ui, qtbot, w
     assert captured_layers(outcome) == {"features.0", "fc"} and window.state.ticks == {"features.0", "fc"}
     assert window.settings.value("model/source") == tiny_source
     assert window.model_combo.currentText() == tiny_source
+    assert window.banner.notice is not None and "first run failed" in window.banner.text()  # it stays until...
+    window.state.request_model(ModelRequest(ui.source(gui_files, "Wide"), trust=True))  # ...another model
+    assert window.banner.notice is None and window.banner.isHidden()  # issue 41, item 8: a choice replaced
     # a model that runs is taken on and remembered; nothing of Tiny is kept once it ran
     wide = ui.source(gui_files, "Wide")
     window.state.request_model(ModelRequest(wide, trust=True))

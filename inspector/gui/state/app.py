@@ -174,6 +174,8 @@ class AppState(QObject):
 
     # -- what the user asks for -------------------------------------------------------------
     def request_model(self, request: ModelRequest, ticks: set[str] | None = None) -> None:
+        if request != self._back_to:  # another model asked for: what was said of the last one's failure goes
+            self.sigNoticeOver.emit("model")
         self.loading = request
         self._next_ticks = ticks
         self.sigModelShown.emit(request)
@@ -201,6 +203,8 @@ class AppState(QObject):
         source = source.strip()
         if not source or source in (self.input, self.folder.root()):
             return
+        if self.folder.root():  # the folder is left: what was said of its files goes
+            self.sigNoticeOver.emit("folder")
         if Path(source).is_dir():
             self.folder.open(source)
             return
@@ -328,7 +332,9 @@ class AppState(QObject):
                 self.schedule_run()  # a change that waited for F5 runs now
 
     def notify(self, level: str, text: str, action=None, details: str = "", about: str = "") -> None:
-        """A message for the banner; `about="run"`: a run's error, taken down once a run works (sigNoticeOver)."""
+        """A message for the banner; `about`: what it is about, taken down when that is over (sigNoticeOver):
+        "run", a run's error, once a run works; "model", once another model is asked for; "folder", once the
+        folder is left."""
         self.sigNotice.emit(Notice(level, text, details, action, about))
 
     # -- runs ------------------------------------------------------------------------------

@@ -75,7 +75,7 @@ class FolderState(QObject):
         self._skipped.append(f"{folder.relative}: {failure.message}")
         many = len(self._skipped) > 1
         app.notify("warning", f"Skipped {len(self._skipped)} unreadable files: " + "; ".join(self._skipped)
-                   if many else f"Skipped {self._skipped[0]}")
+                   if many else f"Skipped {self._skipped[0]}", about="folder")  # goes when the folder is left
         following = folder.index + self._step
         if 0 <= following < len(folder):
             self._show(folder.at(following))
