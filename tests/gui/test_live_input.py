@@ -52,6 +52,7 @@ def test_a_video_plays_through_the_panels_frame_after_frame(ui, qtbot, window, t
     assert f"End of clip.mp4 ({N} frames)" in window.banner.text()
     settings.sync()
     assert settings.value("input") == image_file  # a frame is not an input to come back to
+    assert ("input", clip) in window.state.store.recent()  # issue 41, item 13: File > Open recent offers the video
     assert "inspector-video" not in decoders  # the decoding thread finished at the end
     assert weak_refs_to(window.state) - refs_before < 5  # nothing is left behind per frame (was one each)
 

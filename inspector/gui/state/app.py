@@ -492,6 +492,8 @@ class AppState(QObject):
             self.store.save_input(self.input, self.device)
             self.store.add_recent("input", self.folder.root() or self.input)
         else:
+            if self.live.feed is not None:  # a video file that played is offered again (a camera is no file)
+                self.store.add_recent("input", self.live.feed.source)
             self.live.result_shown()
         total = result.timings.get("total_s", 0.0)
         self._runs_of_model += 1
