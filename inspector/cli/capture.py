@@ -49,6 +49,13 @@ def _capture_out(args) -> Path | None:
 
 
 def run(args) -> int:
+    from inspector.core.edits import parse_edit
+    from inspector.core.keys import parse_sites
+
+    parse_sites(args.sites)  # what needs no model is said before torch is imported (a second, not the load's ten)
+    for text in args.edit:
+        parse_edit(text)
+
     from inspector.core import SpecError, capture, load_input
     from inspector.core.inputs.files import is_image_set
 

@@ -23,6 +23,22 @@ GRAD_SITES: frozenset[str] = frozenset({"grad_output", "grad_input", "grad"})
 #: What `--sites` accepts: the module sites plus `params` (every parameter's `:grad`).
 SITE_CHOICES: tuple[str, ...] = (*MODULE_SITES, "params")
 
+
+def parse_sites(sites) -> frozenset[str]:
+    """The sites a run captures, from "output,grad_output" or a list: known ones only (torch-free, so the CLI
+    says a wrong one before the model loads)."""
+    from .arguments import need_texts
+
+    if isinstance(sites, str):
+        sites = [s.strip() for s in sites.split(",") if s.strip()]
+        if not sites:
+            raise SpecError(f"No sites given (the site list is empty). Valid sites: {', '.join(SITE_CHOICES)}.")
+    found = frozenset(need_texts(sites, "sites", "output,grad_output"))
+    unknown = sorted(found - set(SITE_CHOICES))
+    if unknown:
+        raise SpecError(f"Unknown site(s) {', '.join(unknown)}. Valid sites: {', '.join(SITE_CHOICES)}.")
+    return found
+
 _KEY = re.compile(r"^(?P<layer>[^:#\[\]]*?):(?P<site>[a-z_]+)(?:#(?P<call>\d+))?(?:\[(?P<index>\d+)\])?$")
 
 

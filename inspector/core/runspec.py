@@ -8,7 +8,7 @@ from typing import Iterable, Literal
 from .arguments import need_flag, need_list, need_texts
 from .edits import Edit, parse_edit
 from .errors import SpecError
-from .keys import SITE_CHOICES
+from .keys import parse_sites
 from .objective import Target, parse_target
 
 
@@ -43,11 +43,7 @@ class RunSpec:
         keep: Literal["full", "stats"] = "full",
         stats_now: Iterable[str] | None = None,
     ) -> "RunSpec":
-        if isinstance(sites, str):
-            sites = [s.strip() for s in sites.split(",") if s.strip()]
-            if not sites:
-                raise SpecError(f"No sites given (the site list is empty). Valid sites: {', '.join(SITE_CHOICES)}.")
-        sites = frozenset(need_texts(sites, "sites", "output,grad_output"))
+        sites = parse_sites(sites)
         text = isinstance(layers, str)
         layers = need_texts(layers, "layers", "conv1,layer4.1.conv2")
         if text:  # one comma-separated text of paths
@@ -56,9 +52,6 @@ class RunSpec:
         need_flag(input_grad, "input_grad")
         if not isinstance(keep, str) or keep not in ("full", "stats"):
             raise SpecError(f"keep must be 'full' or 'stats', not {keep!r}.")
-        unknown = sorted(sites - set(SITE_CHOICES))
-        if unknown:
-            raise SpecError(f"Unknown site(s) {', '.join(unknown)}. Valid sites: {', '.join(SITE_CHOICES)}.")
         parsed = tuple(e if isinstance(e, Edit) else parse_edit(e) for e in edits)
         now = None if stats_now is None else tuple(need_texts(stats_now, "stats_now", "conv1,fc"))
         return cls(tuple(layers), sites, parsed, parse_target(target), input_grad, keep, stats_now=now)

@@ -29,3 +29,19 @@ def test_model_free_arguments_are_refused_before_torch_loads(tmp_path, argv, lin
     imported = {text.split("|")[-1].strip() for text in done.stderr.splitlines() if text.startswith("import time:")}
     assert done.returncode == 2 and said == [line], done.stderr[-800:]
     assert "torch" not in imported and "torchvision" not in imported
+
+
+@pytest.mark.parametrize("argv, line", [
+    (("--sites", "output,nope"), "error: Unknown site(s) nope. Valid sites: input, output, grad_output, grad_input, "
+                                 "attention, params."),
+    (("--sites", " , "), "error: No sites given (the site list is empty). Valid sites: input, output, grad_output, "
+                         "grad_input, attention, params."),
+], ids=["unknown site", "no site"])
+def test_capture_refuses_sites_before_torch_loads(tmp_path, argv, line):
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "inspector", "capture", "--model", "resnet18",
+                           "--input", "sample:star", *argv, "--out", str(tmp_path / "c.npz")],
+                          capture_output=True, text=True, timeout=120)
+    said = [text for text in done.stderr.splitlines() if not text.startswith("import time:")]
+    imported = {text.split("|")[-1].strip() for text in done.stderr.splitlines() if text.startswith("import time:")}
+    assert done.returncode == 2 and said == [line], done.stderr[-800:]
+    assert "torch" not in imported
