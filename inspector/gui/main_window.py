@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QDockWidget,
     QMainWindow,
@@ -34,6 +34,8 @@ from .sources import SourcesMixin
 from .state import GRADIENT_SITES, AppState
 from .state.run_choices import missing_text
 from .token_grid_mixin import TokenGridMixin
+from .tree_menu import RightPressKeepsCurrent
+from .views.panel_links import link_panels
 
 LIVE_HISTOGRAM_EVERY_S = 0.5  # while a video plays, the value histograms are redrawn twice a second
 LIVE_TEXT_EVERY_S = 0.25  # ... and its frame number and rate four times a second
@@ -155,13 +157,10 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.layer_model.sigTicksChanged.connect(s.set_ticks)
         self.tree_view.selectionModel().currentChanged.connect(self._on_tree_current)
         self.tree_view.customContextMenuRequested.connect(self._on_tree_menu)
-        self._right_press = _RightPressKeepsCurrent(self.tree_view.viewport())  # the menu alone, nothing picked
+        self._right_press = RightPressKeepsCurrent(self.tree_view.viewport())  # the menu alone, nothing picked
         self.layer_combo.currentIndexChanged.connect(lambda _i: s.select_layer(self.layer_combo.currentData()))
         s.sigLayerSelected.connect(self._on_layer_selected)
-        for one, other in ((self.activation_panel, self.gradient_panel), (self.gradient_panel, self.activation_panel)):
-            one.sigChannelZoomed.connect(lambda c, one=one, other=other: self._follow_zoom(one, other, c))
-            one.sigCursor.connect(lambda where, one=one, other=other: other.show_cursor(
-                where if where is None or _linked(one.key, other.key) else None))  # linked cursors
+        link_panels(self.activation_panel, self.gradient_panel)  # the enlarged channel and cursor, where linked
         self.grad_site_combo.activated.connect(lambda _i: s.select_grad_site(self.grad_site_combo.currentText()))
         s.sigGradSiteShown.connect(self._show_grad_site)
         s.sigQuerySet.connect(self._on_query_set)
@@ -239,16 +238,6 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
                                            "the hooks of the frame on screen.")
             if not playing:
                 self.show_layer()  # paused or stopped: the histograms of the frame on screen
-
-    @staticmethod
-    def _follow_zoom(source, other, channel: int) -> None:
-        """A channel enlarged on one side is enlarged on the other where that side shows the same tensor or its
-        gradient; else the other side says what it shows instead."""
-        if _linked(source.key, other.key):
-            other.zoom_channel(channel)
-        elif other.key:
-            other.hover.setText(f"Not linked: {other.key} is another tensor than {source.key}, so its channel "
-                                f"{channel} is not {source.key}'s.")
 
     def _show_grad_site(self, site: str) -> None:
         label = next((k for k, v in GRADIENT_SITES.items() if v == site), None)
@@ -498,27 +487,3 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.state.store.save_window(self.saveGeometry(), self.saveState())
         self.state.stop()
         super().closeEvent(event)
-
-
-def _linked(one: str, other: str) -> bool:
-    """Two panels' keys capture one tensor and its gradient (`Key.same_tensor`)."""
-    from inspector.core.errors import SpecError
-    from inspector.core.keys import parse_key
-
-    try:
-        return bool(one and other) and parse_key(one).same_tensor(parse_key(other))
-    except SpecError:
-        return False
-
-
-class _RightPressKeepsCurrent(QObject):
-    """A right-button press on the module tree opens its menu and changes nothing: Qt would make the row under it
-    current first (and so select, and once tick, that module)."""
-
-    def __init__(self, viewport) -> None:
-        super().__init__(viewport)
-        viewport.installEventFilter(self)
-
-    def eventFilter(self, _watched, event) -> bool:
-        kinds = (QEvent.MouseButtonPress, QEvent.MouseButtonDblClick, QEvent.MouseButtonRelease)
-        return event.type() in kinds and event.button() == Qt.RightButton

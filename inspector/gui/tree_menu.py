@@ -1,7 +1,9 @@
-"""The module tree's context menu: tick by type, all leaves or none, add an edit at a module."""
+"""The module tree's context menu (tick by type, all leaves or none, add an edit at a module), and the right press
+that opens it without picking a row."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QMenu
 
 
@@ -21,3 +23,16 @@ def tree_menu(window, path: str | None) -> QMenu:
     menu.addAction("Expand all", window.tree_view.expandAll)
     menu.addAction("Collapse all", window.tree_view.collapseAll)
     return menu
+
+
+class RightPressKeepsCurrent(QObject):
+    """A right-button press on the module tree opens its menu and changes nothing: Qt would make the row under it
+    current first (and so select, and once tick, that module)."""
+
+    def __init__(self, viewport) -> None:
+        super().__init__(viewport)
+        viewport.installEventFilter(self)
+
+    def eventFilter(self, _watched, event) -> bool:
+        kinds = (QEvent.MouseButtonPress, QEvent.MouseButtonDblClick, QEvent.MouseButtonRelease)
+        return event.type() in kinds and event.button() == Qt.RightButton

@@ -31,6 +31,7 @@ from .atlas import AtlasState
 from .edits import EditsState
 from .folder import FolderState
 from .live import LiveState
+from .model_loaded import said_on_load
 from .run_choices import layer_names_of, listed_device, panel_keys_of, sites_of, visible_of
 from .settings import SettingsStore
 
@@ -454,15 +455,7 @@ class AppState(QObject):
         if self.pending_target is None and not fits_task(self.target, info.task):
             self.target = "auto"  # a class for a detector, or a box for a classifier: the model's own default
             self.sigTargetShown.emit(self.target)
-        if info.task == "detection" and info.seed is not None:  # random weights: the boxes are at chance, said
-            self.notify("info", f"{info.request.source} has random weights (seed {info.seed}): every box scores "
-                                f"near chance, so the score threshold is 0 here to show its top boxes. Load "
-                                f"pretrained weights or a checkpoint to see what it detects.")
-        if self.grad_site == "attention" and not info.attention:  # a choice this model cannot have: its default
-            self.grad_site = "grad_output"
-            self.sigGradSiteShown.emit(self.grad_site)
-            self.notify("info", f"Gradient is grad_output again: {info.request.source} has no attention module the "
-                                f"app knows, so it has no attention per head.")
+        said_on_load(self, info)
         self.sigModelShown.emit(info.request)
         self.sigModelLoaded.emit(info, set(self.ticks))
         if self.pending_target is not None:

@@ -1,0 +1,17 @@
+"""What a newly loaded model changes in the choices and says once: a Gradient choice it cannot have falls back
+to its default, and a torchvision detector with random weights says why its boxes are at chance."""
+
+from __future__ import annotations
+
+
+def said_on_load(state, info) -> None:
+    """After `info`'s model loaded (AppState._on_loaded), before its first run is asked for."""
+    if info.task == "detection" and info.seed is not None:  # random weights: the boxes are at chance, said
+        state.notify("info", f"{info.request.source} has random weights (seed {info.seed}): every box scores "
+                             f"near chance, so the score threshold is 0 here to show its top boxes. Load "
+                             f"pretrained weights or a checkpoint to see what it detects.")
+    if state.grad_site == "attention" and not info.attention:  # a choice this model cannot have: its default
+        state.grad_site = "grad_output"
+        state.sigGradSiteShown.emit(state.grad_site)
+        state.notify("info", f"Gradient is grad_output again: {info.request.source} has no attention module the "
+                             f"app knows, so it has no attention per head.")
