@@ -21,8 +21,7 @@ def follow_zoom(source, other, channel: int) -> None:
     if linked(source.key, other.key):
         other.zoom_channel(channel)
     elif other.key:
-        other.hover.setText(f"Not linked: {other.key} is another tensor than {source.key}, so its channel "
-                            f"{channel} is not {source.key}'s.")
+        other.hover.setText(f"Not linked: {other.key} is another tensor than {source.key}.")  # fits at 1280
 
 
 def link_panels(activation, gradient) -> None:
