@@ -30,12 +30,12 @@ from inspector.core.records.signs import SIGNS, default_sign
 
 from ..controls import content_free, searchable
 from .attribution_options import AttributionOptions
+from .colour_bar import colour_bar
 from .faithfulness_plot import FaithfulnessPlot
 from .heat_colours import colormap_for, heat_colormap
 from .method_comparison import MethodComparison
 from .number_format import fmt
 from .side_panels import rgb_pixmap
-
 
 BOXES_OFFERED = 10  # a detector's best detections offered as the map's target (a click on a box picks any)
 
@@ -125,7 +125,7 @@ class AttributionView(QWidget):
         self.heat = pg.ImageItem(axisOrder="row-major")
         self.view.addItem(self.picture)
         self.view.addItem(self.heat)
-        self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=heat_colormap(), width=14, interactive=False)
+        self.colorbar = colour_bar((0, 1), heat_colormap(), 14)
         self.colorbar.setImageItem(self.heat)
         self.canvas.addItem(self.colorbar, row=0, col=1)
         self.colorbar.setVisible(False)  # shown with a map

@@ -16,6 +16,7 @@ from PySide6.QtCore import Signal
 
 from inspector.core.mosaic import Mosaic, levels, make_mosaic
 
+from .colour_bar import colour_bar
 from .number_format import fmt
 
 ROWS = ("activation", "gradient", "input gradient")
@@ -60,7 +61,7 @@ class CompareGrid(pg.GraphicsLayoutWidget):
             shared_map = "viridis" if row == "activation" else "CET-D1"
             for name, items, cmap, c in (("shared", ("baseline", "edited"), shared_map, 3),
                                          ("difference", ("difference",), "CET-D1", 5)):
-                bar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get(cmap), width=12, interactive=False)
+                bar = colour_bar((0, 1), pg.colormap.get(cmap), 12)
                 bar.setImageItem([self.images[row, i] for i in items])
                 self.addItem(bar, row=r + 1, col=c)
                 bar.setVisible(False)  # shown with its row's images

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLay
 from inspector.core.clipping import clip_levels
 
 from ..figure_draw import Figure, FigureCell
+from .colour_bar import colour_bar
 from .heat_colours import colormap_for
 from .number_format import fmt
 
@@ -88,7 +89,7 @@ class MethodComparison(QWidget):
         heat = pg.ImageItem(values, axisOrder="row-major", levels=levels)
         heat.setOpacity(OPACITY)
         view.addItem(heat)
-        bar = pg.ColorBarItem(values=levels, colorMap=colormap_for(found.shown_sign), width=10, interactive=False)
+        bar = colour_bar(levels, colormap_for(found.shown_sign), 10)
         bar.setImageItem(heat)
         self.cells[method], self.pictures[method], self.levels[method] = (view, bar), picture, levels
         row, col = divmod(self.methods.index(method), self.columns)

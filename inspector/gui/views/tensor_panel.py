@@ -28,6 +28,7 @@ from inspector.core.records.tokens import TokenGrid, prefix_tokens
 
 from .channel_pager import ChannelPager
 from .channel_zoom import ChannelZoom, describe
+from .colour_bar import colour_bar
 from .number_format import fmt, format_stats, keep_pairs
 from .panel_plots import ValueHistogram, VectorBars
 
@@ -104,8 +105,7 @@ class TensorPanel(QWidget):
         self.zoom.sigMoved.connect(self._on_zoom_moved)
         self.zoom.canvas.installEventFilter(self)
         self._spatial = False  # the maps cover the input's area (conv maps, a patch grid)
-        self.colorbar = pg.ColorBarItem(values=self._levels, colorMap=pg.colormap.get(_MAPS[diverging]),
-                                        width=14, interactive=True)
+        self.colorbar = colour_bar(self._levels, pg.colormap.get(_MAPS[diverging]), 14, interactive=True)
         self.colorbar.setImageItem([self.image, self.zoom_image])
         self.canvas.addItem(self.colorbar, row=0, col=1)
         self.canvas.scene().sigMouseMoved.connect(self._on_mouse_moved)
