@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING
 import torch
 
 from .attribution import attribute
+from .attribution.cancel_within import stops_within_a_module
+from .attribution.scores.faithfulness import scored
 from .compare.pair import run_against
 from .deferred import complete_statistics, with_statistics
 from .devices import resolve_device
 from .diagnostics import dead_units, first_nonfinite, gradient_flow
 from .edit_reach import check_edits_reach
 from .engine import run
-from .attribution.scores.faithfulness import scored
 from .inputs.files import input_preprocess, load_input
 from .layers import LayerTree, build_layer_tree
 from .records.methods import METHODS
@@ -223,10 +224,13 @@ class Workbench:
         if method is not None and method.passes:  # the methods that run in passes: progress and cancel
             options.update(cancel=cancel, progress=progress)
         start = time.perf_counter()
-        found = attribute(loaded, x, request.method, request.target, request.layer, options or None)
+        title = method.title if method is not None else request.method
+        with stops_within_a_module(loaded.module, cancel, title[:1].upper() + title[1:]):  # within a pass too
+            found = attribute(loaded, x, request.method, request.target, request.layer, options or None)
         found = replace(found, details=found.details + (("seconds", time.perf_counter() - start),))
         if not request.metrics:
             return found
-        return scored(loaded, x, found, request.metrics, request.metric_steps, options.get("baseline"),
-                      cancel=cancel, progress=progress, blur_sigma=options.get("blur_sigma"),
-                      baseline_seed=options.get("baseline_seed"))  # the method's own baseline, else the one named
+        with stops_within_a_module(loaded.module, cancel, "Deletion and insertion"):
+            return scored(loaded, x, found, request.metrics, request.metric_steps, options.get("baseline"),
+                          cancel=cancel, progress=progress, blur_sigma=options.get("blur_sigma"),
+                          baseline_seed=options.get("baseline_seed"))  # the method's own baseline, else the one named

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMessageBox
 
@@ -51,8 +52,26 @@ def fill_recent(window) -> None:
         menu.addAction("(nothing yet)").setEnabled(False)
 
 
+class EscReachesCancel(QObject):
+    """Esc is Cancel wherever the focus is. A menu closed with Esc leaves the menu bar in keyboard mode, with the
+    focus, and Qt's QMenuBar then takes the next Esc for itself (it accepts Esc's ShortcutOverride), so the first
+    Esc after a menu cancelled nothing. While there is something to cancel, the bar lets Esc go to the action."""
+
+    def __init__(self, cancel: QAction, bar) -> None:
+        super().__init__(bar)
+        self.cancel = cancel
+        bar.installEventFilter(self)
+
+    def eventFilter(self, _watched, event) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.ShortcutOverride and event.key() == Qt.Key_Escape and self.cancel.isEnabled():
+            event.ignore()  # not the bar's: the shortcut map gives it to Cancel
+            return True
+        return False
+
+
 def build_menus(window) -> None:
     bar = window.menuBar()
+    EscReachesCancel(window.cancel_action, bar)
     file = bar.addMenu("&File")
     window.open_model_action = _action(window, file, "Open model…", window.on_open_model, "Ctrl+O")
     _action(window, file, "Open Hugging Face model folder…", window.on_open_hf_folder)
