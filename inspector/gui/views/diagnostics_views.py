@@ -69,7 +69,7 @@ class GradientFlowView(QWidget):
         self.plot = pg.PlotWidget()
         self.plot.setLogMode(y=True)
         self.plot.setLabel("bottom", "layer (forward order)")
-        self.plot.addLegend()
+        self.legend = self.plot.addLegend()
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.plot.showGrid(y=True, alpha=0.2)
         # In log mode the regions are given in log10 units; they do not take part in auto-range.
@@ -81,8 +81,8 @@ class GradientFlowView(QWidget):
             self.plot.addItem(region, ignoreBounds=True)
             label = pg.InfLineLabel(region.lines[1 if region is low else 0], text, position=0.95, anchor=(1, 1))
             label.setColor((200, 200, 200))
-        self.norm_curve = self.plot.plot(pen="#4c78a8", symbol="o", symbolSize=5, name="L2 norm")
-        self.mean_curve = self.plot.plot(pen="#f58518", symbol="t", symbolSize=5, name="mean |grad|")
+        self.norm_curve = self.plot.plot(pen="#4c78a8", symbol="o", symbolSize=5)
+        self.mean_curve = self.plot.plot(pen="#f58518", symbol="t", symbolSize=5)
         self.measure = QComboBox()
         self.measure.addItems(list(MEASURES))
         self.measure.currentTextChanged.connect(self._show_measure)
@@ -122,9 +122,14 @@ class GradientFlowView(QWidget):
         self._update_ticks()
 
     def _show_measure(self, measure: str) -> None:
-        """Draw the chosen curve(s); the y axis names what is drawn."""
-        self.norm_curve.setVisible(measure in ("L2 norm", "both"))
-        self.mean_curve.setVisible(measure in ("mean |grad|", "both"))
+        """Draw the chosen curve(s), the legend naming only those (pyqtgraph crosses out a hidden one's icon:
+        it read as a broken series); the y axis names what is drawn."""
+        self.legend.clear()
+        for curve, name in ((self.norm_curve, "L2 norm"), (self.mean_curve, "mean |grad|")):
+            shown = measure in (name, "both")
+            curve.setVisible(shown)
+            if shown:
+                self.legend.addItem(curve, name)
         self.plot.setLabel("left", MEASURES[measure])
 
     def row_at(self, x: float):

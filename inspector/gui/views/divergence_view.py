@@ -2,7 +2,9 @@
 
 The Gradient flow plot's layout: layers on the x axis (names shortened, hover for the full key
 and values), a log y axis (relative L2 difference `||a - b|| / ||a||`), the threshold drawn
-across and the first divergent layer marked with a vertical line.
+across and the first divergent layer marked with a vertical line, named in the legend above the
+plot (a label on the line was drawn over the points). The y title is the longest of Y_TITLES that
+fits the axis' height: the Compare tab gives the plot little of it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,14 @@ from .diagnostics_views import MAX_LABELS, layer_ticks, short_name
 from .number_format import fmt
 
 FLOOR = 1e-10  # where identical captures (0) are drawn on the log axis
+Y_TITLES = ("rel. L2 difference", "rel. L2 diff.", "rel. L2")  # longest first: the first that fits is shown
+LEGEND = ('<span style="color:#4c78a8">● activation</span> (decides the first divergent) &nbsp; '
+          '<span style="color:#f58518">▼ gradient</span> &nbsp; <span style="color:#999">··· threshold</span>')
+
+
+def fitting_title(titles, width_of, room: float) -> str:
+    """The first (longest) of `titles` whose `width_of(title)` fits in `room` pixels, else the last."""
+    return next((t for t in titles if width_of(t) <= room), titles[-1])
 
 
 def depth_rows(diff) -> list[tuple[int, str, object, object]]:
@@ -40,20 +50,18 @@ class DivergenceView(QWidget):
         self.plot = pg.PlotWidget()
         self.plot.setLogMode(y=True)
         self.plot.setLabel("bottom", "layer (forward order)")
-        self.plot.setLabel("left", "rel. L2 difference")
+        self.plot.setLabel("left", Y_TITLES[0])
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.plot.showGrid(y=True, alpha=0.2)
         self.forward_curve = self.plot.plot(pen="#4c78a8", symbol="o", symbolSize=6, symbolBrush="#4c78a8")
         self.grad_curve = self.plot.plot(pen=pg.mkPen("#f58518", style=Qt.DashLine), symbol="t", symbolSize=6,
                                          symbolBrush="#f58518")
-        # the legend above the plot, where it never hides a point
-        self.legend = QLabel('<span style="color:#4c78a8">● activation</span> (decides the first divergent) '
-                             '&nbsp; <span style="color:#f58518">▼ gradient</span> &nbsp; '
-                             '<span style="color:#999">··· threshold</span>')
+        # the legend above the plot, where it never hides a point; it names the first divergent layer too
+        self.legend = QLabel(LEGEND)
         self.legend.setWordWrap(True)  # narrow beside the prediction table: wraps, never widens the tab
         self.threshold_line = pg.InfiniteLine(angle=0, pen=pg.mkPen((150, 150, 150), style=Qt.DotLine))
         self.first_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#e45756", width=2))
-        self.first_label = pg.InfLineLabel(self.first_line, "", position=0.08, anchor=(0, 1), color="#e45756")
+        self.plot.getAxis("left").geometryChanged.connect(self._fit_y_title)
         for item in (self.threshold_line, self.first_line):
             self.plot.addItem(item, ignoreBounds=True)
             item.hide()
@@ -74,6 +82,7 @@ class DivergenceView(QWidget):
         self.grad_curve.setData([], [])
         self.threshold_line.hide()
         self.first_line.hide()
+        self.legend.setText(LEGEND)
         self.plot.getAxis("bottom").setTicks(None)
         self.hover.setText(" ")
 
@@ -90,9 +99,11 @@ class DivergenceView(QWidget):
         self.threshold_line.setVisible(diff.threshold > 0)
         first = next((d for d, name, f, _ in self.depths if f is not None and f.key == diff.first_divergent), None)
         self.first_line.setVisible(first is not None)
+        self.legend.setText(LEGEND)
         if first is not None:
             self.first_line.setPos(first)
-            self.first_label.setFormat(f"first divergent: {short_name(diff.first_divergent, 28)}")
+            self.legend.setText(f'{LEGEND} &nbsp; <span style="color:#e45756">│ first divergent: '
+                                f'{short_name(diff.first_divergent, 28)}</span>')
         self._update_ticks()
         verdict = (f"First divergent: {diff.first_divergent}" if diff.first_divergent
                    else f"No activation differs by more than {fmt(diff.threshold)} (relative L2).")
@@ -114,6 +125,14 @@ class DivergenceView(QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._update_ticks()
+
+    def _fit_y_title(self) -> None:
+        """The longest y title that the left axis' height holds (a longer one was cut: "rel. L2 differen")."""
+        axis = self.plot.getAxis("left")
+        metrics = QFontMetrics(axis.label.font())
+        title = fitting_title(Y_TITLES, lambda t: metrics.horizontalAdvance(t) + 4, axis.geometry().height())
+        if title != axis.labelText:
+            self.plot.setLabel("left", title)
 
     def text_at(self, x: float) -> str | None:
         """The hover text for the layer drawn at depth x (within half a step)."""
