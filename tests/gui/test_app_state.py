@@ -92,25 +92,30 @@ def test_the_form_and_presets_follow_the_selected_layer(ui, qtbot, window):
     assert out.result["features.3:grad_output"].min() >= 0
 
 
-def test_a_session_device_this_machine_lacks_is_offered_the_cpu(ui, qtbot, window, tmp_path):
-    """Item 7: never a silent device change; the banner offers the CPU, runs wait until then."""
+def test_a_session_device_this_machine_lacks_is_offered_the_cpu(ui, qtbot, window, tmp_path, gui_files):
+    """Item 7: never a silent device change. Issue 41, item 5: nothing of the session is chosen until the device
+    is (the Input chooser said the session's input while the panels stayed on the previous one); the banner
+    offers the whole session on the CPU."""
     session = session_of(window.state)
     data = json.loads(json.dumps(session.to_dict()))
     data["device"] = "cuda:7"
+    data["input"] = str(gui_files / "other.png")  # 36x36, where the window shows the 48x40 image.png
     path = tmp_path / "gpu.inspector.json"
     path.write_text(json.dumps(data))
-    runs = window.worker.runs_done
+    shown, runs = window.outcome, window.worker.runs_done
+    before = window.input_combo.currentText()
     assert window.edits.load(str(path), trust=True)
-    qtbot.waitUntil(lambda: window.state.model is not None and window.state.loading is None, timeout=20_000)
-    assert window.state.device == "cuda:7"
-    assert window.device_combo.currentText() == "cuda:7 — not available"
-    assert "no device 'cuda:7'" in window.banner.text()
-    assert window.banner.action_button.isVisible() and window.banner.action_button.text() == "Use the CPU"
+    assert window.state.device == "cpu" and window.device_combo.device() == "cpu"
+    assert window.state.input == before and window.input_combo.currentText() == before
+    assert "ran on 'cuda:7'" in window.banner.text() and "Nothing of it is loaded yet" in window.banner.text()
+    assert window.banner.action_button.isVisible() and window.banner.action_button.text() == "Load it on the CPU"
     qtbot.wait(300)
-    assert window.worker.runs_done == runs  # nothing ran on a device that is not there
+    assert window.worker.runs_done == runs and window.outcome is shown  # nothing ran, the panels are as they were
     window.banner.action_button.click()
     outcome = ui.expect_result(qtbot, window)
     assert window.state.device == "cpu" and outcome.result.device == "cpu"
+    assert window.input_combo.currentText() == data["input"] and window.state.shown_choice[0] == data["input"]
+    assert not np.array_equal(outcome.result.input, shown.result.input)  # the panels show the session's image
 
 
 def test_a_restored_device_this_machine_lacks_loads_the_model_and_offers_the_cpu(ui, qtbot, open_window, settings,

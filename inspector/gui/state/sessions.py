@@ -4,7 +4,11 @@ its model has loaded)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from inspector.core.records.requests import ModelRequest
+
+from .run_choices import listed_device
 
 
 def session_of(state):
@@ -26,8 +30,15 @@ def session_of(state):
 
 def apply_session(state, session, trust: bool = False) -> None:
     """Choose what `session` names: device, input and gradient site now; the target, ticks and edits
-    once its model has loaded."""
-    state.set_device(session.device)
+    once its model has loaded. A device this machine lacks changes nothing yet: the banner offers the whole
+    session on the CPU (its input chosen while runs waited for a device was in the choosers, not the panels)."""
+    device = listed_device(session.device, state.devices)
+    if state.devices is not None and device not in dict(state.devices):
+        state.notify("warning", f"The session ran on {device!r}; this machine has no such device (it has "
+                                f"{', '.join(dict(state.devices))}). Nothing of it is loaded yet.",
+                     ("Load it on the CPU", lambda: apply_session(state, replace(session, device="cpu"), trust)))
+        return
+    state.set_device(device)
     state.set_input(session.input)
     state.pending_target = session.target
     state.select_grad_site(next((site for site in ("grad_input", "params") if site in session.sites),
