@@ -30,11 +30,25 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from inspector.core.atlas_arguments import check_address, check_counts
+    from inspector.core.inputs.image_sets import list_images
+
+    # what needs no model is said before torch is imported (a second, not the model's load); the layers next
+    out = output_folder(args.out)
+    check_counts(args.top, args.batch)
+    common.check_model_args(args)
+    list_images(args.data, exclude=out)
+    if args.ray:
+        check_address(args.ray)
+
+    from inspector.core import resolve_device
+
+    resolve_device(args.device)  # torch's, but before the model's code is imported
+
     from tqdm import tqdm
 
     from inspector.core.atlas import run_atlas
 
-    output_folder(args.out)  # before the model loads
     loaded = common.load(args)
     bars = []
 

@@ -48,6 +48,15 @@ def seed(args) -> int | None:
     return check_seed(args.seed, "--seed", text=True)
 
 
+def check_model_args(args) -> None:
+    """The model arguments that need no model, the seed and the score threshold, checked before torch is imported."""
+    from inspector.core.detection.thresholds import check_score_threshold
+
+    seed(args)
+    if getattr(args, "score_threshold", None) is not None:
+        check_score_threshold(args.score_threshold)
+
+
 def seed_note(seed: int) -> str:
     return f"random weights, seed {seed} (--seed {seed} gives them again)"
 
@@ -73,7 +82,7 @@ def files_read(args, *more: tuple[str, str | None]) -> list[tuple[str, str | Non
     --baseline, --session) and the model arguments' --weights and --model (file.py:Name reads file.py); a
     sample: input is the bundled picture itself."""
     from inspector.core.errors import InputError
-    from inspector.core.inputs.files import resolve_sample
+    from inspector.core.inputs.samples import resolve_sample  # torch-free: --out is checked before torch loads
     from inspector.core.sources.refs import is_factory
 
     found = []

@@ -46,18 +46,38 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from inspector.core.compare.arguments import check_threshold, second_model
+    from inspector.core.edits import parse_edit
+    from inspector.core.inputs.samples import input_file
+    from inspector.core.keys import parse_sites
+    from inspector.core.target_text import parse_target
+
+    # what needs no model is said before torch is imported (a second, not the two models' loads)
+    second_model(args.model, args.against, args.against_model, args.against_weights)
+    common.check_model_args(args)
+    against_seed = check_seed(args.against_seed, "--against-seed", text=True)
+    input_file(args.input)
+    parse_sites(args.sites)
+    for text in args.edit:
+        parse_edit(text)
+    parse_target(args.target)
+    check_threshold(args.threshold)
+    reads = common.files_read(args, ("--input", args.input), ("--against", args.against),
+                              ("--against-model", args.against_model), ("--against-weights", args.against_weights))
+    out = None
+    if args.out:
+        out = not_read(output_path(args.out, ".npz"), reads, typed=args.out if args.out.endswith(".npz") else None)
+
+    from inspector.core import resolve_device
+
+    resolve_device(args.device)  # torch's, but before either model's code is imported
+
     from inspector.core import load_input
     from inspector.core.compare.pair import diff_models, load_pair
     from inspector.core.export import json_text
 
-    reads = common.files_read(args, ("--input", args.input), ("--against", args.against),
-                              ("--against-model", args.against_model), ("--against-weights", args.against_weights))
-    out = None
-    if args.out:  # checked before either model loads
-        out = not_read(output_path(args.out, ".npz"), reads, typed=args.out if args.out.endswith(".npz") else None)
     first, second = load_pair(args.model, args.weights, args.against, args.against_model, args.against_weights,
-                              trust=args.trust, seed=common.seed(args),
-                              against_seed=check_seed(args.against_seed, "--against-seed", text=True))
+                              trust=args.trust, seed=common.seed(args), against_seed=against_seed)
     x = load_input(args.input, first.preprocess, first.input_shape)
     diff = diff_models(first, second, x, args.layers, args.sites, args.target, args.device, args.threshold,
                        edits=args.edit)

@@ -4,10 +4,8 @@ its stderr shows the error and no torch import."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+from cli_here import refused_early
 
 
 @pytest.mark.parametrize("argv, line", [
@@ -27,13 +25,7 @@ def test_model_free_arguments_are_refused_before_torch_loads(tmp_path, argv, lin
 
 def _refused_before_torch(command: str, argv, line: str, out) -> None:
     """`command` on resnet18 exits 2 saying only `line`, and -X importtime shows torch was never imported."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "inspector", command, "--model", "resnet18",
-                           "--input", "sample:star", *argv, "--out", str(out)],
-                          capture_output=True, text=True, timeout=120)
-    said = [text for text in done.stderr.splitlines() if not text.startswith("import time:")]
-    imported = {text.split("|")[-1].strip() for text in done.stderr.splitlines() if text.startswith("import time:")}
-    assert done.returncode == 2 and said == [line], done.stderr[-800:]
-    assert "torch" not in imported and "torchvision" not in imported
+    refused_early((command, "--model", "resnet18", "--input", "sample:star", *argv, "--out", str(out)), line)
 
 
 @pytest.mark.parametrize("argv, line", [

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Callable
 
 from ..arguments import checked
+from ..atlas_arguments import check_address
 from ..devices import resolve_device
 from ..errors import AtlasError
 from ..outputs import output_folder
 from ..sources.loaded import LoadedModel, tree_of
 from .job import AtlasJob, checkpoint_of, job_of
 from .local import run_here
-from .ray_pipeline import check_address, run_on_ray
+from .ray_pipeline import run_on_ray
 from .store import ATLAS_FILE, JOB_FILE, JobLock, check_out_dir, forget_job, read_atlas, thumbnail_path, write_json
 from .thumbs import write_thumbnails
 from .topk import LayerTop

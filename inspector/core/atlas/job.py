@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..atlas_arguments import check_counts
 from ..errors import SpecError
 from ..inputs.files import ImageSet, input_preprocess, list_images
 from ..layers import LayerTree
@@ -38,8 +39,7 @@ def job_of(loaded, tree: LayerTree, data_dir, layers: str, top: int, batch: int,
     """Check the arguments (SpecError, InputError) and work out the job's key; writes nothing.
     `tree`: the loaded model's layer tree, which `layers` select from; `exclude`: a folder whose
     files are not data (the atlas's own output folder, when it is inside the data)."""
-    if int(top) < 1 or int(batch) < 1:
-        raise SpecError(f"--top and --batch must be at least 1 (got top {top}, batch {batch}).")
+    check_counts(top, batch)
     if isinstance(layers, (list, tuple)):
         layers = ",".join(layers)
     paths = tuple(tree.select(layers))

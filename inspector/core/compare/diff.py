@@ -21,6 +21,7 @@ from ..detection.picture import MOST, default_min_score
 from ..diagnostics import forward_rank
 from ..errors import MismatchError
 from ..result import RunResult
+from .arguments import check_threshold
 
 TINY = 1e-12
 DEFAULT_THRESHOLD = 1e-3
@@ -171,8 +172,7 @@ def _softmax(logits: np.ndarray) -> np.ndarray:
 def compare_results(first: RunResult, second: RunResult, threshold: float = DEFAULT_THRESHOLD,
                     names: tuple[str, str] = ("first", "second")) -> ModelDiff:
     """Compare two results of the same capture key by key, in the first result's forward order."""
-    if threshold < 0 or not math.isfinite(threshold):
-        raise MismatchError(f"The threshold must be a number >= 0, got {threshold}.")
+    check_threshold(threshold)
     detecting = first.detections is not None or second.detections is not None  # outputs: one row per box found
     if not detecting and first.output is not None and second.output is not None \
             and np.shape(first.output) != np.shape(second.output):

@@ -20,6 +20,7 @@ from ..objective import Target
 from ..runspec import RunSpec
 from ..sources.loaded import LoadedModel, sharing_of, tree_of
 from ..sources.loader import load_model, weights_shown
+from .arguments import second_model
 from .diff import DEFAULT_THRESHOLD, ModelDiff, compare_results, same_objective
 
 
@@ -94,13 +95,7 @@ def load_pair(source: str, weights: str | None, against: str | None = None, agai
     for value, what in ((against, "against"), (against_model, "against_model"), (against_weights, "against_weights")):
         if value is not None:
             need_text(value, what)
-    if against and (against_model or against_weights):
-        raise MismatchError("Give the second model either as --against WEIGHTS (same source) or as "
-                            "--against-model SOURCE [--against-weights W2], not both.")
-    if not against and not against_model:
-        raise MismatchError("diff needs a second model: --against WEIGHTS, or --against-model SOURCE.")
-    second_source = against_model or source
-    second_weights = against if against else against_weights
+    second_source, second_weights = second_model(source, against, against_model, against_weights)
     first_name = f"{source} (weights {weights_shown(source, weights)})"
     second_name = f"{second_source} (weights {weights_shown(second_source, second_weights)})"
     try:

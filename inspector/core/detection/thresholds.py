@@ -7,9 +7,12 @@ threshold of 0.05 or 0.2: such a model is given 0 so that its top boxes can be l
 
 from __future__ import annotations
 
-from torch import nn
+from typing import TYPE_CHECKING
 
 from ..errors import SpecError
+
+if TYPE_CHECKING:  # torch-free at run time: the CLI checks a threshold before torch is imported
+    from torch import nn
 
 
 def _owner(module: nn.Module):
@@ -30,6 +33,11 @@ def set_score_threshold(module: nn.Module, value: float) -> None:
     owner = _owner(module)
     if owner is None:
         raise SpecError("A score threshold is for detection models; this model keeps none.")
+    owner.score_thresh = check_score_threshold(value)
+
+
+def check_score_threshold(value: float) -> float:
+    """`value` as a float when it is a score threshold (0 to 1), else a SpecError; needs no model."""
     if not 0.0 <= float(value) <= 1.0:
         raise SpecError(f"The score threshold is between 0 and 1, got {value}.")
-    owner.score_thresh = float(value)
+    return float(value)

@@ -168,7 +168,7 @@ def test_an_address_where_something_else_answers_fails_within_seconds(tmp_path, 
     """Ray waited past 150 s on a port where a web server (or a silent one) answered."""
     import time
 
-    from inspector.core.atlas.ray_pipeline import check_address
+    from inspector.core.atlas_arguments import check_address
 
     listener, port = _server(reply)
     try:
@@ -181,7 +181,7 @@ def test_an_address_where_something_else_answers_fails_within_seconds(tmp_path, 
 
 
 def test_a_grpc_head_passes_the_check_and_ray_client_addresses_are_refused():
-    from inspector.core.atlas.ray_pipeline import check_address
+    from inspector.core.atlas_arguments import check_address
 
     settings = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # an HTTP/2 server's first frame: SETTINGS
     listener, port = _server(settings)
