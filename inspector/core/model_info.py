@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from .layers import LayerTree
 from .records.requests import ModelRequest
 from .sources.grids import token_grid
+from .zero_head import zero_head_warning
 
 if TYPE_CHECKING:
     from .preprocess import Preprocess
@@ -35,6 +36,7 @@ class ModelInfo:
     tokens: "TokenGrid | None" = None  # the patch grid token sequences follow (transformers)
     task: str = "classification"  # "segmentation": (batch, classes, H, W) outputs, seg: targets; "detection"
     attention: tuple[str, ...] = ()  # paths of the attention modules the `attention` site works out
+    zero_head: str | None = None  # why every gradient is 0 when its classifier head's weights are (zero_head)
 
     @property
     def source(self) -> str:
@@ -79,7 +81,8 @@ def describe(loaded: "LoadedModel", tree: LayerTree, request: ModelRequest) -> M
                      labels=tuple(loaded.labels) if loaded.labels else None, preprocess=loaded.preprocess,
                      input_shape=loaded.input_shape, notes=tuple(loaded.notes), seed=seed,
                      tokens=token_grid(loaded.module, tuple(loaded.input_shape[-2:]) if loaded.input_shape else None),
-                     task=_task(loaded, tree), attention=_attention_paths(loaded.module))
+                     task=_task(loaded, tree), attention=_attention_paths(loaded.module),
+                     zero_head=zero_head_warning(loaded.module))
 
 
 def _attention_paths(module) -> tuple[str, ...]:

@@ -1,5 +1,6 @@
 """What a newly loaded model changes in the choices and says once: a Gradient choice it cannot have falls back
-to its default, and a torchvision detector with random weights says why its boxes are at chance."""
+to its default, a torchvision detector with random weights says why its boxes are at chance, and a classifier
+head of zero weights (torchvision's ViT, random) why every gradient is 0 (it was the Hook log's last line)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ def said_on_load(state, info) -> None:
         state.notify("info", f"{info.request.source} has random weights (seed {info.seed}): every box scores "
                              f"near chance, so the score threshold is 0 here to show its top boxes. Load "
                              f"pretrained weights or a checkpoint to see what it detects.")
+    if info.zero_head:  # stays while this model does: every gradient panel shows 0
+        state.notify("warning", info.zero_head, about="model")
     if state.grad_site == "attention" and not info.attention:  # a choice this model cannot have: its default
         state.grad_site = "grad_output"
         state.sigGradSiteShown.emit(state.grad_site)

@@ -181,6 +181,10 @@ class GradientFlowView(QWidget):
         dead = dead if dead is not None else dead_units(result)
         worst = sorted(dead.items(), key=lambda kv: -kv[1])[:5]
         parts = [f"{len(self.rows)} gradient captures"]
+        zeros = sum(r.norm == 0 for r in self.rows)
+        if zeros:  # the run's warnings say why (a head of zero weights, nothing detected, ...)
+            parts[0] += (", every one exactly 0" if zeros == len(self.rows) else f", {zeros} exactly 0") + (
+                f": {' '.join(result.warnings)}" if result.warnings else "")
         if vanishing:
             parts.append(f"vanishing (< {VANISHING:g}): {', '.join(vanishing[:5])}")
         if exploding:
