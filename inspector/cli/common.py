@@ -70,11 +70,16 @@ def load(args):
             print(f"\rdownloading weights: {done / total:6.1%}", end=end, file=sys.stderr, flush=True)
 
     loaded = load_model(args.model, args.weights, trust=args.trust, progress=progress, seed=seed(args))
+    keep_scores(args, loaded)
+    return loaded
+
+
+def keep_scores(args, loaded) -> None:
+    """--score-threshold on a loaded model: the detections it keeps (a SpecError for a model that keeps none)."""
     if getattr(args, "score_threshold", None) is not None:
         from inspector.core.detection.thresholds import set_score_threshold
 
         set_score_threshold(loaded.module, args.score_threshold)
-    return loaded
 
 
 def files_read(args, *more: tuple[str, str | None]) -> list[tuple[str, str | None]]:

@@ -78,6 +78,8 @@ def run(args) -> int:
 
     first, second = load_pair(args.model, args.weights, args.against, args.against_model, args.against_weights,
                               trust=args.trust, seed=common.seed(args), against_seed=against_seed)
+    for model in (first, second):
+        common.keep_scores(args, model)
     x = load_input(args.input, first.preprocess, first.input_shape)
     diff = diff_models(first, second, x, args.layers, args.sites, args.target, args.device, args.threshold,
                        edits=args.edit)

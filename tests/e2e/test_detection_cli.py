@@ -163,3 +163,18 @@ def test_attribute_each_box_errors_are_one_line_exit_2(argv, says, tmp_path, cap
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1 and "Traceback" not in err
     assert not (tmp_path / "m.npy").exists()
+
+
+def test_diff_keeps_the_boxes_from_the_score_threshold_on_both_detectors(capsys):
+    """--score-threshold reaches both models of a diff (it was ignored: the 0.81 triangle and 0.77 circle of
+    detect_four_shapes stayed); on a model that keeps no threshold it is the one-line error capture gives."""
+    demo = ["diff", "--model", "demo-detector", "--against-model", "demo-detector", "--input",
+            "sample:detect_four_shapes", "--layers", "head.classification_head", "--json"]
+    assert main([*demo, "--score-threshold", "0.85"]) == 0
+    changes = json.loads(capsys.readouterr().out)["boxes"]["changes"]
+    assert [(c["kind"], c["before"]["name"], c["after"]["name"]) for c in changes] == \
+        [("kept", "star", "star"), ("kept", "checkerboard", "checkerboard")]
+    assert all(c[side]["score"] >= 0.85 for c in changes for side in ("before", "after"))
+    assert main(["diff", "--model", "demo", "--against-model", "demo", "--input", "sample:star",
+                 "--score-threshold", "0.85"]) == 2
+    assert capsys.readouterr().err == "error: A score threshold is for detection models; this model keeps none.\n"
