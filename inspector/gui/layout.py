@@ -41,8 +41,8 @@ from .views.layer_model import LayerTreeModel
 from .views.message_banner import MessageBanner
 from .views.side_panels import HookLog, InputView, PredictionsView
 from .views.tensor_panel import TensorPanel
+from .window_fit import fit_to_screen
 
-MIN_SIZE = (1100, 680)
 #: The central tabs, in order: the state's name of each view, and its tab's title.
 TABS = (("layer", "Layer"), ("compare", "Compare"), ("attribution", "Attribution"), ("flow", "Gradient flow"),
         ("stats", "Statistics"))
@@ -156,8 +156,7 @@ def lay_out(window) -> None:
     window.views = Views(window.activation_panel, window.gradient_panel, compare, attribution, flow, stats, atlas_view,
                        edits_panel, window.layer_model, window.tree_view)
     window.run_status = RunStatus(window.statusBar())
-    window.setMinimumSize(*MIN_SIZE)
-    window.resize(1280, 800)
+    fit_to_screen(window)  # inside the screen it opens on, title bar and status bar included
 
 
 def add_dock(window, title: str, widget: QWidget, area, scroll: bool = False) -> QDockWidget:

@@ -36,6 +36,7 @@ from .state.run_choices import missing_text
 from .token_grid_mixin import TokenGridMixin
 from .tree_menu import RightPressKeepsCurrent
 from .views.panel_links import link_panels
+from .window_fit import fit_to_screen
 
 LIVE_HISTOGRAM_EVERY_S = 0.5  # while a video plays, the value histograms are redrawn twice a second
 LIVE_TEXT_EVERY_S = 0.25  # ... and its frame number and rate four times a second
@@ -121,7 +122,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             dock.setFloating(False)
             dock.show()
         self.restoreState(self.default_layout)
-        self.resize(1280, 800)
+        fit_to_screen(self)
 
     def _connect(self) -> None:
         s = self.state
