@@ -198,10 +198,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
     def _on_loaded(self, info, ticks) -> None:
         self.layer_model.set_tree(info.tree, ticks)
         self.tree_view.expandToDepth(0)
-        for col in range(self.layer_model.columnCount()):
-            self.tree_view.resizeColumnToContents(col)
-        for col, widest in ((0, 170), (1, 120)):  # long names elide (the tooltip has them): the shapes stay in view
-            self.tree_view.setColumnWidth(col, min(self.tree_view.columnWidth(col), widest))
+        self.filter_box.fit_columns()  # the output shapes in view
         self.weights_combo.show_loaded(info)
         self.set_token_grid(info.tokens)
         self.set_layouts(info.tree.layouts())

@@ -9,7 +9,9 @@ from __future__ import annotations
 import fnmatch
 
 from PySide6.QtCore import QModelIndex, QRegularExpression, QSortFilterProxyModel
-from PySide6.QtWidgets import QLabel, QLineEdit, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QLineEdit, QStyle, QTreeView, QVBoxLayout, QWidget
+
+SHAPE = 2  # the tree's Output shape column (views.layer_model.COLUMNS)
 
 
 class LayerFilterProxy(QSortFilterProxyModel):
@@ -72,6 +74,26 @@ class LayerFilterBox(QWidget):
         layout.addWidget(self.message)
         layout.addWidget(tree_view)
         self.edit.textChanged.connect(self.set_pattern)
+
+    def fit_columns(self) -> None:
+        """Module, Type and Output shape in view at the dock's width: every shape and header whole (the shapes
+        are what the tree is read for), the type at most 2/5 of what is left, the name the rest; a name or type
+        cut short ends in an ellipsis, and its row's tooltip has it whole (path, type, output)."""
+        tree = self.tree_view
+        header = tree.header()
+        for col in range(tree.model().columnCount()):
+            tree.resizeColumnToContents(col)  # the contents or the header, whichever is wider
+        room = tree.viewport().width()
+        if not tree.verticalScrollBar().isVisible():  # a long tree shows one after the model is laid out
+            room -= tree.style().pixelMetric(QStyle.PM_ScrollBarExtent, None, tree)
+        shape = min(tree.columnWidth(SHAPE), room // 2)
+        name, kind = tree.columnWidth(0), tree.columnWidth(1)
+        left = room - shape
+        if name + kind > left:
+            kind = max(header.sectionSizeHint(1), min(kind, left * 2 // 5))
+            name = max(header.sectionSizeHint(0), left - kind)
+        for col, width in ((0, name), (1, kind), (SHAPE, shape)):
+            tree.setColumnWidth(col, width)
 
     def set_pattern(self, text: str) -> None:
         message = self.proxy.set_pattern(text)
