@@ -22,3 +22,28 @@ def test_the_module_tree_shows_every_output_shape_and_header_whole(ui, open_wind
                                         Qt.MatchRecursive | Qt.MatchExactly)[0]
     tip = window.layer_model.data(out_proj, Qt.ToolTipRole)  # its type is cut short: the tooltip has it whole
     assert tip.startswith("attn.out_proj (NonDynamicallyQuantizableLinear)")
+
+
+def test_a_long_error_and_its_details_leave_the_mosaics_their_room(qtbot, window):
+    """A long error wrapped over 10 lines and its traceback over 9 more squeezed the mosaics to about 80 px at
+    1280x800 and laid the enlarged channel's "on input" row over its map. The message shows 3 lines and the
+    details 6, each scrolling for the rest; the panel's rows keep out of each other."""
+    from inspector.gui.notice import Notice
+
+    text = "The model raised RuntimeError: " + " ".join(f"reason {i} why this input is refused;" for i in range(60))
+    details = "Traceback (most recent call last):\n" + "\n".join(f'  File "model.py", line {i}, in forward'
+                                                                 for i in range(80))
+    banner = window.banner
+    banner.show_notice(Notice("error", text, details))
+    banner.details_button.setChecked(True)
+    qtbot.wait(100)
+    panel = window.activation_panel
+    assert panel.stack.height() > 80
+    zoom = panel.zoom
+    assert zoom.on_input.geometry().top() > zoom.canvas.geometry().bottom(), "the overlay row is on the map"
+    line = banner.label.fontMetrics().lineSpacing()
+    assert banner.message_area.height() == 3 * line
+    frame, margin = banner.details.frameWidth(), banner.details.document().documentMargin()
+    assert banner.details.height() == 6 * line + 2 * frame + 2 * margin
+    assert banner.message_area.verticalScrollBar().maximum() > 0 and banner.details.verticalScrollBar().maximum() > 0
+    assert banner.label.text() == "Error: " + text and banner.text().endswith("line 79, in forward")  # all of it

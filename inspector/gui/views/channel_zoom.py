@@ -17,6 +17,8 @@ from PySide6.QtWidgets import QCheckBox, QGraphicsRectItem, QHBoxLayout, QLabel,
 
 from .number_format import fmt, keep_pairs
 
+MIN_MAP_HEIGHT = 60  # the enlarged map's least height (TensorPanel gives it more wherever there is room)
+
 
 def describe(key: str, noun: str, channel: int, tile: np.ndarray) -> str:
     """"key · channel 3 · min … max …" over the tile's finite values."""
@@ -41,7 +43,7 @@ class ChannelZoom(QWidget):
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.canvas = pg.GraphicsLayoutWidget()
-        self.canvas.setMinimumSize(size, size - 30)  # room below for the overlay row
+        self.canvas.setMinimumSize(size, MIN_MAP_HEIGHT)  # a short panel shrinks the map, never onto its overlay row
         self.canvas.setToolTip("Wheel: zoom · drag: pan · double click: fit")
         self.setMaximumWidth(int(size * 1.4))
         self.view = self.canvas.addViewBox(lockAspect=True, invertY=True)

@@ -1,19 +1,22 @@
 """A non-modal banner above the tabs: the whole message, selectable, with details and Copy.
 
 Errors stay until the user closes them or a newer message replaces them; confirmations
-(info) close themselves after a while. Every message also goes to the hook log.
+(info) close themselves after a while. Every message also goes to the hook log. A long message shows
+its first MESSAGE_LINES lines and scrolls, and so do the details past DETAILS_LINES: the banner never
+takes the panels' room (a long error squeezed the mosaics to about 80 px at 1280x800).
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QScrollArea, QVBoxLayout
 
 from ..notice import Notice
 
 COLOURS = {"error": ("#fde7e9", "#b3261e"), "warning": ("#fff4ce", "#8a5a00"), "info": ("#e6f2fb", "#0b5394")}
 INFO_MS = 12_000
+MESSAGE_LINES, DETAILS_LINES = 3, 6  # shown at most; the rest scrolls
 
 
 class MessageBanner(QFrame):
@@ -23,6 +26,13 @@ class MessageBanner(QFrame):
         self.label = QLabel()
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextSelectableByMouse | Qt.TextSelectableByKeyboard)
+        self.message_area = QScrollArea()  # the message, MESSAGE_LINES high at most
+        self.message_area.setWidgetResizable(True)
+        self.message_area.setFrameShape(QFrame.NoFrame)
+        self.message_area.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.message_area.setWidget(self.label)
+        self.message_area.viewport().setAutoFillBackground(False)  # the banner's colour behind the text
+        self.label.setAutoFillBackground(False)
         self.action_button = QPushButton()
         self.details_button = QPushButton("Details", checkable=True)
         self.copy_button = QPushButton("Copy")
@@ -30,11 +40,12 @@ class MessageBanner(QFrame):
         self.close_button.setToolTip("Close this message")
         self.close_button.setFixedWidth(28)
         self.details = QPlainTextEdit(readOnly=True)
-        self.details.setMaximumHeight(160)
+        self.details.setMaximumHeight(self._lines_high(self.details, DETAILS_LINES,
+                                                        round(self.details.document().documentMargin())))
         self.details.hide()
         row = QHBoxLayout()
         row.setContentsMargins(6, 4, 4, 4)
-        row.addWidget(self.label, 1)
+        row.addWidget(self.message_area, 1)
         for button in (self.action_button, self.details_button, self.copy_button, self.close_button):
             row.addWidget(button, 0, Qt.AlignTop)
         layout = QVBoxLayout(self)
@@ -57,6 +68,7 @@ class MessageBanner(QFrame):
                            f"QLabel {{ color: {fore}; }}")
         prefix = {"error": "Error: ", "warning": "Warning: "}.get(notice.level, "")
         self.label.setText(prefix + notice.text)
+        self._fit_message()
         self.details.setPlainText(notice.details)
         self.details_button.setVisible(bool(notice.details))
         self.details_button.setChecked(False)
@@ -68,6 +80,22 @@ class MessageBanner(QFrame):
             self.timer.start()
         else:
             self.timer.stop()
+
+    @staticmethod
+    def _lines_high(widget, lines: int, document: int = 0) -> int:
+        """The height of `lines` lines of `widget`'s text, with its margins (a frame's included) and `document`'s."""
+        margins = widget.contentsMargins()
+        return lines * widget.fontMetrics().lineSpacing() + margins.top() + margins.bottom() + 2 * document
+
+    def _fit_message(self) -> None:
+        """The message area as high as its text at its width, MESSAGE_LINES at most (the rest scrolls)."""
+        width = self.message_area.viewport().width()
+        self.message_area.setFixedHeight(min(self.label.heightForWidth(width), self._lines_high(self.label,
+                                                                                              MESSAGE_LINES)))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_message()
 
     def text(self) -> str:
         """The message as shown, with its details: what Copy puts on the clipboard."""

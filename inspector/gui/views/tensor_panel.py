@@ -36,7 +36,10 @@ _MAPS = {True: "CET-D1", False: "viridis"}
 _DEFAULT_LEVELS = {True: (-1.0, 1.0), False: (0.0, 1.0)}
 
 
-_DETAILS_MIN, _DETAILS_MAX = 214, 324  # height of the enlarged channel (with its overlay row) and histogram row
+# Height of the enlarged channel (with its overlay row) and histogram row: 40% of the panel's, within these. Its least
+# holds the channel's two-line label, a MIN_MAP_HEIGHT map and the overlay row (a long banner above the tabs once
+# squeezed the row to 160 px and laid "on input" over the enlarged map).
+_DETAILS_MIN, _DETAILS_MAX = 130, 324
 
 
 STATS_COMING = "Statistics: being worked out…"
