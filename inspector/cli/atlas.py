@@ -88,5 +88,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"atlas of {atlas['images']} images ({len(atlas['skipped'])} skipped): {len(atlas['layers'])} layers, "
           f"{channels} channels, top {args.top} -> {args.out}/atlas.json")
     if loaded.seed is not None:
-        print(common.seed_note(loaded.seed))
+        print(common.seed_note(loaded.source, loaded.seed))
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 from inspector.core.errors import SpecError
+from inspector.core.export import SHORT_SIDE
 from inspector.core.outputs import not_read, output_path
 from inspector.core.records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Option
 from inspector.core.records.signs import SIGNS
@@ -69,7 +70,12 @@ def add_parser(sub) -> None:
     att.add_argument("--json", action="store_true",
                      help="print the method, target, settings, completeness gap and metrics as one JSON object")
     att.add_argument("--out", required=True,
-                     help=".npy: the raw map; .png (or .jpg): a heat map over the input as the model sees it")
+                     help=".npy: the raw map, its own size; .png (or .jpg): a heat map over the input as the model "
+                          f"sees it, at least {SHORT_SIDE} pixels on its short side (--scale)")
+    att.add_argument("--scale", type=int, default=None, metavar="K",
+                     help="a picture's pixels a side per map pixel, each value a K x K block (nearest neighbour); "
+                          f"default: the least that makes the short side at least {SHORT_SIDE} (a 64 x 64 map: 4); "
+                          "1 keeps the map's size; a .npy keeps it always")
 
 
 def run(args) -> int:
@@ -86,16 +92,27 @@ def run(args) -> int:
     from inspector.core.attribution import attribute, parse_memory, takes_baseline
     from inspector.core.attribution.scores.baselines import make_baseline
     from inspector.core.attribution.scores.faithfulness import scored
-    from inspector.core.export import check_picture_path, json_text, picture, picture_suffixes, save_overlay
+    from inspector.core.export import (
+        check_picture_path,
+        json_text,
+        picture,
+        picture_scale,
+        picture_suffixes,
+        save_overlay,
+    )
 
     reads = common.files_read(args, ("--input", args.input), ("--baseline", args.baseline))
     out = not_read(output_path(args.out, suffixes=(".npy", *picture_suffixes())), reads, typed=args.out)
     if out.suffix.lower() != ".npy":
         check_picture_path(out)
+    elif args.scale is not None:
+        raise SpecError(f"--scale sizes a picture (.png, .jpg, ...); {out.name} keeps the map's own size.")
     cap = parse_memory(args.max_memory)
     loaded = common.load(args)
     loaded.module.to(resolve_device(args.device))
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
+    if out.suffix.lower() != ".npy":  # a scale too large for the input's size is said before the method runs
+        picture_scale(tuple(x.shape[-2:]), args.scale)
     row = METHODS[args.method]
     made = None  # the metrics' baseline for a method that has none of its own; made (and checked) first
     if metrics and not takes_baseline(args.method, args.of):
@@ -126,7 +143,8 @@ def run(args) -> int:
         save_npy(out, found.map)  # the name as given (np.save would add .npy to x.NPY)
     else:
         save_overlay(out, picture(x.detach().cpu().numpy(), loaded.preprocess), found.map,
-                     detections=found.detections, chosen=found.target_detection, sign=found.shown_sign)
+                     detections=found.detections, chosen=found.target_detection, sign=found.shown_sign,
+                     scale=args.scale)
     what, index, labels = found.target, found.target_index, loaded.labels or []
     if found.target_detection is not None:
         box = found.detections[found.target_detection]
@@ -137,7 +155,7 @@ def run(args) -> int:
     say(f"{found.method} for {what}, {found.shown_sign} values" + (f" at {found.layer}" if found.layer else "")
         + f" -> {out}")
     if loaded.seed is not None:
-        say(common.seed_note(loaded.seed))
+        say(common.seed_note(loaded.source, loaded.seed))
     for note in found.notes:
         say(note)
     if found.approximation:
@@ -187,7 +205,7 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out) -> int:
 
     from inspector.core.attribution.per_box import caption, each_box, tiled
     from inspector.core.attribution.scores.faithfulness import scored
-    from inspector.core.export import json_text, picture
+    from inspector.core.export import json_text, picture, picture_scale
     from inspector.core.writes import save_image
 
     try:
@@ -202,7 +220,8 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out) -> int:
     if out.suffix.lower() == ".npy":
         save_npy(out, np.stack([found.map for found in maps]))
     else:
-        save_image(out, Image.fromarray(tiled(picture(x.detach().cpu().numpy(), loaded.preprocess), maps), "RGB"))
+        shown = picture(x.detach().cpu().numpy(), loaded.preprocess)
+        save_image(out, Image.fromarray(tiled(shown, maps, scale=picture_scale(shown.shape, args.scale)), "RGB"))
     say(f"{maps[0].method} for each of {len(maps)} boxes" + (f" at {maps[0].layer}" if maps[0].layer else "")
         + f" -> {out}" + (f" (stacked {len(maps)} x {' x '.join(map(str, maps[0].map.shape))})"
                           if out.suffix.lower() == ".npy" else ""))
@@ -212,7 +231,7 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out) -> int:
         say(f"  {caption(found)} at [{', '.join(f'{v:.1f}' for v in found.detections[found.target_detection].box)}]"
             f"{gap}{scores}")
     if loaded.seed is not None:
-        say(common.seed_note(loaded.seed))
+        say(common.seed_note(loaded.source, loaded.seed))
     if args.json:
         first = maps[0]
         print(json_text({
@@ -242,7 +261,7 @@ def _metrics(text: str | None, known: tuple[str, ...]) -> tuple[str, ...]:
 
 def _check_numbers(args) -> None:
     """Bad numbers are one line, before any model work."""
-    checks = (("--steps", args.steps, 1), ("--batch", args.batch, 1), ("--samples", args.samples, 1),
+    checks = (("--steps", args.steps, 1), ("--batch", args.batch, 1), ("--samples", args.samples, 1), ("--scale", args.scale, 1),
               ("--metric-steps", args.metric_steps, 1), ("--window", args.window, 1), ("--stride", args.stride, 1),
               ("--masks", args.masks, 1), ("--cell", args.cell, 1))
     for flag, value, least in checks:

@@ -116,7 +116,7 @@ def _report(args, result, manifest: dict, out: Path | None) -> None:
         for line in common.detection_lines(result):
             print(line)
         if manifest.get("seed") is not None:
-            print(common.seed_note(manifest["seed"]))
+            print(common.seed_note(manifest["model"], manifest["seed"]))
         print(f"{len(result.captures)} captures, target {result.target}, "
               f"{result.timings.get('total_s', 0) * 1000:.0f} ms" + (f" -> {out}" if out is not None else ""))
     for warning in result.warnings:

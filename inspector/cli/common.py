@@ -57,8 +57,14 @@ def check_model_args(args) -> None:
         check_score_threshold(args.score_threshold)
 
 
-def seed_note(seed: int) -> str:
-    return f"random weights, seed {seed} (--seed {seed} gives them again)"
+def seed_note(source: str, seed: int, flag: str = "--seed") -> str:
+    """What the seed made: random weights where the loader drew them (torchvision, timm, hf: --weights random);
+    a Python factory's weights are what it made under the seed, which need not be random (ToyMLP fixes its own)."""
+    from inspector.core.sources.refs import is_factory
+
+    if is_factory(source):
+        return f"weights as the factory made them, under seed {seed} ({flag} {seed} makes them again)"
+    return f"random weights, seed {seed} ({flag} {seed} gives them again)"
 
 
 def load(args):

@@ -91,7 +91,7 @@ def run(args) -> int:
         _print_table(diff, out)
         for side, model, flag in (("first", first, "--seed"), ("second", second, "--against-seed")):
             if model.seed is not None:
-                print(f"{side} model: random weights, seed {model.seed} ({flag} {model.seed} gives them again)")
+                print(f"{side} model: {common.seed_note(model.source, model.seed, flag)}")
     for side, result in (("first", diff.first), ("second", diff.second)):
         for warning in result.warnings:
             print(f"warning ({side}): {warning}", file=sys.stderr)

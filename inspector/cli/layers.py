@@ -27,5 +27,5 @@ def run(args) -> int:
         name = "  " * max(layer.depth - 1, 0) + (layer.path or "(model)")
         print(f"{name:<40}{layer.type_name:<24}{layer.parameters:>12,}  {layer.calls:>5}  {shapes}")
     if loaded.seed is not None:
-        print(common.seed_note(loaded.seed))
+        print(common.seed_note(loaded.source, loaded.seed))
     return 0

@@ -262,7 +262,7 @@ def test_same_seed_gives_the_same_weights_in_the_cli_and_in_python(files, runs):
     assert manifest["seed"] == 5 and manifest["model"] == f"{model}:RandomNet"
     again = runs["seed 5 again"]()
     assert again.returncode == 0, again.stderr
-    assert "random weights, seed 5 (--seed 5 gives them again)" in again.stdout
+    assert "weights as the factory made them, under seed 5 (--seed 5 makes them again)" in again.stdout
     a, b = _arrays(folder / "s5.npz"), _arrays(folder / "s5b.npz")
     assert sorted(a) == ["fc1:output", "fc2:output", "input", "output"]
     for key in a:
@@ -308,5 +308,5 @@ def test_layers_reports_the_seed(runs):
     done = runs["layers seed 9"]()
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
-    assert lines[-1] == "random weights, seed 9 (--seed 9 gives them again)"
+    assert lines[-1] == "weights as the factory made them, under seed 9 (--seed 9 makes them again)"
     assert lines[0].split() == ["path", "type", "params", "calls", "output"] and "fc1" in done.stdout

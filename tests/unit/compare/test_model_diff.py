@@ -293,5 +293,5 @@ def test_each_side_of_a_diff_has_its_own_seed(nets, x, tmp_path, capsys):
     assert all(r["rel_l2"] == 0 for r in same["rows"])
     assert main([*base[:-1], "--against-seed", "7"]) == 0  # the table names both seeds
     table = capsys.readouterr().out
-    assert "first model: random weights, seed 1 (--seed 1 gives them again)" in table
-    assert "second model: random weights, seed 7 (--against-seed 7 gives them again)" in table
+    assert "first model: weights as the factory made them, under seed 1 (--seed 1 makes them again)" in table
+    assert "second model: weights as the factory made them, under seed 7 (--against-seed 7 makes them again)" in table
