@@ -47,3 +47,29 @@ def test_a_long_error_and_its_details_leave_the_mosaics_their_room(qtbot, window
     assert banner.details.height() == 6 * line + 2 * frame + 2 * margin
     assert banner.message_area.verticalScrollBar().maximum() > 0 and banner.details.verticalScrollBar().maximum() > 0
     assert banner.label.text() == "Error: " + text and banner.text().endswith("line 79, in forward")  # all of it
+
+
+def _whole(label) -> bool:
+    """`label` shows all of its text: on its lines where it wraps, on its width where it does not."""
+    if label.wordWrap():
+        return label.heightForWidth(label.width()) <= label.height()
+    return label.sizeHint().width() <= label.width()
+
+
+def test_the_panels_headers_are_whole(ui, qtbot, open_window, gui_files, image_file):
+    """A token capture's header says which patch grid it is drawn on, the attention's which query: at 1280x800 the
+    panels are about 310 px wide and the header was one line cut at its end ("tokens on the 14x14 patch g")."""
+    window = open_window(ui.source(gui_files, "TinyViT"), image_file, {"attn", "head"})
+    window.layer_combo.setCurrentIndex(window.layer_combo.findData("attn"))
+    qtbot.wait(100)
+    panel = window.activation_panel
+    assert panel.title.text() == "<b>attn:output</b> · tokens on the 4x4 patch grid after 1 prefix token"
+    assert _whole(panel.title), "the activation panel's header is cut"
+    window.grad_site_combo.setCurrentText("attention (per head)")
+    window.state.select_grad_site(window.grad_site_combo.currentText())
+    ui.expect_result(qtbot, window)
+    qtbot.wait(100)
+    title = window.gradient_panel.title
+    assert title.text() == ("<b>attn:attention</b> · per head: what the class token attends to (click the input for "
+                            "a patch)")
+    assert _whole(title), "the gradient panel's header is cut"

@@ -85,7 +85,8 @@ class TensorPanel(QWidget):
         self._live_levels = None  # the key whose levels are being kept for a live video
         self._colour_diverging = diverging  # the colour map in use (attention is drawn sequential)
         self.title = QLabel(f"<b>{title}</b>")
-        self.title.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # a long key never widens the panel
+        self.title.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # a long key never widens the panel...
+        self.title.setWordWrap(True)  # ...and the line wraps whole ("tokens on the 14x14 patch g" was cut at 1280)
         self.hover = QLabel(" ")
         self.stats = QLabel(" ")
         self.stats.setTextInteractionFlags(Qt.TextSelectableByMouse)
