@@ -94,7 +94,7 @@ def _calls(folder: Path) -> dict:
                                          device="cpu")),
         "load_session": (load_session, dict(path=str(session), trust=False)),
         "save_session": (save_session, dict(session=Session(), path=str(folder / "saved.inspector.json"))),
-        "tiled": (tiled, dict(picture=picture, maps=boxes, columns=None)),
+        "tiled": (tiled, dict(picture=picture, maps=boxes, columns=None, scale=1)),
     }
 
 

@@ -168,17 +168,46 @@ def overlay(image: np.ndarray, attribution_map: np.ndarray, opacity: float = 0.5
     return np.clip(blended + 0.5, 0, 255).astype(np.uint8)
 
 
+SHORT_SIDE = 256  # a picture written of a map (attribute --out x.png) is at least this many pixels on its short side
+LONG_SIDE = 16384  # and at most this many on its long side
+
+
+def picture_scale(shape: tuple[int, ...], scale: int | None = None) -> int:
+    """How many pixels a side each map pixel is in a picture of a map of `shape` (H, W, ...): `scale` as asked,
+    else the least whole number that makes the short side SHORT_SIDE or more (1 for a map that large); a map
+    of 64 x 64 is drawn 256 x 256, each value a 4 x 4 block (nearest neighbour: no value is made up). A scale
+    that makes the long side more than LONG_SIDE pixels is a SpecError."""
+    if scale is None:
+        scale = max(1, -(-SHORT_SIDE // max(1, min(shape[:2]))))
+    elif isinstance(scale, bool) or not isinstance(scale, int) or scale < 1:
+        raise SpecError(f"The picture's scale is a whole number of pixels per map pixel, at least 1, not {scale!r}.")
+    if max(shape[:2]) * scale > LONG_SIDE:
+        raise SpecError(f"A scale of {scale} makes the {shape[0]} x {shape[1]} map a picture of "
+                        f"{shape[0] * scale} x {shape[1] * scale} pixels; at most {LONG_SIDE} a side.")
+    return scale
+
+
+def enlarged(picture: np.ndarray, scale: int) -> np.ndarray:
+    """`picture` (H, W, ...) with each pixel a block of scale x scale (nearest neighbour)."""
+    return picture if scale == 1 else np.repeat(np.repeat(picture, scale, axis=0), scale, axis=1)
+
+
 def save_overlay(path: str | Path, image: np.ndarray, attribution_map: np.ndarray, opacity: float = 0.5,
-                 detections=None, chosen: int | None = None, sign: str = "absolute") -> Path:
-    """Write the overlay as an image file (format from the suffix, e.g. .png); with a detector's `detections`,
-    the `chosen` one's box (the detection explained) drawn over it."""
+                 detections=None, chosen: int | None = None, sign: str = "absolute", scale: int | None = None) -> Path:
+    """Write the overlay as an image file (format from the suffix, e.g. .png), each map pixel a block of
+    `picture_scale(map's shape, scale)` pixels a side (None: at least SHORT_SIDE on the short side); with a
+    detector's `detections`, the `chosen` one's box (the detection explained) drawn over it at that size."""
     from PIL import Image
 
     path = check_picture_path(Path(path))
     picture = overlay(image, attribution_map, opacity, sign)
+    scale = picture_scale(picture.shape, scale)
     if detections is not None and chosen is not None:
         from .detection.picture import draw_detections
 
-        picture = draw_detections(picture, detections, 2.0, chosen)  # no score reaches 2: the chosen box alone
+        # no score reaches 2: the chosen box alone, drawn on the picture enlarged (nearest neighbour)
+        picture = draw_detections(picture, detections, 2.0, chosen, max(picture.shape[:2]) * scale)
+    else:
+        picture = enlarged(picture, scale)
     save_image(path, Image.fromarray(picture, "RGB"))
     return path

@@ -159,7 +159,7 @@ def test_png_overlay_and_capture_manifest(runs, capsys):
     assert main(["attribute", "--method", "guided-gradcam", "--model", source, "--input",
                  str(folder / "picture.png"), "--out", str(png)]) == 0
     with Image.open(png) as image:
-        assert image.size == (32, 32) and image.mode == "RGB"
+        assert image.size == (256, 256) and image.mode == "RGB"  # a 32 x 32 map in 8 x 8 blocks: 256 a side
     assert main(["attribute", "--method", "saliency", "--model", source, "--input",
                  str(folder / "picture.png"), "--out", str(folder / "heat.txt")]) == 2
     assert "cannot write .txt; use .npy, .png, .jpg" in capsys.readouterr().err  # refused before the run

@@ -72,9 +72,9 @@ def test_attribute_explains_one_box_and_says_which(tmp_path, capsys):
     assert line.startswith(f"gradcam for box:3 (detection 3: {box['name']} {box['score']:.3f} at [")
     from PIL import Image
 
-    x0, y0 = (round(v) for v in box["box"][:2])  # its box outlined in yellow over the map
+    x0, y0 = (round(2 * v) for v in box["box"][:2])  # its box outlined in yellow over the map, drawn 2x: 256 a side
     pixels = np.asarray(Image.open(png).convert("RGB"))
-    assert tuple(pixels[y0 + 5, x0 + 1]) == (255, 212, 0)
+    assert pixels.shape == (256, 256, 3) and tuple(pixels[y0 + 5, x0 + 1]) == (255, 212, 0)
 
 
 @pytest.mark.parametrize("method, options", [("ig", ["--steps", "2"]), ("occlusion", ["--window", "64"]),
@@ -144,7 +144,8 @@ def test_attribute_each_box_stacks_the_maps_of_box_0_to_k_and_tiles_them(tmp_pat
 
     from inspector.core.attribution.per_box import CAPTION, GAP
 
-    assert Image.open(picture).size == (2 * w + GAP, h + CAPTION)  # two cells side by side
+    k = -(-256 // min(h, w))  # each tile at least 256 pixels on its short side, in k x k blocks
+    assert Image.open(picture).size == (2 * k * w + GAP, k * h + CAPTION)  # two cells side by side
 
 
 @pytest.mark.parametrize(("argv", "says"), [

@@ -17,9 +17,9 @@ from torch import nn
 
 from ..arguments import need_count, need_instance, need_list
 from ..detection.outputs import detections_of, is_detection_output
-from ..detection.picture import EACH_BOX_MOST, boxes_to_explain, default_min_score, draw_detections
+from ..detection.picture import EACH_BOX_MOST, boxes_to_explain, default_min_score, draw_detections, fitted, text_width
 from ..errors import SpecError
-from ..export import overlay
+from ..export import enlarged, overlay, picture_scale
 from ..records.detections import Detection
 from ..records.methods import class_agnostic
 from ..sources.loaded import LoadedModel
@@ -72,9 +72,11 @@ def caption(found: Attribution) -> str:
     return f"box:{found.target_detection} {box.name} {box.score:.2f}"
 
 
-def tiled(picture: np.ndarray, maps: Sequence[Attribution], columns: int | None = None) -> np.ndarray:
+def tiled(picture: np.ndarray, maps: Sequence[Attribution], columns: int | None = None, scale: int = 1) -> np.ndarray:
     """One picture (H x W x 3 uint8) of each map over `picture` (the input as the model sees it), its box
-    outlined and captioned above it, in a grid of `columns` (None: as square as it goes) on white."""
+    outlined and captioned above it, in a grid of `columns` (None: as square as it goes) on white. Every tile
+    is the map's size times `scale` (each map pixel a block of scale x scale), its caption shortened with "…"
+    where it is wider than the tile."""
     need_instance(picture, np.ndarray, "tiled(): picture", "an H x W x 3 uint8 array (the input as the model sees it)")
     if picture.ndim != 3 or picture.shape[2] != 3 or picture.dtype != np.uint8 or 0 in picture.shape:
         raise SpecError(f"tiled(): picture must be an H x W x 3 uint8 array (the input as the model sees it), "
@@ -83,9 +85,10 @@ def tiled(picture: np.ndarray, maps: Sequence[Attribution], columns: int | None 
     for found in maps:
         need_instance(found, Attribution, "tiled(): maps", "a list of Attributions (each_box's)")
     need_count(columns, "tiled(): columns", 1, none=True)
+    picture_scale(picture.shape, need_count(scale, "tiled(): scale", 1))  # at most LONG_SIDE pixels a tile
     if not maps:
         raise SpecError("No maps to tile.")
-    h, w = picture.shape[:2]
+    h, w = picture.shape[0] * scale, picture.shape[1] * scale
     cols = min(columns, len(maps)) if columns is not None else math.ceil(math.sqrt(len(maps)))
     rows = math.ceil(len(maps) / cols)
     sheet = Image.new("RGB", (cols * w + (cols - 1) * GAP, rows * (h + CAPTION) + (rows - 1) * GAP), "white")
@@ -94,9 +97,13 @@ def tiled(picture: np.ndarray, maps: Sequence[Attribution], columns: int | None 
         left, top = (i % cols) * (w + GAP), (i // cols) * (h + CAPTION + GAP)
         tile = overlay(picture, found.map, sign=found.shown_sign)
         if found.detections is not None and found.target_detection is not None:
-            tile = draw_detections(tile, found.detections, 2.0, found.target_detection)  # its box alone
-            strip = Image.new("RGB", (w, CAPTION), "white")  # the caption cut at its cell's edge
-            ImageDraw.Draw(strip).text((2, 1), caption(found), fill=(0, 0, 0), font=font)
+            tile = draw_detections(tile, found.detections, 2.0, found.target_detection, max(h, w))  # its box alone
+            strip = Image.new("RGB", (w, CAPTION), "white")
+            draw = ImageDraw.Draw(strip)
+            draw.text((2, 1), fitted(caption(found), lambda t: text_width(draw, t, font) + 4, w), fill=(0, 0, 0),
+                      font=font)
             sheet.paste(strip, (left, top))
+        else:
+            tile = enlarged(tile, scale)
         sheet.paste(Image.fromarray(tile, "RGB"), (left, top + CAPTION))
     return np.asarray(sheet)

@@ -172,9 +172,40 @@ def _box(draw: ImageDraw.ImageDraw, font, box, text: str, scale: float, colour, 
     else:
         draw.rectangle((x0 - 1, y0 - 1, x1 + 1, y1 + 1), outline=(0, 0, 0), width=width + 2)  # seen on any background
         draw.rectangle((x0, y0, x1, y1), outline=colour, width=width)
+    width, height = draw.im.size
+    text = fitted(text, lambda t: text_width(draw, t, font) + TAG_PAD, width)
     left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
-    tag_h = bottom - top + 2
-    ty = y0 - tag_h if y0 - tag_h >= 0 else y0
-    draw.rectangle((x0, ty, x0 + right - left + 4, ty + tag_h), fill=colour)
+    rect = tag_rect((x0, y0), (right - left + TAG_PAD - 1, bottom - top + 2), (width, height))
+    draw.rectangle(rect, fill=colour)
     dark = sum(c * w for c, w in zip(colour, (0.299, 0.587, 0.114))) > 140
-    draw.text((x0 + 2, ty + 1 - top), text, fill=(0, 0, 0) if dark else (255, 255, 255), font=font)
+    draw.text((rect[0] + 2, rect[1] + 1 - top), text, fill=(0, 0, 0) if dark else (255, 255, 255), font=font)
+
+
+TAG_PAD = 5  # a tag is its text's width and this many pixels (2 a side and its right edge's own)
+
+
+def text_width(draw: ImageDraw.ImageDraw, text: str, font) -> int:
+    left, _top, right, _bottom = draw.textbbox((0, 0), text, font=font)
+    return right - left
+
+
+def fitted(text: str, width_of, room: float) -> str:
+    """`text`, or as much of it as fits `room` pixels ending in "…" (by `width_of`): a tag or a caption is never
+    cut at the picture's edge ("checkerboa")."""
+    if width_of(text) <= room:
+        return text
+    for end in range(len(text) - 1, 0, -1):
+        if width_of(text[:end].rstrip() + "…") <= room:
+            return text[:end].rstrip() + "…"
+    return "…"
+
+
+def tag_rect(corner: tuple[float, float], size: tuple[int, int], image: tuple[int, int]) -> tuple[float, ...]:
+    """The (x0, y0, x1, y1) rectangle, corners included (Pillow's), of a tag `size` (w, h) pixels for a box whose
+    top-left corner is `corner` in an `image` (W, H): on the box's top edge, over it where there is room, else
+    inside it; moved left and up as far as it takes to lie inside the picture (a box at the right or bottom edge
+    cut its tag there)."""
+    (x0, y0), (w, h), (width, height) = corner, size, image
+    y = y0 - h if y0 - h >= 0 else y0
+    x, y = max(0.0, min(x0, width - 1 - w)), max(0.0, min(y, height - 1 - h))
+    return x, y, x + w, y + h

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSize, QSizeF, Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from inspector.core.clipping import clip_levels
@@ -139,9 +139,26 @@ class MethodComparison(QWidget):
             self._place()
             return
         layout = self.canvas.ci.layout
+        self._equal_cells(layout)
         layout.invalidate()
         need = layout.effectiveSizeHint(Qt.MinimumSize)
         self.canvas.setMinimumSize(QSize(int(need.width()) + 2, int(need.height()) + 2))
+
+    def _equal_cells(self, layout) -> None:
+        """Every map's view the same size (Each box's tiles were not: a longer title widened its column): every
+        title asks for the widest one's width, the view columns and rows share one minimum and the stretch."""
+        for which, set_width in ((Qt.MinimumSize, "setMinimumWidth"), (Qt.PreferredSize, "setPreferredWidth")):
+            widest = max([t.sizeHint(which, QSizeF()).width() for t in self.titles.values()] or [0])
+            for title in self.titles.values():
+                getattr(title, set_width)(widest)
+        for col in range(self.columns):
+            layout.setColumnMinimumWidth(2 * col, CELL_MIN)
+            layout.setColumnStretchFactor(2 * col, 1)
+            layout.setColumnStretchFactor(2 * col + 1, 0)
+        for row in range(-(-len(self.methods) // self.columns)):
+            layout.setRowStretchFactor(2 * row, 0)
+            layout.setRowMinimumHeight(2 * row + 1, CELL_MIN)
+            layout.setRowStretchFactor(2 * row + 1, 1)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

@@ -44,7 +44,8 @@ def test_matching_is_one_to_one_best_overlap_first_and_follows_the_score_shown()
 
 
 def test_the_picture_marks_each_change_in_its_colour():
-    picture = np.full((100, 100, 3), 128, np.uint8)
+    picture = np.full((160, 160, 3), 128, np.uint8)  # room right of the bird for its tag (a tag lies inside the
+    # picture: in 100 pixels the bird's moved left over the cat's bottom edge)
     drawn = draw_changes(picture, BEFORE, AFTER, box_changes(BEFORE, AFTER, 0.5))
     assert drawn.shape == picture.shape
     assert tuple(drawn[40, 35]) == MOVED  # the moved car's bottom edge, at its new place
