@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message: what a one-line error says of what the model raised."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "(no message)"
+
+
 class InspectorError(Exception):
     """Base of every error the engine raises on purpose."""
 

@@ -6,12 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
-from ...errors import InspectorError, RunError
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else "(no message)"
+from ...errors import InspectorError, RunError, first_line
 
 
 @contextlib.contextmanager
@@ -27,4 +22,4 @@ def model_errors(what: str):
         raise RunError(f"{what} ran out of memory: use a smaller input, fewer copies a pass (--batch) or "
                        f"--max-memory.") from exc
     except Exception as exc:  # noqa: BLE001 - every kind a model can raise is said in one line
-        raise RunError(f"The model raised {type(exc).__name__}: {_first_line(exc)}") from exc
+        raise RunError(f"The model raised {type(exc).__name__}: {first_line(exc)}") from exc

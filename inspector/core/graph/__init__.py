@@ -1,0 +1,24 @@
+"""The graph of one forward: what a model computed, node by node, on one input.
+
+    from inspector.core.graph import record_graph
+    graph = record_graph(model, x)          # every leaf call and the functions between them
+    top = graph.closed()                    # every top-level group (non-leaf module call) as one node
+    some = graph.closed(["layer3", "layer3.2"])
+    json.dumps(graph.to_json())             # node-link data
+
+`model` (the records: Node, Edge, Group, Graph) is torch-free; `record_graph` loads torch when first used.
+"""
+
+from __future__ import annotations
+
+from .model import MODEL_NODE, Edge, Graph, Group, Node
+
+__all__ = ["MODEL_NODE", "Edge", "Graph", "Group", "Node", "record_graph"]
+
+
+def __getattr__(name: str):
+    if name == "record_graph":
+        from .record import record_graph
+
+        return record_graph
+    raise AttributeError(f"module 'inspector.core.graph' has no attribute {name!r}")

@@ -1,0 +1,56 @@
+"""`record_graph`: the graph of one forward of a model on an input (see `recorder` for how, `model` for what)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import torch
+from torch import nn
+
+from ..arguments import need_instance
+from ..errors import InspectorError, RunError, first_line
+from ..sources.loaded import LoadedModel
+from .model import Graph
+from .recorder import Recorder
+
+
+def record_graph(model: LoadedModel | nn.Module, x: torch.Tensor, *, leaves: Iterable[str] | None = None) -> Graph:
+    """Run one forward of `model` on `x` (a copy on the model's device, without autograd) and return its graph:
+    leaf module calls, the torch functions between them, the model's input and output as nodes; the tensors
+    between them as edges; non-leaf module calls as groups (`Graph.closed` collapses them).
+
+    `leaves`: module paths recorded as one node each, their insides left out, as a module without submodules
+    is. A TorchScript program is one node (its insides take no hooks). Whatever the model raises is a RunError
+    of one line; the model keeps exactly the hooks it had."""
+    module = model.module if isinstance(model, LoadedModel) else model
+    need_instance(module, nn.Module, "model", "a torch.nn.Module or a loaded model")
+    need_instance(x, torch.Tensor, "x", "a torch.Tensor")
+    chosen = frozenset(need_instance(list(leaves or ()), list, "leaves", "module paths"))
+    for path in chosen:
+        need_instance(path, str, "leaves", "module paths (text)")
+    device = next((p.device for p in module.parameters()), x.device)
+    x = x.detach().to(device, copy=True)  # the model may change its input in place; the caller's stays intact
+    recorder = Recorder(chosen)
+    whole = isinstance(module, torch.jit.ScriptModule) or "" in chosen or not any(True for _ in module.children())
+    try:
+        recorder.start(x)
+        with torch.no_grad():
+            if whole:
+                output = recorder.whole(module, x)
+            else:
+                recorder.attach(module)
+                with recorder:
+                    output = module(x)
+        recorder.finish(output)
+    except InspectorError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the model raises is said in one line
+        raise RunError(f"The forward could not be recorded: the model raised {type(exc).__name__}: "
+                       f"{first_line(exc)}") from exc
+    finally:
+        recorder.detach()
+    notes = list(recorder.notes)
+    if isinstance(module, torch.jit.ScriptModule):
+        notes.insert(0, "TorchScript runs compiled and takes no hooks: the model is one node.")
+    return Graph(tuple(recorder.nodes), tuple(recorder.edges), recorder.groups(),
+                 tuple(recorder.data_dependence), tuple(notes))
