@@ -50,9 +50,11 @@ def test_a_long_error_and_its_details_leave_the_mosaics_their_room(qtbot, window
 
 
 def _whole(label) -> bool:
-    """`label` shows all of its text: on its lines where it wraps, on its width where it does not."""
+    """`label` shows all of its text: on its lines where it wraps (its longest unbreakable part on its width), on
+    its width where it does not."""
     if label.wordWrap():
-        return label.heightForWidth(label.width()) <= label.height()
+        return (label.minimumSizeHint().width() <= label.width()
+                and label.heightForWidth(label.width()) <= label.height())
     return label.sizeHint().width() <= label.width()
 
 
@@ -73,3 +75,21 @@ def test_the_panels_headers_are_whole(ui, qtbot, open_window, gui_files, image_f
     assert title.text() == ("<b>attn:attention</b> · per head: what the class token attends to (click the input for "
                             "a patch)")
     assert _whole(title), "the gradient panel's header is cut"
+
+
+def test_a_long_module_path_neither_widens_the_panels_nor_is_cut(qtbot, window):
+    """A transformers ViT's `vit.embeddings.patch_embeddings.projection:output` was cut at "proj" in the header and,
+    unbreakable in the enlarged channel's label, made the panels wider than the centre: the docks gave way."""
+    import numpy as np
+
+    docks = window.modules_dock.width(), window.side_dock.width()
+    key = "vit.embeddings.patch_embeddings.projection:output"
+    maps = np.linspace(-1, 1, 4 * 6 * 6, dtype=np.float32).reshape(1, 4, 6, 6)
+    for panel in (window.activation_panel, window.gradient_panel):
+        panel.show_capture(key, maps, None)
+    qtbot.wait(100)
+    assert (window.modules_dock.width(), window.side_dock.width()) == docks
+    for panel in (window.activation_panel, window.gradient_panel):
+        assert _whole(panel.title) and panel.title.toolTip() == key
+        # channel 0: the first 36 of 144 steps from -1 to 1, up to -1 + 35 * 2 / 143 = -0.51049
+        assert panel.zoom.label.toolTip() == f"{key} · channel 0 · min -1 · max -0.5105"

@@ -13,7 +13,16 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QGraphicsRectItem, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGraphicsRectItem,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .number_format import fmt, keep_pairs
 
@@ -42,6 +51,7 @@ class ChannelZoom(QWidget):
         self.label = QLabel(" ")
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # a long key never widens the panel
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setMinimumSize(size, MIN_MAP_HEIGHT)  # a short panel shrinks the map, never onto its overlay row
         self.canvas.setToolTip("Wheel: zoom · drag: pan · double click: fit")
@@ -97,6 +107,7 @@ class ChannelZoom(QWidget):
             self.marker.setVisible(False)
             self.view.autoRange(padding=0.02, items=[self.image])  # the tile: not the last tile's marker
         self.label.setText(keep_pairs(text, " · "))  # wraps between "min …" and "max …", never inside
+        self.label.setToolTip(text)  # whole, where a long key is wider than the map (the panel's header has it whole)
 
     def set_backdrop(self, picture: np.ndarray | None) -> None:
         """The input picture ((H, W, 3) uint8) a spatial map can be laid over; None: there is none."""

@@ -47,6 +47,18 @@ def format_stats(stats: TensorStats | None) -> str:
             f"max {fmt(stats.max)}   zeros {fmt_percent(stats.zero_fraction)}   L2 {fmt(stats.l2)}")
 
 
+LONG_NAME = 24  # characters: a module path longer than this may not fit on one line of a panel
+
+
+def breakable(name: str) -> str:
+    """A long module path (`vit.embeddings.patch_embeddings.projection:output`) for a label that wraps and is not
+    selected from: it may break after its dots and before its colon (zero-width spaces), so that it wraps whole
+    rather than being cut at the panel's edge. A short one is left as it is."""
+    if len(name) <= LONG_NAME:
+        return name
+    return name.replace(".", ".\u200b").replace(":", "\u200b:")
+
+
 def keep_pairs(text: str, between: str = "   ") -> str:
     """`text` for a label that wraps: only between its parts (split at `between`), each part — "mean 0.25",
     "min -5.874" — kept on one line by non-breaking spaces."""

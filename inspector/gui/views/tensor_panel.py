@@ -29,7 +29,7 @@ from inspector.core.records.tokens import TokenGrid, prefix_tokens
 from .channel_pager import ChannelPager
 from .channel_zoom import ChannelZoom, describe
 from .colour_bar import colour_bar
-from .number_format import fmt, format_stats, keep_pairs
+from .number_format import breakable, fmt, format_stats, keep_pairs
 from .panel_plots import ValueHistogram, VectorBars
 
 _MAPS = {True: "CET-D1", False: "viridis"}
@@ -220,7 +220,7 @@ class TensorPanel(QWidget):
         on_grid = self.tokens is not None and array.ndim == 3 and self.tokens.fits(array.shape[1])
         self.prefix = prefix_tokens(array, self.tokens) if on_grid else None
         title = key + (f" · tokens on the {self.tokens.describe()}" if on_grid else "") + self._query_text(key, array)
-        self.title.setText(f"<b>{key}</b>{title[len(key):]}")
+        self.title.setText(f"<b>{breakable(key)}</b>{title[len(key):]}")
         self.title.setToolTip(title)  # the whole line, where the panel is too narrow for it
         if array.ndim <= 1 or (array.ndim == 2 and not is_parameter(key)):
             self._show_vector(array)
