@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from inspector.core.errors import RunError
+from inspector.core.errors import InspectorError, RunError
 from inspector.core.graph import Edge, Graph, Group, Node, record_graph
 
 
@@ -231,3 +231,16 @@ def test_an_exported_program_records_as_it_runs():
         ("input", "input"), ("lin", "InterpreterModule"), ("relu()", "relu"), ("add()", "add"), ("output", "output")]
     assert [(e.source, e.target) for e in graph.edges] == [
         ("input", "lin"), ("lin", "relu()"), ("relu()", "add()"), ("input", "add()"), ("add()", "output")]
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda: record_graph("resnet18", torch.zeros(1, 3)), "model must be a torch.nn.Module or a loaded model"),
+    (lambda: record_graph(Small(), [1.0, 2.0, 3.0]), "x must be a torch.Tensor"),
+    (lambda: record_graph(Small(), torch.zeros(0, 3)), "The input holds no values (shape (0, 3))."),
+    (lambda: record_graph(Small(), torch.zeros(1, 3), leaves=5), "record_graph(): leaves must be text"),
+    (lambda: record_graph(Small(), torch.zeros(1, 3), leaves="lin,fc"), "No module named 'fc' in this model"),
+])
+def test_bad_arguments_are_one_line_inspector_errors(call, error):
+    with pytest.raises(InspectorError) as raised:
+        call()
+    assert str(raised.value).startswith(error) and "\n" not in str(raised.value)
