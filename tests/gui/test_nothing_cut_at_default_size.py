@@ -93,3 +93,28 @@ def test_a_long_module_path_neither_widens_the_panels_nor_is_cut(qtbot, window):
         assert _whole(panel.title) and panel.title.toolTip() == key
         # channel 0: the first 36 of 144 steps from -1 to 1, up to -1 + 35 * 2 / 143 = -0.51049
         assert panel.zoom.label.toolTip() == f"{key} · channel 0 · min -1 · max -0.5105"
+
+
+def _shows_whole(combo) -> bool:
+    """An editable chooser shows its whole text (a line edit too narrow shows the text's end, cut at its start)."""
+    edit = combo.lineEdit()
+    return edit.fontMetrics().horizontalAdvance(edit.text()) <= edit.contentsRect().width() - 4  # 2 px each side
+
+
+def test_the_attribution_tabs_choosers_show_a_layers_path_and_a_class_whole(qtbot, window):
+    """The Layer chooser shared its row with the method, the class and Compute: 'auto (the map the head reads)'
+    showed as 'ap the head reads)' at 1280x800. The class now has a row of its own with the comparisons."""
+    view = window.views.attribution
+    window.tabs.setCurrentWidget(view)
+    long_path = "vit.embeddings.patch_embeddings.projection"
+    view.layer.addItem(long_path, long_path)
+    view.target.addItem("box:12 traffic light 0.97", "box")
+    qtbot.wait(100)
+    view.layer.setItemText(0, "auto (the map the head reads)")  # what auto says on a transformer
+    view.layer.setCurrentIndex(0)
+    assert _shows_whole(view.layer), view.layer.currentText()
+    view.layer.setCurrentIndex(view.layer.findData(long_path))
+    assert view.layer.currentText() == long_path and _shows_whole(view.layer)
+    for i in range(view.target.count()):
+        view.target.setCurrentIndex(i)
+        assert _shows_whole(view.target), view.target.currentText()

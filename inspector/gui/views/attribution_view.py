@@ -135,7 +135,7 @@ class AttributionView(QWidget):
         self.values: np.ndarray | None = None  # the (H, W) picture drawn (records.signs)
         self.shown_sign = "positive"  # the sign of the picture drawn
         row, display = QHBoxLayout(), QHBoxLayout()  # what to compute; how to show it
-        for label, widget in (("Method", self.method), ("Layer", self.layer), ("Class", self.target)):
+        for label, widget in (("Method", self.method), ("Layer", self.layer)):  # a layer's path has the row's room
             row.addWidget(QLabel(label))
             row.addWidget(widget, 0 if widget is self.method else 1)
         row.addWidget(self.compute)
@@ -143,9 +143,10 @@ class AttributionView(QWidget):
             display.addWidget(QLabel(label))
             display.addWidget(widget)
         display.addStretch(1)
-        actions = QHBoxLayout()  # scoring and the comparisons: a row of their own, so the tab stays narrow
+        actions = QHBoxLayout()  # the class, scoring and the comparisons: the layer's row would cut both names
+        actions.addWidget(QLabel("Class"))
+        actions.addWidget(self.target, 1)
         actions.addWidget(self.scores)
-        actions.addStretch(1)
         actions.addWidget(self.each_box)
         actions.addWidget(self.compare)
         self.comparison.bottom.addWidget(self.export)
