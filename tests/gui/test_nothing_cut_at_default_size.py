@@ -91,6 +91,7 @@ def test_a_long_module_path_neither_widens_the_panels_nor_is_cut(qtbot, window):
     assert (window.modules_dock.width(), window.side_dock.width()) == docks
     for panel in (window.activation_panel, window.gradient_panel):
         assert _whole(panel.title) and panel.title.toolTip() == key
+        assert _whole(panel.zoom.label)
         # channel 0: the first 36 of 144 steps from -1 to 1, up to -1 + 35 * 2 / 143 = -0.51049
         assert panel.zoom.label.toolTip() == f"{key} · channel 0 · min -1 · max -0.5105"
 

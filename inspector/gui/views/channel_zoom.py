@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .number_format import fmt, keep_pairs
+from .number_format import breakable, fmt, keep_pairs
 
 MIN_MAP_HEIGHT = 60  # the enlarged map's least height (TensorPanel gives it more wherever there is room)
 
@@ -106,7 +106,8 @@ class ChannelZoom(QWidget):
             self._framed = shape
             self.marker.setVisible(False)
             self.view.autoRange(padding=0.02, items=[self.image])  # the tile: not the last tile's marker
-        self.label.setText(keep_pairs(text, " · "))  # wraps between "min …" and "max …", never inside
+        key, _, rest = text.partition(" · ")  # wraps between "min …" and "max …", never inside; a long key at its dots
+        self.label.setText(keep_pairs(breakable(key) + (f" · {rest}" if rest else ""), " · "))
         self.label.setToolTip(text)  # whole, where a long key is wider than the map (the panel's header has it whole)
 
     def set_backdrop(self, picture: np.ndarray | None) -> None:

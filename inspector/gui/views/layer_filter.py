@@ -77,20 +77,23 @@ class LayerFilterBox(QWidget):
 
     def fit_columns(self) -> None:
         """Module, Type and Output shape in view at the dock's width: every shape and header whole (the shapes
-        are what the tree is read for), the type at most 2/5 of what is left, the name the rest; a name or type
-        cut short ends in an ellipsis, and its row's tooltip has it whole (path, type, output)."""
+        are what the tree is read for); where name and type do not both fit, the type gets what the name does not
+        need, at least 2/5 of what is left, and the name the rest. A name or type cut short ends in an ellipsis,
+        and its row's tooltip has it whole (path, type, output)."""
         tree = self.tree_view
         header = tree.header()
+        tree.doItemsLayout()  # the rows of the new model: whether they need a scroll bar
         for col in range(tree.model().columnCount()):
             tree.resizeColumnToContents(col)  # the contents or the header, whichever is wider
         room = tree.viewport().width()
-        if not tree.verticalScrollBar().isVisible():  # a long tree shows one after the model is laid out
+        bar = tree.verticalScrollBar()
+        if bar.maximum() > 0 and not bar.isVisible():  # it takes its width from the viewport once shown
             room -= tree.style().pixelMetric(QStyle.PM_ScrollBarExtent, None, tree)
         shape = min(tree.columnWidth(SHAPE), room // 2)
         name, kind = tree.columnWidth(0), tree.columnWidth(1)
         left = room - shape
         if name + kind > left:
-            kind = max(header.sectionSizeHint(1), min(kind, left * 2 // 5))
+            kind = max(header.sectionSizeHint(1), min(kind, max(left * 2 // 5, left - name)))
             name = max(header.sectionSizeHint(0), left - kind)
         for col, width in ((0, name), (1, kind), (SHAPE, shape)):
             tree.setColumnWidth(col, width)
