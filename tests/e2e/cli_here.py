@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import subprocess
 import sys
 
@@ -20,13 +21,35 @@ def run_here(*args: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(["network-inspector", *args], code, out.getvalue(), err.getvalue())
 
 
-def refused_early(argv, line: str, torch_imported: bool = False) -> None:
-    """`network-inspector ARGV` exits 2 saying only `line`, and -X importtime shows that no model's code was
-    imported (the loader, torchvision) and, unless `torch_imported` (a device is torch's to check), not torch."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "inspector", *argv],
-                          capture_output=True, text=True, timeout=120)
-    said = [text for text in done.stderr.splitlines() if not text.startswith("import time:")]
-    imported = {text.split("|")[-1].strip() for text in done.stderr.splitlines() if text.startswith("import time:")}
-    assert done.returncode == 2 and said == [line], done.stderr[-800:]
-    assert "inspector.core.sources.loader" not in imported and "torchvision" not in imported
-    assert ("torch" in imported) == torch_imported
+#: Run in a new interpreter: each argv of the JSON list in argv[1] by `main`, one after another; per command its
+#: exit code, its stderr's lines, and which of torch, torchvision and the model loader were imported by then.
+_ONE_INTERPRETER = """
+import contextlib, io, json, sys
+from inspector.cli.dispatch import main
+answers = []
+for argv in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(argv)
+    answers.append([code, err.getvalue().splitlines(),
+                    [m for m in ("torch", "torchvision", "inspector.core.sources.loader") if m in sys.modules]])
+print(json.dumps(answers))
+"""
+
+
+def answers_in_one_interpreter(commands) -> list[tuple[int, list[str], list[str]]]:
+    """`network-inspector ARGV` for each of `commands`, in turn, in one new interpreter (one start, not one each):
+    per command its exit code, the lines it said on stderr and which of torch, torchvision and
+    inspector.core.sources.loader (no model loads without it) had been imported when it answered."""
+    done = subprocess.run([sys.executable, "-c", _ONE_INTERPRETER, json.dumps([list(c) for c in commands])],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [tuple(answer) for answer in json.loads(done.stdout.splitlines()[-1])]
+
+
+def refused_early(answer, line: str, torch_imported: bool = False) -> None:
+    """The command of `answer` (`answers_in_one_interpreter`) exited 2 saying only `line`, before any model's code
+    was imported and, unless `torch_imported` (a device is torch's to check), before torch."""
+    code, said, imported = answer
+    assert (code, said) == (2, [line])
+    assert imported == (["torch"] if torch_imported else [])
