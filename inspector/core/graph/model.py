@@ -10,7 +10,9 @@ it runs in and its op, with `()` so that it never collides with a module's path:
 `input` and `output`.
 
 Groups. Every call of a non-leaf module is a group (named like a module call); a group holds the nodes and groups
-recorded while it was open. `closed(open_groups)` collapses every group not opened into one node of kind
+recorded while it was open. The functions one call of a module's other method ran, with no module called in it,
+are a group too, named `transform.postprocess(...)` (`#K` for a later call): a detector's post-processing is
+hundreds of functions, one node closed. `closed(open_groups)` collapses every group not opened into one node of kind
 `group`: the layout and the view draw a large network a group at a time (resnet50's `layer3.2` closed is one
 node), and a group's id is the same whether it is drawn open (a frame) or closed (a node).
 """
@@ -74,6 +76,8 @@ class Edge:
 @dataclass(frozen=True)
 class Group:
     """One call of a non-leaf module: the nodes and groups recorded while it ran, in order (`children`, by id).
+    Or, where `method` is set, one call of another method of the module at `path` (a detector's
+    `transform.postprocess`, `postprocess_detections`) that ran only functions: see `recorder`.
 
     `outputs`: the tensors it returned that the engine captures, as (the node that made it, its index there, the
     group's capture key `layer1:output`): drawn closed, the group's edges carry the group's own key."""
@@ -85,6 +89,7 @@ class Group:
     parent: str = ""  # the group it lies in; '' at the top
     children: tuple[str, ...] = ()
     outputs: tuple[tuple[str, int | None, str], ...] = ()
+    method: str = ""
 
     def key_of(self, source: str, index: int | None) -> str | None:
         """The group's capture key of the tensor `source` made (at `index`) when the group returned it."""
@@ -92,7 +97,7 @@ class Group:
 
     def to_json(self) -> dict:
         return {"id": self.id, "path": self.path, "type": self.type_name, "call": self.call, "parent": self.parent,
-                "children": list(self.children), "outputs": [list(o) for o in self.outputs]}
+                "children": list(self.children), "outputs": [list(o) for o in self.outputs], "method": self.method}
 
 
 @dataclass(frozen=True)
@@ -217,5 +222,5 @@ class Graph:
         edges = tuple(Edge(e["source"], e["target"], tuple(e["shape"]), e["dtype"], e["index"], e["key"])
                       for e in data["edges"])
         groups = tuple(Group(g["id"], g["path"], g["type"], g["call"], g["parent"], tuple(g["children"]),
-                             tuple((o[0], o[1], o[2]) for o in g["outputs"])) for g in data["groups"])
+                             tuple((o[0], o[1], o[2]) for o in g["outputs"]), g["method"]) for g in data["groups"])
         return cls(nodes, edges, groups, tuple(data["data_dependence"]), tuple(data["notes"]))

@@ -30,6 +30,7 @@ recording ends.
 
 from __future__ import annotations
 
+import sys
 import types
 import weakref
 from collections import Counter
@@ -43,6 +44,7 @@ from torch.overrides import TorchFunctionMode
 from ..hookset import _tensor_positions
 from ..keys import Key, LayerCall
 from ..stats import dtype_name
+from .methods import caller_of_module, method_context, wrap_method_runs
 from .model import MODEL_NODE, Edge, Group, Node
 from .ops import DATA_SHAPED, FOLDED, NOT_FLOW, SHAPE_ONLY, VALUE_READS, op_name
 
@@ -111,7 +113,7 @@ class Recorder(TorchFunctionMode):
         self._edge_seen: set[tuple[str, int | None, str]] = set()
         # id(tensor) -> (weak reference, maker's id, index among its outputs, the engine's key)
         self._made: dict[int, tuple[weakref.ref, str, int | None, str | None]] = {}
-        self._group_info: dict[str, tuple[str, str, int, str]] = {}  # id -> (path, type, call, parent)
+        self._group_info: dict[str, tuple] = {}  # id -> (path, type, call, parent, method)
         self._children: dict[str, list[str]] = {"": []}
         self._exits: dict[str, list[tuple[str, int | None, str]]] = {}  # group id -> its output tensors
         self._open: list[str] = [""]  # the groups open now, innermost last ('': the top)
@@ -123,12 +125,18 @@ class Recorder(TorchFunctionMode):
         self._names: Counter[str] = Counter()  # function calls per `group.op()`
         self._bases: dict[str, str] = {}  # function node id -> its `group.op()`
         self._handles: list = []
+        self._paths: dict[int, str] = {}  # id(module) -> path
+        self._types: dict[str, str] = {}  # path -> the module's class name
+        self._contexts: dict[str, tuple | None] = {}  # node or group id -> the method it ran in (`methods`)
+        self._held = None  # the frame of the method the last node ran in, kept alive (`methods.method_context`)
 
     # -- the model's modules -------------------------------------------------------------
     def attach(self, model: nn.Module) -> None:
         """Hooks on every module that is not inside a leaf (the model itself is no group: it is the graph)."""
         leaves: list[str] = []
         for path, module in model.named_modules():  # each module once, by its first path (as the layer tree)
+            self._paths[id(module)] = path
+            self._types[path] = type(module).__name__
             if not path or any(path.startswith(f"{leaf}.") for leaf in leaves):
                 continue
             scripted = isinstance(module, torch.jit.ScriptModule)
@@ -146,6 +154,7 @@ class Recorder(TorchFunctionMode):
         while self._handles:
             self._handles.pop().remove()
         self._made.clear()
+        self._held = None
 
     def _pre_hook(self, path: str, leaf: bool):
         def hook(module: nn.Module, args: tuple, kwargs: dict):
@@ -157,13 +166,14 @@ class Recorder(TorchFunctionMode):
             self._quiet += 1
             try:
                 ident = str(LayerCall(path, call))
+                self._contexts[ident], self._held = method_context(caller_of_module(sys._getframe(1)), self._paths)
                 if leaf:
                     self._add_node(Node(ident, "module", type(module).__name__, path, call, self._open[-1]))
                     self._read(tensors_in((args, kwargs)), ident)
                     self._inside += 1
                     self._frames.append(("leaf", ident, call))
                 else:
-                    self._group_info[ident] = (path, type(module).__name__, call, self._open[-1])
+                    self._group_info[ident] = (path, type(module).__name__, call, self._open[-1], "")
                     self._children[self._open[-1]].append(ident)
                     self._children[ident] = []
                     self._open.append(ident)
@@ -285,6 +295,8 @@ class Recorder(TorchFunctionMode):
         self._names[base] += 1
         ident = str(LayerCall(base, k))
         self._bases[ident] = base
+        # the caller of __torch_function__
+        self._contexts[ident], self._held = method_context(sys._getframe(2), self._paths)
         self._add_node(Node(ident, "function", op, "", 0, group, inplace))
         self._read(read, ident)
         self._make(out, ident)
@@ -303,10 +315,12 @@ class Recorder(TorchFunctionMode):
         return output
 
     def finish(self, output) -> None:
-        """The output node, then the functions whose results lead nowhere are left out (see `_prune`)."""
+        """The output node; then the functions whose results lead nowhere are left out (`_prune`), and the runs of
+        functions a module's other method ran become groups (`methods`)."""
         self._add_node(Node("output", "output", "output"))
         self._read(tensors_in(output), "output")
         self._prune()
+        self.nodes = wrap_method_runs(self.nodes, self._children, self._group_info, self._contexts, self._types)
 
     def _prune(self) -> None:
         """Leave out the functions from which no edge leads to a module or the output: what the forward only
@@ -326,15 +340,16 @@ class Recorder(TorchFunctionMode):
         self.nodes = [replace(n, id=renamed.get(n.id, n.id)) for n in self.nodes if n.id in live]
         self.edges = [replace(e, source=renamed.get(e.source, e.source), target=renamed.get(e.target, e.target))
                       for e in self.edges if e.source in live and e.target in live]
-        for ident in reversed(list(self._group_info)):  # children before parents
+        for ident in [*reversed(self._group_info), ""]:  # children before parents, the top last
             kept = [renamed.get(c, c) for c in self._children[ident] if c in live]
             self._children[ident] = kept
             exits = self._exits.get(ident, ())
             self._exits[ident] = [(renamed.get(n, n), i, k) for n, i, k in exits if n in live]
             if kept:
                 live.add(ident)
-            else:
+            elif ident:
                 del self._group_info[ident]
+        self._contexts = {renamed.get(i, i): c for i, c in self._contexts.items() if i in live}
 
     def _renumber(self, kept: list[Node]) -> dict[str, str]:
         """Old id -> new id of the functions kept whose number changed: `op()`, `op()#1`, ... count the ones kept."""
@@ -351,5 +366,5 @@ class Recorder(TorchFunctionMode):
 
     def groups(self) -> tuple[Group, ...]:
         return tuple(Group(ident, path, type_name, call, parent, tuple(self._children[ident]),
-                           tuple(self._exits.get(ident, ())))
-                     for ident, (path, type_name, call, parent) in self._group_info.items())
+                           tuple(self._exits.get(ident, ())), method)
+                     for ident, (path, type_name, call, parent, method) in self._group_info.items())

@@ -200,7 +200,7 @@ def test_json_is_node_link_data_and_reads_back():
                                 "index": None, "key": "input"}
     assert data["groups"] == [{"id": "block", "path": "block", "type": "Block", "call": 0, "parent": "",
                                "children": ["block.conv", "block.relu()", "block.add()"],
-                               "outputs": [["block.add()", None, "block:output"]]}]
+                               "outputs": [["block.add()", None, "block:output"]], "method": ""}]
     assert Graph.from_json(data) == graph
 
 

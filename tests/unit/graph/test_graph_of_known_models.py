@@ -122,8 +122,11 @@ def test_a_torchvision_detector_records_the_graph_of_this_inputs_forward():
     assert "rpn: nms()" in graph.data_dependence
     assert graph.caption.startswith("The graph of this input's forward (control flow depends on the data: ")
     top = graph.closed()
-    assert [n.id for n in top.nodes][:5] == ["input", "transform", "backbone", "rpn", "roi_heads"]
-    assert top.nodes[-1].id == "output"
+    # the boxes scaled back to the input's size: functions of `transform.postprocess`, one group
+    assert [n.id for n in top.nodes] == ["input", "transform", "backbone", "rpn", "roi_heads",
+                                         "transform.postprocess(...)", "output"]
+    assert graph.group("transform.postprocess(...)").method == "postprocess"
+    assert "rpn.filter_proposals(...)" in [g.id for g in graph.groups]  # inside rpn, a group of its own
     # the transform resizes the square image to the model's 320 pixels
     assert ("transform", "backbone", (1, 3, 320, 320)) in [(e.source, e.target, e.shape) for e in top.edges]
     ids = {n.id for n in graph.nodes}
