@@ -12,7 +12,8 @@ What becomes what:
 - A torch function called outside leaves that reads at least one tensor made by the forward and returns a tensor
   is a node (`ops` says which are folded, which make tensors from nothing but a shape, which read values).
   Tensors that come from nowhere (parameters, buffers, constants, `torch.arange`) are no edges.
-- An in-place op (`relu_`, `x += y`, `x[i] = y`) is a node and becomes the maker of the tensor it changed.
+- An in-place op (`relu_`, `x += y`, `x[i] = y`) is a node and becomes the maker of the tensor it changed (and of
+  the tensor that one views, when it is a view).
 - `F.multi_head_attention_forward` (what `nn.MultiheadAttention` runs, torchvision's ViT among others) is one
   torch function to the mode, which is off while its handler runs: its insides, the attention's products, would
   be hidden. It runs again under the mode, from a copy that skips its own torch-function check (a copy of the
@@ -24,13 +25,14 @@ What becomes what:
 - `.item()`, `.tolist()`, `bool(t)` on a tensor the forward made, and ops whose output shape depends on values
   (`nonzero`, `nms`, a boolean mask), are noted as data dependence: the graph is this input's forward's.
 
-The forward runs without autograd; the model, its mode and its hooks are as they were afterwards, however the
+The forward runs without autograd; the model keeps exactly the hooks it had and no mode stays on, however the
 recording ends.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import types
 import weakref
 from collections import Counter
@@ -41,6 +43,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from ..errors import RunCancelled
 from ..hookset import _tensor_positions
 from ..keys import Key, LayerCall
 from ..stats import dtype_name
@@ -103,9 +106,10 @@ class Recorder(TorchFunctionMode):
     """One recording: `attach(model)`, run the forward under the mode (`with recorder:`), `finish(output)`;
     `detach()` in any case. What it recorded is in `nodes`, `edges`, `groups()`, `data_dependence`, `notes`."""
 
-    def __init__(self, leaves: frozenset[str] = frozenset()) -> None:
+    def __init__(self, leaves: frozenset[str] = frozenset(), cancel: threading.Event | None = None) -> None:
         super().__init__()
         self.extra_leaves = leaves
+        self.cancel = cancel  # set: the next module call raises RunCancelled
         self.nodes: list[Node] = []
         self.edges: list[Edge] = []
         self.notes: list[str] = []
@@ -158,6 +162,8 @@ class Recorder(TorchFunctionMode):
 
     def _pre_hook(self, path: str, leaf: bool):
         def hook(module: nn.Module, args: tuple, kwargs: dict):
+            if self.cancel is not None and self.cancel.is_set():
+                raise RunCancelled()
             call = self._calls[path]
             self._calls[path] += 1
             if self._inside:
@@ -300,6 +306,10 @@ class Recorder(TorchFunctionMode):
         self._add_node(Node(ident, "function", op, "", 0, group, inplace))
         self._read(read, ident)
         self._make(out, ident)
+        for t in out if inplace else ():  # a view changed in place changed what it views: its base is made here too
+            base = t._base
+            if base is not None and self._maker(base) is not None:
+                self._made[id(base)] = (weakref.ref(base), ident, None, None)
 
     # -- the model's input and output -----------------------------------------------------------
     def start(self, x: torch.Tensor) -> None:

@@ -244,3 +244,34 @@ def test_bad_arguments_are_one_line_inspector_errors(call, error):
     with pytest.raises(InspectorError) as raised:
         call()
     assert str(raised.value).startswith(error) and "\n" not in str(raised.value)
+
+
+def test_a_cancelled_recording_stops_at_the_next_module_call_and_leaves_no_hook():
+    import threading
+
+    from inspector.core.errors import RunCancelled
+
+    cancel = threading.Event()
+    model = Branchy().eval()
+    model.block.register_forward_pre_hook(lambda *_: cancel.set())  # asked while the forward runs
+    with pytest.raises(RunCancelled):
+        record_graph(model, torch.randn(1, 3, 4, 4), cancel=cancel)
+    assert all(len(m._forward_pre_hooks) == (m is model.block) and not m._forward_hooks for m in model.modules())
+
+
+class ThroughAView(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.keep = nn.Identity()  # a model without submodules is one node
+
+    def forward(self, x):
+        y = self.keep(x) * 1
+        y[:, :2].mul_(3)  # changes y through a view: y is made by that mul from then on
+        return y + 1
+
+
+def test_a_change_through_a_view_makes_its_base():
+    graph = record_graph(ThroughAView(), torch.randn(1, 4))
+    assert [(e.source, e.target) for e in graph.edges] == [
+        ("input", "keep"), ("keep", "mul()"), ("mul()", "getitem()"), ("getitem()", "mul()#1"),
+        ("mul()#1", "add()"), ("add()", "output")]
