@@ -137,16 +137,17 @@ class Recorder(TorchFunctionMode):
     # -- the model's modules -------------------------------------------------------------
     def attach(self, model: nn.Module) -> None:
         """Hooks on every module that is not inside a leaf (the model itself is no group: it is the graph)."""
-        leaves: list[str] = []
+        leaves: set[str] = set()
         for path, module in model.named_modules():  # each module once, by its first path (as the layer tree)
             self._paths[id(module)] = path
             self._types[path] = type(module).__name__
-            if not path or any(path.startswith(f"{leaf}.") for leaf in leaves):
+            parts = path.split(".")
+            if not path or any(".".join(parts[:i]) in leaves for i in range(1, len(parts))):
                 continue
             scripted = isinstance(module, torch.jit.ScriptModule)
             leaf = scripted or path in self.extra_leaves or not any(True for _ in module.children())
             if leaf:
-                leaves.append(path)
+                leaves.add(path)
             if scripted:
                 self.notes.append(f"{path} is TorchScript, which takes no hooks: its calls are not in the graph, "
                                   f"and what it returns comes from nowhere.")
