@@ -21,10 +21,11 @@ from inspector.core.errors import AtlasError, RunCancelled
 
 
 def test_ray_atlas_cancelled_and_resumed_equals_the_in_process_atlas_and_leaves_no_process(tmp_path, monkeypatch):
-    """Cancelled on the instance run_atlas starts itself (`--ray` without an address), resumed on one the
-    caller starts with `local_instance`: the in-process atlas, and after each job not one of Ray's processes
-    left, neither under this process nor orphaned (issue 40, item 14: a MapWorker, parent 1, outlived the
-    suite by 7 minutes; ray.shutdown() returns before the workers exit)."""
+    """Cancelled on a local instance the caller starts with `local_instance` (as a test or a notebook does), and
+    resumed there: the in-process atlas, and after the instance not one of Ray's processes left, neither under
+    this process nor orphaned (issue 40, item 14: a MapWorker, parent 1, outlived the suite by 7 minutes;
+    ray.shutdown() returns before the workers exit). One instance for both jobs (each start took 20 s here);
+    the instance run_atlas starts for itself is the same `local_instance`, entered and left by the next test."""
     demo = load_model("demo")
     data = make_images(tmp_path / "data", 7)
     layers = "conv1,block.conv2,fc"
@@ -32,7 +33,6 @@ def test_ray_atlas_cancelled_and_resumed_equals_the_in_process_atlas_and_leaves_
     moved = []  # the caller's model is never moved to ship it (on a GPU, .cpu() would take it off the GPU)
     monkeypatch.setattr(type(demo.module), "cpu", lambda self, *a, **k: moved.append(self is demo.module)
                         or torch.nn.Module.cpu(self, *a, **k), raising=False)
-    monkeypatch.setattr(ray_pipeline, "LOCAL_CPUS", 2)
     me = psutil.Process()
     seen: dict[int, tuple[psutil.Process, set]] = {}  # Ray's processes under this one while a job runs
 
@@ -42,23 +42,54 @@ def test_ray_atlas_cancelled_and_resumed_equals_the_in_process_atlas_and_leaves_
                 with contextlib.suppress(psutil.Error):
                     seen.setdefault(p.pid, (p, set()))[1].add(os.path.basename(p.cmdline()[0])[:60])
 
-    # cancelled on Ray after its first batch (4 of the 8 files), on the instance run_atlas starts and stops
-    with pytest.raises(RunCancelled, match="after 4 of 8 images"):
-        run_atlas(demo, data, layers, 3, tmp_path / "ray", batch=4, use_ray=True, cancel=lambda: look() or True)
-    assert not ray.is_initialized() and not (tmp_path / "ray" / "atlas.json").exists()
-    assert_no_ray_process_left(me, seen)
-    # the same call resumes there, on an instance the caller started (as a test or a notebook does)
-    seen.clear()
     progressed = []
     with local_instance(num_cpus=2):
+        # cancelled on Ray after its first batch (4 of the 8 files); the caller's instance stays up
+        with pytest.raises(RunCancelled, match="after 4 of 8 images"):
+            run_atlas(demo, data, layers, 3, tmp_path / "ray", batch=4, use_ray=True, cancel=lambda: look() or True)
+        assert ray.is_initialized() and not (tmp_path / "ray" / "atlas.json").exists()
+        # the same call resumes there
         there = run_atlas(demo, data, layers, 3, tmp_path / "ray", batch=4, use_ray=True,
                           progress=lambda d, t: look() or progressed.append((d, t)))
+    assert not ray.is_initialized()
     assert_no_ray_process_left(me, seen)
     assert True not in moved
     assert progressed[0] == (4, 8) and progressed[-1] == (8, 8)  # it started from the saved half
     assert there["images"] == here["images"] == 7
     assert_same_atlas(there, here)
     assert thumbnail_path(tmp_path / "ray", "block.conv2", 5, 2).is_file()
+
+
+def test_without_an_instance_the_job_starts_its_own_and_stops_it_cancelled_or_not(monkeypatch):
+    """`--ray` without an address and no Ray started here: the job runs in `local_instance(LOCAL_CPUS)`, left
+    when the job ends, cancelled or not (its processes' going is the test above's); with Ray started by the
+    caller, in the caller's instance, left as it is."""
+    calls = []
+
+    @contextlib.contextmanager
+    def instance(num_cpus=None):
+        calls.append(("start", num_cpus, ray.is_initialized()))
+        try:
+            yield
+        finally:
+            calls.append("stop")
+
+    def cancelled(*args):
+        calls.append("job")
+        raise RunCancelled("cancelled after 4 of 8 images")
+
+    monkeypatch.setattr(ray_pipeline, "local_instance", instance)
+    monkeypatch.setattr(ray_pipeline, "LOCAL_CPUS", 2)
+    monkeypatch.setattr(ray_pipeline, "_run", cancelled)
+    with pytest.raises(RunCancelled):
+        ray_pipeline.run_on_ray(None, None, None, "cpu", None, None, None)
+    assert calls == [("start", 2, False), "job", "stop"]
+    monkeypatch.setattr(ray_pipeline, "_run", lambda *args: calls.append("job") or "done")
+    assert ray_pipeline.run_on_ray(None, None, None, "cpu", None, None, None) == "done"
+    assert calls[3:] == [("start", 2, False), "job", "stop"]
+    monkeypatch.setattr(ray, "is_initialized", lambda: True)  # the caller's instance: used as it is
+    assert ray_pipeline.run_on_ray(None, None, None, "cpu", None, None, None) == "done"
+    assert calls[6:] == ["job"]
 
 
 def assert_no_ray_process_left(me, seen: dict) -> None:
