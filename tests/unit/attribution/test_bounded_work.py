@@ -1,15 +1,15 @@
 """Work bounded before it starts (issue 40, items 2 and 3): every count streams, a pass at a time.
 
-Each huge count runs in a child process whose address space is capped 1 GiB above what it holds after a small
-run of the same method (a real limit, `RLIMIT_AS`), and is stopped by `cancel` after three passes: a count that
+Each huge count runs in a child process (one for all of them, in turn) whose address space is capped 1 GiB above
+what it holds after a small run of the same method (a real limit, `RLIMIT_AS`), and is stopped by `cancel` after three passes: a count that
 allocated its points, noise or masks up front fails with MemoryError before the first pass. Gauss-Legendre's
 nodes, which take O(steps^2) time to find, are capped: more is a one-line error before any work."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
@@ -18,7 +18,7 @@ from inspector.core.errors import SpecError
 from inspector.core.records.methods import GAUSS_MOST
 
 CHILD = """
-import resource, sys
+import json, resource, sys
 import torch
 from inspector.core import load_model, load_input
 from inspector.core.errors import RunCancelled
@@ -26,38 +26,56 @@ from inspector.core.attribution.integrated import integrated_gradients
 from inspector.core.attribution.smoothgrad import smoothgrad
 from inspector.core.attribution.drise import drise
 
-model = load_model({model!r})
-x = load_input("sample:star", model.preprocess, model.input_shape)
-method = {{"ig": integrated_gradients, "smoothgrad": smoothgrad, "drise": drise}}[{method!r}]
-method(model, x, **{small!r})  # the libraries, threads and allocator as a run leaves them
-with open("/proc/self/status") as status:
-    size = next(int(line.split()[1]) for line in status if line.startswith("VmSize")) * 1024
-resource.setrlimit(resource.RLIMIT_AS, (size + 2**30, size + 2**30))
-asked = []
-def cancel():
-    asked.append(1)
-    return len(asked) > 3
-try:
-    method(model, x, cancel=cancel, **{huge!r})
-except RunCancelled:
-    print("cancelled after", len(asked) - 1, "passes")
+methods = {"ig": integrated_gradients, "smoothgrad": smoothgrad, "drise": drise}
+models = {}
+_, hard = resource.getrlimit(resource.RLIMIT_AS)
+for case, name, method, small, huge in json.loads(sys.argv[1]):
+    model = models.get(name) or models.setdefault(name, load_model(name))
+    x = load_input("sample:star", model.preprocess, model.input_shape)
+    method = methods[method]
+    method(model, x, **small)  # the libraries, threads and allocator as a run leaves them
+    with open("/proc/self/status") as status:
+        size = next(int(line.split()[1]) for line in status if line.startswith("VmSize")) * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (size + 2**30, hard))  # the limit a process is held to
+    asked = []
+    def cancel():
+        asked.append(1)
+        return len(asked) > 3
+    try:
+        method(model, x, cancel=cancel, **huge)
+        said = "not cancelled"
+    except RunCancelled:
+        said = f"cancelled after {len(asked) - 1} passes"
+    except Exception as exc:
+        said = f"{type(exc).__name__}: {exc}"
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+    print(json.dumps([case, said]), flush=True)
 """
 
+CASES = {  # case: model, method, a small run's options, a huge run's
+    "ig-riemann_left": ("demo", "ig", {"steps": 8, "quadrature": "riemann_left"},
+                        {"steps": 10**9, "quadrature": "riemann_left", "batch": 8}),  # 8 GB of nodes up front
+    "ig-riemann_trapezoid": ("demo", "ig", {"steps": 8, "quadrature": "riemann_trapezoid"},
+                             {"steps": 10**9, "quadrature": "riemann_trapezoid", "batch": 8}),
+    "smoothgrad": ("demo", "smoothgrad", {"samples": 4, "seed": 1}, {"samples": 10**9, "seed": 1}),
+    "drise": ("demo-detector", "drise", {"masks": 4, "cell": 1, "seed": 1, "batch": 2},
+              {"masks": 100_000, "cell": 1, "seed": 1, "batch": 2}),  # 100,000 masks of 64 x 64 cells: 1.6 GB
+}
 
-@pytest.mark.parametrize("model, method, small, huge", [
-    ("demo", "ig", {"steps": 8, "quadrature": "riemann_left"},
-     {"steps": 10**9, "quadrature": "riemann_left", "batch": 8}),  # 8 GB of nodes up front
-    ("demo", "ig", {"steps": 8, "quadrature": "riemann_trapezoid"},
-     {"steps": 10**9, "quadrature": "riemann_trapezoid", "batch": 8}),
-    ("demo", "smoothgrad", {"samples": 4, "seed": 1}, {"samples": 10**9, "seed": 1}),
-    ("demo-detector", "drise", {"masks": 4, "cell": 1, "seed": 1, "batch": 2},
-     {"masks": 100_000, "cell": 1, "seed": 1, "batch": 2}),  # 100,000 masks of 64 x 64 cells: 1.6 GB up front
-], ids=["ig-riemann_left", "ig-riemann_trapezoid", "smoothgrad", "drise"])
-def test_a_huge_count_streams_under_a_real_memory_limit(model, method, small, huge):
-    child = textwrap.dedent(CHILD.format(model=model, method=method, small=small, huge=huge))
-    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=240)
+
+@pytest.fixture(scope="module")
+def huge_runs() -> dict[str, str]:
+    """Every case, one after another in one child process (one start, not one each): what its huge run said."""
+    done = subprocess.run([sys.executable, "-c", CHILD, json.dumps([[case, *row] for case, row in CASES.items()])],
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "cancelled after 3 passes"
+    return dict(json.loads(line) for line in done.stdout.splitlines() if line.startswith("["))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_huge_count_streams_under_a_real_memory_limit(huge_runs, case):
+    assert huge_runs[case] == "cancelled after 3 passes"
 
 
 def test_gauss_legendre_past_its_cap_is_one_line_before_any_work():
