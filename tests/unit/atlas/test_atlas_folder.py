@@ -36,16 +36,17 @@ def demo():
 
 
 def test_a_second_process_is_refused_while_the_first_holds_the_folder(tmp_path):
-    """Two real processes: the first holds the lock while it sleeps, the second is refused in one line."""
+    """Two real processes: the first holds the lock until told to let go (it slept 30 s, and on a loaded machine
+    the second, importing torch and loading the model, came after that), the second is refused in one line."""
     out = tmp_path / "atlas"
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import sys, time
+        import sys
         from pathlib import Path
         from inspector.core.atlas.store import JobLock
         with JobLock(Path({str(out)!r})):
             print("held", flush=True)
-            time.sleep(30)
-    """)], stdout=subprocess.PIPE, text=True)
+            sys.stdin.read()  # until the test closes it
+    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
         second = subprocess.run([sys.executable, "-m", "inspector", "atlas", "--model", "demo", "--data",
@@ -57,6 +58,7 @@ def test_a_second_process_is_refused_while_the_first_holds_the_folder(tmp_path):
         assert "wait for it to finish or stop it" in second.stderr and "Traceback" not in second.stderr
         assert not (out / JOB_FILE).exists()
     finally:
+        holder.stdin.close()
         holder.kill()
         holder.wait()
 
