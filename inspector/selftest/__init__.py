@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also run every engine path on DEVICE (cuda, cuda:N, mps) and check it against the "
                              "CPU: capture with edits, attribution, the atlas, diff, the app offscreen")
     args = parser.parse_args(argv)
-    os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before anything can create a QApplication
+    if not os.environ.get("QT_QPA_PLATFORM", "").startswith("offscreen"):  # before any QApplication; an offscreen
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # one already chosen keeps its options (a screen's size)
     steps = [s for s in STEPS if s[0] in args.only] if args.only else list(STEPS)
     if args.device:
         from .device_steps import device_steps, missing_device

@@ -5,6 +5,7 @@ Imports neither torch nor Qt.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,7 +75,9 @@ class Context:
 
         quiet_qt()
         app = QApplication.instance()
-        if app is None:
-            app = QApplication([sys.argv[0] if sys.argv else "network-inspector", "-platform", "offscreen"])
+        if app is None:  # offscreen; one already chosen keeps its options (the tests' screen size)
+            chosen = os.environ.get("QT_QPA_PLATFORM", "")
+            platform = chosen if chosen.startswith("offscreen") else "offscreen"
+            app = QApplication([sys.argv[0] if sys.argv else "network-inspector", "-platform", platform])
             self.cache["own_qapp"] = app
         return app

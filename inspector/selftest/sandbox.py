@@ -47,7 +47,8 @@ def sandbox(keep: bool = False) -> Iterator[Context]:
     root = Path(tempfile.mkdtemp(prefix=NON_ASCII_PREFIX)).resolve()
     torch_home = root / "torch-home"
     torch_home.mkdir()
-    env = {"QT_QPA_PLATFORM": "offscreen", "TORCH_HOME": str(torch_home), "HF_HUB_OFFLINE": "1",
+    qpa = os.environ.get("QT_QPA_PLATFORM", "")  # an offscreen platform already chosen keeps its options
+    env = {"QT_QPA_PLATFORM": qpa if qpa.startswith("offscreen") else "offscreen", "TORCH_HOME": str(torch_home), "HF_HUB_OFFLINE": "1",
            "TMPDIR": str(root), "TEMP": str(root), "TMP": str(root)}
     saved_env = {k: os.environ.get(k) for k in env}
     saved_cwd, saved_tempdir = os.getcwd(), tempfile.tempdir
