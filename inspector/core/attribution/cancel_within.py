@@ -13,17 +13,7 @@ import torch
 from torch import nn
 
 from ..errors import RunCancelled
-
-
-def _tensors(value):
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for item in value:
-            yield from _tensors(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _tensors(item)
+from .passes.checks import tensors_in
 
 
 @contextlib.contextmanager
@@ -47,7 +37,7 @@ def stops_within_a_module(model: nn.Module, cancel, what: str):
 
     def after(_module, _args, output) -> None:
         if torch.is_grad_enabled():
-            for tensor in _tensors(output):
+            for tensor in tensors_in(output):
                 if tensor.requires_grad:
                     tensor.register_hook(on_gradient)
 

@@ -21,22 +21,23 @@ def _global_hooks() -> bool:
     return any(getattr(_module_hooks, name, None) for name in _GLOBAL_HOOKS)
 
 
-def _tensors(value):
+def tensors_in(value):
+    """Every tensor in a module's output (nested tuples, lists and dicts), in order."""
     if isinstance(value, torch.Tensor):
         yield value
     elif isinstance(value, (tuple, list)):
         for v in value:
-            yield from _tensors(v)
+            yield from tensors_in(v)
     elif isinstance(value, dict):
         for v in value.values():
-            yield from _tensors(v)
+            yield from tensors_in(v)
 
 
 def same_outputs(a, b) -> bool:
     """The same outputs to the rounding a shortcut brings: equal non-float tensors, floats within a relative L2 of
     1e4 times their dtype's epsilon, at most 0.05 (float32: 1.2e-3, float64: 2e-12, half types: 0.05; a shortcut
     that reads the wrong values is off by the size of the values)."""
-    first, second = list(_tensors(a)), list(_tensors(b))
+    first, second = list(tensors_in(a)), list(tensors_in(b))
     if len(first) != len(second):
         return False
     for p, q in zip(first, second):
