@@ -9,8 +9,6 @@ import os
 import typing
 from typing import Any, Callable, Iterable, TypeVar
 
-from typeguard import CollectionCheckStrategy, TypeCheckError, check_type
-
 from .errors import ArgumentTypeError, ArgumentValueError
 
 F = TypeVar("F", bound=Callable)
@@ -34,6 +32,10 @@ def checked(func: F) -> F:
         nonlocal hints
         if hints is None:
             hints = _hints(func, signature)
+        # typeguard (0.24 s with what it imports: unittest.mock, asyncio) is imported by the first checked
+        # call, not by the app's window, which imports this module and calls none before the engine loads
+        from typeguard import CollectionCheckStrategy, TypeCheckError, check_type
+
         try:
             bound = signature.bind(*args, **kwargs)
         except TypeError as exc:
