@@ -337,6 +337,12 @@ def format_table(report: dict) -> str:
         ("    -> the demo's first panels drawn", "", ms(launch["panels_s"]), "", ""),
         ("(i) longest GUI stall at start-up: window shown -> first panels", "demo", ms(launch["stall_s"]),
          "target 50 ms", "median of launches; the worker imports PyTorch meanwhile"),
+        ("    floor: the window's imports (PySide6, pyqtgraph, numpy, the app)", "", ms(launch["window_imports_s"]),
+         "", "in a fresh process, before any window"),
+        ("    floor: `import torch` after its libraries are preloaded", "", ms(launch["torch_import_s"]), "",
+         "the first panels come after the window by at least this"),
+        ("    floor: longest heartbeat gap while another thread imports torch", "", ms(launch["import_stall_s"]),
+         "", "the GIL held in single C calls of torch's import: no Qt, no app"),
     ]
     for a in report["stalls"]:
         rows += [

@@ -24,5 +24,11 @@ def measure_launch(folder: Path, repeats: int) -> dict:
         panels.append(report["panels_s"])
         torch_early.append(report["torch_at_window"])
         stalls.append(report["stall_s"])
+    floors = []
+    for _ in range(max(1, min(repeats, 3))):
+        out = subprocess.run([sys.executable, "-m", "inspector.bench.launch_floor"], capture_output=True, text=True,
+                             timeout=300)
+        floors.append(json.loads(out.stdout.strip().splitlines()[-1]))
     return {"window_s": statistics.median(windows), "panels_s": statistics.median(panels),
-            "torch_at_window": any(torch_early), "stall_s": statistics.median(stalls)}
+            "torch_at_window": any(torch_early), "stall_s": statistics.median(stalls),
+            **{key: statistics.median(f[key] for f in floors) for key in floors[0]}}

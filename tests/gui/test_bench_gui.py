@@ -38,11 +38,15 @@ def test_the_launch_row_measures_the_start_up_stall_in_a_fresh_process(tmp_path)
     launch = bench_gui.measure_launch(tmp_path, 1)
     assert 0 < launch["window_s"] < launch["panels_s"]
     assert 0 < launch["stall_s"] < launch["panels_s"] and launch["torch_at_window"] is False
-    assert "(i) longest GUI stall at start-up" in bench_gui.format_table({
+    # issue 41, item 19: the floors under those rows, each from a fresh process of its own
+    assert 0 < launch["window_imports_s"] < launch["window_s"]
+    assert 0 < launch["import_stall_s"] < launch["torch_import_s"] < launch["panels_s"]
+    table = bench_gui.format_table({
         "launch": launch, "stalls": [], "loaded": [], "rapid": {"model": "demo", "leaves": 1, "stall_s": 0.01},
         "run": {"model": "demo", "layer": "conv1", "drawn_s": 0.1, "plain_s": 0.05, "engine_s": 0.06,
                 "switch_layers": 3, "switch_s": 0.01, "toggle_s": 0.1},
         "mosaic": {"activation_s": 0.01, "gradient_s": 0.01}, "toggles": {}})
+    assert "(i) longest GUI stall at start-up" in table and "floor: `import torch` after its libraries" in table
 
 
 def test_the_live_video_measurement_runs_on_the_demo(qapp, tmp_path):
@@ -93,7 +97,8 @@ def test_the_detector_row_runs(qapp, tmp_path):
     assert row["model"] == "demo-detector" and row["leaves"] > 10 and row["detections"] >= 4
     assert row["stall_s"] > 0 and row["compare_stall_s"] > 0 and row["boxes_compared"] >= 1
     assert "(j) longest GUI stall, detector" in bench_gui.format_table({
-        "launch": {"window_s": 1, "panels_s": 2, "stall_s": 0.1, "torch_at_window": False}, "stalls": [],
+        "launch": {"window_s": 1, "panels_s": 2, "stall_s": 0.1, "torch_at_window": False, "window_imports_s": 0.5,
+                   "torch_import_s": 1, "import_stall_s": 0.05}, "stalls": [],
         "loaded": [], "detector": row, "rapid": {"model": "demo", "leaves": 1, "stall_s": 0.01},
         "run": {"model": "demo", "layer": "conv1", "drawn_s": 0.1, "plain_s": 0.05, "engine_s": 0.06,
                 "switch_layers": 3, "switch_s": 0.01, "toggle_s": 0.1},

@@ -1,0 +1,47 @@
+"""The floors under the launch rows: `python -m inspector.bench.launch_floor` prints JSON with the seconds a fresh
+process takes to import torch after its libraries are preloaded as the app does (`torch_import_s`: the demo's first
+panels cannot come sooner after the window), the seconds to import the window's modules (`window_imports_s`:
+PySide6, pyqtgraph, numpy and the app's), and the longest gap of a 5 ms heartbeat on one thread while another
+preloads and imports torch (`import_stall_s`): the GIL that the import holds in single C calls (torch's
+extension module initialising, its operator registrations) is a stall no GUI thread can avoid while torch loads
+in the same process."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+
+
+def main() -> int:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    started = time.perf_counter()
+    import inspector.gui.main_window  # noqa: F401 - everything the window imports
+
+    window_imports = time.perf_counter() - started
+    done = threading.Event()
+    took: list[float] = []
+
+    def load() -> None:
+        from inspector.gui.torch_libraries import preload_torch_libraries
+
+        t = time.perf_counter()
+        preload_torch_libraries()
+        import torch  # noqa: F401
+
+        took.append(time.perf_counter() - t)
+        done.set()
+
+    threading.Thread(target=load, daemon=True).start()
+    longest, last = 0.0, time.perf_counter()
+    while not done.is_set():
+        time.sleep(0.005)
+        now = time.perf_counter()
+        longest, last = max(longest, now - last - 0.005), now
+    print(json.dumps({"window_imports_s": window_imports, "torch_import_s": took[0], "import_stall_s": longest}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
