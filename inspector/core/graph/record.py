@@ -58,6 +58,11 @@ def record_graph(model: LoadedModel | nn.Module, x: torch.Tensor, *, leaves: str
                        f"{first_line(exc)}") from exc
     finally:
         recorder.detach()
+    return recorded(recorder, module)
+
+
+def recorded(recorder: Recorder, module: nn.Module) -> Graph:
+    """The graph `recorder` recorded of a forward of `module` (after `finish`)."""
     notes = list(recorder.notes)
     if isinstance(module, torch.jit.ScriptModule):
         notes.insert(0, "TorchScript runs compiled and takes no hooks: the model is one node.")

@@ -133,6 +133,10 @@ class Recorder(TorchFunctionMode):
         self._types: dict[str, str] = {}  # path -> the module's class name
         self._contexts: dict[str, tuple | None] = {}  # node or group id -> the method it ran in (`methods`)
         self._held = None  # the frame of the method the last node ran in, kept alive (`methods.method_context`)
+        # told (node id, index, tensor) of every tensor a node makes, as it is made (`graph.values`); the ids are
+        # those before `finish` renumbers the functions it keeps (`renamed`: old id -> new id)
+        self.watch = None
+        self.renamed: dict[str, str] = {}
 
     # -- the model's modules -------------------------------------------------------------
     def attach(self, model: nn.Module) -> None:
@@ -223,6 +227,26 @@ class Recorder(TorchFunctionMode):
         many = len(found) > 1
         for i, t in enumerate(found):
             self._made[id(t)] = (weakref.ref(t), maker, i if many else None, keys.get(id(t)) if keys else None)
+            if self.watch is not None:
+                self._quiet += 1
+                try:
+                    self.watch(maker, i if many else None, t)
+                finally:
+                    self._quiet -= 1
+
+    def fold(self, new: torch.Tensor, old: torch.Tensor, watch: bool = False) -> None:
+        """`new` stands for `old` from now on (made by `old`'s maker): an edit hook's result. `watch`: the maker's
+        values are `new`'s (an edited output is what every later node reads)."""
+        entry = self._maker(old)
+        if entry is None or new is old:
+            return
+        self._made[id(new)] = (weakref.ref(new), *entry[1:])
+        if watch and self.watch is not None:
+            self._quiet += 1
+            try:
+                self.watch(entry[1], entry[2], new)
+            finally:
+                self._quiet -= 1
 
     def _outputs(self, output, keys: dict[int, str]) -> list[tuple[str, int | None, str]]:
         """(maker, index, the group's capture key) of each tensor a group returns that the engine captures."""
@@ -347,7 +371,7 @@ class Recorder(TorchFunctionMode):
                 if source not in live:
                     live.add(source)
                     todo.append(source)
-        renamed = self._renumber([n for n in self.nodes if n.id in live])
+        renamed = self.renamed = self._renumber([n for n in self.nodes if n.id in live])
         self.nodes = [replace(n, id=renamed.get(n.id, n.id)) for n in self.nodes if n.id in live]
         self.edges = [replace(e, source=renamed.get(e.source, e.source), target=renamed.get(e.target, e.target))
                       for e in self.edges if e.source in live and e.target in live]
