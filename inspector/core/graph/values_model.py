@@ -43,7 +43,9 @@ class NodeValues:
 
     @property
     def mean_abs(self) -> float:
-        return self.abs_sum / self.count if self.count else 0.0
+        """Mean |x| over the finite values (0 when there are none)."""
+        finite = self.count - self.nan - self.inf
+        return self.abs_sum / finite if finite else 0.0
 
     @property
     def l2(self) -> float:

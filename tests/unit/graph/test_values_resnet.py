@@ -1,0 +1,79 @@
+"""The values on torchvision's resnet18 (random weights): every node and edge of its graph gets them, a closed
+group's are those of the node that makes what it returns, and every module node's numbers equal the statistics
+of the engine's own captures of that call (output and grad_output)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torchvision
+
+from inspector.core.engine import run
+from inspector.core.graph import record_graph
+from inspector.core.graph.values import compare_edits, graph_values
+from inspector.core.keys import Key
+from inspector.core.runspec import RunSpec
+
+
+@pytest.fixture(scope="module")
+def resnet18():
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(weights=None).eval()
+    x = torch.randn(1, 3, 64, 64)
+    graph = record_graph(model, x)
+    return model, x, graph, graph_values(model, x, graph)
+
+
+def test_every_node_and_edge_gets_values(resnet18):
+    _, _, graph, values = resnet18
+    assert set(values.nodes) == {n.id for n in graph.nodes}
+    assert all(v.grad_l2 is not None and v.grad_l2 > 0 for v in values.nodes.values())
+    assert len(values.edges) == len(graph.edges) and all(g is not None for g in values.edges)
+    assert values.first_nonfinite is None and values.gradients
+
+
+def test_a_closed_group_takes_the_values_of_the_node_that_makes_its_output(resnet18):
+    _, _, graph, values = resnet18
+    view = graph.closed()
+    shown = values.for_view(view)
+    assert set(shown.nodes) == {n.id for n in view.nodes}
+    (maker, index, key), = graph.group("layer1").outputs
+    assert key == "layer1:output" and maker == "layer1.1.relu#1"
+    assert shown.nodes["layer1"] == values.tensors[(maker, index)] == values.nodes[maker]
+    for edge, grad in zip(view.edges, shown.edges):
+        if edge.source == "layer1":
+            assert grad == values.nodes[maker].grad_l2
+    opened = values.for_view(graph.closed(["layer2"]))
+    assert opened.nodes["layer2.0"] == values.nodes[graph.group("layer2.0").outputs[0][0]]
+
+
+def test_module_nodes_equal_the_engine_s_captures(resnet18):
+    model, x, graph, values = resnet18
+    modules = sorted({n.path for n in graph.nodes if n.kind == "module"})
+    result = run(model, x, RunSpec.make(modules, ["output", "grad_output"]))
+    checked = 0
+    for node in graph.nodes:
+        if node.kind != "module":
+            continue
+        got = values.nodes[node.id]
+        out = result.captures[str(Key(node.path, "output", node.call))]
+        grad = result.captures[str(Key(node.path, "grad_output", node.call))]
+        assert got.l2 == pytest.approx(out.stats.l2, rel=1e-5), node.id
+        assert got.zero_fraction == pytest.approx(out.stats.zero_fraction), node.id
+        assert got.mean_abs == pytest.approx(float(np.abs(out.array).mean()), rel=1e-5), node.id
+        assert (got.nan, got.inf) == (out.stats.nan, out.stats.inf)
+        assert got.grad_l2 == pytest.approx(grad.stats.l2, rel=1e-4, abs=1e-12), node.id
+        checked += 1
+    assert checked == 4 + 8 * 6 + 3 * 2 + 2  # stem, 8 blocks (ReLU called twice), 3 downsamples, pool and fc
+
+
+def test_an_edit_in_layer2_reaches_only_what_comes_after_it(resnet18):
+    model, x, graph, _ = resnet18
+    diff = compare_edits(model, x, graph, ["layer2.0.conv1:output=scale(0.5)"])
+    order = [n.id for n in graph.nodes]
+    at = order.index("layer2.0.conv1")
+    assert all(diff.change[n] == 0 for n in order[:at])
+    assert diff.change["layer2.0.conv1"] == pytest.approx(0.5)
+    assert diff.first_divergent == "layer2.0.conv1" and diff.change["fc"] > 0
+    assert diff.change["layer2.0.downsample.0"] == 0  # the other branch
