@@ -36,6 +36,7 @@ from .views.atlas_view import AtlasView
 from .views.attribution_view import AttributionView
 from .views.compare_view import CompareView
 from .views.diagnostics_views import GradientFlowView, StatsTable
+from .views.graph_tab import GraphTab
 from .views.layer_filter import LayerFilterBox
 from .views.layer_model import LayerTreeModel
 from .views.message_banner import MessageBanner
@@ -44,8 +45,8 @@ from .views.tensor_panel import TensorPanel
 from .window_fit import fit_to_screen
 
 #: The central tabs, in order: the state's name of each view, and its tab's title.
-TABS = (("layer", "Layer"), ("compare", "Compare"), ("attribution", "Attribution"), ("flow", "Gradient flow"),
-        ("stats", "Statistics"))
+TABS = (("layer", "Layer"), ("graph", "Graph"), ("compare", "Compare"), ("attribution", "Attribution"),
+        ("flow", "Gradient flow"), ("stats", "Statistics"))
 
 
 @dataclass
@@ -60,6 +61,7 @@ class Views:
     stats: StatsTable
     atlas: AtlasView
     edits_panel: EditsPanel
+    graph: GraphTab
     layer_model: LayerTreeModel
     tree_view: QTreeView
 
@@ -121,9 +123,9 @@ def lay_out(window) -> None:
     split.addWidget(window.gradient_panel)
     center_layout.addWidget(split, 1)
     compare, attribution = CompareView(), AttributionView()
-    flow, stats = GradientFlowView(), StatsTable()
+    flow, stats, graph = GradientFlowView(), StatsTable(), GraphTab()
     window.tabs = QTabWidget()
-    window.tab_views = dict(zip((center, compare, attribution, flow, stats), (name for name, _ in TABS)))
+    window.tab_views = dict(zip((center, graph, compare, attribution, flow, stats), (name for name, _ in TABS)))
     for widget, (_name, title) in zip(window.tab_views, TABS):
         window.tabs.addTab(widget, title)
     window.banner = MessageBanner()
@@ -154,7 +156,7 @@ def lay_out(window) -> None:
     window.edits_dock = add_dock(window, "Edits", edits_panel, Qt.RightDockWidgetArea, scroll=True)
     window.atlas_dock = add_dock(window, "Atlas", atlas_view, Qt.RightDockWidgetArea)
     window.views = Views(window.activation_panel, window.gradient_panel, compare, attribution, flow, stats, atlas_view,
-                       edits_panel, window.layer_model, window.tree_view)
+                       edits_panel, graph, window.layer_model, window.tree_view)
     window.run_status = RunStatus(window.statusBar())
     fit_to_screen(window)  # inside the screen it opens on, title bar and status bar included
 

@@ -76,6 +76,10 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.against = AgainstController(s, v.compare, v.layer_model, v.tree_view)
         self.analysis = AnalysisController(s, v.attribution, v.flow, v.stats, v.layer_model)
         self.atlas = AtlasController(s, v.atlas, self.atlas_dock, (v.activation, v.gradient), v.compare)
+        from .controllers.graph import GraphController
+        from .tree_menu import tree_menu
+
+        self.graph = GraphController(s, v.graph, v.layer_model, v.tree_view, self.proxy, lambda p: tree_menu(self, p))
         build_menus(self)
         self._connect()
         self._restore_layout()
@@ -483,5 +487,6 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
     # -- closing ------------------------------------------------------------------------------
     def closeEvent(self, event) -> None:
         self.state.store.save_window(self.saveGeometry(), self.saveState())
+        self.graph.stop()
         self.state.stop()
         super().closeEvent(event)

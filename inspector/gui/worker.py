@@ -23,12 +23,13 @@ from inspector.core.records.requests import ModelRequest, RunRequest
 from .gc_collector import GuiThreadCollector
 from .progress_rate import rate_reporter
 from .worker_atlas import AtlasJobs
+from .worker_graph import GraphJobs
 
 #: How long the worker waits for the GUI to draw a result before it works out the other statistics.
 DRAW_WAIT_S = 0.5
 
 
-class Worker(AtlasJobs, QObject):
+class Worker(AtlasJobs, GraphJobs, QObject):
     """Signals
     -------
     sigEngineReady(object): the devices this machine has, [(name, description)], once torch is imported.
@@ -45,6 +46,7 @@ class Worker(AtlasJobs, QObject):
     sigAtlas(object): an OpenedAtlas (opened, or built).
     sigAtlasPictures(int, object): request id and the TopPictures of one channel.
     sigAtlasProgress(int, int): images done and total while an atlas is built.
+    sigGraph(int, object): request id and a GraphDrawn (the graph recorded and laid out), or a Failure.
     """
 
     sigEngineReady = Signal(object)
@@ -60,6 +62,7 @@ class Worker(AtlasJobs, QObject):
     sigAtlas = Signal(object)
     sigAtlasPictures = Signal(int, object)
     sigAtlasProgress = Signal(int, int)
+    sigGraph = Signal(int, object)
     _sigWake = Signal()
 
     def __init__(self) -> None:
@@ -74,6 +77,7 @@ class Worker(AtlasJobs, QObject):
         self._pending_atlas = None  # open or build
         self._pending_pictures = None
         self._pending_finish: int | None = None  # run id of a result whose statistics to finish
+        self._pending_graph = None  # a GraphRequest: record and lay out the graph
         self._unfinished = None  # the last RunOutcome whose statistics were stopped before they were done
         self._atlas_cache: dict = {}  # the OpenedAtlas pictures are read from, by folder
         self._cancel = threading.Event()
@@ -110,6 +114,12 @@ class Worker(AtlasJobs, QObject):
                 self._pending_pictures = request
             else:
                 self._pending_atlas = request
+        self._sigWake.emit()
+
+    def request_graph(self, request) -> None:
+        """Record the graph of the loaded model on an input and lay it out (latest wins)."""
+        with self._lock:
+            self._pending_graph = request
         self._sigWake.emit()
 
     def request_finish(self, run_id: int) -> None:
@@ -169,12 +179,13 @@ class Worker(AtlasJobs, QObject):
             self._pending_load = self._pending_run = self._pending_attribution = None
             self._pending_atlas = self._pending_pictures = self._pending_finish = None
             self._pending_catalogue = False
+            graph, self._pending_graph = self._pending_graph, None
         unfinished = self._unfinished
         if finish is not None and (unfinished is None or unfinished.run_id != finish or run is not None
                                    or load is not None):
             finish = None  # that result's statistics are done, or a newer result is coming
         if load is None and run is None and attribution is None and not catalogue and not (atlas or pictures) \
-                and finish is None:
+                and finish is None and graph is None:
             return
         self._cancel.clear()
         self.sigBusy.emit(True)
@@ -192,6 +203,8 @@ class Worker(AtlasJobs, QObject):
             for job in (atlas, pictures):
                 if job is not None:
                     self._run_atlas(job)
+            if graph is not None:
+                self._record_graph(graph)
         finally:
             self.sigPhase.emit("")
             self.sigBusy.emit(False)

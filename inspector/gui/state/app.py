@@ -41,7 +41,7 @@ GRADIENT_SITES = {"grad_output": "grad_output", "grad_input": "grad_input", "wei
 AUTO_RUN_LIMIT_S = 3.0
 AskTrust = Callable[[str, str], bool]  # (file or source, what loading it does) -> go on?
 #: The views of the central tabs, by the name the state knows them by.
-VIEWS = ("layer", "compare", "attribution", "flow", "stats")
+VIEWS = ("layer", "graph", "compare", "attribution", "flow", "stats")
 
 
 class AppState(QObject):

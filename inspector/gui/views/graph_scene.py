@@ -1,0 +1,99 @@
+"""The scene of the Graph tab: the items of one Layout, added a time-boxed chunk per event-loop turn so that a
+graph of thousands of nodes never stalls the window; node lookups by id; the tick state read from the tree.
+
+Signals
+-------
+sigDrawn(): every item of the layout asked for is in the scene.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtWidgets import QGraphicsScene
+
+from .graph_items import EdgeItem, FrameItem, NodeItem
+
+CHUNK_S = 0.012  # each turn adds items for at most this long
+MARGIN = 800.0  # room around the graph, so that a node at its edge can be centred in the view
+
+
+class GraphScene(QGraphicsScene):
+    sigDrawn = Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setBackgroundBrush(Qt.white)
+        self.setItemIndexMethod(QGraphicsScene.NoIndex)  # items never move: no index to rebuild per layout
+        self.layout = None
+        self.nodes: dict[str, NodeItem] = {}
+        self.frames: dict[str, FrameItem] = {}
+        self.check_state = lambda _path: Qt.Unchecked  # the tree's tick of a module path (set by the controller)
+        self.tickable = lambda _node: False  # whether a node is a module of the tree
+        self.decorate = lambda _item: None  # the controller's marks (selection, edits, tooltip) of a new item
+        self._todo = None
+        self._timer = QTimer(self, singleShot=True, interval=0)
+        self._timer.timeout.connect(self._add_some)
+
+    # -- filling -------------------------------------------------------------------
+    def show_layout(self, layout) -> None:
+        """Replace what is drawn with `layout` (items come in over the next few turns; sigDrawn says when)."""
+        self._timer.stop()
+        self.clear()
+        self.nodes, self.frames, self.layout = {}, {}, layout
+        self.setSceneRect(QRectF(-MARGIN, -MARGIN, layout.width + 2 * MARGIN, layout.height + 2 * MARGIN))
+        self._todo = self._items(layout)
+        self._add_some()
+
+    def _items(self, layout):
+        graph = layout.graph
+        for group_id, frame in layout.frames.items():
+            item = FrameItem(graph.group(group_id), frame, graph.depth(group_id))
+            self.frames[group_id] = item
+            yield item
+        for node_id, box in layout.boxes.items():
+            node = graph.node(node_id)
+            item = NodeItem(node, box, self.tickable(node))
+            self.nodes[node_id] = item
+            yield item
+        edges = {}
+        for edge in graph.edges:
+            edges.setdefault((edge.source, edge.target, edge.index), edge)
+        labelled = set()
+        for route in layout.routes:
+            tensor = (route.source, route.index)
+            yield EdgeItem(route, edges.get((route.source, route.target, route.index)), tensor not in labelled)
+            labelled.add(tensor)
+
+    def _add_some(self) -> None:
+        if self._todo is None:
+            return
+        end = time.perf_counter() + CHUNK_S
+        for item in self._todo:
+            self.addItem(item)
+            if not isinstance(item, EdgeItem):
+                self.decorate(item)
+            if time.perf_counter() > end:
+                self._timer.start()
+                return
+        self._todo = None
+        self.sigDrawn.emit()
+
+    def drawing(self) -> bool:
+        """Items of the last layout are still being added."""
+        return self._todo is not None
+
+    def stop(self) -> None:
+        self._timer.stop()
+        self._todo = None
+
+    # -- marks ----------------------------------------------------------------------
+    def item_of(self, item_id: str):
+        return self.nodes.get(item_id) or self.frames.get(item_id)
+
+    def rect_of(self, item_id: str) -> QRectF | None:
+        """Where node or open group `item_id` is drawn (added yet or not), None where it is not."""
+        layout = self.layout
+        box = None if layout is None else layout.boxes.get(item_id) or layout.frames.get(item_id)
+        return None if box is None else QRectF(box.x, box.y, box.width, box.height)
