@@ -95,6 +95,7 @@ class GraphLayout:
         self._orders: dict[str, LevelOrder] = {}
         self._units: dict[str, float] = {}
         self._placements: dict[tuple, Placement] = {}
+        self._sizes: dict[str, tuple[float, float]] = {}  # a node's box, a group's closed
 
     @cached_property
     def levels(self) -> Levels:
@@ -110,11 +111,15 @@ class GraphLayout:
         return self._orders[level]
 
     def _closed_size(self, item: str) -> tuple[float, float]:
-        try:
-            return box_size(self.graph.node(item))
-        except KeyError:
-            g = self.graph.group(item)
-            return box_size(Node(g.id, "group", g.type_name, g.path, g.call, g.parent))
+        size = self._sizes.get(item)
+        if size is None:
+            if item in self.graph._groups:
+                g = self.graph.group(item)
+                size = box_size(Node(g.id, "group", g.type_name, g.path, g.call, g.parent))
+            else:
+                size = box_size(self.graph.node(item))
+            self._sizes[item] = size
+        return size
 
     def _opened(self, open_groups: Iterable[str]) -> frozenset[str]:
         """The groups drawn open: those asked for whose every outer group is open too."""

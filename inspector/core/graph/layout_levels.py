@@ -140,8 +140,9 @@ def order_level(members: list[str], edges: set[tuple[str, str]], maxiter: int = 
     result = g.layout_sugiyama(layers=[depth[v] for v in vertices], maxiter=maxiter)
     rows: dict[int, list[tuple[float, int, Slot]]] = defaultdict(list)
     hint: dict[Slot, float] = {}
+    coords = result.coords  # a copy each time it is read
     for i, m in enumerate(members):
-        x = result.coords[i][0]
+        x = coords[i][0]
         rows[depth[m]].append((x, i, m))
         hint[m] = x
     bends: dict[tuple[str, str], tuple[Slot, ...]] = {}
