@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, field
-from typing import Literal, Mapping, Union
+from typing import TYPE_CHECKING, Literal, Mapping, Union
 
-from .layout import Layout
 from .layout_text import FRAME_PAD, LINE_HEIGHT, PAD, TITLE_HEIGHT, frame_title, node_label
+
+if TYPE_CHECKING:
+    from .layout import Layout
 
 Colour = tuple[int, int, int]
 Anchor = Literal["start", "middle", "end"]
@@ -210,9 +212,9 @@ def _graph_shapes(layout: Layout, overlay: Overlay) -> list[Shape]:
                                node.id))
         if node.kind == "group":  # a closed group: a + where the view has its toggle
             s, x, y = 8.0, box.x + box.width - PAD - 8.0, box.y + PAD
-            shapes.append(Rect(x, y, s, s, WHITE, ink, 1.0, 1.0, "toggle", node.id))
-            shapes.append(Polyline(((x + 2, y + s / 2), (x + s - 2, y + s / 2)), ink, 1.0, "toggle", node.id))
-            shapes.append(Polyline(((x + s / 2, y + 2), (x + s / 2, y + s - 2)), ink, 1.0, "toggle", node.id))
+            shapes.append(Rect(x, y, s, s, WHITE, BORDER, 1.0, 1.0, "toggle", node.id))
+            shapes.append(Polyline(((x + 2, y + s / 2), (x + s - 2, y + s / 2)), INK, 1.0, "toggle", node.id))
+            shapes.append(Polyline(((x + s / 2, y + 2), (x + s / 2, y + s - 2)), INK, 1.0, "toggle", node.id))
     return shapes
 
 

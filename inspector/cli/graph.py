@@ -1,0 +1,203 @@
+"""`network-inspector graph`: the graph of one forward written as a figure (.svg, .png, drawn as the app's Graph
+tab draws it) or as node-link data (.json), with the values of a run on its nodes on request (`--values`)."""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+
+from inspector.core.errors import SpecError
+from inspector.core.outputs import make_parent, not_read, output_path
+
+from . import common
+
+SUFFIXES = (".svg", ".png", ".json")
+_CALL = re.compile(r"#\d+$")
+_METHOD = re.compile(r"\.\w+\(\.\.\.\)$")
+
+
+def add_parser(sub) -> None:
+    from inspector.core.graph.draw_values import SHOWN
+
+    g = sub.add_parser("graph", help="the graph of one forward as a figure (.svg, .png) or node-link data (.json)")
+    common.model_args(g)
+    g.add_argument("--input", default=None, help="image file, sample:NAME, or a .npy/.pt tensor (default: zeros of "
+                                                  "the model's default input shape)")
+    g.add_argument("--out", required=True,
+                   help=".svg or .png: the graph laid out and drawn as the app draws it; .json: node-link data "
+                        "(nodes, edges with shapes, groups; the whole graph unless --groups or --open is given)")
+    g.add_argument("--groups", default=None, metavar="DEPTH",
+                   help="open every group (non-leaf module call) up to this depth: 0 or closed (the default for a "
+                        "figure: top-level groups closed), 1 (resnet's layer1..layer4 open), ..., or open (all)")
+    g.add_argument("--open", default=None, metavar="GROUPS",
+                   help="the groups to open, comma-separated module paths (layer1,layer3.0); the groups around "
+                        "them open too")
+    g.add_argument("--values", default=None, choices=list(SHOWN), metavar="VALUE",
+                   help="run the model forward and backward and colour the nodes by "
+                        + "; ".join(f"{s.name}: {s.title}" for s in SHOWN.values())
+                        + " (a colour bar says the range); the first node with NaN/Inf is red, the path from the "
+                          "input to it outlined; gradient: edges as wide as their gradient's L2. The .json holds "
+                          "every node's values")
+    g.add_argument("--target", default=None, help="with --values: what the gradient starts from: " + common.TARGET_HELP)
+    g.add_argument("--scale", type=float, default=None, metavar="S",
+                   help="pixels per unit of the layout (the app's pixels at zoom 1). .png: default 2, at least what "
+                        "makes the short side 256 pixels, lowered (said on stderr) to keep a large graph within 40 "
+                        "million pixels and 16384 a side; .svg: the size it asks to be shown at (default 1)")
+
+
+def _groups(text: str | None) -> int | None:
+    """--groups as a depth (None: every group open)."""
+    word = text.strip().lower()
+    if word == "open":
+        return None
+    if word == "closed":
+        return 0
+    if not re.fullmatch(r"\d+", word):
+        raise SpecError(f"--groups takes closed, open or a depth 0 or more (1 opens the top-level groups), not {text!r}.")
+    return int(word)
+
+
+def _check(args):
+    """What needs no model, said before torch is imported: the output, the groups, the scale, the values."""
+    reads = common.files_read(args, ("--input", args.input))
+    out = not_read(output_path(args.out, suffixes=SUFFIXES), reads, typed=args.out)
+    if args.groups is not None and args.open is not None:
+        raise SpecError("--groups and --open both choose the groups drawn open: give one of them.")
+    depth = _groups(args.groups) if args.groups is not None else 0
+    names = None
+    if args.open is not None:
+        names = list(dict.fromkeys(n.strip() for n in args.open.split(",") if n.strip()))
+        if not names:
+            raise SpecError("--open names no group: give module paths, comma-separated (layer1,layer3.0).")
+    if args.scale is not None:
+        if not (math.isfinite(args.scale) and args.scale > 0):
+            raise SpecError(f"--scale is a number of pixels per layout unit above 0, not {args.scale:g}.")
+        if out.suffix.lower() == ".json":
+            raise SpecError(f"--scale sizes a figure (.svg, .png); {out.name} is node-link data.")
+    if args.target is not None and args.values is None:
+        raise SpecError("--target chooses what the gradient of --values starts from: add --values.")
+    common.check_model_args(args)
+    return out, depth, names
+
+
+def _module_of(name: str) -> str:
+    """The module path a group's id names (`layer1.0#1` -> `layer1.0`, `transform.postprocess(...)` -> `transform`)."""
+    return _METHOD.sub("", _CALL.sub("", name))
+
+
+def _check_modules(names: list[str], module) -> None:
+    """--open names modules the model has (checked as soon as it loads, before its forward)."""
+    paths = {path for path, _ in module.named_modules()}
+    unknown = [n for n in names if _module_of(n) not in paths]
+    if unknown:
+        raise SpecError(f"--open: this model has no module {', '.join(map(repr, unknown))} (it opens groups by module "
+                        "path, e.g. layer1, layer1.0; `network-inspector layers` lists them).")
+
+
+def _opened(graph, depth: int | None, names: list[str] | None) -> list[str]:
+    """The groups drawn open: --open's and the groups around them, or every group up to `depth`."""
+    if names is None:
+        return [g.id for g in graph.groups] if depth is None else graph.groups_within(depth)
+    ids = {g.id for g in graph.groups}
+    for name in names:
+        if name not in ids:
+            nodes = {n.id for n in graph.nodes}
+            why = ("is a leaf module (one node), not a group" if name in nodes
+                   else "did not run as a group in this forward")
+            raise SpecError(f"--open {name}: {name!r} {why}; groups here: "
+                            f"{', '.join(g.id for g in graph.groups if not g.parent) or 'none'}.")
+    opened = []
+    for name in names:
+        while name and name not in opened:
+            opened.append(name)
+            name = graph.group(name).parent
+    return opened
+
+
+def run(args) -> int:
+    out, depth, names = _check(args)
+
+    from inspector.core import load_input
+    from inspector.core.graph import record_graph
+
+    loaded = common.load(args)
+    if names is not None:
+        _check_modules(names, loaded.module)
+    if args.input:
+        x = load_input(args.input, loaded.preprocess, loaded.input_shape)
+        shown_input = args.input
+    else:
+        x = loaded.example_input()
+        if x is None:
+            raise SpecError(f"graph needs --input for {args.model} (it has no default input shape).")
+        shown_input = "zeros"
+    graph = record_graph(loaded, x)
+    whole = out.suffix.lower() == ".json" and args.groups is None and names is None
+    opened = _opened(graph, depth, names) if not whole else [g.id for g in graph.groups]
+    values = None
+    if args.values is not None:
+        from inspector.core.graph.values import graph_values
+
+        values = graph_values(loaded, x, graph, target=args.target)
+    what = f"{shown_input} ({'x'.join(map(str, x.shape))})"
+    say = print
+    make_parent(out)
+    if out.suffix.lower() == ".json":
+        view = graph if whole else graph.closed(opened)
+        _write_json(out, view, values, args.values)
+    else:
+        view = _write_figure(args, out, graph, opened, values, f"{args.model}, input {what}, {_described(depth, names)}")
+    say(f"{len(view.nodes)} nodes, {len(view.edges)} edges, {len(view.groups)} group{'' if len(view.groups) == 1 else 's'} open"
+        + (f", coloured by {args.values}" if values is not None and out.suffix.lower() != ".json" else "")
+        + f" -> {out}")
+    if loaded.seed is not None:
+        say(common.seed_note(loaded.source, loaded.seed))
+    for note in (*graph.notes, *(values.notes if values is not None else ())):
+        say(f"note: {note}")
+    if graph.data_dependence:
+        say(f"note: {graph.caption}")
+    return 0
+
+
+def _described(depth: int | None, names: list[str] | None) -> str:
+    if names is not None:
+        return f"open: {', '.join(names)}"
+    if depth is None:
+        return "every group open"
+    return "top-level groups closed" if depth == 0 else f"groups open to depth {depth}"
+
+
+def _write_json(out, view, values, shown: str | None) -> None:
+    from inspector.core.export import json_text
+    from inspector.core.writes import write_text
+
+    data = view.to_json()
+    if values is not None:
+        data["values"] = {"shown": shown, **values.for_view(view).to_json()}
+    write_text(out, json_text(data, indent=1) + "\n")
+
+
+def _write_figure(args, out, graph, opened, values, subtitle: str):
+    """The figure of the graph with `opened` open, as .svg or .png; the view drawn."""
+    from inspector.core.graph.draw import draw_graph
+    from inspector.core.graph.draw_values import overlay_of
+    from inspector.core.graph.layout import GraphLayout
+
+    layout = GraphLayout(graph).layout(opened)
+    overlay = overlay_of(values.for_view(layout.graph), args.values) if values is not None else None
+    figure = draw_graph(layout, overlay, subtitle=subtitle)
+    if out.suffix.lower() == ".svg":
+        from inspector.core.graph.draw_svg import svg_text
+        from inspector.core.writes import write_text
+
+        write_text(out, svg_text(figure, args.scale or 1.0))
+    else:
+        from inspector.core.graph.draw_png import png_image, png_scale
+        from inspector.core.writes import save_image
+
+        scale, note = png_scale(figure, args.scale)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
+        save_image(out, png_image(figure, scale))
+    return layout.graph

@@ -1,0 +1,46 @@
+"""Issue 42 item 5: what `graph` can check without the model is said in one line, exit 2, before torch is imported
+and the model loads. The commands run one after another in one new interpreter (cli_here.answers_in_one_interpreter):
+what each had imported when it answered is in sys.modules."""
+
+from __future__ import annotations
+
+import pytest
+from cli_here import answers_in_one_interpreter, refused_early
+
+CASES = {  # the arguments after graph --model resnet18 --input sample:star, and what graph says
+    "suffix": (("--out", "{tmp}/g.txt"), "error: --out {tmp}/g.txt: cannot write .txt; use .svg, .png, .json."),
+    "negative depth": (("--groups", "-1"),
+                       "error: --groups takes closed, open or a depth 0 or more (1 opens the top-level groups), "
+                       "not '-1'."),
+    "word depth": (("--groups", "deep"),
+                   "error: --groups takes closed, open or a depth 0 or more (1 opens the top-level groups), "
+                   "not 'deep'."),
+    "both": (("--groups", "1", "--open", "layer1"),
+             "error: --groups and --open both choose the groups drawn open: give one of them."),
+    "open nothing": (("--open", " , "),
+                     "error: --open names no group: give module paths, comma-separated (layer1,layer3.0)."),
+    "scale 0": (("--scale", "0"), "error: --scale is a number of pixels per layout unit above 0, not 0."),
+    "scale nan": (("--scale", "nan"), "error: --scale is a number of pixels per layout unit above 0, not nan."),
+    "scale json": (("--scale", "2", "--out", "{tmp}/g.json"),
+                   "error: --scale sizes a figure (.svg, .png); g.json is node-link data."),
+    "target alone": (("--target", "3"), "error: --target chooses what the gradient of --values starts from: "
+                                        "add --values."),
+    "seed": (("--seed", "-4"), "error: --seed must be a whole number from 0 to 4294967295, not '-4'."),
+}
+
+
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("early")
+    commands = {}
+    for case, (argv, _) in CASES.items():
+        argv = [a.format(tmp=tmp) for a in argv]
+        out = [] if "--out" in argv else ["--out", str(tmp / "g.svg")]
+        commands[case] = ["graph", "--model", "resnet18", "--input", "sample:star", *argv, *out]
+    return tmp, dict(zip(commands, answers_in_one_interpreter(commands.values())))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_model_free_arguments_are_refused_before_torch_loads(answers, case):
+    tmp, said = answers
+    refused_early(said[case], CASES[case][1].format(tmp=tmp))
