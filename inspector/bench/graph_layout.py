@@ -25,7 +25,16 @@ import torch
 from inspector.core.graph import Graph, record_graph
 from inspector.core.graph.layout import GraphLayout
 
-from .timing import timed
+from .timing import synchronize, timed
+
+
+def _clocks(fn) -> tuple[float, float]:
+    """Wall and process CPU seconds of `fn()` (the layout is one Python thread: its CPU time is its work, which
+    other processes' load on a shared machine does not add to)."""
+    synchronize("cpu")
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def _torchvision(name: str, size: int) -> torch.nn.Module:
@@ -45,18 +54,14 @@ def _timm(name: str) -> torch.nn.Module:
     return timm.create_model(name, pretrained=False)
 
 
-def _open_close(layouts: GraphLayout, groups: list[str], graph: Graph) -> tuple[list[float], list[float]]:
-    """Seconds to open each of `groups` (its parent open) and to close it again."""
+def _open_close(layouts: GraphLayout, groups: list[str], graph: Graph) -> tuple[list, list]:
+    """(wall, CPU) seconds to open each of `groups` (its outer groups open) and to close it again."""
     opens, closes = [], []
     for group in groups:
-        outer = set(graph.groups_within(graph.depth(group) - 1)) & _ancestors(graph, group)
+        outer = _ancestors(graph, group)
         layouts.layout(outer)
-        start = time.perf_counter()
-        layouts.layout(outer | {group})
-        opens.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        layouts.layout(outer)
-        closes.append(time.perf_counter() - start)
+        opens.append(_clocks(lambda: layouts.layout(outer | {group})))
+        closes.append(_clocks(lambda: layouts.layout(outer)))
     return opens, closes
 
 
@@ -85,12 +90,14 @@ def measure(name: str, model: torch.nn.Module, repeats: int, size: int = 224, sa
     plain()
     graph = record_graph(model, x)  # warm-up of both
     GraphLayout(graph).layout()
-    forwards, records, firsts = [], [], []
+    forwards, records, firsts, first_cpu = [], [], [], []
     for _ in range(repeats):
         forwards.append(timed(plain, "cpu"))
         box = {}
         records.append(timed(lambda: box.setdefault("graph", record_graph(model, x)), "cpu"))
-        firsts.append(timed(lambda: GraphLayout(box["graph"]).layout(), "cpu"))
+        wall, cpu = _clocks(lambda: GraphLayout(box["graph"]).layout())
+        firsts.append(wall)
+        first_cpu.append(cpu)
     drawn = [r + f for r, f in zip(records, firsts)]
     layouts = GraphLayout(graph)
     layouts.layout()
@@ -99,32 +106,36 @@ def measure(name: str, model: torch.nn.Module, repeats: int, size: int = 224, sa
     top_open, top_close = _open_close(layouts, top, graph)
     two_open, two_close = _open_close(layouts, two, graph)
     every = GraphLayout(graph)
-    all_open = timed(lambda: every.layout(g.id for g in graph.groups), "cpu")
+    all_open = _clocks(lambda: every.layout(g.id for g in graph.groups))
     return {"model": name, "nodes": len(graph.nodes), "edges": len(graph.edges), "groups": len(graph.groups),
             "top_nodes": len(graph.closed().nodes), "forward_s": statistics.median(forwards),
             "record_s": statistics.median(records), "layout_s": statistics.median(firsts),
+            "layout_cpu_s": statistics.median(first_cpu),
             "drawn_s": statistics.median(drawn),
             "drawn_ratio": statistics.median(d / f for d, f in zip(drawn, forwards)),
             "top": (len(top), top_open, top_close), "two": (len(two), two_open, two_close), "all_open_s": all_open}
 
 
-def _ms(values: list[float]) -> str:
-    if not values:
+def _ms(clocks: list[tuple[float, float]]) -> str:
+    """`median / max` wall ms, and the same of CPU ms in brackets."""
+    if not clocks:
         return "-"
-    return f"{statistics.median(values) * 1000:.0f} / {max(values) * 1000:.0f}"
+    wall, cpu = [w for w, _ in clocks], [c for _, c in clocks]
+    return f"{statistics.median(wall) * 1000:.0f} / {max(wall) * 1000:.0f} " \
+        f"({statistics.median(cpu) * 1000:.0f} / {max(cpu) * 1000:.0f})"
 
 
 def table(rows: list[dict]) -> str:
-    head = ("| model | nodes / edges / groups (top level) | forward s | record s | first layout s | first graph s "
-            "(x forward) | open top group ms (median / max, n) | close it ms | open 2-deep group ms (n) | "
-            "close it ms | every group open ms |\n|---|---|---|---|---|---|---|---|---|---|---|")
+    head = ("| model | nodes / edges / groups (top level) | forward s | record s | first layout ms (CPU) | first graph "
+            "s (x forward) | open a top group ms: median / max (CPU), n | close it ms | open a 2-deep group ms, n | "
+            "close it ms | every group open ms (CPU) |\n|---|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     for r in rows:
         (nt, to, tc), (n2, wo, wc) = r["top"], r["two"]
         lines.append(f"| {r['model']} | {r['nodes']} / {r['edges']} / {r['groups']} ({r['top_nodes']}) | "
-                     f"{r['forward_s']:.3f} | {r['record_s']:.3f} | {r['layout_s']:.3f} | "
-                     f"{r['drawn_s']:.3f} ({r['drawn_ratio']:.2f}x) | {_ms(to)} ({nt}) | {_ms(tc)} | "
-                     f"{_ms(wo)} ({n2}) | {_ms(wc)} | {r['all_open_s'] * 1000:.0f} |")
+                     f"{r['forward_s']:.3f} | {r['record_s']:.3f} | {r['layout_s'] * 1000:.0f} ({r['layout_cpu_s'] * 1000:.0f}) | "
+                     f"{r['drawn_s']:.3f} ({r['drawn_ratio']:.2f}x) | {_ms(to)}, {nt} | {_ms(tc)} | "
+                     f"{_ms(wo)}, {n2} | {_ms(wc)} | {r['all_open_s'][0] * 1000:.0f} ({r['all_open_s'][1] * 1000:.0f}) |")
     return "\n".join(lines)
 
 

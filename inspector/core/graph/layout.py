@@ -101,6 +101,10 @@ class GraphLayout:
     def levels(self) -> Levels:
         return Levels(self.graph)
 
+    @cached_property
+    def _groups(self) -> set[str]:
+        return {g.id for g in self.graph.groups}
+
     def order(self, level: str) -> LevelOrder:
         """The layered order of one level ('' the top, else a group's id): computed once, the first time."""
         if level not in self._orders:
@@ -113,7 +117,7 @@ class GraphLayout:
     def _closed_size(self, item: str) -> tuple[float, float]:
         size = self._sizes.get(item)
         if size is None:
-            if item in self.graph._groups:
+            if item in self._groups:
                 g = self.graph.group(item)
                 size = box_size(Node(g.id, "group", g.type_name, g.path, g.call, g.parent))
             else:
@@ -123,7 +127,7 @@ class GraphLayout:
 
     def _opened(self, open_groups: Iterable[str]) -> frozenset[str]:
         """The groups drawn open: those asked for whose every outer group is open too."""
-        asked = {g for g in open_groups if g in self.levels.chain and g not in self.graph._nodes}
+        asked = {g for g in open_groups if g in self._groups}
         return frozenset(g for g in asked if all(p in asked for p in self.levels.chain[g]))
 
     def _place(self, level: str, opened: frozenset[str], placed: dict[str, Placement]) -> Placement:

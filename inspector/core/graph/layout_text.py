@@ -49,10 +49,10 @@ def box_size(node: Node) -> tuple[float, float]:
     if node.kind == "group":
         width += TICK + PAD  # the +/- toggle
     lines = 2 if where else 1
-    return max(MIN_WIDTH, round(width)), lines * LINE_HEIGHT + 2 * PAD + (2 if lines == 2 else 0)
+    return float(max(MIN_WIDTH, round(width))), lines * LINE_HEIGHT + 2 * PAD + (2 if lines == 2 else 0)
 
 
 def frame_size(group: Group, inside: tuple[float, float]) -> tuple[float, float]:
     """(width, height) of an open group's frame around an inside of size `inside`: the title band and padding."""
     width = max(inside[0] + 2 * FRAME_PAD, text_width(frame_title(group)) + 3 * PAD + TICK)
-    return round(width), TITLE_HEIGHT + inside[1] + FRAME_PAD * 2
+    return float(round(width)), TITLE_HEIGHT + inside[1] + FRAME_PAD * 2

@@ -14,6 +14,7 @@ from test_layout_checks import assert_same_order, assert_well_formed
 import inspector.core.graph.layout as layout_module
 from inspector.core.graph import Edge, Graph, Group, Node
 from inspector.core.graph.layout import Box, Frame, GraphLayout, Route
+from inspector.core.graph.layout_place import spread
 from inspector.core.graph.layout_text import box_size, frame_title, node_label
 
 F32 = "float32"
@@ -139,6 +140,7 @@ def test_opening_keeps_the_rest_in_order_and_closing_gives_the_first_layout_back
     deeper = layouts.layout({"head", "head.mlp"})
     assert_same_order(layouts.layout({"head"}), deeper, ["input", "blk", "head.lin", "cat()", "output"])
     assert layouts.layout({"head"}) == layouts.layout({"head"}) and layouts.layout(()) == first
+    assert GraphLayout(_two_blocks()).layout({"head", "head.mlp"}) == deeper  # as a fresh layout draws it
 
 
 def test_a_group_is_ordered_once(monkeypatch):
@@ -194,3 +196,26 @@ def test_box_at_finds_a_node_then_the_innermost_frame():
 def test_the_layout_imports_no_torch():
     code = "import sys, inspector.core.graph.layout; assert 'torch' not in sys.modules, 'torch'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_spread_by_hand():
+    """Centres in order, at least half of each width and the gap apart, nearest (least squares) to the desired."""
+    assert spread([0.0, 100.0], [10.0, 10.0], 4.0) == [0.0, 100.0]  # far enough apart already
+    assert spread([0.0, 0.0], [10.0, 10.0], 4.0) == [-7.0, 7.0]  # pushed apart evenly
+    assert spread([0.0, 0.0, 0.0], [10.0, 10.0, 10.0], 0.0) == [-10.0, 0.0, 10.0]
+    # 20 apart at least, their mean (0.5) kept; the third is far enough already
+    assert spread([0.0, 1.0, 50.0], [10.0, 30.0, 10.0], 0.0) == [-9.5, 10.5, 50.0]
+    assert spread([], [], 4.0) == []
+
+
+def test_a_node_that_reads_nothing_stands_just_above_its_reader():
+    """`arange()` ran second but reads no tensor: it goes to the layer above the add that reads it, beside `b`."""
+    nodes = (Node("input", "input", "input"), Node("arange()", "function", "arange"),
+             Node("a", "module", "Linear", "a"), Node("b", "module", "Linear", "b"), Node("add()", "function", "add"),
+             Node("output", "output", "output"))
+    edges = (_edge("input", "a"), _edge("a", "b"), _edge("b", "add()"), _edge("arange()", "add()"),
+             _edge("add()", "output"))
+    layout = GraphLayout(Graph(nodes, edges)).layout()
+    centre = {i: b.y + b.height / 2 for i, b in layout.boxes.items()}
+    assert centre["arange()"] == centre["b"] and centre["a"] < centre["b"] < centre["add()"]
+    assert_well_formed(layout)
