@@ -147,6 +147,9 @@ def run(module: nn.Module, x: torch.Tensor, graph: Graph, watch: Watch, *, targe
             recorder.finish(output)
             _check_same(recorded(recorder, module), graph)
             obj, target = _objective(module, output, target, tuple(x.shape[-2:]))
+            if is_detection_output(output) and target.kind == "auto":
+                notes.append("The model detected nothing above its score threshold: the objective is 0 and every "
+                             "gradient 0.")
             wanted = [leaf] if differentiable else params
             if wanted and obj.requires_grad:
                 torch.autograd.grad(obj, wanted, allow_unused=True)

@@ -121,3 +121,18 @@ def test_dropout_draws_the_same_numbers_in_both_runs(chain):
     graph = record_graph(model, x)
     diff = compare_models(model, model, x, graph)
     assert diff.first_divergent is None and set(diff.change.values()) == {0.0}
+
+
+def test_no_watch_and_no_hook_outlives_its_run(chain):
+    import gc
+
+    from inspector.core.graph import values_watch
+    from inspector.core.graph.values import graph_values
+
+    model, x, graph = chain
+    for _ in range(3):
+        graph_values(model, x, graph, edits=["block:output=scale(3)"])
+        compare_edits(model, x, graph, ["l1:output=scale(2)"], memory_bytes=0)
+    gc.collect()
+    assert not any(type(o) is values_watch.Watch for o in gc.get_objects())
+    assert all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())

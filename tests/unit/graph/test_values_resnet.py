@@ -77,3 +77,31 @@ def test_an_edit_in_layer2_reaches_only_what_comes_after_it(resnet18):
     assert diff.change["layer2.0.conv1"] == pytest.approx(0.5)
     assert diff.first_divergent == "layer2.0.conv1" and diff.change["fc"] > 0
     assert diff.change["layer2.0.downsample.0"] == 0  # the other branch
+
+
+def test_a_detector_gets_values_at_every_node_and_says_when_its_objective_is_empty():
+    torch.manual_seed(0)
+    model = torchvision.models.detection.fasterrcnn_mobilenet_v3_large_320_fpn(weights=None,
+                                                                               weights_backbone=None).eval()
+    x = torch.rand(1, 3, 320, 320)
+    graph = record_graph(model, x)
+    values = graph_values(model, x, graph)
+    assert set(values.nodes) == {n.id for n in graph.nodes}
+    assert values.gradients
+    if values.target == "auto":  # random weights: nothing above the score threshold
+        assert any("detected nothing" in note for note in values.notes)
+
+
+def test_the_records_are_torch_free_and_cross_as_json():
+    import json
+    import subprocess
+    import sys
+
+    code = "import sys, inspector.core.graph.values_model, inspector.core.graph.values_diff; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
+    model = torchvision.models.resnet18(weights=None).eval()
+    x = torch.randn(1, 3, 32, 32)
+    graph = record_graph(model, x)
+    data = json.loads(json.dumps(graph_values(model, x, graph).to_json()))
+    assert set(data["nodes"]) == {n.id for n in graph.nodes} and len(data["edges"]) == len(graph.edges)
+    assert all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())
