@@ -7,7 +7,9 @@ Drives a real MainWindow (offscreen when there is no display) and reports:
       loss.backward() of the same model on the same input, in the same process;
   (c) switching the displayed layer (median);
   (d) one mosaic + histogram update of 64 channels of 112x112, paint included (median);
-  (e) 20 tick toggles within one second: runs executed and the most requests ever queued.
+  (e) 20 tick toggles within one second: runs executed and the most requests ever queued;
+  (k) the Graph tab: the longest stall while the graph is recorded, laid out and drawn, and while every group
+      opens and closes (bench/gui_graph.py).
 Settings go to a temporary INI file; the user's configuration is never touched.
 """
 
@@ -21,6 +23,7 @@ from typing import Callable
 
 import numpy as np
 
+from .gui_graph import graph_rows, measure_graph
 from .gui_harness import Heartbeat, Session, _noise_image, _pause, _plain_seconds, _qt_app, _wait_until
 from .launch import measure_launch  # noqa: F401  (a row of this bench, run in its own processes)
 
@@ -367,6 +370,8 @@ def format_table(report: dict) -> str:
              ms(t["compare_stall_s"]), "target 50 ms", f"median {ms(t['compare_stall_median_s'])}; run, boxes "
                                                        "matched and drawn, mosaics"),
         ]
+    if report.get("graph"):
+        rows += graph_rows(report["graph"], ms)
     r = report["rapid"]
     rows.append(("(h) longest GUI stall, 20 edit toggles in 1 s", f"{r['model']}, {r['leaves']} leaves ticked",
                  ms(r["stall_s"]), "target 50 ms", ""))
@@ -403,6 +408,7 @@ def main(model: str = "resnet18", stall_models: tuple[str, ...] = ("resnet50", "
             "stalls": [measure_stall(folder, m, image, device, repeats) for m in stall_models],
             "loaded": measure_model_loaded(folder, stall_models, image, device),
             "detector": measure_detector(folder, DETECTOR, "sample:scene_four_shapes", device, repeats),
+            "graph": measure_graph(folder, stall_models[0], image, device),
             "rapid": measure_rapid_toggles(folder, stall_models[0], image, device),
             "run": measure_run_and_switch(folder, model, image, device, repeats),
             "mosaic": measure_mosaic(repeats),

@@ -28,11 +28,25 @@ LABEL = QColor(70, 75, 85)
 PENCIL = "\u270e"
 
 
+_FONTS: dict[tuple[bool, int], tuple[QFont, QFontMetricsF]] = {}  # made once (after the QApplication), shared
+
+
 def font(bold: bool = False, px: int = FONT_PX) -> QFont:
-    f = QFont()
-    f.setPixelSize(px)
-    f.setBold(bold)
-    return f
+    return _font_and_metrics(bold, px)[0]
+
+
+def metrics(bold: bool = False, px: int = FONT_PX) -> QFontMetricsF:
+    return _font_and_metrics(bold, px)[1]
+
+
+def _font_and_metrics(bold: bool, px: int) -> tuple[QFont, QFontMetricsF]:
+    found = _FONTS.get((bold, px))
+    if found is None:
+        f = QFont()
+        f.setPixelSize(px)
+        f.setBold(bold)
+        found = _FONTS[(bold, px)] = (f, QFontMetricsF(f))
+    return found
 
 
 def lod_of(painter) -> float:
@@ -152,12 +166,12 @@ class NodeItem(QGraphicsItem):
 def draw_fitted(painter, rect: QRectF, text: str, bold: bool, elide=Qt.ElideRight) -> None:
     """`text` in `rect`, left-aligned: a pixel or two smaller where it is a little too wide (the layout sizes boxes
     from an estimate of the text), cut with an ellipsis where that is not enough."""
-    f = font(bold)
-    need = QFontMetricsF(f).horizontalAdvance(text)
+    px = FONT_PX
+    need = metrics(bold).horizontalAdvance(text)
     if need > rect.width():
-        f.setPixelSize(max(FONT_PX - 2, int(FONT_PX * rect.width() / need)))
-    painter.setFont(f)
-    painter.drawText(rect, Qt.AlignLeft | Qt.AlignVCenter, QFontMetricsF(f).elidedText(text, elide, rect.width()))
+        px = max(FONT_PX - 2, int(FONT_PX * rect.width() / need))
+    painter.setFont(font(bold, px))
+    painter.drawText(rect, Qt.AlignLeft | Qt.AlignVCenter, metrics(bold, px).elidedText(text, elide, rect.width()))
 
 
 class FrameItem(QGraphicsItem):
@@ -232,7 +246,7 @@ class EdgeItem(QGraphicsItem):
         if len(self.points) < 2 or not self.label:
             return QRectF()
         start = self.points[0]  # just under the source: in the gap between two rows, in the source's frame
-        width = QFontMetricsF(font(px=FONT_PX - 1)).horizontalAdvance(self.label) + 4
+        width = metrics(px=FONT_PX - 1).horizontalAdvance(self.label) + 4
         return QRectF(start.x() + 4, start.y() + 3, width, FONT_PX + 2)
 
     def boundingRect(self) -> QRectF:  # noqa: N802

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSize
 from .graph_scene import GraphScene
 from .graph_view import GraphView
 
-HELP = ("Wheel: zoom · drag: pan · double-click: fit · click a node: show that layer · its box: tick it · "
-        "+/- or double-click: open or close a group · right-click: the tree's menu")
+HELP = ("Wheel: zoom · drag: pan · double-click: fit · click a node: its layer · its box: tick it · "
+        "+/-: open, close a group · right-click: the tree's menu")
 
 
 class GraphTab(QWidget):
@@ -57,15 +57,17 @@ class GraphTab(QWidget):
         layout.addLayout(head)
         layout.addWidget(self.status)
         layout.addWidget(self.view, 1)
-        self.view.setToolTip("")
-        self.status.setToolTip(HELP)
 
     # -- what the controller says ------------------------------------------------------------
     def say(self, text: str, failed: bool = False) -> None:
-        """One line over the canvas: what is happening, or (failed) why there is no graph."""
-        self.status.setText(text)
-        self.status.setStyleSheet("QLabel { color: #b00020; }" if failed else "QLabel { color: #5a5f69; }")
-        self.status.setVisible(bool(text))
+        """One line over the canvas: what is happening, or (failed) why there is no graph; with a graph drawn and
+        nothing to say, how to use it."""
+        hint = not text and self.scene.layout is not None
+        self.status.setText(HELP if hint else text)
+        colour = "#b00020" if failed else "#5a5f69"
+        self.status.setStyleSheet(f"QLabel {{ color: {colour}; }}" if not hint else
+                                  "QLabel { color: #7a808a; font-size: 10px; }")
+        self.status.setVisible(bool(text) or hint)
 
     def clear(self, text: str = "", failed: bool = False) -> None:
         self.scene.stop()
