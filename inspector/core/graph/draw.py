@@ -160,10 +160,10 @@ def _arrow(points: tuple[tuple[float, float], ...], width: float):
 
 
 def _label_at(points: tuple[tuple[float, float], ...]) -> tuple[float, float]:
-    """Where an edge's shape is written: beside the middle of its longest segment."""
-    segments = list(zip(points, points[1:]))
-    (x0, y0), (x1, y1) = max(segments, key=lambda s: (s[1][0] - s[0][0]) ** 2 + (s[1][1] - s[0][1]) ** 2)
-    return (x0 + x1) / 2 + 4, (y0 + y1) / 2 + SMALL * 0.35
+    """Where a tensor's shape is written: just below its source's box, right of where its edge leaves (one label
+    per tensor however many nodes read it; clear of the frames' titles, which are above boxes)."""
+    x, y = points[0]
+    return x + 4, y + 2 + SMALL * 0.9  # within the padding of a frame the box is last in
 
 
 def _graph_shapes(layout: Layout, overlay: Overlay) -> list[Shape]:
@@ -176,6 +176,7 @@ def _graph_shapes(layout: Layout, overlay: Overlay) -> list[Shape]:
                            frame_title(graph.group(frame.id)), FONT, MUTED, bold=True, role="frame-title", id=frame.id))
     edges = {(e.source, e.target, e.index): e for e in graph.edges}
     on_path = set(zip(overlay.path, overlay.path[1:]))
+    labelled: set[str] = set()
     for route in layout.routes:
         if len(route.points) < 2:
             continue
@@ -188,9 +189,11 @@ def _graph_shapes(layout: Layout, overlay: Overlay) -> list[Shape]:
         shapes.append(Polyline(line, colour, width, "edge", name))
         shapes.append(Polygon(head, colour, "arrow", name))
         edge = edges.get(key)
-        if edge is not None:
+        tensor = route.source + ("" if route.index is None else f"[{route.index}]")
+        if edge is not None and tensor not in labelled:
+            labelled.add(tensor)
             x, y = _label_at(route.points)
-            shapes.append(Text(x, y, shape_label(edge.shape, edge.dtype), SMALL, LABEL, role="shape", id=name))
+            shapes.append(Text(x, y, shape_label(edge.shape, edge.dtype), SMALL, LABEL, role="shape", id=tensor))
     outlined = set(overlay.path)
     for node in graph.nodes:
         box = layout.boxes.get(node.id)
@@ -243,7 +246,7 @@ def _bar_shapes(bar: ColourBar, x: float, y: float) -> tuple[list[Shape], float]
 def draw_graph(layout: Layout, overlay: Overlay | None = None, *, title: str | None = None, subtitle: str = "",
                notes: tuple[str, ...] | None = None) -> Figure:
     """The figure of `layout`: nodes as rounded boxes with their label's two lines, open groups as frames with
-    their titles, edges as polylines with arrowheads and their tensors' shapes; `title` (default: the graph's
+    their titles, edges as polylines with arrowheads, each tensor's shape written once below its source; `title` (default: the graph's
     caption) and `subtitle` above, with the overlay's colour bar; `notes` (default: the graph's, e.g. TorchScript
     as one node) and the overlay's legend in the foot."""
     overlay = overlay or Overlay()

@@ -22,6 +22,11 @@ def _clean(text: str) -> str:
     return _NOT_XML.sub("", text)
 
 
+def _text(text: str) -> str:
+    """Text content, escaped; runs of spaces kept (SVG collapses them: `layer1  (Sequential)`)."""
+    return escape(_clean(text)).replace("  ", " \u00a0")
+
+
 def _attr(value: str) -> str:
     return quoteattr(_clean(value))
 
@@ -57,7 +62,7 @@ def _element(shape: Shape) -> str:
     if isinstance(shape, Text):
         weight = ' font-weight="bold"' if shape.bold else ""
         return (f'<text{common} x="{_num(shape.x)}" y="{_num(shape.y)}" font-size="{_num(shape.size)}" '
-                f'text-anchor="{shape.anchor}" fill="{_colour(shape.fill)}"{weight}>{escape(_clean(shape.text))}'
+                f'text-anchor="{shape.anchor}" fill="{_colour(shape.fill)}"{weight}>{_text(shape.text)}'
                 "</text>")
     raise TypeError(f"not a shape: {shape!r}")
 

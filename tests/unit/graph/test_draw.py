@@ -61,7 +61,11 @@ def test_every_node_frame_and_edge_is_drawn_where_the_layout_puts_it():
         f"{r.source} -> {r.target}" for r in layout.routes) and len(layout.routes) == 5
     for line, route in zip(_of(figure, Polyline, "edge"), layout.routes):
         assert line.points[:-1] == route.points[:-1]  # the last point: the arrowhead's base
-    assert sorted(t.text for t in _of(figure, Text, "shape")) == ["1x10 float16"] + ["1x4x8x8"] * 4
+    shapes = {t.id: t.text for t in _of(figure, Text, "shape")}  # once per tensor, below its source
+    assert shapes == {"input": "1x4x8x8", "blk.conv": "1x4x8x8", "blk.add()": "1x4x8x8", "head": "1x10 float16"}
+    below = next(t for t in _of(figure, Text, "shape") if t.id == "blk.conv")
+    box = layout.boxes["blk.conv"]
+    assert box.y + box.height < below.y < box.y + box.height + 20 and below.x > box.x + box.width / 2
     labels = [(t.id, t.text) for t in _of(figure, Text, "label")]
     assert ("blk.conv", "Conv2d") in labels and ("blk.conv", "blk.conv") in labels and ("head", "Head") in labels
     assert {r.id for r in _of(figure, Rect, "toggle")} == {"head"}  # the closed group's +
