@@ -75,8 +75,12 @@ def _check(args):
             raise SpecError(f"--scale is a number of pixels per layout unit above 0, not {args.scale:g}.")
         if out.suffix.lower() == ".json":
             raise SpecError(f"--scale sizes a figure (.svg, .png); {out.name} is node-link data.")
-    if args.target is not None and args.values is None:
-        raise SpecError("--target chooses what the gradient of --values starts from: add --values.")
+    if args.target is not None:
+        if args.values is None:
+            raise SpecError("--target chooses what the gradient of --values starts from: add --values.")
+        from inspector.core.target_text import parse_target  # torch-free
+
+        parse_target(args.target)
     common.check_model_args(args)
     return out, depth, names
 

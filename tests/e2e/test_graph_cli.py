@@ -124,6 +124,16 @@ def test_json_is_the_recorded_graph(folder):
     assert "values" not in data
 
 
+def test_json_with_groups_is_that_view_of_the_graph(tmp_path):
+    out = tmp_path / "demo.json"
+    done = run_here("graph", "--model", "demo", "--groups", "closed", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    demo = load_model("demo")
+    closed = record_graph(demo, demo.example_input()).closed()
+    assert Graph.from_json(json.loads(out.read_text())) == closed and "block" in {n.id for n in closed.nodes}
+    assert done.stdout.splitlines()[0] == f"{len(closed.nodes)} nodes, {len(closed.edges)} edges, 0 groups open -> {out}"
+
+
 def _independent(folder):
     """Tiny's values computed with torch: each node's output and its gradient for the top class."""
     loaded, x = _tiny(folder)

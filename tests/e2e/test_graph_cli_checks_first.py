@@ -25,6 +25,9 @@ CASES = {  # the arguments after graph --model resnet18 --input sample:star, and
                    "error: --scale sizes a figure (.svg, .png); g.json is node-link data."),
     "target alone": (("--target", "3"), "error: --target chooses what the gradient of --values starts from: "
                                         "add --values."),
+    "bad target": (("--values", "gradient", "--target", "seg:x"),
+                   "error: Target 'seg:x': seg:CLASS takes a class index (seg:15 is VOC's person), optionally "
+                   "@X0,Y0,X1,Y1 for a box in input pixels."),
     "seed": (("--seed", "-4"), "error: --seed must be a whole number from 0 to 4294967295, not '-4'."),
 }
 
