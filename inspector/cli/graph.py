@@ -18,6 +18,7 @@ _METHOD = re.compile(r"\.\w+\(\.\.\.\)$")
 
 
 def add_parser(sub) -> None:
+    from inspector.core.graph.draw_png import DEFAULT_SCALE, LONG_SIDE, MOST_PIXELS, SHORT_SIDE
     from inspector.core.graph.draw_values import SHOWN
 
     g = sub.add_parser("graph", help="the graph of one forward as a figure (.svg, .png) or node-link data (.json)")
@@ -41,9 +42,10 @@ def add_parser(sub) -> None:
                           "every node's values")
     g.add_argument("--target", default=None, help="with --values: what the gradient starts from: " + common.TARGET_HELP)
     g.add_argument("--scale", type=float, default=None, metavar="S",
-                   help="pixels per unit of the layout (the app's pixels at zoom 1). .png: default 2, at least what "
-                        "makes the short side 256 pixels, lowered (said on stderr) to keep a large graph within 40 "
-                        "million pixels and 16384 a side; .svg: the size it asks to be shown at (default 1)")
+                   help=f"pixels per unit of the layout (the app's pixels at zoom 1). .png: default {DEFAULT_SCALE:g}, "
+                        f"at least what makes the short side {SHORT_SIDE} pixels, lowered (said on stderr) to keep a "
+                        f"large graph within {MOST_PIXELS // 1_000_000} million pixels and {LONG_SIDE} a side; .svg: "
+                        "the size it asks to be shown at (default 1)")
 
 
 def _groups(text: str | None) -> int | None:

@@ -157,5 +157,5 @@ def test_a_large_square_figure_is_capped_by_its_area():
     scale, note = png_scale(figure, 8.0)
     assert figure.width * figure.height * scale * scale == pytest.approx(MOST_PIXELS)
     assert note == ("the graph is 5000 x 4000 units: drawn at scale 1.41, not 8 (7071 x 5657 pixels; at most 40 "
-                    "million pixels and 16384 a side); write .svg, or close groups (--groups), for the whole graph "
+                    "million pixels and 32768 a side); write .svg, or close groups (--groups), for the whole graph "
                     "legible")
