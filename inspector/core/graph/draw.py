@@ -226,9 +226,13 @@ def _lines(text: str, size: float, width: float) -> list[str]:
     return textwrap.wrap(text, chars) or [""]
 
 
-def _bar_shapes(bar: ColourBar, x: float, y: float) -> tuple[list[Shape], float]:
-    """The colour bar with its title above and its ticks below, from (x, y); and the height it takes."""
-    shapes: list[Shape] = [Text(x, y + FONT, bar.title, FONT, INK, role="bar-title")]
+def _bar_shapes(bar: ColourBar, x: float, y: float, width: float) -> tuple[list[Shape], float]:
+    """The colour bar with its title above (wrapped to `width`) and its ticks below, from (x, y); and the height it
+    takes."""
+    titles = _lines(bar.title, FONT, width)
+    shapes: list[Shape] = [Text(x, y + FONT + k * LINE_HEIGHT, line, FONT, INK, role="bar-title")
+                           for k, line in enumerate(titles)]
+    y += (len(titles) - 1) * LINE_HEIGHT
     top = y + FONT + 6
     step = BAR_WIDTH / BAR_STEPS
     for k in range(BAR_STEPS):
@@ -240,7 +244,7 @@ def _bar_shapes(bar: ColourBar, x: float, y: float) -> tuple[list[Shape], float]
         shapes.append(Polyline(((tx, top + BAR_HEIGHT), (tx, top + BAR_HEIGHT + 4)), BORDER, 1.0, "tick"))
         anchor: Anchor = "start" if at <= 0 else "end" if at >= 1 else "middle"
         shapes.append(Text(tx, top + BAR_HEIGHT + 6 + 10, label, 10.0, INK, anchor, role="tick-label"))
-    return shapes, FONT + 6 + BAR_HEIGHT + 6 + 13
+    return shapes, (len(titles) - 1) * LINE_HEIGHT + FONT + 6 + BAR_HEIGHT + 6 + 13
 
 
 def draw_graph(layout: Layout, overlay: Overlay | None = None, *, title: str | None = None, subtitle: str = "",
@@ -263,7 +267,7 @@ def draw_graph(layout: Layout, overlay: Overlay | None = None, *, title: str | N
         items.append(Text(MARGIN, y + FONT + 2, line, FONT, MUTED, role="subtitle"))
         y += LINE_HEIGHT + 1
     if overlay.bar is not None:
-        shapes, height = _bar_shapes(overlay.bar, MARGIN, y + 6)
+        shapes, height = _bar_shapes(overlay.bar, MARGIN, y + 6, content)
         items += shapes
         y += 6 + height
     origin = (MARGIN + (content - layout.width) / 2, y + FRAME_PAD)

@@ -4,17 +4,18 @@
     view = values.for_view(layout.graph)         # graph_values(...) on the drawn nodes
     figure = draw_graph(layout, overlay_of(view, "gradient"))
 
-Colours run linearly from the lowest value drawn to the highest (a perceptually even map, viridis's anchors), the
-colour bar's ticks say both ends and the middle in the value's own units (% for a fraction). The first node whose
+Colours run from the lowest value drawn to the highest (a perceptually even map, viridis's anchors), linearly, or
+on a log scale where the values span more than a hundredfold (`Scale`); the colour bar's ticks say both ends and
+the middle in the value's own units (% for a fraction). The first node whose
 output holds NaN or Inf is red and the path from the input to it outlined, whichever value is shown; with
-`gradient`, each edge is as wide as its tensor's gradient's L2 (1 to 5 units). Torch-free.
+`gradient`, each edge is as wide as its tensor's gradient's L2 (1 to 5 units, on the same kind of scale). Torch-free.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from .draw import Colour, ColourBar, Overlay
 
@@ -48,6 +49,7 @@ SHOWN: dict[str, Shown] = {s.name: s for s in (
 #: viridis at 0, 1/4, 1/2, 3/4 and 1: dark blue (low) to yellow (high), even in lightness, readable in grey.
 ANCHORS: tuple[Colour, ...] = ((68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37))
 EDGE_WIDTHS = (1.0, 5.0)
+LOG_RANGE = 100.0  # positive values spanning more than this are coloured on a log scale
 
 
 def colour_at(t: float) -> Colour:
@@ -64,10 +66,34 @@ def value_text(value: float, fraction: bool) -> str:
     return f"{value * 100:.3g}%" if fraction else f"{value:.3g}"
 
 
-def _scaled(found: dict, low_high: tuple[float, float]):
-    lo, hi = min(found.values()), max(found.values())
-    a, b = low_high
-    return {k: (a + b) / 2 if hi == lo else a + (b - a) * (v - lo) / (hi - lo) for k, v in found.items()}, lo, hi
+@dataclass(frozen=True)
+class Scale:
+    """Where a value lies from the lowest drawn (0) to the highest (1): linear, or on a log scale where the
+    positive values span more than LOG_RANGE (a gradient from 1 at the output to 1e-5 deep inside: linear, every
+    node but a few would be the lowest colour); then 0 and below are at the bottom."""
+
+    lo: float
+    hi: float
+    log: bool = False
+
+    @classmethod
+    def of(cls, found: Iterable[float], fraction: bool = False) -> Scale:
+        found = list(found)
+        positive = [v for v in found if v > 0]
+        if not fraction and len(positive) >= 2 and max(positive) > LOG_RANGE * min(positive):
+            return cls(min(positive), max(positive), True)
+        return cls(min(found), max(found))
+
+    def at(self, value: float) -> float:
+        if self.hi == self.lo:
+            return 0.5
+        if self.log:
+            return 0.0 if value <= self.lo else math.log(value / self.lo) / math.log(self.hi / self.lo)
+        return (value - self.lo) / (self.hi - self.lo)
+
+    @property
+    def middle(self) -> float:
+        return math.sqrt(self.lo * self.hi) if self.log else (self.lo + self.hi) / 2
 
 
 def overlay_of(values: GraphValues, shown: str) -> Overlay:
@@ -82,12 +108,14 @@ def overlay_of(values: GraphValues, shown: str) -> Overlay:
     bar = None
     fills: dict[str, Colour] = {}
     if found:
-        where, lo, hi = _scaled(found, (0.0, 1.0))
-        fills = {k: colour_at(t) for k, t in where.items()}
-        ticks = ((0.0, value_text(lo, what.fraction)), (1.0, value_text(hi, what.fraction)))
-        if hi > lo:
-            ticks = (ticks[0], (0.5, value_text((lo + hi) / 2, what.fraction)), ticks[1])
-        bar = ColourBar(f"Colour: {what.title}", tuple(colour_at(k / 31) for k in range(32)), ticks)
+        scale = Scale.of(found.values(), what.fraction)
+        fills = {k: colour_at(scale.at(v)) for k, v in found.items()}
+        ticks = ((0.0, value_text(scale.lo, what.fraction)), (1.0, value_text(scale.hi, what.fraction)))
+        if scale.hi > scale.lo:
+            ticks = (ticks[0], (0.5, value_text(scale.middle, what.fraction)), ticks[1])
+        low = " (log scale" + (f", {min(found.values()):.3g} and below at the bottom" if min(found.values()) < scale.lo
+                               else "") + ")" if scale.log else ""
+        bar = ColourBar(f"Colour: {what.title}{low}", tuple(colour_at(k / 31) for k in range(32)), ticks)
     drawn = {n.id for n in values.graph.nodes}
     missing = len(drawn - set(found))
     if not found:
@@ -99,9 +127,11 @@ def overlay_of(values: GraphValues, shown: str) -> Overlay:
         grads = {(e.source, e.target, e.index): g for e, g in zip(values.graph.edges, values.edges)
                  if g is not None and math.isfinite(g)}
         if grads:
-            widths, lo, hi = _scaled(grads, EDGE_WIDTHS)
-            legend.append(f"Edge width: the L2 of the gradient of the tensor it carries, {EDGE_WIDTHS[0]:g} "
-                          f"({lo:.3g}) to {EDGE_WIDTHS[1]:g} ({hi:.3g}).")
+            scale = Scale.of(grads.values())
+            a, b = EDGE_WIDTHS
+            widths = {k: a + (b - a) * scale.at(g) for k, g in grads.items()}
+            legend.append(f"Edge width: the L2 of the gradient of the tensor it carries, {a:g} ({scale.lo:.3g}) to "
+                          f"{b:g} ({scale.hi:.3g})" + (", log scale." if scale.log else "."))
     if shown == "gradient" and values.gradients and values.target:
         target = f"class {values.target}" if values.target.isdecimal() else values.target
         legend.append(f"The backward starts from the target: {target}.")

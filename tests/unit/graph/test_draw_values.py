@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from inspector.core.graph import Edge, Graph, Node
-from inspector.core.graph.draw_values import ANCHORS, EDGE_WIDTHS, SHOWN, colour_at, overlay_of, value_text
+from inspector.core.graph.draw_values import ANCHORS, EDGE_WIDTHS, SHOWN, Scale, colour_at, overlay_of, value_text
 from inspector.core.graph.values_model import GraphValues, NodeValues
 
 
@@ -67,3 +67,21 @@ def test_every_value_has_a_reading():
     v = NodeValues(4, 2.0, 2.0, 1, nan=1, grad_sq=4.0)  # mean |x| over the 3 finite values
     assert {name: s.read(v) for name, s in SHOWN.items()} == {
         "activation": pytest.approx(2 / 3), "l2": pytest.approx(2 ** 0.5), "zeros": 0.25, "gradient": 2.0, "nan": 0.25}
+
+
+def test_values_spanning_more_than_a_hundredfold_are_on_a_log_scale():
+    values = _values()
+    spread = GraphValues(values.graph, {"input": NodeValues(1, 1e-5, grad_sq=0.0), "a": NodeValues(1, 1e-3, grad_sq=1e-6),
+                                        "b()": NodeValues(1, 0.1, grad_sq=1.0)}, (1e-4, 1.0, None), target="top1")
+    overlay = overlay_of(spread, "activation")  # 0.001 and 0.1 are 0 and 1 of the log scale
+    assert overlay.bar.title == "Colour: mean |x| of each node's output (log scale)"
+    assert overlay.bar.ticks == ((0.0, "1e-05"), (0.5, "0.001"), (1.0, "0.1"))
+    assert overlay.fills == {"input": ANCHORS[0], "a": ANCHORS[2], "b()": ANCHORS[4]}
+    gradient = overlay_of(spread, "gradient")  # input's gradient is 0: at the bottom of a log scale of a and b
+    assert gradient.bar.title == ("Colour: gradient L2 at each node's output (log scale, 0 and below at the "
+                                  "bottom)")
+    assert gradient.edge_widths == {("input", "a", None): EDGE_WIDTHS[0], ("a", "b()", None): EDGE_WIDTHS[1]}
+    assert "Edge width: the L2 of the gradient of the tensor it carries, 1 (0.0001) to 5 (1), log scale." in \
+        gradient.legend
+    assert (Scale.of([0.5, 1, 40]).log, Scale.of([0.001, 0.5], fraction=True).log, Scale.of([2, 2]).at(2)) == \
+        (False, False, 0.5)
