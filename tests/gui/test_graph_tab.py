@@ -81,7 +81,7 @@ def test_the_tab_shows_the_graph_record_graph_records(qtbot, demo):
     assert [n.id for n in graph.graph.nodes] == [n.id for n in want.nodes]
     assert set(demo.views.graph.scene.nodes) == {n.id for n in want.closed().nodes}  # top-level groups closed
     assert "block" in demo.views.graph.scene.nodes and demo.views.graph.scene.nodes["block"].is_group
-    assert want.caption in demo.views.graph.caption.text()
+    assert demo.views.graph.caption.text() == f"<b>{want.caption}</b>"
     drawn = demo.views.graph.view
     assert drawn.zoom() >= 0.8  # readable at 1280x800 from the first view
     runs = demo.worker.runs_done

@@ -111,8 +111,8 @@ def test_the_overview_shows_while_the_graph_is_larger_than_the_view(qtbot, tab):
     view.centerOn(0, 0)
     assert view.overview.isVisible()
     below = view.mapToScene(view.viewport().rect().center())
-    point = view.overview.mapFromScene(QPointF(80, 1400))
-    qtbot.mouseClick(view.overview.viewport(), Qt.LeftButton, pos=point)
+    point = view.overview.from_scene(QPointF(80, 1400)).toPoint()
+    qtbot.mouseClick(view.overview, Qt.LeftButton, pos=point)
     assert view.mapToScene(view.viewport().rect().center()).y() > below.y() + 500  # moved down there
     view.fit_all()
     assert not view.overview.isVisible()

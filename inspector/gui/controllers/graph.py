@@ -117,7 +117,6 @@ class GraphController(QObject):
 
     def _lay_out(self, open_groups) -> None:
         self._layout_token += 1
-        self.tab.say("Laying out …")
         self.layouts_thread.ask(self.layouts, open_groups, self._layout_token)
 
     def _on_layout(self, token: int, layout) -> None:
@@ -141,6 +140,7 @@ class GraphController(QObject):
         self.tab.set_caption(self.graph, len(layout.boxes))
         self.tab.say("")
         anchor, self._anchor = self._anchor, None
+        self.tab.layout().activate()  # the caption's and the status line's heights taken before the graph is placed
         if first:
             self.view.first_view("input")
         elif anchor is not None and self.scene.rect_of(anchor[0]) is not None:

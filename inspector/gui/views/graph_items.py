@@ -119,12 +119,18 @@ class NodeItem(QGraphicsItem):
 
     def title(self) -> tuple[str, str]:
         """What the box says (the layout sized it for this text): its op or type, and its path or nothing."""
-        return node_label(self.node)
+        op, where = node_label(self.node)
+        if self.is_group and "(" in self.node.id:  # a method's group: `transform.postprocess(...)`
+            where = self.node.id
+        return op, where
 
     def paint(self, painter, _option, _widget=None) -> None:
         r = self.rect
         lod = lod_of(painter)
         colour = self.fill or FILL.get(self.node.kind, FILL["function"])
+        if lod < TEXT_LOD:  # far out: a plain box (thousands of them paint quickly)
+            painter.fillRect(r, SELECTED if self.selected else EDITED if self.edited else colour.darker(108))
+            return
         if self.is_group:  # a closed group: a stack of boxes
             painter.setPen(QPen(BORDER, 1))
             painter.setBrush(QBrush(colour.darker(112)))
@@ -135,8 +141,6 @@ class NodeItem(QGraphicsItem):
         painter.setBrush(QBrush(colour))
         radius = 10 if self.node.kind in ("function", "input", "output") else 4
         painter.drawRoundedRect(r, radius, radius)
-        if lod < TEXT_LOD:
-            return
         left, right = PAD, r.width() - PAD
         if self.tickable:
             draw_tick(painter, self.tick_rect(), self.scene().check_state(self.node.path))
@@ -261,6 +265,8 @@ class EdgeItem(QGraphicsItem):
         painter.setPen(QPen(EDGE, 1.2))
         painter.setBrush(Qt.NoBrush)
         painter.drawPath(self.path)
+        if lod_of(painter) < TEXT_LOD:
+            return  # far out: the line alone
         tip, before = self.points[-1], self.points[-2]
         d = tip - before
         length = max((d.x() ** 2 + d.y() ** 2) ** 0.5, 1e-6)

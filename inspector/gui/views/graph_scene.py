@@ -44,6 +44,8 @@ class GraphScene(QGraphicsScene):
         self.nodes, self.frames, self.layout = {}, {}, layout
         self.setSceneRect(QRectF(-MARGIN, -MARGIN, layout.width + 2 * MARGIN, layout.height + 2 * MARGIN))
         self._todo = self._items(layout)
+        for view in self.views():  # painted once, when every item is in (not a growing scene each turn)
+            view.viewport().setUpdatesEnabled(False)
         self._add_some()
 
     def _items(self, layout):
@@ -78,6 +80,7 @@ class GraphScene(QGraphicsScene):
                 self._timer.start()
                 return
         self._todo = None
+        self._paint_again()
         self.sigDrawn.emit()
 
     def drawing(self) -> bool:
@@ -87,6 +90,12 @@ class GraphScene(QGraphicsScene):
     def stop(self) -> None:
         self._timer.stop()
         self._todo = None
+        self._paint_again()
+
+    def _paint_again(self) -> None:
+        for view in self.views():
+            view.viewport().setUpdatesEnabled(True)
+            view.viewport().update()
 
     # -- marks ----------------------------------------------------------------------
     def item_of(self, item_id: str):

@@ -8,14 +8,16 @@ sigSearch(str, int): find the next (+1) match of the text typed (Enter).
 
 from __future__ import annotations
 
+from html import escape
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from .graph_scene import GraphScene
 from .graph_view import GraphView
 
-HELP = ("Wheel: zoom · drag: pan · double-click: fit · click a node: its layer · its box: tick it · "
-        "+/-: open, close a group · right-click: the tree's menu")
+HELP = ("Wheel: zoom · drag: pan · double-click: fit · click a node: show its layer · its box: tick it · "
+        "+/-: open or close · right-click: menu")
 
 
 class GraphTab(QWidget):
@@ -23,6 +25,7 @@ class GraphTab(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
+        self._said = None  # what the status line says (text, failed, the hint)
         self.scene = GraphScene(self)
         self.view = GraphView(self.scene)
         self.caption = QLabel("")
@@ -47,14 +50,16 @@ class GraphTab(QWidget):
         self.status.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.status.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.status.setStyleSheet("QLabel { color: #5a5f69; }")
+        self.count = QLabel("")
         head = QHBoxLayout()
-        head.addWidget(self.caption, 1)
+        head.addWidget(self.count, 1)
         head.addWidget(self.search)
         head.addWidget(self.found)
         head.addWidget(self.fit)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(head)
+        layout.addWidget(self.caption)
         layout.addWidget(self.status)
         layout.addWidget(self.view, 1)
 
@@ -63,6 +68,9 @@ class GraphTab(QWidget):
         """One line over the canvas: what is happening, or (failed) why there is no graph; with a graph drawn and
         nothing to say, how to use it."""
         hint = not text and self.scene.layout is not None
+        if (text, failed, hint) == self._said:
+            return  # unchanged: no new style, no new layout of the tab
+        self._said = (text, failed, hint)
         self.status.setText(HELP if hint else text)
         colour = "#b00020" if failed else "#5a5f69"
         self.status.setStyleSheet(f"QLabel {{ color: {colour}; }}" if not hint else
@@ -76,13 +84,15 @@ class GraphTab(QWidget):
         self.scene.nodes, self.scene.frames = {}, {}
         self.view.overview.follow()
         self.caption.setText("")
+        self.count.setText("")
         self.found.setText("")
         self.say(text, failed)
 
     def set_caption(self, graph, shown: int) -> None:
         """The graph's caption (data-dependent graphs say so), how many of its nodes are drawn, its notes."""
         notes = " ".join(graph.notes)
-        count = f"{len(graph.nodes)} nodes" if shown >= len(graph.nodes) else \
-            f"{shown} of {len(graph.nodes)} nodes drawn (+ opens a group)"
-        self.caption.setText(f"<b>{graph.caption}</b> · {count}" + (f" · {notes}" if notes else ""))
+        self.count.setText(f"{len(graph.nodes)} nodes" if shown >= len(graph.nodes) else
+                           f"{shown} of {len(graph.nodes)} nodes drawn (+ opens a group)")
+        head, _, rest = (escape(t) for t in graph.caption.partition(" ("))
+        self.caption.setText(f"<b>{head}</b>" + (f" ({rest}" if rest else "") + (f" · {escape(notes)}" if notes else ""))
         self.caption.setToolTip(graph.caption + ("\n" + "\n".join(graph.notes) if graph.notes else ""))

@@ -13,15 +13,15 @@ sigMenuAsked(str, QPoint): a right click on a node (its id) at this global posit
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPainter, QPen
-from PySide6.QtWidgets import QFrame, QGraphicsView
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QGraphicsView
 
 from .graph_items import FrameItem, NodeItem
+from .graph_overview import Overview
 
 READABLE = 0.8  # the least zoom a first view starts at: 11 px text drawn at 9 px
 MOST = 1.25  # a small graph is not blown up past this when it is fitted
 ZOOM_RANGE = (0.03, 4.0)
-OVERVIEW = (190, 150)
 
 
 class GraphView(QGraphicsView):
@@ -172,57 +172,3 @@ class GraphView(QGraphicsView):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.overview.place()
-
-
-class Overview(QGraphicsView):
-    """The whole graph, small, in the view's lower right corner, with the part on screen outlined; a click or a
-    drag moves the view there. Shown only while the graph is larger than the view."""
-
-    def __init__(self, view: GraphView) -> None:
-        super().__init__(view.scene(), view)
-        self.view = view
-        self.setFixedSize(*OVERVIEW)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.setInteractive(False)
-        self.setFrameShape(QFrame.Box)
-        self.setStyleSheet("QGraphicsView { border: 1px solid #8a96a8; background: white; }")
-        self.setToolTip("The whole graph: the blue frame is the part on screen (click or drag to move)")
-        self.setRenderHints(QPainter.Antialiasing)
-        self.hide()
-
-    def place(self) -> None:
-        v = self.view.viewport().geometry()
-        self.move(v.right() - self.width() - 6, v.bottom() - self.height() - 6)
-        self.follow()
-
-    def follow(self) -> None:
-        """Shown while the graph does not fit the view; refitted, its outline redrawn."""
-        view = self.view
-        content = view.content()
-        seen = view.mapToScene(view.viewport().rect()).boundingRect()
-        wanted = not content.isEmpty() and not seen.contains(content)
-        self.setVisible(wanted)
-        if wanted:
-            self.raise_()
-            self.fitInView(content.adjusted(-8, -8, 8, 8), Qt.KeepAspectRatio)
-            self.viewport().update()
-
-    def drawForeground(self, painter, _rect) -> None:  # noqa: N802
-        seen = self.view.mapToScene(self.view.viewport().rect()).boundingRect()
-        painter.setPen(QPen(QColor(20, 100, 220), 0))
-        painter.setBrush(QBrush(QColor(20, 100, 220, 40)))
-        painter.drawRect(seen)
-
-    def _go(self, event) -> None:
-        self.view.centerOn(self.mapToScene(event.position().toPoint()))
-
-    def mousePressEvent(self, event) -> None:  # noqa: N802
-        self._go(event)
-
-    def mouseMoveEvent(self, event) -> None:  # noqa: N802
-        if event.buttons() & Qt.LeftButton:
-            self._go(event)
-
-    def wheelEvent(self, event) -> None:  # noqa: N802
-        self.view.wheelEvent(event)
