@@ -47,12 +47,17 @@ def job_of(loaded, tree: LayerTree, data_dir, layers: str, top: int, batch: int,
         raise SpecError(f"--layers {layers!r} selects no layer.")
     images = list_images(data_dir, exclude=exclude)
     prep = input_preprocess(loaded.preprocess, loaded.input_shape)
-    files = [[images.relative(p), *_size_and_time(p)] for p in images.files]
+    files = listing(images)
     arguments = {"model": loaded.source, "weights": loaded.weights, "seed": loaded.seed,
                  "data": str(Path(images.root).resolve()), "layers": list(paths), "top": int(top),
                  "batch": int(batch), "preprocess": prep.to_dict()}
     digest = hashlib.sha256(json.dumps([arguments, files], sort_keys=True).encode()).hexdigest()[:16]
     return AtlasJob(images, paths, int(top), int(batch), prep, token_grid(loaded.module), arguments, digest)
+
+
+def listing(images: ImageSet) -> list[list]:
+    """[relative path, size in bytes, modification time in ns] of every image: what a job's key holds of the data."""
+    return [[images.relative(p), *_size_and_time(p)] for p in images.files]
 
 
 def _size_and_time(path: Path) -> tuple[int, int]:

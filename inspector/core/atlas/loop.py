@@ -20,8 +20,10 @@ def skip_record(job: AtlasJob, index: int, why: str) -> dict:
     return {"path": job.images.relative(job.images.files[index]), "reason": why}
 
 
-def after_batch(checkpoint: Checkpoint, done: np.ndarray, tops, skipped, progress, cancel, saved_at: float) -> float:
-    """Report progress; save the state every CHECKPOINT_EVERY_S and when cancelled (then raise RunCancelled)."""
+def after_batch(checkpoint: Checkpoint, done: np.ndarray, tops, skipped, progress, cancel, saved_at: float,
+                what: str = "Atlas") -> float:
+    """Report progress; save the state every CHECKPOINT_EVERY_S and when cancelled (then raise RunCancelled).
+    `what`: the job's name in that message (the concepts' pass uses this loop too)."""
     count, total = int(done.sum()), done.size
     if progress:
         progress(count, total)
@@ -30,7 +32,7 @@ def after_batch(checkpoint: Checkpoint, done: np.ndarray, tops, skipped, progres
         checkpoint.save(done, tops, skipped)
         saved_at = time.monotonic()
     if stop:
-        raise RunCancelled(f"Atlas cancelled after {count} of {total} images; run it again with the same "
+        raise RunCancelled(f"{what} cancelled after {count} of {total} images; run it again with the same "
                            f"arguments to resume from there.")
     return saved_at
 

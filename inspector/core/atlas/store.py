@@ -188,8 +188,8 @@ class JobLock:
     """OUT_DIR/atlas.lock: one job builds in a folder at a time. It holds the process id, host and
     start time; a lock whose process is gone (on this host) is stale and taken over."""
 
-    def __init__(self, out: Path) -> None:
-        self.path = Path(out) / LOCK_FILE
+    def __init__(self, out: Path, name: str = LOCK_FILE) -> None:
+        self.path = Path(out) / name  # `name`: another job's lock (the concepts' pass keeps its own)
         self.held = False
 
     def __enter__(self) -> "JobLock":

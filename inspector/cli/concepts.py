@@ -1,0 +1,131 @@
+"""`network-inspector concepts`: a dictionary of concepts learned over one layer's activations on a folder of
+images (inspector.core.concepts), and its fit measured on held-out images against PCA with the same K."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from inspector.core.errors import RunCancelled, SpecError
+from inspector.core.outputs import output_folder
+
+from . import common
+
+STAGES = {"pass": ("activations", "img"), "fit": ("fitting", "step")}
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("concepts", help="learn K concepts (directions in a layer's channels) over a folder of images: "
+                                        "NMF or a sparse autoencoder, its fit measured against PCA")
+    common.model_args(p)
+    p.add_argument("--data", required=True, help="folder of images (nested folders allowed) or a glob")
+    p.add_argument("--layer", required=True, help="the layer (a module path, e.g. layer4 or blocks.6)")
+    p.add_argument("--k", type=int, required=True, help="number of concepts")
+    p.add_argument("--method", choices=("nmf", "sae"), default="nmf",
+                   help="nmf: non-negative matrix factorisation (a non-negative layer, after a ReLU); sae: a top-k "
+                        "sparse autoencoder (any layer)")
+    p.add_argument("--sparsity", type=int, default=None, metavar="TOPK",
+                   help="sae: concepts active per sample (its top-k); required with --method sae")
+    p.add_argument("--fit-seed", type=int, default=0, metavar="S",
+                   help="seed of the fit and of the held-out split (default 0): the same seed gives the same "
+                        "dictionary (--seed is the model's, for random weights)")
+    p.add_argument("--held-out", type=float, default=0.2, metavar="FRACTION",
+                   help="fraction of the images kept out of the fit to measure it (default 0.2)")
+    p.add_argument("--epochs", type=int, default=None, help="passes over the samples (default: nmf 10, sae 20)")
+    p.add_argument("--max-memory", type=float, default=1024, metavar="MB",
+                   help="memory for the samples in hand (default 1024 MB): a smaller bound, smaller batches; the "
+                        "folder's samples wait on disk in OUT")
+    p.add_argument("--top", type=int, default=9, help="top images kept per concept (default 9)")
+    p.add_argument("--batch", type=int, default=16, help="images per forward pass at most (default 16)")
+    p.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
+    p.add_argument("--restart", action="store_true", help="start over: forget what an earlier run left in --out")
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="run the activation pass on Ray (not yet: refused)")
+    p.add_argument("--out", required=True, help="output folder: dictionary.safetensors, concepts.json, "
+                                                "thumbnails/, pages/")
+
+
+def run(args: argparse.Namespace) -> int:
+    from inspector.core.inputs.image_sets import list_images
+
+    out = output_folder(args.out)
+    common.check_model_args(args)
+    if args.ray is not None:
+        raise SpecError("--ray is not available for concepts yet: the activation pass runs in this process.")
+    if args.method == "sae" and args.sparsity is None:
+        raise SpecError("--method sae needs --sparsity TOPK (the concepts active per sample).")
+    list_images(args.data, exclude=out)
+
+    from inspector.core import resolve_device
+
+    resolve_device(args.device)
+
+    from tqdm import tqdm
+
+    from inspector.core.concepts import learn_concepts
+
+    loaded = common.load(args)
+    bars: dict = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage not in bars:
+            for bar in bars.values():
+                bar.close()
+            name, unit = STAGES[stage]
+            bars[stage] = tqdm(desc=name, total=total, unit=unit, file=sys.stderr, dynamic_ncols=True)
+        bars[stage].update(done - bars[stage].n)
+
+    stop = {"asked": False}
+
+    def on_interrupt(signum, frame):
+        if stop["asked"]:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            raise KeyboardInterrupt
+        stop["asked"] = True
+        print("\nstopping after this batch (Ctrl-C again to stop at once)...", file=sys.stderr)
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    written = False
+    try:
+        record = learn_concepts(loaded, args.data, args.layer, args.out, method=args.method, k=args.k,
+                                sparsity=args.sparsity, seed=args.fit_seed, held_out=args.held_out, epochs=args.epochs,
+                                max_memory_mb=args.max_memory, top=args.top, batch=args.batch, device=args.device,
+                                progress=progress, cancel=lambda: stop["asked"], restart=args.restart)
+        written = True
+    except RunCancelled as exc:
+        print(str(exc), file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN if written else previous)
+        for bar in bars.values():
+            bar.close()
+    for s in record["data"]["skipped"]:
+        print(f"skipped {s['path']}: {s['reason']}", file=sys.stderr)
+    print("\n".join(table(record)))
+    print(f"-> {args.out}/dictionary.safetensors, concepts.json, pages/")
+    if loaded.seed is not None:
+        print(common.seed_note(loaded.source, loaded.seed))
+    return 0
+
+
+def table(record: dict) -> list[str]:
+    """The fit as a small table: the dictionary against PCA with the same K, on the held-out samples."""
+    fit, k = record["fit"], record["k"]
+    held = len(record["data"]["held_out"])
+    lines = [f"{record['method']} K={k} on {record['layer']} ({record['channels']} channels, {record['layout']}): "
+             f"{record['images']} images, {held} held out; measured on {fit['samples']} {fit['measured_on']} samples"]
+
+    def share(value) -> str:
+        return "-" if value is None else f"{value:.4f}"
+
+    rows = [("variance explained", share(fit["variance_explained"])),
+            (f"PCA, same K ({fit['pca_k']})", share(fit["pca_variance_explained"])),
+            ("sparsity (active per sample)", f"{fit['sparsity']:.2f} of {k}")]
+    if "relative_error" in fit:
+        rows.append(("relative error |X-CD|/|X|", share(fit["relative_error"])))
+    never = fit["never_active"]
+    rows.append(("never active", ", ".join(map(str, never)) if never else "none"))
+    width = max(len(r[0]) for r in rows)
+    lines += [f"  {name:<{width}}  {value}" for name, value in rows]
+    return lines

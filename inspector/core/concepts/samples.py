@@ -1,0 +1,125 @@
+"""The pass over the folder: each image's layer output as samples (one per position or token, C channels),
+appended to the job's sample cache. The atlas's parts do the work: its prefetched batches (decoding ahead on
+threads), its layouts (NCHW, NHWC, tokens on the model's grid), its after-batch loop (progress, the state saved
+every 30 s and on cancel) and its skip records."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from ..atlas.batches import decode, prefetched_batches
+from ..atlas.loop import after_batch, skip_record
+from ..atlas.reduce import Layout, layout_of
+from ..errors import SpecError
+from ..layers import channel_layouts
+from .dictionary import ConceptError
+from .job import MB, ConceptJob
+from .store import SampleCache, State
+
+#: the layout word a dictionary keeps for each of the atlas's layouts
+LAYOUT_WORD = {"nchw": "NCHW", "nhwc": "NHWC", "tokens": "NLC", "sequence": "NLC", "vector": "NC"}
+
+
+class LayerSamples:
+    """Forward passes with one hook on `layer`: its output as (B, P, C) float32 samples on the CPU."""
+
+    def __init__(self, module: torch.nn.Module, layer: str, grid) -> None:
+        self.module, self.layer, self.grid = module, layer, grid
+        self.target = dict(module.named_modules())[layer]
+        self.layout: Layout | None = None
+        self._said: dict | None = None
+
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        found = []
+        if self._said is None:
+            self._said = channel_layouts(self.module, x[:1])
+
+        def hook(_module, _args, output):
+            if found:
+                return  # a shared module's later calls
+            if isinstance(output, (tuple, list)):
+                output = next((o for o in output if isinstance(o, torch.Tensor)), None)
+            if not isinstance(output, torch.Tensor) or not output.is_floating_point():
+                raise SpecError(f"Layer {self.layer} does not return a floating-point tensor; concepts need its "
+                                f"activations.")
+            if self.layout is None:
+                self.layout = layout_of(self.layer, tuple(output.shape), self.grid, self._said.get(self.layer))
+            found.append(self.layout.positions(output.detach()).transpose(1, 2).float().cpu())
+
+        handle = self.target.register_forward_hook(hook)
+        try:
+            with torch.inference_mode():
+                self.module(x)
+        finally:
+            handle.remove()
+        if not found:
+            raise SpecError(f"Layer {self.layer} never ran in the model's forward; it has no activations to learn.")
+        return found[0]
+
+
+def check_signs(job: ConceptJob, v: torch.Tensor, image: int) -> None:
+    """ConceptError, in one line naming `sae`, when NMF is asked of a layer with a negative value."""
+    low = float(v.min()) if v.numel() else 0.0
+    if low < 0:
+        name = job.atlas.images.relative(job.atlas.images.files[image])
+        raise ConceptError(f"Layer {job.layer} has negative values ({low:.3g} on {name}); NMF needs a non-negative "
+                           f"layer (after a ReLU): use --method sae.")
+
+
+def image_batch(loaded, job: ConceptJob, device) -> int:
+    """Images per forward: --batch, fewer where their samples would take more than a quarter of --max-memory
+    (one image's, measured on the first image that reads; for NMF its signs checked there, before the pass)."""
+    for i, path in enumerate(job.atlas.images.files):
+        x = decode(path, job.atlas.preprocess)
+        if isinstance(x, torch.Tensor):
+            v = LayerSamples(loaded.module, job.layer, job.atlas.grid).run(x.to(device))
+            if job.settings.method == "nmf":
+                check_signs(job, v, i)
+            per_image = v.numel() * 4 * 2
+            return int(max(1, min(job.settings.batch, int(job.settings.max_memory_mb * MB) // 4 // per_image)))
+    return job.settings.batch  # none reads: the pass lists them all as skipped
+
+
+def run_pass(loaded, job: ConceptJob, state: State, cache_of, device, progress, cancel) -> SampleCache | None:
+    """Every image not done yet through the model; its samples into the cache (`cache_of(channels)` opens it once
+    the layer's width is known). The cache, or None when no image could be read."""
+    sampler = LayerSamples(loaded.module, job.layer, job.atlas.grid)
+    cache = cache_of(state.info["channels"]) if "channels" in state.info else None
+    if "batch" not in state.info:
+        state.info["batch"] = image_batch(loaded, job, device)
+    skipped = state.info["skipped"]
+    saved_at = time.monotonic()
+    total = len(job.atlas.images)
+    if progress:
+        progress("pass", int(state.done.sum()), total)
+    todo = np.nonzero(~state.done)[0]
+    for chunk, groups, failed in prefetched_batches(job.atlas.images.files, job.atlas.preprocess,
+                                                    state.info["batch"], todo):
+        skipped.extend(skip_record(job.atlas, i, why) for i, why in failed)
+        for images, x in groups:
+            v = sampler.run(x.to(device))  # (B, P, C)
+            layout = sampler.layout
+            if job.settings.method == "nmf":
+                check_signs(job, v, int(images[0]))
+            if cache is None:
+                state.info.update(channels=layout.channels, layout=LAYOUT_WORD[layout.kind])
+                cache = cache_of(layout.channels)
+            elif layout.channels != state.info["channels"]:
+                raise ConceptError(f"Layer {job.layer} gives {layout.channels} channels here, {state.info['channels']} "
+                                   f"in the saved state; run again with --restart.")
+            samples = v.numpy()
+            for j, i in enumerate(images):
+                split = "held" if job.held[i] else "train"
+                state.start[i] = cache.append(split, samples[j])
+                state.height[i], state.width[i] = layout.height, samples.shape[1] // max(layout.height, 1)
+        state.done[chunk] = True
+        if cache is not None:
+            cache.flush()
+            state.info["rows"] = dict(cache.rows)
+        saved_at = after_batch(state, state.done, None, skipped,
+                               (lambda d, t: progress("pass", d, t)) if progress else None, cancel, saved_at,
+                               what="Concepts")
+    return cache
