@@ -30,7 +30,7 @@ from ..result import RunResult
 from .model import Graph
 from .record import recorded
 from .recorder import Recorder, tensors_in
-from .values_watch import Watch
+from .values_watch import EDITED_PATH, Watch
 
 
 class EditBridge:
@@ -85,7 +85,7 @@ def leaves_of(module: nn.Module, graph: Graph) -> frozenset[str]:
                      and any(True for _ in modules[n.path].children()))
 
 
-def _check_same(got: Graph, graph: Graph) -> None:
+def _check_same(got: Graph, graph: Graph, edited: bool) -> None:
     if (got.nodes, got.edges, got.groups) == (graph.nodes, graph.edges, graph.groups):
         return
     for i, (a, b) in enumerate(zip(got.nodes, graph.nodes)):
@@ -95,6 +95,8 @@ def _check_same(got: Graph, graph: Graph) -> None:
     else:
         where = (f"this forward has {len(got.nodes)} nodes and {len(got.edges)} edges, the graph "
                  f"{len(graph.nodes)} and {len(graph.edges)}")
+    if edited:
+        raise MismatchError(f"With these edits the forward is not the graph's ({where}): {EDITED_PATH}.")
     raise MismatchError(f"This forward is not the graph's ({where}): the model or the input differ from the ones "
                         f"it was recorded with, or the control flow depends on the data. Record the graph again.")
 
@@ -145,7 +147,7 @@ def run(module: nn.Module, x: torch.Tensor, graph: Graph, watch: Watch, *, targe
                 with recorder:
                     output = module(x_run)
             recorder.finish(output)
-            _check_same(recorded(recorder, module), graph)
+            _check_same(recorded(recorder, module), graph, bool(edits))
             obj, target = _objective(module, output, target, tuple(x.shape[-2:]))
             if is_detection_output(output) and target.kind == "auto":
                 notes.append("The model detected nothing above its score threshold: the objective is 0 and every "

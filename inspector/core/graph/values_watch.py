@@ -19,6 +19,10 @@ from ..stats import flat_elements
 
 Key = tuple[str, "int | None"]
 
+#: Why a forward with edits may go another way than the graph's.
+EDITED_PATH = ("an edit can send the forward another way (an edit of an attention module's input gives it three "
+               "tensors where it had one, and it projects them apart)")
+
 
 def _real(t: torch.Tensor) -> torch.Tensor:
     """`t` detached, as float32 or float64 values (a complex tensor's magnitudes, integers as float64)."""
@@ -123,7 +127,8 @@ def _difference(node: str, t: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
     """[||t - base||^2, ||base||^2] on `t`'s device."""
     if tuple(t.shape) != tuple(base.shape):
         raise MismatchError(f"{node} made a tensor of shape {tuple(base.shape)} in the first run and "
-                            f"{tuple(t.shape)} in the second: the two runs differ there, not only in their values.")
+                            f"{tuple(t.shape)} in the second: the two runs differ there, not only in their values: another "
+                            f"architecture, or {EDITED_PATH}.")
     b = _real(base.to(t.device, non_blocking=True))
     d = flat_elements(_real(t) - b)
     b = flat_elements(b)

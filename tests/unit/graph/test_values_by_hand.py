@@ -13,7 +13,7 @@ from torch import nn
 
 from inspector.core.errors import MismatchError, RunCancelled
 from inspector.core.graph import record_graph
-from inspector.core.graph.values import graph_values
+from inspector.core.graph.values import compare_edits, graph_values
 
 
 class Residual(nn.Module):
@@ -151,3 +151,25 @@ def test_an_integer_input_gets_values_and_gradients_from_the_parameters():
     values = graph_values(model, x, graph)
     assert values.nodes["input"].mean_abs == 2.5 and values.nodes["input"].grad_l2 is None
     assert values.gradients and values.nodes["0"].grad_l2 > 0
+
+
+class SelfAttention(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = nn.MultiheadAttention(4, 2, batch_first=True)
+
+    def forward(self, x):
+        return self.attn(x, x, x, need_weights=False)[0]
+
+
+def test_an_edit_that_sends_the_forward_another_way_is_refused_and_one_that_does_not_is_applied():
+    torch.manual_seed(0)
+    model = SelfAttention().eval()
+    x = torch.randn(1, 3, 4)
+    graph = record_graph(model, x)
+    with pytest.raises(MismatchError, match="an edit of an attention module's input"):  # q, k, v: three tensors
+        graph_values(model, x, graph, edits=["attn:input=scale(2)"])
+    with pytest.raises(MismatchError, match="another way"):
+        compare_edits(model, x, graph, ["attn:input=scale(2)"])
+    diff = compare_edits(model, x, graph, ["attn:output=scale(2)"])
+    assert diff.change["output"] == pytest.approx(1.0) and diff.change["input"] == 0
