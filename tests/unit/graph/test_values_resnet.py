@@ -105,3 +105,11 @@ def test_the_records_are_torch_free_and_cross_as_json():
     data = json.loads(json.dumps(graph_values(model, x, graph).to_json()))
     assert set(data["nodes"]) == {n.id for n in graph.nodes} and len(data["edges"]) == len(graph.edges)
     assert all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())
+
+
+def test_a_graph_recorded_with_chosen_leaves_gets_values_at_its_nodes(resnet18):
+    model, x, _, _ = resnet18
+    graph = record_graph(model, x, leaves="layer1,layer4.1")
+    values = graph_values(model, x, graph)
+    assert {"layer1", "layer4.1"} <= set(values.nodes) and set(values.nodes) == {n.id for n in graph.nodes}
+    assert values.nodes["layer4.1"].grad_l2 > 0
