@@ -136,8 +136,11 @@ def test_the_context_menu_of_a_node_is_the_trees(qtbot, demo, monkeypatch):
                                                               view.viewport().mapToGlobal(pos)))
     assert len(shown) == 1
     texts = [a.text() for a in shown[0].actions()]
-    assert texts == [a.text() for a in tree_menu(demo, "conv2").actions()]
+    tree = [a.text() for a in tree_menu(demo, "conv2").actions()]
+    assert texts[:len(tree)] == tree and texts[len(tree) + 1:] == ["Close every group", "Fit the graph in view"]
     assert "Tick all Conv2d" in texts and "Add edit on conv2" in texts
+    shown[0].actions()[texts.index("Tick all Conv2d")].trigger()  # the tree's action, on the tree's model
+    assert {"conv1", "conv2", "conv3", "block.conv1", "block.conv2"} <= set(demo.layer_model.ticked())
 
 
 def test_an_edit_marks_its_node_and_is_listed_on_hover(qtbot, demo):
@@ -172,13 +175,17 @@ def test_search_by_type_centres_each_match_and_counts_them(qtbot, demo):
 def test_opening_a_group_adds_its_nodes_and_closing_restores(qtbot, demo):
     graph = show_graph(qtbot, demo)
     closed = set(demo.views.graph.scene.nodes)
+    view = demo.views.graph.view
+    view.centerOn(demo.views.graph.scene.nodes["block"])
+    corner = view.mapFromScene(demo.views.graph.scene.rect_of("block").topLeft())
     click_node(qtbot, demo, "block", "toggle")
     wait_layout(qtbot, demo, lambda layout: "block" in layout.open_groups)
+    moved = view.mapFromScene(demo.views.graph.scene.rect_of("block").topLeft()) - corner
+    assert abs(moved.x()) <= 2 and abs(moved.y()) <= 2  # the group opened where it was on screen
     children = {n.id for n in graph.graph.nodes if n.group == "block"}
     assert set(demo.views.graph.scene.nodes) == closed - {"block"} | children
     assert "block" in demo.views.graph.scene.frames
     frame = demo.views.graph.scene.frames["block"]
-    view = demo.views.graph.view
     view.centerOn(frame)
     title = view.mapFromScene(frame.mapToScene(frame.title_rect().center()))
     qtbot.mouseDClick(view.viewport(), Qt.LeftButton, pos=title)  # a double click on its title closes it

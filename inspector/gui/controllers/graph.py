@@ -182,8 +182,8 @@ class GraphController(QObject):
         if node is not None and node.kind not in ("module", "group"):
             return None
         path = node.path if node is not None else graph.group(item_id).path
-        if node is not None and node.kind == "group" and self.graph.group(item_id).method:
-            return None
+        if (node is None or node.kind == "group") and self.graph.group(item_id).method:
+            return None  # a method's group (`transform.postprocess(...)`): no module of its own in the tree
         return path if path and self.index_of(path) is not None else None
 
     def tickable(self, node) -> bool:
@@ -197,7 +197,16 @@ class GraphController(QObject):
             self.layer_model.setData(index, Qt.Unchecked if ticked else Qt.Checked, _CHECK)
 
     def _on_menu(self, item_id: str, pos) -> None:
-        self.menu_for(self.module_of(item_id)).popup(pos)
+        """The tree's menu of the node's module, then what the graph adds: open or close the group, fit."""
+        menu = self.menu_for(self.module_of(item_id))
+        menu.addSeparator()
+        if self.layout is not None and item_id in self.layout.frames:
+            menu.addAction("Close this group", lambda: self.toggle(item_id))
+        elif self.layout is not None and self.layout.graph.node(item_id).kind == "group":
+            menu.addAction("Open this group", lambda: self.toggle(item_id))
+        menu.addAction("Close every group", lambda: self._lay_out(frozenset()))
+        menu.addAction("Fit the graph in view", self.view.fit_all)
+        menu.popup(pos)
 
     # -- selection ------------------------------------------------------------------------------
     def select_everywhere(self, item_id: str) -> None:
@@ -265,8 +274,8 @@ class GraphController(QObject):
     # -- search -----------------------------------------------------------------------------------
     def search(self, text: str, step: int = 1) -> None:
         """Centre and select the next match of `text` (opening the groups around it); say 'k of n'."""
-        if self.graph is None:
-            self.tab.found.setText("no graph")
+        if self.graph is None or not text.strip():
+            self.tab.found.setText("" if self.graph is not None else "no graph yet")
             return
         found = matches(self.graph, text)
         if not found:
