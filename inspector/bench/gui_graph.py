@@ -68,3 +68,29 @@ def graph_rows(g: dict, ms) -> list[tuple[str, str, str, str, str]]:
         ("    the same, every group closed again", "", ms(g["close_all_stall_s"]), "target 50 ms",
          f"asked -> drawn {ms(g['close_all_s'])}"),
     ]
+
+
+def main(sources: list[str], device: str = "cpu") -> list[dict]:
+    """`python -m inspector.bench.gui_graph resnet50 vit_b_16`: the graph rows alone, for each model in turn (the
+    first pays the imports of recording and layout), on a noise image."""
+    import tempfile
+
+    from .gui_harness import _noise_image, _qt_app
+
+    app = _qt_app()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="inspector-bench-graph-") as tmp:
+        folder = Path(tmp)
+        image = _noise_image(folder)
+        for source in sources:
+            rows.append(measure_graph(folder, source, image, device))
+            for row in graph_rows(rows[-1], lambda s: f"{s * 1000:.0f} ms"):
+                print("  ".join(row).rstrip())
+    print(f"Qt platform {app.platformName()}, device {device}")
+    return rows
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:] or ["resnet50"])

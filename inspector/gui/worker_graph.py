@@ -7,7 +7,7 @@ shows."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, Signal
 
@@ -17,11 +17,13 @@ from inspector.core.records.requests import ModelRequest
 
 @dataclass(frozen=True)
 class GraphRequest:
-    """Record and lay out the graph of `model` (loaded) on `input` (a source the worker reads, as a run does)."""
+    """Record and lay out the graph of `model` (loaded) on `input` (a source the worker reads, as a run does; or,
+    with `frame`, the name of that video frame, an (H, W, 3) uint8 array)."""
 
     model: ModelRequest
     input: str
     run_id: int = 0
+    frame: object = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class GraphJobs:
                 return  # another model was loaded meanwhile: the tab asks again for the one now shown
             self.sigPhase.emit("Recording the graph")
             loaded = self.bench.loaded
-            x = self.bench.input_tensor(request.input)
+            x = self.bench.input_tensor(request.input, request.frame)
             graph = record_graph(loaded, x, cancel=self._cancel)
             self.sigPhase.emit("Laying out the graph")
             layouts = GraphLayout(graph)

@@ -216,3 +216,22 @@ def test_wheel_and_double_click_in_the_window(qtbot, demo):
     empty = next(QPoint(x, 4) for x in range(4, view.viewport().width(), 20) if view.item_at(QPoint(x, 4))[0] is None)
     qtbot.mouseDClick(view.viewport(), Qt.LeftButton, pos=empty)
     assert view.mapToScene(view.viewport().rect()).boundingRect().contains(view.content())
+
+
+def test_a_video_is_recorded_once_on_the_frame_on_screen(qtbot, window, tmp_path):
+    import numpy as np
+
+    from inspector.core.inputs.video import write_video
+
+    clip = str(write_video(tmp_path / "clip.mp4", [np.full((32, 32, 3), 5 + 6 * i, np.uint8) for i in range(12)],
+                           fps=25))
+    shown = []
+    window.sigResultShown.connect(shown.append)
+    window.state.live.open(clip, pace="demand")
+    qtbot.waitUntil(lambda: len(shown) >= 2, timeout=60_000)
+    graph = show_graph(qtbot, window)
+    assert graph.layout is not None and "No graph" not in window.views.graph.status.text()
+    recorded_graph = graph.graph
+    qtbot.waitUntil(lambda: window.state.live.feed.ended and not window.state.live.busy, timeout=60_000)
+    assert graph.graph is recorded_graph  # later frames record nothing again
+    assert {"features", "fc"} <= set(window.views.graph.scene.nodes)

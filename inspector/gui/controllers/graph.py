@@ -70,9 +70,14 @@ class GraphController(QObject):
 
     # -- recording ------------------------------------------------------------------------
     def key(self):
+        """(model request, input) of the result on screen; a video's: the video (its graph is recorded once, on
+        the frame on screen, not again for every frame)."""
         s = self.state
         if s.model is None or s.outcome is None or s.shown_choice is None:
             return None
+        live = s.live
+        if live.feed is not None and live.shown_frame is not None:
+            return s.model.request, live.feed.source
         return s.model.request, s.shown_choice[0]
 
     def ensure(self) -> None:
@@ -89,8 +94,12 @@ class GraphController(QObject):
         self._asked = key
         self._graph_id = next(self._ids)
         self.graph = self.layouts = self.layout = None
-        self.tab.clear(f"Recording the graph of {key[0].source} on {key[1]} …")
-        self.state.worker.request_graph(GraphRequest(key[0], key[1], self._graph_id))
+        live = self.state.live
+        frame = live.shown_frame if live.feed is not None else None
+        name = f"{key[1]}@frame {frame.index}" if frame is not None else key[1]
+        self.tab.clear(f"Recording the graph of {key[0].source} on {name} …")
+        self.state.worker.request_graph(GraphRequest(key[0], name, self._graph_id,
+                                                     frame.rgb if frame is not None else None))
 
     def _on_graph(self, run_id: int, drawn) -> None:
         if run_id != self._graph_id:
