@@ -22,6 +22,8 @@ _WHERE = {
     "capture": "api", "layer_tree": "api", "attribute": "api", "each_box": "api",
     "diff_models": "compare.pair", "load_pair": "compare.pair",
     "ModelDiff": "compare.diff",
+    "Graph": "graph.model", "record_graph": "graph.record", "GraphLayout": "graph.layout",
+    "graph_values": "graph.values", "compare_edits": "graph.values", "compare_models": "graph.values",
     **{name: "errors" for name in ("DeviceError", "InputError", "InspectorError", "ModelLoadError",
                                    "RunCancelled", "RunError", "SpecError", "UnknownKeyError",
                                    "UntrustedCodeError", "AtlasError")},
@@ -39,7 +41,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "Capture", "DeviceError", "Edit", "ModelDiff", "diff_models", "load_pair", "InputError", "InspectorError",
+    "Capture", "DeviceError", "Edit", "Graph", "GraphLayout", "ModelDiff", "compare_edits", "compare_models",
+    "graph_values", "record_graph", "diff_models", "load_pair", "InputError", "InspectorError",
     "Key", "LayerTree", "LoadedModel", "ModelLoadError", "RunCancelled", "RunError", "RunResult", "RunSpec",
     "Sharing", "SpecError", "Target", "UnknownKeyError", "UntrustedCodeError", "attribute", "available_devices",
     "build_layer_tree", "capture", "each_box", "complete_statistics", "layer_tree", "list_samples", "load_input",

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable
 
+from ..arguments import need_instance
 from .layout_levels import IN, OUT, TOP, LevelOrder, Levels, order_level
 from .layout_place import HGAP, Placement, place
 from .layout_text import FRAME_PAD, TITLE_HEIGHT, box_size, frame_size
@@ -91,6 +92,7 @@ class GraphLayout:
     group lays out only that group's inside (when not laid out before) and places the rest as it was."""
 
     def __init__(self, graph: Graph) -> None:
+        need_instance(graph, Graph, "GraphLayout(): graph", "the Graph record_graph(model, x) returned")
         self.graph = graph
         self._orders: dict[str, LevelOrder] = {}
         self._units: dict[str, float] = {}
