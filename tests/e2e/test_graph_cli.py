@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -210,3 +211,19 @@ def test_resnet18_groups_1_opens_the_top_level_groups(tmp_path):
     assert unknown.stderr.splitlines()[-1].startswith("error: --open: this model has no module 'layer9' (it opens")
     leaf = run_here("graph", "--model", "resnet18", "--seed", "1", "--open", "layer1.0.conv1", "--out", str(out))
     assert leaf.returncode == 2 and "'layer1.0.conv1' is a leaf module (one node), not a group" in leaf.stderr
+
+
+def test_a_torchscript_program_is_one_node_and_says_so_in_the_foot(folder):
+    loaded, x = _tiny(folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.jit.trace is deprecated
+        torch.jit.trace(loaded.module, x).save(str(folder / "tiny.pt"))
+    out = folder / "script.svg"
+    done = run_here("graph", "--model", str(folder / "tiny.pt"), "--trust", "--input", str(folder / "x.npy"),
+                    "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    root, nodes = _svg(out)
+    assert set(nodes) == {"input", "(model)", "output"}
+    notes = " ".join(t.text for t in root.iter(f"{SVG}text") if t.get("class") == "note")
+    assert notes == "TorchScript runs compiled and takes no hooks: the model is one node."
+    assert "note: TorchScript runs compiled and takes no hooks: the model is one node." in done.stdout
