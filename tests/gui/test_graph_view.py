@@ -135,3 +135,12 @@ def test_search_finds_names_and_types_in_closed_groups():
     assert shown_as(GRAPH, closed, "body.conv") == "body"
     assert shown_as(GRAPH, hand_layout(GRAPH, {"body"}), "body.conv") == "body.conv"
     assert holders(GRAPH, "body.add()") == ["body"]
+
+
+def test_ctrl_f_goes_to_the_search_box_and_typing_clears_the_count(qtbot, tab):
+    tab.view.setFocus()
+    tab.found.setText("1 of 2")
+    qtbot.keyClick(tab.view, Qt.Key_F, Qt.ControlModifier)
+    assert tab.search.hasFocus()
+    qtbot.keyClicks(tab.search, "conv")
+    assert tab.found.text() == ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from .graph_scene import GraphScene
@@ -33,13 +34,16 @@ class GraphTab(QWidget):
         self.caption.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.caption.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Find: a name, or type:Conv2d")
+        self.search.setPlaceholderText("Find (Ctrl+F): a name, or type:Conv2d")
         self.search.setToolTip("A part of a node's name (path or op), or type:NAME for a module type or op "
                                "(type:Conv2d, type:add). Enter: the next match, centred and selected (a match "
                                "inside a closed group opens it).")
         self.search.setClearButtonEnabled(True)
         self.search.setMinimumWidth(200)
         self.search.returnPressed.connect(lambda: self.sigSearch.emit(self.search.text(), 1))
+        self.search.textChanged.connect(lambda _t: self.found.setText(""))  # the count was of the text before
+        find = QShortcut(QKeySequence.Find, self, context=Qt.WidgetWithChildrenShortcut)  # Ctrl+F on the tab
+        find.activated.connect(lambda: (self.search.setFocus(), self.search.selectAll()))
         self.found = QLabel("")
         self.found.setMinimumWidth(70)
         self.fit = QPushButton("Fit")
