@@ -159,11 +159,14 @@ def _arrow(points: tuple[tuple[float, float], ...], width: float):
     return (*points[:-1], (bx, by)), head
 
 
-def _label_at(points: tuple[tuple[float, float], ...]) -> tuple[float, float]:
-    """Where a tensor's shape is written: just below its source's box, right of where its edge leaves (one label
-    per tensor however many nodes read it; clear of the frames' titles, which are above boxes)."""
-    x, y = points[0]
-    return x + 4, y + 2 + SMALL * 0.9  # within the padding of a frame the box is last in
+def _label_at(routes: list) -> tuple[float, float]:
+    """Where a tensor's shape is written: just below its source's box, right of where its edges leave and of each
+    of them that runs off to the right (one label per tensor however many nodes read it; clear of the frames'
+    titles, which are above boxes)."""
+    x, y = routes[0].points[0]
+    below = 2 + SMALL * 0.9  # the baseline: within the padding of a frame the box is last in
+    slopes = [(r.points[1][0] - x) / max(1e-9, r.points[1][1] - y) for r in routes if len(r.points) > 1]
+    return x + 4 + min(60.0, max(0.0, *slopes) * (below + 1)), y + below
 
 
 def _graph_shapes(layout: Layout, overlay: Overlay) -> list[Shape]:
@@ -177,6 +180,9 @@ def _graph_shapes(layout: Layout, overlay: Overlay) -> list[Shape]:
     edges = {(e.source, e.target, e.index): e for e in graph.edges}
     on_path = set(zip(overlay.path, overlay.path[1:]))
     labelled: set[str] = set()
+    leaving: dict[str, list] = {}  # a tensor ("source" or "source[index]") -> the routes that carry it
+    for route in layout.routes:
+        leaving.setdefault(route.source + ("" if route.index is None else f"[{route.index}]"), []).append(route)
     for route in layout.routes:
         if len(route.points) < 2:
             continue
@@ -192,7 +198,7 @@ def _graph_shapes(layout: Layout, overlay: Overlay) -> list[Shape]:
         tensor = route.source + ("" if route.index is None else f"[{route.index}]")
         if edge is not None and tensor not in labelled:
             labelled.add(tensor)
-            x, y = _label_at(route.points)
+            x, y = _label_at(leaving[tensor])
             shapes.append(Text(x, y, shape_label(edge.shape, edge.dtype), SMALL, LABEL, role="shape", id=tensor))
     outlined = set(overlay.path)
     for node in graph.nodes:
