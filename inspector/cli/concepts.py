@@ -41,7 +41,8 @@ def add_parser(sub) -> None:
     p.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
     p.add_argument("--restart", action="store_true", help="start over: forget what an earlier run left in --out")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                   help="run the activation pass on Ray (not yet: refused)")
+                   help="run the activation pass as a Ray Data pipeline, as the atlas does: a local Ray instance, or "
+                        "the cluster at ADDRESS (HOST:PORT of its head, or auto); needs the ray extra")
     p.add_argument("--out", required=True, help="output folder: dictionary.safetensors, concepts.json, "
                                                 "thumbnails/, pages/")
 
@@ -51,8 +52,10 @@ def run(args: argparse.Namespace) -> int:
 
     out = output_folder(args.out)
     common.check_model_args(args)
-    if args.ray is not None:
-        raise SpecError("--ray is not available for concepts yet: the activation pass runs in this process.")
+    if args.ray:
+        from inspector.core.atlas_arguments import check_address
+
+        check_address(args.ray)
     if args.method == "sae" and args.sparsity is None:
         raise SpecError("--method sae needs --sparsity TOPK (the concepts active per sample).")
     list_images(args.data, exclude=out)
@@ -91,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
         record = learn_concepts(loaded, args.data, args.layer, args.out, method=args.method, k=args.k,
                                 sparsity=args.sparsity, seed=args.fit_seed, held_out=args.held_out, epochs=args.epochs,
                                 max_memory_mb=args.max_memory, top=args.top, batch=args.batch, device=args.device,
-                                progress=progress, cancel=lambda: stop["asked"], restart=args.restart)
+                                progress=progress, cancel=lambda: stop["asked"], restart=args.restart,
+                                use_ray=args.ray is not None, ray_address=args.ray or None)
         written = True
     except RunCancelled as exc:
         print(str(exc), file=sys.stderr)

@@ -255,6 +255,15 @@ def _reap(processes: list, wait_s: float = 10.0) -> None:
 def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: str | None):
     """The job's layers' LayerTop and skipped files, computed on Ray (a local instance when `address` is None
     and Ray is not started in this process yet: started for the job and gone with every process after it)."""
+    with ray_for_job(address) as ray:
+        return _run(ray, loaded, job, out, device, progress, cancel)
+
+
+@contextlib.contextmanager
+def ray_for_job(address: str | None):
+    """Ray (the module, with ray.data imported) for one job: the caller's instance where Ray is started in this
+    process already; else the cluster at `address`, joined for the block; else a local instance, started for the
+    block and gone with every process after it. The concepts' pass runs in it too."""
     if address:
         _token_auth_where_there_is_a_token()  # before Ray is imported: it reads the mode then
     try:
@@ -269,7 +278,7 @@ def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: s
     else:
         instance = local_instance(LOCAL_CPUS)
     with instance:
-        return _run(ray, loaded, job, out, device, progress, cancel)
+        yield ray
 
 
 @contextlib.contextmanager

@@ -48,16 +48,22 @@ def learn_concepts(loaded: LoadedModel, data_dir: str | os.PathLike, layer: str,
                    method: str = "nmf", k: int = 16, sparsity: int | None = None, seed: int = 0,
                    held_out: float = 0.2, epochs: int | None = None, max_memory_mb: float = 1024, top: int = 9,
                    batch: int = 16, device: str = "cpu", progress: ProgressFn | None = None,
-                   cancel: Callable[[], bool] | None = None, restart: bool = False, pictures: bool = True) -> dict:
+                   cancel: Callable[[], bool] | None = None, restart: bool = False, pictures: bool = True,
+                   use_ray: bool = False, ray_address: str | None = None) -> dict:
     """Learn K concepts of `layer` over the images in `data_dir` and write them to `out_dir`; the record
     (concepts.json's content). Cancelled (`cancel()` true between batches): the state is saved and RunCancelled
     raised; the same call later resumes there (`restart=True` starts over). Nothing is written when the arguments
-    are wrong; a start that fails before any state was saved leaves nothing behind."""
+    are wrong; a start that fails before any state was saved leaves nothing behind. `use_ray` (or a
+    `ray_address`): the activation pass runs on Ray as the atlas's does (a local instance, or that cluster)."""
     out = output_folder(out_dir)
     settings = Settings(method, k, sparsity, seed, held_out, epochs or EPOCHS.get(method, 10), max_memory_mb, top,
                         batch)
     job = concept_job(loaded, tree_of(loaded), data_dir, layer, settings, exclude=out)
     dev = resolve_device(device)
+    if ray_address:
+        from ..atlas_arguments import check_address
+
+        check_address(ray_address)  # at once, before anything is written (Ray retries for minutes)
     if method == "nmf":
         import sklearn.decomposition  # noqa: F401  (seconds to import: before the pass, not inside its first step)
     with JobLock(out, LOCK_FILE):
@@ -79,7 +85,8 @@ def learn_concepts(loaded: LoadedModel, data_dir: str | os.PathLike, layer: str,
 
         try:
             with torch.random.fork_rng(devices=[]):
-                return _learn(loaded, job, state, cache_of, dev, progress, cancel, pictures)
+                ray = (ray_address,) if (use_ray or ray_address) else None
+                return _learn(loaded, job, state, cache_of, dev, progress, cancel, pictures, ray)
         except BaseException as exc:
             if started and not state.meta.is_file() and not isinstance(exc, RunCancelled):
                 forget_job(out)  # a start that failed before any state was saved leaves nothing behind
@@ -89,9 +96,17 @@ def learn_concepts(loaded: LoadedModel, data_dir: str | os.PathLike, layer: str,
                 cache.close()
 
 
-def _learn(loaded, job: ConceptJob, state: State, cache_of, dev, progress, cancel, pictures: bool) -> dict:
+def _learn(loaded, job: ConceptJob, state: State, cache_of, dev, progress, cancel, pictures: bool, ray) -> dict:
     if state.info["phase"] == "pass":
-        cache = run_pass(loaded, job, state, cache_of, dev, progress, cancel)
+        if ray is None:
+            cache = run_pass(loaded, job, state, cache_of, dev, progress, cancel)
+        else:
+            from .ray_samples import run_pass_on_ray
+            from .samples import image_batch
+
+            if "batch" not in state.info:
+                state.info["batch"] = image_batch(loaded, job, dev)
+            cache = run_pass_on_ray(loaded, job, state, cache_of, str(dev), progress, cancel, ray[0])
         if cache is None:
             skipped = state.info["skipped"]
             raise ConceptError(f"None of the {len(job.atlas.images)} files in {job.atlas.images.root} could be read "

@@ -65,14 +65,27 @@ ONE_THREAD_BELOW = 2**22
 
 @contextlib.contextmanager
 def threads_for(work: int):
+    """torch and the BLAS under numpy (scikit-learn's NMF) on one thread for the block where `work` is small."""
     before = torch.get_num_threads()
-    if work < ONE_THREAD_BELOW and before > 1:
+    small = work < ONE_THREAD_BELOW
+    if small and before > 1:
         torch.set_num_threads(1)
     try:
-        yield
+        with _blas_threads(1 if small else None):
+            yield
     finally:
         if torch.get_num_threads() != before:
             torch.set_num_threads(before)
+
+
+def _blas_threads(limit: int | None):
+    if limit is None:
+        return contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=limit, user_api="blas")
 
 
 def run_fit(job: ConceptJob, state: State, cache: SampleCache, progress, cancel):

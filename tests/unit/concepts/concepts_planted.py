@@ -1,6 +1,7 @@
 """A tiny model whose layer `mix` is a known non-negative mixture: each 4 x 4 block of the picture is one
 sample, its colour (R, G, B in [0, 1]) the coefficients of three planted directions in 8 channels. `signed` is
-the same minus 0.5 (negative values: NMF refuses it)."""
+the same minus 0.5 (negative values: NMF refuses it); `tokens` is `mix` as a (batch, tokens, channels) sequence,
+row by row (NLC)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ PLANTED = torch.tensor([[1.0, 0.8, 0.0, 0.0, 0.3, 0.0, 0.0, 0.2],
 PLANTED = PLANTED / PLANTED.norm(dim=1, keepdim=True)
 
 
+class ToTokens(nn.Module):
+    def forward(self, x):
+        return x.flatten(2).transpose(1, 2)
+
+
 class Planted(nn.Module):
     input_shape = (1, 3, 32, 32)
 
@@ -27,6 +33,7 @@ class Planted(nn.Module):
         self.mix = nn.Conv2d(3, 8, 1, bias=False)
         self.signed = nn.Conv2d(8, 8, 1)
         self.head = nn.Linear(8, 2)
+        self.tokens = ToTokens()
         with torch.no_grad():
             self.mix.weight.copy_(PLANTED.T[:, :, None, None])
             self.signed.weight.copy_(torch.eye(8)[:, :, None, None])
@@ -35,7 +42,8 @@ class Planted(nn.Module):
             self.head.bias.zero_()
 
     def forward(self, x):
-        return self.head(self.signed(self.mix(self.pool(x))).mean((2, 3)))
+        mixed = self.mix(self.pool(x))
+        return self.head(self.signed(mixed).mean((2, 3)) + self.tokens(mixed).mean(1))
 
 
 def planted_images(folder: Path, count: int, seed: int = 0, on: float = 0.4) -> Path:

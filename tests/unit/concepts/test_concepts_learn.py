@@ -99,6 +99,20 @@ def test_top_images_equal_brute_force(planted):
             assert (e["y"], e["x"]) == divmod(int(pos[c]), 8)
 
 
+def test_tokens_nlc_give_the_same_dictionary_as_the_same_samples_in_nchw(planted, tmp_path):
+    """`tokens` is `mix` as (batch, tokens, channels): the same samples in the same order, so the same dictionary;
+    it is applied to the layer's output in its own layout."""
+    loaded, data, root, record = planted
+    tokens = learn_concepts(loaded, data, "tokens", tmp_path / "tokens", k=3, pictures=False)
+    found = load_dictionary(tmp_path / "tokens")
+    assert found.layout == "NLC" and tokens["layout"] == "NLC"
+    assert torch.equal(found.components, load_dictionary(root / "nmf").components)
+    assert tokens["fit"] == record["fit"]
+    x = torch.rand(2, 64, 8)
+    assert found.coefficients(x).shape == (2, 64, 3)
+    assert [e["image"] for e in tokens["concepts"][0]["top"]] == [e["image"] for e in record["concepts"][0]["top"]]
+
+
 def test_a_signed_layer_is_refused_for_nmf_naming_sae(planted, tmp_path):
     loaded, data, _, _ = planted
     with pytest.raises(ConceptError, match=r"negative values .*use --method sae\.$"):

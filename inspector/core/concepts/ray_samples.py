@@ -1,0 +1,124 @@
+"""The concepts' activation pass as a Ray Data pipeline, as the atlas runs its own: the atlas's decode tasks
+(`decode_batch`) and its Ray instance (`ray_for_job`: a local one, or the cluster at ADDRESS), model replicas
+as actors that send back each image's samples, written to the sample cache here as they stream in. The fit
+reads the cache in the listing's order, so the order the replicas answer in does not change the dictionary.
+Cancelling saves which images are done; the job resumes (here or in process). Ray is imported only here."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..atlas.batches import decode, stack_groups
+from ..atlas.loop import after_batch, skip_record
+from ..atlas.ray_pipeline import RESIZE, decode_batch, on_host, ray_for_job
+from ..devices import resolve_device
+from .dictionary import ConceptError
+from .samples import LAYOUT_WORD, LayerSamples, check_signs
+
+
+class SampleReplica:
+    """Ray actor: a model replica giving each image's samples of one layer (npz bytes, no pickle)."""
+
+    def __init__(self, module_ref: list, layer: str, grid, device: str, preprocess) -> None:
+        import ray
+
+        self.device = resolve_device(device)
+        self.module = ray.get(module_ref[0]).to(self.device).eval()
+        self.sampler = LayerSamples(self.module, layer, grid)
+        self.preprocess = preprocess
+
+    def __call__(self, batch: dict) -> dict:
+        good, tensors, skipped = [], [], []
+        for row, (i, why) in enumerate(zip(batch["index"], batch["error"])):
+            if why == RESIZE:
+                t = decode(Path(batch["path"][row]), self.preprocess)
+                if isinstance(t, str):
+                    skipped.append([int(i), t])
+                    continue
+            elif why:
+                skipped.append([int(i), str(why)])
+                continue
+            else:
+                t = torch.from_numpy(np.ascontiguousarray(batch["pixels"][row]))[None]
+            good.append(int(i))
+            tensors.append(t)
+        images, samples, sizes, kind = [], [], [], ""
+        for indices, x in stack_groups(good, tensors):
+            v = self.sampler.run(x.to(self.device)).numpy()  # (B, P, C)
+            layout = self.sampler.layout
+            kind = layout.kind
+            for j, i in enumerate(indices):
+                images.append(int(i))
+                samples.append(v[j])
+                sizes.append([layout.height, v.shape[1] // max(layout.height, 1)])
+        arrays = {"indices": np.asarray(batch["index"], np.int64), "images": np.asarray(images, np.int64),
+                  "sizes": np.asarray(sizes, np.int64).reshape(-1, 2),
+                  "samples": np.concatenate(samples) if samples else np.zeros((0, 0), np.float32),
+                  "meta": np.frombuffer(json.dumps({"skipped": skipped, "kind": kind}).encode(), np.uint8)}
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)
+        return {"payload": np.array([buffer.getvalue()], dtype=object)}
+
+
+def run_pass_on_ray(loaded, job, state, cache_of, device: str, progress, cancel, address: str | None):
+    """`samples.run_pass` on Ray: the cache, or None when no image could be read."""
+    with ray_for_job(address) as ray:
+        return _run(ray, loaded, job, state, cache_of, device, progress, cancel)
+
+
+def _run(ray, loaded, job, state, cache_of, device: str, progress, cancel):
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    cache = cache_of(state.info["channels"]) if "channels" in state.info else None
+    skipped = state.info["skipped"]
+    todo = np.nonzero(~state.done)[0]
+    files = [str(Path(p).resolve()) for p in job.atlas.images.files]
+    resources = ray.cluster_resources()
+    gpus = int(resources.get("GPU", 0)) if not str(device).startswith("cpu") else 0
+    replicas = gpus or max(1, int(resources.get("CPU", 1)) // 2)
+    module_ref = ray.put(on_host(loaded.module))
+    batch = state.info["batch"]
+    ds = ray.data.from_items([{"index": int(i), "path": files[i]} for i in todo],
+                             override_num_blocks=max(1, min(len(todo) // batch, 4 * replicas)))
+    ds = ds.map_batches(decode_batch, batch_size=batch, fn_kwargs={"preprocess": job.atlas.preprocess},
+                        batch_format="numpy", num_cpus=0.5)
+    ds = ds.map_batches(SampleReplica, batch_size=batch, batch_format="numpy",
+                        fn_constructor_args=([module_ref], job.layer, job.atlas.grid, "cuda" if gpus else "cpu",
+                                             job.atlas.preprocess),
+                        compute=ray.data.ActorPoolStrategy(size=replicas), num_gpus=1 if gpus else 0, num_cpus=1)
+    saved_at = time.monotonic()
+    if progress:
+        progress("pass", int(state.done.sum()), len(state.done))
+    for row in ds.iter_rows():
+        with np.load(io.BytesIO(row["payload"]), allow_pickle=False) as arrays:
+            indices, images, sizes = arrays["indices"], arrays["images"], arrays["sizes"]
+            samples = arrays["samples"]
+            meta = json.loads(arrays["meta"].tobytes().decode())
+        skipped.extend(skip_record(job.atlas, i, why) for i, why in meta["skipped"])
+        offset = 0
+        for i, (h, w) in zip(images, sizes):
+            part = samples[offset:offset + h * w]
+            offset += h * w
+            if job.settings.method == "nmf":
+                check_signs(job, torch.from_numpy(part), int(i))
+            if cache is None:
+                state.info.update(channels=part.shape[1], layout=LAYOUT_WORD[meta["kind"]])
+                cache = cache_of(part.shape[1])
+            elif part.shape[1] != state.info["channels"]:
+                raise ConceptError(f"Layer {job.layer} gives {part.shape[1]} channels here, {state.info['channels']} "
+                                   f"in the saved state; run again with --restart.")
+            state.start[i] = cache.append("held" if job.held[i] else "train", part)
+            state.height[i], state.width[i] = h, w
+        state.done[indices] = True
+        if cache is not None:
+            cache.flush()
+            state.info["rows"] = dict(cache.rows)
+        saved_at = after_batch(state, state.done, None, skipped,
+                               (lambda d, t: progress("pass", d, t)) if progress else None, cancel, saved_at,
+                               what="Concepts")
+    return cache
