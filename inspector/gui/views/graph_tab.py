@@ -34,8 +34,8 @@ class GraphTab(QWidget):
         self.caption.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.caption.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Find (Ctrl+F): a name, or type:Conv2d")
-        self.search.setToolTip("A part of a node's name (path or op), or type:NAME for a module type or op "
+        self.search.setPlaceholderText("Find: a name, or type:Conv2d")
+        self.search.setToolTip("Ctrl+F. A part of a node's name (path or op), or type:NAME for a module type or op "
                                "(type:Conv2d, type:add). Enter: the next match, centred and selected (a match "
                                "inside a closed group opens it).")
         self.search.setClearButtonEnabled(True)
