@@ -113,6 +113,16 @@ def test_tokens_nlc_give_the_same_dictionary_as_the_same_samples_in_nchw(planted
     assert [e["image"] for e in tokens["concepts"][0]["top"]] == [e["image"] for e in record["concepts"][0]["top"]]
 
 
+def test_a_finished_folder_is_found_done_and_another_jobs_refused(planted):
+    loaded, data, root, record = planted
+    said = []
+    assert learn_concepts(loaded, data, "mix", root / "nmf", k=3, progress=lambda *a: said.append(a)) == record
+    assert said == []  # nothing ran again
+    with pytest.raises(ConceptError, match=r"holds the concepts of a different job \(model .*layer mix, nmf K=3"):
+        learn_concepts(loaded, data, "mix", root / "nmf", k=4)
+    assert load_dictionary(root / "nmf").k == 3
+
+
 def test_a_signed_layer_is_refused_for_nmf_naming_sae(planted, tmp_path):
     loaded, data, _, _ = planted
     with pytest.raises(ConceptError, match=r"negative values .*use --method sae\.$"):
