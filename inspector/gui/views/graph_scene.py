@@ -9,6 +9,7 @@ sigDrawn(): every item of the layout asked for is in the scene.
 from __future__ import annotations
 
 import time
+from itertools import chain
 
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsScene
@@ -40,13 +41,27 @@ class GraphScene(QGraphicsScene):
     def show_layout(self, layout) -> None:
         """Replace what is drawn with `layout` (items come in over the next few turns; sigDrawn says when)."""
         self._timer.stop()
-        self.clear()
+        old = self.items()  # taken out a chunk a turn too: clearing thousands at once stalled the window
         self.nodes, self.frames, self.layout = {}, {}, layout
         self.setSceneRect(QRectF(-MARGIN, -MARGIN, layout.width + 2 * MARGIN, layout.height + 2 * MARGIN))
-        self._todo = self._items(layout)
+        self._todo = chain(self._removed(old), self._items(layout))
         for view in self.views():  # painted once, when every item is in (not a growing scene each turn)
             view.viewport().setUpdatesEnabled(False)
         self._add_some()
+
+    def empty(self) -> None:
+        """Nothing drawn (the items go over the next few turns)."""
+        self._timer.stop()
+        old = self.items()
+        self.nodes, self.frames, self.layout = {}, {}, None
+        self._todo = self._removed(old)
+        self._add_some()
+
+    def _removed(self, old: list):
+        """Take the items of `old` out of the scene, one a step (each deleted as its last reference goes)."""
+        while old:
+            self.removeItem(old.pop())
+            yield None
 
     def _items(self, layout):
         graph = layout.graph
@@ -73,9 +88,10 @@ class GraphScene(QGraphicsScene):
             return
         end = time.perf_counter() + CHUNK_S
         for item in self._todo:
-            self.addItem(item)
-            if not isinstance(item, EdgeItem):
-                self.decorate(item)
+            if item is not None:
+                self.addItem(item)
+                if not isinstance(item, EdgeItem):
+                    self.decorate(item)
             if time.perf_counter() > end:
                 self._timer.start()
                 return

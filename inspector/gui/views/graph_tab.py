@@ -82,10 +82,7 @@ class GraphTab(QWidget):
         self.status.setVisible(bool(text) or hint)
 
     def clear(self, text: str = "", failed: bool = False) -> None:
-        self.scene.stop()
-        self.scene.clear()
-        self.scene.layout = None
-        self.scene.nodes, self.scene.frames = {}, {}
+        self.scene.empty()
         self.view.overview.follow()
         self.caption.setText("")
         self.count.setText("")
