@@ -93,6 +93,8 @@ class GraphController(QObject):
             return
         self._asked = key
         self._graph_id = next(self._ids)
+        self._layout_token += 1  # a layout of the graph before, still on its way, is not drawn
+        self._then = self._anchor = None
         self.graph = self.layouts = self.layout = None
         live = self.state.live
         frame = live.shown_frame if live.feed is not None else None
