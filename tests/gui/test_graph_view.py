@@ -144,3 +144,14 @@ def test_ctrl_f_goes_to_the_search_box_and_typing_clears_the_count(qtbot, tab):
     assert tab.search.hasFocus()
     qtbot.keyClicks(tab.search, "conv")
     assert tab.found.text() == ""
+
+
+def test_the_cursor_says_what_a_click_does(qtbot, tab):
+    draw(qtbot, tab, hand_layout(GRAPH))
+    view = tab.view
+    view.fit_all()
+    node = tab.scene.nodes["stem"]
+    qtbot.mouseMove(view.viewport(), view.mapFromScene(node.mapToScene(node.rect.center())))
+    assert view.viewport().cursor().shape() == Qt.PointingHandCursor
+    qtbot.mouseMove(view.viewport(), QPoint(2, 2))
+    assert view.viewport().cursor().shape() == Qt.OpenHandCursor

@@ -37,7 +37,8 @@ class GraphView(QGraphicsView):
         self.setResizeAnchor(QGraphicsView.AnchorViewCenter)
         self.setDragMode(QGraphicsView.NoDrag)
         self.setViewportUpdateMode(QGraphicsView.SmartViewportUpdate)
-        self.setMouseTracking(True)
+        self.viewport().setMouseTracking(True)  # the cursor says what a click does
+        self.viewport().setCursor(Qt.OpenHandCursor)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # a drag pans; the overview shows where
         self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self._pan_from: QPointF | None = None
@@ -141,12 +142,15 @@ class GraphView(QGraphicsView):
             self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - round(d.x()))
             self.verticalScrollBar().setValue(self.verticalScrollBar().value() - round(d.y()))
             return
+        item, part = self.item_at(event.position().toPoint())
+        clickable = isinstance(item, NodeItem) or (isinstance(item, FrameItem) and part in ("toggle", "title"))
+        self.viewport().setCursor(Qt.PointingHandCursor if clickable else Qt.OpenHandCursor)
         super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:
         if self._pan_from is not None:
             self._pan_from = None
-            self.viewport().unsetCursor()
+            self.viewport().setCursor(Qt.OpenHandCursor)
             return
         super().mouseReleaseEvent(event)
 
