@@ -12,7 +12,7 @@ from inspector.core.outputs import output_folder
 
 from . import common
 
-STAGES = {"pass": ("activations", "img"), "fit": ("fitting", "step")}
+STAGES = {"pass": ("activations", "img"), "fit": ("fitting", "step"), "measure": ("top images", "img")}
 
 
 def add_parser(sub) -> None:

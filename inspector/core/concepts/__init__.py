@@ -40,7 +40,7 @@ from .store import (
     read_record,
 )
 
-ProgressFn = Callable[[str, int, int], None]  # (stage: "pass" or "fit", done, total)
+ProgressFn = Callable[[str, int, int], None]  # (stage: "pass", "fit" or "measure", done, total)
 EPOCHS = {"nmf": 10, "sae": 20}
 
 
@@ -117,9 +117,12 @@ def _learn(loaded, job: ConceptJob, state: State, cache_of, dev, progress, cance
         cache = cache_of(state.info["channels"])
     fitter = run_fit(job, state, cache, progress, cancel)
     dictionary = _dictionary(loaded, job, state, fitter)
+    step = (lambda done, total: progress("measure", done, total)) if progress else None
+    if step:
+        step(0, int((state.start >= 0).sum()))  # the fit's bar closes: the held-out figures are worked out
     with threads_for(dictionary.channels * dictionary.k * 1024):
         fit = measure(dictionary, job, state, cache)
-        tops = top_images(dictionary, job, state, cache)
+        tops = top_images(dictionary, job, state, cache, step)
     record = _record(loaded, job, state, dictionary, fit, tops)
     out = state.out
     save_dictionary(out, dictionary)

@@ -85,9 +85,9 @@ def measure(dictionary: Dictionary, job: ConceptJob, state: State, cache: Sample
     return fit
 
 
-def top_images(dictionary: Dictionary, job: ConceptJob, state: State, cache: SampleCache) -> LayerTop:
+def top_images(dictionary: Dictionary, job: ConceptJob, state: State, cache: SampleCache, progress=None) -> LayerTop:
     """Each concept's top images (train and held-out alike) by its largest coefficient on the image, and the
-    statistics of its coefficients over every position."""
+    statistics of its coefficients over every position. `progress(done, total)`: images, after each group."""
     k = dictionary.k
     width = int(state.width.max()) or 1
     tops = LayerTop(k, job.settings.top, width)
@@ -95,7 +95,9 @@ def top_images(dictionary: Dictionary, job: ConceptJob, state: State, cache: Sam
     images = np.nonzero(state.done & (state.start >= 0))[0]
     per = max(1, int(job.settings.max_memory_mb * MB) // (8 * 8 * max(dictionary.channels, k) * max(
         int((state.height * state.width).max()), 1)))
-    for group in chunks(images, per):
+    if progress:
+        progress(0, images.size)
+    for done, group in enumerate(chunks(images, per)):
         counts = [int(state.height[i] * state.width[i]) for i in group]
         parts = [np.asarray(readers["held" if job.held[i] else "train"][state.start[i]:state.start[i] + n])
                  for i, n in zip(group, counts)]
@@ -111,4 +113,6 @@ def top_images(dictionary: Dictionary, job: ConceptJob, state: State, cache: Sam
         tops.add(LayerPartial.from_sums(channel, np.repeat(group, k), np.concatenate(scores), np.concatenate(where),
                                         np.full(k, float(sum(counts))), c64.sum(0).numpy(), (c64 ** 2).sum(0).numpy(),
                                         (coef > 0).sum(0).numpy()))
+        if progress:
+            progress(min((done + 1) * per, images.size), images.size)
     return tops
