@@ -161,6 +161,28 @@ def test_cancelled_then_resumed_equals_uninterrupted(planted, tmp_path, stop_at)
     assert resumed["fit"] == whole["fit"] and resumed["concepts"] == whole["concepts"]
 
 
+def test_sae_cancelled_in_the_fit_then_resumed_equals_uninterrupted(planted, tmp_path):
+    """The autoencoder's weights and Adam's moments saved and put back: the same weights, exactly."""
+    loaded, data, _, _ = planted
+    options = dict(method="sae", k=3, sparsity=2, pictures=False)
+    seen = {}
+    with pytest.raises(RunCancelled, match="after 100 of 320 fitting steps"):
+        learn_concepts(loaded, data, "mix", tmp_path / "out", progress=lambda *a: seen.update(at=a[:2]),
+                       cancel=lambda: seen.get("at") == ("fit", 100), **options)
+    learn_concepts(loaded, data, "mix", tmp_path / "out", **options)
+    learn_concepts(loaded, data, "mix", tmp_path / "whole", **options)
+    resumed, whole = load_dictionary(tmp_path / "out"), load_dictionary(tmp_path / "whole")
+    for name in ("components", "encoder_weight", "encoder_bias", "pre_bias"):
+        assert torch.equal(getattr(resumed, name), getattr(whole, name))
+
+
+def test_no_held_out_images_measures_the_training_samples_and_says_so(planted, tmp_path):
+    loaded, data, _, _ = planted
+    record = learn_concepts(loaded, data, "mix", tmp_path / "all", k=3, held_out=0.0, pictures=False)
+    assert record["data"]["held_out"] == [] and record["fit"]["measured_on"] == "training (no held-out images)"
+    assert record["fit"]["samples"] == record["fit"]["train_samples"] == 40 * 64
+
+
 def test_a_small_memory_bound_takes_smaller_batches_and_still_fits(planted, tmp_path):
     loaded, data, _, record = planted
     small = learn_concepts(loaded, data, "mix", tmp_path / "small", k=3, max_memory_mb=0.05, pictures=False)
