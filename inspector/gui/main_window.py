@@ -80,6 +80,9 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         from .tree_menu import tree_menu
 
         self.graph = GraphController(s, v.graph, v.layer_model, v.tree_view, self.proxy, lambda p: tree_menu(self, p))
+        from .controllers.graph_values import GraphValuesController
+
+        self.graph_values = GraphValuesController(s, self.graph, v.graph)  # the values of the last run on the graph
         build_menus(self)
         self._connect()
         self._restore_layout()

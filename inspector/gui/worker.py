@@ -24,12 +24,13 @@ from .gc_collector import GuiThreadCollector
 from .progress_rate import rate_reporter
 from .worker_atlas import AtlasJobs
 from .worker_graph import GraphJobs
+from .worker_graph_values import GraphValuesJobs
 
 #: How long the worker waits for the GUI to draw a result before it works out the other statistics.
 DRAW_WAIT_S = 0.5
 
 
-class Worker(AtlasJobs, GraphJobs, QObject):
+class Worker(AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
     """Signals
     -------
     sigEngineReady(object): the devices this machine has, [(name, description)], once torch is imported.
@@ -47,6 +48,7 @@ class Worker(AtlasJobs, GraphJobs, QObject):
     sigAtlasPictures(int, object): request id and the TopPictures of one channel.
     sigAtlasProgress(int, int): images done and total while an atlas is built.
     sigGraph(int, object): request id and a GraphDrawn (the graph recorded and laid out), or a Failure.
+    sigGraphValues(int, object): request id and a GraphValues or GraphComparison (the graph's overlay), or a Failure.
     """
 
     sigEngineReady = Signal(object)
@@ -63,6 +65,7 @@ class Worker(AtlasJobs, GraphJobs, QObject):
     sigAtlasPictures = Signal(int, object)
     sigAtlasProgress = Signal(int, int)
     sigGraph = Signal(int, object)
+    sigGraphValues = Signal(int, object)
     _sigWake = Signal()
 
     def __init__(self) -> None:
@@ -78,6 +81,7 @@ class Worker(AtlasJobs, GraphJobs, QObject):
         self._pending_pictures = None
         self._pending_finish: int | None = None  # run id of a result whose statistics to finish
         self._pending_graph = None  # a GraphRequest: record and lay out the graph
+        self._pending_values = None  # a GraphValuesRequest: the values on the graph's nodes
         self._unfinished = None  # the last RunOutcome whose statistics were stopped before they were done
         self._atlas_cache: dict = {}  # the OpenedAtlas pictures are read from, by folder
         self._cancel = threading.Event()
@@ -120,6 +124,12 @@ class Worker(AtlasJobs, GraphJobs, QObject):
         """Record the graph of the loaded model on an input and lay it out (latest wins)."""
         with self._lock:
             self._pending_graph = request
+        self._sigWake.emit()
+
+    def request_graph_values(self, request) -> None:
+        """Work out a run's values on a recorded graph's nodes (latest wins)."""
+        with self._lock:
+            self._pending_values = request
         self._sigWake.emit()
 
     def request_finish(self, run_id: int) -> None:
@@ -180,12 +190,13 @@ class Worker(AtlasJobs, GraphJobs, QObject):
             self._pending_atlas = self._pending_pictures = self._pending_finish = None
             self._pending_catalogue = False
             graph, self._pending_graph = self._pending_graph, None
+            values, self._pending_values = self._pending_values, None
         unfinished = self._unfinished
         if finish is not None and (unfinished is None or unfinished.run_id != finish or run is not None
                                    or load is not None):
             finish = None  # that result's statistics are done, or a newer result is coming
         if load is None and run is None and attribution is None and not catalogue and not (atlas or pictures) \
-                and finish is None and graph is None:
+                and finish is None and graph is None and values is None:
             return
         self._cancel.clear()
         self.sigBusy.emit(True)
@@ -205,6 +216,8 @@ class Worker(AtlasJobs, GraphJobs, QObject):
                     self._run_atlas(job)
             if graph is not None:
                 self._record_graph(graph)
+            if values is not None:
+                self._graph_values(values)
         finally:
             self.sigPhase.emit("")
             self.sigBusy.emit(False)

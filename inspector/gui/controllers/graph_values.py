@@ -1,0 +1,132 @@
+"""Live data on the graph: when a run ends and the Graph tab shows a graph, the worker works out the values of the
+"Colour by" choice on the graph it recorded (one run's values; with edits on, edited vs baseline; with Against,
+the loaded model vs the second one) and the overlay paints them on the items drawn, never laying out again.
+Opening or closing a group paints the same numbers on the new view (`for_view` of the closed graph drawn).
+"""
+
+from __future__ import annotations
+
+from itertools import count
+
+from PySide6.QtCore import QObject
+
+from inspector.core.errors import first_line
+from inspector.core.records.failure import Failure
+
+from ..views.graph_overlay import GraphOverlay
+from ..views.graph_overlay_bar import OverlayBar
+from ..views.graph_overlay_kinds import KINDS, drawn_for
+from ..worker_graph_values import GraphValuesRequest
+
+
+class GraphValuesController(QObject):
+    """The overlay of the Graph tab `tab` over what `graphs` (the GraphController) draws."""
+
+    def __init__(self, state, graphs, tab) -> None:
+        super().__init__(state)
+        self.state, self.graphs, self.tab = state, graphs, tab
+        self.bar = OverlayBar(tab)
+        place = tab.layout()
+        place.insertWidget(place.indexOf(tab.view), self.bar)
+        self.painter = GraphOverlay(tab.scene, tab.view, tab.say, self)
+        self._ids = count(1)
+        self._asked = None  # (request key, request id) of the values asked for
+        self.key = None  # the key of `found`
+        self.found = None  # the whole graph's GraphValues or GraphComparison
+        self.bar.sigKind.connect(self._on_kind)
+        state.sigResult.connect(lambda _outcome: self.ensure())
+        state.sigViewShown.connect(lambda _view: self.ensure())
+        tab.scene.sigDrawn.connect(self._on_drawn)
+        state.worker.sigGraphValues.connect(self._on_values)
+
+    @property
+    def kind(self) -> str:
+        return self.bar.chosen()
+
+    def choose(self, name: str) -> None:
+        """Colour by `name` (a key of KINDS)."""
+        self.bar.choose(name)
+
+    def _on_kind(self, _name: str) -> None:
+        self.ensure()
+
+    # -- asking ---------------------------------------------------------------------------------
+    def request_key(self):
+        """What the numbers on screen depend on: the graph, the run on screen, the choice's family and its
+        edits, target and second model; None when nothing can be asked yet."""
+        s, family = self.state, KINDS[self.kind].family
+        where = self.graphs.key()
+        if family is None or self.graphs.graph is None or self.graphs.layout is None or where is None:
+            return None
+        edits = tuple(e for e in s.edits if e.enabled)
+        against = (s.against, s.edits_on) if family == "against" else None
+        return (id(self.graphs.graph), where, s.outcome.run_id, family, tuple(map(str, edits)), s.shown_choice[1],
+                against)
+
+    def ensure(self) -> None:
+        """Paint what is known for the graph drawn, and ask the worker for what is not."""
+        if KINDS[self.kind].family is None:
+            self._asked, self.found, self.key = None, None, None
+            self.painter.clear()
+            self.bar.show_bar(None)
+            return
+        if self.state.view != "graph":
+            return
+        key = self.request_key()
+        if key is None:
+            self.painter.clear()
+            self.bar.say("The values are worked out once the graph is drawn.")
+            return
+        if key == self.key:
+            self._paint()
+            return
+        if self._asked is not None and self._asked[0] == key:
+            return
+        self.painter.clear()
+        self.bar.say("Working out the values of the last run on the graph …")
+        run_id = next(self._ids)
+        self._asked = (key, run_id)
+        s = self.state
+        frame = s.live.shown_frame if s.live.feed is not None else None
+        name = f"{key[1][1]}@frame {frame.index}" if frame is not None else key[1][1]
+        self.state.worker.request_graph_values(GraphValuesRequest(
+            key[1][0], name, self.graphs.graph, KINDS[self.kind].family, tuple(e for e in s.edits if e.enabled),
+            s.against, s.edits_on, key[5], run_id, frame.rgb if frame is not None else None))
+
+    def _on_values(self, run_id: int, found) -> None:
+        if self._asked is None or run_id != self._asked[1]:
+            return  # asked again since (another run, choice or graph)
+        key, self._asked = self._asked[0], None
+        if isinstance(found, Failure):
+            self.painter.clear()
+            self.bar.say("Esc cancelled the values; run again to colour the graph." if found.cancelled else
+                         f"No values: {first_line(found.message)}", failed=not found.cancelled)
+            return
+        self.key, self.found = key, found
+        if key == self.request_key():
+            self._paint()
+        else:
+            self.ensure()  # the graph or run changed while the worker worked
+
+    # -- painting -------------------------------------------------------------------------------
+    def _on_drawn(self) -> None:
+        """A layout was drawn (a new graph, or a group opened or closed): paint the numbers on its nodes."""
+        if KINDS[self.kind].family is None:
+            return
+        if self.key is not None and self.key == self.request_key():
+            self._paint()
+        else:
+            self.ensure()
+
+    def _paint(self) -> None:
+        layout = self.tab.scene.layout
+        if layout is None or self.found is None:
+            return
+        try:
+            drawn = drawn_for(self.kind, self.found, layout.graph)
+        except Exception as exc:  # noqa: BLE001 - a slot never raises into the event loop
+            self.painter.clear()
+            self.bar.say(f"Could not draw the values: {first_line(str(exc))}", failed=True)
+            return
+        self.painter.show(drawn)
+        self.bar.show_bar(drawn.overlay.bar, drawn.overlay.legend)

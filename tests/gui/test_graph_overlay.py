@@ -1,0 +1,197 @@
+"""The Graph tab's values overlay on the demo model: the colours are the values `graph_values` and `compare_edits`
+give (called here, mapped by the CLI's rule), painted without laying out again, said under the mouse, gone with
+"none", and carried to a group opened."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QColor, QMouseEvent
+
+from inspector.core.graph.draw_values import SHOWN, Scale, colour_at, overlay_of
+from inspector.core.inputs.samples import list_samples
+
+
+@pytest.fixture
+def demo(ui, open_window):
+    if not ui.has_demo():
+        pytest.skip("the demo model's weights are not in resources/")
+    return open_window("demo", f"sample:{list_samples()[0]}")
+
+
+def show_graph(qtbot, window):
+    window.tabs.setCurrentWidget(window.views.graph)
+    qtbot.waitUntil(lambda: window.graph.layout is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: not window.views.graph.scene.drawing())
+    return window.graph
+
+
+def colour_by(qtbot, window, kind: str):
+    """Choose `kind` and wait for its numbers to be painted."""
+    values = window.graph_values
+    values.choose(kind)
+    qtbot.waitUntil(lambda: values.found is not None and values.key == values.request_key()
+                    and values.painter.drawn is not None, timeout=60_000)
+    return values
+
+
+def model_and_input(window):
+    """The demo model and the input on screen, loaded here (not through the app)."""
+    from inspector.core.inputs.files import load_input
+    from inspector.core.sources.loader import load_model
+
+    loaded = load_model("demo")
+    return loaded, load_input(window.state.input, loaded.preprocess, loaded.input_shape)
+
+
+def fills(window) -> dict:
+    return {k: item.fill for k, item in window.views.graph.scene.nodes.items()}
+
+
+def test_the_colours_are_the_values_graph_values_gives(qtbot, demo):
+    from inspector.core.graph.values import graph_values
+
+    graph = show_graph(qtbot, demo)
+    layout = graph.layout
+    colour_by(qtbot, demo, "gradient")
+    loaded, x = model_and_input(demo)
+    want = graph_values(loaded, x, graph.graph).for_view(layout.graph)
+    overlay = overlay_of(want, "gradient")
+    assert overlay.fills and fills(demo) == {k: QColor(*overlay.fills[k]) if k in overlay.fills else None
+                                             for k in demo.views.graph.scene.nodes}
+    # by hand: each node's gradient L2 between the lowest and highest drawn, through the map
+    grads = {k: v.grad_l2 for k, v in want.nodes.items() if v.grad_l2 is not None and math.isfinite(v.grad_l2)}
+    scale = Scale.of(grads.values())
+    assert all(fills(demo)[k] == QColor(*colour_at(scale.at(g))) for k, g in grads.items())
+    assert demo.graph_values.bar.strip.bar == overlay.bar and demo.graph_values.bar.strip.isVisible()
+    assert len(demo.graph_values.painter.extras) > 0  # edges widened by their gradient's norm
+    assert graph.layout is layout  # painted on the layout drawn, not laid out again
+
+    runs = demo.worker.runs_done
+    key = demo.graph_values.key
+    demo.state.run()  # a run ends: the overlay is worked out again, on the same layout
+    qtbot.waitUntil(lambda: demo.worker.runs_done > runs, timeout=60_000)
+    qtbot.waitUntil(lambda: demo.graph_values.key not in (None, key) and demo.graph_values.painter.drawn is not None,
+                    timeout=60_000)
+    assert graph.layout is layout and fills(demo)[next(iter(grads))] is not None
+
+
+def test_activation_zeros_and_l2_are_the_cli_rule(qtbot, demo):
+    from inspector.core.graph.values import graph_values
+
+    graph = show_graph(qtbot, demo)
+    loaded, x = model_and_input(demo)
+    want = graph_values(loaded, x, graph.graph).for_view(graph.layout.graph)
+    for kind in ("activation", "zeros", "l2"):
+        colour_by(qtbot, demo, kind)
+        overlay = overlay_of(want, kind)
+        assert {k: c for k, c in fills(demo).items() if c is not None} == {k: QColor(*c) for k, c in
+                                                                           overlay.fills.items()}, kind
+        assert demo.graph_values.bar.strip.bar == overlay.bar
+        assert SHOWN[kind].title.split(" of ")[0] in demo.graph_values.bar.title.text()
+
+
+def test_an_edit_colours_its_reach(qtbot, demo):
+    from inspector.core.graph.values import compare_edits
+
+    graph = show_graph(qtbot, demo)
+    edit = "conv2:output=scale(k=2.0)"
+    assert demo.state.editing.add_text(edit)
+    colour_by(qtbot, demo, "change")
+    loaded, x = model_and_input(demo)
+    want = compare_edits(loaded, x, graph.graph, [edit]).for_view(graph.layout.graph)
+    order = [n.id for n in graph.layout.graph.nodes]
+    at = order.index("conv2")
+    before, after = [k for k in order[:at] if k in want.change], [k for k in order[at:] if k in want.change]
+    assert before and all(want.change[k] == 0 for k in before)
+    assert after and all(want.change[k] > 0 for k in after if k != "output") and want.change["conv2"] > 0
+    scale = Scale.of(v for v in want.change.values() if math.isfinite(v))
+    shown = fills(demo)
+    assert all(shown[k] == QColor(*colour_at(scale.at(v))) for k, v in want.change.items() if k in shown)
+    assert shown[before[0]] == QColor(*colour_at(0.0)) and shown["conv2"] != shown[before[0]]
+    assert demo.graph_values.painter.outlined() == {"conv2": QColor(200, 0, 160)}  # the first divergent
+
+
+def hover(window, node_id: str) -> str:
+    """A mouse move over `node_id` on the canvas; what the tab's status line says then."""
+    from PySide6.QtWidgets import QApplication
+
+    view, item = window.views.graph.view, window.views.graph.scene.nodes[node_id]
+    view.centerOn(item)
+    pos = view.mapFromScene(item.mapToScene(item.rect.center() + QPointF(item.rect.width() / 4, 0)))
+    QApplication.sendEvent(view.viewport(), QMouseEvent(QEvent.MouseMove, QPointF(pos),
+                                                        QPointF(view.viewport().mapToGlobal(pos)), Qt.NoButton,
+                                                        Qt.NoButton, Qt.NoModifier))
+    return window.views.graph.status.text()
+
+
+def test_hovering_a_node_says_its_value_and_none_restores_the_plain_look(qtbot, demo):
+    graph = show_graph(qtbot, demo)
+    values = colour_by(qtbot, demo, "activation")
+    text = hover(demo, "conv2")
+    mean = values.found.for_view(graph.layout.graph).nodes["conv2"].mean_abs
+    assert text == f"conv2: mean |x| of its output = {mean:.3g}"
+    values.choose("none")
+    assert all(c is None for c in fills(demo).values()) and not values.painter.extras
+    assert not values.bar.strip.isVisible()
+    assert "conv2" not in demo.views.graph.status.text()
+
+
+def test_the_overlay_follows_a_group_opened(qtbot, demo):
+    graph = show_graph(qtbot, demo)
+    values = colour_by(qtbot, demo, "activation")
+    found = values.found
+    graph.toggle("block")
+    qtbot.waitUntil(lambda: graph.layout is not None and "block" in graph.layout.open_groups, timeout=20_000)
+    qtbot.waitUntil(lambda: not demo.views.graph.scene.drawing())
+    children = [n.id for n in graph.graph.nodes if n.group == "block"]
+    want = overlay_of(found.for_view(graph.layout.graph), "activation")
+    assert values.found is found  # nothing worked out again
+    shown = fills(demo)
+    assert children and all(shown[k] == QColor(*want.fills[k]) for k in children if k in want.fills)
+    assert any(k in want.fills for k in children)
+
+
+NAN_MODEL = '''
+import torch
+from torch import nn
+
+
+class MakesNaN(nn.Module):
+    """A square root of values that are partly negative: NaN from that node on."""
+
+    input_shape = (1, 3, 16, 16)
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = torch.sqrt(self.conv(x) - 0.1)
+        return self.fc(h.mean(dim=(2, 3)))
+'''
+
+
+def test_the_first_nan_is_red_and_its_path_outlined(qtbot, open_window, tmp_path, image_file):
+    from inspector.core.graph.draw import ALARM
+    from inspector.core.graph.values import graph_values
+    from inspector.core.inputs.files import load_input
+    from inspector.core.sources.loader import load_model
+
+    (tmp_path / "nan.py").write_text(NAN_MODEL)
+    source = f"{tmp_path / 'nan.py'}:MakesNaN"
+    window = open_window(source, image_file)
+    graph = show_graph(qtbot, window)
+    values = colour_by(qtbot, window, "nan")
+    loaded = load_model(source, trust=True)
+    want = graph_values(loaded, load_input(image_file, loaded.preprocess, loaded.input_shape), graph.graph)
+    want = want.for_view(graph.layout.graph)
+    assert want.first_nonfinite and len(want.nonfinite_path) >= 3
+    assert window.views.graph.scene.nodes[want.first_nonfinite].fill == QColor(*ALARM)
+    assert values.painter.outlined() == {k: QColor(*ALARM) for k in want.nonfinite_path}
+    assert want.first_nonfinite in values.bar.legend.text()
+    assert "NaN" in hover(window, want.first_nonfinite)
