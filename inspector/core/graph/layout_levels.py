@@ -18,12 +18,31 @@ its outputs leave at the bottom, and such an edge's dummy vertices are where its
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 
-import igraph
-
 from .model import Graph
+
+
+def _import_igraph():
+    """igraph, without the plotting backends it looks for when imported (pycairo, cairocffi, matplotlib): where
+    they are installed (a dev environment has both), importing them took 3-7 s of a 5 s `import igraph` on 2 cores,
+    with the GIL held in their C parts (the app's window stalled), for drawing the layout never does. One already
+    imported is left as it is; igraph then says "plotting not available" if asked to plot, which it never is."""
+    blocked = [name for name in ("cairo", "cairocffi", "matplotlib") if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # an import of it raises ImportError, which igraph expects where it is absent
+    try:
+        import igraph
+    finally:
+        for name in blocked:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
+    return igraph
+
+
+igraph = _import_igraph()
 
 IN, OUT = "\0in", "\0out"  # where a level's tensors come in from, and leave to, outside its group
 TOP = ""  # the top level's id (a group's level has the group's id)
