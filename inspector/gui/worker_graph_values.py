@@ -19,7 +19,8 @@ class GraphValuesRequest:
     """Work out `family`'s numbers on `graph` (the torch-free Graph the worker recorded for `model` on `input`).
 
     `edits`: the enabled edits (core `Edit`s) of the run (`values`: applied; `edits`: on vs off; `against`: to
-    the sides `edits_on` says). `against`: the second model's request. `target`: the objective as text."""
+    the sides `edits_on` says). `against`: the second model's request, `names` the two models' as the Compare tab
+    says them. `target`: the objective as text."""
 
     model: ModelRequest
     input: str
@@ -30,6 +31,7 @@ class GraphValuesRequest:
     edits_on: str = "both"
     target: str = "auto"
     run_id: int = 0
+    names: tuple[str, str] = ("first", "second")  # how the two models are called (Against)
     frame: object = field(default=None, compare=False, repr=False)
 
 
@@ -55,11 +57,7 @@ class GraphValuesJobs:
         if request.family == "values":
             return graph_values(loaded, x, graph, target=request.target, edits=edits, cancel=self._cancel)
         if request.family == "edits":
-            if not edits:
-                raise ValueError("No edit is on: add one (or switch one on) in the Edits dock to see its reach.")
             return compare_edits(loaded, x, graph, edits, target=request.target, cancel=self._cancel)
-        if request.against is None:
-            raise ValueError("No second model: choose one in the Compare tab's Against.")
         from inspector.core.workbench import Workbench
 
         if self.bench.second is None:
@@ -67,6 +65,5 @@ class GraphValuesJobs:
         second, _tree = self.bench.second.load(request.against)
         first_edits, second_edits = {"both": (edits, edits), "first": (edits, []),
                                      "second": ([], edits)}[request.edits_on]
-        names = (str(request.model.source), f"{request.against.source} ({request.against.weights or 'random'})")
         return compare_runs(loaded, second, x, graph, first_edits=first_edits, second_edits=second_edits,
-                            target=request.target, names=names, cancel=self._cancel)
+                            target=request.target, names=request.names, cancel=self._cancel)

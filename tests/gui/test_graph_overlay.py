@@ -195,3 +195,45 @@ def test_the_first_nan_is_red_and_its_path_outlined(qtbot, open_window, tmp_path
     assert values.painter.outlined() == {k: QColor(*ALARM) for k in want.nonfinite_path}
     assert want.first_nonfinite in values.bar.legend.text()
     assert "NaN" in hover(window, want.first_nonfinite)
+
+
+def test_divergence_against_a_second_checkpoint_is_the_compare_tabs(qtbot, ui, demo, tmp_path):
+    """A graph diff of two checkpoints: conv2's weights x1.5 in the second; the colours are compare_runs' change
+    (called here), equal to the Compare tab's relative L2 per captured layer; conv2 outlined, the first
+    divergent."""
+    from safetensors.torch import save_file
+
+    from inspector.core.graph.values import compare_models
+    from inspector.core.sources.loader import load_model
+
+    graph = show_graph(qtbot, demo)
+    loaded, x = model_and_input(demo)
+    state = {k: v.detach().clone().contiguous() for k, v in loaded.module.state_dict().items()}
+    state["conv2.weight"] = state["conv2.weight"] * 1.5
+    save_file(state, str(tmp_path / "b.safetensors"))
+    demo.against.choose_weights(str(tmp_path / "b.safetensors"))
+    outcome = ui.expect_result(qtbot, demo)
+    values = colour_by(qtbot, demo, "divergence")
+    second = load_model("demo", str(tmp_path / "b.safetensors"))
+    want = compare_models(loaded, second, x, graph.graph).for_view(graph.layout.graph)
+    assert want.first_divergent == "conv2" and want.change["conv1"] == 0
+    assert want.change["conv2"] == pytest.approx(0.5, rel=1e-5)
+    scale = Scale.of(v for v in want.change.values() if math.isfinite(v))
+    shown = fills(demo)
+    assert all(shown[k] == QColor(*colour_at(scale.at(v))) for k, v in want.change.items() if k in shown)
+    assert values.painter.outlined() == {"conv2": QColor(200, 0, 160)}
+    rows = {r.key.partition(":")[0]: r.rel_l2 for r in outcome.against.rows if r.key.endswith(":output")}
+    checked = [k for k in rows if k in want.change]
+    assert checked  # the Compare tab's numbers, layer by layer
+    assert all(want.change[k] == pytest.approx(rows[k], rel=1e-4, abs=1e-7) for k in checked)
+    assert "conv2" in values.bar.legend.text()
+
+
+def test_a_choice_that_lacks_its_edit_or_second_model_says_what_to_do(qtbot, demo):
+    show_graph(qtbot, demo)
+    values = demo.graph_values
+    values.choose("change")
+    assert "add one" in values.bar.title.text() and "Edits dock" in values.bar.title.text()
+    values.choose("divergence")
+    assert "Against" in values.bar.title.text() and values.painter.drawn is None
+    assert not values.bar.strip.isVisible()

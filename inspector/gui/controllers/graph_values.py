@@ -17,6 +17,7 @@ from ..views.graph_overlay import GraphOverlay
 from ..views.graph_overlay_bar import OverlayBar
 from ..views.graph_overlay_kinds import KINDS, drawn_for
 from ..worker_graph_values import GraphValuesRequest
+from .against import side_name
 
 
 class GraphValuesController(QObject):
@@ -63,6 +64,16 @@ class GraphValuesController(QObject):
         return (id(self.graphs.graph), where, s.outcome.run_id, family, tuple(map(str, edits)), s.shown_choice[1],
                 against)
 
+    def missing(self) -> str:
+        """What the choice needs and the app lacks, in words ("" when nothing)."""
+        family = KINDS[self.kind].family
+        if family == "edits" and not self.state.edits_active():
+            return "Change with edits colours the reach of an edit: add one (or switch one on) in the Edits dock."
+        if family == "against" and self.state.against is None:
+            return ("Divergence against needs a second model: choose one in the Compare tab's Against (a weights "
+                    "file or another model).")
+        return ""
+
     def ensure(self) -> None:
         """Paint what is known for the graph drawn, and ask the worker for what is not."""
         if KINDS[self.kind].family is None:
@@ -73,9 +84,10 @@ class GraphValuesController(QObject):
         if self.state.view != "graph":
             return
         key = self.request_key()
-        if key is None:
+        missing = self.missing()
+        if key is None or missing:
             self.painter.clear()
-            self.bar.say("The values are worked out once the graph is drawn.")
+            self.bar.say(missing or "The values are worked out once the graph is drawn.")
             return
         if key == self.key:
             self._paint()
@@ -88,10 +100,11 @@ class GraphValuesController(QObject):
         self._asked = (key, run_id)
         s = self.state
         frame = s.live.shown_frame if s.live.feed is not None else None
+        names = (side_name(key[1][0]), side_name(s.against)) if s.against is not None else ("first", "second")
         name = f"{key[1][1]}@frame {frame.index}" if frame is not None else key[1][1]
         self.state.worker.request_graph_values(GraphValuesRequest(
             key[1][0], name, self.graphs.graph, KINDS[self.kind].family, tuple(e for e in s.edits if e.enabled),
-            s.against, s.edits_on, key[5], run_id, frame.rgb if frame is not None else None))
+            s.against, s.edits_on, key[5], run_id, names, frame.rgb if frame is not None else None))
 
     def _on_values(self, run_id: int, found) -> None:
         if self._asked is None or run_id != self._asked[1]:
