@@ -94,8 +94,9 @@ class GraphValuesController(QObject):
             return
         if self._asked is not None and self._asked[0] == key:
             return
-        self.painter.clear()
-        self.bar.say("Working out the values of the last run on the graph …")
+        if self.key is None or self.key[:2] != key[:2] or self.key[3] != key[3] or self.painter.drawn is None:
+            self.painter.clear()  # another graph or choice: the plain look until its numbers come
+            self.bar.say("Working out the values of the last run on the graph …")
         run_id = next(self._ids)
         self._asked = (key, run_id)
         s = self.state
