@@ -54,6 +54,30 @@ def _timm(name: str) -> torch.nn.Module:
     return timm.create_model(name, pretrained=False)
 
 
+def model_of(name: str, size: int = 224) -> tuple[torch.nn.Module, int]:
+    """The model a bench row names (`demo`, `timm:NAME`, a torchvision name; random weights) and its input size."""
+    if name == "demo":
+        from inspector.core import load_model
+
+        loaded = load_model("demo")
+        return loaded.module, loaded.input_shape[-1]
+    if name.startswith("timm:"):
+        return _timm(name[5:]), size
+    return _torchvision(name, size), size
+
+
+def bench_graph(models: list[str], repeats: int = 5, sample: int = 20) -> list[dict]:
+    """`network-inspector bench --graph`: one row a model, each printed as it is measured, then the table."""
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {repeats} repeats, medians")
+    rows = []
+    for name in models:
+        model, size = model_of(name)
+        rows.append(measure(name, model, repeats, size, sample))
+        print(table(rows[-1:]).splitlines()[-1], flush=True)
+    print(table(rows))
+    return rows
+
+
 def _open_close(layouts: GraphLayout, groups: list[str], graph: Graph) -> tuple[list, list]:
     """(wall, CPU) seconds to open each of `groups` (its outer groups open) and to close it again."""
     opens, closes = [], []

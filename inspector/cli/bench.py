@@ -52,6 +52,10 @@ def add_parser(sub) -> None:
                             "second against a plain loop of forwards; --models default "
                             "fasterrcnn_mobilenet_v3_large_320_fpn retinanet_resnet50_fpn")
     bench.add_argument("--masks", type=int, default=32, help="with --detection: D-RISE's masks a run")
+    bench.add_argument("--graph", action="store_true",
+                       help="the graph view's rows: recording one forward's graph and laying it out (first graph, "
+                            "a group opened and closed) against a plain forward (default models: resnet50 vit_b_16 "
+                            "maskrcnn_resnet50_fpn; timm:NAME and demo too)")
     bench.add_argument("--contract", action="store_true",
                        help="call every public API function with each argument of a wrong kind: list the calls "
                             "that raise anything but an InspectorError")
@@ -69,6 +73,14 @@ def run(args) -> int:
         from inspector.bench.handoffs import run_handoffs
 
         rows = run_handoffs(_atlas_command, ray=not args.no_ray, verbose=args.verbose)
+        if out:
+            write_json(out, rows, indent=1)
+        return 0
+    if args.graph:
+        from inspector.bench.graph_layout import bench_graph
+
+        models = args.models if args.models != DEFAULT_MODELS else ["resnet50", "vit_b_16", "maskrcnn_resnet50_fpn"]
+        rows = bench_graph(models, repeats=args.repeats)
         if out:
             write_json(out, rows, indent=1)
         return 0

@@ -92,6 +92,26 @@ def test_diff_bench_on_the_demo_model(tmp_path, capsys):
     assert json.loads(out.read_text())[0]["first_divergent"] == "fc:output"
 
 
+def test_graph_bench_on_the_demo_model(tmp_path, capsys):
+    """bench --graph (issue 42, item 2): the demo's graph recorded and laid out, its one group (`block`) opened and
+    closed, the sizes those of record_graph called here."""
+    import torch
+
+    from inspector.core import load_model, record_graph
+
+    out = tmp_path / "graph.json"
+    assert main(["bench", "--graph", "--models", "demo", "--repeats", "2", "--json", str(out)]) == 0
+    row = json.loads(out.read_text())[0]
+    demo = load_model("demo")
+    graph = record_graph(demo, torch.zeros(1, *demo.input_shape[-3:]))
+    assert (row["nodes"], row["edges"], row["groups"]) == (len(graph.nodes), len(graph.edges), 1)
+    assert row["top_nodes"] == len(graph.closed().nodes) == len(graph.nodes) - 7 + 1
+    # block: conv1, bn1, relu, conv2, bn2, the residual add() and relu again, drawn closed as one node
+    assert row["top"][0] == 1 and len(row["top"][1]) == 1 and row["two"][0] == 0
+    assert row["drawn_s"] == pytest.approx(row["record_s"] + row["layout_s"], rel=0.5)
+    assert "| demo |" in capsys.readouterr().out
+
+
 def test_atlas_bench_on_the_demo_model(tmp_path):
     """bench --atlas: every conv of the demo (conv1, conv2, block.conv1, block.conv2, conv3: 16+32+32+32+64
     channels), throughputs from the medians of the repeats, the thumbnails timed apart."""
