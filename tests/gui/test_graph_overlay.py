@@ -237,3 +237,19 @@ def test_a_choice_that_lacks_its_edit_or_second_model_says_what_to_do(qtbot, dem
     values.choose("divergence")
     assert "Against" in values.bar.title.text() and values.painter.drawn is None
     assert not values.bar.strip.isVisible()
+
+
+def test_another_input_colours_its_own_graph(qtbot, demo):
+    from inspector.core.graph.values import graph_values
+
+    graph = show_graph(qtbot, demo)
+    values = colour_by(qtbot, demo, "activation")
+    first = graph.graph
+    demo.state.set_input(f"sample:{list_samples()[1]}")
+    qtbot.waitUntil(lambda: graph.graph is not None and graph.graph is not first and graph.layout is not None,
+                    timeout=60_000)
+    qtbot.waitUntil(lambda: values.found is not None and values.key == values.request_key()
+                    and values.painter.drawn is not None, timeout=60_000)
+    loaded, x = model_and_input(demo)
+    want = overlay_of(graph_values(loaded, x, graph.graph).for_view(graph.layout.graph), "activation")
+    assert {k: c for k, c in fills(demo).items() if c is not None} == {k: QColor(*c) for k, c in want.fills.items()}
