@@ -253,3 +253,13 @@ def test_another_input_colours_its_own_graph(qtbot, demo):
     loaded, x = model_and_input(demo)
     want = overlay_of(graph_values(loaded, x, graph.graph).for_view(graph.layout.graph), "activation")
     assert {k: c for k, c in fills(demo).items() if c is not None} == {k: QColor(*c) for k, c in want.fills.items()}
+
+
+def test_the_choice_is_kept_for_the_next_session(qtbot, demo, open_window, settings):
+    show_graph(qtbot, demo)
+    colour_by(qtbot, demo, "zeros")
+    again = open_window(settings_=settings)
+    assert again.graph_values.kind == "zeros"
+    show_graph(qtbot, again)
+    colour_by(qtbot, again, "zeros")
+    assert any(c is not None for c in fills(again).values())

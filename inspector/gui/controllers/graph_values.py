@@ -19,6 +19,8 @@ from ..views.graph_overlay_kinds import KINDS, drawn_for
 from ..worker_graph_values import GraphValuesRequest
 from .against import side_name
 
+SETTING = "graph/colour_by"
+
 
 class GraphValuesController(QObject):
     """The overlay of the Graph tab `tab` over what `graphs` (the GraphController) draws."""
@@ -34,6 +36,8 @@ class GraphValuesController(QObject):
         self._asked = None  # (request key, request id) of the values asked for
         self.key = None  # the key of `found`
         self.found = None  # the whole graph's GraphValues or GraphComparison
+        saved = str(state.store.s.value(SETTING, "none") or "none")
+        self.bar.choose(saved if saved in KINDS else "none")  # the choice of the last session
         self.bar.sigKind.connect(self._on_kind)
         state.sigResult.connect(lambda _outcome: self.ensure())
         state.sigViewShown.connect(lambda _view: self.ensure())
@@ -48,7 +52,8 @@ class GraphValuesController(QObject):
         """Colour by `name` (a key of KINDS)."""
         self.bar.choose(name)
 
-    def _on_kind(self, _name: str) -> None:
+    def _on_kind(self, name: str) -> None:
+        self.state.store.s.setValue(SETTING, name)
         self.ensure()
 
     # -- asking ---------------------------------------------------------------------------------
