@@ -343,7 +343,8 @@ def format_table(report: dict) -> str:
         ("    floor: the window's imports (PySide6, pyqtgraph, numpy, the app)", "", ms(launch["window_imports_s"]),
          "", "in a fresh process, before any window"),
         ("    floor: `import torch` after its libraries are preloaded", "", ms(launch["torch_import_s"]), "",
-         "the first panels come after the window by at least this"),
+         "the first panels come after the window by at least this; torch's bytecode "
+         + ("cached" if launch.get("bytecode_cached") else "compiled at each start (PYTHONDONTWRITEBYTECODE)")),
         ("    floor: longest heartbeat gap while another thread imports torch", "", ms(launch["import_stall_s"]),
          "", "the GIL held in single C calls of torch's import: no Qt, no app"),
     ]

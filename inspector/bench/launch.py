@@ -31,4 +31,5 @@ def measure_launch(folder: Path, repeats: int) -> dict:
         floors.append(json.loads(out.stdout.strip().splitlines()[-1]))
     return {"window_s": statistics.median(windows), "panels_s": statistics.median(panels),
             "torch_at_window": any(torch_early), "stall_s": statistics.median(stalls),
-            **{key: statistics.median(f[key] for f in floors) for key in floors[0]}}
+            **{key: statistics.median(f[key] for f in floors) for key in floors[0] if key != "bytecode_cached"},
+            "bytecode_cached": all(f["bytecode_cached"] for f in floors)}

@@ -14,6 +14,18 @@ import threading
 import time
 
 
+def bytecode_cached() -> bool:
+    """Whether torch's modules load from bytecode written before (a launch after the first, or an install that
+    compiled it: `UV_COMPILE_BYTECODE=1 uv sync`), not compiled from source at each start: where Python may not
+    write it (PYTHONDONTWRITEBYTECODE) and the install did not, `import torch` takes about twice as long."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("torch")
+    cached = Path(spec.origin).parent / "__pycache__" if spec and spec.origin else None
+    return bool(cached and cached.is_dir() and any(cached.glob("*.pyc")))
+
+
 def main() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     started = time.perf_counter()
@@ -39,7 +51,8 @@ def main() -> int:
         time.sleep(0.005)
         now = time.perf_counter()
         longest, last = max(longest, now - last - 0.005), now
-    print(json.dumps({"window_imports_s": window_imports, "torch_import_s": took[0], "import_stall_s": longest}))
+    print(json.dumps({"window_imports_s": window_imports, "torch_import_s": took[0], "import_stall_s": longest,
+                      "bytecode_cached": bytecode_cached()}))
     return 0
 
 

@@ -39,8 +39,12 @@ def test_the_launch_row_measures_the_start_up_stall_in_a_fresh_process(tmp_path)
     assert 0 < launch["window_s"] < launch["panels_s"]
     assert 0 < launch["stall_s"] < launch["panels_s"] and launch["torch_at_window"] is False
     # issue 41, item 19: the floors under those rows, each from a fresh process of its own
-    assert 0 < launch["window_imports_s"] < launch["window_s"]
-    assert 0 < launch["import_stall_s"] < launch["torch_import_s"] < launch["panels_s"]
+    # (each floor from processes of its own: on a loaded machine one may take longer than the launch beside it)
+    assert 0 < launch["window_imports_s"] < 120 and 0 < launch["torch_import_s"] < 120
+    assert 0 < launch["import_stall_s"] < launch["torch_import_s"]  # a gap within that import
+    from inspector.bench.launch_floor import bytecode_cached
+
+    assert launch["bytecode_cached"] is bytecode_cached()
     table = bench_gui.format_table({
         "launch": launch, "stalls": [], "loaded": [], "rapid": {"model": "demo", "leaves": 1, "stall_s": 0.01},
         "run": {"model": "demo", "layer": "conv1", "drawn_s": 0.1, "plain_s": 0.05, "engine_s": 0.06,
