@@ -12,6 +12,16 @@ import time
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def python_default_sigint():
+    """Each test starts with Python's own Ctrl-C handler and gives back what it found: the in-process tests
+    assert that the dispatcher puts back the caller's handler, which is then Python's default (a full CI run
+    found SIG_IGN left by a test that ran before in the same worker)."""
+    found = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, found)
+
+
 def _start(*argv: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "inspector", *argv], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
