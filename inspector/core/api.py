@@ -12,6 +12,7 @@ from .arguments import checked, need_instance, need_texts
 from .devices import resolve_device
 from .edit_reach import check_edits_reach
 from .edits import Edit
+from .edits_concepts import check_concept_edits
 from .engine import run
 from .errors import ArgumentValueError, SpecError
 from .layers import LayerTree, build_layer_tree
@@ -61,6 +62,7 @@ def capture(
     spec = RunSpec.make((), sites, edits, target, input_grad)
     spec = replace(spec, layers=tuple(tree.select(patterns, params="params" in spec.sites)))
     check_edits_reach(spec.edits, tree)
+    check_concept_edits(spec.edits, model.source)
     return run(model.module, inputs, spec, model.labels, cancel, sharing or sharing_of(model))
 
 

@@ -93,6 +93,11 @@ def _zero_heads(t, heads):
                     "not on a captured tensor.")
 
 
+def _concept(t, **_args):
+    raise SpecError("a concept edit is applied by the engine's hooks at LAYER:output, where its layer is known "
+                    "(inspector.core.edits_concepts), not to a tensor on its own.")
+
+
 def _sign(t):
     return t.sign()
 
@@ -107,6 +112,7 @@ class OpSpec:
     params: tuple[str, ...]
     required: int
     help: str
+    sites: tuple[str, ...] = ()  # the sites it applies at; () at any
 
 
 OPS: dict[str, OpSpec] = {
@@ -122,6 +128,11 @@ OPS: dict[str, OpSpec] = {
     "sign": OpSpec(_sign, (), 0, "sign(): -1, 0 or 1"),
     "abs": OpSpec(_abs, (), 0, "abs(): absolute value"),
     "guided": OpSpec(_guided, (), 0, "guided(): keep positive values only (guided backprop at a ReLU's grad_input)"),
+    "ablate_concept": OpSpec(_concept, ("id", "dict"), 2, "ablate_concept(id, dict='DIR'): at LAYER:output, "
+                             "remove concept id of the dictionary in DIR (x - c_id d_id)", ("output",)),
+    "scale_concept": OpSpec(_concept, ("id", "k", "dict"), 3, "scale_concept(id, k, dict='DIR'): at "
+                            "LAYER:output, scale concept id's component by k (x + (k - 1) c_id d_id)",
+                            ("output",)),
 }
 
 
@@ -198,10 +209,15 @@ def _check_values(name: str, values: dict[str, Any]) -> None:
         if param in ("channels", "heads"):
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, int) for v in value):
                 raise SpecError(f"{name}: {param} must be a list of integers, e.g. [0, 3].")
+        elif param == "dict":
+            if not isinstance(value, str) or not value.strip():
+                raise SpecError(f"{name}: dict must be a concepts folder in quotes, e.g. dict='concepts/'.")
         elif value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise SpecError(f"{name}: {param} must be a number, not {value!r}.")
         elif value is not None and not math.isfinite(value):
             raise SpecError(f"{name}: {param} must be a finite number, not {value!r}.")
+    if "id" in values and (not isinstance(values["id"], int) or values["id"] < 0):
+        raise SpecError(f"{name}: id must be a whole number >= 0 (a concept of the dictionary), not {values['id']!r}.")
     if name == "clamp" and values.get("min") is None and values.get("max") is None:
         raise SpecError("clamp needs min, max or both, e.g. clamp(min=0).")
     if name == "clamp" and None not in (values.get("min"), values.get("max")) and values["min"] > values["max"]:
@@ -223,4 +239,7 @@ def parse_edit(text: str) -> Edit:
     if not key.layer:
         raise SpecError(f"Edit {text!r}: edits apply to a layer or parameter site, not to {key}.")
     op, args = parse_op(op_text)
+    if OPS[op].sites and key.site not in OPS[op].sites:
+        raise SpecError(f"Edit {text!r}: {op} applies at {' or '.join(f'{key.layer}:{s}' for s in OPS[op].sites)} "
+                        f"only, not at {key.site}.")
     return Edit(key, op, args)

@@ -23,6 +23,7 @@ from .deferred import complete_statistics, with_statistics
 from .devices import resolve_device
 from .diagnostics import dead_units, first_nonfinite, gradient_flow
 from .edit_reach import check_edits_reach
+from .edits_concepts import check_concept_edits
 from .engine import run
 from .inputs.files import input_preprocess, load_input
 from .layers import LayerTree, build_layer_tree
@@ -167,6 +168,7 @@ class Workbench:
         x = self.input_tensor(request.input, request.frame)
         spec = request.spec if request.visible is None else replace(request.spec, stats_now=tuple(request.visible))
         check_edits_reach(spec.edits, tree)
+        check_concept_edits(spec.edits, loaded.source)
         result = run(loaded.module, x, spec, loaded.labels, cancel, self.sharing, phase)
         baseline = None
         if request.baseline:

@@ -38,7 +38,7 @@ EDIT_SITES = ("grad_output", "grad_input", "output", "input", "weight:grad", "bi
 
 
 class ArgumentForm(QWidget):
-    """One field per argument of the chosen op: spin boxes for numbers, text for channel lists."""
+    """One field per argument of the chosen op: spin boxes for numbers, text for channel lists and folders."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -54,6 +54,8 @@ class ArgumentForm(QWidget):
         for i, name in enumerate(spec.params):
             if name == "channels":
                 field = QLineEdit("[0]")
+            elif name == "dict":  # a concept edit's dictionary: the folder `network-inspector concepts` wrote
+                field = QLineEdit(placeholderText="concepts folder")
             else:
                 field = QDoubleSpinBox()
                 field.setDecimals(4)
@@ -70,10 +72,11 @@ class ArgumentForm(QWidget):
         parts = []
         for name, field in self.fields.items():
             if isinstance(field, QLineEdit):
-                parts.append(f"{name}={field.text().strip()}")
+                text = field.text().strip()
+                parts.append(f"{name}={text!r}" if name == "dict" else f"{name}={text}")
             elif field.value() != field.minimum() or not field.specialValueText():
                 value = field.value()
-                parts.append(f"{name}={int(value) if name == 'seed' else value!r}")
+                parts.append(f"{name}={int(value) if name in ('seed', 'id') else value!r}")
         return ", ".join(parts)
 
 

@@ -137,9 +137,10 @@ def test_ops_return_new_tensors_and_never_change_their_input(op):
 
 
 def test_every_op_is_covered_here():
-    # zero_heads changes an attention module's computation, not a tensor: tests/unit/test_attention.py
+    # zero_heads changes an attention module's computation, not a tensor: tests/unit/test_attention.py;
+    # the concept edits need a dictionary: tests/unit/concepts/test_concept_edits*.py
     assert set(OPS) == {"scale", "clamp", "zero", "noise", "clip_norm", "zero_channels", "keep_channels",
-                        "sign", "abs", "guided", "zero_heads"}
+                        "sign", "abs", "guided", "zero_heads", "ablate_concept", "scale_concept"}
 
 
 # --- the grammar -------------------------------------------------------------------------
