@@ -171,12 +171,16 @@ class Edit:
         return f"{self.key}={self.op_text()}"
 
 
+_QUOTES = ", and a concept edit's folder in quotes: dict='DIR'"
+
+
 def parse_op(text: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
     """Read `op(args)` into a name and named literal arguments, checked against the op."""
     try:
         node = ast.parse(text.strip(), mode="eval").body
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        raise SpecError(f"Cannot read {text!r}; write an op like scale(2) or clamp(min=0).") from None
+        hint = _QUOTES * ("dict=" in text)
+        raise SpecError(f"Cannot read {text!r}; write an op like scale(2) or clamp(min=0){hint}.") from None
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
         raise SpecError(f"Cannot read {text!r}; write an op like scale(2) or clamp(min=0).")
     name = node.func.id
@@ -187,7 +191,8 @@ def parse_op(text: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
         positional = [ast.literal_eval(arg) for arg in node.args]
         named = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        raise SpecError(f"Arguments of {text!r} must be plain numbers or lists.") from None
+        hint = _QUOTES * ("dict" in spec.params)
+        raise SpecError(f"Arguments of {text!r} must be plain numbers or lists{hint}.") from None
     if None in named or len(positional) > len(spec.params):
         raise SpecError(f"Too many arguments in {text!r}. Usage: {spec.help}")
     values = dict(zip(spec.params, positional))

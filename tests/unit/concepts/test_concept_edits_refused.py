@@ -52,6 +52,10 @@ def refused(model, edit: str) -> str:
                                         "dict='concepts/'."),
     ("mix:output=ablate_concept(0, ' ')", "ablate_concept: dict must be a concepts folder in quotes, e.g. "
                                           "dict='concepts/'."),
+    ("mix:output=ablate_concept(0, dict=C/)", "Cannot read 'ablate_concept(0, dict=C/)'; write an op like scale(2) or "
+                                              "clamp(min=0), and a concept edit's folder in quotes: dict='DIR'."),
+    ("mix:output=ablate_concept(0, dict=C)", "Arguments of 'ablate_concept(0, dict=C)' must be plain numbers or lists, "
+                                             "and a concept edit's folder in quotes: dict='DIR'."),
     ("mix:output=ablate_concept(0)", "ablate_concept needs dict. Usage: ablate_concept(id, dict='DIR'): at "
                                      "LAYER:output, remove concept id of the dictionary in DIR (x - c_id d_id)"),
     ("mix:output=scale_concept(0, dict='C')", "scale_concept needs k. Usage: scale_concept(id, k, dict='DIR'): at "
