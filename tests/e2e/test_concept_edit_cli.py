@@ -103,3 +103,19 @@ def test_refusals_are_one_line_exit_2(learned, tmp_path, edit, message):
     parsed = parse_edit(edit)
     e = tmp_path / "dictionary.safetensors"
     assert (done.returncode, done.stderr.strip()) == (2, f"error: Edit {parsed}: {message.format(e=e)}")
+
+
+def test_the_apps_run_keeps_the_baseline_beside_the_edited_run(learned, demo, tmp_path):
+    """The app's runs (Workbench.execute, as the Edits dock and Compare ask them): the edited result and the
+    no-edit baseline it is compared against."""
+    from inspector.core.workbench import Workbench
+
+    concept = strongest(demo, learned)
+    edit = parse_edit(f"relu3:output=ablate_concept(id={concept}, dict={str(learned)!r})")
+    session = Session(input="sample:star", layers=("relu3", "fc"), sites=("output",), edits=(edit,))
+    outcome = Workbench().execute(session.run_request(baseline=True))
+    plain, edited, logits, _ = by_hand(demo, learned, concept)
+    assert torch.equal(torch.from_numpy(outcome.result["relu3:output"]), edited)
+    assert torch.equal(torch.from_numpy(outcome.baseline["relu3:output"]), plain)
+    assert outcome.result.edits == [str(edit)]
+    torch.testing.assert_close(torch.from_numpy(outcome.result["fc:output"]), logits, rtol=0, atol=1e-6)

@@ -119,3 +119,14 @@ def test_half_precision_keeps_the_layers_dtype(tmp_path):
     act = (torch.rand(1, 3, 2, 2).permute(0, 2, 3, 1) @ DIRECTIONS).permute(0, 3, 1, 2).to(torch.bfloat16)
     out = apply_edit(parse_edit(f"mix:output=ablate_concept(0, {folder!r})"), act)
     assert out.dtype == torch.bfloat16 and out.shape == act.shape
+
+
+def test_the_backward_takes_the_coefficients_as_fixed(model, x, tmp_path):
+    """The input gradient through an ablation is that of mix(x) - c d with c a constant (worked out by autograd)."""
+    folder = write_dictionary(tmp_path)
+    result = capture(model, x, layers="mix", sites="output", edits=[f"mix:output=ablate_concept(0, {folder!r})"],
+                     target="sum", input_grad=True)
+    inputs = x.clone().requires_grad_(True)
+    fixed = (x[:, 0:1] * DIRECTIONS[0].view(1, 8, 1, 1)).detach()
+    model.module.tail(model.module.mix(inputs) - fixed).sum().backward()
+    torch.testing.assert_close(torch.from_numpy(result.input_grad), inputs.grad, rtol=1e-5, atol=1e-6)
