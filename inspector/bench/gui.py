@@ -345,8 +345,8 @@ def format_table(report: dict) -> str:
         ("    floor: `import torch` after its libraries are preloaded", "", ms(launch["torch_import_s"]), "",
          "the first panels come after the window by at least this; torch's bytecode "
          + ("cached" if launch.get("bytecode_cached") else "compiled at each start (PYTHONDONTWRITEBYTECODE)")),
-        ("    floor: longest heartbeat gap while another thread imports torch", "", ms(launch["import_stall_s"]),
-         "", "the GIL held in single C calls of torch's import: no Qt, no app"),
+        ("    beside it: a plain Python thread's longest gap while another imports torch", "",
+         ms(launch["import_stall_s"]), "", "a 5 ms sleep loop, no Qt, no app: torch's import holds the GIL in C calls"),
     ]
     for a in report["stalls"]:
         rows += [
