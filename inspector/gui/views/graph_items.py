@@ -158,13 +158,21 @@ class NodeItem(QGraphicsItem):
             painter.drawText(badge, Qt.AlignCenter, PENCIL)
         op, where = self.title()
         width = max(right - left, 10)
-        painter.setPen(Qt.black)
+        title, muted = ink(colour)
+        painter.setPen(title)
         if where and r.height() >= 2 * FONT_PX + 8:
             draw_fitted(painter, QRectF(left, r.height() / 2 - FONT_PX - 2, width, FONT_PX + 3), op, True)
-            painter.setPen(MUTED)
+            painter.setPen(muted)
             draw_fitted(painter, QRectF(left, r.height() / 2, width, FONT_PX + 3), where, False, Qt.ElideMiddle)
         else:
             draw_fitted(painter, QRectF(left, 0, width, r.height()), f"{op}  {where}" if where else op, True)
+
+
+def ink(fill: QColor) -> tuple[QColor, QColor]:
+    """The title's and the path's colours on `fill`: black and grey on a light box, white and light grey on a
+    dark one (the values overlay's dark end: dark text on it could not be read)."""
+    luma = 0.299 * fill.redF() + 0.587 * fill.greenF() + 0.114 * fill.blueF()
+    return (QColor(Qt.black), MUTED) if luma >= 0.5 else (QColor(Qt.white), QColor(215, 218, 225))
 
 
 def draw_fitted(painter, rect: QRectF, text: str, bold: bool, elide=Qt.ElideRight) -> None:
