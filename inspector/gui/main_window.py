@@ -463,7 +463,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
     def save_figure(self, path: str, scale: float = 2.0) -> Path | None:
         """The figure of the tab on screen with its caption (model, weights and seed, input, layer, edits)
         under it: PNG at `scale`, or SVG. The Attribution tab's is drawn from its map or its comparison
-        (figure.attribution_figure: no controls, nothing clipped); the other tabs' is the view on screen."""
+        (figure.attribution_figure: no controls, nothing clipped), the Graph tab's is the whole graph as laid out
+        with its colours (graph_figure); the other tabs' is the view on screen."""
         from .figure import attribution_figure, caption_of, figure_bytes
 
         suffix = Path(path).suffix.lower()
@@ -477,6 +478,15 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
                 self.state.notify("error", "No figure to save yet: compute a map or press Compare all first.")
                 return None
             data = figure.file_bytes(suffix, scale)
+        elif view is self.views.graph:
+            from .graph_figure import graph_figure_bytes
+
+            values = self.graph_values
+            data = graph_figure_bytes(self.views.graph.scene.layout, values.kind, values.found,
+                                      caption_of(self.state, layer=False), suffix, scale)
+            if data is None:
+                self.state.notify("error", "No graph to save yet: wait until the Graph tab has drawn it.")
+                return None
         else:
             data = figure_bytes(view, caption_of(self.state), suffix, scale)
         try:
