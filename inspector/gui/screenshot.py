@@ -87,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
                 tabs.setCurrentIndex(i)
                 if tabs.tabText(i) == "Attribution":
                     window.views.attribution.sigRequested.emit("gradcam", "", None, {})
+                if tabs.tabText(i) == "Graph":  # its graph recorded, laid out and drawn, coloured by gradient L2
+                    window.graph_values.choose("gradient")
+                    pump(app, 4.0)
                 pump(app, {"Attribution": 4.0, "Compare": 3.0}.get(tabs.tabText(i), 0.5))
                 name = folder / f"{width}x{height}-{tabs.tabText(i).lower().replace(' ', '-')}.png"
                 window.grab().save(str(name))
