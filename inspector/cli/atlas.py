@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 
 from inspector.core.errors import RunCancelled
 from inspector.core.outputs import output_folder
 
 from . import common
+from .stop_after_batch import StopAfterBatch
 
 
 def add_parser(sub) -> None:
@@ -57,29 +57,16 @@ def run(args: argparse.Namespace) -> int:
             bars.append(tqdm(desc="atlas", total=total, unit="img", file=sys.stderr, dynamic_ncols=True))
         bars[0].update(done - bars[0].n)
 
-    stop = {"asked": False}
-
-    def on_interrupt(signum, frame):
-        if stop["asked"]:  # a second Ctrl-C stops at once (and more of them are ignored while it unwinds)
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            raise KeyboardInterrupt
-        stop["asked"] = True
-        print("\nstopping after this batch (Ctrl-C again to stop at once)...", file=sys.stderr)
-
-    previous = signal.signal(signal.SIGINT, on_interrupt)
-    written = False
     try:
-        atlas = run_atlas(loaded, args.data, args.layers, args.top, args.out, batch=args.batch, device=args.device,
-                          progress=progress, cancel=lambda: stop["asked"], use_ray=args.ray is not None,
-                          ray_address=args.ray or None, restart=args.restart)
-        written = True
+        with StopAfterBatch() as stop:
+            atlas = run_atlas(loaded, args.data, args.layers, args.top, args.out, batch=args.batch,
+                              device=args.device, progress=progress, cancel=stop.asked_to,
+                              use_ray=args.ray is not None, ray_address=args.ray or None, restart=args.restart)
+            stop.written = True
     except RunCancelled as exc:
         print(str(exc), file=sys.stderr)
         return 130
     finally:
-        # Once the atlas is written, Ctrl-C has nothing left to stop: the summary and the shutdown go on
-        # (the dispatcher gives a caller in Python its own handler back).
-        signal.signal(signal.SIGINT, signal.SIG_IGN if written else previous)
         for bar in bars:
             bar.close()
     for s in atlas["skipped"]:

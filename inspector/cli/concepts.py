@@ -4,13 +4,13 @@ images (inspector.core.concepts), and its fit measured on held-out images agains
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 
 from inspector.core.errors import RunCancelled, SpecError
 from inspector.core.outputs import output_folder
 
 from . import common
+from .stop_after_batch import StopAfterBatch
 
 STAGES = {"pass": ("activations", "img"), "fit": ("fitting", "step"), "measure": ("top images", "img")}
 
@@ -79,29 +79,18 @@ def run(args: argparse.Namespace) -> int:
             bars[stage] = tqdm(desc=name, total=total, unit=unit, file=sys.stderr, dynamic_ncols=True)
         bars[stage].update(done - bars[stage].n)
 
-    stop = {"asked": False}
-
-    def on_interrupt(signum, frame):
-        if stop["asked"]:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            raise KeyboardInterrupt
-        stop["asked"] = True
-        print("\nstopping after this batch (Ctrl-C again to stop at once)...", file=sys.stderr)
-
-    previous = signal.signal(signal.SIGINT, on_interrupt)
-    written = False
     try:
-        record = learn_concepts(loaded, args.data, args.layer, args.out, method=args.method, k=args.k,
-                                sparsity=args.sparsity, seed=args.fit_seed, held_out=args.held_out, epochs=args.epochs,
-                                max_memory_mb=args.max_memory, top=args.top, batch=args.batch, device=args.device,
-                                progress=progress, cancel=lambda: stop["asked"], restart=args.restart,
-                                use_ray=args.ray is not None, ray_address=args.ray or None)
-        written = True
+        with StopAfterBatch() as stop:
+            record = learn_concepts(loaded, args.data, args.layer, args.out, method=args.method, k=args.k,
+                                    sparsity=args.sparsity, seed=args.fit_seed, held_out=args.held_out,
+                                    epochs=args.epochs, max_memory_mb=args.max_memory, top=args.top, batch=args.batch,
+                                    device=args.device, progress=progress, cancel=stop.asked_to,
+                                    restart=args.restart, use_ray=args.ray is not None, ray_address=args.ray or None)
+            stop.written = True
     except RunCancelled as exc:
         print(str(exc), file=sys.stderr)
         return 130
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN if written else previous)
         for bar in bars.values():
             bar.close()
     for s in record["data"]["skipped"]:
