@@ -17,10 +17,9 @@ from PySide6.QtWidgets import (
     QMessageBox,
 )
 
-from inspector.core.errors import WriteError
-from inspector.core.writes import write_bytes
 from inspector.gui import file_dialogs
 
+from . import figure_save
 from .controllers.against import AgainstController
 from .controllers.analysis import AnalysisController
 from .controllers.atlas import AtlasController
@@ -445,57 +444,11 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         return self.save_figure(path, 1.0)
 
     def save_figure_dialog(self) -> None:
-        from PySide6.QtWidgets import QInputDialog
-
-        path = file_dialogs.save_file(self, "figure", "Save figure (PNG or SVG, captioned)", "figure.png",
-                                      "PNG (*.png);;SVG (*.svg)")
-        if not path:
-            return
-        scale = 1.0
-        if Path(path).suffix.lower() != ".svg":
-            chosen, ok = QInputDialog.getItem(self, "Save figure", "Scale (pixels per pixel of the figure):",
-                                              ["1x", "2x", "3x", "4x"], 1, False)
-            if not ok:
-                return
-            scale = float(chosen[:-1])
-        self.save_figure(path, scale)
+        figure_save.ask_and_save(self)
 
     def save_figure(self, path: str, scale: float = 2.0) -> Path | None:
-        """The figure of the tab on screen with its caption (model, weights and seed, input, layer, edits)
-        under it: PNG at `scale`, or SVG. The Attribution tab's is drawn from its map or its comparison
-        (figure.attribution_figure: no controls, nothing clipped), the Graph tab's is the whole graph as laid out
-        with its colours (graph_figure); the other tabs' is the view on screen."""
-        from .figure import attribution_figure, caption_of, figure_bytes
-
-        suffix = Path(path).suffix.lower()
-        if suffix not in (".png", ".svg"):
-            self.state.notify("error", f"Could not write {path}: name a .png or .svg file.")
-            return None
-        view = self.tabs.currentWidget()
-        if view is self.views.attribution:
-            figure = attribution_figure(view, caption_of(self.state, layer=False))
-            if figure is None:
-                self.state.notify("error", "No figure to save yet: compute a map or press Compare all first.")
-                return None
-            data = figure.file_bytes(suffix, scale)
-        elif view is self.views.graph:
-            from .graph_figure import graph_figure_bytes
-
-            values = self.graph_values
-            data = graph_figure_bytes(self.views.graph.scene.layout, values.kind, values.found,
-                                      caption_of(self.state, layer=False), suffix, scale)
-            if data is None:
-                self.state.notify("error", "No graph to save yet: wait until the Graph tab has drawn it.")
-                return None
-        else:
-            data = figure_bytes(view, caption_of(self.state), suffix, scale)
-        try:
-            write_bytes(path, data)
-        except WriteError as exc:
-            self.state.notify("error", str(exc))
-            return None
-        self.state.notify("info", f"Saved the figure to {Path(path).resolve()}.")
-        return Path(path)
+        """The figure of the tab on screen with its caption under it: PNG at `scale`, or SVG (see figure_save)."""
+        return figure_save.save_figure(self, path, scale)
 
     # -- closing ------------------------------------------------------------------------------
     def closeEvent(self, event) -> None:
