@@ -301,16 +301,17 @@ def test_zero_heads_on_swin_windows_equals_a_manual_computation():
 
 
 def test_every_mention_of_the_supported_attention_modules_comes_from_one_table():
-    """The README, the warning at a run, the head-ablation error and the rollout error name the
+    """The docs' attention page, the warning at a run, the head-ablation error and the rollout error name the
     same modules: those of inspector.core.attention.supported."""
     from pathlib import Path
 
     from inspector.core.attention.site import check_heads
     from inspector.core.attention.supported import NOT_YET, SUPPORTED, not_yet_text, supported_text
 
-    readme = " ".join((Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8").split())
-    assert "the attention modules supported: " + supported_text() + "." in readme
-    assert "Not reproduced yet: " + not_yet_text() + ";" in readme
+    page_path = Path(__file__).parents[3] / "docs" / "tasks" / "attention.md"
+    page = " ".join(page_path.read_text(encoding="utf-8").split())
+    assert "the attention modules supported: " + supported_text() + "." in page
+    assert "Not reproduced yet: " + not_yet_text() + ";" in page
     assert supported_text() == "; ".join(SUPPORTED) and all(name in not_yet_text() for name in NOT_YET)
     with pytest.raises(SpecError) as error:
         check_heads(nn.Linear(2, 2), "fc", [0])
