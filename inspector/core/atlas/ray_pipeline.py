@@ -37,6 +37,26 @@ RESIZE = "\0resize"
 _PARTIAL_FIELDS = ("channel", "image", "score", "pos", "count", "mean", "m2", "positive")
 
 
+def batch_tensors(batch: dict, preprocess) -> tuple[list[int], list[torch.Tensor], list[list]]:
+    """A decoded batch (`decode_batch`'s rows) as the images read (their indices and (1, C, H, W) tensors) and the
+    ones skipped ([index, why]); an image the decode task left for the replica (`RESIZE`) is decoded here."""
+    good, tensors, skipped = [], [], []
+    for row, (i, why) in enumerate(zip(batch["index"], batch["error"])):
+        if why == RESIZE:
+            t = decode(Path(batch["path"][row]), preprocess)
+            if isinstance(t, str):
+                skipped.append([int(i), t])
+                continue
+        elif why:
+            skipped.append([int(i), str(why)])
+            continue
+        else:
+            t = torch.from_numpy(np.ascontiguousarray(batch["pixels"][row]))[None]
+        good.append(int(i))
+        tensors.append(t)
+    return good, tensors, skipped
+
+
 def pack(partials: dict[int, tuple[LayerPartial, int, int, int]], indices: np.ndarray, skipped: list) -> bytes:
     """A batch's partials (layer number -> (partial, channels, map width, positions)) as bytes (npz, no pickle)."""
     arrays = {"indices": np.asarray(indices, np.int64),
@@ -97,20 +117,7 @@ class Replica:
     def __call__(self, batch: dict) -> dict:
         torch = self.torch
         indices = batch["index"]
-        good, tensors, skipped = [], [], []
-        for row, (i, why) in enumerate(zip(indices, batch["error"])):
-            if why == RESIZE:
-                t = decode(Path(batch["path"][row]), self.preprocess)
-                if isinstance(t, str):
-                    skipped.append([int(i), t])
-                    continue
-            elif why:
-                skipped.append([int(i), str(why)])
-                continue
-            else:
-                t = torch.from_numpy(np.ascontiguousarray(batch["pixels"][row]))[None]
-            good.append(int(i))
-            tensors.append(t)
+        good, tensors, skipped = batch_tensors(batch, self.preprocess)
         collected: dict[int, list] = {}
         for images, x in stack_groups(good, tensors):
             thresholds = {p: torch.as_tensor(t.threshold(), device=self.device) for p, t in self.tops.items()}

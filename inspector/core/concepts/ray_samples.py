@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..atlas.batches import decode, stack_groups
+from ..atlas.batches import stack_groups
 from ..atlas.loop import after_batch, skip_record
-from ..atlas.ray_pipeline import RESIZE, decode_batch, on_host, ray_for_job
+from ..atlas.ray_pipeline import batch_tensors, decode_batch, on_host, ray_for_job
 from ..devices import resolve_device
 from .dictionary import ConceptError
 from .samples import LAYOUT_WORD, LayerSamples, check_signs
@@ -34,20 +34,7 @@ class SampleReplica:
         self.preprocess = preprocess
 
     def __call__(self, batch: dict) -> dict:
-        good, tensors, skipped = [], [], []
-        for row, (i, why) in enumerate(zip(batch["index"], batch["error"])):
-            if why == RESIZE:
-                t = decode(Path(batch["path"][row]), self.preprocess)
-                if isinstance(t, str):
-                    skipped.append([int(i), t])
-                    continue
-            elif why:
-                skipped.append([int(i), str(why)])
-                continue
-            else:
-                t = torch.from_numpy(np.ascontiguousarray(batch["pixels"][row]))[None]
-            good.append(int(i))
-            tensors.append(t)
+        good, tensors, skipped = batch_tensors(batch, self.preprocess)
         images, samples, sizes, kind = [], [], [], ""
         for indices, x in stack_groups(good, tensors):
             v = self.sampler.run(x.to(self.device)).numpy()  # (B, P, C)
