@@ -35,6 +35,7 @@ from .state import GRADIENT_SITES
 from .views.atlas_view import AtlasView
 from .views.attribution_view import AttributionView
 from .views.compare_view import CompareView
+from .views.concepts_view import ConceptsView
 from .views.diagnostics_views import GradientFlowView, StatsTable
 from .views.graph_tab import GraphTab
 from .views.layer_filter import LayerFilterBox
@@ -64,6 +65,7 @@ class Views:
     graph: GraphTab
     layer_model: LayerTreeModel
     tree_view: QTreeView
+    concepts: ConceptsView
 
 
 def lay_out(window) -> None:
@@ -155,8 +157,10 @@ def lay_out(window) -> None:
     edits_panel, atlas_view = EditsPanel(), AtlasView()
     window.edits_dock = add_dock(window, "Edits", edits_panel, Qt.RightDockWidgetArea, scroll=True)
     window.atlas_dock = add_dock(window, "Atlas", atlas_view, Qt.RightDockWidgetArea)
+    concepts = ConceptsView()
+    window.concepts_dock = add_dock(window, "Concepts", concepts, Qt.RightDockWidgetArea, scroll=True)
     window.views = Views(window.activation_panel, window.gradient_panel, compare, attribution, flow, stats, atlas_view,
-                       edits_panel, graph, window.layer_model, window.tree_view)
+                       edits_panel, graph, window.layer_model, window.tree_view, concepts)
     window.run_status = RunStatus(window.statusBar())
     fit_to_screen(window)  # inside the screen it opens on, title bar and status bar included
 

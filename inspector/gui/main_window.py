@@ -82,6 +82,10 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         from .controllers.graph_values import GraphValuesController
 
         self.graph_values = GraphValuesController(s, self.graph, v.graph)  # the values of the last run on the graph
+        from .controllers.concepts import ConceptsController
+
+        self.concepts = ConceptsController(self, v.concepts, self.concepts_dock)  # its build also from the Atlas dock
+        self.atlas.offer_concepts(self.concepts.build_dialog)
         build_menus(self)
         self._connect()
         self._restore_layout()
@@ -111,6 +115,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         """Predictions and edits share the right column as tabs (each gets its full height at 1280x800)."""
         self.tabifyDockWidget(self.side_dock, self.edits_dock)
         self.tabifyDockWidget(self.edits_dock, self.atlas_dock)
+        self.tabifyDockWidget(self.atlas_dock, self.concepts_dock)
         self.side_dock.raise_()
         self.resizeDocks([self.modules_dock, self.side_dock], [290, 320], Qt.Horizontal)
 

@@ -81,6 +81,8 @@ def build_menus(window) -> None:
     window.open_video_action = _action(window, file, "Open video file…", window.on_open_video)
     window.open_camera_action = _action(window, file, "Open camera…", window.on_open_camera)
     _action(window, file, "Open channel atlas…", window.atlas.open_dialog)
+    _action(window, file, "Open concepts…", window.concepts.open_dialog)
+    _action(window, file, "Build concepts…", window.concepts.build_dialog)
     window.paste_action = _action(window, file, "Paste image", window.paste_image, QKeySequence.Paste)
     window.recent_menu = file.addMenu("Open recent")
     window.recent_menu.aboutToShow.connect(lambda: fill_recent(window))

@@ -33,6 +33,17 @@ class AtlasController(QObject):
     def open_dialog(self) -> None:
         self.view.ask_open()
 
+    def offer_concepts(self, build) -> None:
+        """Beside Build…, "Build concepts…" (`build`: the Concepts dock's dialog, over a folder of images too)."""
+        from PySide6.QtWidgets import QPushButton
+
+        button = QPushButton("Build concepts…")
+        button.setToolTip("Learn concepts (directions mixing channels) of a layer over a folder of images; the "
+                          "Concepts dock shows them")
+        button.clicked.connect(build)
+        row = self.view.layout().itemAt(0).layout()  # the view's first row: Open atlas…, Build…, Cancel
+        row.insertWidget(row.indexOf(self.view.build_button) + 1, button)
+
     def _on_atlas(self, opened) -> None:
         self.view.show_atlas(opened)
         self._raise()

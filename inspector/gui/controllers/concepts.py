@@ -1,0 +1,99 @@
+"""Wires the Concepts dock into the window: the view's asks to the ConceptsState (open, build, pick, page, edit),
+the state's records to the view, Esc to the build's cancel, and the dock's visibility to the readings (the image's
+concepts are read only while the dock is on screen)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QDialog
+
+from inspector.core.keys import layer_of
+from inspector.gui import file_dialogs
+
+from ..state.concepts import ConceptsState
+from ..views.concepts_build import BuildConceptsDialog
+from ..views.concepts_page import ConceptPage
+
+
+class ConceptsController:
+    def __init__(self, window, view, dock) -> None:
+        self.window, self.view, self.dock = window, view, dock
+        app = window.state
+        self.state = state = ConceptsState(app, window.settings)
+        self.page: ConceptPage | None = None
+        view.backdrop = lambda: window.input_view.rgb
+        view.sigOpen.connect(self.open_dialog)
+        view.sigBuild.connect(self.build_dialog)
+        view.sigCancel.connect(state.cancel)
+        view.sigPicked.connect(state.select)
+        view.sigPage.connect(self.show_page)
+        view.sigEdit.connect(lambda op, k: state.add_edit(op, k))
+        state.sigOpened.connect(self._on_opened)
+        state.sigRead.connect(view.show_reading)
+        state.sigSelected.connect(view.show_picked)
+        state.sigMap.connect(view.show_map)
+        state.sigSaid.connect(view.say)
+        state.sigBuilding.connect(view.set_building)
+        state.sigProgress.connect(view.set_progress)
+        state.sigBuildText.connect(view.set_progress_text)
+        window.cancel_action.triggered.connect(state.cancel)  # Esc stops a build too
+        dock.visibilityChanged.connect(state.set_shown)
+
+    # -- asking the user -------------------------------------------------------------------------------
+    def open_dialog(self) -> None:
+        path = file_dialogs.choose_folder(self.view, "concepts-out", "Open concepts (a folder with "
+                                                                     "dictionary.safetensors)")
+        if path:
+            self.open(path)
+
+    def open(self, folder: str) -> bool:
+        self.raise_dock()
+        return self.state.open(folder)
+
+    def build_dialog(self) -> None:
+        app = self.state.app
+        if app.model is None:
+            self.view.say("Load a model first: concepts are learned on the loaded model.", True)
+            return
+        layers = [l.path for l in app.model.tree.layers if l.path]
+        dialog = BuildConceptsDialog(layers, layer_of(app.layer) if app.layer else None, self.window)
+        if dialog.exec() == QDialog.Accepted:
+            self.build(*dialog.choices())
+        dialog.deleteLater()
+
+    def build(self, data_dir: str, layer: str, k: int, method: str, out_dir: str) -> bool:
+        self.raise_dock()
+        return self.state.build(data_dir, layer, k, method, out_dir)
+
+    def show_page(self, concept: int) -> None:
+        from inspector.core.concepts.store import page_path
+
+        opened = self.state.opened
+        if opened is None:
+            return
+        if self.page is None:
+            self.page = ConceptPage(self.window)
+            self.page.sigUse.connect(self._use_image)
+        self.page.show_concept(opened.folder, opened.record, concept, page_path(opened.folder, concept))
+        self.page.show()
+        self.page.raise_()
+
+    def _use_image(self, image: str) -> None:
+        opened = self.state.opened
+        root = opened.record.get("data", {}).get("root", "") if opened is not None else ""
+        path = Path(root) / image if root and image else None
+        if path is None or not path.is_file():
+            self.state.app.notify("error", f"{image} is not in {root or 'an unknown folder'} any more: it cannot "
+                                           f"become the input.")
+            return
+        self.state.app.set_input(str(path))
+
+    def _on_opened(self, opened) -> None:
+        self.view.show_opened(opened)
+        if opened is not None and self.page is not None:
+            self.page.close()
+
+    def raise_dock(self) -> None:
+        self.dock.show()
+        self.dock.raise_()

@@ -1,0 +1,266 @@
+"""The concept dictionary the Concepts view shows (`ConceptsState`, beside the AppState).
+
+A dictionary folder (written by `network-inspector concepts`, or built here) is opened in the worker and checked
+against the loaded model; the folder is remembered per model (settings `concepts/MODEL`) and opened again when that
+model loads. While the view is on screen, each result on a new input (or model, or target) has its concepts read
+in the worker (`worker_concepts.ConceptJobs`), latest wins; picking a concept asks for its relevance map. The state
+holds plain records, never a tensor or a module.
+"""
+
+from __future__ import annotations
+
+from itertools import count
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from inspector.core.records.failure import Failure
+
+from ..worker_concepts import BuildConceptsRequest, ConceptJobs, ConceptsRequest
+
+SETTINGS_KEY = "concepts/{source}"
+
+
+class ConceptsState(QObject):
+    """Signals
+    -------
+    sigOpened(object): an OpenedConcepts (or None: no dictionary for the loaded model).
+    sigRead(object): the ConceptsRead of the image on screen.
+    sigMap(object): the ConceptMap of the concept picked.
+    sigSelected(int): the concept picked (its map is drawn from the last reading).
+    sigSaid(str, bool): one line for the view (True: an error); "" takes it down.
+    sigBuilding(bool): a build started or ended.
+    sigProgress(int, int): done and total of the build's stage.
+    sigBuildText(str): the build's progress in words (rate and time left).
+    """
+
+    sigOpened = Signal(object)
+    sigRead = Signal(object)
+    sigMap = Signal(object)
+    sigSelected = Signal(int)
+    sigSaid = Signal(str, bool)
+    sigBuilding = Signal(bool)
+    sigProgress = Signal(int, int)
+    sigBuildText = Signal(str)
+
+    def __init__(self, app, settings) -> None:
+        super().__init__(app)
+        self.app, self.settings = app, settings
+        self.jobs = ConceptJobs(app.worker, app.worker_thread.thread)
+        self.opened = None  # the OpenedConcepts shown
+        self.reading = None  # the ConceptsRead of the image on screen
+        self.selected: int | None = None
+        self.shown = False  # the view is on screen: readings are asked for
+        self.building = False
+        self._ids = count(1)
+        self._read_id = self._open_id = 0
+        self._asked = None  # the key of the last reading asked for
+        self.jobs.sigOpened.connect(self._on_opened)
+        self.jobs.sigRead.connect(self._on_read)
+        self.jobs.sigMap.connect(self._on_map)
+        self.jobs.sigBuilt.connect(self._on_built)
+        self.jobs.sigBuildFailed.connect(self._on_build_failed)
+        self.jobs.sigProgress.connect(self.sigProgress)
+        app.worker.sigPhase.connect(self._on_phase)
+        app.sigModelLoaded.connect(lambda info, _ticks: self._on_model(info))
+        app.sigResult.connect(lambda _outcome: self.ensure())
+
+    # -- the dictionary --------------------------------------------------------------------
+    def open(self, folder: str) -> bool:
+        """Open the dictionary in `folder` for the loaded model (refused, in the view and the banner, when it is
+        another model's or damaged)."""
+        if self.app.model is None:
+            self.sigSaid.emit("Load a model first: a dictionary is opened for the loaded model.", True)
+            return False
+        self._open_id = next(self._ids)
+        self.sigSaid.emit(f"Opening {folder} …", False)
+        self.jobs.request(ConceptsRequest("open", str(folder), self.app.model.request, run_id=self._open_id))
+        return True
+
+    def remembered(self, source: str) -> str:
+        return str(self.settings.value(SETTINGS_KEY.format(source=source), "") or "")
+
+    def _on_model(self, info) -> None:
+        if self.opened is not None and self.opened.model == info.source:
+            self._asked = None
+            return  # the same model again (weights, device): its dictionary stays
+        self.opened = self.reading = self.selected = None
+        self._asked = None
+        folder = self.remembered(info.source)
+        self.sigOpened.emit(None)
+        if folder and Path(folder).is_dir():
+            self.open(folder)
+        else:
+            self.sigSaid.emit("", False)
+
+    def _on_opened(self, opened) -> None:
+        if isinstance(opened, Failure):
+            if opened.run_id == self._open_id:
+                self.sigSaid.emit(f"Not opened: {opened.message}", True)
+                self.app.notify("error", f"Concepts not opened: {opened.message}")
+            return
+        if opened is None or self.app.model is None:
+            return
+        self.opened, self.reading, self.selected, self._asked = opened, None, None, None
+        self.settings.setValue(SETTINGS_KEY.format(source=self.app.model.source), opened.folder)
+        self.sigOpened.emit(opened)
+        self.sigSaid.emit("", False)
+        self.ensure()
+
+    def missing_layer(self) -> str:
+        """One line when the loaded model lacks the dictionary's layer ("" when it has it)."""
+        info, opened = self.app.model, self.opened
+        if info is None or opened is None or opened.layer in {l.path for l in info.tree.layers}:
+            return ""
+        return f"{info.source} has no layer {opened.layer} (the dictionary's): it shows no concepts."
+
+    # -- readings ----------------------------------------------------------------------------------
+    def set_shown(self, shown: bool) -> None:
+        """The view came on screen (read what is on screen now) or went (nothing is read meanwhile)."""
+        self.shown = shown
+        if shown:
+            self.ensure()
+
+    def key(self):
+        """(folder, model request, input, target) of the result on screen: what a reading is of."""
+        app = self.app
+        if self.opened is None or app.model is None or app.outcome is None or app.shown_choice is None:
+            return None
+        live = app.live
+        if live.feed is not None and live.shown_frame is not None:
+            name = f"{live.feed.source}@frame {live.shown_frame.index}"
+        else:
+            name = app.shown_choice[0]
+        return self.opened.folder, app.model.request, name, self.target()
+
+    def target(self) -> int | None:
+        """The class the relevance is for: the run's target (its predicted class under auto); None for a
+        detector (its output is boxes, not classes)."""
+        app = self.app
+        if app.outcome is None or app.model is None or app.model.task == "detection":
+            return None
+        return app.outcome.result.target_index
+
+    def ensure(self) -> None:
+        """Ask for the concepts of the image on screen unless they were asked for already."""
+        if not self.shown or self.opened is None:
+            return
+        missing = self.missing_layer()
+        if missing:
+            self.sigSaid.emit(missing, True)
+            return
+        key = self.key()
+        if key is None or key == self._asked:
+            return
+        if self.app.live.playing:
+            self.sigSaid.emit("Concepts are read on a paused video's frame (pause it to read this one).", False)
+            return
+        self._asked = key
+        self._read_id = next(self._ids)
+        live = self.app.live
+        frame = live.shown_frame.rgb if live.feed is not None and live.shown_frame is not None else None
+        self.sigSaid.emit(f"Reading the concepts of {key[2]} …", False)
+        self.jobs.request(ConceptsRequest("read", key[0], key[1], key[2], key[3], self.selected,
+                                          self.app.usable_device(), self._read_id, frame))
+
+    def _on_read(self, read) -> None:
+        if isinstance(read, Failure):
+            if read.run_id == self._read_id:
+                self._asked = None  # asked again by the next result
+                if read.cancelled:
+                    return
+                self.sigSaid.emit(f"No concepts: {read.message}", True)
+            return
+        if read.run_id != self._read_id:
+            return
+        self.reading = read
+        if self.selected is None or self.selected >= len(read.coefficients):
+            self.selected = int(read.coefficients.argmax())
+            self._ask_map()
+        self.sigSaid.emit("", False)
+        self.sigRead.emit(read)
+        self.sigSelected.emit(self.selected)
+
+    def select(self, concept: int) -> None:
+        """Pick concept `concept`: its map from the reading at once, its relevance map from the worker."""
+        if self.reading is None or not 0 <= concept < len(self.reading.coefficients):
+            return
+        self.selected = int(concept)
+        self.sigSelected.emit(self.selected)
+        self._ask_map()
+
+    def _ask_map(self) -> None:
+        key, read = self._asked, self.reading
+        if key is None or read is None or read.target is None:
+            return
+        live = self.app.live
+        frame = live.shown_frame.rgb if live.feed is not None and live.shown_frame is not None else None
+        self.jobs.request(ConceptsRequest("map", key[0], key[1], key[2], read.target, self.selected,
+                                          self.app.usable_device(), read.run_id, frame))
+
+    def _on_map(self, found) -> None:
+        if self.reading is not None and found.run_id == self.reading.run_id and found.concept == self.selected:
+            self.sigMap.emit(found)
+
+    # -- editing -----------------------------------------------------------------------------------------
+    def edit_text(self, op: str, k: float = 2.0) -> str | None:
+        """The edit of the picked concept, written as the Edits dock's form writes it."""
+        if self.opened is None or self.selected is None:
+            return None
+        layer, i, folder = self.opened.layer, self.selected, self.opened.folder
+        if op == "ablate":
+            return f"{layer}:output=ablate_concept(id={i}, dict={folder!r})"
+        return f"{layer}:output=scale_concept(id={i}, k={float(k)!r}, dict={folder!r})"
+
+    def add_edit(self, op: str, k: float = 2.0) -> bool:
+        """Add the picked concept's ablation (or scaling by `k`) to the edits; the Compare tab shows its effect."""
+        text = self.edit_text(op, k)
+        if text is None:
+            return False
+        if not self.app.editing.add_text(text):
+            return False
+        self.app.set_view("compare")
+        return True
+
+    # -- building ----------------------------------------------------------------------------------------
+    def build(self, data_dir: str, layer: str, k: int, method: str, out_dir: str) -> bool:
+        app = self.app
+        if app.model is None:
+            self.sigSaid.emit("Load a model first: concepts are learned on the loaded model.", True)
+            return False
+        if self.building:
+            return False
+        self.building = True
+        self.sigBuilding.emit(True)
+        self.sigSaid.emit(f"Learning {k} concepts of {layer} ({method}) over {data_dir} …", False)
+        self.jobs.request(BuildConceptsRequest(app.model.request, str(data_dir), layer, int(k), method,
+                                               str(out_dir), app.usable_device()))
+        return True
+
+    def cancel(self) -> None:
+        """Stop a build after its batch (Esc, or the view's Cancel); building again resumes."""
+        if self.building:
+            self.jobs.cancel()
+
+    def _on_phase(self, phase: str) -> None:
+        if self.building and phase.startswith("Concepts"):
+            self.sigBuildText.emit(phase)
+
+    def _end_build(self) -> None:
+        self.building = False
+        self.sigBuilding.emit(False)
+
+    def _on_built(self, folder: str) -> None:
+        self._end_build()
+        self.app.notify("info", f"Concepts learned into {folder}.")
+        self.open(folder)
+
+    def _on_build_failed(self, failed: Failure) -> None:
+        self._end_build()
+        if failed.cancelled:
+            text = f"{failed.message} Build again with the same choices to go on where it stopped."
+            self.sigSaid.emit(text, False)
+            self.app.notify("info", text)
+        else:
+            self.sigSaid.emit(f"Not built: {failed.message}", True)
+            self.app.notify("error", f"Concepts not built: {failed.message}", details=failed.details)

@@ -1,0 +1,108 @@
+"""The Build concepts dialog: the images folder, the layer (the selected one by default), K, the method (nmf or
+sae) and the output folder of `learn_concepts`, as `network-inspector concepts` takes them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+)
+
+from inspector.gui import file_dialogs
+
+from ..controls import content_free, searchable
+
+METHODS = (("nmf", "nmf: non-negative factorisation (a layer after a ReLU)"),
+           ("sae", "sae: sparse autoencoder (any layer)"))
+
+
+class BuildConceptsDialog(QDialog):
+    def __init__(self, layers: list[str], layer: str | None, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Build concepts")
+        self.data = QLineEdit(file_dialogs.remembered("concepts-data") or file_dialogs.remembered("atlas-data"))
+        self.out = QLineEdit(file_dialogs.remembered("concepts-out"))
+        self.layer = content_free(searchable(QComboBox()), 24)
+        self.layer.addItems(layers)
+        if layer in layers:
+            self.layer.setCurrentText(layer)
+        self.k = QSpinBox(minimum=1, maximum=4096, value=16)
+        self.k.setToolTip("How many concepts to learn (at most the number of positions over the images)")
+        self.method = QComboBox()
+        for name, text in METHODS:
+            self.method.addItem(text, name)
+        form = QFormLayout(self)
+        form.addRow(QLabel("Learns a dictionary of the layer's activations over a folder of images (every position "
+                           "of a map, or every token, is a sample); Cancel stops it after a batch, and building "
+                           "again with the same choices goes on from there.", wordWrap=True))
+        for label, edit, slot in (("Images folder", self.data, self._browse_data),
+                                  ("Output folder", self.out, self._browse_out)):
+            row = QHBoxLayout()
+            row.addWidget(edit, 1)
+            browse = QPushButton("Browse…")
+            browse.clicked.connect(slot)
+            row.addWidget(browse)
+            form.addRow(label, row)
+        form.addRow("Layer", self.layer)
+        form.addRow("Concepts (K)", self.k)
+        form.addRow("Method", self.method)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        self.buttons.button(QDialogButtonBox.Ok).setText("Build")
+        self.buttons.accepted.connect(self._accept)
+        self.buttons.rejected.connect(self.reject)
+        self.why = QLabel(" ")
+        self.why.setStyleSheet("color: #b00;")
+        form.addRow(self.why)
+        form.addRow(self.buttons)
+        self.resize(600, self.sizeHint().height())
+
+    def choices(self) -> tuple[str, str, int, str, str]:
+        """(images folder, layer, K, method, output folder)."""
+        return (self.data.text().strip(), self.layer.currentText().strip(), self.k.value(),
+                self.method.currentData(), self.out.text().strip())
+
+    def problem(self) -> str:
+        data, layer, _k, _method, out = self.choices()
+        if not data:
+            return "Choose the folder of images to learn from."
+        if not Path(data).is_dir():
+            return f"{data} is not a folder."
+        if not layer:
+            return "Choose a layer."
+        if self.layer.findText(layer) < 0:
+            return f"The model has no layer {layer}."
+        if not out:
+            return "Choose the folder to write the concepts to."
+        return ""
+
+    def _accept(self) -> None:
+        why = self.problem()
+        self.why.setText(why or " ")
+        if why:
+            return
+        data, _layer, _k, _method, out = self.choices()
+        file_dialogs.remember("concepts-data", data, folder_itself=True)  # offered next time
+        file_dialogs.remember("concepts-out", out, folder_itself=True)
+        self.accept()
+
+    def _browse_data(self) -> None:
+        path = file_dialogs.choose_folder(self, "concepts-data", "Folder of images (nested folders too)",
+                                          self.data.text())
+        if path:
+            self.data.setText(path)
+            if not self.out.text():
+                self.out.setText(str(Path(path).parent / f"{Path(path).name}-concepts"))
+
+    def _browse_out(self) -> None:
+        path = file_dialogs.choose_folder(self, "concepts-out", "Folder to write the concepts to", self.out.text())
+        if path:
+            self.out.setText(path)

@@ -1,0 +1,217 @@
+"""The Concepts view (a dock): a concept dictionary's view of the image on screen.
+
+Open a dictionary folder (`network-inspector concepts` wrote it, or Build… here); for the image on screen and the
+dictionary's layer it shows the image's concept coefficients as a sorted bar chart, their relevance for the run's
+class (gradient x coefficient) as a second one, and for the concept picked (a click on either chart's bar) its map
+over the input and the input map of its relevance (CRP-style). Page… opens the concept's top images; Ablate and
+Scale add its edit (the Compare tab shows the effect). It shows what the state sends; it holds no tensor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .concepts_bars import ConceptBars
+from .concepts_page import OverlayMap
+from .number_format import fmt
+
+EMPTY = ("No concept dictionary. Open one (a folder `network-inspector concepts` wrote), or build one from a layer "
+         "over a folder of images.")
+
+
+class ConceptsView(QWidget):
+    """Signals
+    -------
+    sigOpen(): ask for a folder to open.
+    sigBuild(): ask for what to build.
+    sigCancel(): stop the build.
+    sigPicked(int): the concept clicked.
+    sigPage(int): open this concept's page.
+    sigEdit(str, float): add the picked concept's edit: "ablate", or "scale" by the number.
+    """
+
+    sigOpen = Signal()
+    sigBuild = Signal()
+    sigCancel = Signal()
+    sigPicked = Signal(int)
+    sigPage = Signal(int)
+    sigEdit = Signal(str, float)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.opened = None
+        self.reading = None
+        self.picked: int | None = None
+        self.backdrop = lambda: None  # the window sets it: the picture the model saw, (H, W, 3) uint8
+        self.open_button = QPushButton("Open dictionary…")
+        self.open_button.setToolTip("Open a folder holding dictionary.safetensors and concepts.json (made by "
+                                    "`network-inspector concepts` or Build…)")
+        self.build_button = QPushButton("Build…")
+        self.build_button.setToolTip("Learn concepts of a layer of the loaded model over a folder of images")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setVisible(False)
+        self.progress = QProgressBar()
+        self.progress.setVisible(False)
+        self.progress_text = QLabel()
+        self.progress_text.setWordWrap(True)
+        self.progress_text.setVisible(False)
+        self.info = QLabel(EMPTY)
+        self.info.setWordWrap(True)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setVisible(False)
+        self.coefficients = ConceptBars("Coefficients on this image (mean over positions)")
+        self.relevance = ConceptBars("Relevance for the class (gradient × coefficient)")
+        self.concept_map = OverlayMap()
+        self.relevance_map = OverlayMap()
+        self.concept_label = QLabel("Concept —")
+        self.page_button = QPushButton("Page…")
+        self.page_button.setToolTip("The concept's top images over the folder, the region where it is strongest "
+                                    "outlined")
+        self.ablate_button = QPushButton("Ablate")
+        self.ablate_button.setToolTip("Add the edit that removes this concept from the layer's output "
+                                      "(x - c d); the Compare tab shows its effect")
+        self.scale_button = QPushButton("Scale ×")
+        self.scale_button.setToolTip("Add the edit that scales this concept's component by k (x + (k - 1) c d)")
+        self.k = QDoubleSpinBox(minimum=-100.0, maximum=100.0, value=2.0, singleStep=0.5, decimals=2)
+        buttons = QHBoxLayout()
+        for w in (self.open_button, self.build_button, self.cancel_button):
+            buttons.addWidget(w)
+        buttons.addStretch(1)
+        concept_row = QHBoxLayout()
+        concept_row.addWidget(self.concept_label, 1)
+        for w in (self.page_button, self.ablate_button, self.scale_button, self.k):
+            concept_row.addWidget(w)
+        maps = QWidget()
+        maps_row = QHBoxLayout(maps)
+        maps_row.setContentsMargins(0, 0, 0, 0)
+        maps_row.addWidget(self.concept_map)
+        maps_row.addWidget(self.relevance_map)
+        self.split = QSplitter(Qt.Vertical)
+        for w in (self.coefficients, self.relevance, maps):
+            self.split.addWidget(w)
+        self.split.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.progress_text)
+        layout.addWidget(self.info)
+        layout.addWidget(self.message)
+        layout.addLayout(concept_row)
+        layout.addWidget(self.split, 1)
+        self.open_button.clicked.connect(self.sigOpen.emit)
+        self.build_button.clicked.connect(self.sigBuild.emit)
+        self.cancel_button.clicked.connect(self.sigCancel.emit)
+        for bars in (self.coefficients, self.relevance):
+            bars.sigPicked.connect(self.sigPicked.emit)
+        self.page_button.clicked.connect(lambda: self.picked is not None and self.sigPage.emit(self.picked))
+        self.ablate_button.clicked.connect(lambda: self.sigEdit.emit("ablate", 0.0))
+        self.scale_button.clicked.connect(lambda: self.sigEdit.emit("scale", self.k.value()))
+        self._set_concept_enabled(False)
+
+    # -- what the state says -------------------------------------------------------------------
+    def show_opened(self, opened) -> None:
+        """The dictionary opened (None: none for the loaded model)."""
+        self.opened, self.reading, self.picked = opened, None, None
+        self._clear_reading()
+        if opened is None:
+            self.info.setText(EMPTY)
+            self.info.setToolTip("")
+            return
+        fit = opened.record.get("fit", {}) if opened.record else {}
+        figures = ""
+        if "variance_explained" in fit:
+            figures = (f" · variance explained {fmt(fit['variance_explained'], '.1%')} on held-out images (PCA with "
+                       f"the same K: {fmt(fit.get('pca_variance_explained', float('nan')), '.1%')})")
+        images = f" over {opened.record['images']} images" if opened.record.get("images") else ""
+        self.info.setText(f"<b>{opened.layer}</b> · {opened.method} · K={opened.k} · learned on "
+                          f"{opened.model or 'an unnamed model'}{images}{figures}")
+        self.info.setToolTip(opened.folder)
+
+    def say(self, text: str, error: bool = False) -> None:
+        self.message.setVisible(bool(text))
+        self.message.setText(f"<span style='color:#b00'>{text}</span>" if error else text)
+        if text and error:
+            self._clear_reading()
+
+    def show_reading(self, read) -> None:
+        self.reading = read
+        self.coefficients.show_values(read.coefficients, self.picked)
+        if read.relevance is not None:
+            self.relevance.setTitle(f"Relevance for class {read.target} (gradient × coefficient)", size="9pt")
+            self.relevance.show_values(read.relevance, self.picked)
+        else:
+            self.relevance.setTitle("Relevance: the model's output has no class to take", size="9pt")
+            self.relevance.clear_values()
+        self.relevance_map.clear_map()
+
+    def show_picked(self, concept: int) -> None:
+        """Concept `concept`'s map over the input, from the reading on screen (its relevance map comes later)."""
+        read = self.reading
+        if read is None or not 0 <= concept < len(read.coefficients):
+            return
+        changed = concept != self.picked
+        self.picked = concept
+        for bars in (self.coefficients, self.relevance):
+            bars.set_picked(concept)
+        self._set_concept_enabled(True)
+        self.concept_label.setText(f"<b>Concept {concept}</b>: coefficient {fmt(read.coefficients[concept], '.4g')}"
+                                   + ("" if read.relevance is None else
+                                      f", relevance {fmt(read.relevance[concept], '.4g')}"))
+        h, w = read.grid.shape[1:]
+        self.concept_map.show_map(read.maps[concept], self.backdrop(),
+                                  f"Concept {concept} at each position ({h}×{w}, upsampled)")
+        if changed:
+            self.relevance_map.clear_map("its relevance map: computing…" if read.target is not None else "")
+
+    def show_map(self, found) -> None:
+        if found.map is None:
+            self.relevance_map.clear_map(f"no relevance map: {found.why}")
+            return
+        self.relevance_map.show_map(found.map, self.backdrop(), f"Concept {found.concept}'s relevance for class "
+                                                                f"{found.target} (input map)", signed=True)
+
+    def set_building(self, building: bool) -> None:
+        self.build_button.setEnabled(not building)
+        self.cancel_button.setVisible(building)
+        self.progress.setVisible(building)
+        self.progress_text.setVisible(building)
+        if building:
+            self.progress.setRange(0, 0)
+            self.progress_text.setText("Starting…")
+
+    def set_progress(self, done: int, total: int) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+
+    def set_progress_text(self, text: str) -> None:
+        self.progress_text.setText(text)
+
+    def _clear_reading(self) -> None:
+        self.reading = None
+        for bars in (self.coefficients, self.relevance):
+            bars.clear_values()
+        self.concept_map.clear_map()
+        self.relevance_map.clear_map()
+        self.concept_label.setText("Concept —")
+        self._set_concept_enabled(False)
+
+    def _set_concept_enabled(self, on: bool) -> None:
+        for w in (self.page_button, self.ablate_button, self.scale_button, self.k):
+            w.setEnabled(on)
+
+    def heat_values(self) -> np.ndarray | None:
+        """The concept map drawn (tests read it)."""
+        return self.concept_map.values

@@ -1,0 +1,282 @@
+"""The Concepts view's work, on the worker's thread (`ConceptJobs`, moved there, beside the Worker that owns the
+model): opening a dictionary folder, reading an image's concepts (`inspector.core.concepts.on_image`), the input map
+of one concept's relevance, and learning a dictionary (`learn_concepts`, with progress; cancelled between batches,
+resumed by building again). It runs between the worker's own jobs, never beside them: the loaded model is used by
+one thread at a time. Plain records go back: OpenedConcepts, ConceptsRead, ConceptMap, a Failure."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from PySide6.QtCore import QObject, Signal, Slot
+
+from inspector.core.records.failure import Failure, failure
+from inspector.core.records.requests import ModelRequest
+
+from .progress_rate import rate_reporter
+
+STAGES = {"pass": ("Concepts: the layer over the images", "images"), "fit": ("Concepts: fitting", "batches"),
+          "measure": ("Concepts: measuring the fit", "images")}
+
+
+@dataclass(frozen=True)
+class ConceptsRequest:
+    """`kind`: "open" the dictionary in `folder` for `model`; "read" the concepts of `input` (a source the worker
+    reads, as a run does; with `frame`, that video frame) and the relevance map of `concept` for `target`; "map":
+    that map alone."""
+
+    kind: str
+    folder: str
+    model: ModelRequest
+    input: str = ""
+    target: int | None = None
+    concept: int | None = None
+    device: str = "cpu"
+    run_id: int = 0
+    frame: object = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class BuildConceptsRequest:
+    """Learn `k` concepts of `layer` of `model` over the images in `data_dir` with `method`, into `out_dir`."""
+
+    model: ModelRequest
+    data_dir: str
+    layer: str
+    k: int
+    method: str
+    out_dir: str
+    device: str = "cpu"
+
+
+@dataclass(frozen=True)
+class OpenedConcepts:
+    folder: str
+    layer: str
+    method: str
+    k: int
+    model: str  # the model the dictionary was learned on
+    record: dict  # concepts.json ({} when the folder has none: no pages, no fit figures)
+
+
+@dataclass(frozen=True)
+class ConceptsRead:
+    """The concepts of one image: `coefficients` (K,), `maps` (K, H, W) each concept's coefficient at each position
+    upsampled to the input's size (bilinear, half-pixel centres), `grid` (K, h, w) as the layer has them,
+    `relevance` (K,) gradient x coefficient for `target` (None when the model's output has no class to take)."""
+
+    run_id: int
+    folder: str
+    layer: str
+    coefficients: np.ndarray
+    maps: np.ndarray
+    grid: np.ndarray
+    relevance: np.ndarray | None
+    target: int | None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class ConceptMap:
+    """The input map (H, W) of concept `concept`'s relevance for `target` (its gradient taken through that concept
+    only); `map` None with `why` when it could not be made."""
+
+    run_id: int
+    concept: int
+    target: int | None
+    map: np.ndarray | None
+    why: str = ""
+
+
+def upsampled(maps, size: tuple[int, int]) -> np.ndarray:
+    """(K, h, w) maps at (H, W): bilinear with half-pixel centres (as attribution maps are brought to the input)."""
+    import torch
+    import torch.nn.functional as F
+
+    m = torch.as_tensor(maps, dtype=torch.float32)[None]
+    if tuple(m.shape[-2:]) == tuple(size):
+        return m[0].numpy().copy()
+    return F.interpolate(m, size=tuple(size), mode="bilinear", align_corners=False)[0].numpy()
+
+
+class ConceptJobs(QObject):
+    """Lives on the worker's thread (`thread`); `worker` is the Worker there (its `bench` holds the model).
+    Latest wins for each kind of request; a build runs alone and is stopped by `cancel()`.
+
+    Signals
+    -------
+    sigOpened(object): an OpenedConcepts, or a Failure (what "concepts").
+    sigRead(object): a ConceptsRead, or a Failure with the request's run id.
+    sigMap(object): a ConceptMap.
+    sigBuilt(str): the folder a build finished (open it next).
+    sigBuildFailed(object): a Failure (cancelled: the build stopped and resumes when started again).
+    sigProgress(int, int): done and total of the build's current stage.
+    """
+
+    sigOpened = Signal(object)
+    sigRead = Signal(object)
+    sigMap = Signal(object)
+    sigBuilt = Signal(str)
+    sigBuildFailed = Signal(object)
+    sigProgress = Signal(int, int)
+    _sigWake = Signal()
+
+    def __init__(self, worker, thread) -> None:
+        super().__init__()
+        self.worker = worker
+        self._lock = threading.Lock()
+        self._pending: dict[str, object] = {}
+        self._cancel = threading.Event()
+        self._dictionaries: dict = {}  # folder -> (file's mtime, Dictionary)
+        self.moveToThread(thread)
+        self._sigWake.connect(self._on_wake)
+
+    # -- called from the GUI thread ----------------------------------------------------------
+    def request(self, request) -> None:
+        kind = "build" if isinstance(request, BuildConceptsRequest) else request.kind
+        if kind == "build":
+            self._cancel.clear()
+        with self._lock:
+            self._pending[kind] = request
+        self._sigWake.emit()
+
+    def cancel(self) -> None:
+        """Stop a build after its batch (its state is kept: building again resumes)."""
+        self._cancel.set()
+
+    # -- on the worker's thread ----------------------------------------------------------------
+    @Slot()
+    def _on_wake(self) -> None:
+        with self._lock:
+            jobs, self._pending = self._pending, {}
+        if not jobs or self.worker.bench is None:
+            return
+        self.worker.sigBusy.emit(True)
+        try:
+            for kind in ("open", "build", "read", "map"):
+                job = jobs.get(kind)
+                if job is not None:
+                    getattr(self, f"_{kind}")(job)
+        finally:
+            self.worker.sigPhase.emit("")
+            self.worker.sigBusy.emit(False)
+
+    def _loaded(self, model: ModelRequest):
+        bench = self.worker.bench
+        return bench.loaded if bench.holds(model) else None
+
+    def _dictionary(self, folder: str):
+        from pathlib import Path
+
+        from inspector.core.concepts import load_dictionary
+        from inspector.core.concepts.dictionary import DICTIONARY_FILE
+
+        path = Path(folder) / DICTIONARY_FILE
+        stamp = path.stat().st_mtime_ns if path.is_file() else None
+        kept = self._dictionaries.get(folder)
+        if kept is None or kept[0] != stamp:
+            kept = self._dictionaries[folder] = (stamp, load_dictionary(folder))
+        return kept[1]
+
+    def _open(self, request: ConceptsRequest) -> None:
+        from inspector.core.concepts import ConceptError, read_record
+        from inspector.core.concepts.store import RECORD_FILE
+
+        self.worker.sigPhase.emit("Opening the concepts")
+        try:
+            dictionary = self._dictionary(request.folder)
+            loaded = self._loaded(request.model)
+            if loaded is not None:
+                dictionary.check(model=loaded.source)
+            from pathlib import Path
+
+            record = read_record(request.folder) if (Path(request.folder) / RECORD_FILE).is_file() else {}
+            if record and record.get("k") != dictionary.k:
+                raise ConceptError(f"{request.folder} is damaged: its record has {record.get('k')} concepts, its "
+                                   f"dictionary {dictionary.k}.")
+            opened = OpenedConcepts(request.folder, dictionary.layer, dictionary.method, dictionary.k,
+                                    dictionary.model, record)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a message
+            self.sigOpened.emit(failure(exc, "concepts", request.run_id))
+            return
+        self.sigOpened.emit(opened)
+
+    def _read(self, request: ConceptsRequest) -> None:
+        from inspector.core.concepts.on_image import read_concepts
+
+        start = time.perf_counter()
+        try:
+            loaded = self._loaded(request.model)
+            if loaded is None:  # another model is loaded meanwhile: the view asks again with its next result
+                self.sigRead.emit(Failure("Another model was loaded meanwhile.", "concepts", "", request.run_id, True))
+                return
+            self.worker.sigPhase.emit("Concepts of the image")
+            dictionary = self._dictionary(request.folder)
+            dictionary.check(model=loaded.source)
+            x = self.worker.bench.input_tensor(request.input, request.frame)
+            reading = read_concepts(loaded, x, dictionary, target=request.target, device=request.device)
+            grid = reading.maps.detach().float().cpu().numpy()
+            read = ConceptsRead(request.run_id, request.folder, reading.layer,
+                                reading.coefficients.detach().float().cpu().numpy(),
+                                upsampled(grid, tuple(x.shape[-2:])), grid,
+                                None if reading.relevance is None else reading.relevance.detach().float().cpu().numpy(),
+                                reading.target, time.perf_counter() - start)
+        except Exception as exc:  # noqa: BLE001
+            self.sigRead.emit(failure(exc, "concepts", request.run_id))
+            return
+        self.sigRead.emit(read)
+        if request.concept is not None and read.target is not None:
+            self._map(request, read.target)
+
+    def _map(self, request: ConceptsRequest, target: int | None = None) -> None:
+        from inspector.core.concepts.on_image import concept_relevance_map
+
+        target = request.target if target is None else target
+        try:
+            loaded = self._loaded(request.model)
+            if loaded is None or target is None:
+                return
+            self.worker.sigPhase.emit(f"Concept {request.concept}'s relevance map")
+            x = self.worker.bench.input_tensor(request.input, request.frame)
+            found = concept_relevance_map(loaded, x, self._dictionary(request.folder), request.concept, target,
+                                          device=request.device)
+            shown = ConceptMap(request.run_id, request.concept, target, found.detach().float().cpu().numpy())
+        except Exception as exc:  # noqa: BLE001
+            shown = ConceptMap(request.run_id, request.concept, target, None, failure(exc, "concepts").message)
+        self.sigMap.emit(shown)
+
+    def _build(self, request: BuildConceptsRequest) -> None:
+        from inspector.core.concepts import learn_concepts
+
+        bench = self.worker.bench
+        try:
+            loaded, _tree = bench.load(request.model)
+            try:
+                learn_concepts(loaded, request.data_dir, request.layer, request.out_dir, method=request.method,
+                               k=request.k, device=request.device, progress=build_progress(
+                                   self.worker.sigPhase.emit, self.sigProgress.emit), cancel=self._cancel.is_set)
+            finally:
+                bench.move_to(request.device)  # the model stays where the app runs it
+        except Exception as exc:  # noqa: BLE001 - RunCancelled and every failure become a message
+            self.sigBuildFailed.emit(failure(exc, "concepts"))
+            return
+        self.sigBuilt.emit(request.out_dir)
+
+
+def build_progress(say, tell):
+    """learn_concepts' progress(stage, done, total) said as "Concepts: fitting: 3 of 20 batches (1.5/s, 11 s left;
+    Esc cancels)" with `say`, and `tell(done, total)`; each stage counted from its first report (a resumed build:
+    only what this run did)."""
+    reporters: dict[str, object] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage not in reporters:
+            what, unit = STAGES.get(stage, (f"Concepts: {stage}", "steps"))
+            reporters.clear()
+            reporters[stage] = rate_reporter(what, unit, say, tell, from_first_report=True)
+        reporters[stage](done, total)
+
+    return progress

@@ -1,0 +1,158 @@
+"""Issue 43 item 3: the Concepts dock. A dictionary of the demo's relu3 (learned by the real learn_concepts on a few
+generated shapes, K=4) opened in the app: the bars are read_concepts' coefficients and relevance sorted, a click on
+a bar draws that concept's map over the input (checked against the reading's map upsampled here by hand) and its
+relevance map; a dictionary of another model is refused naming both, a damaged one said so; the folder is
+remembered for the model; Ablate adds the edit as the Edits dock's form writes it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF
+
+from inspector.core import load_input, load_model
+from inspector.core.concepts import learn_concepts, load_dictionary
+from inspector.core.concepts.on_image import concept_relevance_map, read_concepts
+from inspector.demo.shapes import render
+
+
+class Click:
+    def __init__(self, pos):
+        self._pos = pos
+
+    def scenePos(self):
+        return self._pos
+
+
+@pytest.fixture(scope="module")
+def learned(tmp_path_factory):
+    """A dictionary of the demo's relu3: K=4 over 8 generated shapes (one of each class)."""
+    root = tmp_path_factory.mktemp("concepts_view")
+    data = root / "data"
+    data.mkdir()
+    rng = np.random.default_rng(0)
+    for i in range(8):
+        render(i, rng).save(data / f"{i:02d}.png")
+    loaded = load_model("demo")
+    learn_concepts(loaded, data, "relu3", root / "c", k=4, epochs=2, top=2)
+    return root / "c"
+
+
+def bilinear(grid: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """(h, w) -> (H, W) by hand: half-pixel centres, coordinates clamped at the edges."""
+    h, w = grid.shape
+    H, W = size
+
+    def weights(n_out, n_in):
+        at = np.clip((np.arange(n_out) + 0.5) * n_in / n_out - 0.5, 0, n_in - 1)
+        lo = np.floor(at).astype(int)
+        hi = np.minimum(lo + 1, n_in - 1)
+        return lo, hi, at - lo
+
+    y0, y1, fy = weights(H, h)
+    x0, x1, fx = weights(W, w)
+    g = grid.astype(np.float64)
+    top = g[y0][:, x0] * (1 - fx) + g[y0][:, x1] * fx
+    bottom = g[y1][:, x0] * (1 - fx) + g[y1][:, x1] * fx
+    return top * (1 - fy)[:, None] + bottom * fy[:, None]
+
+
+def opened_on(qtbot, window, folder):
+    """The Concepts dock on screen with `folder` opened and the image's concepts read."""
+    controller = window.concepts
+    controller.open(str(folder))
+    view = controller.view
+    qtbot.waitUntil(lambda: view.reading is not None, timeout=30_000)
+    return controller, view
+
+
+def test_the_bars_are_the_reading_sorted_and_a_click_draws_that_concepts_map(qtbot, open_window, learned):
+    window = open_window("demo", "sample:star")
+    controller, view = opened_on(qtbot, window, learned)
+    loaded = load_model("demo")
+    x = load_input("sample:star", loaded.preprocess, loaded.input_shape)
+    d = load_dictionary(learned)
+    target = int(loaded.module(x).argmax())  # the run's target: the predicted class
+    truth = read_concepts(loaded, x, d, target=target)
+    assert view.reading.target == target == window.state.outcome.result.target_index
+    np.testing.assert_allclose(view.coefficients.heights(), np.sort(truth.coefficients.numpy())[::-1], rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(view.relevance.heights(), np.sort(truth.relevance.numpy())[::-1], rtol=1e-4,
+                               atol=1e-6)
+    assert "relu3" in view.info.text() and "K=4" in view.info.text()
+    # the strongest concept is picked first; a click on the third bar picks the third strongest
+    order = np.argsort(-truth.coefficients.numpy(), kind="stable")
+    assert view.picked == order[0]
+    bars = view.coefficients
+    third = bars.getViewBox().mapViewToScene(QPointF(2, bars.heights()[2] / 2))
+    bars._on_mouse_clicked(Click(third))
+    concept = int(order[2])
+    assert view.picked == concept and controller.state.selected == concept
+    expected = bilinear(truth.maps[concept].numpy(), tuple(x.shape[-2:]))
+    np.testing.assert_allclose(view.heat_values(), expected, rtol=1e-4, atol=1e-5)
+    assert view.concept_map.picture.image is not None  # drawn over the picture the model saw
+    crp = concept_relevance_map(loaded, x, d, concept, target).numpy()
+    qtbot.waitUntil(lambda: view.relevance_map.values is not None, timeout=20_000)
+    np.testing.assert_allclose(view.relevance_map.values, crp, rtol=1e-4, atol=1e-6)
+    # the page: its picture as written, its top images listed
+    view.page_button.click()
+    page = controller.page
+    assert page.isVisible() and not page.picture.pixmap().isNull() and f"Concept {concept}" in page.windowTitle()
+    page.close()
+    # Ablate adds the edit the Edits dock's form would write, and the Compare tab comes up
+    view.ablate_button.click()
+    edit = window.state.edits[-1]
+    assert str(edit) == f"relu3:output=ablate_concept(id={concept}, dict={str(learned)!r})"
+    assert window.state.view == "compare"
+
+
+def test_another_models_dictionary_is_refused_naming_both_and_a_damaged_one_said(qtbot, window, learned, tmp_path):
+    controller, view = window.concepts, window.concepts.view
+    controller.open(str(learned))
+    qtbot.waitUntil(lambda: view.message.isVisible() and "Not opened" in view.message.text(), timeout=20_000)
+    text = view.message.text()
+    tiny = window.state.model.source
+    assert "learned on model demo" in text and f"not {tiny}" in text
+    assert view.opened is None and controller.state.remembered(tiny) == ""
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    (damaged / "dictionary.safetensors").write_bytes(b"not a safetensors file")
+    controller.open(str(damaged))
+    qtbot.waitUntil(lambda: "damaged" in view.message.text(), timeout=20_000)
+    assert str(damaged) in view.message.text()
+
+
+def test_the_folder_is_remembered_for_the_model_and_a_model_without_its_layer_says_so(qtbot, open_window, learned,
+                                                                                     settings):
+    window = open_window("demo", "sample:star")
+    opened_on(qtbot, window, learned)
+    assert window.concepts.state.remembered("demo") == str(learned)
+    window.close()
+    again = open_window("demo", "sample:star")
+    view = again.concepts.view
+    again.concepts.raise_dock()
+    qtbot.waitUntil(lambda: view.reading is not None, timeout=30_000)
+    assert view.opened.folder == str(learned)
+    # the same dictionary's layer renamed: the model has no such layer
+    state = again.concepts.state
+    from dataclasses import replace
+
+    state.opened = replace(state.opened, layer="no_such_layer")
+    state._asked = None
+    state.ensure()
+    assert view.message.text().endswith("demo has no layer no_such_layer (the dictionary's): it shows no concepts."
+                                        "</span>")
+    assert view.reading is None and not view.coefficients.heights().size
+
+
+def test_the_concepts_are_not_read_while_the_dock_is_hidden(qtbot, open_window, learned):
+    window = open_window("demo", "sample:star")
+    state = window.concepts.state
+    state.open(str(learned))
+    qtbot.waitUntil(lambda: state.opened is not None, timeout=20_000)
+    window.side_dock.raise_()  # the Concepts dock behind the others
+    qtbot.waitUntil(lambda: not state.shown, timeout=5_000)
+    assert state.reading is None and state._asked is None
+    window.concepts.raise_dock()
+    qtbot.waitUntil(lambda: state.reading is not None, timeout=30_000)
+    assert state.reading.coefficients.shape == (4,) and state._asked is not None
