@@ -86,11 +86,9 @@ def check_dictionary(dictionary: Dictionary, id: int, layer: str | None = None, 
     from .concepts.dictionary import ConceptError
 
     try:
-        dictionary.check(layer=layer, model=model)
+        dictionary.check(layer=layer, model=model, concept=id)
     except ConceptError as exc:
         raise SpecError(str(exc)) from None
-    if isinstance(id, bool) or not isinstance(id, int) or not 0 <= id < dictionary.k:
-        raise SpecError(f"no concept {id!r}: the dictionary has {dictionary.k} concepts (id 0 to {dictionary.k - 1}).")
 
 
 def check_concept_edits(edits: Iterable[Edit], model: str) -> None:

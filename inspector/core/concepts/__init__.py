@@ -7,7 +7,9 @@ concepts on it in batches bounded by `max_memory_mb` (`nmf`: scikit-learn's Mini
 top-k sparse autoencoder in torch), measures the fit on held-out images against PCA with the same K
 (`measure`), and writes OUT_DIR/dictionary.safetensors, concepts.json and each concept's top images
 (`pages`: the atlas's thumbnails, and a page with the region outlined). `load_dictionary` reads a dictionary
-back as a `Dictionary` (coefficients, reconstruct, layout)."""
+back as a `Dictionary` (coefficients, reconstruct, layout). `read_concepts` reads one image through a dictionary
+(its coefficients, maps and concept relevance for a target), `concept_relevance_map` one concept's relevance over
+the input (`on_image`)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from .dictionary import ConceptError, Dictionary, load_dictionary, nnls, save_di
 from .fit import run_fit, threads_for
 from .job import ConceptJob, Settings, concept_job
 from .measure import measure, top_images
+from .on_image import ConceptReading, concept_relevance_map, read_concepts
 from .samples import run_pass
 from .store import (
     CACHE_DIR,
@@ -170,4 +173,4 @@ def _record(loaded, job: ConceptJob, state: State, dictionary: Dictionary, fit: 
 
 
 __all__ = ["learn_concepts", "load_dictionary", "Dictionary", "ConceptError", "nnls", "read_record", "page_path",
-           "Settings"]
+           "Settings", "ConceptReading", "read_concepts", "concept_relevance_map"]

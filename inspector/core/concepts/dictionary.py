@@ -54,12 +54,15 @@ class Dictionary:
     def channels(self) -> int:
         return int(self.components.shape[1])
 
-    def check(self, layer: str | None = None, model: str | None = None) -> None:
-        """ConceptError, naming both, when the dictionary is of another layer or model."""
+    def check(self, layer: str | None = None, model: str | None = None, concept: int | None = None) -> None:
+        """ConceptError, naming both, when the dictionary is of another layer or model; or has no `concept`."""
         if layer is not None and layer != self.layer:
             raise ConceptError(f"The dictionary is of layer {self.layer}, not {layer}.")
         if model is not None and self.model and model != self.model:
             raise ConceptError(f"The dictionary was learned on model {self.model}, not {model}.")
+        if concept is not None and (isinstance(concept, bool) or not isinstance(concept, int)
+                                    or not 0 <= concept < self.k):
+            raise ConceptError(f"no concept {concept!r}: the dictionary has {self.k} concepts (id 0 to {self.k - 1}).")
 
     # -- samples <-> the layer's layout ----------------------------------------------------------
     def to_samples(self, activation: torch.Tensor) -> tuple[torch.Tensor, tuple]:
