@@ -50,6 +50,7 @@ class BuildConceptsRequest:
     method: str
     out_dir: str
     device: str = "cpu"
+    sparsity: int | None = None  # the sae's top-k
 
 
 @dataclass(frozen=True)
@@ -256,7 +257,7 @@ class ConceptJobs(QObject):
             loaded, _tree = bench.load(request.model)
             try:
                 learn_concepts(loaded, request.data_dir, request.layer, request.out_dir, method=request.method,
-                               k=request.k, device=request.device, progress=build_progress(
+                               k=request.k, sparsity=request.sparsity, device=request.device, progress=build_progress(
                                    self.worker.sigPhase.emit, self.sigProgress.emit), cancel=self._cancel.is_set)
             finally:
                 bench.move_to(request.device)  # the model stays where the app runs it

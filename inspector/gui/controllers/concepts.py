@@ -62,9 +62,9 @@ class ConceptsController:
             self.build(*dialog.choices())
         dialog.deleteLater()
 
-    def build(self, data_dir: str, layer: str, k: int, method: str, out_dir: str) -> bool:
+    def build(self, data_dir: str, layer: str, k: int, method: str, sparsity: int | None, out_dir: str) -> bool:
         self.raise_dock()
-        return self.state.build(data_dir, layer, k, method, out_dir)
+        return self.state.build(data_dir, layer, k, method, sparsity, out_dir)
 
     def show_page(self, concept: int) -> None:
         from inspector.core.concepts.store import page_path

@@ -223,7 +223,9 @@ class ConceptsState(QObject):
         return True
 
     # -- building ----------------------------------------------------------------------------------------
-    def build(self, data_dir: str, layer: str, k: int, method: str, out_dir: str) -> bool:
+    def build(self, data_dir: str, layer: str, k: int, method: str, sparsity: int | None, out_dir: str) -> bool:
+        """Learn `k` concepts of `layer` over the images in `data_dir` (`method` nmf, or sae with `sparsity`
+        active per position) into `out_dir`, in the worker; opened when done."""
         app = self.app
         if app.model is None:
             self.sigSaid.emit("Load a model first: concepts are learned on the loaded model.", True)
@@ -234,7 +236,7 @@ class ConceptsState(QObject):
         self.sigBuilding.emit(True)
         self.sigSaid.emit(f"Learning {k} concepts of {layer} ({method}) over {data_dir} …", False)
         self.jobs.request(BuildConceptsRequest(app.model.request, str(data_dir), layer, int(k), method,
-                                               str(out_dir), app.usable_device()))
+                                               str(out_dir), app.usable_device(), sparsity))
         return True
 
     def cancel(self) -> None:

@@ -40,6 +40,11 @@ class BuildConceptsDialog(QDialog):
         self.method = QComboBox()
         for name, text in METHODS:
             self.method.addItem(text, name)
+        self.sparsity = QSpinBox(minimum=1, maximum=4096, value=4)
+        self.sparsity.setToolTip("The sparse autoencoder's top-k: how many concepts may be active at each position "
+                                 "(from 1 to K)")
+        self.method.currentIndexChanged.connect(lambda _i: self.sparsity.setEnabled(self.method.currentData() == "sae"))
+        self.sparsity.setEnabled(False)
         form = QFormLayout(self)
         form.addRow(QLabel("Learns a dictionary of the layer's activations over a folder of images (every position "
                            "of a map, or every token, is a sample); Cancel stops it after a batch, and building "
@@ -55,6 +60,7 @@ class BuildConceptsDialog(QDialog):
         form.addRow("Layer", self.layer)
         form.addRow("Concepts (K)", self.k)
         form.addRow("Method", self.method)
+        form.addRow("Active per position (sae)", self.sparsity)
         self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
         self.buttons.button(QDialogButtonBox.Ok).setText("Build")
         self.buttons.accepted.connect(self._accept)
@@ -65,13 +71,14 @@ class BuildConceptsDialog(QDialog):
         form.addRow(self.buttons)
         self.resize(600, self.sizeHint().height())
 
-    def choices(self) -> tuple[str, str, int, str, str]:
-        """(images folder, layer, K, method, output folder)."""
-        return (self.data.text().strip(), self.layer.currentText().strip(), self.k.value(),
-                self.method.currentData(), self.out.text().strip())
+    def choices(self) -> tuple[str, str, int, str, int | None, str]:
+        """(images folder, layer, K, method, the sae's top-k (None for nmf), output folder)."""
+        method = self.method.currentData()
+        return (self.data.text().strip(), self.layer.currentText().strip(), self.k.value(), method,
+                self.sparsity.value() if method == "sae" else None, self.out.text().strip())
 
     def problem(self) -> str:
-        data, layer, _k, _method, out = self.choices()
+        data, layer, k, _method, sparsity, out = self.choices()
         if not data:
             return "Choose the folder of images to learn from."
         if not Path(data).is_dir():
@@ -80,6 +87,8 @@ class BuildConceptsDialog(QDialog):
             return "Choose a layer."
         if self.layer.findText(layer) < 0:
             return f"The model has no layer {layer}."
+        if sparsity is not None and sparsity > k:
+            return f"At most K ({k}) concepts can be active per position, not {sparsity}."
         if not out:
             return "Choose the folder to write the concepts to."
         return ""
@@ -89,7 +98,7 @@ class BuildConceptsDialog(QDialog):
         self.why.setText(why or " ")
         if why:
             return
-        data, _layer, _k, _method, out = self.choices()
+        data, *_, out = self.choices()
         file_dialogs.remember("concepts-data", data, folder_itself=True)  # offered next time
         file_dialogs.remember("concepts-out", out, folder_itself=True)
         self.accept()

@@ -1,0 +1,143 @@
+"""Issue 43 item 3: Build concepts in the app. The dialog (from the Atlas dock's Build concepts…) learns K=4 concepts
+of the demo's relu3 over a few generated shapes in the worker, to the end, and the Concepts dock opens them; Cancel
+stops a build (its state kept: building again goes on and finishes); NMF on a signed layer is refused as the
+atlas's errors are (the banner, and one line in the dock)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PySide6.QtWidgets import QDialog, QPushButton
+
+from inspector.core.concepts import load_dictionary
+from inspector.demo.shapes import render
+from inspector.gui.views.concepts_build import BuildConceptsDialog
+
+
+@pytest.fixture(scope="module")
+def shapes(tmp_path_factory):
+    data = tmp_path_factory.mktemp("concepts_build") / "data"
+    data.mkdir()
+    rng = np.random.default_rng(1)
+    for i in range(8):
+        render(i, rng).save(data / f"{i:02d}.png")
+    return data
+
+
+def fill_and_accept(data, layer, k, method, out):
+    """Stands in for QDialog.exec: the user fills the dialog in and presses Build."""
+
+    def exec_(dialog):
+        dialog.data.setText(str(data))
+        dialog.layer.setCurrentText(layer)
+        dialog.k.setValue(k)
+        dialog.method.setCurrentIndex(dialog.method.findData(method))
+        dialog.out.setText(str(out))
+        dialog.buttons.accepted.emit()
+        return dialog.result()
+
+    return exec_
+
+
+def test_the_dialog_builds_to_the_end_and_the_dock_opens_it(qtbot, open_window, shapes, tmp_path, monkeypatch):
+    window = open_window("demo", "sample:star")
+    window.state.select_layer("relu3")
+    seen = {}
+
+    def exec_(dialog):
+        seen["layer"] = dialog.layer.currentText()  # the selected layer, offered first
+        return fill_and_accept(shapes, "relu3", 4, "nmf", tmp_path / "c")(dialog)
+
+    monkeypatch.setattr(BuildConceptsDialog, "exec", exec_)
+    button = next(b for b in window.views.atlas.findChildren(QPushButton) if b.text() == "Build concepts…")
+    button.click()
+    view = window.concepts.view
+    assert seen["layer"] == "relu3" and window.concepts.state.building and view.cancel_button.isVisible()
+    qtbot.waitUntil(lambda: view.opened is not None, timeout=60_000)
+    assert not view.cancel_button.isVisible() and view.build_button.isEnabled()
+    d = load_dictionary(tmp_path / "c")
+    assert (view.opened.folder, view.opened.layer, view.opened.k, view.opened.method) == (str(tmp_path / "c"),
+                                                                                         "relu3", 4, "nmf")
+    assert d.k == 4 and d.layer == "relu3" and d.model == "demo"
+    record = json.loads((tmp_path / "c" / "concepts.json").read_text())
+    assert len(record["data"]["files"]) == 8 and record["data"]["root"] == str(shapes)
+    qtbot.waitUntil(lambda: view.reading is not None, timeout=30_000)
+    assert view.coefficients.heights().shape == (4,)
+
+
+def test_cancel_stops_the_build_and_building_again_finishes_it(qtbot, open_window, shapes, tmp_path):
+    window = open_window("demo", "sample:star")
+    controller, view = window.concepts, window.concepts.view
+    out = tmp_path / "c"
+    assert controller.build(str(shapes), "relu3", 4, "sae", 2, str(out))
+    view.cancel_button.click()  # stops after the first batch
+    qtbot.waitUntil(lambda: not controller.state.building, timeout=60_000)
+    assert "cancelled" in view.message.text() and "Build again" in view.message.text()
+    assert view.opened is None and not (out / "dictionary.safetensors").exists()
+    assert (out / "concepts.partial.json").is_file()  # the state a second build goes on from
+    assert controller.build(str(shapes), "relu3", 4, "sae", 2, str(out))
+    qtbot.waitUntil(lambda: view.opened is not None, timeout=60_000)
+    assert load_dictionary(out).method == "sae" and not (out / "concepts.partial.json").exists()
+
+
+def test_nmf_on_a_signed_layer_is_refused_in_one_line(qtbot, open_window, shapes, tmp_path):
+    window = open_window("demo", "sample:star")
+    controller, view = window.concepts, window.concepts.view
+    shown = []
+    window.state.sigNotice.connect(shown.append)
+    controller.build(str(shapes), "conv3", 4, "nmf", None, str(tmp_path / "c"))
+    qtbot.waitUntil(lambda: not controller.state.building, timeout=60_000)
+    assert "Not built" in view.message.text() and "use --method sae" in view.message.text()
+    error = [n for n in shown if n.level == "error"]
+    assert error and error[-1].text.startswith("Concepts not built: ") and "\n" not in error[-1].text
+    assert view.opened is None and not (tmp_path / "c" / "dictionary.safetensors").exists()
+
+
+def test_the_dialog_says_what_is_missing(qtbot, tmp_path):
+    dialog = BuildConceptsDialog(["conv1", "relu3"], "relu3")
+    qtbot.addWidget(dialog)
+    assert dialog.layer.currentText() == "relu3" and dialog.k.value() == 16 and dialog.method.currentData() == "nmf"
+    dialog.data.setText("")
+    dialog.buttons.accepted.emit()
+    assert dialog.result() != QDialog.Accepted and dialog.why.text() == "Choose the folder of images to learn from."
+    dialog.data.setText(str(tmp_path / "nowhere"))
+    dialog.buttons.accepted.emit()
+    assert dialog.why.text() == f"{tmp_path / 'nowhere'} is not a folder."
+    dialog.data.setText(str(tmp_path))
+    dialog.layer.setCurrentText("fc9")
+    dialog.buttons.accepted.emit()
+    assert dialog.why.text() == "The model has no layer fc9."
+    dialog.layer.setCurrentText("relu3")
+    dialog.out.setText(str(tmp_path / "out"))
+    dialog.buttons.accepted.emit()
+    assert dialog.result() == QDialog.Accepted and dialog.choices() == (str(tmp_path), "relu3", 16, "nmf", None,
+                                                                         str(tmp_path / "out"))
+    assert not dialog.sparsity.isEnabled()
+    dialog.method.setCurrentIndex(dialog.method.findData("sae"))
+    dialog.k.setValue(3)
+    dialog.buttons.accepted.emit()
+    assert dialog.sparsity.isEnabled() and dialog.why.text() == "At most K (3) concepts can be active per position, not 4."
+    dialog.sparsity.setValue(2)
+    assert dialog.choices()[3:5] == ("sae", 2)
+
+
+def test_the_builds_progress_says_the_rate_and_time_left_of_each_stage(monkeypatch):
+    from inspector.gui import progress_rate
+    from inspector.gui.worker_concepts import build_progress
+
+    now = [0.0]
+    monkeypatch.setattr(progress_rate.time, "perf_counter", lambda: now[0])  # the clock, moved by hand below
+    said, told = [], []
+    progress = build_progress(said.append, lambda done, total: told.append((done, total)))
+    for t, stage, done, total in ((0.0, "pass", 0, 8), (2.0, "pass", 4, 8), (3.0, "fit", 1, 10), (4.0, "fit", 3, 10)):
+        now[0] = t
+        progress(stage, done, total)
+    # 4 images in 2 s: 2/s, 4 left: 2 s; a new stage counts from its first report (a resumed build: this run's
+    # work only): 2 batches in 1 s: 2/s, 7 left
+    assert said == ["Concepts: the layer over the images: 0 of 8 images (0.0/s; Esc cancels)",
+                    "Concepts: the layer over the images: 4 of 8 images (2.0/s, 2 s left; Esc cancels)",
+                    "Concepts: fitting: 1 of 10 batches (0.0/s; Esc cancels)",
+                    "Concepts: fitting: 3 of 10 batches (2.0/s, 4 s left; Esc cancels)"]
+    assert told == [(0, 8), (4, 8), (1, 10), (3, 10)]
