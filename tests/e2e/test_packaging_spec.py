@@ -177,11 +177,11 @@ def test_icon_files_exist_and_are_square():
         assert (256, 256) in ico.info.get("sizes", {ico.size}) and (16, 16) in ico.info["sizes"]
 
 
-def test_build_script_and_readme_agree():
+def test_build_script_and_the_bundle_page_agree():
     script = (ROOT / "packaging" / "build.sh").read_text(encoding="utf-8")
     assert "pyinstaller packaging/network-inspector.spec" in script and "--distpath dist" in script
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "bash packaging/build.sh" in readme and "--self-test" in readme
+    page = (ROOT / "docs" / "bundle.md").read_text(encoding="utf-8")
+    assert "bash packaging/build.sh" in page and "--self-test" in page
     assert "packaging/build.sh" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 

@@ -1,4 +1,4 @@
-"""`bench --detection`'s rows read as the README shows them (its baseline is checked in
+"""`bench --detection`'s rows read as docs/performance.md shows them (its baseline is checked in
 tests/unit/detection/test_box_maps.py, against the engine's Grad-CAM)."""
 
 from __future__ import annotations

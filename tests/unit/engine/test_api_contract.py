@@ -1,4 +1,4 @@
-"""The public API (inspector.core's exports, the README's Python API) raises only InspectorError
+"""The public API (inspector.core's exports, docs/reference/python-api.md) raises only InspectorError
 subclasses for user mistakes, with the CLI's words."""
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ WRONG = [None, 5, 2.5, True, "text", b"bytes", [5], {"a": 1}, object(), np.zeros
 
 
 def _checked_calls(tmp_path_factory):
-    """(function, valid arguments) for the public functions checked at the boundary (the README's API,
+    """(function, valid arguments) for the public functions checked at the boundary (the documented API,
     the atlas API included): each call works as given."""
     from PIL import Image
 

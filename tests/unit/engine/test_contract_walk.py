@@ -15,7 +15,7 @@ from inspector.bench.contract import WRONG_VALUES, run_contract
 from inspector.core import InspectorError
 from inspector.core.errors import ArgumentTypeError
 
-#: Calls the walk makes (the README states it): 26 wrong values for each of 113 arguments (tiled's scale the 113th).
+#: Calls the walk makes (docs/reference/python-api.md states it): 26 wrong values for each of 113 arguments (tiled's scale the 113th).
 CALLS = 2938
 
 

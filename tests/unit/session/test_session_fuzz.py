@@ -26,7 +26,7 @@ from inspector.core.session.file import Session, load_session
 from inspector.core.session.stored import attribution_of, stored_of
 
 SEED = 40
-#: How many damaged sessions the fuzz makes (the README states it).
+#: How many damaged sessions the fuzz makes (docs/reference/sessions.md states it).
 CASES = 1012
 
 
