@@ -1,8 +1,11 @@
 """MkDocs hooks of the documentation site (mkdocs.yml `hooks:`).
 
-The command-line reference page (docs/reference/cli.md) holds a placeholder that is replaced at build time by
-the page `inspector.docs.cli_reference.markdown()` makes from the command's own argparse parser, so the page
-cannot drift from `network-inspector --help`.
+Two pages are made from the code at build time, so they cannot drift from it:
+- docs/reference/cli.md: its placeholder line becomes the page `inspector.docs.cli_reference.markdown()` makes
+  from the command's own argparse parser (what `network-inspector --help` says);
+- docs/reference/python-api.md: its placeholder line becomes one mkdocstrings block per name in
+  `inspector.core.__all__`, at the module that defines it (`inspector.core` resolves its names on first use,
+  PEP 562, which a static reader such as griffe cannot follow).
 """
 
 from __future__ import annotations
@@ -12,14 +15,35 @@ import argparse
 #: The line in docs/reference/cli.md that the generated reference replaces.
 PLACEHOLDER = "<!-- cli-reference: generated from the parser by docs/hooks.py -->"
 CLI_PAGE = "reference/cli.md"
+#: The line in docs/reference/python-api.md that the blocks of inspector.core's exports replace.
+API_PLACEHOLDER = "<!-- api-reference: generated from inspector.core's exports by docs/hooks.py -->"
+API_PAGE = "reference/python-api.md"
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    if page.file.src_uri != CLI_PAGE:
+    generated = {CLI_PAGE: (PLACEHOLDER, cli_reference), API_PAGE: (API_PLACEHOLDER, api_reference)}
+    if page.file.src_uri not in generated:
         return markdown
-    if PLACEHOLDER not in markdown:
-        raise ValueError(f"{CLI_PAGE} lost its placeholder line {PLACEHOLDER!r}")
-    return markdown.replace(PLACEHOLDER, cli_reference())
+    placeholder, make = generated[page.file.src_uri]
+    if placeholder not in markdown:
+        raise ValueError(f"{page.file.src_uri} lost its placeholder line {placeholder!r}")
+    return markdown.replace(placeholder, make())
+
+
+def api_reference() -> str:
+    """One mkdocstrings block per export of inspector.core, under Functions, Classes and Errors."""
+    import inspector.core as core
+
+    groups: dict[str, list[str]] = {"Functions": [], "Classes": [], "Errors": []}
+    for name in core.__all__:
+        where = f"inspector.core.{core._WHERE[name]}.{name}"
+        group = "Errors" if core._WHERE[name] == "errors" else "Classes" if name[0].isupper() else "Functions"
+        groups[group].append(f"::: {where}\n    options:\n      show_root_heading: true\n"
+                             f"      show_root_full_path: false\n      heading_level: 4\n")
+    parts = []
+    for title, blocks in groups.items():
+        parts += [f"### {title}", "", *blocks]
+    return "\n".join(parts)
 
 
 def cli_reference() -> str:
