@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from inspector.core.errors import SpecError
 from inspector.core.writes import write_json
 
 from . import atlas, common
@@ -20,8 +21,9 @@ def add_parser(sub) -> None:
     bench.add_argument("--gui", action="store_true",
                        help="measure the desktop app instead (GUI stalls, run-to-drawn, layer switch, "
                             "mosaic paint, toggle queueing); offscreen without a display")
-    bench.add_argument("--model", default="resnet18", help="with --gui: the model for the run and switch figures; "
-                                                           "with --atlas: the model")
+    bench.add_argument("--model", default=None, help="with --gui: the model for the run and switch figures; "
+                                                      "with --atlas: the model (default resnet18); with --concepts: "
+                                                      "the model (default resnet50)")
     bench.add_argument("--diff", action="store_true",
                        help="measure `diff` instead: one diff run against one engine run of the same capture")
     bench.add_argument("--video", action="store_true",
@@ -29,8 +31,16 @@ def add_parser(sub) -> None:
                             "against plain forward + backward, GUI stalls, memory over 1,000 frames)")
     bench.add_argument("--atlas", action="store_true",
                        help="measure the channel atlas (every conv layer) against plain batched inference")
-    bench.add_argument("--images", type=int, default=64, help="with --atlas: images in the generated folder")
-    bench.add_argument("--batch", type=int, default=16, help="with --atlas: batch size")
+    bench.add_argument("--images", type=int, default=None,
+                       help="with --atlas: images in the generated folder (default 64); with --concepts: the same "
+                            "(default 200)")
+    bench.add_argument("--batch", type=int, default=16, help="with --atlas or --concepts: batch size")
+    bench.add_argument("--concepts", action="store_true",
+                       help="measure concepts: the activation pass against plain batched inference over the same "
+                            "folder, the time to fit K concepts (NMF) of --layer, and the Concepts view for one image "
+                            "against one plain forward + backward (default resnet50 layer4, K=32, 200 images)")
+    bench.add_argument("--layer", default=None, help="with --concepts: the layer (default layer4; relu3 on the demo)")
+    bench.add_argument("--k", type=int, default=32, help="with --concepts: the number of concepts")
     bench.add_argument("--handoffs", action="store_true",
                        help="trace how many of the project's objects two paths pass through (an edit with the "
                             "Compare tab on screen until it is redrawn; atlas --ray until atlas.json), "
@@ -64,6 +74,10 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    for name in ("images", "k", "batch", "repeats"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise SpecError(f"--{name} must be at least 1, not {value}.")
     out = common.json_out(args)
     if args.contract:
         from inspector.bench.contract import main as contract
@@ -97,7 +111,7 @@ def run(args) -> int:
         from inspector.bench.ig_auto import bench_ig_auto
 
         models = args.models if args.models != DEFAULT_MODELS else ["resnet50", "mobilenet_v3_large", "vit_b_16"]
-        rows = bench_ig_auto(models, images=3 if args.images == 64 else args.images, repeats=args.repeats,
+        rows = bench_ig_auto(models, images=3 if args.images in (None, 64) else args.images, repeats=args.repeats,
                              device=args.device)
         if out:
             write_json(out, rows, indent=1)
@@ -119,17 +133,26 @@ def run(args) -> int:
         if out:
             write_json(out, report, indent=1)
         return 0
+    if args.concepts:
+        from inspector.bench.concepts import bench_concepts
+
+        row = bench_concepts(args.model or "resnet50", args.layer, args.images or 200, args.k, args.batch,
+                             repeats=1 if args.repeats == 5 else args.repeats, device=args.device)
+        if out:
+            write_json(out, row, indent=1)
+        return 0
     if args.atlas:
         from inspector.bench.atlas import bench_atlas
 
-        row = bench_atlas(args.model, args.images, args.batch, repeats=args.repeats, device=args.device)
+        row = bench_atlas(args.model or "resnet18", args.images or 64, args.batch, repeats=args.repeats,
+                          device=args.device)
         if out:
             write_json(out, row, indent=1)
         return 0
     if args.gui:
         from inspector.bench.gui import main as bench_gui
 
-        report = bench_gui(args.model, repeats=args.repeats, device=args.device)
+        report = bench_gui(args.model or "resnet18", repeats=args.repeats, device=args.device)
         if out:
             write_json(out, report, indent=1)
         return 0
