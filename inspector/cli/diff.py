@@ -80,6 +80,10 @@ def run(args) -> int:
                               trust=args.trust, seed=common.seed(args), against_seed=against_seed)
     for model in (first, second):
         common.keep_scores(args, model)
+    from inspector.core.edits_concepts import check_concept_edits
+
+    for model in (first, second):  # as capture refuses them: before either run, naming both models
+        check_concept_edits([parse_edit(text) for text in args.edit], model.source)
     x = load_input(args.input, first.preprocess, first.input_shape)
     diff = diff_models(first, second, x, args.layers, args.sites, args.target, args.device, args.threshold,
                        edits=args.edit)
