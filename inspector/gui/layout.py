@@ -158,7 +158,7 @@ def lay_out(window) -> None:
     window.edits_dock = add_dock(window, "Edits", edits_panel, Qt.RightDockWidgetArea, scroll=True)
     window.atlas_dock = add_dock(window, "Atlas", atlas_view, Qt.RightDockWidgetArea)
     concepts = ConceptsView()
-    window.concepts_dock = add_dock(window, "Concepts", concepts, Qt.RightDockWidgetArea, scroll=True)
+    window.concepts_dock = add_dock(window, "Concepts", concepts, Qt.RightDockWidgetArea)  # its splitter fits it
     window.views = Views(window.activation_panel, window.gradient_panel, compare, attribution, flow, stats, atlas_view,
                        edits_panel, graph, window.layer_model, window.tree_view, concepts)
     window.run_status = RunStatus(window.statusBar())

@@ -94,6 +94,11 @@ def test_the_bars_are_the_reading_sorted_and_a_click_draws_that_concepts_map(qtb
     crp = concept_relevance_map(loaded, x, d, concept, target).numpy()
     qtbot.waitUntil(lambda: view.relevance_map.values is not None, timeout=20_000)
     np.testing.assert_allclose(view.relevance_map.values, crp, rtol=1e-4, atol=1e-6)
+    # colours: the concept's map from 0 to its largest value; the relevance map symmetric about 0, to the 99th
+    # percentile of |value|
+    assert view.concept_map.levels == pytest.approx((0.0, expected.max()), rel=1e-5)
+    top = np.percentile(np.abs(crp.astype(np.float64)), 99)
+    assert view.relevance_map.levels == pytest.approx((-top, top), rel=1e-5)
     # the page: its picture as written, its top images listed
     view.page_button.click()
     page = controller.page

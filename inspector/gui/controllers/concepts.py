@@ -38,6 +38,7 @@ class ConceptsController:
         state.sigProgress.connect(view.set_progress)
         state.sigBuildText.connect(view.set_progress_text)
         window.cancel_action.triggered.connect(state.cancel)  # Esc stops a build too
+        app.sigModelLoaded.connect(lambda info, _ticks: setattr(view, "labels", list(info.labels or ()) or None))
         dock.visibilityChanged.connect(state.set_shown)
 
     # -- asking the user -------------------------------------------------------------------------------

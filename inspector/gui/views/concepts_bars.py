@@ -34,7 +34,7 @@ class ConceptBars(pg.PlotWidget):
         self.values = np.zeros(0, np.float32)  # each concept's value (by concept id)
         self.picked: int | None = None
         self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
-        self.setMinimumHeight(120)
+        self.setMinimumHeight(100)
 
     def show_values(self, values: np.ndarray, picked: int | None = None) -> None:
         """One bar per concept, sorted from the largest value down (ties in id order)."""

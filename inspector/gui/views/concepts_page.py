@@ -12,13 +12,19 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPushButton, QScrollArea, QVBoxLayout
 
+from inspector.core.clipping import clip_levels
+
 from .heat_colours import heat_colormap, signed_colormap
 from .number_format import fmt
+
+SIGNED_CLIP = 99.0  # a signed map's colours top out at this percentile of |value|
+PAGE_WIDE = 1400  # a page narrower than half this is shown at twice its size
 
 
 class OverlayMap(pg.GraphicsLayoutWidget):
     """The picture with a map over it: non-negative maps from 0 to their largest value in the heat colours, signed
-    ones symmetric about 0 (blue below, red above)."""
+    ones (a pixel-level relevance map) symmetric about 0 up to the 99th percentile of |value| (blue below, red
+    above), as the Attribution tab clips its maps by default."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -32,7 +38,8 @@ class OverlayMap(pg.GraphicsLayoutWidget):
         self.view.addItem(self.picture)
         self.view.addItem(self.heat)
         self.values: np.ndarray | None = None  # the (H, W) map drawn
-        self.setMinimumSize(140, 150)
+        self.levels: tuple[float, float] | None = None  # the values at the colour map's ends
+        self.setMinimumSize(120, 130)
 
     def show_map(self, values: np.ndarray, picture: np.ndarray | None, title: str, signed: bool = False) -> None:
         self.values = np.asarray(values, np.float32)
@@ -40,10 +47,10 @@ class OverlayMap(pg.GraphicsLayoutWidget):
             self.picture.setImage(picture, autoLevels=False, levels=(0, 255))
         else:
             self.picture.clear()
-        top = float(np.nanmax(np.abs(self.values))) if self.values.size else 0.0
-        top = top if top > 0 else 1.0
+        levels = clip_levels(self.values, SIGNED_CLIP, signed=True) if signed else (0.0, _largest(self.values))
+        self.levels = levels
         self.heat.setColorMap(signed_colormap() if signed else heat_colormap())
-        self.heat.setImage(self.values, autoLevels=False, levels=(-top, top) if signed else (0.0, top))
+        self.heat.setImage(self.values, autoLevels=False, levels=levels)
         self.title.setText(title)
         self.view.autoRange(padding=0.01)
 
@@ -52,6 +59,11 @@ class OverlayMap(pg.GraphicsLayoutWidget):
         self.picture.clear()
         self.heat.clear()
         self.title.setText(title)
+
+
+def _largest(values: np.ndarray) -> float:
+    top = float(np.nanmax(values)) if values.size and np.isfinite(values).any() else 0.0
+    return top if top > 0 else 1.0
 
 
 class ConceptPage(QDialog):
@@ -93,7 +105,10 @@ class ConceptPage(QDialog):
         layer = record.get("layer", "")
         self.setWindowTitle(f"Concept {concept} of {layer}: its top images")
         if page.is_file():
-            self.picture.setPixmap(QPixmap(str(page)))
+            pixmap = QPixmap(str(page))
+            if pixmap.width() and pixmap.width() * 2 <= PAGE_WIDE:  # small tiles (a 64-pixel model's) at 2x
+                pixmap = pixmap.scaledToHeight(2 * pixmap.height(), Qt.SmoothTransformation)
+            self.picture.setPixmap(pixmap)
         else:
             self.picture.setPixmap(QPixmap())
             self.picture.setText(f"No page at {page} (the dictionary was learned without pictures).")

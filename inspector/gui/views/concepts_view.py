@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -54,6 +55,7 @@ class ConceptsView(QWidget):
         self.reading = None
         self.picked: int | None = None
         self.backdrop = lambda: None  # the window sets it: the picture the model saw, (H, W, 3) uint8
+        self.labels: list[str] | None = None  # the loaded model's class names
         self.open_button = QPushButton("Open dictionary…")
         self.open_button.setToolTip("Open a folder holding dictionary.safetensors and concepts.json (made by "
                                     "`network-inspector concepts` or Build…)")
@@ -71,37 +73,54 @@ class ConceptsView(QWidget):
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setVisible(False)
-        self.coefficients = ConceptBars("Coefficients on this image (mean over positions)")
-        self.relevance = ConceptBars("Relevance for the class (gradient × coefficient)")
+        self.coefficients = ConceptBars("Coefficients (mean over positions)")
+        self.relevance = ConceptBars("Relevance for the class")
         self.concept_map = OverlayMap()
         self.relevance_map = OverlayMap()
+        self.coefficients.setToolTip("Each concept's coefficient on this image, averaged over the layer's positions, "
+                                     "largest first; click a bar to see that concept")
+        self.relevance.setToolTip("Gradient × coefficient summed over the positions: how much each concept drives "
+                                  "the run's class (the Target in the toolbar); click a bar to see that concept")
+        self.concept_map.setToolTip("The concept's coefficient at each position of the layer, upsampled to the "
+                                    "input and drawn over it")
+        self.relevance_map.setToolTip("CRP-style: the class's gradient taken through this concept only, back to the "
+                                      "input (gradient × input; red drives the class, blue against it)")
         self.concept_label = QLabel("Concept —")
-        self.page_button = QPushButton("Page…")
+        self.page_button = QToolButton(text="Page…")  # tool buttons: no style's minimum width, the row fits the dock
         self.page_button.setToolTip("The concept's top images over the folder, the region where it is strongest "
                                     "outlined")
-        self.ablate_button = QPushButton("Ablate")
+        self.ablate_button = QToolButton(text="Ablate")
         self.ablate_button.setToolTip("Add the edit that removes this concept from the layer's output "
                                       "(x - c d); the Compare tab shows its effect")
-        self.scale_button = QPushButton("Scale ×")
+        self.scale_button = QToolButton(text="Scale ×")
         self.scale_button.setToolTip("Add the edit that scales this concept's component by k (x + (k - 1) c d)")
         self.k = QDoubleSpinBox(minimum=-100.0, maximum=100.0, value=2.0, singleStep=0.5, decimals=2)
+        self.k.setToolTip("k of Scale: the concept's component times k (0 removes it, 1 leaves it)")
         buttons = QHBoxLayout()
         for w in (self.open_button, self.build_button, self.cancel_button):
             buttons.addWidget(w)
         buttons.addStretch(1)
-        concept_row = QHBoxLayout()
-        concept_row.addWidget(self.concept_label, 1)
+        self.concept_label.setWordWrap(True)
+        concept_row = QHBoxLayout()  # under the bars: what to do with the concept picked
         for w in (self.page_button, self.ablate_button, self.scale_button, self.k):
             concept_row.addWidget(w)
-        maps = QWidget()
-        maps_row = QHBoxLayout(maps)
-        maps_row.setContentsMargins(0, 0, 0, 0)
+        concept_row.addStretch(1)
+        picked = QWidget()  # the concept picked: its numbers, its actions, its two maps
+        picked_layout = QVBoxLayout(picked)
+        picked_layout.setContentsMargins(0, 0, 0, 0)
+        picked_layout.addWidget(self.concept_label)
+        picked_layout.addLayout(concept_row)
+        maps_row = QHBoxLayout()
         maps_row.addWidget(self.concept_map)
         maps_row.addWidget(self.relevance_map)
+        picked_layout.addLayout(maps_row, 1)
         self.split = QSplitter(Qt.Vertical)
-        for w in (self.coefficients, self.relevance, maps):
+        for w in (self.coefficients, self.relevance, picked):
             self.split.addWidget(w)
         self.split.setChildrenCollapsible(False)
+        for i, (stretch, size) in enumerate(((2, 150), (2, 150), (3, 260))):
+            self.split.setStretchFactor(i, stretch)
+        self.split.setSizes([150, 150, 260])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(buttons)
@@ -109,7 +128,6 @@ class ConceptsView(QWidget):
         layout.addWidget(self.progress_text)
         layout.addWidget(self.info)
         layout.addWidget(self.message)
-        layout.addLayout(concept_row)
         layout.addWidget(self.split, 1)
         self.open_button.clicked.connect(self.sigOpen.emit)
         self.build_button.clicked.connect(self.sigBuild.emit)
@@ -150,10 +168,10 @@ class ConceptsView(QWidget):
         self.reading = read
         self.coefficients.show_values(read.coefficients, self.picked)
         if read.relevance is not None:
-            self.relevance.setTitle(f"Relevance for class {read.target} (gradient × coefficient)", size="9pt")
+            self.relevance.setTitle(f"Relevance for class {self.class_name(read.target)}", size="9pt")
             self.relevance.show_values(read.relevance, self.picked)
         else:
-            self.relevance.setTitle("Relevance: the model's output has no class to take", size="9pt")
+            self.relevance.setTitle("Relevance: no class to take", size="9pt")
             self.relevance.clear_values()
         self.relevance_map.clear_map()
 
@@ -171,17 +189,26 @@ class ConceptsView(QWidget):
                                    + ("" if read.relevance is None else
                                       f", relevance {fmt(read.relevance[concept], '.4g')}"))
         h, w = read.grid.shape[1:]
-        self.concept_map.show_map(read.maps[concept], self.backdrop(),
-                                  f"Concept {concept} at each position ({h}×{w}, upsampled)")
+        self.concept_map.show_map(read.maps[concept], self.backdrop(), f"Concept {concept}")
+        self.concept_map.setToolTip(f"Concept {concept}'s coefficient at each of the layer's {h}×{w} positions, "
+                                    f"upsampled to the input and drawn over it (0 to its largest value)")
         if changed:
-            self.relevance_map.clear_map("its relevance map: computing…" if read.target is not None else "")
+            self.relevance_map.clear_map("Its relevance: …" if read.target is not None else "")
+
+    def class_name(self, index: int | None) -> str:
+        if index is None:
+            return "—"
+        labels = self.labels
+        return f"{index} ({labels[index]})" if labels and 0 <= index < len(labels) else str(index)
 
     def show_map(self, found) -> None:
         if found.map is None:
             self.relevance_map.clear_map(f"no relevance map: {found.why}")
             return
-        self.relevance_map.show_map(found.map, self.backdrop(), f"Concept {found.concept}'s relevance for class "
-                                                                f"{found.target} (input map)", signed=True)
+        self.relevance_map.show_map(found.map, self.backdrop(), "Its relevance", signed=True)
+        self.relevance_map.setToolTip(f"CRP-style: class {self.class_name(found.target)}'s gradient taken through "
+                                      f"concept {found.concept} only, back to the input (gradient × input; red drives "
+                                      f"the class, blue against it; colours top out at the 99th percentile)")
 
     def set_building(self, building: bool) -> None:
         self.build_button.setEnabled(not building)
