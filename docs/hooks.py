@@ -18,6 +18,9 @@ CLI_PAGE = "reference/cli.md"
 #: The line in docs/reference/python-api.md that the blocks of inspector.core's exports replace.
 API_PLACEHOLDER = "<!-- api-reference: generated from inspector.core's exports by docs/hooks.py -->"
 API_PAGE = "reference/python-api.md"
+#: The exports a reader looks for first, in the order they are used; the rest follow in `__all__`'s order.
+API_FIRST = ("load_model", "load_input", "capture", "attribute", "each_box", "diff_models", "load_pair", "record_graph",
+             "GraphLayout", "graph_values", "compare_edits", "compare_models", "RunResult", "Capture", "LoadedModel")
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
@@ -35,7 +38,7 @@ def api_reference() -> str:
     import inspector.core as core
 
     groups: dict[str, list[str]] = {"Functions": [], "Classes": [], "Errors": []}
-    for name in core.__all__:
+    for name in sorted(core.__all__, key=lambda n: API_FIRST.index(n) if n in API_FIRST else len(API_FIRST)):
         where = f"inspector.core.{core._WHERE[name]}.{name}"
         group = "Errors" if core._WHERE[name] == "errors" else "Classes" if name[0].isupper() else "Functions"
         groups[group].append(f"::: {where}\n    options:\n      show_root_heading: true\n"
