@@ -72,7 +72,11 @@ def attribution_compare_all(shooter, name: str) -> None:
 
 def detector(shooter, name: str) -> None:
     window = shooter.open("demo-detector", "sample:detect_four_shapes")
-    shooter.wait_result(window, lambda: window.state.set_target("box:1"), "box:1 as the target")
+    result = window.state.outcome.result
+    x0, y0, x1, y1 = result.detections[1].box  # the second box, clicked at its centre as a user would
+    h, w = result.input.shape[-2:]
+    shooter.wait_result(window, lambda: window.input_view.sigClicked.emit((y0 + y1) / 2 / h, (x0 + x1) / 2 / w),
+                        "the clicked box as the target")
     _attribution(shooter, window)
     shooter.save(window, name, settle_s=1.5)
 
@@ -143,7 +147,9 @@ def graph_open(shooter, name: str) -> None:
     window.graph.toggle("block")
     shooter.wait(lambda: "block" in window.graph.layout.open_groups, "the residual block opened")
     shooter.wait(lambda: not window.views.graph.scene.drawing(), "the opened graph drawn")
-    window.views.graph.view.centerOn(window.views.graph.scene.frames["block"])
+    view, frame = window.views.graph.view, window.views.graph.scene.frames["block"].sceneBoundingRect()
+    shown = view.mapToScene(view.viewport().rect()).boundingRect()
+    view.centerOn(frame.center().x(), frame.top() - 40 + shown.height() / 2)  # the group's top, the input above it
     shooter.save(window, name, settle_s=1.5)
 
 
