@@ -139,7 +139,7 @@ class EditsController(QObject):
         from inspector.core.session.file import save_session
 
         try:
-            written = save_session(session_of(self.state), path)
+            written = save_session(session_of(self.state, path), path)
         except (InspectorError, OSError) as exc:
             self.state.notify("error", f"Could not save the session to {path}: {exc}")
             return
@@ -170,6 +170,6 @@ class EditsController(QObject):
             if not trust:
                 self.state.notify("info", f"Session not loaded: {Path(path).name}. Nothing was run.")
                 return False
-        apply_session(self.state, session, trust=bool(trust))
+        apply_session(self.state, session, trust=bool(trust), path=path)
         return True
 
