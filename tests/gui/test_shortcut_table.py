@@ -1,5 +1,5 @@
 """Issue 41, item 13: F1's table names every key the window answers to (Ctrl+Z, Undo, was missing though the
-README and the Undo button's tooltip name it)."""
+docs (docs/tasks/edit-and-compare.md, then the README) and the Undo button's tooltip name it)."""
 
 from __future__ import annotations
 
