@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the one-folder bundle dist/network-inspector/ with PyInstaller (README: "Bundle").
+# Build the one-folder bundle dist/network-inspector/ with PyInstaller (docs/bundle.md).
 #   bash packaging/build.sh                         # CUDA wheel: GPU-capable bundle
 #   NI_BUNDLE_CUDA=minimal bash packaging/build.sh  # drop the CUDA libraries only a GPU run opens
 # Extra arguments go to pyinstaller (e.g. --clean).

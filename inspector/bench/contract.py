@@ -1,4 +1,4 @@
-"""`network-inspector bench --contract`: the README's promise that every mistake in a call to the
+"""`network-inspector bench --contract`: the promise of docs/reference/python-api.md that every mistake in a call to the
 Python API is an InspectorError, tried wholesale.
 
 Every exported function of `inspector.core`, `RunSpec.make`, the session files' `load_session` and

@@ -1,5 +1,5 @@
 """Checks of what the public API is given: a wrong kind of argument is a SpecError naming it, never a
-TypeError or AttributeError from deep inside (the contract the README promises)."""
+TypeError or AttributeError from deep inside (the contract docs/reference/python-api.md promises)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Which attention modules the `attention` site and head ablation support, said once for people:
-every message that names them (the warnings, the errors, the app's hints) and the README are made
-from this table, kept beside the code that decides it (`site.supports_attention`). Torch-free."""
+every message that names them (the warnings, the errors, the app's hints) and the manual
+(docs/tasks/attention.md) are made from this table, kept beside the code that decides it
+(`site.supports_attention`). Torch-free."""
 
 from __future__ import annotations
 
