@@ -28,7 +28,7 @@ def pump(app, seconds: float) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m inspector.gui.screenshot")
-    parser.add_argument("out", nargs="?", default="resources/screenshot.png")
+    parser.add_argument("out", nargs="?", default="screenshot.png")
     parser.add_argument("--size", default="1500x950")
     parser.add_argument("--tabs", help="also save every tab into this folder")
     parser.add_argument("--model", default="demo")
