@@ -67,7 +67,7 @@ def test_the_dialog_builds_to_the_end_and_the_dock_opens_it(qtbot, open_window, 
     assert view.coefficients.heights().shape == (4,)
 
 
-def test_cancel_stops_the_build_and_building_again_finishes_it(qtbot, open_window, shapes, tmp_path):
+def test_cancel_or_esc_stops_the_build_and_building_again_finishes_it(qtbot, open_window, shapes, tmp_path):
     window = open_window("demo", "sample:star")
     controller, view = window.concepts, window.concepts.view
     out = tmp_path / "c"
@@ -77,6 +77,11 @@ def test_cancel_stops_the_build_and_building_again_finishes_it(qtbot, open_windo
     assert "cancelled" in view.message.text() and "Build again" in view.message.text()
     assert view.opened is None and not (out / "dictionary.safetensors").exists()
     assert (out / "concepts.partial.json").is_file()  # the state a second build goes on from
+    assert controller.build(str(shapes), "relu3", 4, "sae", 2, str(out))
+    qtbot.waitUntil(window.cancel_action.isEnabled, timeout=20_000)  # the worker is busy with it: Esc stops it
+    window.cancel_action.trigger()
+    qtbot.waitUntil(lambda: not controller.state.building, timeout=60_000)
+    assert "cancelled" in view.message.text() and view.opened is None
     assert controller.build(str(shapes), "relu3", 4, "sae", 2, str(out))
     qtbot.waitUntil(lambda: view.opened is not None, timeout=60_000)
     assert load_dictionary(out).method == "sae" and not (out / "concepts.partial.json").exists()

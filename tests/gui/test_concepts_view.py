@@ -103,6 +103,9 @@ def test_the_bars_are_the_reading_sorted_and_a_click_draws_that_concepts_map(qtb
     view.page_button.click()
     page = controller.page
     assert page.isVisible() and not page.picture.pixmap().isNull() and f"Concept {concept}" in page.windowTitle()
+    page.use.click()  # its top image becomes the input
+    top = controller.state.opened.record["concepts"][concept]["top"][0]["image"]
+    assert window.state.input == str(learned.parent / "data" / top)
     page.close()
     # Ablate adds the edit the Edits dock's form would write, and the Compare tab comes up
     view.ablate_button.click()
@@ -161,3 +164,18 @@ def test_the_concepts_are_not_read_while_the_dock_is_hidden(qtbot, open_window, 
     window.concepts.raise_dock()
     qtbot.waitUntil(lambda: state.reading is not None, timeout=30_000)
     assert state.reading.coefficients.shape == (4,) and state._asked is not None
+
+
+def test_a_new_input_is_read_again_when_its_run_ends(qtbot, open_window, learned):
+    window = open_window("demo", "sample:star")
+    _, view = opened_on(qtbot, window, learned)
+    first = view.reading
+    window.state.set_input("sample:ring")
+    qtbot.waitUntil(lambda: view.reading is not first, timeout=30_000)
+    loaded = load_model("demo")
+    x = load_input("sample:ring", loaded.preprocess, loaded.input_shape)
+    truth = read_concepts(loaded, x, load_dictionary(learned), target=int(loaded.module(x).argmax()))
+    assert window.state.outcome.result.target_index == view.reading.target
+    np.testing.assert_allclose(view.coefficients.heights(), np.sort(truth.coefficients.numpy())[::-1], rtol=1e-5,
+                               atol=1e-6)
+    assert not np.allclose(view.reading.coefficients, first.coefficients)
