@@ -64,6 +64,9 @@ def attribution_compare_all(shooter, name: str) -> None:
     window = shooter.open(ticks=DEMO_TICKS)
     view = window.views.attribution
     window.state.set_view("attribution")
+    for dock in (window.modules_dock, window.log_dock, window.side_dock, window.edits_dock, window.atlas_dock,
+                 window.concepts_dock):  # the grid's room: three columns, the six cells in view
+        dock.hide()
     view.compare.click()
     shooter.wait(lambda: view.comparing, "Compare all started", 20)
     shooter.wait(lambda: not view.comparing, "Compare all")
