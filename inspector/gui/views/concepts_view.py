@@ -27,8 +27,9 @@ from .concepts_bars import ConceptBars
 from .concepts_page import OverlayMap
 from .number_format import fmt
 
-EMPTY = ("No concept dictionary. Open one (a folder `network-inspector concepts` wrote), or build one from a layer "
-         "over a folder of images.")
+EMPTY = ("No concept dictionary yet. A concept is a direction in a layer's channels (a mix of them) learned over a "
+         "folder of images. Open a folder that `network-inspector concepts` wrote, or Build… one from a layer of this "
+         "model; then this shows which concepts the image holds, where, and how much each drives the class.")
 
 
 class ConceptsView(QWidget):
@@ -129,6 +130,9 @@ class ConceptsView(QWidget):
         layout.addWidget(self.info)
         layout.addWidget(self.message)
         layout.addWidget(self.split, 1)
+        self.blank = QWidget()  # in the charts' place while no dictionary is open: the text above says what to do
+        layout.addWidget(self.blank, 1)
+        self.split.setVisible(False)
         self.open_button.clicked.connect(self.sigOpen.emit)
         self.build_button.clicked.connect(self.sigBuild.emit)
         self.cancel_button.clicked.connect(self.sigCancel.emit)
@@ -144,6 +148,8 @@ class ConceptsView(QWidget):
         """The dictionary opened (None: none for the loaded model)."""
         self.opened, self.reading, self.picked = opened, None, None
         self._clear_reading()
+        self.split.setVisible(opened is not None)
+        self.blank.setVisible(opened is None)
         if opened is None:
             self.info.setText(EMPTY)
             self.info.setToolTip("")
