@@ -179,3 +179,17 @@ def test_a_new_input_is_read_again_when_its_run_ends(qtbot, open_window, learned
     np.testing.assert_allclose(view.coefficients.heights(), np.sort(truth.coefficients.numpy())[::-1], rtol=1e-5,
                                atol=1e-6)
     assert not np.allclose(view.reading.coefficients, first.coefficients)
+
+
+def test_another_model_closes_the_dictionary_and_coming_back_opens_it_again(qtbot, open_window, learned, tiny_source):
+    from inspector.core.records.requests import ModelRequest
+
+    window = open_window("demo", "sample:star")
+    _, view = opened_on(qtbot, window, learned)
+    window.state.request_model(ModelRequest(tiny_source, trust=True))
+    qtbot.waitUntil(lambda: window.state.model.source == tiny_source, timeout=30_000)
+    assert view.opened is None and view.reading is None and view.info.text().startswith("No concept dictionary")
+    assert not view.split.isVisible()
+    window.state.request_model(ModelRequest("demo"))
+    qtbot.waitUntil(lambda: view.reading is not None, timeout=30_000)
+    assert view.opened.folder == str(learned) and view.opened.model == "demo"
