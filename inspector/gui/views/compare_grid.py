@@ -25,6 +25,14 @@ _VIEW_COL = {"baseline": 1, "edited": 2, "difference": 4}  # colour bars in colu
 
 
 @dataclass
+class _Parts:
+    images: dict
+    views: dict
+    bars: dict
+    headers: dict
+
+
+@dataclass
 class Shown:
     key: str
     mosaic: Mosaic  # geometry and the baseline image
@@ -41,14 +49,52 @@ class CompareGrid(pg.GraphicsLayoutWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.images: dict[tuple[str, str], pg.ImageItem] = {}
-        self.views: dict[tuple[str, str], pg.ViewBox] = {}
-        self.bars: dict[tuple[str, str], pg.ColorBarItem] = {}  # (row, "shared" | "difference")
         self.shown: dict[str, Shown] = {}
         self.tokens = None  # the model's patch grid (inspector.core.records.tokens.TokenGrid), for token captures
         self.layouts = None  # which layers' 4-D outputs are channels-last (LayerTree.layouts)
         self.names = {col: col for col in COLS}  # what the columns are called (a second model: first, second)
-        self.headers = {col: self.addLabel(col, row=0, col=_VIEW_COL[col]) for col in COLS}
+        self._parts: _Parts | None = None  # the views, images and colour bars: made when first shown or asked for
+        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+        self.hover_text = " "
+        self.on_hover = None  # called with the hover text
+
+    # The nine views and six colour bars take 0.3 s to make (a third of the window's start): the Compare tab is
+    # hidden at start, so they are made when the grid is first shown, or first drawn into, whichever comes first.
+    @property
+    def images(self) -> dict[tuple[str, str], pg.ImageItem]:
+        return self._made().images
+
+    @property
+    def views(self) -> dict[tuple[str, str], pg.ViewBox]:
+        return self._made().views
+
+    @property
+    def bars(self) -> dict[tuple[str, str], pg.ColorBarItem]:
+        """(row, "shared" | "difference")"""
+        return self._made().bars
+
+    @property
+    def headers(self) -> dict[str, pg.LabelItem]:
+        return self._made().headers
+
+    @property
+    def made(self) -> bool:
+        """Whether the views are made yet (they are once the grid is shown or drawn into)."""
+        return self._parts is not None
+
+    def showEvent(self, event) -> None:
+        self._made()
+        super().showEvent(event)
+
+    def _made(self) -> _Parts:
+        if self._parts is None:
+            self._parts = self._make()
+        return self._parts
+
+    def _make(self) -> _Parts:
+        parts = _Parts({}, {}, {}, {})
+        parts.headers.update({col: self.addLabel(self.names[col], row=0, col=_VIEW_COL[col]) for col in COLS})
         for r, row in enumerate(ROWS):
             self.addLabel(row, row=r + 1, col=0, angle=-90)
             for col in COLS:
@@ -56,29 +102,28 @@ class CompareGrid(pg.GraphicsLayoutWidget):
                 view.setMenuEnabled(False)
                 image = pg.ImageItem(axisOrder="row-major")
                 view.addItem(image)
-                self.images[row, col], self.views[row, col] = image, view
-                view.sigRangeChanged.connect(lambda v, *_, row=row: self._follow(row, v))
+                parts.images[row, col], parts.views[row, col] = image, view
+            for col in COLS:  # once the row's three are made
+                parts.views[row, col].sigRangeChanged.connect(lambda v, *_, row=row: self._follow(row, v))
             shared_map = "viridis" if row == "activation" else "CET-D1"
             for name, items, cmap, c in (("shared", ("baseline", "edited"), shared_map, 3),
                                          ("difference", ("difference",), "CET-D1", 5)):
                 bar = colour_bar((0, 1), pg.colormap.get(cmap), 12)
-                bar.setImageItem([self.images[row, i] for i in items])
+                bar.setImageItem([parts.images[row, i] for i in items])
                 self.addItem(bar, row=r + 1, col=c)
                 bar.setVisible(False)  # shown with its row's images
-                self.bars[row, name] = bar
+                parts.bars[row, name] = bar
         for c in _VIEW_COL.values():  # one preferred width (over the headers' text) and stretch: equal views
             self.ci.layout.setColumnPreferredWidth(c, 120)
             self.ci.layout.setColumnStretchFactor(c, 1)
-        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
-        self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
-        self.hover_text = " "
-        self.on_hover = None  # called with the hover text
+        return parts
 
     def set_names(self, before: str, after: str) -> None:
         """Call the first two columns `before` and `after` (headers and hover)."""
         for col, name in zip(COLS, (before, after, "difference")):
             self.names[col] = name
-            self.headers[col].setText(name)
+            if self.made:
+                self.headers[col].setText(name)
 
     def names_pair(self) -> tuple[str, str]:
         """What the first two columns are called: ("baseline", "edited") or ("first", "second")."""
@@ -92,14 +137,16 @@ class CompareGrid(pg.GraphicsLayoutWidget):
         try:
             rect = moved.viewRect()
             for col in COLS:
-                view = self.views.get((row, col))  # (not all made yet while the grid is built)
-                if view is not None and view is not moved:
+                view = self.views[row, col]
+                if view is not moved:
                     view.setRange(rect, padding=0)
         finally:
             self._following = False
 
     def clear_row(self, row: str) -> None:
         self.shown.pop(row, None)
+        if not self.made:
+            return  # nothing drawn yet
         for col in COLS:
             self.images[row, col].clear()
         for (bar_row, _name), bar in self.bars.items():  # no colour range over an empty row
@@ -143,6 +190,8 @@ class CompareGrid(pg.GraphicsLayoutWidget):
 
     def _under(self, scene_pos) -> tuple[str, float, float] | None:
         """(row, image row, image col) under a scene point, or None outside every view."""
+        if not self.made:
+            return None
         for (row, _col), view in self.views.items():
             if view.sceneBoundingRect().contains(scene_pos):
                 point = view.mapSceneToView(scene_pos)

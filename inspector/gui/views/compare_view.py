@@ -57,13 +57,17 @@ class CompareView(QWidget):
     sigEditsOn = Signal(str)
     sigChannelClicked = Signal(str, int)
 
+    @property
+    def images(self):
+        """The grid's image items by (row, column) (made on first use)."""
+        return self.grid.images
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.layer = content_free(searchable(QComboBox()), 12)
         self.layer.currentIndexChanged.connect(self._on_layer)
         self.grid = CompareGrid()
         self.canvas = self.grid
-        self.images = self.grid.images
         self.caption = QLabel("Add an edit to compare against the baseline.")
         self.caption.setWordWrap(True)
         self.caption.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # a long path never widens the tab
