@@ -11,7 +11,7 @@ import shutil
 import numpy as np
 import pytest
 import torch
-from PySide6.QtWidgets import QPushButton
+from PySide6.QtWidgets import QPushButton, QToolButton
 
 from inspector.core import load_input, load_model
 from inspector.core.concepts import learn_concepts, load_dictionary
@@ -51,7 +51,8 @@ def by_hand(folder, concept: int):
     return plain, edited, logits, c
 
 
-def test_the_edits_docks_concept_form_adds_the_edit_and_the_next_run_applies_it(ui, qtbot, open_window, learned):
+def test_the_edits_docks_concept_form_adds_the_edit_and_the_next_run_applies_it(ui, qtbot, open_window, learned,
+                                                                                  monkeypatch):
     window = open_window("demo", "sample:star", {"relu3", "fc"})
     plain, edited, logits, c = by_hand(learned, 1)
     assert c.sum() > 0  # the concept is on this image: the edit changes relu3
@@ -61,7 +62,14 @@ def test_the_edits_docks_concept_form_adds_the_edit_and_the_next_run_applies_it(
     panel.op.setCurrentText("ablate_concept")
     assert set(panel.args.fields) == {"id", "dict"}
     panel.args.fields["id"].setValue(1)
-    panel.args.fields["dict"].setText(str(learned))
+    from inspector.gui import file_dialogs
+
+    asked = []
+    monkeypatch.setattr(file_dialogs, "choose_folder", lambda _parent, kind, _title, _start="": asked.append(kind)
+                        or str(learned))
+    browse = next(b for b in panel.args.findChildren(QToolButton) if b.text() == "…")
+    browse.click()  # the folder chosen in a file dialog
+    assert asked == ["concepts-out"] and panel.args.fields["dict"].text() == str(learned)
     add = next(b for b in panel.findChildren(QPushButton) if b.text() == "Add")
     add.click()
     text = f"relu3:output=ablate_concept(id=1, dict={str(learned)!r})"

@@ -52,10 +52,18 @@ class ArgumentForm(QWidget):
         self.fields = {}
         spec = OPS[op]
         for i, name in enumerate(spec.params):
+            row = None
             if name == "channels":
                 field = QLineEdit("[0]")
             elif name == "dict":  # a concept edit's dictionary: the folder `network-inspector concepts` wrote
                 field = QLineEdit(placeholderText="concepts folder")
+                row = QHBoxLayout()
+                row.addWidget(field, 1)
+                browse = QToolButton(text="…")
+                browse.setToolTip("Choose the concepts folder (dictionary.safetensors, made by `network-inspector "
+                                  "concepts` or the Concepts dock's Build…)")
+                browse.clicked.connect(lambda _c=False, f=field: self._browse_concepts(f))
+                row.addWidget(browse)
             else:
                 field = QDoubleSpinBox()
                 field.setDecimals(4)
@@ -66,7 +74,15 @@ class ArgumentForm(QWidget):
                     field.setMinimum(-1e6 - 1)
                     field.setValue(0.0 if name == "min" else field.minimum())
             self.fields[name] = field
-            self.form.addRow(name, field)
+            self.form.addRow(name, row if row is not None else field)
+
+    def _browse_concepts(self, field: QLineEdit) -> None:
+        from inspector.gui import file_dialogs
+
+        path = file_dialogs.choose_folder(self, "concepts-out", "Concepts folder (with dictionary.safetensors)",
+                                          field.text())
+        if path:
+            field.setText(path)
 
     def text(self) -> str:
         parts = []
