@@ -109,6 +109,7 @@ class ConceptPage(QDialog):
             if pixmap.width() and pixmap.width() * 2 <= PAGE_WIDE:  # small tiles (a 64-pixel model's) at 2x
                 pixmap = pixmap.scaledToHeight(2 * pixmap.height(), Qt.SmoothTransformation)
             self.picture.setPixmap(pixmap)
+            self.resize(max(self.width(), min(pixmap.width() + 40, PAGE_WIDE)), self.height())  # the page whole
         else:
             self.picture.setPixmap(QPixmap())
             self.picture.setText(f"No page at {page} (the dictionary was learned without pictures).")
