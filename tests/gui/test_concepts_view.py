@@ -193,3 +193,27 @@ def test_another_model_closes_the_dictionary_and_coming_back_opens_it_again(qtbo
     window.state.request_model(ModelRequest("demo"))
     qtbot.waitUntil(lambda: view.reading is not None, timeout=30_000)
     assert view.opened.folder == str(learned) and view.opened.model == "demo"
+
+
+def test_a_vits_concepts_are_on_its_patch_grid(qtbot, open_window, gui_files, ui, image_file, tmp_path):
+    """TinyViT (a class token and a 4 x 4 patch grid, conftest.py): a sparse autoencoder of its attention's tokens;
+    the dock's maps are the 4 x 4 grid (the class token left out) upsampled to the 32 x 32 input."""
+    from PIL import Image
+
+    vit = ui.source(gui_files, "TinyViT")
+    data = tmp_path / "data"
+    data.mkdir()
+    rng = np.random.default_rng(3)
+    for i in range(6):
+        Image.fromarray((rng.random((32, 32, 3)) * 255).astype(np.uint8)).save(data / f"{i}.png")
+    loaded = load_model(vit, trust=True)
+    learn_concepts(loaded, data, "attn", tmp_path / "c", method="sae", k=4, sparsity=2, epochs=2, top=1,
+                   pictures=False)
+    window = open_window(vit, image_file)
+    _, view = opened_on(qtbot, window, tmp_path / "c")
+    x = load_input(image_file, loaded.preprocess, loaded.input_shape)
+    truth = read_concepts(loaded, x, load_dictionary(tmp_path / "c"), target=view.reading.target)
+    assert view.reading.grid.shape == (4, 4, 4) and tuple(truth.maps.shape) == (4, 4, 4)
+    np.testing.assert_allclose(view.reading.grid, truth.maps.numpy(), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(view.heat_values(), bilinear(truth.maps[view.picked].numpy(), (32, 32)), rtol=1e-4,
+                               atol=1e-6)
