@@ -26,7 +26,8 @@ def test_shapes_folder_has_each_class_in_its_folder(tmp_path):
 
 def test_a_tiny_run_reports_the_records_top_images_purity(tmp_path):
     lines = []
-    row = concept_purity(per_class=2, k=3, top=4, out=tmp_path, log=lines.append)
+    row = concept_purity(per_class=2, k=3, top=4, method="sae", sparsity=2, out=tmp_path,
+                         log=lines.append)  # (sae: no seconds importing scikit-learn)
     record = json.loads((tmp_path / "concepts" / "concepts.json").read_text())
     atlas = json.loads((tmp_path / "atlas" / "atlas.json").read_text())
     expected = [purity([e["image"] for e in c["top"]])[0] for c in record["concepts"]]
