@@ -1,11 +1,13 @@
 """`network-inspector graph`: the graph of one forward written as a figure (.svg, .png, drawn as the app's Graph
-tab draws it) or as node-link data (.json), with the values of a run on its nodes on request (`--values`)."""
+tab draws it) or as node-link data (.json), with the values of a run on its nodes on request (`--values`): one run's, or two runs compared node by node (`--values change`: with --edit edited vs baseline,
+with --against a second checkpoint, as the app's Colour by "change with edits" and "divergence against")."""
 
 from __future__ import annotations
 
 import math
 import re
 import sys
+from pathlib import Path
 
 from inspector.core.errors import SpecError
 from inspector.core.outputs import make_parent, not_read, output_path
@@ -13,6 +15,7 @@ from inspector.core.outputs import make_parent, not_read, output_path
 from . import common
 
 SUFFIXES = (".svg", ".png", ".json")
+CHANGE = "change"  # --values: two runs compared (edits on vs off, or --against)
 _CALL = re.compile(r"#\d+$")
 _METHOD = re.compile(r"\.\w+\(\.\.\.\)$")
 
@@ -34,12 +37,28 @@ def add_parser(sub) -> None:
     g.add_argument("--open", default=None, metavar="GROUPS",
                    help="the groups to open, comma-separated module paths (layer1,layer3.0); the groups around "
                         "them open too")
-    g.add_argument("--values", default=None, choices=list(SHOWN), metavar="VALUE",
+    g.add_argument("--layers", default="all",
+                   help="the module calls drawn as nodes: paths or globs, comma-separated; all; type:Bottleneck. A "
+                        "module named here is one node, its insides left out (default all: every leaf module)")
+    g.add_argument("--values", default=None, choices=[*SHOWN, CHANGE], metavar="VALUE",
                    help="run the model forward and backward and colour the nodes by "
                         + "; ".join(f"{s.name}: {s.title}" for s in SHOWN.values())
+                        + f"; {CHANGE}: the relative L2 change of each node's output, edited (--edit) vs baseline, "
+                          "or --against's model vs this one, the first node above --threshold outlined"
                         + " (a colour bar says the range); the first node with NaN/Inf is red, the path from the "
                           "input to it outlined; gradient: edges as wide as their gradient's L2. The .json holds "
                           "every node's values")
+    g.add_argument("--edit", action="append", default=[], metavar="KEY=OP(ARGS)",
+                   help="with --values: an edit the run makes (e.g. layer2.0.conv1:output=zero()); repeatable, "
+                        f"applied in order. With --values {CHANGE}: each node's change edited vs baseline; with "
+                        "--against too: applied to both models, as diff does")
+    g.add_argument("--against", default=None, metavar="WEIGHTS",
+                   help=f"with --values {CHANGE}: the second model, the same --model with these weights "
+                        "(.safetensors or a weights-only checkpoint); each node's relative L2 divergence from this "
+                        "one, as diff --json's rel_l2 of its output")
+    g.add_argument("--threshold", type=float, default=None,
+                   help=f"with --values {CHANGE}: relative L2 change above which a node has diverged (the first "
+                        "such node is outlined; default 1e-3, as diff's)")
     g.add_argument("--target", default=None, help="with --values: what the gradient starts from: " + common.TARGET_HELP)
     g.add_argument("--scale", type=float, default=None, metavar="S",
                    help=f"pixels per unit of the layout (the app's pixels at zoom 1). .png: default {DEFAULT_SCALE:g}, "
@@ -62,7 +81,7 @@ def _groups(text: str | None) -> int | None:
 
 def _check(args):
     """What needs no model, said before torch is imported: the output, the groups, the scale, the values."""
-    reads = common.files_read(args, ("--input", args.input))
+    reads = common.files_read(args, ("--input", args.input), ("--against", args.against))
     out = not_read(output_path(args.out, suffixes=SUFFIXES), reads, typed=args.out)
     if args.groups is not None and args.open is not None:
         raise SpecError("--groups and --open both choose the groups drawn open: give one of them.")
@@ -83,8 +102,40 @@ def _check(args):
         from inspector.core.target_text import parse_target  # torch-free
 
         parse_target(args.target)
+    _check_layers(args.layers)
+    _check_change(args)
     common.check_model_args(args)
     return out, depth, names
+
+
+def _check_layers(text: str) -> None:
+    if not any(p.strip() for p in text.split(",")):
+        raise SpecError("--layers names no module: give paths or globs, comma-separated (layer1,layer2.*), "
+                        "type:NAME, or all.")
+
+
+def _check_change(args) -> None:
+    """--edit, --against and --threshold: with the --values they need, each edit's text, the second model's file."""
+    from inspector.core.compare.arguments import check_threshold
+    from inspector.core.edits import parse_edit  # torch-free
+
+    if args.edit and args.values is None:
+        raise SpecError(f"--edit changes the run whose values are drawn: add --values ({CHANGE}: edited vs "
+                        "baseline).")
+    if args.against is not None and args.values != CHANGE:
+        raise SpecError(f"--against draws each node's divergence from a second model: add --values {CHANGE}.")
+    if args.threshold is not None:
+        if args.values != CHANGE:
+            raise SpecError(f"--threshold says which change is a divergence: add --values {CHANGE}.")
+        check_threshold(args.threshold)
+    if args.values == CHANGE and not args.edit and args.against is None:
+        raise SpecError(f"--values {CHANGE} compares two runs: add --edit KEY=OP(ARGS) (edited vs baseline) or "
+                        "--against WEIGHTS (a second checkpoint of the model).")
+    for text in args.edit:
+        parse_edit(text)
+    if args.against is not None and not Path(args.against).is_file():
+        raise SpecError(f"--against {args.against}: no such file (the second model's weights: .safetensors or a "
+                        "weights-only checkpoint).")
 
 
 def _module_of(name: str) -> str:
@@ -127,7 +178,8 @@ def run(args) -> int:
     from inspector.core import load_input
     from inspector.core.graph import record_graph
 
-    loaded = common.load(args)
+    loaded, second = _load(args)
+    leaves = _leaves(args.layers, loaded)
     if names is not None:
         _check_modules(names, loaded.module)
     if args.input:
@@ -138,14 +190,10 @@ def run(args) -> int:
         if x is None:
             raise SpecError(f"graph needs --input for {args.model} (it has no default input shape).")
         shown_input = "zeros"
-    graph = record_graph(loaded, x)
+    graph = record_graph(loaded, x, leaves=leaves)
     whole = out.suffix.lower() == ".json" and args.groups is None and names is None
     opened = _opened(graph, depth, names) if not whole else [g.id for g in graph.groups]
-    values = None
-    if args.values is not None:
-        from inspector.core.graph.values import graph_values
-
-        values = graph_values(loaded, x, graph, target=args.target)
+    values = _values(args, loaded, second, x, graph) if args.values is not None else None
     what = f"{shown_input} ({'x'.join(map(str, x.shape))})"
     say = print
     make_parent(out)
@@ -159,11 +207,67 @@ def run(args) -> int:
         + f" -> {out}")
     if loaded.seed is not None:
         say(common.seed_note(loaded.source, loaded.seed))
-    for note in (*graph.notes, *(values.notes if values is not None else ())):
+    if args.values == CHANGE:
+        say(_divergence(values))
+    for note in (*graph.notes, *_notes(values)):
         say(f"note: {note}")
     if graph.data_dependence:
         say(f"note: {graph.caption}")
     return 0
+
+
+def _load(args):
+    """The model, and with --against the second one (the same source with those weights)."""
+    if args.against is None:
+        return common.load(args), None
+    from inspector.core.compare.pair import load_pair
+
+    first, second = load_pair(args.model, args.weights, args.against, trust=args.trust, seed=common.seed(args))
+    for model in (first, second):
+        common.keep_scores(args, model)
+    return first, second
+
+
+def _leaves(text: str, loaded):
+    """--layers as record_graph's `leaves`: the modules it names (None: all, every leaf module a node)."""
+    patterns = [p.strip() for p in text.split(",") if p.strip()]
+    if patterns == ["all"]:
+        return None
+    from inspector.core.sources.loaded import tree_of
+
+    return tree_of(loaded).select(patterns)
+
+
+def _values(args, loaded, second, x, graph):
+    """The numbers --values draws: one run's (GraphValues), or two runs compared (GraphComparison)."""
+    from inspector.core.graph import values as v
+
+    if args.values != CHANGE:
+        return v.graph_values(loaded, x, graph, target=args.target, edits=args.edit)
+    threshold = v.DEFAULT_THRESHOLD if args.threshold is None else args.threshold
+    if second is None:
+        return v.compare_edits(loaded, x, graph, args.edit, target=args.target, threshold=threshold)
+    from inspector.core.sources.loader import weights_shown
+
+    names = (weights_shown(args.model, args.weights), args.against)
+    return v.compare_runs(loaded, second, x, graph, first_edits=args.edit, second_edits=args.edit,
+                          target=args.target, threshold=threshold, names=names)
+
+
+def _notes(values) -> tuple[str, ...]:
+    if values is None:
+        return ()
+    if hasattr(values, "notes"):
+        return tuple(values.notes)
+    return tuple(dict.fromkeys((*values.first.notes, *values.second.notes)))
+
+
+def _divergence(comparison) -> str:
+    """The first node whose change is above the threshold, in one line."""
+    node = comparison.first_divergent
+    if node is None:
+        return f"no node changes by more than {comparison.threshold:g}"
+    return f"first divergent: {node} (relative L2 {comparison.change[node]:.3g}, above {comparison.threshold:g})"
 
 
 def _described(depth: int | None, names: list[str] | None) -> str:
@@ -191,7 +295,13 @@ def _write_figure(args, out, graph, opened, values, subtitle: str):
     from inspector.core.graph.layout import GraphLayout
 
     layout = GraphLayout(graph).layout(opened)
-    overlay = overlay_of(values.for_view(layout.graph), args.values) if values is not None else None
+    overlay = None
+    if args.values == CHANGE:
+        from inspector.core.graph.draw_compare import comparison_overlay
+
+        overlay = comparison_overlay(values.for_view(layout.graph), "divergence" if args.against else "change")[0]
+    elif values is not None:
+        overlay = overlay_of(values.for_view(layout.graph), args.values)
     figure = draw_graph(layout, overlay, subtitle=subtitle)
     if out.suffix.lower() == ".svg":
         from inspector.core.graph.draw_svg import svg_text

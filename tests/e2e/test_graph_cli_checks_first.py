@@ -28,6 +28,27 @@ CASES = {  # the arguments after graph --model resnet18 --input sample:star, and
     "bad target": (("--values", "gradient", "--target", "seg:x"),
                    "error: Target 'seg:x': seg:CLASS takes a class index (seg:15 is VOC's person), optionally "
                    "@X0,Y0,X1,Y1 for a box in input pixels."),
+    "edit alone": (("--edit", "conv1:output=zero()"),
+                   "error: --edit changes the run whose values are drawn: add --values (change: edited vs baseline)."),
+    "against alone": (("--against", "{tmp}/w.safetensors"),
+                      "error: --against draws each node's divergence from a second model: add --values change."),
+    "against not change": (("--values", "l2", "--against", "{tmp}/w.safetensors"),
+                           "error: --against draws each node's divergence from a second model: add --values change."),
+    "change alone": (("--values", "change"),
+                     "error: --values change compares two runs: add --edit KEY=OP(ARGS) (edited vs baseline) or "
+                     "--against WEIGHTS (a second checkpoint of the model)."),
+    "threshold alone": (("--threshold", "0.1", "--values", "l2"),
+                        "error: --threshold says which change is a divergence: add --values change."),
+    "negative threshold": (("--threshold", "-1", "--values", "change", "--edit", "conv1:output=zero()"),
+                           "error: The threshold must be a number >= 0, got -1.0."),
+    "bad edit": (("--values", "change", "--edit", "conv1:output"),
+                 "error: Cannot read edit 'conv1:output'. Write KEY=OP(ARGS), e.g. relu1:grad_input=clamp(min=0)."),
+    "no against file": (("--values", "change", "--against", "{tmp}/none.safetensors"),
+                        "error: --against {tmp}/none.safetensors: no such file (the second model's weights: "
+                        ".safetensors or a weights-only checkpoint)."),
+    "layers nothing": (("--layers", " , "),
+                       "error: --layers names no module: give paths or globs, comma-separated (layer1,layer2.*), "
+                       "type:NAME, or all."),
     "seed": (("--seed", "-4"), "error: --seed must be a whole number from 0 to 4294967295, not '-4'."),
 }
 

@@ -36,6 +36,7 @@ MUTED: Colour = (90, 95, 105)
 INK: Colour = (20, 22, 26)
 WHITE: Colour = (255, 255, 255)
 ALARM: Colour = (214, 39, 40)  # the first node that made NaN or Inf, and the path from the input to it
+DIVERGENT: Colour = (200, 0, 160)  # the first divergent node's outline: not the alarm's red, not the selection's blue
 
 FONT = 11.0  # a node's label, a frame's title
 SMALL = 9.0  # the shape written on an edge
@@ -112,7 +113,8 @@ class ColourBar:
 @dataclass(frozen=True)
 class Overlay:
     """What is drawn over the plain graph: node fills by id, edge widths by (source, target, index), the node
-    drawn in alarm red and the path to it outlined, the colour bar, and lines for the figure's foot."""
+    drawn in alarm red and the path to it outlined, the colour bar, lines for the figure's foot, and the node
+    outlined in DIVERGENT (a comparison's first divergent node)."""
 
     fills: Mapping[str, Colour] = field(default_factory=dict)
     edge_widths: Mapping[tuple[str, str, int | None], float] = field(default_factory=dict)
@@ -120,6 +122,7 @@ class Overlay:
     path: tuple[str, ...] = ()
     bar: ColourBar | None = None
     legend: tuple[str, ...] = ()
+    outline: str | None = None
 
 
 @dataclass(frozen=True)
@@ -208,6 +211,9 @@ def _graph_shapes(layout: Layout, overlay: Overlay) -> list[Shape]:
         fill = ALARM if node.id == overlay.alarm else overlay.fills.get(node.id, FILL.get(node.kind, FILL["function"]))
         stroke, width = (ALARM, 3.0) if node.id in outlined else (BORDER, 1.5 if node.kind == "group" else 1.0)
         shapes.append(Rect(box.x, box.y, box.width, box.height, fill, stroke, width, 4.0, "node", node.id))
+        if node.id == overlay.outline:
+            shapes.append(Rect(box.x - 4, box.y - 4, box.width + 8, box.height + 8, None, DIVERGENT, 4.0, 6.0,
+                               "outline", node.id))
         op, where = node_label(node)
         ink = ink_on(fill)
         cx = box.x + box.width / 2

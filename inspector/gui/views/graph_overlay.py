@@ -9,11 +9,9 @@ from PySide6.QtCore import QEvent, QObject, QRectF, Qt
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem
 
-from inspector.core.graph.draw import ALARM, EDGE
+from inspector.core.graph.draw import ALARM, DIVERGENT, EDGE
 
 from .graph_items import NodeItem
-
-DIVERGENT = QColor(200, 0, 160)  # the first divergent node's outline: not the alarm's red, not the selection's blue
 
 
 def qcolour(colour) -> QColor:
@@ -53,7 +51,7 @@ class GraphOverlay(QObject):
         for node_id in overlay.path:
             self._outline(node_id, qcolour(ALARM), 3.0)
         if drawn.outline is not None:
-            self._outline(drawn.outline, DIVERGENT, 4.0)
+            self._outline(drawn.outline, qcolour(DIVERGENT), 4.0)
 
     def clear(self) -> None:
         """The plain look: no fills, no outlines, no widened edges."""

@@ -2,8 +2,8 @@
 an `Overlay` (fills, edge widths, the first NaN/Inf and its path, the colour bar, the legend), the node to outline
 (the first divergent one of a comparison) and the text said when the mouse is over a node.
 
-One run's values are drawn by the CLI's own rule (`draw_values.overlay_of`); a comparison (edits on vs off, two
-models) by the same colour map, scale and tick text (`colour_at`, `Scale`, `value_text`). Qt-free.
+One run's values are drawn by the CLI's own rule (`draw_values.overlay_of`), a comparison (edits on vs off, two
+models) by its own (`draw_compare.comparison_overlay`). Qt-free.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from inspector.core.graph.draw import ColourBar, Overlay
-from inspector.core.graph.draw_values import SHOWN, Scale, colour_at, overlay_of, value_text
+from inspector.core.graph.draw import Overlay
+from inspector.core.graph.draw_compare import comparison_overlay
+from inspector.core.graph.draw_values import SHOWN, overlay_of, value_text
 
 
 @dataclass(frozen=True)
@@ -63,26 +64,7 @@ def drawn_for(kind: str, found, view) -> Drawn:
 
 
 def _comparison(kind: str, comparison) -> Drawn:
-    """Nodes coloured by the relative L2 change of their output, second vs first; the first divergent outlined."""
-    first, second = comparison.names
-    what = (f"relative L2 change, {second} vs {first}" if kind == "change" else
-            f"relative L2 divergence, {second} vs {first}")
-    found = {k: v for k, v in comparison.change.items() if math.isfinite(v)}
-    fills, bar = {}, None
-    if found:
-        scale = Scale.of(found.values())
-        fills = {k: colour_at(scale.at(v)) for k, v in found.items()}
-        ticks = ((0.0, value_text(scale.lo, False)), (1.0, value_text(scale.hi, False)))
-        if scale.hi > scale.lo:
-            ticks = (ticks[0], (0.5, value_text(scale.middle, False)), ticks[1])
-        low = " (log scale, 0 at the bottom)" if scale.log else ""
-        bar = ColourBar(f"Colour: {what}{low}", tuple(colour_at(k / 31) for k in range(32)), ticks)
-    divergent = comparison.first_divergent
-    legend = [f"Outlined: {divergent}, the first node whose change is above {comparison.threshold:g}."
-              if divergent else f"No node changes by more than {comparison.threshold:g}."]
-    if not found:
-        legend.insert(0, "No node was compared in this run.")
-    texts = {k: f"{k}: {what} = " + (value_text(v, False) if math.isfinite(v) else "NaN") +
-             (" (the first above the threshold)" if k == divergent else "")
-             for k, v in comparison.change.items()}
-    return Drawn(Overlay(fills, {}, None, (), bar, tuple(legend)), divergent, texts)
+    """Nodes coloured by the relative L2 change of their output, second vs first; the first divergent outlined
+    (the graph command's rule: `draw_compare`)."""
+    overlay, texts = comparison_overlay(comparison, kind)
+    return Drawn(overlay, overlay.outline, texts)
