@@ -226,7 +226,7 @@ def test_menus_a_desktop_user_expects(window):
     assert list(menus) == ["File", "View", "Help"]
     view = [a.text() for a in menus["View"].actions() if a.text()]
     docks = [d.windowTitle() for d in window.findChildren(QDockWidget)]
-    assert set(docks) <= set(view) and len(docks) == 5
+    assert set(docks) <= set(view) and len(docks) == 6
     assert {"Reset layout", "Next layer", "Previous layer"} <= set(view)
     shortcuts = {a.text(): a.shortcut().toString() for a in window.actions()}
     assert shortcuts["Open model…"] == "Ctrl+O" and shortcuts["Open input…"] == "Ctrl+I"
