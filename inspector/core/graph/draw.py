@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 Colour = tuple[int, int, int]
 Anchor = Literal["start", "middle", "end"]
 
-# The Graph tab's colours (inspector.gui.views.graph_items), so a figure looks like the view.
+# The graph's colours, one definition: the figures draw with them and the Graph tab's items
+# (inspector.gui.views.graph_items) take them from here.
 FILL: dict[str, Colour] = {"module": (222, 235, 250), "function": (238, 238, 238), "input": (214, 240, 214),
                            "output": (214, 240, 214), "group": (196, 214, 238)}
 BORDER: Colour = (120, 130, 145)
@@ -35,6 +36,7 @@ LABEL: Colour = (70, 75, 85)
 MUTED: Colour = (90, 95, 105)
 INK: Colour = (20, 22, 26)
 WHITE: Colour = (255, 255, 255)
+MUTED_ON_DARK: Colour = (215, 218, 225)  # a node's path on a dark overlay colour
 ALARM: Colour = (214, 39, 40)  # the first node that made NaN or Inf, and the path from the input to it
 DIVERGENT: Colour = (200, 0, 160)  # the first divergent node's outline: not the alarm's red, not the selection's blue
 
@@ -139,15 +141,16 @@ class Figure:
     background: Colour = WHITE
 
 
-def ink_on(fill: Colour) -> Colour:
-    """Black text on a light fill, white on a dark one."""
+def inks(fill: Colour) -> tuple[Colour, Colour]:
+    """A node's op and path colours on `fill`: dark and grey on a light box, white and light grey on a dark one
+    (the values overlay's dark end: dark text on it could not be read)."""
     r, g, b = fill
-    return INK if 0.299 * r + 0.587 * g + 0.114 * b > 140 else WHITE
+    return (INK, MUTED) if 0.299 * r + 0.587 * g + 0.114 * b >= 127.5 else (WHITE, MUTED_ON_DARK)
 
 
 def shape_label(shape: tuple[int, ...], dtype: str) -> str:
-    """What an edge says: its shape (`1x64x56x56`), and its dtype when not float32."""
-    return "x".join(map(str, shape)) + ("" if dtype == "float32" else f" {dtype}")
+    """What an edge says: its shape (`1x64x56x56`, `scalar`), and its dtype when not float32."""
+    return ("x".join(map(str, shape)) or "scalar") + ("" if dtype == "float32" else f" {dtype}")
 
 
 def _arrow(points: tuple[tuple[float, float], ...], width: float):
@@ -215,12 +218,12 @@ def _graph_shapes(layout: Layout, overlay: Overlay) -> list[Shape]:
             shapes.append(Rect(box.x - 4, box.y - 4, box.width + 8, box.height + 8, None, DIVERGENT, 4.0, 6.0,
                                "outline", node.id))
         op, where = node_label(node)
-        ink = ink_on(fill)
+        ink, muted = inks(fill)
         cx = box.x + box.width / 2
         if where:
             top = box.y + (box.height - 2 * LINE_HEIGHT) / 2
             shapes.append(Text(cx, top + LINE_HEIGHT / 2 + FONT * 0.35, op, FONT, ink, "middle", True, "label", node.id))
-            shapes.append(Text(cx, top + LINE_HEIGHT * 1.5 + FONT * 0.35, where, FONT - 1, ink, "middle", False,
+            shapes.append(Text(cx, top + LINE_HEIGHT * 1.5 + FONT * 0.35, where, FONT - 1, muted, "middle", False,
                                "label", node.id))
         else:
             shapes.append(Text(cx, box.y + box.height / 2 + FONT * 0.35, op, FONT, ink, "middle", True, "label",

@@ -12,19 +12,20 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
+from inspector.core.graph import draw as look
 from inspector.core.graph.layout_text import FONT_PX, PAD, TICK, TITLE_HEIGHT, frame_title, node_label
 
 TEXT_LOD = 0.45  # below this zoom, no text (each glyph would be a few pixels)
-FILL = {"module": QColor(222, 235, 250), "function": QColor(238, 238, 238), "input": QColor(214, 240, 214),
-        "output": QColor(214, 240, 214), "group": QColor(196, 214, 238)}
-BORDER = QColor(120, 130, 145)
+# The graph's colours are the figures' (inspector.core.graph.draw); selection and edits are the app's own.
+FILL = {kind: QColor(*colour) for kind, colour in look.FILL.items()}
+BORDER = QColor(*look.BORDER)
 SELECTED = QColor(20, 100, 220)
 EDITED = QColor(235, 130, 0)
-MUTED = QColor(90, 95, 105)
-FRAME_FILL = QColor(246, 249, 253)
-FRAME_BORDER = QColor(150, 170, 200)
-EDGE = QColor(105, 110, 120)
-LABEL = QColor(70, 75, 85)
+MUTED = QColor(*look.MUTED)
+FRAME_FILL = QColor(*look.FRAME_FILL)
+FRAME_BORDER = QColor(*look.FRAME_BORDER)
+EDGE = QColor(*look.EDGE)
+LABEL = QColor(*look.LABEL)
 PENCIL = "\u270e"
 
 
@@ -169,10 +170,9 @@ class NodeItem(QGraphicsItem):
 
 
 def ink(fill: QColor) -> tuple[QColor, QColor]:
-    """The title's and the path's colours on `fill`: black and grey on a light box, white and light grey on a
-    dark one (the values overlay's dark end: dark text on it could not be read)."""
-    luma = 0.299 * fill.redF() + 0.587 * fill.greenF() + 0.114 * fill.blueF()
-    return (QColor(Qt.black), MUTED) if luma >= 0.5 else (QColor(Qt.white), QColor(215, 218, 225))
+    """The title's and the path's colours on `fill` (the figures' rule: `draw.inks`)."""
+    title, path = look.inks((fill.red(), fill.green(), fill.blue()))
+    return QColor(*title), QColor(*path)
 
 
 def draw_fitted(painter, rect: QRectF, text: str, bold: bool, elide=Qt.ElideRight) -> None:
@@ -294,6 +294,5 @@ class EdgeItem(QGraphicsItem):
 
 
 def label_of(edge) -> str:
-    """An edge's label: its shape (`1x64x56x56`), with the dtype where it is not float32."""
-    shape = "x".join(map(str, edge.shape)) or "scalar"
-    return shape if edge.dtype == "float32" else f"{shape} {edge.dtype}"
+    """An edge's label: its shape (`1x64x56x56`), with the dtype where it is not float32 (`draw.shape_label`)."""
+    return look.shape_label(edge.shape, edge.dtype)
