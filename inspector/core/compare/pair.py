@@ -14,6 +14,7 @@ import torch
 
 from ..arguments import checked, need_flag, need_instance, need_text, need_texts
 from ..devices import resolve_device
+from ..edits_concepts import check_concept_edits
 from ..engine import run
 from ..errors import MismatchError, ModelLoadError, RunError, SpecError
 from ..objective import Target
@@ -67,10 +68,12 @@ def diff_models(first: LoadedModel, second: LoadedModel, inputs: torch.Tensor, l
     except SpecError:
         second_paths = [p for p in paths if p in own]
     spec = replace(RunSpec.make(paths, sites, edits, target, input_grad), stats=stats)
+    second_edits = spec.edits if second_edits is None else RunSpec.make((), (), second_edits).edits
+    check_concept_edits(spec.edits, first.source)  # a dictionary learned on another model: refused before any run
+    check_concept_edits(second_edits, second.source)
     names = (describe(first), describe(second))
     started = time.perf_counter()
     result_a = run(first.module, inputs, spec, first.labels, cancel, sharing_of(first))
-    second_edits = spec.edits if second_edits is None else RunSpec.make((), (), second_edits).edits
     second_spec = replace(spec, layers=tuple(second_paths), edits=second_edits, target=same_objective(result_a))
     try:
         result_b = run(second.module, inputs, second_spec, second.labels, cancel, sharing_of(second))
@@ -124,6 +127,7 @@ def run_against(bench, first, x, request, result, cancel: threading.Event | None
     except ModelLoadError as exc:
         raise type(exc)(f"The second model, {asked.source} (weights {asked.weights or 'random'}), did not load "
                         f"(the first is {first_name}): {exc}") from exc
+    check_concept_edits(against.edits, second.source)  # its own edits: a dictionary of another model is refused
     bench.move_to(request.device)
     own = set(dict(second.module.named_modules()))
     spec = replace(request.spec, layers=tuple(p for p in request.spec.layers if p in own),
