@@ -33,3 +33,5 @@ def test_the_app_and_the_figures_draw_with_one_palette_and_one_ink_rule():
     figure = draw.draw_graph(layout, draw.Overlay(fills={"0": grey}))
     labels = [t.fill for t in figure.graph_items if isinstance(t, draw.Text) and t.id == "0" and t.role == "label"]
     assert labels == [draw.INK, draw.MUTED]  # op dark, path grey: as the app writes them on that fill
+    corners = {r.id: r.radius for r in figure.graph_items if isinstance(r, draw.Rect) and r.role == "node"}
+    assert corners == {"input": 10.0, "0": 4.0, "output": 10.0}  # the app's: round functions, square modules

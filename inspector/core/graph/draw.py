@@ -141,6 +141,11 @@ class Figure:
     background: Colour = WHITE
 
 
+def corner(kind: str) -> float:
+    """A node's corner radius: round for a function and the model's input and output, squarer for a module."""
+    return 10.0 if kind in ("function", "input", "output") else 4.0
+
+
 def inks(fill: Colour) -> tuple[Colour, Colour]:
     """A node's op and path colours on `fill`: dark and grey on a light box, white and light grey on a dark one
     (the values overlay's dark end: dark text on it could not be read)."""
@@ -213,7 +218,8 @@ def _graph_shapes(layout: Layout, overlay: Overlay) -> list[Shape]:
             continue
         fill = ALARM if node.id == overlay.alarm else overlay.fills.get(node.id, FILL.get(node.kind, FILL["function"]))
         stroke, width = (ALARM, 3.0) if node.id in outlined else (BORDER, 1.5 if node.kind == "group" else 1.0)
-        shapes.append(Rect(box.x, box.y, box.width, box.height, fill, stroke, width, 4.0, "node", node.id))
+        shapes.append(Rect(box.x, box.y, box.width, box.height, fill, stroke, width, corner(node.kind), "node",
+                           node.id))
         if node.id == overlay.outline:
             shapes.append(Rect(box.x - 4, box.y - 4, box.width + 8, box.height + 8, None, DIVERGENT, 4.0, 6.0,
                                "outline", node.id))

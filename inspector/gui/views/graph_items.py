@@ -140,7 +140,7 @@ class NodeItem(QGraphicsItem):
                    2.5 if self.selected or self.edited else 1)
         painter.setPen(pen)
         painter.setBrush(QBrush(colour))
-        radius = 10 if self.node.kind in ("function", "input", "output") else 4
+        radius = look.corner(self.node.kind)
         painter.drawRoundedRect(r, radius, radius)
         left, right = PAD, r.width() - PAD
         if self.tickable:
