@@ -1,6 +1,7 @@
 """`network-inspector graph`: the graph of one forward written as a figure (.svg, .png, drawn as the app's Graph
-tab draws it) or as node-link data (.json), with the values of a run on its nodes on request (`--values`): one run's, or two runs compared node by node (`--values change`: with --edit edited vs baseline,
-with --against a second checkpoint, as the app's Colour by "change with edits" and "divergence against")."""
+tab draws it) or as node-link data (.json), with the values of a run on its nodes on request (`--values`): one
+run's, or two runs compared node by node (`--values change`: with --edit edited vs baseline, with --against a second
+checkpoint, as the app's Colour by "change with edits" and "divergence against")."""
 
 from __future__ import annotations
 

@@ -263,3 +263,36 @@ def test_the_choice_is_kept_for_the_next_session(qtbot, demo, open_window, setti
     show_graph(qtbot, again)
     colour_by(qtbot, again, "zeros")
     assert any(c is not None for c in fills(again).values())
+
+
+def test_hovering_an_edge_says_its_gradients_norm(qtbot, demo):
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.gui.views.graph_items import EdgeItem
+
+    show_graph(qtbot, demo)
+    colour_by(qtbot, demo, "gradient")
+    loaded, x = model_and_input(demo)  # by hand: conv2's output and its gradient from the top class
+    kept = {}
+    handle = loaded.module.conv2.register_forward_hook(lambda _m, _a, out: kept.setdefault("out", out))
+    x = x.clone().requires_grad_(True)
+    try:
+        logits = loaded.module(x)
+    finally:
+        handle.remove()
+    kept["out"].retain_grad()
+    logits[0, logits[0].argmax()].backward()
+    grad = kept["out"].grad.norm().item()
+    scene, view = demo.views.graph.scene, demo.views.graph.view
+    item = next(i for i in scene.items() if isinstance(i, EdgeItem) and i.key == ("conv2", "bn2", None))
+    said = f"conv2 → bn2: {item.edge.label} · gradient L2 = {grad:.3g}"
+    assert item.toolTip() == said + item.tip[len(item.tip.partition("\n")[0]):]
+    a, b = item.points[0], item.points[1]
+    view.centerOn((a + b) / 2)
+    pos = view.mapFromScene((a + b) / 2)
+    QApplication.sendEvent(view.viewport(), QMouseEvent(QEvent.MouseMove, QPointF(pos),
+                                                        QPointF(view.viewport().mapToGlobal(pos)), Qt.NoButton,
+                                                        Qt.NoButton, Qt.NoModifier))
+    assert demo.views.graph.status.text() == said
+    demo.graph_values.choose("none")
+    assert item.toolTip() == item.tip and "gradient" not in item.tip

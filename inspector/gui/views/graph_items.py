@@ -9,7 +9,7 @@ a graph of thousands of nodes then paints quickly.
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainterPath, QPen, QPolygonF
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainterPath, QPainterPathStroker, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from inspector.core.graph import draw as look
@@ -250,9 +250,14 @@ class EdgeItem(QGraphicsItem):
         self.label_rect = self._label_rect()
         bounds = self.path.boundingRect().adjusted(-6, -6, 6, 6)
         self._bounds = bounds.united(self.label_rect) if self.label else bounds
+        self.tip = ""  # what hovering says without an overlay (GraphOverlay adds the gradient's norm)
         if edge is not None:
-            self.setToolTip(f"{edge.source} → {edge.target}: {edge.label}" + (f"\ncapture key {edge.key}"
-                                                                                if edge.key else ""))
+            self.tip = f"{edge.source} → {edge.target}: {edge.label}" + (f"\ncapture key {edge.key}"
+                                                                       if edge.key else "")
+            self.setToolTip(self.tip)
+        stroker = QPainterPathStroker()
+        stroker.setWidth(8)  # a thin line is hard to hover: a band around it
+        self._hit = stroker.createStroke(self.path)
 
     def _label_rect(self) -> QRectF:
         if len(self.points) < 2 or not self.label:
@@ -265,7 +270,12 @@ class EdgeItem(QGraphicsItem):
         return self._bounds
 
     def shape(self) -> QPainterPath:
-        return self.path
+        return self._hit
+
+    @property
+    def key(self):
+        """(source, target, index) of the edge drawn (None: a route without an edge record)."""
+        return None if self.edge is None else (self.edge.source, self.edge.target, self.edge.index)
 
     def paint(self, painter, _option, _widget=None) -> None:
         if len(self.points) < 2:

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QGraphicsPathItem
 
 from inspector.core.graph.draw import ALARM, DIVERGENT, EDGE
 
-from .graph_items import NodeItem
+from .graph_items import EdgeItem, NodeItem
 
 
 def qcolour(colour) -> QColor:
@@ -39,6 +39,11 @@ class GraphOverlay(QObject):
             colour = ALARM if node_id == overlay.alarm else overlay.fills.get(node_id)
             item.fill = None if colour is None else qcolour(colour)
             item.update()
+        for item in self._edge_items():
+            text = drawn.edge_texts.get(item.key)
+            if text is not None:
+                _, newline, key = item.tip.partition("\n")  # the capture key's line stays
+                item.setToolTip(text + newline + key)
         layout = self.scene.layout
         if layout is None:
             return
@@ -60,11 +65,17 @@ class GraphOverlay(QObject):
             if item.fill is not None:
                 item.fill = None
                 item.update()
+        for item in self._edge_items():
+            if item.toolTip() != item.tip:
+                item.setToolTip(item.tip)
         extras, self.extras = self.extras, []
         for item in extras:
             if item.scene() is self.scene:  # a new layout took the scene's items out already
                 self.scene.removeItem(item)
         self._say_hovered(None)
+
+    def _edge_items(self):
+        return [item for item in self.scene.items() if isinstance(item, EdgeItem)]
 
     def _edge(self, points, width: float, colour) -> None:
         path = QPainterPath()
@@ -102,14 +113,23 @@ class GraphOverlay(QObject):
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
         kind = event.type()
         if kind == QEvent.MouseMove and self.drawn is not None:
-            item, _part = self.view.item_at(event.position().toPoint())
-            self._say_hovered(item.node.id if isinstance(item, NodeItem) else None)
+            pos = event.position().toPoint()
+            item, _part = self.view.item_at(pos)
+            if isinstance(item, NodeItem):
+                self._say_hovered(item.node.id)
+            else:
+                edge = next((i for i in self.view.items(pos) if isinstance(i, EdgeItem)), None)
+                self._say_hovered(("edge", edge.key) if edge is not None else None)
         elif kind == QEvent.Leave:
             self._say_hovered(None)
         return False
 
-    def _say_hovered(self, node_id: str | None) -> None:
-        text = self.drawn.texts.get(node_id) if node_id is not None and self.drawn is not None else None
+    def _say_hovered(self, node_id) -> None:
+        """Say the value of `node_id` (a node's id, or ("edge", key) for an edge) in the status line."""
+        text = None
+        if node_id is not None and self.drawn is not None:
+            text = (self.drawn.edge_texts.get(node_id[1]) if isinstance(node_id, tuple)
+                    else self.drawn.texts.get(node_id))
         if text is None and self._hovered is None:
             return
         if text is None:

@@ -9,7 +9,7 @@ models) by its own (`draw_compare.comparison_overlay`). Qt-free.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from inspector.core.graph.draw import Overlay
 from inspector.core.graph.draw_compare import comparison_overlay
@@ -39,11 +39,13 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
 
 @dataclass(frozen=True)
 class Drawn:
-    """What the painter draws for one view: the overlay, the node outlined (None: none), hover text per node."""
+    """What the painter draws for one view: the overlay, the node outlined (None: none), hover text per node, and
+    per edge ((source, target, index): its tensor's gradient L2, where the run has gradients)."""
 
     overlay: Overlay
     outline: str | None
     texts: dict
+    edge_texts: dict = field(default_factory=dict)
 
 
 def drawn_for(kind: str, found, view) -> Drawn:
@@ -60,7 +62,19 @@ def drawn_for(kind: str, found, view) -> Drawn:
             else str(value)
         extra = f" · NaN {v.nan}, Inf {v.inf} of {v.count}" if v.nan or v.inf else ""
         texts[node_id] = f"{node_id}: {title} = {said}{extra}"
-    return Drawn(overlay_of(values, kind), None, texts)
+    return Drawn(overlay_of(values, kind), None, texts, _edge_texts(values))
+
+
+def _edge_texts(values) -> dict:
+    """Each edge of the view: its tensor's shape and the L2 of its gradient (none without a backward)."""
+    if not values.gradients:
+        return {}
+    out = {}
+    for edge, grad in zip(values.graph.edges, values.edges):
+        said = "not recorded" if grad is None else value_text(grad, False) if math.isfinite(grad) else str(grad)
+        key = (edge.source, edge.target, edge.index)
+        out[key] = f"{edge.source} → {edge.target}: {edge.label} · gradient L2 = {said}"
+    return out
 
 
 def _comparison(kind: str, comparison) -> Drawn:
