@@ -23,6 +23,7 @@ from ..runspec import RunSpec
 from ..sources.seeds import check_seed
 from ..sources.trust import carries_code
 from ..writes import write_json
+from .concept_folders import concept_folders_resolved
 from .schema import _short, check_session_data
 from .stored import attribution_of
 
@@ -167,9 +168,9 @@ def load_session(path: str | Path, trust: bool = False) -> Session:
 
 
 def _files_beside(session: Session, path: Path) -> Session:
-    """A relative input or weights file in a session is read from the session file's folder, never
-    from outside it (`../` that climbs out, or a link that leads out, is refused); an absolute one is
-    the user's own choice and stays as it is. `sample:` inputs and the weights words are not files."""
+    """A relative input or weights file (or a concept edit's dictionary folder) in a session is read from the
+    session file's folder, never from outside it (`../` that climbs out, or a link that leads out, is refused);
+    an absolute one is the user's own choice and stays as it is. `sample:` inputs and the weights words are not files."""
     folder = path.resolve().parent
     changes = {}
     for field_name, value, words in (("input", session.input, ()), ("weights", session.weights, WEIGHT_WORDS)):
@@ -183,4 +184,7 @@ def _files_beside(session: Session, path: Path) -> Session:
             raise SpecError(f"{path.name}: its {field_name} {value!r} is outside the session's folder ({folder}); "
                             f"a relative path in a session must stay in that folder.")
         changes[field_name] = str(inner)
+    edits = concept_folders_resolved(session.edits, path)  # a concept edit's dictionary folder: the same rule
+    if edits != session.edits:
+        changes["edits"] = edits
     return replace(session, **changes) if changes else session

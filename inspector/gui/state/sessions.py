@@ -6,57 +6,16 @@ it (the folders move together), and read back from there."""
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from inspector.core.records.requests import ModelRequest
 
 from .run_choices import listed_device
 
-CONCEPT_OPS = ("ablate_concept", "scale_concept")
-
-
-def _with_folder(edit, folder: str):
-    return replace(edit, args=tuple((name, folder if name == "dict" else value) for name, value in edit.args))
-
-
-def concept_folders_relative(edits, session_path) -> tuple:
-    """`edits` with each concept edit's dictionary folder that is the session file's folder or under it written
-    relative to that folder (POSIX separators); others as they are."""
-    base = Path(session_path).resolve().parent
-    out = []
-    for edit in edits:
-        folder = dict(edit.args).get("dict") if edit.op in CONCEPT_OPS else None
-        if isinstance(folder, str) and folder:
-            where = Path(folder).resolve()
-            if where == base or where.is_relative_to(base):
-                edit = _with_folder(edit, where.relative_to(base).as_posix() or ".")
-        out.append(edit)
-    return tuple(out)
-
-
-def concept_folders_resolved(edits, session_path) -> tuple:
-    """`edits` with each concept edit's relative dictionary folder read from the session file's folder; a
-    SpecError (one line) when one climbs out of it (a session's relative paths stay in its folder)."""
-    from inspector.core.errors import SpecError
-    from inspector.core.outputs import inside
-
-    path = Path(session_path)
-    out = []
-    for edit in edits:
-        folder = dict(edit.args).get("dict") if edit.op in CONCEPT_OPS else None
-        if isinstance(folder, str) and folder and not Path(folder).is_absolute():
-            found = inside(path.resolve().parent, folder)
-            if found is None:
-                raise SpecError(f"{path.name}: the concept edit {edit} names dict={folder!r}, outside the session's "
-                                f"folder; a relative path in a session must stay in that folder.")
-            edit = _with_folder(edit, str(found))
-        out.append(edit)
-    return tuple(out)
-
 
 def session_of(state, path=None):
     """The session file's record of what `state` (an AppState) has loaded and chosen now; `path`: where it is
     written (a concept edit's dictionary beside or under it is then named relative to it)."""
+    from inspector.core.session.concept_folders import concept_folders_relative
     from inspector.core.session.file import Session  # torch: kept out of the window's start
     from inspector.core.session.stored import stored_of
 
@@ -81,6 +40,7 @@ def apply_session(state, session, trust: bool = False, path=None) -> None:
     climbs out of it is refused in the banner, and nothing changes)."""
     if path is not None:
         from inspector.core.errors import SpecError
+        from inspector.core.session.concept_folders import concept_folders_resolved
 
         try:
             session = replace(session, edits=concept_folders_resolved(session.edits, path))
