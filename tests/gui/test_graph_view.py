@@ -155,3 +155,19 @@ def test_the_cursor_says_what_a_click_does(qtbot, tab):
     assert view.viewport().cursor().shape() == Qt.PointingHandCursor
     qtbot.mouseMove(view.viewport(), QPoint(2, 2))
     assert view.viewport().cursor().shape() == Qt.OpenHandCursor
+
+
+def test_the_overview_of_a_tall_chain_is_a_narrow_strip_in_the_corner(qtbot, tab):
+    draw(qtbot, tab, hand_layout(GRAPH, step=300.0))  # 160 wide, 1800 tall: the overview is as tall as allowed
+    view = tab.view
+    view.set_zoom(1.0)
+    view.centerOn(0, 0)
+    o, v = view.overview, view.viewport().geometry()
+    assert o.isVisible()
+    content = view.content()
+    most_h = min(150, v.height() // 3)
+    assert o.height() == most_h
+    assert o.width() == max(40, round((content.width() + 16) * (most_h - 2) / (content.height() + 16)) + 2) < 60
+    assert (o.geometry().right(), o.geometry().bottom()) == (v.right() - 7, v.bottom() - 7)  # in the corner (QRect: right = left + width - 1)
+    tab.resize(1200, 900)  # a larger view: still at most SIZE
+    qtbot.waitUntil(lambda: view.overview.height() == 150)

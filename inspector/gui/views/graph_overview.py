@@ -1,5 +1,7 @@
 """The Graph tab's overview: the whole graph, small, in the view's lower right corner, with the part on screen
-outlined; a click or a drag moves the view there. Shown only while the graph is larger than the view.
+outlined; a click or a drag moves the view there. Shown only while the graph is larger than the view, and only as
+large as the graph's shape needs (a tall chain is a narrow strip, not a box of white over the nodes), at most
+SIZE and a quarter of the view's width and a third of its height.
 
 It draws the layout's boxes and frames itself, as plain rectangles from the layout's records (not the scene's
 items): a graph of thousands of nodes costs a few milliseconds here, and moving the view redraws only this corner.
@@ -13,7 +15,8 @@ from PySide6.QtWidgets import QWidget
 
 from .graph_items import FILL, FRAME_BORDER, FRAME_FILL
 
-SIZE = (190, 150)
+SIZE = (190, 150)  # the most it takes, in pixels
+LEAST = 40  # the least of either side
 SEEN = QColor(20, 100, 220)
 
 
@@ -21,23 +24,34 @@ class Overview(QWidget):
     def __init__(self, view) -> None:
         super().__init__(view)
         self.view = view
-        self.setFixedSize(*SIZE)
+        self.setFixedSize(LEAST, LEAST)
         self.setToolTip("The whole graph: the blue frame is the part on screen (click or drag to move)")
         self.setCursor(Qt.PointingHandCursor)
         self.hide()
 
     # -- where -----------------------------------------------------------------------
     def place(self) -> None:
-        v = self.view.viewport().geometry()
-        self.move(v.right() - self.width() - 6, v.bottom() - self.height() - 6)
         self.follow()
 
+    def size_for(self, content: QRectF) -> tuple[int, int]:
+        """The widget's size for a graph spanning `content`: its shape, within SIZE and the view's share."""
+        v = self.view.viewport().rect()
+        most_w, most_h = min(SIZE[0], max(LEAST, v.width() // 4)), min(SIZE[1], max(LEAST, v.height() // 3))
+        w, h = content.width() + 16, content.height() + 16
+        k = min((most_w - 2) / max(w, 1), (most_h - 2) / max(h, 1))
+        return max(LEAST, min(most_w, round(w * k) + 2)), max(LEAST, min(most_h, round(h * k) + 2))
+
     def follow(self) -> None:
-        """Shown while the graph does not fit the view; its outline of the part on screen redrawn."""
+        """Shown while the graph does not fit the view, sized to it in the corner; the part on screen redrawn."""
         content = self.view.content()
         wanted = not content.isEmpty() and not self.seen().contains(content)
         self.setVisible(wanted)
         if wanted:
+            size = self.size_for(content)
+            if size != (self.width(), self.height()):
+                self.setFixedSize(*size)
+            v = self.view.viewport().geometry()
+            self.move(v.right() - self.width() - 6, v.bottom() - self.height() - 6)
             self.raise_()
             self.update()
 
