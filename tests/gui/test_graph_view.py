@@ -168,6 +168,6 @@ def test_the_overview_of_a_tall_chain_is_a_narrow_strip_in_the_corner(qtbot, tab
     most_h = min(150, v.height() // 3)
     assert o.height() == most_h
     assert o.width() == max(40, round((content.width() + 16) * (most_h - 2) / (content.height() + 16)) + 2) < 60
-    assert (o.geometry().right(), o.geometry().bottom()) == (v.right() - 7, v.bottom() - 7)  # in the corner (QRect: right = left + width - 1)
+    assert (o.geometry().right(), o.geometry().bottom()) == (v.right() - 7, v.bottom() - 7)  # QRect: right = left + width - 1
     tab.resize(1200, 900)  # a larger view: still at most SIZE
     qtbot.waitUntil(lambda: view.overview.height() == 150)
