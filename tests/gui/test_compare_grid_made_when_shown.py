@@ -19,6 +19,8 @@ def test_the_window_starts_without_the_compare_grid_s_views_and_makes_them_on_th
     assert grid.made
     assert len(grid.views) == 9 and len(grid.bars) == 6
     assert all(view.isVisible() for view in grid.views.values())
+    bars = [item for item in grid.scene().items() if isinstance(item, pg.ColorBarItem)]
+    assert sorted(map(id, bars)) == sorted(map(id, grid.bars.values()))  # made once: no second set under them
 
 
 def test_names_set_before_the_grid_is_made_are_its_headers(qtbot):
@@ -41,5 +43,7 @@ def test_drawing_into_an_unshown_grid_makes_it_and_links_its_row(qtbot):
     moved.setRange(xRange=(1, 2), yRange=(1, 2), padding=0)  # pan one (its aspect kept), the row follows
     (x0, x1), (y0, y1) = moved.viewRange()
     assert x0 < 1.5 < x1 and y0 < 1.5 < y1 and x1 - x0 < 2
-    for col in COLS:
-        np.testing.assert_allclose(grid.views["activation", col].viewRange(), [[x0, x1], [y0, y1]])
+    for col in COLS:  # each shows the moved view's rectangle, centred (its own aspect widens one side)
+        (a0, a1), (b0, b1) = grid.views["activation", col].viewRange()
+        assert a0 <= x0 + 1e-6 and x1 - 1e-6 <= a1 and b0 <= y0 + 1e-6 and y1 - 1e-6 <= b1
+        np.testing.assert_allclose([(a0 + a1) / 2, (b0 + b1) / 2], [(x0 + x1) / 2, (y0 + y1) / 2])

@@ -89,11 +89,13 @@ class CompareGrid(pg.GraphicsLayoutWidget):
 
     def _made(self) -> _Parts:
         if self._parts is None:
-            self._parts = self._make()
+            # kept before they are made: making them calls back here (showEvent, a view's range changed),
+            # which must find these, not make a second set over the first
+            self._parts = _Parts({}, {}, {}, {})
+            self._make(self._parts)
         return self._parts
 
-    def _make(self) -> _Parts:
-        parts = _Parts({}, {}, {}, {})
+    def _make(self, parts: _Parts) -> None:
         parts.headers.update({col: self.addLabel(self.names[col], row=0, col=_VIEW_COL[col]) for col in COLS})
         for r, row in enumerate(ROWS):
             self.addLabel(row, row=r + 1, col=0, angle=-90)
@@ -116,7 +118,6 @@ class CompareGrid(pg.GraphicsLayoutWidget):
         for c in _VIEW_COL.values():  # one preferred width (over the headers' text) and stretch: equal views
             self.ci.layout.setColumnPreferredWidth(c, 120)
             self.ci.layout.setColumnStretchFactor(c, 1)
-        return parts
 
     def set_names(self, before: str, after: str) -> None:
         """Call the first two columns `before` and `after` (headers and hover)."""
