@@ -188,7 +188,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         s.sigViewShown.connect(self._on_view_shown)
         self.input_view.sigClicked.connect(self._on_input_clicked)
         self.input_view.sigBoxDragged.connect(self._on_box_dragged)
-        self.detections = DetectionsController(s, self.input_view, self.predictions, self.target_combo)
+        self.detections = DetectionsController(s, self.input_view, self.predictions)
         for view in (self.views.compare, self.views.attribution):  # what they show of a detector's boxes
             self.input_view.sigMinScore.connect(view.set_min_score)
 
@@ -355,8 +355,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         cls = target.split("@")[0][4:] if target.startswith("seg:") else str(outcome.result.target_index or 0)
         box = f"{int(x0 * w)},{int(y0 * h)},{max(int(x1 * w), int(x0 * w) + 1)},{max(int(y1 * h), int(y0 * h) + 1)}"
         chosen = f"seg:{cls}@{box}"
-        self.target_combo.set_target(chosen)
-        self.state.set_target(chosen)
+        self.state.set_target(chosen)  # the Target chooser shows it (sigTargetShown)
 
     def _on_query_set(self, token: int) -> None:
         for panel in (self.activation_panel, self.gradient_panel):

@@ -10,9 +10,9 @@ from inspector.core.records.detections import box_target
 
 
 class DetectionsController(QObject):
-    def __init__(self, state, input_view, predictions, target_combo) -> None:
+    def __init__(self, state, input_view, predictions) -> None:
         super().__init__(state)
-        self.state, self.input_view, self.target_combo = state, input_view, target_combo
+        self.state, self.input_view = state, input_view
         input_view.sigMinScore.connect(predictions.set_min_score)
         predictions.sigDetectionPicked.connect(self.choose)
 
@@ -35,5 +35,4 @@ class DetectionsController(QObject):
         if outcome is None or not outcome.result.detections or not 0 <= rank < len(outcome.result.detections):
             return
         chosen = box_target(outcome.result.detections[rank])
-        self.target_combo.set_target(chosen)
-        self.state.set_target(chosen)
+        self.state.set_target(chosen)  # the Target chooser shows it (sigTargetShown)

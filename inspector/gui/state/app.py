@@ -240,7 +240,10 @@ class AppState(QObject):
         self.schedule_run()
 
     def set_target(self, target: str) -> None:
+        """What the runs explain; the Target chooser shows it, whoever chose it (the chooser, a clicked box,
+        a drawn region, a session, code)."""
         self.target = target
+        self.sigTargetShown.emit(target)
         self.schedule_run()
 
     def set_ticks(self, ticks) -> None:
