@@ -2,13 +2,16 @@
 "Colour by" choice on the graph it recorded (one run's values; with edits on, edited vs baseline; with Against,
 the loaded model vs the second one) and the overlay paints them on the items drawn, never laying out again.
 Opening or closing a group paints the same numbers on the new view (`for_view` of the closed graph drawn).
+While a video plays, the overlay is paced (`graph_values_pace`): one at a time, spaced by its cost, an answer a
+frame or more old painted.
 """
 
 from __future__ import annotations
 
+import time
 from itertools import count
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 
 from inspector.core.errors import first_line
 from inspector.core.records.failure import Failure
@@ -18,6 +21,7 @@ from ..views.graph_overlay_bar import OverlayBar
 from ..views.graph_overlay_kinds import KINDS, drawn_for
 from ..worker_graph_values import GraphValuesRequest
 from .against import side_name
+from .graph_values_pace import Pace
 
 SETTING = "graph/colour_by"
 
@@ -36,6 +40,10 @@ class GraphValuesController(QObject):
         self._asked = None  # (request key, request id) of the values asked for
         self.key = None  # the key of `found`
         self.found = None  # the whole graph's GraphValues or GraphComparison
+        self.pace = Pace()
+        self._later = QTimer(self)  # while a video plays: asks again when the pace allows
+        self._later.setSingleShot(True)
+        self._later.timeout.connect(self.ensure)
         saved = str(state.store.s.value(SETTING, "none") or "none")
         self.bar.choose(saved if saved in KINDS else "none")  # the choice of the last session
         self.bar.sigKind.connect(self._on_kind)
@@ -82,7 +90,7 @@ class GraphValuesController(QObject):
     def ensure(self) -> None:
         """Paint what is known for the graph drawn, and ask the worker for what is not."""
         if KINDS[self.kind].family is None:
-            self._asked, self.found, self.key = None, None, None
+            self._asked, self.found, self.key, self.pace = None, None, None, Pace()
             self.painter.clear()
             self.bar.show_bar(None)
             return
@@ -99,11 +107,19 @@ class GraphValuesController(QObject):
             return
         if self._asked is not None and self._asked[0] == key:
             return
+        if self._playing():
+            if self._asked is not None and _same_but_run(self._asked[0], key):
+                return  # one in flight: its answer is painted (a frame or more old), then the latest asked
+            wait = self.pace.wait(time.perf_counter())
+            if wait > 0 and _same_but_run(self.key, key) and self.painter.drawn is not None:
+                self._later.start(max(1, round(wait * 1000)))  # the last overlay stays painted meanwhile
+                return
         if self.key is None or self.key[:2] != key[:2] or self.key[3] != key[3] or self.painter.drawn is None:
             self.painter.clear()  # another graph or choice: the plain look until its numbers come
             self.bar.say("Working out the values of the last run on the graph …")
         run_id = next(self._ids)
         self._asked = (key, run_id)
+        self.pace.asked(time.perf_counter())
         s = self.state
         frame = s.live.shown_frame if s.live.feed is not None else None
         names = (side_name(key[1][0]), side_name(s.against)) if s.against is not None else ("first", "second")
@@ -116,16 +132,22 @@ class GraphValuesController(QObject):
         if self._asked is None or run_id != self._asked[1]:
             return  # asked again since (another run, choice or graph)
         key, self._asked = self._asked[0], None
+        self.pace.answered(time.perf_counter())
         if isinstance(found, Failure):
             self.painter.clear()
             self.bar.say("Esc cancelled the values; run again to colour the graph." if found.cancelled else
                          f"No values: {first_line(found.message)}", failed=not found.cancelled)
             return
         self.key, self.found = key, found
-        if key == self.request_key():
-            self._paint()
-        else:
+        now = self.request_key()
+        if key == now or (self._playing() and _same_but_run(key, now)):
+            self._paint()  # a video's frames moved on meanwhile: the overlay of a frame a little older
+        if key != now:
             self.ensure()  # the graph or run changed while the worker worked
+
+    def _playing(self) -> bool:
+        """A video is open (its frames' results come one after another)."""
+        return self.state.live.feed is not None
 
     # -- painting -------------------------------------------------------------------------------
     def _on_drawn(self) -> None:
@@ -149,3 +171,8 @@ class GraphValuesController(QObject):
             return
         self.painter.show(drawn)
         self.bar.show_bar(drawn.overlay.bar, drawn.overlay.legend)
+
+
+def _same_but_run(a, b) -> bool:
+    """Two request keys that differ at most in the run (another frame of the same video, graph and choice)."""
+    return a is not None and b is not None and a[:2] == b[:2] and a[3:] == b[3:]
