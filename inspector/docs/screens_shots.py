@@ -171,6 +171,33 @@ def concepts(shooter, name: str) -> None:
     shooter.save(window, name, settle_s=1.5)
 
 
+def _concepts_window(shooter):
+    """The demo with a dictionary of relu3 open, the image's concepts read and the strongest one's maps drawn."""
+    folder = shooter.concepts()
+    window = shooter.open(ticks=DEMO_TICKS)
+    controller = window.concepts
+    controller.open(str(folder))
+    view = controller.view
+    shooter.wait(lambda: view.reading is not None, "the image's concepts read")
+    shooter.wait(lambda: view.relevance_map.values is not None, "the concept's relevance map")
+    return window, controller
+
+
+def concept_page(shooter, name: str) -> None:
+    _window, controller = _concepts_window(shooter)
+    controller.view.page_button.click()  # the picked concept's top images, its region outlined
+    shooter.wait(lambda: controller.page is not None and controller.page.isVisible(), "the concept's page")
+    shooter.save(controller.page, name, settle_s=1.0)
+    controller.page.close()
+
+
+def concept_ablated(shooter, name: str) -> None:
+    window, controller = _concepts_window(shooter)
+    shooter.wait_result(window, controller.view.ablate_button.click, "the run with the concept ablated")
+    shooter.wait(lambda: window.tabs.currentWidget() is window.views.compare, "the Compare tab")
+    shooter.save(window, name, settle_s=2.0)
+
+
 SHOTS = {
     "getting-started": getting_started,
     "layer": layer,
@@ -185,4 +212,6 @@ SHOTS = {
     "graph": graph,
     "graph-open": graph_open,
     "concepts": concepts,
+    "concept-page": concept_page,
+    "concept-ablated": concept_ablated,
 }

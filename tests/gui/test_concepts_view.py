@@ -107,11 +107,13 @@ def test_the_bars_are_the_reading_sorted_and_a_click_draws_that_concepts_map(qtb
     top = controller.state.opened.record["concepts"][concept]["top"][0]["image"]
     assert window.state.input == str(learned.parent / "data" / top)
     page.close()
-    # Ablate adds the edit the Edits dock's form would write, and the Compare tab comes up
+    # Ablate adds the edit the Edits dock's form would write, and the Compare tab comes up on the dictionary's layer
+    window.state.select_layer("conv1")
     view.ablate_button.click()
     edit = window.state.edits[-1]
     assert str(edit) == f"relu3:output=ablate_concept(id={concept}, dict={str(learned)!r})"
-    assert window.state.view == "compare"
+    assert window.state.view == "compare" and window.state.layer == "relu3" and "relu3" in window.state.ticks
+    qtbot.waitUntil(lambda: window.views.compare.layer.currentText() == "relu3", timeout=20_000)
 
 
 def test_another_models_dictionary_is_refused_naming_both_and_a_damaged_one_said(qtbot, window, learned, tmp_path):

@@ -213,12 +213,15 @@ class ConceptsState(QObject):
         return f"{layer}:output=scale_concept(id={i}, k={float(k)!r}, dict={folder!r})"
 
     def add_edit(self, op: str, k: float = 2.0) -> bool:
-        """Add the picked concept's ablation (or scaling by `k`) to the edits; the Compare tab shows its effect."""
+        """Add the picked concept's ablation (or scaling by `k`) to the edits; the Compare tab shows its effect at the
+        dictionary's layer (ticked and selected)."""
         text = self.edit_text(op, k)
         if text is None:
             return False
         if not self.app.editing.add_text(text):
             return False
+        if self.app.layer != self.opened.layer:  # Compare shows the layer the concept is taken out of
+            self.app.tick_and_show(self.opened.layer)
         self.app.set_view("compare")
         return True
 

@@ -19,6 +19,7 @@ from .number_format import fmt
 
 SIGNED_CLIP = 99.0  # a signed map's colours top out at this percentile of |value|
 PAGE_WIDE = 1400  # a page narrower than half this is shown at twice its size
+PAGE_TALL = 900  # nor taller than this (or the screen)
 
 
 class OverlayMap(pg.GraphicsLayoutWidget):
@@ -109,7 +110,11 @@ class ConceptPage(QDialog):
             if pixmap.width() and pixmap.width() * 2 <= PAGE_WIDE:  # small tiles (a 64-pixel model's) at 2x
                 pixmap = pixmap.scaledToHeight(2 * pixmap.height(), Qt.SmoothTransformation)
             self.picture.setPixmap(pixmap)
-            self.resize(max(self.width(), min(pixmap.width() + 40, PAGE_WIDE)), self.height())  # the page whole
+            # the page whole where the screen has room (the caption and buttons take about 170 pixels)
+            screen = self.screen().availableGeometry() if self.screen() else None
+            tall = min(PAGE_TALL, screen.height() - 80) if screen else PAGE_TALL
+            self.resize(max(self.width(), min(pixmap.width() + 40, PAGE_WIDE)),
+                        max(self.height(), min(pixmap.height() + 170, tall)))
         else:
             self.picture.setPixmap(QPixmap())
             self.picture.setText(f"No page at {page} (the dictionary was learned without pictures).")

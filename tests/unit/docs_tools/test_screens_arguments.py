@@ -15,7 +15,7 @@ from inspector.docs.screens_shots import SHOTS
 
 ROOT = Path(__file__).parents[3]
 NAMES = ["getting-started", "layer", "compare", "attribution", "attribution-compare-all", "detector", "attention",
-         "two-checkpoints", "folder", "atlas", "graph", "graph-open", "concepts"]
+         "two-checkpoints", "folder", "atlas", "graph", "graph-open", "concepts", "concept-page", "concept-ablated"]
 PROG = "python -m inspector.docs.screens"
 
 
