@@ -136,8 +136,9 @@ OPS: dict[str, OpSpec] = {
 }
 
 
-def ops_help() -> str:
-    return "\n".join(spec.help for spec in OPS.values())
+def ops_list() -> str:
+    """Every op with its arguments, on one line: "scale(k), clamp(min=None, max=None), ..."."""
+    return ", ".join(spec.help.split(":", 1)[0] for spec in OPS.values())
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ def parse_op(text: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
         raise SpecError(f"Cannot read {text!r}; write an op like scale(2) or clamp(min=0).")
     name = node.func.id
     if name not in OPS:
-        raise SpecError(f"Unknown op {name!r}. Valid ops:\n{ops_help()}")
+        raise SpecError(f"Unknown op {name!r}; the ops are {ops_list()}.")
     spec = OPS[name]
     try:
         positional = [ast.literal_eval(arg) for arg in node.args]

@@ -154,7 +154,7 @@ def _toy_calls(toy):
 def test_bad_arguments_raise_inspector_errors(name):
     with pytest.raises(InspectorError) as info:
         BAD_CALLS[name]()
-    assert str(info.value) and "\n" not in str(info.value).split(". Valid ops:")[0]
+    assert str(info.value) and "\n" not in str(info.value)
 
 
 def test_bad_arguments_to_capture_layer_tree_and_run_raise_inspector_errors(toy):

@@ -405,3 +405,13 @@ def test_grad_edit_after_a_module_that_returns_its_input(after, sites):
     assert result["fc.bias:grad"].tolist() == [2, 2]
     if "grad_input" in sites:
         assert result["after:grad_input"].tolist() == [[2, 2]]
+
+
+def test_an_unknown_op_is_one_line_naming_every_op_with_its_arguments():
+    with pytest.raises(SpecError) as info:
+        parse_edit("conv1:output=foo(1)")
+    message = str(info.value)
+    assert "\n" not in message  # a CLI error is one line (it was the op table, a line per op)
+    assert message.startswith("Unknown op 'foo'; the ops are scale(k), clamp(min=None, max=None), zero(), ")
+    assert message.endswith("scale_concept(id, k, dict='DIR').")
+    assert [part.split("(")[0] for part in message[len("Unknown op 'foo'; the ops are "):].split("), ")] == list(OPS)
