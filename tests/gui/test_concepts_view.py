@@ -219,3 +219,20 @@ def test_a_vits_concepts_are_on_its_patch_grid(qtbot, open_window, gui_files, ui
     np.testing.assert_allclose(view.reading.grid, truth.maps.numpy(), rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(view.heat_values(), bilinear(truth.maps[view.picked].numpy(), (32, 32)), rtol=1e-4,
                                atol=1e-6)
+
+
+def test_the_charts_are_made_when_a_dictionary_first_opens_not_with_the_window(qtbot, open_window, learned):
+    """Issue 41 item 19 (start-up): the dock's four pyqtgraph charts and maps (0.1 s) are not made while the window
+    is built; the first dictionary opened makes them, in the dock, under the buttons."""
+    import pyqtgraph as pg
+
+    window = open_window("demo", "sample:star")
+    view = window.concepts.view
+    assert not view.made and not view.findChildren(pg.GraphicsView)
+    assert view.info.isVisibleTo(view) and view.blank.isVisibleTo(view)
+    opened_on(qtbot, window, learned)
+    assert view.made and len(view.findChildren(pg.GraphicsView)) == 4
+    assert view.split.isVisibleTo(view) and not view.blank.isVisibleTo(view)
+    layout = view.layout()
+    assert layout.indexOf(view.split) == layout.indexOf(view.blank) - 1  # in the charts' place
+    assert view.coefficients.heights().size == 4

@@ -74,18 +74,6 @@ class ConceptsView(QWidget):
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setVisible(False)
-        self.coefficients = ConceptBars("Coefficients (mean over positions)")
-        self.relevance = ConceptBars("Relevance for the class")
-        self.concept_map = OverlayMap()
-        self.relevance_map = OverlayMap()
-        self.coefficients.setToolTip("Each concept's coefficient on this image, averaged over the layer's positions, "
-                                     "largest first; click a bar to see that concept")
-        self.relevance.setToolTip("Gradient × coefficient summed over the positions: how much each concept drives "
-                                  "the run's class (the Target in the toolbar); click a bar to see that concept")
-        self.concept_map.setToolTip("The concept's coefficient at each position of the layer, upsampled to the "
-                                    "input and drawn over it")
-        self.relevance_map.setToolTip("CRP-style: the class's gradient taken through this concept only, back to the "
-                                      "input (gradient × input; red drives the class, blue against it)")
         self.concept_label = QLabel("Concept —")
         self.page_button = QToolButton(text="Page…")  # tool buttons: no style's minimum width, the row fits the dock
         self.page_button.setToolTip("The concept's top images over the folder, the region where it is strongest "
@@ -101,6 +89,69 @@ class ConceptsView(QWidget):
         for w in (self.open_button, self.build_button, self.cancel_button):
             buttons.addWidget(w)
         buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.progress_text)
+        layout.addWidget(self.info)
+        layout.addWidget(self.message)
+        self.blank = QWidget()  # in the charts' place while no dictionary is open: the text above says what to do
+        layout.addWidget(self.blank, 1)
+        self._charts: QSplitter | None = None  # the charts and maps: made when a dictionary first opens
+        self.open_button.clicked.connect(self.sigOpen.emit)
+        self.build_button.clicked.connect(self.sigBuild.emit)
+        self.cancel_button.clicked.connect(self.sigCancel.emit)
+        self.page_button.clicked.connect(lambda: self.picked is not None and self.sigPage.emit(self.picked))
+        self.ablate_button.clicked.connect(lambda: self.sigEdit.emit("ablate", 0.0))
+        self.scale_button.clicked.connect(lambda: self.sigEdit.emit("scale", self.k.value()))
+        self._set_concept_enabled(False)
+
+    # The four charts and maps (pyqtgraph: 0.1 s of the window's start) are made when a dictionary first opens,
+    # or when something asks for one; until then the dock holds its buttons and the text that says what to do.
+    @property
+    def split(self) -> QSplitter:
+        if self._charts is None:
+            self._charts = self._make_charts()
+        return self._charts
+
+    @property
+    def made(self) -> bool:
+        """Whether the charts and maps are made yet."""
+        return self._charts is not None
+
+    @property
+    def coefficients(self) -> ConceptBars:
+        return self.split.widget(0)
+
+    @property
+    def relevance(self) -> ConceptBars:
+        return self.split.widget(1)
+
+    @property
+    def concept_map(self) -> OverlayMap:
+        return self._made_maps()[0]
+
+    @property
+    def relevance_map(self) -> OverlayMap:
+        return self._made_maps()[1]
+
+    def _made_maps(self) -> tuple[OverlayMap, OverlayMap]:
+        self.split  # noqa: B018  (makes them)
+        return self._maps
+
+    def _make_charts(self) -> QSplitter:
+        coefficients = ConceptBars("Coefficients (mean over positions)")
+        relevance = ConceptBars("Relevance for the class")
+        concept_map, relevance_map = self._maps = (OverlayMap(), OverlayMap())
+        coefficients.setToolTip("Each concept's coefficient on this image, averaged over the layer's positions, "
+                                "largest first; click a bar to see that concept")
+        relevance.setToolTip("Gradient × coefficient summed over the positions: how much each concept drives the "
+                             "run's class (the Target in the toolbar); click a bar to see that concept")
+        concept_map.setToolTip("The concept's coefficient at each position of the layer, upsampled to the input and "
+                               "drawn over it")
+        relevance_map.setToolTip("CRP-style: the class's gradient taken through this concept only, back to the input "
+                                 "(gradient × input; red drives the class, blue against it)")
         self.concept_label.setWordWrap(True)
         concept_row = QHBoxLayout()  # under the bars: what to do with the concept picked
         for w in (self.page_button, self.ablate_button, self.scale_button, self.k):
@@ -112,43 +163,30 @@ class ConceptsView(QWidget):
         picked_layout.addWidget(self.concept_label)
         picked_layout.addLayout(concept_row)
         maps_row = QHBoxLayout()
-        maps_row.addWidget(self.concept_map)
-        maps_row.addWidget(self.relevance_map)
+        maps_row.addWidget(concept_map)
+        maps_row.addWidget(relevance_map)
         picked_layout.addLayout(maps_row, 1)
-        self.split = QSplitter(Qt.Vertical)
-        for w in (self.coefficients, self.relevance, picked):
-            self.split.addWidget(w)
-        self.split.setChildrenCollapsible(False)
+        split = QSplitter(Qt.Vertical)
+        for w in (coefficients, relevance, picked):
+            split.addWidget(w)
+        split.setChildrenCollapsible(False)
         for i, (stretch, size) in enumerate(((2, 150), (2, 150), (3, 260))):
-            self.split.setStretchFactor(i, stretch)
-        self.split.setSizes([150, 150, 260])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(buttons)
-        layout.addWidget(self.progress)
-        layout.addWidget(self.progress_text)
-        layout.addWidget(self.info)
-        layout.addWidget(self.message)
-        layout.addWidget(self.split, 1)
-        self.blank = QWidget()  # in the charts' place while no dictionary is open: the text above says what to do
-        layout.addWidget(self.blank, 1)
-        self.split.setVisible(False)
-        self.open_button.clicked.connect(self.sigOpen.emit)
-        self.build_button.clicked.connect(self.sigBuild.emit)
-        self.cancel_button.clicked.connect(self.sigCancel.emit)
-        for bars in (self.coefficients, self.relevance):
+            split.setStretchFactor(i, stretch)
+        split.setSizes([150, 150, 260])
+        for bars in (coefficients, relevance):
             bars.sigPicked.connect(self.sigPicked.emit)
-        self.page_button.clicked.connect(lambda: self.picked is not None and self.sigPage.emit(self.picked))
-        self.ablate_button.clicked.connect(lambda: self.sigEdit.emit("ablate", 0.0))
-        self.scale_button.clicked.connect(lambda: self.sigEdit.emit("scale", self.k.value()))
-        self._set_concept_enabled(False)
+        layout = self.layout()
+        layout.insertWidget(layout.indexOf(self.blank), split, 1)
+        split.setVisible(False)
+        return split
 
     # -- what the state says -------------------------------------------------------------------
     def show_opened(self, opened) -> None:
         """The dictionary opened (None: none for the loaded model)."""
         self.opened, self.reading, self.picked = opened, None, None
         self._clear_reading()
-        self.split.setVisible(opened is not None)
+        if opened is not None or self.made:
+            self.split.setVisible(opened is not None)
         self.blank.setVisible(opened is None)
         if opened is None:
             self.info.setText(EMPTY)
@@ -234,12 +272,14 @@ class ConceptsView(QWidget):
 
     def _clear_reading(self) -> None:
         self.reading = None
+        self.concept_label.setText("Concept —")
+        self._set_concept_enabled(False)
+        if not self.made:
+            return  # nothing drawn yet
         for bars in (self.coefficients, self.relevance):
             bars.clear_values()
         self.concept_map.clear_map()
         self.relevance_map.clear_map()
-        self.concept_label.setText("Concept —")
-        self._set_concept_enabled(False)
 
     def _set_concept_enabled(self, on: bool) -> None:
         for w in (self.page_button, self.ablate_button, self.scale_button, self.k):
