@@ -156,21 +156,6 @@ def graph_open(shooter, name: str) -> None:
     shooter.save(window, name, settle_s=1.5)
 
 
-def concepts(shooter, name: str) -> None:
-    folder = shooter.concepts()
-    window = shooter.open(ticks=DEMO_TICKS)
-    controller = window.concepts
-    controller.open(str(folder))
-    view = controller.view
-    shooter.wait(lambda: view.reading is not None, "the image's concepts read")
-    shooter.wait(lambda: view.relevance_map.values is not None, "the concept's relevance map")
-    from PySide6.QtCore import Qt
-
-    window.log_dock.hide()  # the dock's bars and both maps in view: the whole height, half the width
-    window.resizeDocks([window.concepts_dock], [shooter.size[0] // 2], Qt.Horizontal)
-    shooter.save(window, name, settle_s=1.5)
-
-
 def _concepts_window(shooter):
     """The demo with a dictionary of relu3 open, the image's concepts read and the strongest one's maps drawn."""
     folder = shooter.concepts()
@@ -181,6 +166,15 @@ def _concepts_window(shooter):
     shooter.wait(lambda: view.reading is not None, "the image's concepts read")
     shooter.wait(lambda: view.relevance_map.values is not None, "the concept's relevance map")
     return window, controller
+
+
+def concepts(shooter, name: str) -> None:
+    window, _controller = _concepts_window(shooter)
+    from PySide6.QtCore import Qt
+
+    window.log_dock.hide()  # the dock's bars and both maps in view: the whole height, half the width
+    window.resizeDocks([window.concepts_dock], [shooter.size[0] // 2], Qt.Horizontal)
+    shooter.save(window, name, settle_s=1.5)
 
 
 def concept_page(shooter, name: str) -> None:

@@ -58,3 +58,17 @@ def choose_folder(parent, kind: str, title: str, start: str = "") -> str:
     path = QFileDialog.getExistingDirectory(parent, title, start or folder(kind))
     remember(kind, path)
     return path
+
+
+def add_folder_rows(form, rows) -> None:
+    """Rows of a QFormLayout for folders: (label, line edit, slot): the edit and a Browse… button that calls the
+    slot (the atlas's and the concepts' Build dialogs)."""
+    from PySide6.QtWidgets import QHBoxLayout, QPushButton
+
+    for label, edit, slot in rows:
+        row = QHBoxLayout()
+        row.addWidget(edit, 1)
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(slot)
+        row.addWidget(browse)
+        form.addRow(label, row)

@@ -68,14 +68,8 @@ class BuildDialog(QDialog):
         self.batch = QSpinBox(minimum=1, maximum=512, value=16)
         form = QFormLayout(self)
         form.addRow(QLabel(f"Layers (the ticked ones): {', '.join(layers)}", wordWrap=True))
-        for label, edit, slot in (("Images folder", self.data, self._browse_data),
-                                  ("Output folder", self.out, self._browse_out)):
-            row = QHBoxLayout()
-            row.addWidget(edit, 1)
-            browse = QPushButton("Browse…")
-            browse.clicked.connect(slot)
-            row.addWidget(browse)
-            form.addRow(label, row)
+        file_dialogs.add_folder_rows(form, (("Images folder", self.data, self._browse_data),
+                                            ("Output folder", self.out, self._browse_out)))
         form.addRow("Top images per channel", self.top)
         form.addRow("Batch size", self.batch)
         buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)

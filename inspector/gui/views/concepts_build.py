@@ -10,10 +10,8 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPushButton,
     QSpinBox,
 )
 
@@ -49,14 +47,8 @@ class BuildConceptsDialog(QDialog):
         form.addRow(QLabel("Learns a dictionary of the layer's activations over a folder of images (every position "
                            "of a map, or every token, is a sample); Cancel stops it after a batch, and building "
                            "again with the same choices goes on from there.", wordWrap=True))
-        for label, edit, slot in (("Images folder", self.data, self._browse_data),
-                                  ("Output folder", self.out, self._browse_out)):
-            row = QHBoxLayout()
-            row.addWidget(edit, 1)
-            browse = QPushButton("Browse…")
-            browse.clicked.connect(slot)
-            row.addWidget(browse)
-            form.addRow(label, row)
+        file_dialogs.add_folder_rows(form, (("Images folder", self.data, self._browse_data),
+                                            ("Output folder", self.out, self._browse_out)))
         form.addRow("Layer", self.layer)
         form.addRow("Concepts (K)", self.k)
         form.addRow("Method", self.method)
