@@ -10,8 +10,10 @@ import pytest
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QColor, QMouseEvent
 
+from inspector.core.graph.draw_parts import EDGE_WIDTH
 from inspector.core.graph.draw_values import SHOWN, Scale, colour_at, overlay_of
 from inspector.core.inputs.samples import list_samples
+from inspector.gui.views.graph_items import EdgeItem
 
 
 @pytest.fixture
@@ -66,7 +68,11 @@ def test_the_colours_are_the_values_graph_values_gives(qtbot, demo):
     scale = Scale.of(grads.values())
     assert all(fills(demo)[k] == QColor(*colour_at(scale.at(g))) for k, g in grads.items())
     assert demo.graph_values.bar.strip.bar == overlay.bar and demo.graph_values.bar.strip.isVisible()
-    assert len(demo.graph_values.painter.extras) > 0  # edges widened by their gradient's norm
+    # edges as wide as the figure draws them: the overlay's width per edge, on the edge's own item
+    widened = demo.graph_values.painter.widened()
+    assert widened and widened == {k: w for k, w in overlay.edge_widths.items() if k in widened}
+    assert set(widened) == {item.key for item in demo.views.graph.scene.items() if isinstance(item, EdgeItem)
+                            and item.key in overlay.edge_widths and overlay.edge_widths[item.key] != EDGE_WIDTH}
     assert graph.layout is layout  # painted on the layout drawn, not laid out again
 
     runs = demo.worker.runs_done
@@ -134,7 +140,8 @@ def test_hovering_a_node_says_its_value_and_none_restores_the_plain_look(qtbot, 
     mean = values.found.for_view(graph.layout.graph).nodes["conv2"].mean_abs
     assert text == f"conv2: mean |x| of its output = {mean:.3g}"
     values.choose("none")
-    assert all(c is None for c in fills(demo).values()) and not values.painter.extras
+    assert all(c is None for c in fills(demo).values()) and not values.painter.widened()
+    assert not values.painter.outlined()
     assert not values.bar.strip.isVisible()
     assert "conv2" not in demo.views.graph.status.text()
 

@@ -1,11 +1,12 @@
 """A laid-out graph as a figure: plain shapes (rectangles, polylines, polygons, text), built once from a `Layout`
-so that every writer draws the same thing (`draw_svg`, `draw_png`; the app's Save figure can reuse it).
+so that every writer draws the same thing (`draw_svg`, `draw_png`, the app's Save figure). Each node's, frame's and
+edge's shapes are `draw_parts`', the very shapes the Graph tab paints.
 
     layout = GraphLayout(graph).layout(graph.groups_within(1))
     figure = draw_graph(layout, title=graph.caption)          # the graph as the view shows it, uncoloured
     figure = draw_graph(layout, overlay_of(values.for_view(layout.graph), "gradient"))  # coloured (draw_values)
 
-Torch-free and Qt-free. The graph's shapes are in the layout's scene units (`graph_items`, placed at `origin`
+Torch-free and Qt-free. The palette and the shapes are `draw_look`'s (named here too). The graph's shapes are in the layout's scene units (`graph_items`, placed at `origin`
 in the figure); the title above it, the colour bar and the notes below are in figure units (`items`). Text is
 sized as the view's (`layout_text`: 11 px at zoom 1); its width is estimated, as the layout estimates it.
 """
@@ -14,92 +15,50 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Mapping, Union
+from typing import TYPE_CHECKING, Mapping
 
-from .layout_text import FRAME_PAD, LINE_HEIGHT, PAD, TITLE_HEIGHT, frame_title, node_label
+from .draw_look import (
+    ALARM,
+    BORDER,
+    DIVERGENT,
+    EDGE,
+    FILL,
+    FONT,
+    FRAME_BORDER,
+    FRAME_FILL,
+    INK,
+    LABEL,
+    MUTED,
+    MUTED_ON_DARK,
+    SMALL,
+    WHITE,
+    Anchor,
+    Colour,
+    Polygon,
+    Polyline,
+    Rect,
+    Shape,
+    Text,
+    corner,
+    inks,
+    shade,
+    shape_label,
+    text_width,
+)
+from .draw_parts import EDGE_WIDTH, edge_parts, frame_parts, label_parts, node_parts
+from .layout_text import FRAME_PAD, LINE_HEIGHT
 
 if TYPE_CHECKING:
     from .layout import Layout
 
-Colour = tuple[int, int, int]
-Anchor = Literal["start", "middle", "end"]
+__all__ = ["ALARM", "BORDER", "DIVERGENT", "EDGE", "FILL", "FONT", "FRAME_BORDER", "FRAME_FILL", "INK", "LABEL",
+           "MUTED", "MUTED_ON_DARK", "SMALL", "WHITE", "Colour", "ColourBar", "Figure", "Overlay", "Polygon",
+           "Polyline", "Rect", "Shape", "Text", "corner", "draw_graph", "inks", "shade", "shape_label", "text_width"]
 
-# The graph's colours, one definition: the figures draw with them and the Graph tab's items
-# (inspector.gui.views.graph_items) take them from here.
-FILL: dict[str, Colour] = {"module": (222, 235, 250), "function": (238, 238, 238), "input": (214, 240, 214),
-                           "output": (214, 240, 214), "group": (196, 214, 238)}
-BORDER: Colour = (120, 130, 145)
-FRAME_FILL: Colour = (246, 249, 253)
-FRAME_BORDER: Colour = (150, 170, 200)
-EDGE: Colour = (105, 110, 120)
-LABEL: Colour = (70, 75, 85)
-MUTED: Colour = (90, 95, 105)
-INK: Colour = (20, 22, 26)
-WHITE: Colour = (255, 255, 255)
-MUTED_ON_DARK: Colour = (215, 218, 225)  # a node's path on a dark overlay colour
-ALARM: Colour = (214, 39, 40)  # the first node that made NaN or Inf, and the path from the input to it
-DIVERGENT: Colour = (200, 0, 160)  # the first divergent node's outline: not the alarm's red, not the selection's blue
-
-FONT = 11.0  # a node's label, a frame's title
-SMALL = 9.0  # the shape written on an edge
 TITLE = 14.0  # the figure's title (the graph's caption)
 MARGIN = 16.0
 MIN_WIDTH = 360.0  # a figure's content is at least this wide, so its title is not wrapped to a few words
 BAR_WIDTH, BAR_HEIGHT, BAR_STEPS = 240.0, 12.0, 64
-
-
-def text_width(text: str, size: float) -> float:
-    """Estimated width of `text` at `size` px (the layout's estimate, 7 px a character at 11 px)."""
-    return len(text) * size * 7.0 / 11.0
-
-
-@dataclass(frozen=True)
-class Rect:
-    x: float
-    y: float
-    width: float
-    height: float
-    fill: Colour | None
-    stroke: Colour | None = None
-    stroke_width: float = 1.0
-    radius: float = 0.0
-    role: str = ""  # what it draws: node, frame, bar, ... (the SVG's class)
-    id: str = ""  # the node's or group's id
-
-
-@dataclass(frozen=True)
-class Polyline:
-    points: tuple[tuple[float, float], ...]
-    stroke: Colour
-    width: float = 1.0
-    role: str = "edge"
-    id: str = ""  # an edge's: "source -> target"
-
-
-@dataclass(frozen=True)
-class Polygon:
-    points: tuple[tuple[float, float], ...]
-    fill: Colour
-    role: str = "arrow"
-    id: str = ""
-
-
-@dataclass(frozen=True)
-class Text:
-    """One line of text; `y` is its baseline, `x` its start, middle or end (`anchor`)."""
-
-    x: float
-    y: float
-    text: str
-    size: float
-    fill: Colour = INK
-    anchor: Anchor = "start"
-    bold: bool = False
-    role: str = ""
-    id: str = ""
-
-
-Shape = Union[Rect, Polyline, Polygon, Text]
 
 
 @dataclass(frozen=True)
@@ -141,104 +100,39 @@ class Figure:
     background: Colour = WHITE
 
 
-def corner(kind: str) -> float:
-    """A node's corner radius: round for a function and the model's input and output, squarer for a module."""
-    return 10.0 if kind in ("function", "input", "output") else 4.0
-
-
-def inks(fill: Colour) -> tuple[Colour, Colour]:
-    """A node's op and path colours on `fill`: dark and grey on a light box, white and light grey on a dark one
-    (the values overlay's dark end: dark text on it could not be read)."""
-    r, g, b = fill
-    return (INK, MUTED) if 0.299 * r + 0.587 * g + 0.114 * b >= 127.5 else (WHITE, MUTED_ON_DARK)
-
-
-def shape_label(shape: tuple[int, ...], dtype: str) -> str:
-    """What an edge says: its shape (`1x64x56x56`, `scalar`), and its dtype when not float32."""
-    return ("x".join(map(str, shape)) or "scalar") + ("" if dtype == "float32" else f" {dtype}")
-
-
-def _arrow(points: tuple[tuple[float, float], ...], width: float):
-    """The polyline shortened to the arrowhead's base, and the arrowhead at its last point."""
-    (x0, y0), (x1, y1) = points[-2], points[-1]
-    length = max(1e-9, ((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5)
-    ux, uy = (x1 - x0) / length, (y1 - y0) / length
-    size = min(6.0 + 1.5 * width, length)
-    half = size * 0.45
-    bx, by = x1 - ux * size, y1 - uy * size
-    head = ((x1, y1), (bx - uy * half, by + ux * half), (bx + uy * half, by - ux * half))
-    return (*points[:-1], (bx, by)), head
-
-
-def _label_at(routes: list) -> tuple[float, float]:
-    """Where a tensor's shape is written: just below its source's box, right of where its edges leave and of each
-    of them that runs off to the right (one label per tensor however many nodes read it; clear of the frames'
-    titles, which are above boxes)."""
-    x, y = routes[0].points[0]
-    below = 2 + SMALL * 0.9  # the baseline: within the padding of a frame the box is last in
-    slopes = [(r.points[1][0] - x) / max(1e-9, r.points[1][1] - y) for r in routes if len(r.points) > 1]
-    return x + 4 + min(60.0, max(0.0, *slopes) * (below + 1)), y + below
-
-
 def _graph_shapes(layout: Layout, overlay: Overlay) -> list[Shape]:
+    """Every frame (outer first), edge with its tensor's shape (once per tensor) and node, as `draw_parts` draws
+    them, with the overlay's fills, widths, alarm, path and outline."""
     graph = layout.graph
     shapes: list[Shape] = []
     for frame in sorted(layout.frames.values(), key=lambda f: graph.depth(f.id)):  # outer frames first
-        shapes.append(Rect(frame.x, frame.y, frame.width, frame.height, FRAME_FILL, FRAME_BORDER, 1.0, 6.0,
-                           "frame", frame.id))
-        shapes.append(Text(frame.x + PAD + 2, frame.y + TITLE_HEIGHT / 2 + FONT * 0.35,
-                           frame_title(graph.group(frame.id)), FONT, MUTED, bold=True, role="frame-title", id=frame.id))
+        shapes += frame_parts(graph.group(frame.id), frame.x, frame.y, frame.width, frame.height)
     edges = {(e.source, e.target, e.index): e for e in graph.edges}
     on_path = set(zip(overlay.path, overlay.path[1:]))
-    labelled: set[str] = set()
     leaving: dict[str, list] = {}  # a tensor ("source" or "source[index]") -> the routes that carry it
     for route in layout.routes:
         leaving.setdefault(route.source + ("" if route.index is None else f"[{route.index}]"), []).append(route)
+    labelled: set[str] = set()
     for route in layout.routes:
-        if len(route.points) < 2:
-            continue
         key = (route.source, route.target, route.index)
         alarm = (route.source, route.target) in on_path
-        width = overlay.edge_widths.get(key, 1.0) + (1.0 if alarm else 0.0)
-        colour = ALARM if alarm else EDGE
-        name = f"{route.source} -> {route.target}"
-        line, head = _arrow(route.points, width)
-        shapes.append(Polyline(line, colour, width, "edge", name))
-        shapes.append(Polygon(head, colour, "arrow", name))
+        width = overlay.edge_widths.get(key, EDGE_WIDTH) + (1.0 if alarm else 0.0)
+        shapes += edge_parts(route.points, f"{route.source} -> {route.target}", width=width,
+                             colour=ALARM if alarm else EDGE)
         edge = edges.get(key)
         tensor = route.source + ("" if route.index is None else f"[{route.index}]")
-        if edge is not None and tensor not in labelled:
+        if edge is not None and tensor not in labelled and len(route.points) >= 2:
             labelled.add(tensor)
-            x, y = _label_at(leaving[tensor])
-            shapes.append(Text(x, y, shape_label(edge.shape, edge.dtype), SMALL, LABEL, role="shape", id=tensor))
+            shapes += label_parts([r.points for r in leaving[tensor]], shape_label(edge.shape, edge.dtype), tensor)
     outlined = set(overlay.path)
     for node in graph.nodes:
         box = layout.boxes.get(node.id)
         if box is None:
             continue
-        fill = ALARM if node.id == overlay.alarm else overlay.fills.get(node.id, FILL.get(node.kind, FILL["function"]))
-        stroke, width = (ALARM, 3.0) if node.id in outlined else (BORDER, 1.5 if node.kind == "group" else 1.0)
-        shapes.append(Rect(box.x, box.y, box.width, box.height, fill, stroke, width, corner(node.kind), "node",
-                           node.id))
-        if node.id == overlay.outline:
-            shapes.append(Rect(box.x - 4, box.y - 4, box.width + 8, box.height + 8, None, DIVERGENT, 4.0, 6.0,
-                               "outline", node.id))
-        op, where = node_label(node)
-        ink, muted = inks(fill)
-        cx = box.x + box.width / 2
-        if where:
-            top = box.y + (box.height - 2 * LINE_HEIGHT) / 2
-            shapes.append(Text(cx, top + LINE_HEIGHT / 2 + FONT * 0.35, op, FONT, ink, "middle", True, "label", node.id))
-            shapes.append(Text(cx, top + LINE_HEIGHT * 1.5 + FONT * 0.35, where, FONT - 1, muted, "middle", False,
-                               "label", node.id))
-        else:
-            shapes.append(Text(cx, box.y + box.height / 2 + FONT * 0.35, op, FONT, ink, "middle", True, "label",
-                               node.id))
-        if node.kind == "group":  # a closed group: a + where the view has its toggle
-            s, x, y = 8.0, box.x + box.width - PAD - 8.0, box.y + PAD
-            shapes.append(Rect(x, y, s, s, WHITE, BORDER, 1.0, 1.0, "toggle", node.id))
-            shapes.append(Polyline(((x + 2, y + s / 2), (x + s - 2, y + s / 2)), INK, 1.0, "toggle", node.id))
-            shapes.append(Polyline(((x + s / 2, y + 2), (x + s / 2, y + s - 2)), INK, 1.0, "toggle", node.id))
+        fill = ALARM if node.id == overlay.alarm else overlay.fills.get(node.id)
+        shapes += node_parts(node, box.x, box.y, box.width, box.height, fill=fill,
+                             stroke=(ALARM, 3.0) if node.id in outlined else None,
+                             outline=(DIVERGENT, 4.0) if node.id == overlay.outline else None)
     return shapes
 
 

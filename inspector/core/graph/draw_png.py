@@ -13,6 +13,7 @@ import math
 from functools import lru_cache
 
 from .draw import Figure, Polygon, Polyline, Rect, Text
+from .draw_look import fit_text
 
 DEFAULT_SCALE = 2.0
 SHORT_SIDE = 256  # as inspector.core.export.SHORT_SIDE: a picture is at least this many pixels on its short side
@@ -67,11 +68,12 @@ class _Painter:
 
     def shape(self, shape) -> None:
         if isinstance(shape, Rect):
-            x0, y0 = self.xy(shape.x, shape.y)
-            x1, y1 = self.xy(shape.x + shape.width, shape.y + shape.height)
-            box = (x0, y0, max(x0, x1 - 1), max(y0, y1 - 1))
             outline = _rgb(shape.stroke)
             width = self.px(shape.stroke_width) if outline else 0
+            grow = width / self.s / 2  # Pillow draws a border inside the box; SVG and Qt centre it on the edge
+            x0, y0 = self.xy(shape.x - grow, shape.y - grow)
+            x1, y1 = self.xy(shape.x + shape.width + grow, shape.y + shape.height + grow)
+            box = (x0, y0, max(x0, x1 - 1), max(y0, y1 - 1))
             if shape.radius:
                 radius = min(shape.radius * self.s, (x1 - x0) / 2, (y1 - y0) / 2)
                 self.draw.rounded_rectangle(box, radius, _rgb(shape.fill), outline, width)
@@ -85,12 +87,17 @@ class _Painter:
             size = shape.size * self.s
             if size < LEAST_TEXT_PX or not shape.text:
                 return
+            text, size = fit_text(shape.text, size, shape.room * self.s, _length, shape.elide, 2 * self.s)
             anchor = {"start": "ls", "middle": "ms", "end": "rs"}[shape.anchor]
             font = _font(round(size * 2) / 2)
             x, y = self.xy(shape.x, shape.y)
-            self.draw.text((x, y), shape.text, _rgb(shape.fill), font, anchor)
+            self.draw.text((x, y), text, _rgb(shape.fill), font, anchor)
             if shape.bold:  # the default font has no bold: the text again, a little to the right
-                self.draw.text((x + max(0.5, size / 22), y), shape.text, _rgb(shape.fill), font, anchor)
+                self.draw.text((x + max(0.5, size / 22), y), text, _rgb(shape.fill), font, anchor)
+
+
+def _length(text: str, px: float) -> float:
+    return _font(round(px * 2) / 2).getlength(text)
 
 
 def png_image(figure: Figure, scale: float):

@@ -22,11 +22,14 @@ FRAME_PAD = 12.0  # between a frame and what it holds
 
 def node_label(node: Node) -> tuple[str, str]:
     """What a node's box says: its op or type (`Conv2d`, `add_` for an in-place add), and its path with the call
-    (`layer1.0.relu #1`) for a module or a closed group, '' otherwise."""
+    (`layer1.0.relu #1`) for a module or a closed group (a method's group: its id, `transform.postprocess(...)`), ''
+    otherwise."""
     op = node.op + ("_" if node.inplace and not node.op.endswith("_") else "")
     where = node.path if node.kind in ("module", "group") else ""
     if node.call and where:
         where += f" #{node.call}"
+    if node.kind == "group" and "(" in node.id:  # a method's group: `transform.postprocess(...)`
+        where = node.id
     return op, where
 
 

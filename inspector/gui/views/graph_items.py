@@ -1,6 +1,7 @@
-"""What the Graph tab draws: a node (a box with its op or type and path, the tree's tick box, a +/- toggle on a
-group, an edit mark), an open group's frame (its title and a - toggle) and an edge (a polyline with an arrow and
-the tensor's shape). Items only paint; the view decides what a click does (`part_at` says what was hit).
+"""What the Graph tab draws: a node, an open group's frame and an edge, each painting the shapes
+`inspector.core.graph.draw_parts` makes for it (the very shapes the SVG and PNG figures draw, painted by
+`graph_paint`), and on top what only the app has: the tree's tick box, the selection's and the edits' strokes, an
+edit badge. Items only paint; the view decides what a click does (`part_at` says what was hit).
 
 Zoomed out far (or in the overview), items draw as plain shapes: text under a few pixels is not read anyway, and
 a graph of thousands of nodes then paints quickly.
@@ -9,15 +10,29 @@ a graph of thousands of nodes then paints quickly.
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainterPath, QPainterPathStroker, QPen, QPolygonF
+from PySide6.QtGui import QBrush, QColor, QPainterPath, QPainterPathStroker, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
-from inspector.core.graph import draw as look
-from inspector.core.graph.layout_text import FONT_PX, PAD, TICK, TITLE_HEIGHT, frame_title, node_label
+from inspector.core.graph import draw_look as look
+from inspector.core.graph.draw_parts import (
+    EDGE_WIDTH,
+    OUTLINE,
+    STACK,
+    edge_parts,
+    frame_parts,
+    frame_toggle_box,
+    node_parts,
+    tick_box,
+    toggle_box,
+)
+from inspector.core.graph.layout_text import FONT_PX, TITLE_HEIGHT, node_label
+
+from .graph_paint import colour, font_and_metrics, paint_shapes
 
 TEXT_LOD = 0.45  # below this zoom, no text (each glyph would be a few pixels)
-# The graph's colours are the figures' (inspector.core.graph.draw); selection and edits are the app's own.
-FILL = {kind: QColor(*colour) for kind, colour in look.FILL.items()}
+LABEL_LOD = TEXT_LOD + 0.15  # below this, no edge labels
+# The graph's colours are the figures' (inspector.core.graph.draw_look); selection and edits are the app's own.
+FILL = {kind: QColor(*rgb) for kind, rgb in look.FILL.items()}
 BORDER = QColor(*look.BORDER)
 SELECTED = QColor(20, 100, 220)
 EDITED = QColor(235, 130, 0)
@@ -29,25 +44,12 @@ LABEL = QColor(*look.LABEL)
 PENCIL = "\u270e"
 
 
-_FONTS: dict[tuple[bool, int], tuple[QFont, QFontMetricsF]] = {}  # made once (after the QApplication), shared
+def rgb(qcolour: QColor) -> tuple[int, int, int]:
+    return qcolour.red(), qcolour.green(), qcolour.blue()
 
 
-def font(bold: bool = False, px: int = FONT_PX) -> QFont:
-    return _font_and_metrics(bold, px)[0]
-
-
-def metrics(bold: bool = False, px: int = FONT_PX) -> QFontMetricsF:
-    return _font_and_metrics(bold, px)[1]
-
-
-def _font_and_metrics(bold: bool, px: int) -> tuple[QFont, QFontMetricsF]:
-    found = _FONTS.get((bold, px))
-    if found is None:
-        f = QFont()
-        f.setPixelSize(px)
-        f.setBold(bold)
-        found = _FONTS[(bold, px)] = (f, QFontMetricsF(f))
-    return found
+def font(bold: bool = False, px: int = FONT_PX):
+    return font_and_metrics(bold, px)[0]
 
 
 def lod_of(painter) -> float:
@@ -69,22 +71,16 @@ def draw_tick(painter, rect: QRectF, state) -> None:
         painter.fillRect(rect.adjusted(3, 3, -3, -3), SELECTED)
 
 
-def draw_toggle(painter, rect: QRectF, opened: bool) -> None:
-    """A group's +/- (closed: + opens it; open: - closes it)."""
-    painter.setPen(QPen(MUTED, 1))
-    painter.setBrush(QBrush(Qt.white))
-    painter.drawRect(rect)
-    painter.setPen(QPen(Qt.black, 1.5))
-    c = rect.center()
-    h = rect.width() / 2 - 3
-    painter.drawLine(QPointF(c.x() - h, c.y()), QPointF(c.x() + h, c.y()))
-    if not opened:
-        painter.drawLine(QPointF(c.x(), c.y() - h), QPointF(c.x(), c.y() + h))
+def _mark(selected: bool, edited: bool) -> tuple[tuple[int, int, int], float] | None:
+    """The app's stroke of a selected or edited node or frame (None: the figure's own)."""
+    return (rgb(SELECTED), 2.5) if selected else (rgb(EDITED), 2.5) if edited else None
 
 
 class NodeItem(QGraphicsItem):
     """One node as laid out. `node`: a core graph Node (in the closed view drawn); `tickable`: it is a module of
-    the tree (its tick box is the tree's, read through the scene's `check_state(path)`)."""
+    the tree (its tick box is the tree's, read through the scene's `check_state(path)`). The values overlay sets
+    `fill` (a QColor over the kind's own), `on_path` (on the path to the first NaN or Inf) and `outline` (a QColor
+    around the box: a comparison's first divergent node)."""
 
     def __init__(self, node, box, tickable: bool) -> None:
         super().__init__()
@@ -95,20 +91,24 @@ class NodeItem(QGraphicsItem):
         self.setAcceptedMouseButtons(Qt.NoButton)  # the view decides what a click does
         self.selected = False
         self.edited = False
-        self.fill = None  # a colour laid over the kind's own (the values overlay)
+        self.fill: QColor | None = None
+        self.on_path = False
+        self.outline: QColor | None = None
+        self._parts: tuple[tuple, list] | None = None  # (what they were made for, the shapes)
 
     @property
     def is_group(self) -> bool:
         return self.node.kind == "group"
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
-        return self.rect.adjusted(-3, -8, 7, 5)  # the stack under a group, the edit badge
+        grow = OUTLINE + 2.5  # an outline, half its pen; the edit badge; a group's stack
+        return self.rect.adjusted(-grow, -8, max(grow, STACK + 1), max(grow, STACK + 1))
 
     def tick_rect(self) -> QRectF:
-        return QRectF(PAD, (self.rect.height() - TICK) / 2, TICK, TICK)
+        return QRectF(*tick_box(self.rect.width(), self.rect.height()))
 
     def toggle_rect(self) -> QRectF:
-        return QRectF(self.rect.width() - PAD - TICK, (self.rect.height() - TICK) / 2, TICK, TICK)
+        return QRectF(*toggle_box(self.rect.width(), self.rect.height()))
 
     def part_at(self, pos: QPointF) -> str:
         """'tick', 'toggle' or 'body' at `pos` (item coordinates)."""
@@ -120,35 +120,28 @@ class NodeItem(QGraphicsItem):
 
     def title(self) -> tuple[str, str]:
         """What the box says (the layout sized it for this text): its op or type, and its path or nothing."""
-        op, where = node_label(self.node)
-        if self.is_group and "(" in self.node.id:  # a method's group: `transform.postprocess(...)`
-            where = self.node.id
-        return op, where
+        return node_label(self.node)
+
+    def parts(self) -> list:
+        """The figure's shapes of this node (`draw_parts.node_parts`) with the overlay's fill, path and outline, and
+        the selection's or the edits' stroke."""
+        key = (None if self.fill is None else rgb(self.fill), self.selected, self.edited, self.on_path,
+               None if self.outline is None else rgb(self.outline))
+        if self._parts is None or self._parts[0] != key:
+            stroke = _mark(self.selected, self.edited) or ((look.ALARM, 3.0) if self.on_path else None)
+            self._parts = key, node_parts(self.node, 0.0, 0.0, self.rect.width(), self.rect.height(), fill=key[0],
+                                          stroke=stroke, outline=None if key[4] is None else (key[4], 4.0))
+        return self._parts[1]
 
     def paint(self, painter, _option, _widget=None) -> None:
         r = self.rect
-        lod = lod_of(painter)
-        colour = self.fill or FILL.get(self.node.kind, FILL["function"])
-        if lod < TEXT_LOD:  # far out: a plain box (thousands of them paint quickly)
+        if lod_of(painter) < TEXT_LOD:  # far out: a plain box (thousands of them paint quickly)
+            colour = self.fill or FILL.get(self.node.kind, FILL["function"])
             painter.fillRect(r, SELECTED if self.selected else EDITED if self.edited else colour.darker(108))
             return
-        if self.is_group:  # a closed group: a stack of boxes
-            painter.setPen(QPen(BORDER, 1))
-            painter.setBrush(QBrush(colour.darker(112)))
-            painter.drawRoundedRect(r.translated(3, 3), 4, 4)
-        pen = QPen(SELECTED if self.selected else EDITED if self.edited else BORDER,
-                   2.5 if self.selected or self.edited else 1)
-        painter.setPen(pen)
-        painter.setBrush(QBrush(colour))
-        radius = look.corner(self.node.kind)
-        painter.drawRoundedRect(r, radius, radius)
-        left, right = PAD, r.width() - PAD
+        paint_shapes(painter, self.parts())
         if self.tickable:
             draw_tick(painter, self.tick_rect(), self.scene().check_state(self.node.path))
-            left += TICK + PAD
-        if self.is_group:
-            draw_toggle(painter, self.toggle_rect(), False)
-            right -= TICK + PAD
         if self.edited:  # a badge on the corner: the label keeps its room
             badge = QRectF(r.width() - 9, -7, 14, 14)
             painter.setPen(QPen(EDITED.darker(120), 1))
@@ -157,33 +150,12 @@ class NodeItem(QGraphicsItem):
             painter.setFont(font(True, FONT_PX - 1))
             painter.setPen(Qt.white)
             painter.drawText(badge, Qt.AlignCenter, PENCIL)
-        op, where = self.title()
-        width = max(right - left, 10)
-        title, muted = ink(colour)
-        painter.setPen(title)
-        if where and r.height() >= 2 * FONT_PX + 8:
-            draw_fitted(painter, QRectF(left, r.height() / 2 - FONT_PX - 2, width, FONT_PX + 3), op, True)
-            painter.setPen(muted)
-            draw_fitted(painter, QRectF(left, r.height() / 2, width, FONT_PX + 3), where, False, Qt.ElideMiddle)
-        else:
-            draw_fitted(painter, QRectF(left, 0, width, r.height()), f"{op}  {where}" if where else op, True)
 
 
 def ink(fill: QColor) -> tuple[QColor, QColor]:
-    """The title's and the path's colours on `fill` (the figures' rule: `draw.inks`)."""
-    title, path = look.inks((fill.red(), fill.green(), fill.blue()))
+    """The title's and the path's colours on `fill` (the figures' rule: `draw_look.inks`)."""
+    title, path = look.inks(rgb(fill))
     return QColor(*title), QColor(*path)
-
-
-def draw_fitted(painter, rect: QRectF, text: str, bold: bool, elide=Qt.ElideRight) -> None:
-    """`text` in `rect`, left-aligned: a pixel or two smaller where it is a little too wide (the layout sizes boxes
-    from an estimate of the text), cut with an ellipsis where that is not enough."""
-    px = FONT_PX
-    need = metrics(bold).horizontalAdvance(text)
-    if need > rect.width():
-        px = max(FONT_PX - 2, int(FONT_PX * rect.width() / need))
-    painter.setFont(font(bold, px))
-    painter.drawText(rect, Qt.AlignLeft | Qt.AlignVCenter, metrics(bold, px).elidedText(text, elide, rect.width()))
 
 
 class FrameItem(QGraphicsItem):
@@ -200,12 +172,13 @@ class FrameItem(QGraphicsItem):
         self.setAcceptedMouseButtons(Qt.NoButton)
         self.selected = False
         self.edited = False
+        self._parts: tuple[tuple, list] | None = None
 
     def boundingRect(self) -> QRectF:  # noqa: N802
         return self.rect.adjusted(-2, -2, 2, 2)
 
     def toggle_rect(self) -> QRectF:
-        return QRectF(self.rect.width() - PAD - TICK, (self.TITLE_H - TICK) / 2 + 1, TICK, TICK)
+        return QRectF(*frame_toggle_box(self.rect.width()))
 
     def title_rect(self) -> QRectF:
         return QRectF(0, 0, self.rect.width(), self.TITLE_H)
@@ -216,40 +189,42 @@ class FrameItem(QGraphicsItem):
         return "title" if self.title_rect().contains(pos) else "inside"
 
     def title(self) -> str:
-        return frame_title(self.record)
+        return next(s.text for s in self.parts() if s.role == "frame-title")
+
+    def parts(self) -> list:
+        """The figure's shapes of this frame (`draw_parts.frame_parts`), with the selection's or edits' stroke."""
+        key = (self.selected, self.edited)
+        if self._parts is None or self._parts[0] != key:
+            self._parts = key, frame_parts(self.record, 0.0, 0.0, self.rect.width(), self.rect.height(),
+                                           stroke=_mark(self.selected, self.edited))
+        return self._parts[1]
 
     def paint(self, painter, _option, _widget=None) -> None:
-        colour = SELECTED if self.selected else EDITED if self.edited else FRAME_BORDER
-        pen = QPen(colour, 2 if self.selected or self.edited else 1, Qt.DashLine)
-        painter.setPen(pen)
-        painter.setBrush(QBrush(FRAME_FILL))
-        painter.drawRoundedRect(self.rect, 6, 6)
-        if lod_of(painter) < TEXT_LOD:
-            return
-        draw_toggle(painter, self.toggle_rect(), True)
-        painter.setPen(MUTED)
-        draw_fitted(painter, QRectF(PAD, 1, self.rect.width() - 3 * PAD - TICK, self.TITLE_H), self.title(), True,
-                    Qt.ElideMiddle)
+        parts = self.parts()
+        paint_shapes(painter, parts if lod_of(painter) >= TEXT_LOD else parts[:1])  # far out: the frame alone
 
 
 class EdgeItem(QGraphicsItem):
-    """One tensor: a polyline from its source's bottom to its target's top, an arrow, and (`labelled`) its shape
-    written where it leaves its source (once for a tensor read by several nodes)."""
+    """One tensor: a polyline from its source's bottom to its target's top with its arrowhead, and (`label`) its
+    shape written below its source (`label_routes`: the points of every edge carrying that tensor; given to one
+    of them, so it is written once). The values overlay widens it (`set_stroke`)."""
 
-    def __init__(self, route, edge, labelled: bool = True) -> None:
+    def __init__(self, route, edge, label: list | None = None) -> None:
         super().__init__()
         self.edge = edge
         self.setZValue(1)
         self.setAcceptedMouseButtons(Qt.NoButton)
-        points = [QPointF(x, y) for x, y in route.points]
-        self.path = QPainterPath(points[0]) if points else QPainterPath()
-        for p in points[1:]:
+        self.points = [QPointF(x, y) for x, y in route.points]
+        self.route_points = route.points
+        self.id = f"{route.source} -> {route.target}"
+        self.label_parts = list(label or [])
+        self.label = next((s.text for s in self.label_parts if s.role == "shape"), "")
+        self.width, self.colour = EDGE_WIDTH, look.EDGE
+        self._parts = edge_parts(self.route_points, self.id)
+        self.path = QPainterPath(self.points[0]) if self.points else QPainterPath()
+        for p in self.points[1:]:
             self.path.lineTo(p)
-        self.points = points
-        self.label = label_of(edge) if edge is not None and labelled else ""
-        self.label_rect = self._label_rect()
-        bounds = self.path.boundingRect().adjusted(-6, -6, 6, 6)
-        self._bounds = bounds.united(self.label_rect) if self.label else bounds
+        self._bounds = self._bounds_of()
         self.tip = ""  # what hovering says without an overlay (GraphOverlay adds the gradient's norm)
         if edge is not None:
             self.tip = f"{edge.source} → {edge.target}: {edge.label}" + (f"\ncapture key {edge.key}"
@@ -259,12 +234,27 @@ class EdgeItem(QGraphicsItem):
         stroker.setWidth(8)  # a thin line is hard to hover: a band around it
         self._hit = stroker.createStroke(self.path)
 
-    def _label_rect(self) -> QRectF:
-        if len(self.points) < 2 or not self.label:
-            return QRectF()
-        start = self.points[0]  # just under the source: in the gap between two rows, in the source's frame
-        width = metrics(px=FONT_PX - 1).horizontalAdvance(self.label) + 4
-        return QRectF(start.x() + 4, start.y() + 3, width, FONT_PX + 2)
+    def _bounds_of(self) -> QRectF:
+        grow = 6.0 + 1.5 * self.width  # the arrowhead, the line's width
+        bounds = self.path.boundingRect().adjusted(-grow, -grow, grow, grow)
+        for shape in self.label_parts:
+            if shape.role == "shape-back":
+                bounds = bounds.united(QRectF(shape.x, shape.y, shape.width, shape.height))
+        return bounds
+
+    def set_stroke(self, width: float, rgb_colour) -> None:
+        """Draw the edge `width` wide in `rgb_colour` (the overlay's gradient norm; the alarm's path)."""
+        if (width, tuple(rgb_colour)) == (self.width, tuple(self.colour)):
+            return
+        self.prepareGeometryChange()
+        self.width, self.colour = width, tuple(rgb_colour)
+        self._parts = edge_parts(self.route_points, self.id, width=width, colour=self.colour)
+        self._bounds = self._bounds_of()
+        self.update()
+
+    def parts(self) -> list:
+        """The figure's shapes of this edge: its line and arrowhead (`draw_parts.edge_parts`) and its label."""
+        return self._parts + self.label_parts
 
     def boundingRect(self) -> QRectF:  # noqa: N802
         return self._bounds
@@ -278,31 +268,16 @@ class EdgeItem(QGraphicsItem):
         return None if self.edge is None else (self.edge.source, self.edge.target, self.edge.index)
 
     def paint(self, painter, _option, _widget=None) -> None:
-        if len(self.points) < 2:
+        if not self._parts:
             return
-        painter.setPen(QPen(EDGE, 1.2))
-        painter.setBrush(Qt.NoBrush)
-        painter.drawPath(self.path)
-        if lod_of(painter) < TEXT_LOD:
-            return  # far out: the line alone
-        tip, before = self.points[-1], self.points[-2]
-        d = tip - before
-        length = max((d.x() ** 2 + d.y() ** 2) ** 0.5, 1e-6)
-        ux, uy = d.x() / length, d.y() / length
-        wing = 6.0
-        left = QPointF(tip.x() - ux * wing - uy * wing * 0.5, tip.y() - uy * wing + ux * wing * 0.5)
-        right = QPointF(tip.x() - ux * wing + uy * wing * 0.5, tip.y() - uy * wing - ux * wing * 0.5)
-        painter.setBrush(QBrush(EDGE))
-        painter.drawPolygon(QPolygonF([tip, left, right]))
-        if self.label and lod_of(painter) >= TEXT_LOD + 0.15:
-            painter.setPen(Qt.NoPen)
-            painter.setBrush(QBrush(QColor(255, 255, 255, 210)))
-            painter.drawRect(self.label_rect)
-            painter.setPen(LABEL)
-            painter.setFont(font(px=FONT_PX - 1))
-            painter.drawText(self.label_rect, Qt.AlignCenter, self.label)
+        lod = lod_of(painter)
+        if lod < TEXT_LOD:  # far out: the line alone
+            painter.setPen(QPen(colour(self.colour), self.width))
+            painter.drawPath(self.path)
+            return
+        paint_shapes(painter, self.parts(), labels=lod >= LABEL_LOD)
 
 
 def label_of(edge) -> str:
-    """An edge's label: its shape (`1x64x56x56`), with the dtype where it is not float32 (`draw.shape_label`)."""
+    """An edge's label: its shape (`1x64x56x56`), with the dtype where it is not float32 (`draw_look.shape_label`)."""
     return look.shape_label(edge.shape, edge.dtype)

@@ -1,15 +1,16 @@
 """The Graph tab's values overlay, painted on the items the scene already holds (nothing is laid out again): each
 node's fill by its value, the first NaN/Inf node red and the path to it outlined, edges as wide as their
 gradient's norm, the first divergent node of a comparison outlined, and the value under the mouse said in the
-tab's status line. Colours and widths come from an `Overlay` (`graph_overlay_kinds.drawn_for`)."""
+tab's status line. Colours and widths come from an `Overlay` (`graph_overlay_kinds.drawn_for`) and are set on the
+items, which draw them as the figures do (`draw_parts`)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QRectF, Qt
-from PySide6.QtGui import QColor, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsPathItem
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QColor
 
 from inspector.core.graph.draw import ALARM, DIVERGENT, EDGE
+from inspector.core.graph.draw_parts import EDGE_WIDTH
 
 from .graph_items import EdgeItem, NodeItem
 
@@ -25,89 +26,62 @@ class GraphOverlay(QObject):
         super().__init__(parent)
         self.scene, self.view, self.say = scene, view, say
         self.drawn = None  # the Drawn painted (None: the plain look)
-        self.extras: list = []  # the outlines and widened edges this overlay added to the scene
         self._hovered: str | None = None  # the node whose value the status line says
         view.viewport().installEventFilter(self)
 
     # -- painting -------------------------------------------------------------------------
     def show(self, drawn) -> None:
-        """Paint `drawn` over the items of the layout the scene shows (the plain look first)."""
+        """Paint `drawn` over the items of the layout the scene shows (the plain look first): the figure's rules
+        (`draw._graph_shapes`) set on the items, which paint `draw_parts`' shapes."""
         self.clear()
         self.drawn = drawn
         overlay = drawn.overlay
+        path = set(overlay.path)
         for node_id, item in self.scene.nodes.items():
             colour = ALARM if node_id == overlay.alarm else overlay.fills.get(node_id)
             item.fill = None if colour is None else qcolour(colour)
+            item.on_path = node_id in path
+            item.outline = qcolour(DIVERGENT) if node_id == drawn.outline else None
             item.update()
+        on_path = set(zip(overlay.path, overlay.path[1:]))
         for item in self._edge_items():
             text = drawn.edge_texts.get(item.key)
             if text is not None:
                 _, newline, key = item.tip.partition("\n")  # the capture key's line stays
                 item.setToolTip(text + newline + key)
-        layout = self.scene.layout
-        if layout is None:
-            return
-        on_path = set(zip(overlay.path, overlay.path[1:]))
-        for route in layout.routes:
-            alarm = (route.source, route.target) in on_path
-            width = overlay.edge_widths.get((route.source, route.target, route.index))
-            if (width is not None or alarm) and len(route.points) >= 2:
-                self._edge(route.points, (width or 1.0) + (1.0 if alarm else 0.0), ALARM if alarm else EDGE)
-        for node_id in overlay.path:
-            self._outline(node_id, qcolour(ALARM), 3.0)
-        if drawn.outline is not None:
-            self._outline(drawn.outline, qcolour(DIVERGENT), 4.0)
+            if item.edge is None:
+                continue
+            alarm = (item.edge.source, item.edge.target) in on_path
+            width = overlay.edge_widths.get(item.key, EDGE_WIDTH) + (1.0 if alarm else 0.0)
+            item.set_stroke(width, ALARM if alarm else EDGE)
 
     def clear(self) -> None:
         """The plain look: no fills, no outlines, no widened edges."""
         self.drawn = None
         for item in self.scene.nodes.values():
-            if item.fill is not None:
-                item.fill = None
+            if item.fill is not None or item.on_path or item.outline is not None:
+                item.fill, item.on_path, item.outline = None, False, None
                 item.update()
         for item in self._edge_items():
             if item.toolTip() != item.tip:
                 item.setToolTip(item.tip)
-        extras, self.extras = self.extras, []
-        for item in extras:
-            if item.scene() is self.scene:  # a new layout took the scene's items out already
-                self.scene.removeItem(item)
+            item.set_stroke(EDGE_WIDTH, EDGE)
         self._say_hovered(None)
 
     def _edge_items(self):
         return [item for item in self.scene.items() if isinstance(item, EdgeItem)]
 
-    def _edge(self, points, width: float, colour) -> None:
-        path = QPainterPath()
-        path.moveTo(*points[0])
-        for x, y in points[1:]:
-            path.lineTo(x, y)
-        item = QGraphicsPathItem(path)
-        item.setPen(QPen(qcolour(colour), width, Qt.SolidLine, Qt.RoundCap, Qt.RoundJoin))
-        item.setZValue(1.5)  # over the edge's own thin line, under the nodes
-        item.setAcceptedMouseButtons(Qt.NoButton)
-        self._add(item)
-
-    def _outline(self, node_id: str, colour: QColor, width: float) -> None:
-        rect = self.scene.rect_of(node_id)
-        if rect is None:
-            return
-        path = QPainterPath()
-        path.addRoundedRect(QRectF(rect).adjusted(-4, -4, 4, 4), 6, 6)
-        item = QGraphicsPathItem(path)
-        item.setPen(QPen(colour, width))
-        item.setZValue(3)  # over the node
-        item.setAcceptedMouseButtons(Qt.NoButton)
-        item.setData(0, node_id)
-        self._add(item)
-
-    def _add(self, item) -> None:
-        self.scene.addItem(item)
-        self.extras.append(item)
+    def widened(self) -> dict:
+        """Edge key -> its width, for every edge drawn wider or redder than the plain look (tests read it)."""
+        return {item.key: item.width for item in self._edge_items()
+                if (item.width, tuple(item.colour)) != (EDGE_WIDTH, EDGE)}
 
     def outlined(self) -> dict[str, QColor]:
-        """Node id -> the colour of its outline (tests and screenshots read it)."""
-        return {item.data(0): item.pen().color() for item in self.extras if item.data(0) is not None}
+        """Node id -> the colour of its outline: the alarm's red on the path to the first NaN or Inf, the first
+        divergent node's (tests and screenshots read it)."""
+        found = {node_id: qcolour(ALARM) for node_id, item in self.scene.nodes.items() if item.on_path}
+        found.update({node_id: item.outline for node_id, item in self.scene.nodes.items() if item.outline is not None})
+        return found
 
     # -- the value under the mouse -----------------------------------------------------------
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name

@@ -14,7 +14,9 @@ from itertools import chain
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsScene
 
-from .graph_items import EdgeItem, FrameItem, NodeItem
+from inspector.core.graph.draw_parts import label_parts
+
+from .graph_items import EdgeItem, FrameItem, NodeItem, label_of
 
 CHUNK_S = 0.012  # each turn adds items for at most this long
 MARGIN = 800.0  # room around the graph, so that a node at its edge can be centred in the view
@@ -77,11 +79,19 @@ class GraphScene(QGraphicsScene):
         edges = {}
         for edge in graph.edges:
             edges.setdefault((edge.source, edge.target, edge.index), edge)
+        leaving: dict[tuple, list] = {}  # a tensor (source, index) -> the points of every route carrying it
+        for route in layout.routes:
+            leaving.setdefault((route.source, route.index), []).append(route.points)
         labelled = set()
         for route in layout.routes:
             tensor = (route.source, route.index)
-            yield EdgeItem(route, edges.get((route.source, route.target, route.index)), tensor not in labelled)
-            labelled.add(tensor)
+            edge = edges.get((route.source, route.target, route.index))
+            label = None
+            if edge is not None and tensor not in labelled and len(route.points) >= 2:
+                labelled.add(tensor)
+                name = route.source + ("" if route.index is None else f"[{route.index}]")
+                label = label_parts(leaving[tensor], label_of(edge), name)
+            yield EdgeItem(route, edge, label)
 
     def _add_some(self) -> None:
         if self._todo is None:
