@@ -193,6 +193,22 @@ def test_opening_a_group_adds_its_nodes_and_closing_restores(qtbot, demo):
     assert set(demo.views.graph.scene.nodes) == closed and not demo.views.graph.scene.frames
 
 
+def test_a_group_opened_off_screen_is_scrolled_into_view(qtbot, demo):
+    """Opened by code (or the menu) while the view shows the input: the view scrolls to the group's frame."""
+    show_graph(qtbot, demo)
+    view, scene = demo.views.graph.view, demo.views.graph.scene
+    view.centerOn(scene.nodes["input"])
+
+    def seen():
+        return view.mapToScene(view.viewport().rect()).boundingRect()
+
+    assert not seen().intersects(scene.rect_of("block"))  # below the view
+    demo.graph.toggle("block")
+    wait_layout(qtbot, demo, lambda layout: "block" in layout.open_groups)
+    frame = scene.rect_of("block")
+    assert seen().contains(frame.topLeft()) and seen().contains(frame.topRight() - QPointF(1, 0))
+
+
 def test_a_model_whose_forward_cannot_be_recorded_says_why(qtbot, open_window, tmp_path, image_file):
     (tmp_path / "unwatched.py").write_text(UNWATCHED)
     window = open_window(f"{tmp_path / 'unwatched.py'}:Unwatched", image_file)

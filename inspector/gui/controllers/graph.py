@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from itertools import count
 
-from PySide6.QtCore import QObject, QPointF, Qt
+from PySide6.QtCore import QObject, QPointF, QRectF, Qt
 
 from inspector.core.errors import first_line
 from inspector.core.records.failure import Failure
@@ -159,7 +159,18 @@ class GraphController(QObject):
             now = self.view.mapToScene(anchor[1])
             centre = self.view.mapToScene(self.view.viewport().rect().center())
             self.view.centerOn(QPointF(centre.x() + corner.x() - now.x(), centre.y() + corner.y() - now.y()))
+            self._into_view(anchor[0])
         self.view.overview.follow()
+
+    def _into_view(self, item_id: str) -> None:
+        """Scroll so that the top of what `item_id` is drawn as shows (a group opened or closed from the menu or
+        by code while off screen stayed off screen)."""
+        rect = self.scene.rect_of(item_id)
+        seen = self.view.mapToScene(self.view.viewport().rect()).boundingRect()
+        if rect is None or seen.intersects(rect.adjusted(0, 0, 0, -max(0.0, rect.height() - 40))):
+            return
+        top = QRectF(rect.x(), rect.y(), min(rect.width(), seen.width() * 0.9), min(rect.height(), seen.height() * 0.6))
+        self.view.ensureVisible(top, 20, 20)
 
     # -- the tree's modules ---------------------------------------------------------------------
     def _forget_indices(self) -> None:
