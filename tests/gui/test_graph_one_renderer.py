@@ -13,7 +13,7 @@ from PySide6.QtGui import QImage, QPainter
 
 from inspector.core.graph.draw import ALARM, DIVERGENT, Overlay, draw_graph
 from inspector.core.graph.draw_look import FILL, FRAME_FILL, shade
-from inspector.core.graph.draw_parts import OUTLINE, STACK
+from inspector.core.graph.draw_parts import OUTLINE, STACK, node_parts
 from inspector.core.graph.draw_png import png_image
 from inspector.core.graph.layout import GraphLayout
 from inspector.core.graph.model import Edge, Graph, Group, Node
@@ -131,3 +131,17 @@ def test_the_app_paints_the_pictures_pixels(qtbot, tab):
     x, y = frame.x + 4, frame.y + frame.height - 4
     assert app_at(x, y) == pytest.approx(FRAME_FILL, abs=2) and png_at(x, y) == pytest.approx(FRAME_FILL, abs=2)
     assert checked == len(layout.boxes) == 6
+
+
+def test_a_label_in_the_box_the_layout_sized_is_shown_whole(qtbot):
+    """The layout sizes a box from an estimate of its text; Qt's bold glyphs are wider, so the label is drawn a
+    pixel or two smaller, never cut (`reshape` was cut to `resha...`: the shrunk size was rounded up again)."""
+    from inspector.core.graph.draw_look import fit_text
+    from inspector.core.graph.layout_text import box_size
+    from inspector.gui.views.graph_paint import text_length
+
+    for op in ("reshape", "permute", "BatchNorm2d", "AdaptiveAvgPool2d", "interpolate", "softmax", "matmul"):
+        node = Node(op, "function", op)
+        parts = [s for s in node_parts(node, 0.0, 0.0, *box_size(node)) if s.role == "label"]
+        text, size = fit_text(parts[0].text, parts[0].size, parts[0].room, lambda t, s: text_length(t, s, True))
+        assert text == op and text_length(text, size, True) <= parts[0].room, (op, text, size)

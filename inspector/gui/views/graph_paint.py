@@ -32,8 +32,13 @@ def font_and_metrics(bold: bool, px: int) -> tuple[QFont, QFontMetricsF]:
     return found
 
 
+def _px(size: float) -> int:
+    """Qt's font size for `size` px: rounded down where shrunk to fit (never wider than measured), else rounded."""
+    return max(1, round(size) if abs(size - round(size)) < 1e-6 else int(size))
+
+
 def text_length(text: str, px: float, bold: bool = False) -> float:
-    return font_and_metrics(bold, round(px))[1].horizontalAdvance(text)
+    return font_and_metrics(bold, _px(px))[1].horizontalAdvance(text)
 
 
 def paint_shapes(painter, shapes, *, text: bool = True, labels: bool = True) -> None:
@@ -65,7 +70,7 @@ def paint_text(painter, shape: Text) -> None:
     """One line of text at its baseline, anchored at its start, middle or end, fitted to its room."""
     bold = shape.bold
     words, px = fit_text(shape.text, shape.size, shape.room, lambda t, s: text_length(t, s, bold), shape.elide)
-    f, metrics = font_and_metrics(bold, round(px))
+    f, metrics = font_and_metrics(bold, _px(px))
     width = metrics.horizontalAdvance(words)
     x = shape.x - (width / 2 if shape.anchor == "middle" else width if shape.anchor == "end" else 0.0)
     painter.setFont(f)

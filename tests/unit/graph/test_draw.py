@@ -159,3 +159,18 @@ def test_a_large_square_figure_is_capped_by_its_area():
     assert note == ("the graph is 5000 x 4000 units: drawn at scale 1.41, not 8 (7071 x 5657 pixels; at most 40 "
                     "million pixels and 32768 a side); write .svg, or close groups (--groups), for the whole graph "
                     "legible")
+
+
+def test_text_is_fitted_to_its_room_by_one_rule():
+    from inspector.core.graph.draw_look import fit_text
+
+    def measure(text, size):  # 0.6 px a character per px of size
+        return len(text) * size * 0.6
+
+    assert fit_text("Conv2d", 11.0, 0.0, measure) == ("Conv2d", 11.0)  # no room given: as it is
+    assert fit_text("Conv2d", 11.0, 40.0, measure) == ("Conv2d", 11.0)  # 39.6 fits
+    text, size = fit_text("Conv2d", 11.0, 36.0, measure)  # 39.6 > 36: 11 * 36 / 39.6 = 10 px
+    assert text == "Conv2d" and size == pytest.approx(10.0)
+    text, size = fit_text("layer3.2.conv1", 10.0, 48.0, measure, "middle")  # 8 px at most 2 smaller: 10 characters
+    assert size == 8.0 and text == "layer\u2026onv1" and measure(text, size) <= 48.0 < measure(text + "x", size)
+    assert fit_text("layer3.2.conv1", 10.0, 48.0, measure)[0] == "layer3.2.\u2026"  # 10 characters of 4.8 px
