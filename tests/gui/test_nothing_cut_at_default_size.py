@@ -119,3 +119,19 @@ def test_the_attribution_tabs_choosers_show_a_layers_path_and_a_class_whole(qtbo
     for i in range(view.target.count()):
         view.target.setCurrentIndex(i)
         assert _shows_whole(view.target), view.target.currentText()
+
+
+def test_the_detectors_attribution_tab_leaves_the_docks_their_width(qtbot, open_window):
+    """A detector's Attribution tab shows its box chooser and Each box: opening it narrowed the docks from 287 to
+    272 px (its row asked for more width than the centre had). The docks keep their widths, and so does the
+    centre, when the tab opens and when a map is computed on it."""
+    window = open_window("demo-detector", "sample:star")
+    qtbot.wait(100)
+    docks = window.modules_dock.width(), window.side_dock.width()
+    centre = window.tabs.width()
+    view = window.views.attribution
+    window.tabs.setCurrentWidget(view)
+    qtbot.wait(100)
+    assert view.each_box.isVisible(), "a detector's tab offers Each box"
+    assert (window.modules_dock.width(), window.side_dock.width(), window.tabs.width()) == (*docks, centre)
+    assert view.minimumSizeHint().width() <= window.tabs.width()
