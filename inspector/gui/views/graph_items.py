@@ -27,7 +27,7 @@ from inspector.core.graph.draw_parts import (
 )
 from inspector.core.graph.layout_text import FONT_PX, TITLE_HEIGHT, node_label
 
-from .graph_paint import colour, font_and_metrics, paint_shapes
+from .graph_paint import Painted, colour, font_and_metrics, paint_shapes
 
 TEXT_LOD = 0.45  # below this zoom, no text (each glyph would be a few pixels)
 LABEL_LOD = TEXT_LOD + 0.15  # below this, no edge labels
@@ -94,7 +94,7 @@ class NodeItem(QGraphicsItem):
         self.fill: QColor | None = None
         self.on_path = False
         self.outline: QColor | None = None
-        self._parts: tuple[tuple, list] | None = None  # (what they were made for, the shapes)
+        self._parts: tuple[tuple, list, Painted] | None = None  # (what they were made for, the shapes, painted)
 
     @property
     def is_group(self) -> bool:
@@ -125,13 +125,17 @@ class NodeItem(QGraphicsItem):
     def parts(self) -> list:
         """The figure's shapes of this node (`draw_parts.node_parts`) with the overlay's fill, path and outline, and
         the selection's or the edits' stroke."""
+        return self._made()[1]
+
+    def _made(self) -> tuple[tuple, list, Painted]:
         key = (None if self.fill is None else rgb(self.fill), self.selected, self.edited, self.on_path,
                None if self.outline is None else rgb(self.outline))
         if self._parts is None or self._parts[0] != key:
             stroke = _mark(self.selected, self.edited) or ((look.ALARM, 3.0) if self.on_path else None)
-            self._parts = key, node_parts(self.node, 0.0, 0.0, self.rect.width(), self.rect.height(), fill=key[0],
-                                          stroke=stroke, outline=None if key[4] is None else (key[4], 4.0))
-        return self._parts[1]
+            shapes = node_parts(self.node, 0.0, 0.0, self.rect.width(), self.rect.height(), fill=key[0],
+                                stroke=stroke, outline=None if key[4] is None else (key[4], 4.0))
+            self._parts = key, shapes, Painted(shapes)
+        return self._parts
 
     def paint(self, painter, _option, _widget=None) -> None:
         r = self.rect
@@ -139,7 +143,7 @@ class NodeItem(QGraphicsItem):
             colour = self.fill or FILL.get(self.node.kind, FILL["function"])
             painter.fillRect(r, SELECTED if self.selected else EDITED if self.edited else colour.darker(108))
             return
-        paint_shapes(painter, self.parts())
+        paint_shapes(painter, self._made()[2])
         if self.tickable:
             draw_tick(painter, self.tick_rect(), self.scene().check_state(self.node.path))
         if self.edited:  # a badge on the corner: the label keeps its room
@@ -172,7 +176,7 @@ class FrameItem(QGraphicsItem):
         self.setAcceptedMouseButtons(Qt.NoButton)
         self.selected = False
         self.edited = False
-        self._parts: tuple[tuple, list] | None = None
+        self._parts: tuple[tuple, list, Painted, Painted] | None = None
 
     def boundingRect(self) -> QRectF:  # noqa: N802
         return self.rect.adjusted(-2, -2, 2, 2)
@@ -193,15 +197,19 @@ class FrameItem(QGraphicsItem):
 
     def parts(self) -> list:
         """The figure's shapes of this frame (`draw_parts.frame_parts`), with the selection's or edits' stroke."""
+        return self._made()[1]
+
+    def _made(self) -> tuple[tuple, list, Painted, Painted]:
         key = (self.selected, self.edited)
         if self._parts is None or self._parts[0] != key:
-            self._parts = key, frame_parts(self.record, 0.0, 0.0, self.rect.width(), self.rect.height(),
-                                           stroke=_mark(self.selected, self.edited))
-        return self._parts[1]
+            shapes = frame_parts(self.record, 0.0, 0.0, self.rect.width(), self.rect.height(),
+                                 stroke=_mark(self.selected, self.edited))
+            self._parts = key, shapes, Painted(shapes), Painted(shapes[:1])
+        return self._parts
 
     def paint(self, painter, _option, _widget=None) -> None:
-        parts = self.parts()
-        paint_shapes(painter, parts if lod_of(painter) >= TEXT_LOD else parts[:1])  # far out: the frame alone
+        made = self._made()
+        paint_shapes(painter, made[2] if lod_of(painter) >= TEXT_LOD else made[3])  # far out: the frame alone
 
 
 class EdgeItem(QGraphicsItem):
@@ -220,7 +228,7 @@ class EdgeItem(QGraphicsItem):
         self.label_parts = list(label or [])
         self.label = next((s.text for s in self.label_parts if s.role == "shape"), "")
         self.width, self.colour = EDGE_WIDTH, look.EDGE
-        self._parts = edge_parts(self.route_points, self.id)
+        self._painted: tuple[list, Painted] | None = None  # its shapes and them painted: made when first painted
         self.path = QPainterPath(self.points[0]) if self.points else QPainterPath()
         for p in self.points[1:]:
             self.path.lineTo(p)
@@ -248,13 +256,19 @@ class EdgeItem(QGraphicsItem):
             return
         self.prepareGeometryChange()
         self.width, self.colour = width, tuple(rgb_colour)
-        self._parts = edge_parts(self.route_points, self.id, width=width, colour=self.colour)
+        self._painted = None
         self._bounds = self._bounds_of()
         self.update()
 
     def parts(self) -> list:
         """The figure's shapes of this edge: its line and arrowhead (`draw_parts.edge_parts`) and its label."""
-        return self._parts + self.label_parts
+        return self._made()[0]
+
+    def _made(self) -> tuple[list, Painted]:
+        if self._painted is None:
+            shapes = edge_parts(self.route_points, self.id, width=self.width, colour=self.colour) + self.label_parts
+            self._painted = shapes, Painted(shapes)
+        return self._painted
 
     def boundingRect(self) -> QRectF:  # noqa: N802
         return self._bounds
@@ -268,14 +282,14 @@ class EdgeItem(QGraphicsItem):
         return None if self.edge is None else (self.edge.source, self.edge.target, self.edge.index)
 
     def paint(self, painter, _option, _widget=None) -> None:
-        if not self._parts:
+        if len(self.points) < 2:
             return
         lod = lod_of(painter)
         if lod < TEXT_LOD:  # far out: the line alone
             painter.setPen(QPen(colour(self.colour), self.width))
             painter.drawPath(self.path)
             return
-        paint_shapes(painter, self.parts(), labels=lod >= LABEL_LOD)
+        paint_shapes(painter, self._made()[1], labels=lod >= LABEL_LOD)
 
 
 def label_of(edge) -> str:

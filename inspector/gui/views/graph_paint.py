@@ -41,38 +41,80 @@ def text_length(text: str, px: float, bold: bool = False) -> float:
     return font_and_metrics(bold, _px(px))[1].horizontalAdvance(text)
 
 
-def paint_shapes(painter, shapes, *, text: bool = True, labels: bool = True) -> None:
-    """Paint `shapes` back to front; without `text`, no text; without `labels`, no edge labels (far out)."""
-    for shape in shapes:
-        if not labels and shape.role in LABELS:
-            continue
-        if isinstance(shape, Rect):
-            painter.setPen(QPen(colour(shape.stroke), shape.stroke_width) if shape.stroke is not None else Qt.NoPen)
-            painter.setBrush(QBrush(colour(shape.fill)) if shape.fill is not None else Qt.NoBrush)
-            rect = QRectF(shape.x, shape.y, shape.width, shape.height)
-            if shape.radius:
-                painter.drawRoundedRect(rect, shape.radius, shape.radius)
-            else:
-                painter.drawRect(rect)
-        elif isinstance(shape, Polyline):
-            painter.setPen(QPen(colour(shape.stroke), shape.width, Qt.SolidLine, Qt.RoundCap, Qt.RoundJoin))
-            painter.setBrush(Qt.NoBrush)
-            painter.drawPolyline(QPolygonF([QPointF(x, y) for x, y in shape.points]))
-        elif isinstance(shape, Polygon):
-            painter.setPen(Qt.NoPen)
-            painter.setBrush(QBrush(colour(shape.fill)))
-            painter.drawPolygon(QPolygonF([QPointF(x, y) for x, y in shape.points]))
-        elif isinstance(shape, Text) and text and shape.text:
-            paint_text(painter, shape)
+class Painted:
+    """Shapes made ready to paint once (pens, brushes, polygons, fitted text and its place): an item keeps one and
+    paints it on every repaint, so a repaint is Qt calls only."""
+
+    __slots__ = ("steps",)
+
+    def __init__(self, shapes) -> None:
+        self.steps: list[tuple] = [_step(shape) for shape in shapes if not isinstance(shape, Text) or shape.text]
 
 
-def paint_text(painter, shape: Text) -> None:
-    """One line of text at its baseline, anchored at its start, middle or end, fitted to its room."""
+@lru_cache(maxsize=256)
+def _pen(rgb, width: float, round_ends: bool = False) -> QPen:
+    if round_ends:
+        return QPen(colour(rgb), width, Qt.SolidLine, Qt.RoundCap, Qt.RoundJoin)
+    return QPen(colour(rgb), width)
+
+
+@lru_cache(maxsize=256)
+def _brush(rgb) -> QBrush:
+    return QBrush(colour(rgb))
+
+
+def _step(shape) -> tuple:
+    """(kind, is an edge label, what the painter needs) for one shape."""
+    label = shape.role in LABELS
+    if isinstance(shape, Rect):
+        pen = _pen(shape.stroke, shape.stroke_width) if shape.stroke is not None else QPen(Qt.NoPen)
+        brush = _brush(shape.fill) if shape.fill is not None else QBrush(Qt.NoBrush)
+        return "rect", label, pen, brush, QRectF(shape.x, shape.y, shape.width, shape.height), shape.radius
+    if isinstance(shape, Polyline):
+        return "line", label, _pen(shape.stroke, shape.width, True), QPolygonF([QPointF(x, y) for x, y in shape.points])
+    if isinstance(shape, Polygon):
+        return "polygon", label, _brush(shape.fill), QPolygonF([QPointF(x, y) for x, y in shape.points])
+    if isinstance(shape, Text):
+        words, f, at = _placed(shape)
+        return "text", label, _pen(shape.fill, 1.0), f, at, words
+    raise TypeError(f"not a shape: {shape!r}")
+
+
+def _placed(shape: Text):
+    """The words drawn (fitted to the room), their font and their baseline's start."""
     bold = shape.bold
     words, px = fit_text(shape.text, shape.size, shape.room, lambda t, s: text_length(t, s, bold), shape.elide)
     f, metrics = font_and_metrics(bold, _px(px))
     width = metrics.horizontalAdvance(words)
     x = shape.x - (width / 2 if shape.anchor == "middle" else width if shape.anchor == "end" else 0.0)
-    painter.setFont(f)
-    painter.setPen(colour(shape.fill))
-    painter.drawText(QPointF(x, shape.y), words)
+    return words, f, QPointF(x, shape.y)
+
+
+def paint_shapes(painter, shapes, *, text: bool = True, labels: bool = True) -> None:
+    """Paint `shapes` (a list, or a `Painted`) back to front; without `text`, no text; without `labels`, no edge
+    labels (far out)."""
+    painted = shapes if isinstance(shapes, Painted) else Painted(shapes)
+    no_pen = Qt.NoPen
+    for step in painted.steps:
+        kind = step[0]
+        if step[1] and not labels:
+            continue
+        if kind == "rect":
+            painter.setPen(step[2])
+            painter.setBrush(step[3])
+            if step[5]:
+                painter.drawRoundedRect(step[4], step[5], step[5])
+            else:
+                painter.drawRect(step[4])
+        elif kind == "line":
+            painter.setPen(step[2])
+            painter.setBrush(Qt.NoBrush)
+            painter.drawPolyline(step[3])
+        elif kind == "polygon":
+            painter.setPen(no_pen)
+            painter.setBrush(step[2])
+            painter.drawPolygon(step[3])
+        elif text:
+            painter.setPen(step[2])
+            painter.setFont(step[3])
+            painter.drawText(step[4], step[5])
