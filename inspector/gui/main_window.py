@@ -275,8 +275,10 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         for panel in (self.activation_panel, self.gradient_panel):
             panel.set_stats_stopped(False)
         self._fill_layer_combo()
-        if self.state.view == "layer":
-            self.show_layer(panels=(0,))
+        feed = self.state.live.feed
+        playing = feed is not None and not feed.paused  # a video's frames: drawn a panel a turn
+        if self.state.view == "layer":  # the histograms and statistics in later turns (_draw_details)
+            self.show_layer(panels=(0,), details=playing)
         self._show_input(result)
         self.predictions.min_score = self.input_view.min_score  # a detector's boxes: as many listed as drawn
         self.predictions.show_result(result)
@@ -284,7 +286,20 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         if result.warnings:
             self.statusBar().showMessage(f"{len(result.warnings)} warning(s): {result.warnings[0]}", 10000)
         # A timer (a zero-delay call runs in the same batch of posted events): the activations are painted first.
-        QTimer.singleShot(1, self, lambda: self._finish_result(outcome))
+        self._after_paint(lambda: self._draw_details(outcome, self.activation_panel, self._finish_result))
+
+    def _after_paint(self, step) -> None:
+        """`step()` in a later turn, once what this one drew is painted and the timers due by then (a heartbeat,
+        an animation) have run: a zero-delay call is queued behind the paint, and it starts a 1 ms timer."""
+        QTimer.singleShot(0, self, lambda: QTimer.singleShot(1, self, step))
+
+    def _draw_details(self, outcome, panel, then) -> None:
+        """The histogram, statistics and row under the maps of `panel`, a turn after its maps (painted first), and
+        `then(outcome)` a turn later: a first result's panels took 40-70 ms of the GUI thread a turn."""
+        if outcome is not self.state.outcome:
+            return  # a newer result took over
+        panel.show_details()
+        self._after_paint(lambda: then(outcome))
 
     def _finish_result(self, outcome) -> None:
         if outcome is not self.state.outcome:
@@ -298,7 +313,12 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         later = lambda: QTimer.singleShot(1, self, lambda: self._result_drawn(outcome))  # noqa: E731
         drawn = (lambda: self._result_drawn(outcome)) if playing else later
         if self.state.view == "layer":
-            self.show_layer(panels=(1,))
+            self.show_layer(panels=(1,), details=playing)
+            if playing:  # (a video that began to play since the activations were drawn: theirs too)
+                self.activation_panel.show_details()
+            else:
+                self._after_paint(lambda: self._draw_details(outcome, self.gradient_panel, lambda _o: drawn()))
+                return
         elif self.state.view == "compare":  # a row a turn, the input and predictions painted first
             self.edits.refresh(done=drawn)
             return
@@ -412,9 +432,10 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         if self.state.outcome is self._outcome_drawn:  # else a new result chose it: _on_result draws, in turns
             self.show_layer()
 
-    def show_layer(self, name: str | None = None, panels: tuple[int, ...] = (0, 1)) -> None:
+    def show_layer(self, name: str | None = None, panels: tuple[int, ...] = (0, 1), details: bool = True) -> None:
         """Draw the selected layer's captures from the last result (no re-run); `panels` picks
-        the activation (0) and/or gradient (1) panel."""
+        the activation (0) and/or gradient (1) panel; `details=False` leaves their histograms and
+        statistics to `TensorPanel.show_details`."""
         if name is not None:
             i = self.layer_combo.findData(name)
             if i >= 0 and i != self.layer_combo.currentIndex():
@@ -435,7 +456,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         for panel, key in (pair for i, pair in enumerate(both) if i in panels):
             capture = captures.get(key) or captures.get(f"{key}[0]")
             if capture is not None and capture.array is not None:
-                panel.show_capture(capture.name, capture.array, capture.stats)
+                panel.show_capture(capture.name, capture.array, capture.stats, details)
             else:
                 panel.show_missing(missing_text(self.loaded, self.state.grad_site, name, key))
 

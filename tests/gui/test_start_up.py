@@ -26,9 +26,9 @@ def test_a_new_result_draws_each_panel_once(open_window, tiny_source, image_file
     drawn = []
     show = TensorPanel.show_capture
 
-    def counting(panel, key, array, stats):
+    def counting(panel, key, array, stats, details=True):
         drawn.append((panel, key, array))
-        return show(panel, key, array, stats)
+        return show(panel, key, array, stats, details)
 
     monkeypatch.setattr(TensorPanel, "show_capture", counting)
     window = open_window(tiny_source, image_file)

@@ -187,6 +187,7 @@ class TensorPanel(QWidget):
     def clear(self, message: str = "") -> None:
         """Empty the panel, saying `message` (why there is nothing) in its middle."""
         self.key, self.mosaic, self.maps, self.kernels, self.channel, self.first = "", None, None, None, None, 0
+        self._pending = None  # (new key, array, stats): what show_details has still to draw
         self._framed = None
         self.prefix = None
         self.image.clear()
@@ -209,8 +210,12 @@ class TensorPanel(QWidget):
         """Nothing to show here, and why ("conv1 has no bias parameter")."""
         self.clear(message)
 
-    def show_capture(self, key: str, array: np.ndarray, stats: TensorStats | None) -> None:
+    def show_capture(self, key: str, array: np.ndarray, stats: TensorStats | None, details: bool = True) -> None:
+        """Draw a capture: the maps (or bars), then the histogram, statistics and the row under the maps;
+        `details=False` leaves that second part to `show_details` (a later event-loop turn: a result is drawn
+        in turns, each painted before the next)."""
         new = key != self.key
+        self._pending = None
         if new:
             self.hover.setText(" ")
             self.zoom.refit()
@@ -226,6 +231,16 @@ class TensorPanel(QWidget):
             self._show_vector(array)
         else:
             self._show_maps(key, array)
+        self._pending = (new, array, stats)
+        if details:
+            self.show_details()
+
+    def show_details(self) -> None:
+        """The part of the last `show_capture(..., details=False)` still to draw: the histogram, statistics and
+        the row under the maps (nothing when it was drawn, or the panel cleared or drawn again since)."""
+        if self._pending is None:
+            return
+        (new, array, stats), self._pending = self._pending, None
         now = time.perf_counter()
         if new or now - self._histogram_at >= self.histogram_every_s:  # a live video: twice a second
             self.hist.show_values(array)
@@ -239,6 +254,8 @@ class TensorPanel(QWidget):
 
     def show_stats(self, stats: TensorStats | None) -> None:
         """The statistics line (None: they are still being worked out in the worker)."""
+        if self._pending is not None:  # drawn with the histogram, these statistics
+            self._pending = self._pending[:2] + (stats,)
         self.stats.setText(keep_pairs(format_stats(stats)) if stats is not None else self.stats_missing)
 
     def set_stats_stopped(self, stopped: bool) -> None:
