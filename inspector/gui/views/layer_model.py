@@ -177,15 +177,7 @@ class LayerTreeModel(QAbstractItemModel):
         i, col = index.internalId(), index.column()
         layer = self._layers[i]
         if role == _DISPLAY:
-            if col == 0:
-                return layer.name
-            if col == 1:
-                return layer.type_name
-            if col == 2:
-                return ", ".join("×".join(map(str, s)) for s in layer.output_shapes)
-            if col == 3:
-                return f"{layer.parameters:,}"
-            return str(layer.calls) if layer.calls != 1 else "1"
+            return self.text(i, col)
         if role == _CHECK and col == 0:
             return self._check_state(i)
         if role == _BACKGROUND and self._highlight == layer.path:
@@ -216,6 +208,19 @@ class LayerTreeModel(QAbstractItemModel):
             return layer.path
 
         return None
+
+    def text(self, i: int, col: int) -> str:
+        """What row `i` (its index's internalId) shows in column `col`."""
+        layer = self._layers[i]
+        if col == 0:
+            return layer.name
+        if col == 1:
+            return layer.type_name
+        if col == 2:
+            return ", ".join("×".join(map(str, s)) for s in layer.output_shapes)
+        if col == 3:
+            return f"{layer.parameters:,}"
+        return str(layer.calls) if layer.calls != 1 else "1"
 
     def _idle(self, layer) -> bool:
         return layer.is_leaf and not layer.calls and self._ran
