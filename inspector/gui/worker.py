@@ -165,6 +165,10 @@ class Worker(AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
             preload_torch_libraries()  # with the GIL released: the window draws meanwhile
             import numpy.ma  # noqa: F401 - numpy imports it at the first np.percentile: here, not in the first drawing
 
+            # The first run's checked calls import typeguard (0.2 s of Python, every package's entry points read):
+            # here, not while the GUI thread lays out the model loaded (the GIL taken in turns: 50-68 ms stalls)
+            import typeguard  # noqa: F401
+
             from inspector.core.devices import available_devices
             from inspector.core.workbench import Workbench
 
