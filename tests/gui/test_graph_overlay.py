@@ -5,6 +5,7 @@ give (called here, mapped by the CLI's rule), painted without laying out again, 
 from __future__ import annotations
 
 import math
+import xml.etree.ElementTree as ET
 
 import pytest
 from PySide6.QtCore import QEvent, QPointF, Qt
@@ -14,6 +15,8 @@ from inspector.core.graph.draw_parts import EDGE_WIDTH
 from inspector.core.graph.draw_values import SHOWN, Scale, colour_at, overlay_of
 from inspector.core.inputs.samples import list_samples
 from inspector.gui.views.graph_items import EdgeItem
+
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture
@@ -234,6 +237,11 @@ def test_divergence_against_a_second_checkpoint_is_the_compare_tabs(qtbot, ui, d
     assert checked  # the Compare tab's numbers, layer by layer
     assert all(want.change[k] == pytest.approx(rows[k], rel=1e-4, abs=1e-7) for k in checked)
     assert "conv2" in values.bar.legend.text()
+    # the caption and the saved figure name the demo's weights as the command line does: bundled, not random
+    said = "relative L2 divergence, demo (b.safetensors) vs demo (bundled)"
+    assert values.bar.title.text().startswith(said)
+    saved = ET.parse(demo.save_figure(str(tmp_path / "graph.svg"))).getroot()
+    assert " ".join(t.text for t in saved.iter(f"{SVG}text") if t.get("class") == "bar-title") == "Colour: " + said
 
 
 def test_a_choice_that_lacks_its_edit_or_second_model_says_what_to_do(qtbot, demo):

@@ -125,7 +125,8 @@ def run_against(bench, first, x, request, result, cancel: threading.Event | None
     try:
         second, _ = bench.load(asked, progress)
     except ModelLoadError as exc:
-        raise type(exc)(f"The second model, {asked.source} (weights {asked.weights or 'random'}), did not load "
+        said = weights_shown(asked.source, asked.weights)
+        raise type(exc)(f"The second model, {asked.source} (weights {said}), did not load "
                         f"(the first is {first_name}): {exc}") from exc
     check_concept_edits(against.edits, second.source)  # its own edits: a dictionary of another model is refused
     bench.move_to(request.device)

@@ -20,7 +20,7 @@ from ..arguments import need_flag, need_path
 from ..errors import ModelLoadError
 from . import demo, hf_models, programs, python_factory, timm_models, torchvision_models
 from .loaded import LoadedModel
-from .refs import SourceRef, parse_source
+from .refs import DEFAULT_WEIGHTS, SourceRef, parse_source, weights_shown  # noqa: F401 - said here too
 from .seeds import check_seed
 from .weights import apply_weights_file, is_random, no_seed, pick
 
@@ -89,17 +89,3 @@ def _torchvision(ref: SourceRef, weights, trust, progress, seed) -> LoadedModel:
 #: One loader per family of source (`SourceRef.kind`).
 LOADERS = {"demo": _demo, "timm": _timm, "hf": _hf, "factory": _factory, "program": _program,
            "torchvision": _torchvision}
-
-#: What a source of each family gets when no weights are named, as people read it.
-DEFAULT_WEIGHTS = {"demo": "bundled", "timm": "random", "hf": "the folder's own, pretrained", "factory": "random",
-                   "program": "its own", "torchvision": "random"}
-
-
-def weights_shown(source: str, weights: str | None) -> str:
-    """The weights a model loaded from `source` with `weights` has, for a message (None: the family's default)."""
-    if weights:
-        return weights
-    try:
-        return DEFAULT_WEIGHTS[parse_source(source).kind]
-    except Exception:  # noqa: BLE001 - a source that cannot be read is named as given elsewhere
-        return "default"

@@ -87,3 +87,19 @@ def parse_source(source: str) -> SourceRef:
     if is_model_file(text):
         return SourceRef("program", text, text)
     return SourceRef("torchvision", text, text)
+
+
+#: What a source of each family gets when no weights are named, as people read it.
+DEFAULT_WEIGHTS = {"demo": "bundled", "timm": "random", "hf": "the folder's own, pretrained", "factory": "random",
+                   "program": "its own", "torchvision": "random"}
+
+
+def weights_shown(source: str, weights: str | None) -> str:
+    """The weights a model loaded from `source` with `weights` has, for a message or a caption (None: the family's
+    default: the demo's are "bundled"). The one place a model's weights are named; the app shows a file's name."""
+    if weights:
+        return weights
+    try:
+        return DEFAULT_WEIGHTS[parse_source(source).kind]
+    except Exception:  # noqa: BLE001 - a source that cannot be read is named as given elsewhere
+        return "default"

@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QInputDialog
 
 from inspector.core.records.requests import ModelRequest
+from inspector.core.sources.refs import weights_shown
 from inspector.core.sources.seeds import new_seed
 from inspector.gui import file_dialogs
 
@@ -16,9 +17,9 @@ WEIGHTS_FILTER = "Weights (*.safetensors *.pt *.pth *.bin *.ckpt);;All files (*)
 
 
 def side_name(request: ModelRequest) -> str:
-    """`resnet18 (b.safetensors)`: the second model as the picker shows it."""
-    weights = request.weights or "random"
-    return f"{request.source} ({Path(weights).name if weights not in ('random', 'pretrained') else weights})"
+    """`resnet18 (b.safetensors)`, `demo (bundled)`: a model as the picker and the captions show it (its weights
+    named by `weights_shown`, as the command line names them; a file by its name)."""
+    return f"{request.source} ({Path(weights_shown(request.source, request.weights)).name})"
 
 
 class AgainstController(QObject):
