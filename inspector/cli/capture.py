@@ -56,13 +56,15 @@ def run(args) -> int:
     for text in args.edit:
         parse_edit(text)
 
-    from inspector.core import SpecError, capture, load_input
-    from inspector.core.inputs.files import is_image_set
+    from inspector.core.inputs.image_sets import is_image_set  # torch-free: --out is checked before torch loads
 
     if args.input and not args.session and is_image_set(args.input):
         out_dir = capture_folder.check_out(args)  # before the model loads
         return capture_folder.capture_folder(args, common.load(args), out_dir)
     out = _capture_out(args)
+
+    from inspector.core import capture, load_input
+
     if args.session:
         return _replay_session(args, out)
     if not args.input:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .errors import SpecError
-from .paths import check_name, shown, too_long
+from .paths import check_name, in_the_way, shown, too_long
 
 
 def output_path(path: str | os.PathLike, suffix: str | None = None, flag: str = "--out",
@@ -28,6 +28,7 @@ def output_path(path: str | os.PathLike, suffix: str | None = None, flag: str = 
     if not str(text).strip():
         raise SpecError(f"{flag} is empty; name the file to write.")
     out = Path(check_name(os.path.expanduser(text), flag, SpecError))
+    _regular(out, flag)  # as typed: --out /dev/null is /dev/null, not /dev/null.npz
     if suffix and out.suffix != suffix:
         check_name(f"{out}{suffix}", flag, SpecError)
     if out.is_dir():
@@ -39,10 +40,18 @@ def output_path(path: str | os.PathLike, suffix: str | None = None, flag: str = 
                         f"use {', '.join(suffixes[:8])}{', ...' if len(suffixes) > 8 else ''}.")
     if out.is_dir():
         raise SpecError(f"{flag} {text}: {out} is a folder.")
+    _regular(out, flag)
     _writable_folder(out.parent, flag, text)
     if out.exists() and not os.access(out, os.W_OK):
         raise SpecError(f"{flag} {out} exists and cannot be overwritten (permission denied).")
     return out
+
+
+def _regular(out: Path, flag: str) -> None:
+    """SpecError when `out` is there and is not a regular file, a link to one or a folder (the writer's rule)."""
+    kind = in_the_way(out)
+    if kind is not None:
+        raise SpecError(f"{flag} {shown(out)} is not a regular file ({kind}); name a file to write.")
 
 
 def output_folder(path: str | os.PathLike, flag: str = "--out") -> Path:

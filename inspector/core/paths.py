@@ -79,6 +79,26 @@ def _what_it_is(text: str, mode: int) -> str:
     return kind
 
 
+def in_the_way(text: str | os.PathLike) -> str | None:
+    """What stands at `text` that a writer must not replace, in words (as `regular_file` says it): a FIFO, a device
+    or a socket, a link to one of them, a link to nothing or a loop of links. None when nothing is there, when it is
+    a regular file or a link to one (written through: the link stays, the file it names is replaced), or a folder
+    (each writer says that its own way). Opens nothing."""
+    try:
+        os.lstat(text)
+    except (OSError, ValueError):  # nothing there, or a path the write itself will refuse
+        return None
+    try:
+        mode = os.stat(text).st_mode
+    except FileNotFoundError:
+        return f"a link to {os.readlink(text)}, which is not there"
+    except OSError as exc:  # a loop of links
+        return f"a link that cannot be followed: {exc.strerror or exc}"
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return _what_it_is(os.fspath(text), mode)
+
+
 def _stat(text: str, what: str, error: type[Exception]) -> os.stat_result:
     try:
         return os.stat(text)  # follows links; opens nothing

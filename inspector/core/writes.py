@@ -23,7 +23,7 @@ from typing import IO, Iterator
 import numpy as np
 
 from .errors import WriteError
-from .paths import shown, too_long
+from .paths import in_the_way, shown, too_long
 
 #: errno -> what it means for the person whose file was not written.
 REASONS = {
@@ -59,23 +59,29 @@ def atomic_file(path: str | os.PathLike, mode: str = "wb", encoding: str | None 
                 fsync: bool = True) -> Iterator[IO]:
     """A file object to write `path` through; renamed into place when the block ends without an error.
 
-    Missing parent folders are made. On any error the temporary file is removed and `path` is
-    left as it was; an OSError becomes a WriteError naming `path` and the reason."""
+    Missing parent folders are made. Only a regular file is replaced: a FIFO, a device, a socket, a link to one
+    or a link to nothing is a WriteError saying what it is (`paths.in_the_way`), and a link to a regular file is
+    written through (the link stays, the file it names is replaced). On any error the temporary file is removed
+    and `path` is left as it was; an OSError becomes a WriteError naming `path` and the reason."""
     path = Path(path)
     tmp: Path | None = None
     _name_fits(path, "Could not write")
     _no_file_above(path)
+    kind = in_the_way(path)
+    if kind is not None:
+        raise WriteError(f"Could not write {shown(path)}: it is not a regular file ({kind}).", path)
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path  # os.replace would replace the link
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         tmp = Path(name)
         with os.fdopen(fd, mode, encoding=encoding) as file:
             yield file
             file.flush()
             if fsync:
                 os.fsync(file.fileno())
-        os.chmod(tmp, _mode_for(path))
-        os.replace(tmp, path)
+        os.chmod(tmp, _mode_for(target))
+        os.replace(tmp, target)
         tmp = None
     except OSError as exc:
         raise WriteError(f"Could not write {path}: {reason(exc)}.", path, exc.errno) from None
