@@ -21,6 +21,7 @@ from inspector.core.records.failure import failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 
 from .gc_collector import GuiThreadCollector
+from .gui_thread_signals import HeardOnGuiThread
 from .progress_rate import rate_reporter
 from .worker_atlas import AtlasJobs
 from .worker_graph import GraphJobs
@@ -30,7 +31,7 @@ from .worker_graph_values import GraphValuesJobs
 DRAW_WAIT_S = 0.5
 
 
-class Worker(AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
+class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
     """Signals
     -------
     sigEngineReady(object): the devices this machine has, [(name, description)], once torch is imported.
@@ -51,25 +52,26 @@ class Worker(AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
     sigGraphValues(int, object): request id and a GraphValues or GraphComparison (the graph's overlay), or a Failure.
     """
 
-    sigEngineReady = Signal(object)
-    sigLoaded = Signal(object)
-    sigResult = Signal(object)
-    sigStatsUpdate = Signal(object)
-    sigAttribution = Signal(int, object)
-    sigCatalogue = Signal(object)
-    sigFailed = Signal(object)
-    sigProgress = Signal(int, int)
-    sigPhase = Signal(str)
-    sigBusy = Signal(bool)
-    sigAtlas = Signal(object)
-    sigAtlasPictures = Signal(int, object)
-    sigAtlasProgress = Signal(int, int)
-    sigGraph = Signal(int, object)
-    sigGraphValues = Signal(int, object)
-    _sigWake = Signal()
+    _sigEngineReady = Signal(object)
+    _sigLoaded = Signal(object)
+    _sigResult = Signal(object)
+    _sigStatsUpdate = Signal(object)
+    _sigAttribution = Signal(int, object)
+    _sigCatalogue = Signal(object)
+    _sigFailed = Signal(object)
+    _sigProgress = Signal(int, int)
+    _sigPhase = Signal(str)
+    _sigBusy = Signal(bool)
+    _sigAtlas = Signal(object)
+    _sigAtlasPictures = Signal(int, object)
+    _sigAtlasProgress = Signal(int, int)
+    _sigGraph = Signal(int, object)
+    _sigGraphValues = Signal(int, object)
+    _wake = Signal()
 
     def __init__(self) -> None:
         super().__init__()
+        self.hear_on_gui_thread()  # listeners of sigX run on the GUI thread
         self.bench = None  # a core Workbench, made on the worker thread by start_engine()
         self._lock = threading.Lock()
         self._pending_load: ModelRequest | None = None
@@ -87,20 +89,20 @@ class Worker(AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
         self._cancel = threading.Event()
         self._drawn = threading.Event()  # the GUI has drawn the last result (or stopped waiting for it)
         self.runs_done = 0
-        self._sigWake.connect(self._on_wake)
+        self._wake.connect(self._on_wake)
 
     # -- called from the GUI thread ----------------------------------------------------
     def request_load(self, request: ModelRequest, device: str = "cpu") -> None:
         with self._lock:
             self._pending_load, self._pending_run, self._pending_device = request, None, device
         self._drawn.set()
-        self._sigWake.emit()
+        self._wake.emit()
 
     def request_run(self, request: RunRequest) -> None:
         with self._lock:
             self._pending_run = request
         self._drawn.set()
-        self._sigWake.emit()
+        self._wake.emit()
 
     def result_drawn(self) -> None:
         """The GUI has drawn the last result's panels: the statistics of the rest may start."""
@@ -109,7 +111,7 @@ class Worker(AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
     def request_attribution(self, request) -> None:
         with self._lock:
             self._pending_attribution = request
-        self._sigWake.emit()
+        self._wake.emit()
 
     def request_atlas(self, request) -> None:
         """Open or build an atlas, or (latest wins) the pictures of one channel's top images."""
@@ -118,30 +120,30 @@ class Worker(AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
                 self._pending_pictures = request
             else:
                 self._pending_atlas = request
-        self._sigWake.emit()
+        self._wake.emit()
 
     def request_graph(self, request) -> None:
         """Record the graph of the loaded model on an input and lay it out (latest wins)."""
         with self._lock:
             self._pending_graph = request
-        self._sigWake.emit()
+        self._wake.emit()
 
     def request_graph_values(self, request) -> None:
         """Work out a run's values on a recorded graph's nodes (latest wins)."""
         with self._lock:
             self._pending_values = request
-        self._sigWake.emit()
+        self._wake.emit()
 
     def request_finish(self, run_id: int) -> None:
         """Work out the rest of result `run_id`'s statistics, which a run (since cancelled) stopped."""
         with self._lock:
             self._pending_finish = run_id
-        self._sigWake.emit()
+        self._wake.emit()
 
     def request_catalogue(self) -> None:
         with self._lock:
             self._pending_catalogue = True
-        self._sigWake.emit()
+        self._wake.emit()
 
     def pending(self) -> int:
         with self._lock:
@@ -158,7 +160,7 @@ class Worker(AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
     @Slot()
     def start_engine(self) -> None:
         """Import the engine here, off the GUI thread; the window is already on screen."""
-        self.sigPhase.emit("Loading the engine (PyTorch)")
+        self._sigPhase.emit("Loading the engine (PyTorch)")
         try:
             from .torch_libraries import preload_torch_libraries
 
@@ -175,11 +177,11 @@ class Worker(AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
             self.bench = Workbench()
             devices = [(d.name, d.description) for d in available_devices()]
         except Exception as exc:  # noqa: BLE001 - a broken install becomes a message
-            self.sigFailed.emit(failure(exc, "engine"))
+            self._sigFailed.emit(failure(exc, "engine"))
             return
         finally:
-            self.sigPhase.emit("")
-        self.sigEngineReady.emit(devices)
+            self._sigPhase.emit("")
+        self._sigEngineReady.emit(devices)
         self._on_wake()  # requests that arrived while the engine loaded
 
     @Slot()
@@ -203,7 +205,7 @@ class Worker(AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
                 and finish is None and graph is None and values is None:
             return
         self._cancel.clear()
-        self.sigBusy.emit(True)
+        self._sigBusy.emit(True)
         try:
             if catalogue:
                 self._catalogue()
@@ -223,41 +225,41 @@ class Worker(AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
             if values is not None:
                 self._graph_values(values)
         finally:
-            self.sigPhase.emit("")
-            self.sigBusy.emit(False)
+            self._sigPhase.emit("")
+            self._sigBusy.emit(False)
 
     def _progress(self, done: int, total: int) -> None:
         if self._cancel.is_set():
             raise RunCancelled("Download cancelled.")
-        self.sigProgress.emit(done, total)
+        self._sigProgress.emit(done, total)
 
     def _load(self, request: ModelRequest, device: str) -> bool:
         from inspector.core.model_info import describe
 
-        self.sigPhase.emit(f"Loading {request.source}")
+        self._sigPhase.emit(f"Loading {request.source}")
         try:
             loaded, tree = self.bench.load(request, progress=self._progress)
             self.bench.move_to(device)
             info = describe(loaded, tree, request)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message
-            self.sigFailed.emit(failure(exc, "load"))
+            self._sigFailed.emit(failure(exc, "load"))
             return False
-        self.sigLoaded.emit(info)
+        self._sigLoaded.emit(info)
         return True
 
     def _run(self, request: RunRequest) -> None:
-        self.sigPhase.emit("Preparing the run")
+        self._sigPhase.emit("Preparing the run")
         failed = None
         try:
             outcome = self.bench.execute(request, self._cancel, progress=self._progress,
-                                         phase=lambda name: self.sigPhase.emit(f"Running {name}"))
+                                         phase=lambda name: self._sigPhase.emit(f"Running {name}"))
         except Exception as exc:  # noqa: BLE001
             if not isinstance(exc, InspectorError):
                 traceback.print_exc()
             failed = failure(exc, "run", request.run_id)
         if failed is not None:
             self._free_device_memory()  # out of the except block: the failed run's frames, and tensors, are gone
-            self.sigFailed.emit(failed)
+            self._sigFailed.emit(failed)
             return
         self.runs_done += 1
         self._unfinished = None
@@ -265,8 +267,8 @@ class Worker(AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
         if outcome.tree is not None:
             from inspector.core.model_info import describe
 
-            self.sigLoaded.emit(describe(self.bench.loaded, outcome.tree, request.model))
-        self.sigResult.emit(outcome)
+            self._sigLoaded.emit(describe(self.bench.loaded, outcome.tree, request.model))
+        self._sigResult.emit(outcome)
         if not outcome.complete or (outcome.analyse and outcome.analysis is None):
             self._finish(outcome)
 
@@ -278,21 +280,21 @@ class Worker(AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
         # drawing. Wait (briefly, and not past a newer request) until the GUI says it has drawn.
         self._drawn.wait(DRAW_WAIT_S)
         try:
-            self.sigPhase.emit("Statistics of the other layers")
+            self._sigPhase.emit("Statistics of the other layers")
             update = self.bench.finish(outcome, newer, diagnose=False)
-            self.sigStatsUpdate.emit(update)
+            self._sigStatsUpdate.emit(update)
             if update.analysis is None and outcome.analyse and not newer.is_set():
-                self.sigPhase.emit("Diagnostics (gradient flow, dead units, first NaN/Inf)")
-                self.sigStatsUpdate.emit(self.bench.diagnose(outcome, update))
+                self._sigPhase.emit("Diagnostics (gradient flow, dead units, first NaN/Inf)")
+                self._sigStatsUpdate.emit(self.bench.diagnose(outcome, update))
         except RunCancelled:
             self._unfinished = outcome  # a newer request, or Esc: the app asks again when it still shows it
             return
         except Exception as exc:  # noqa: BLE001
-            self.sigFailed.emit(failure(exc, "statistics", outcome.run_id))
+            self._sigFailed.emit(failure(exc, "statistics", outcome.run_id))
 
     def _attribute(self, request) -> None:
-        self.sigPhase.emit(f"Attribution ({request.method})")
-        steps = rate_reporter(f"Attribution ({request.method})", "steps", self.sigPhase.emit)
+        self._sigPhase.emit(f"Attribution ({request.method})")
+        steps = rate_reporter(f"Attribution ({request.method})", "steps", self._sigPhase.emit)
         failed = None
         try:
             found = self.bench.attribute(request, cancel=self._cancel.is_set, progress=steps)
@@ -300,21 +302,21 @@ class Worker(AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
             failed = failure(exc, "attribution", request.run_id)
         if failed is not None:
             self._free_device_memory()  # batched copies that ran out of memory: given back to the device
-            self.sigFailed.emit(failed)
+            self._sigFailed.emit(failed)
             return
-        self.sigAttribution.emit(request.run_id, found)
+        self._sigAttribution.emit(request.run_id, found)
 
     def _catalogue(self) -> None:
-        self.sigPhase.emit("Listing torchvision and timm models")
+        self._sigPhase.emit("Listing torchvision and timm models")
         try:
             from inspector.core.sources.timm_models import catalogue
             from inspector.core.sources.torchvision_models import torchvision_names
 
             names = torchvision_names() + catalogue()
         except Exception as exc:  # noqa: BLE001
-            self.sigFailed.emit(failure(exc, "engine"))
+            self._sigFailed.emit(failure(exc, "engine"))
             return
-        self.sigCatalogue.emit(names)
+        self._sigCatalogue.emit(names)
 
     @staticmethod
     def _free_device_memory() -> None:

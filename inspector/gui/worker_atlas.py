@@ -19,12 +19,12 @@ class AtlasJobs:
             elif request.kind == "open":
                 from inspector.core.atlas.pictures import open_atlas
 
-                self.sigPhase.emit("Opening the atlas")
+                self._sigPhase.emit("Opening the atlas")
                 self._opened(open_atlas(request.out_dir))
             else:
                 self._atlas_pictures(request)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message
-            self.sigFailed.emit(failure(exc, "atlas", request.run_id))
+            self._sigFailed.emit(failure(exc, "atlas", request.run_id))
 
     def _build_atlas(self, request) -> None:
 
@@ -32,7 +32,7 @@ class AtlasJobs:
         from inspector.core.atlas.pictures import open_atlas
 
         loaded, _tree = self.bench.load(request.model)
-        progress = atlas_progress(self.sigPhase.emit, self.sigAtlasProgress.emit)
+        progress = atlas_progress(self._sigPhase.emit, self._sigAtlasProgress.emit)
 
         try:
             run_atlas(loaded, request.data_dir, ",".join(request.layers), request.top, request.out_dir,
@@ -43,7 +43,7 @@ class AtlasJobs:
 
     def _opened(self, opened) -> None:
         self._atlas_cache = {opened.out_dir: opened}
-        self.sigAtlas.emit(opened)
+        self._sigAtlas.emit(opened)
 
     def _atlas_pictures(self, request) -> None:
         from inspector.core.atlas.pictures import open_atlas, top_pictures
@@ -52,7 +52,7 @@ class AtlasJobs:
         if opened is None:
             opened = open_atlas(request.out_dir)
             self._atlas_cache = {opened.out_dir: opened}
-        self.sigAtlasPictures.emit(request.run_id, top_pictures(opened, request.layer, request.channel))
+        self._sigAtlasPictures.emit(request.run_id, top_pictures(opened, request.layer, request.channel))
 
 
 def atlas_progress(say, tell):

@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from inspector.core.records.failure import Failure, failure
 from inspector.core.records.requests import ModelRequest
 
+from .gui_thread_signals import HeardOnGuiThread
 from .progress_rate import rate_reporter
 
 STAGES = {"pass": ("Concepts: the layer over the images", "images"), "fit": ("Concepts: fitting", "batches"),
@@ -103,7 +104,7 @@ def upsampled(maps, size: tuple[int, int]) -> np.ndarray:
     return F.interpolate(m, size=tuple(size), mode="bilinear", align_corners=False)[0].numpy()
 
 
-class ConceptJobs(QObject):
+class ConceptJobs(HeardOnGuiThread, QObject):
     """Lives on the worker's thread (`thread`); `worker` is the Worker there (its `bench` holds the model).
     Latest wins for each kind of request; a build runs alone and is stopped by `cancel()`.
 
@@ -117,23 +118,24 @@ class ConceptJobs(QObject):
     sigProgress(int, int): done and total of the build's current stage.
     """
 
-    sigOpened = Signal(object)
-    sigRead = Signal(object)
-    sigMap = Signal(object)
-    sigBuilt = Signal(str)
-    sigBuildFailed = Signal(object)
-    sigProgress = Signal(int, int)
-    _sigWake = Signal()
+    _sigOpened = Signal(object)
+    _sigRead = Signal(object)
+    _sigMap = Signal(object)
+    _sigBuilt = Signal(str)
+    _sigBuildFailed = Signal(object)
+    _sigProgress = Signal(int, int)
+    _wake = Signal()
 
     def __init__(self, worker, thread) -> None:
         super().__init__()
+        self.hear_on_gui_thread()  # before moveToThread: the face stays on the GUI thread
         self.worker = worker
         self._lock = threading.Lock()
         self._pending: dict[str, object] = {}
         self._cancel = threading.Event()
         self._dictionaries: dict = {}  # folder -> (file's mtime, Dictionary)
         self.moveToThread(thread)
-        self._sigWake.connect(self._on_wake)
+        self._wake.connect(self._on_wake)
 
     # -- called from the GUI thread ----------------------------------------------------------
     def request(self, request) -> None:
@@ -142,7 +144,7 @@ class ConceptJobs(QObject):
             self._cancel.clear()
         with self._lock:
             self._pending[kind] = request
-        self._sigWake.emit()
+        self._wake.emit()
 
     def cancel(self) -> None:
         """Stop a build after its batch (its state is kept: building again resumes)."""
@@ -155,15 +157,15 @@ class ConceptJobs(QObject):
             jobs, self._pending = self._pending, {}
         if not jobs or self.worker.bench is None:
             return
-        self.worker.sigBusy.emit(True)
+        self.worker._sigBusy.emit(True)
         try:
             for kind in ("open", "build", "read", "map"):
                 job = jobs.get(kind)
                 if job is not None:
                     getattr(self, f"_{kind}")(job)
         finally:
-            self.worker.sigPhase.emit("")
-            self.worker.sigBusy.emit(False)
+            self.worker._sigPhase.emit("")
+            self.worker._sigBusy.emit(False)
 
     def _loaded(self, model: ModelRequest):
         bench = self.worker.bench
@@ -186,7 +188,7 @@ class ConceptJobs(QObject):
         from inspector.core.concepts import ConceptError, read_record
         from inspector.core.concepts.store import RECORD_FILE
 
-        self.worker.sigPhase.emit("Opening the concepts")
+        self.worker._sigPhase.emit("Opening the concepts")
         try:
             dictionary = self._dictionary(request.folder)
             loaded = self._loaded(request.model)
@@ -201,9 +203,9 @@ class ConceptJobs(QObject):
             opened = OpenedConcepts(request.folder, dictionary.layer, dictionary.method, dictionary.k,
                                     dictionary.model, record)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message
-            self.sigOpened.emit(failure(exc, "concepts", request.run_id))
+            self._sigOpened.emit(failure(exc, "concepts", request.run_id))
             return
-        self.sigOpened.emit(opened)
+        self._sigOpened.emit(opened)
 
     def _read(self, request: ConceptsRequest) -> None:
         from inspector.core.concepts.on_image import read_concepts
@@ -212,9 +214,9 @@ class ConceptJobs(QObject):
         try:
             loaded = self._loaded(request.model)
             if loaded is None:  # another model is loaded meanwhile: the view asks again with its next result
-                self.sigRead.emit(Failure("Another model was loaded meanwhile.", "concepts", "", request.run_id, True))
+                self._sigRead.emit(Failure("Another model was loaded meanwhile.", "concepts", "", request.run_id, True))
                 return
-            self.worker.sigPhase.emit("Concepts of the image")
+            self.worker._sigPhase.emit("Concepts of the image")
             dictionary = self._dictionary(request.folder)
             dictionary.check(model=loaded.source)
             x = self.worker.bench.input_tensor(request.input, request.frame)
@@ -226,9 +228,9 @@ class ConceptJobs(QObject):
                                 None if reading.relevance is None else reading.relevance.detach().float().cpu().numpy(),
                                 reading.target, time.perf_counter() - start)
         except Exception as exc:  # noqa: BLE001
-            self.sigRead.emit(failure(exc, "concepts", request.run_id))
+            self._sigRead.emit(failure(exc, "concepts", request.run_id))
             return
-        self.sigRead.emit(read)
+        self._sigRead.emit(read)
         if request.concept is not None and read.target is not None:
             self._map(request, read.target)
 
@@ -240,14 +242,14 @@ class ConceptJobs(QObject):
             loaded = self._loaded(request.model)
             if loaded is None or target is None:
                 return
-            self.worker.sigPhase.emit(f"Concept {request.concept}'s relevance map")
+            self.worker._sigPhase.emit(f"Concept {request.concept}'s relevance map")
             x = self.worker.bench.input_tensor(request.input, request.frame)
             found = concept_relevance_map(loaded, x, self._dictionary(request.folder), request.concept, target,
                                           device=request.device)
             shown = ConceptMap(request.run_id, request.concept, target, found.detach().float().cpu().numpy())
         except Exception as exc:  # noqa: BLE001
             shown = ConceptMap(request.run_id, request.concept, target, None, failure(exc, "concepts").message)
-        self.sigMap.emit(shown)
+        self._sigMap.emit(shown)
 
     def _build(self, request: BuildConceptsRequest) -> None:
         from inspector.core.concepts import learn_concepts
@@ -258,13 +260,13 @@ class ConceptJobs(QObject):
             try:
                 learn_concepts(loaded, request.data_dir, request.layer, request.out_dir, method=request.method,
                                k=request.k, sparsity=request.sparsity, device=request.device, progress=build_progress(
-                                   self.worker.sigPhase.emit, self.sigProgress.emit), cancel=self._cancel.is_set)
+                                   self.worker._sigPhase.emit, self._sigProgress.emit), cancel=self._cancel.is_set)
             finally:
                 bench.move_to(request.device)  # the model stays where the app runs it
         except Exception as exc:  # noqa: BLE001 - RunCancelled and every failure become a message
-            self.sigBuildFailed.emit(failure(exc, "concepts"))
+            self._sigBuildFailed.emit(failure(exc, "concepts"))
             return
-        self.sigBuilt.emit(request.out_dir)
+        self._sigBuilt.emit(request.out_dir)
 
 
 def build_progress(say, tell):

@@ -14,6 +14,8 @@ from PySide6.QtCore import QObject, Signal
 from inspector.core.records.failure import failure
 from inspector.core.records.requests import ModelRequest
 
+from .gui_thread_signals import HeardOnGuiThread
+
 
 @dataclass(frozen=True)
 class GraphRequest:
@@ -51,21 +53,21 @@ class GraphJobs:
         try:
             if not self.bench.holds(request.model):
                 return  # another model was loaded meanwhile: the tab asks again for the one now shown
-            self.sigPhase.emit("Recording the graph")
+            self._sigPhase.emit("Recording the graph")
             loaded = self.bench.loaded
             x = self.bench.input_tensor(request.input, request.frame)
             graph = record_graph(loaded, x, cancel=self._cancel)
-            self.sigPhase.emit("Laying out the graph")
+            self._sigPhase.emit("Laying out the graph")
             layouts = GraphLayout(graph)
             layout = layouts.layout()
         except Exception as exc:  # noqa: BLE001 - the tab says it in one line; the tree still works
-            self.sigGraph.emit(request.run_id, failure(exc, "graph", request.run_id))
+            self._sigGraph.emit(request.run_id, failure(exc, "graph", request.run_id))
             return
-        self.sigGraph.emit(request.run_id, GraphDrawn(request.run_id, graph, layouts, layout,
+        self._sigGraph.emit(request.run_id, GraphDrawn(request.run_id, graph, layouts, layout,
                                                       time.perf_counter() - start))
 
 
-class LayoutThread(QObject):
+class LayoutThread(HeardOnGuiThread, QObject):
     """Lays out a graph again (a group opened or closed) on a short-lived Python thread, latest wins: the
     layout is torch-free, so it never waits behind a run on the worker. One thread at a time uses a GraphLayout.
 
@@ -74,10 +76,11 @@ class LayoutThread(QObject):
     sigLayout(int, object): the token asked with, and a Layout (or a Failure).
     """
 
-    sigLayout = Signal(int, object)
+    _sigLayout = Signal(int, object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self.hear_on_gui_thread()
         self._lock = threading.Lock()
         self._pending: tuple | None = None
         self._thread: threading.Thread | None = None
@@ -102,7 +105,7 @@ class LayoutThread(QObject):
             except Exception as exc:  # noqa: BLE001 - said in the tab
                 found = failure(exc, "graph", token)
             try:
-                self.sigLayout.emit(token, found)
+                self._sigLayout.emit(token, found)
             except RuntimeError:
                 return  # the window went meanwhile
 

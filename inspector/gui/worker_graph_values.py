@@ -42,12 +42,12 @@ class GraphValuesJobs:
         try:
             if not self.bench.holds(request.model):
                 raise RuntimeError("Another model was loaded meanwhile; run again to colour this one's graph.")
-            self.sigPhase.emit("Working out the graph's values")
+            self._sigPhase.emit("Working out the graph's values")
             found = self._values_of(request)
         except Exception as exc:  # noqa: BLE001 - the overlay row says it in one line; the graph stays drawn
-            self.sigGraphValues.emit(request.run_id, failure(exc, "graph values", request.run_id))
+            self._sigGraphValues.emit(request.run_id, failure(exc, "graph values", request.run_id))
             return
-        self.sigGraphValues.emit(request.run_id, found)
+        self._sigGraphValues.emit(request.run_id, found)
 
     def _values_of(self, request: GraphValuesRequest):
         from inspector.core.graph.values import compare_edits, compare_runs, graph_values

@@ -152,20 +152,21 @@ def test_building_an_atlas_in_the_worker_cancel_and_resume(ui, qtbot, window, tm
     window.state.atlas.sigProgress.connect(lambda done, total: progress.append((done, total)))
     # cancelled after its first batch: the banner says so, the view leaves its building state. The cancel is
     # made on the worker's thread, as the batch ends: one made on the GUI thread when the progress arrives
-    # could come after all six tiny images were done (it did, once, under load)
+    # could come after all six tiny images were done (it did, once, under load). So this one listener hears the
+    # worker thread's own signal (`_sigAtlasProgress`; listeners of `sigAtlasProgress` run on the GUI thread)
     worker = window.state.worker
 
     def cancel_after_the_first(done, _total):
         if done == 1:
             worker.cancel()
 
-    worker.sigAtlasProgress.connect(cancel_after_the_first, Qt.DirectConnection)
+    worker._sigAtlasProgress.connect(cancel_after_the_first, Qt.DirectConnection)
     assert window.state.atlas.build(str(data), str(out), top=3, batch=1)
     assert window.views.atlas.cancel_button.isVisible()
     qtbot.waitUntil(lambda: not window.state.atlas.building, timeout=60_000)
     assert "Atlas cancelled after" in window.banner.text() and window.state.atlas.opened is None
     assert not window.views.atlas.cancel_button.isVisible()
-    worker.sigAtlasProgress.disconnect(cancel_after_the_first)
+    worker._sigAtlasProgress.disconnect(cancel_after_the_first)
     window.state.atlas.sigProgress.disconnect()
     window.state.atlas.sigProgress.connect(window.views.atlas.set_progress)
     window.state.atlas.sigProgress.connect(lambda done, total: progress.append((done, total)))

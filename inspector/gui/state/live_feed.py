@@ -13,8 +13,10 @@ import time
 
 from PySide6.QtCore import QObject, Signal
 
+from ..gui_thread_signals import HeardOnGuiThread
 
-class LiveFeed(QObject):
+
+class LiveFeed(HeardOnGuiThread, QObject):
     """Signals
     -------
     sigOpened(object): (fps, (width, height), frame_count or 0) once the source is open.
@@ -22,12 +24,13 @@ class LiveFeed(QObject):
     sigEnded(str): the video ended ("") or failed (the message). The feed's thread has finished.
     """
 
-    sigOpened = Signal(object)
-    sigFrame = Signal()
-    sigEnded = Signal(str)
+    _sigOpened = Signal(object)
+    _sigFrame = Signal()
+    _sigEnded = Signal(str)
 
     def __init__(self, source: str, pace: str = "realtime", parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self.hear_on_gui_thread()
         self.source = source
         self.pace = pace
         self.fps = 0.0
@@ -91,7 +94,7 @@ class LiveFeed(QObject):
             self._end(str(exc))
             return
         self.fps, self.frame_count = reader.fps, reader.frame_count
-        self.sigOpened.emit((reader.fps, reader.size, reader.frame_count))
+        self._sigOpened.emit((reader.fps, reader.size, reader.frame_count))
         message = ""
         try:
             due = time.perf_counter()
@@ -132,9 +135,9 @@ class LiveFeed(QObject):
                 self.dropped += 1
             self._slot = frame
             self.decoded += 1
-        self.sigFrame.emit()
+        self._sigFrame.emit()
 
     def _end(self, message: str) -> None:
         self.ended = True
         if not self._stop:
-            self.sigEnded.emit(message)
+            self._sigEnded.emit(message)
