@@ -25,7 +25,7 @@ from ..sources.loaded import LoadedModel, tree_of
 from .job import AtlasJob, checkpoint_of, job_of
 from .local import run_here
 from .ray_pipeline import run_on_ray
-from .store import ATLAS_FILE, JOB_FILE, JobLock, check_out_dir, forget_job, read_atlas, thumbnail_path, write_json
+from .store import ATLAS_FILE, JOB_FILE, JobLock, check_folder, check_out_dir, forget_job, read_atlas, thumbnail_path, write_json
 from .thumbs import write_thumbnails
 from .topk import LayerTop
 
@@ -51,6 +51,7 @@ def run_atlas(loaded: LoadedModel, data_dir: str | os.PathLike, layers: str | li
     if ray_address:
         check_address(ray_address)  # before anything is written, and at once (Ray retries for minutes)
     with JobLock(out):
+        check_folder(out)  # before --restart removes anything
         if restart:
             forget_job(out, atlas=True)
         started = not (out / JOB_FILE).is_file()

@@ -32,6 +32,7 @@ class AtlasJob:
     grid: TokenGrid | None
     arguments: dict
     key: str
+    names: tuple[str, ...] = ()  # each image's path relative to the data folder, in the listing's order
 
 
 def job_of(loaded, tree: LayerTree, data_dir, layers: str, top: int, batch: int,
@@ -52,7 +53,8 @@ def job_of(loaded, tree: LayerTree, data_dir, layers: str, top: int, batch: int,
                  "data": str(Path(images.root).resolve()), "layers": list(paths), "top": int(top),
                  "batch": int(batch), "preprocess": prep.to_dict()}
     digest = hashlib.sha256(json.dumps([arguments, files], sort_keys=True).encode()).hexdigest()[:16]
-    return AtlasJob(images, paths, int(top), int(batch), prep, token_grid(loaded.module), arguments, digest)
+    return AtlasJob(images, paths, int(top), int(batch), prep, token_grid(loaded.module), arguments, digest,
+                    tuple(f[0] for f in files))
 
 
 def listing(images: ImageSet) -> list[list]:
@@ -70,4 +72,4 @@ def _size_and_time(path: Path) -> tuple[int, int]:
 
 def checkpoint_of(job: AtlasJob, out: Path) -> Checkpoint:
     """Where `job` keeps its state in `out` between runs."""
-    return Checkpoint(out, job.key, job.layers, len(job.images), job.top)
+    return Checkpoint(out, job.key, job.layers, len(job.images), job.top, job.names)

@@ -41,6 +41,7 @@ def run_here(loaded: LoadedModel, job: AtlasJob, out: Path, device: str, progres
                 checkpoint.check_fits(path, layer, layout.channels, layout.width, layout.height * layout.width)
                 layer.add(to_partial(r, images))
                 thresholds[path] = torch.as_tensor(layer.threshold(), device=dev)
+            checkpoint.seen[images] += sum(r.positions for r in reduced.values())
         done[chunk] = True
         saved_at = after_batch(checkpoint, done, tops, skipped, progress, cancel, saved_at)
     return tops, skipped

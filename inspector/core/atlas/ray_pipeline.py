@@ -57,9 +57,11 @@ def batch_tensors(batch: dict, preprocess) -> tuple[list[int], list[torch.Tensor
     return good, tensors, skipped
 
 
-def pack(partials: dict[int, tuple[LayerPartial, int, int, int]], indices: np.ndarray, skipped: list) -> bytes:
-    """A batch's partials (layer number -> (partial, channels, map width, positions)) as bytes (npz, no pickle)."""
-    arrays = {"indices": np.asarray(indices, np.int64),
+def pack(partials: dict[int, tuple[LayerPartial, int, int, int]], indices: np.ndarray, skipped: list,
+         seen: np.ndarray) -> bytes:
+    """A batch's partials (layer number -> (partial, channels, map width, positions)) as bytes (npz, no pickle);
+    `seen`: the positions each of `indices` gave over the layers (0: skipped)."""
+    arrays = {"indices": np.asarray(indices, np.int64), "seen": np.asarray(seen, np.int64),
               "skipped": np.frombuffer(json.dumps(skipped).encode(), np.uint8)}
     for number, (part, channels, width, positions) in partials.items():
         arrays[f"L{number}/shape"] = np.array([channels, width, positions], np.int64)
@@ -72,7 +74,7 @@ def pack(partials: dict[int, tuple[LayerPartial, int, int, int]], indices: np.nd
 
 def unpack(blob: bytes):
     with np.load(io.BytesIO(blob), allow_pickle=False) as arrays:
-        indices = arrays["indices"]
+        indices, seen = arrays["indices"], arrays["seen"]
         skipped = json.loads(arrays["skipped"].tobytes().decode())
         layers = {}
         for key in arrays.files:
@@ -81,7 +83,7 @@ def unpack(blob: bytes):
                 channels, width, positions = (int(v) for v in arrays[key])
                 part = LayerPartial(*(arrays[f"L{number}/{name}"] for name in _PARTIAL_FIELDS))
                 layers[number] = (part, channels, width, positions)
-    return indices, skipped, layers
+    return indices, skipped, layers, seen
 
 
 def decode_batch(batch: dict, preprocess) -> dict:
@@ -119,6 +121,7 @@ class Replica:
         indices = batch["index"]
         good, tensors, skipped = batch_tensors(batch, self.preprocess)
         collected: dict[int, list] = {}
+        seen = dict.fromkeys((int(i) for i in indices), 0)
         for images, x in stack_groups(good, tensors):
             thresholds = {p: torch.as_tensor(t.threshold(), device=self.device) for p, t in self.tops.items()}
             reduced = self.atlas_pass.run(x.to(self.device), thresholds, inclusive=True)
@@ -130,8 +133,11 @@ class Replica:
                 mine.add(part)
                 collected.setdefault(number, []).append((part, layout.channels, layout.width,
                                                          layout.height * layout.width))
+                for i in images:
+                    seen[int(i)] += reduced[path].positions
         merged = {n: (_concat([p[0] for p in parts]), *parts[0][1:]) for n, parts in collected.items()}
-        return {"payload": np.array([pack(merged, indices, skipped)], dtype=object)}
+        payload = pack(merged, indices, skipped, np.array([seen[int(i)] for i in indices], np.int64))
+        return {"payload": np.array([payload], dtype=object)}
 
 
 def _concat(parts: list[LayerPartial]) -> LayerPartial:
@@ -326,13 +332,14 @@ def _run(ray, loaded, job, out: Path, device: str, progress, cancel):
     if progress:
         progress(int(done.sum()), len(done))
     for row in ds.iter_rows():
-        indices, failed, layers = unpack(row["payload"])
+        indices, failed, layers, seen = unpack(row["payload"])
         skipped.extend(skip_record(job, i, why) for i, why in failed)
         for number, (part, channels, width, positions) in layers.items():
             path = job.layers[number]
             layer = tops.get(path) or tops.setdefault(path, LayerTop(channels, job.top, width))
             checkpoint.check_fits(path, layer, channels, width, positions)
             layer.add(part)
+        checkpoint.seen[indices] += seen
         done[indices] = True
         saved_at = after_batch(checkpoint, done, tops, skipped, progress, cancel, saved_at)
     return tops, skipped

@@ -24,11 +24,10 @@ from .. import writes
 from ..arguments import checked
 from ..errors import ArgumentValueError, AtlasError
 from ..paths import check_name
-from ..writes import save_npz
-from .topk import LayerTop
+from .job_folder import KINDS, check_digest, check_kind, check_fields, expect, only, read_record, save_state, skipped_images, whole
+from .topk import FIELDS, LayerTop
 
-ATLAS_FILE = "atlas.json"
-JOB_FILE = "atlas.job.json"
+JOB_FILE, ATLAS_FILE = KINDS["atlas"]  # "atlas.job.json", "atlas.json"
 PARTIAL = "atlas.partial"
 THUMBS_DIR = "thumbnails"
 THUMB_NAME = "{channel}_{rank}.png"  # in OUT_DIR/thumbnails/LAYER/
@@ -149,21 +148,24 @@ def job_arguments(out_dir) -> dict:
 def check_out_dir(out: Path, key: str, arguments: dict) -> dict | None:
     """The finished atlas when `out` already holds the atlas of the job `key`; None to go on (the job file is then
     written). AtlasError, with nothing changed, when `out` belongs to another job."""
-    if out.exists() and not out.is_dir():
-        raise AtlasError(f"--out {out} is a file; the atlas needs a folder.")
+    check_folder(out)
     job_file, atlas_file = out / JOB_FILE, out / ATLAS_FILE
     for name in (JOB_FILE, ATLAS_FILE, f"{PARTIAL}.npz", f"{PARTIAL}.json"):
         not_a_file(out / name)
     if job_file.is_file():
         theirs = read_json(job_file)
-        if not isinstance(theirs, dict) or not isinstance(theirs.get("arguments", {}), dict):
+        if not isinstance(theirs, dict) or set(theirs) != {"key", "arguments"} or not isinstance(
+                theirs["arguments"], dict):
             raise AtlasError(f"{job_file} is damaged (not the record of a job); {RESTART}.")
-        if theirs.get("key") != key:
-            args = theirs.get("arguments", {})
+        if theirs["key"] != key:
+            args = theirs["arguments"]
             what = "an unfinished atlas" if not atlas_file.is_file() else "the atlas"
+            layers = args.get("layers") if isinstance(args.get("layers"), list) else []
             raise AtlasError(f"{out} holds {what} of a different job (model {args.get('model')}, data "
-                             f"{args.get('data')}, layers {', '.join(args.get('layers', []))}, top "
-                             f"{args.get('top')}); choose another --out or delete that folder.")
+                             f"{args.get('data')}, layers {', '.join(map(str, layers))}, top {args.get('top')}); "
+                             f"choose another --out, or {RESTART}.")
+        if theirs["arguments"] != json.loads(json.dumps(arguments)):
+            raise AtlasError(f"{job_file} is damaged (its arguments are not those its key was made of); {RESTART}.")
         if atlas_file.is_file() and not (out / f"{PARTIAL}.json").is_file():
             return read_atlas(out)
     elif atlas_file.is_file():
@@ -172,6 +174,13 @@ def check_out_dir(out: Path, key: str, arguments: dict) -> dict | None:
     writes.make_folder(out)
     write_json(job_file, {"key": key, "arguments": arguments})
     return None
+
+
+def check_folder(out: Path) -> None:
+    """AtlasError, with nothing changed, when `out` is a file or holds another kind of job (concepts)."""
+    if out.exists() and not out.is_dir():
+        raise AtlasError(f"--out {out} is a file; the atlas needs a folder.")
+    check_kind(out, "atlas", AtlasError)
 
 
 def forget_job(out: Path, atlas: bool = False) -> None:
@@ -247,90 +256,113 @@ class JobLock:
 
 
 class Checkpoint:
-    """The saved state of an unfinished job: which images are done, the layers' top K and statistics, skips.
+    """The saved state of an unfinished job: which images are done, the positions each image read gave (over the
+    job's layers; 0: not read), the layers' top K and statistics, the skipped files.
 
-    Nothing of it is believed before it is checked (`load`): each .npy header's kind and shape before its data
-    is read, then every array's values against what a job can have written."""
+    Nothing of it is believed before it is checked (`load`): its record's fields, each .npy header's kind and shape
+    before its data is read, then every array's values against what a job can have written and against the
+    listing (the images done are those read or skipped; the counts are the positions of the images read), and
+    last the checksum of the arrays and the record (`job_folder`)."""
 
-    def __init__(self, out: Path, key: str, layers: tuple[str, ...], images: int, top: int | None = None) -> None:
+    def __init__(self, out: Path, key: str, layers: tuple[str, ...], images: int, top: int | None = None,
+                 names: tuple[str, ...] = ()) -> None:
         self.out, self.key, self.layers, self.images, self.top = out, key, layers, images, top
+        self.names = {name: i for i, name in enumerate(names)}  # the listing's relative paths
         self.arrays, self.meta = out / f"{PARTIAL}.npz", out / f"{PARTIAL}.json"
+        self.seen = np.zeros(images, np.int64)
 
     def damaged(self, why: str) -> AtlasError:
         return AtlasError(f"The saved state of this atlas in {self.out} is damaged ({why}); {RESTART}.")
 
     def load(self) -> tuple[np.ndarray, dict[str, LayerTop], list[dict]]:
-        """(which images are done, the layers' state, the skipped files) -- nothing done when there is no state."""
+        """(which images are done, the layers' state, the skipped files) -- nothing done when there is no state;
+        `seen` is set too."""
         nothing = np.zeros(self.images, bool), {}, []
         for path in (self.meta, self.arrays):
             not_a_file(path)
         if not self.meta.is_file() or not self.arrays.is_file():
             return nothing
-        try:
-            meta = json.loads(self.meta.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise self.damaged(f"{self.meta.name} cannot be read: {exc}") from None
-        if not isinstance(meta, dict):
-            raise self.damaged(f"{self.meta.name} is not the record of a job's state")
-        if meta.get("key") != self.key:
-            return nothing
-        skipped = meta.get("skipped")
-        if not isinstance(skipped, list) or not all(isinstance(s, dict) and isinstance(s.get("path"), str)
-                                                    and isinstance(s.get("reason"), str) for s in skipped):
-            raise self.damaged(f"{self.meta.name}: 'skipped' is not a list of files and reasons")
+        meta = read_record(self.meta, self.damaged)
+        check_fields(meta, self.meta.name, {"key", "done", "skipped", "digest"}, set(), self.damaged)
+        if meta["key"] != self.key:
+            raise self.damaged(f"{self.meta.name} is the state of another job ({_short(meta['key'])}, not "
+                               f"{self.key})")
         try:
             headers = npz_headers(self.arrays)
             self._check_headers(headers)
             with np.load(self.arrays, allow_pickle=False) as arrays:
-                done = np.array(arrays["done"])
-                tops = {}
-                for i, path in enumerate(self.layers):
-                    if f"L{i}/shape" in headers:
-                        tops[path] = LayerTop.from_state(arrays, f"L{i}")
+                done, seen = np.array(arrays["done"]), np.array(arrays["seen"])
+                tops = {path: LayerTop.from_state(arrays, f"L{i}") for i, path in enumerate(self.layers)
+                        if f"L{i}/shape" in headers}
         except AtlasError:
             raise
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             raise self.damaged(f"{self.arrays.name} cannot be read: {exc}") from None
+        skipped = skipped_images(meta["skipped"], self.names, done, self.meta.name, self.damaged)
+        whole(meta["done"], f"{self.meta.name}: done", 0, self.images, self.damaged)
+        self._check_seen(done, seen, skipped, tops)
+        if meta["done"] != int(done.sum()):
+            raise self.damaged(f"{self.meta.name} counts {meta['done']} images done, {self.arrays.name} "
+                               f"{int(done.sum())}")
         for path, top in tops.items():
-            self._check_values(path, top, done)
-        return done, tops, skipped
+            self._check_values(path, top, seen)
+        counted = sum(float(top.count[0]) for top in tops.values())
+        if tops and counted != float(seen.sum()):
+            raise self.damaged(f"the layers count {counted:.0f} positions, the images read gave {int(seen.sum())}")
+        check_digest(self.arrays, meta, self.damaged)
+        self.seen = seen
+        return done, tops, meta["skipped"]
 
     def _check_headers(self, headers: dict[str, tuple[tuple, np.dtype]]) -> None:
-        """Every array there, of its kind and shape, before any is read (a header can declare 10**13 values)."""
-        def expect(name: str, dtype, shape: tuple) -> None:
-            if name not in headers:
-                raise self.damaged(f"{self.arrays.name} lacks {name}")
-            got_shape, got_dtype = headers[name]
-            if got_dtype != np.dtype(dtype):
-                raise self.damaged(f"{self.arrays.name}: {name} is {got_dtype}, not {np.dtype(dtype)}")
-            if got_shape != shape:
-                if name == "done" and len(got_shape) == 1:
-                    raise self.damaged(f"{self.arrays.name}: done declares {got_shape[0]} values, the data has "
-                                       f"{self.images} images")
-                raise self.damaged(f"{self.arrays.name}: {name} has shape {got_shape}, not {shape}")
-
-        expect("done", bool, (self.images,))
+        """Every array there, of its kind and shape, before any is read (a header can declare 10**13 values);
+        every layer's or none (none before an image was read)."""
+        file = self.arrays.name
+        prefixes = {f"L{i}/" for i in range(len(self.layers))}
+        only(headers, file, lambda name: name in ("done", "seen") or (
+            name[:name.find("/") + 1] in prefixes and name.split("/", 1)[1] in (*FIELDS, "shape")), self.damaged)
+        expect(headers, file, "done", bool, (self.images,), self.damaged, per_image=True)
+        expect(headers, file, "seen", np.int64, (self.images,), self.damaged, per_image=True)
+        present = [f"L{i}/shape" in headers for i in range(len(self.layers))]
+        if any(present) and not all(present):
+            missing = self.layers[present.index(False)]
+            raise self.damaged(f"{file} lacks layer {missing}'s state (L{present.index(False)}/shape)")
         for i, path in enumerate(self.layers):
             prefix = f"L{i}"
-            if f"{prefix}/shape" not in headers:
+            if not present[i]:
+                if any(name.startswith(f"{prefix}/") for name in headers):
+                    raise self.damaged(f"{file} lacks {prefix}/shape")
                 continue
-            expect(f"{prefix}/shape", np.int64, (3,))
+            expect(headers, file, f"{prefix}/shape", np.int64, (3,), self.damaged)
             channels, top, width = (int(v) for v in read_member(self.arrays, f"{prefix}/shape"))
             if channels < 1 or width < 1 or top < 1:
                 raise self.damaged(f"layer {path} has {channels} channels, top {top} and a map width of {width}")
             if self.top is not None and top != self.top:
                 raise self.damaged(f"layer {path} keeps the top {top}, the job {self.top}")
             for name in ("score", "image", "pos"):
-                expect(f"{prefix}/{name}", np.float32 if name == "score" else np.int64, (channels, top))
+                expect(headers, file, f"{prefix}/{name}", np.float32 if name == "score" else np.int64,
+                       (channels, top), self.damaged)
             for name in ("count", "mean", "m2"):
-                expect(f"{prefix}/{name}", np.float64, (channels,))
-            expect(f"{prefix}/positive", np.int64, (channels,))
+                expect(headers, file, f"{prefix}/{name}", np.float64, (channels,), self.damaged)
+            expect(headers, file, f"{prefix}/positive", np.int64, (channels,), self.damaged)
 
-    def _check_values(self, path: str, top: LayerTop, done: np.ndarray) -> None:
-        """What a job can have written: kept entries first, best first, of images done, each once, with a
-        score that is not NaN and a position on the map; empty slots after them; counts that are whole
-        numbers from 0, the same for every channel; positives within them; sums of squares not negative
-        (NaN there, and in the means, is what a model whose activations hold NaN leaves)."""
+    def _check_seen(self, done: np.ndarray, seen: np.ndarray, skipped: np.ndarray, tops: dict) -> None:
+        """The images done are those read (positions seen) and those skipped."""
+        read = done & ~skipped
+        if (seen < 0).any() or (seen[~read] != 0).any():
+            raise self.damaged("positions are recorded for an image not read (not done yet, or skipped)")
+        if (seen[read] == 0).any():
+            raise self.damaged(f"{int((seen[read] == 0).sum())} images are done, but neither read nor skipped")
+        if bool(tops) != bool(read.any()):
+            raise self.damaged("the layers' state is missing" if read.any() else "it holds layers' state before "
+                               "any image was read")
+
+    def _check_values(self, path: str, top: LayerTop, seen: np.ndarray) -> None:
+        """What a job can have written: kept entries first, best first, of images read, each once, with a
+        score that is not NaN and a position on the image's map; as many as the images read allow (fewer only in
+        a channel whose activations were not all finite); empty slots after them; counts that are whole
+        numbers from 0, the same for every channel; positives within them; sums of squares not negative; a mean
+        that is not finite only beside sums of squares that are NaN (what a model whose activations hold NaN or
+        inf leaves), and nothing but zeros before any position was counted."""
         image, score, pos = top.image, top.score, top.pos
         kept = image >= 0
         if ((image < -1) | (image >= self.images)).any():
@@ -338,8 +370,8 @@ class Checkpoint:
             raise self.damaged(f"layer {path}'s image indices must be from -1 to {self.images - 1}, one is {bad}")
         if (kept[:, 1:] & ~kept[:, :-1]).any():
             raise self.damaged(f"layer {path} has kept entries after empty ones")
-        if not done[image[kept]].all():
-            raise self.damaged(f"layer {path} keeps an image not done yet")
+        if not (seen[image[kept]] > 0).all():
+            raise self.damaged(f"layer {path} keeps an image not done yet or not read")
         ordered = np.sort(np.where(kept, image, -1 - np.arange(image.shape[1])), axis=1)
         if (ordered[:, 1:] == ordered[:, :-1]).any():
             raise self.damaged(f"layer {path} keeps one image twice in a channel's top")
@@ -357,10 +389,25 @@ class Checkpoint:
         if ((pos < 0) | (kept & (pos >= count[:, None]))).any():
             raise self.damaged(f"layer {path}'s positions must be from 0 to less than the positions seen "
                                f"({int(count[0])}), one is {int(pos[(pos < 0) | (pos >= count[:, None])][0])}")
+        past = kept & (pos >= seen[np.maximum(image, 0)])
+        if past.any():
+            raise self.damaged(f"layer {path}'s position {int(pos[past][0])} is past its map (its image gave "
+                               f"{int(seen[image[past][0]])} positions)")
         if (top.m2 < 0).any() or np.isneginf(top.m2).any():
             raise self.damaged(f"layer {path}'s sums of squares must not be negative")
         if ((top.positive < 0) | (top.positive > count)).any():
             raise self.damaged(f"layer {path}'s positive counts must be from 0 to the count ({int(count[0])})")
+        finite = np.isfinite(top.mean)
+        if (finite & np.isnan(top.m2)).any() or (~finite & ~np.isnan(top.m2)).any():
+            raise self.damaged(f"layer {path}'s means and sums of squares disagree (a mean is not finite only where "
+                               f"the sums of squares are NaN)")
+        if count[0] == 0 and ((top.mean != 0) | (top.m2 != 0)).any():
+            raise self.damaged(f"layer {path} has statistics before any position was counted")
+        read = int((seen > 0).sum())
+        held = kept.sum(1)
+        if (held > min(top.top, read)).any() or (finite & (held != min(top.top, read))).any():
+            raise self.damaged(f"layer {path} keeps {_short(held.tolist())} entries per channel; {read} images read "
+                               f"fill {min(top.top, read)} of the top {top.top}")
 
     def check_fits(self, path: str, top: LayerTop, channels: int, width: int, positions: int) -> None:
         """AtlasError when the saved state of `path` does not fit the layer as the model gives it: its channels,
@@ -374,12 +421,12 @@ class Checkpoint:
                                f"{positions // width} x {width}")
 
     def save(self, done: np.ndarray, tops: dict[str, LayerTop], skipped: list[dict]) -> None:
-        arrays = {"done": np.asarray(done, bool)}
+        arrays = {"done": np.asarray(done, bool), "seen": np.asarray(self.seen, np.int64)}
         for i, path in enumerate(self.layers):
             if path in tops:
                 arrays.update(tops[path].state(f"L{i}"))
-        save_npz(self.arrays, arrays)
-        write_json(self.meta, {"key": self.key, "done": int(np.count_nonzero(done)), "skipped": skipped})
+        save_state(self.arrays, self.meta, arrays, {"key": self.key, "done": int(np.count_nonzero(done)),
+                                                    "skipped": skipped})
 
     def saved(self) -> bool:
         """Whether this job has saved any state yet."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_FIELDS = ("score", "image", "pos", "count", "mean", "m2", "positive")
+FIELDS = ("score", "image", "pos", "count", "mean", "m2", "positive")
 
 
 @dataclass
@@ -122,7 +122,7 @@ class LayerTop:
 
     # -- checkpoint / transfer -----------------------------------------------------
     def state(self, prefix: str) -> dict[str, np.ndarray]:
-        out = {f"{prefix}/{name}": getattr(self, name) for name in _FIELDS}
+        out = {f"{prefix}/{name}": getattr(self, name) for name in FIELDS}
         out[f"{prefix}/shape"] = np.array([self.channels, self.top, self.width], np.int64)
         return out
 
@@ -130,6 +130,6 @@ class LayerTop:
     def from_state(cls, arrays, prefix: str) -> "LayerTop":
         channels, top, width = (int(v) for v in arrays[f"{prefix}/shape"])
         layer = cls(channels, top, width)
-        for name in _FIELDS:
+        for name in FIELDS:
             setattr(layer, name, np.array(arrays[f"{prefix}/{name}"]))
         return layer

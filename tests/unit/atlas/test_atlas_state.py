@@ -19,6 +19,7 @@ from PIL import Image
 
 from inspector.core import load_model
 from inspector.core.atlas import read_atlas, run_atlas, thumbnail_path
+from inspector.core.atlas.job_folder import digest
 from inspector.core.atlas.store import LOCK_FILE, PARTIAL
 from inspector.core.errors import AtlasError, RunCancelled, SpecError
 
@@ -57,7 +58,8 @@ def _stopped(demo, tmp_path) -> tuple[Path, Path]:
 
 def _rewrite(out: Path, **changes) -> None:
     """The state's arrays with some replaced (a function of the old array, or None to drop it), saved
-    again with np.savez as a tester would."""
+    again with np.savez as a tester would, and its checksum made again (as a state written by a faulty job would
+    have it): what is wrong is found by the rules, not only by the checksum."""
     path = out / f"{PARTIAL}.npz"
     with np.load(path) as arrays:
         kept = {k: arrays[k] for k in arrays.files}
@@ -66,9 +68,17 @@ def _rewrite(out: Path, **changes) -> None:
         if change is None:
             del kept[name]
         else:
-            kept[name] = change(kept[name].copy())
+            kept[name] = change(kept[name].copy() if name in kept else None)
     with open(path, "wb") as file:
         np.savez(file, **kept)
+    _sign(out)
+
+
+def _sign(out: Path) -> None:
+    """The state's record with the checksum of its arrays and fields as they are now."""
+    meta = json.loads((out / f"{PARTIAL}.json").read_text())
+    meta["digest"] = digest((out / f"{PARTIAL}.npz").read_bytes(), meta)
+    (out / f"{PARTIAL}.json").write_text(json.dumps(meta))
 
 
 def _at(index, value):
@@ -102,7 +112,7 @@ DAMAGES = {
     "a position of 2**40": (dict(L0__pos=_at((1, 0), 2**40)), "layer conv1's positions"),
     "a negative position": (dict(L0__pos=_at((1, 0), -1)), "layer conv1's positions"),
     # below the positions counted (2 images of 64 x 64), past one image's map: thumbnails failed after the run
-    "a position past the map": (dict(L0__pos=_at((1, 0), 64 * 64)), "position 4096 is past its map of 64 x 64"),
+    "a position past the map": (dict(L0__pos=_at((1, 0), 64 * 64)), "position 4096 is past its map"),
     "float image indices": (dict(L0__image=lambda a: a.astype(np.float64)), "L0/image is float64, not int64"),
     "object-free but wrong kind of done": (dict(done=lambda a: a.astype(np.uint8)), "done is uint8, not bool"),
     "a score matrix of another shape": (dict(L0__score=lambda a: a[:, :1].copy()), "L0/score has shape (16, 1)"),
@@ -110,6 +120,17 @@ DAMAGES = {
     "a width of 0": (dict(L0__shape=_at(2, 0)), "map width"),
     "no done": (dict(done=None), "lacks done"),
     "no mean": (dict(L0__mean=None), "lacks L0/mean"),
+    # issue 52: every image marked done resumed into 480 wrong top entries of 720; a NaN mean into bare NaN
+    "every image marked done": (dict(done=lambda a: a | True), "4 images are done, but neither read nor skipped"),
+    "a NaN mean": (dict(L0__mean=_at(3, np.nan)), "layer conv1's means and sums of squares disagree"),
+    "more positions seen": (dict(seen=_at(1, 10**6)), "the layers count 8192 positions, the images read gave 1004096"),
+    "positions of an image not done": (dict(seen=_at(4, 4096)), "positions are recorded for an image not read"),
+    "no positions seen": (dict(seen=None), "lacks seen"),
+    "an entry dropped": (dict(L0__image=_at((5, 1), -1), L0__score=_at((5, 1), -np.inf), L0__pos=_at((5, 1), 0)),
+                         "layer conv1 keeps [2, 2, 2, 2, 2, 1, 2, 2, 2, 2, 2, 2, ... entries per channel; 2 images "
+                         "read fill 2 of the top 2"),
+    "a layer without its shape": (dict(L0__shape=None), "lacks L0/shape"),
+    "an array no state has": (dict(extra=lambda _: np.zeros(3)), "holds extra, which no saved state has"),
 }
 
 
@@ -125,6 +146,50 @@ def test_a_damaged_resume_state_is_refused_with_the_restart_hint(demo, tmp_path,
     assert not (out / "atlas.json").exists()
     again = run_atlas(demo, data, "conv1", TOP, out, batch=2, thumbnails=False, restart=True)
     assert again["layers"] == finished["layers"]
+
+
+def _edit_record(out: Path, edit) -> None:
+    meta = json.loads((out / f"{PARTIAL}.json").read_text())
+    edit(meta)
+    (out / f"{PARTIAL}.json").write_text(json.dumps(meta))
+    _sign(out)
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda m: m.update(key="0123456789abcdef"), "atlas.partial.json is the state of another job ('0123456789abcdef', not"),
+    (lambda m: m.update(done=6), "atlas.partial.json counts 6 images done, atlas.partial.npz 2"),
+    (lambda m: m.update(done=True), "atlas.partial.json: done must be a whole number from 0 to 6, not True"),
+    (lambda m: m.update(skipped=[{"path": "elsewhere.png", "reason": "x"}]), "names 'elsewhere.png', which is not in"),
+    (lambda m: m.update(skipped=[{"path": "1.png", "reason": "x"}]), "positions are recorded for an image not read"),
+    (lambda m: m.update(skipped=[{"path": "4.png", "reason": "x"}]), "names 4.png before it was done"),
+    (lambda m: m.update(skipped=[{"path": "0.png", "reason": "x", "more": 1}]), "is not a list of files and reasons"),
+    (lambda m: m.pop("skipped"), "atlas.partial.json lacks skipped"),
+    (lambda m: m.update(extra=1), "atlas.partial.json holds extra, which no saved state has"),
+])
+def test_a_damaged_state_record_is_refused_with_the_restart_hint(demo, tmp_path, edit, says):
+    data, out = _stopped(demo, tmp_path)
+    _edit_record(out, edit)
+    with pytest.raises(AtlasError, match=re.escape(says)) as error:
+        run_atlas(demo, data, "conv1", TOP, out, batch=2, thumbnails=False)
+    assert "--restart" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_value_no_rule_can_check_is_held_by_the_checksum(demo, tmp_path, finished):
+    """A score raised at the top of its channel keeps every rule (best first, not NaN): the checksum of the state
+    is what refuses it, as the tester changes a file (the checksum left as the job wrote it)."""
+    data, out = _stopped(demo, tmp_path)
+    path = out / f"{PARTIAL}.npz"
+    with np.load(path) as arrays:
+        kept = {k: arrays[k] for k in arrays.files}
+    kept["L0/score"][0, 0] += 100.0
+    raised = float(kept["L0/score"][0, 0])
+    np.savez(path, **kept)
+    with pytest.raises(AtlasError, match=re.escape("its checksum does not match: atlas.partial.npz or "
+                                                   "atlas.partial.json changed after the job saved them")):
+        run_atlas(demo, data, "conv1", TOP, out, batch=2, thumbnails=False)
+    _sign(out)  # what a state that keeps the rules but not the truth would give: the top score is the raised one
+    best = run_atlas(demo, data, "conv1", TOP, out, batch=2, thumbnails=False)["layers"]["conv1"]["top"][0][0]
+    assert best["score"] == raised and best["score"] > finished["layers"]["conv1"]["top"][0][0]["score"] + 90
 
 
 def _npy_header(shape, dtype="|b1") -> bytes:
@@ -263,7 +328,7 @@ def test_thumbnail_path_of_a_real_layer_and_bad_numbers(built):
 
 
 @pytest.mark.parametrize("changes, says", [
-    (dict(L0__pos=_at((1, 0), 64 * 64)), "position 4096 is past its map of 64 x 64"),
+    (dict(L0__pos=_at((1, 0), 64 * 64)), "position 4096 is past its map (its image gave 4096 positions)"),
     ({"L0__shape": _at(0, 15), **{f"L0__{f}": (lambda a: a[:15].copy())
                                   for f in ("score", "image", "pos", "count", "mean", "m2", "positive")}},
      "layer conv1's state has 15 channels and a map 64 wide; the layer has 16 channels and a map 64 wide"),
