@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QScrollArea,
     QSplitter,
+    QTabBar,
     QTabWidget,
     QTreeView,
     QVBoxLayout,
@@ -150,7 +151,8 @@ def lay_out(window) -> None:
     side_layout.addWidget(window.input_view)
     side_layout.addWidget(QLabel("<b>Predictions</b>"))
     side_layout.addWidget(window.predictions)
-    window.side_dock = add_dock(window, "Input and predictions", side, Qt.RightDockWidgetArea, scroll=True)
+    window.side_dock = add_dock(window, "Predictions", side, Qt.RightDockWidgetArea, scroll=True,
+                                name="Input_and_predictions")  # its name before: a saved layout still places it
     window.hook_log = HookLog()
     window.log_dock = add_dock(window, "Hook log", window.hook_log, Qt.BottomDockWidgetArea)
     window.resizeDocks([window.log_dock], [110], Qt.Vertical)
@@ -165,10 +167,18 @@ def lay_out(window) -> None:
     fit_to_screen(window)  # inside the screen it opens on, title bar and status bar included
 
 
-def add_dock(window, title: str, widget: QWidget, area, scroll: bool = False) -> QDockWidget:
-    """A dock; with `scroll`, its content scrolls rather than forcing the window taller than the screen."""
+def dock_tabs_width(window) -> int:
+    """The width the window's tabbed docks need for every tab's title whole (Qt cuts a title short, "E…", in a
+    column narrower than its tabs)."""
+    return max((bar.sizeHint().width() for bar in window.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly)),
+               default=0)
+
+
+def add_dock(window, title: str, widget: QWidget, area, scroll: bool = False, name: str = "") -> QDockWidget:
+    """A dock; with `scroll`, its content scrolls rather than forcing the window taller than the screen. `name`:
+    what a saved layout calls it (its title, spaces as _, unless given)."""
     dock = QDockWidget(title, window)
-    dock.setObjectName(title.replace(" ", "_"))
+    dock.setObjectName(name or title.replace(" ", "_"))
     if scroll:
         area_widget = QScrollArea()
         area_widget.setWidgetResizable(True)

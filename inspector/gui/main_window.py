@@ -27,7 +27,7 @@ from .controllers.detections import DetectionsController
 from .controllers.edits import EditsController
 from .docks.live_bar import rate_text
 from .first_paint import AfterFirstPaint
-from .layout import lay_out
+from .layout import dock_tabs_width, lay_out
 from .menus import build_menus
 from .sources import SourcesMixin
 from .state import GRADIENT_SITES, AppState
@@ -112,12 +112,14 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
 
     # -- building -------------------------------------------------------------------------
     def _arrange_docks(self) -> None:
-        """Predictions and edits share the right column as tabs (each gets its full height at 1280x800)."""
+        """Predictions, edits, the atlas and concepts share the right column as tabs (each gets its full height at
+        1280x800)."""
         self.tabifyDockWidget(self.side_dock, self.edits_dock)
         self.tabifyDockWidget(self.edits_dock, self.atlas_dock)
         self.tabifyDockWidget(self.atlas_dock, self.concepts_dock)
         self.side_dock.raise_()
-        self.resizeDocks([self.modules_dock, self.side_dock], [290, 320], Qt.Horizontal)
+        right = max(320, dock_tabs_width(self))  # each tab's title whole
+        self.resizeDocks([self.modules_dock, self.side_dock], [290, right], Qt.Horizontal)
 
     def _restore_layout(self) -> None:
         self._arrange_docks()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 
-from PySide6.QtCore import QModelIndex, QRegularExpression, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QRegularExpression, QSortFilterProxyModel, Qt, QTimer
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QLabel, QLineEdit, QStyle, QTreeView, QVBoxLayout, QWidget
 
@@ -55,6 +55,21 @@ class LayerFilterProxy(QSortFilterProxyModel):
         return any(self.regex.match(text).hasMatch() for text in (layer.name, layer.path, layer.type_name))
 
 
+class WidthWatch(QObject):
+    """Calls `changed` when the width of the widget it watches changes (a dock's splitter dragged, a dock beside it
+    widened). A child of the watched widget's parent, not the box's own event filter: a Python override called
+    while the box is being destroyed crashed."""
+
+    def __init__(self, parent, changed) -> None:
+        super().__init__(parent)
+        self.changed = changed
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Resize and event.size().width() != event.oldSize().width():
+            self.changed()
+        return False
+
+
 class LayerFilterBox(QWidget):
     """Filter box, its message line and the module tree view."""
 
@@ -76,27 +91,47 @@ class LayerFilterBox(QWidget):
         layout.addWidget(self.message)
         layout.addWidget(tree_view)
         self.edit.textChanged.connect(self.set_pattern)
+        self.widths: list[int] = []  # Module, Type, Output shape: the widths their cells and headers want
+        self.width_watch = WidthWatch(tree_view, self.share_room)
+        tree_view.viewport().installEventFilter(self.width_watch)
+        self._fit_due = False
+        tree_view.expanded.connect(self._on_expanded)
 
     def fit_columns(self) -> None:
-        """Module, Type and Output shape in view at the dock's width: every shape and header whole (the shapes
-        are what the tree is read for); where name and type do not both fit, the type gets what the name does not
-        need, at least 2/5 of what is left, and the name the rest. A name or type cut short ends in an ellipsis,
-        and its row's tooltip has it whole (path, type, output)."""
+        """Module, Type and Output shape in view at the dock's width, measured again (a model loaded, rows shown
+        or hidden): `share_room`."""
         tree = self.tree_view
         header = tree.header()
         tree.doItemsLayout()  # the rows of the new model: whether they need a scroll bar
-        for col, width in enumerate(self.content_widths()):
-            header.resizeSection(col, max(width, header.sectionSizeHint(col)))  # contents or header, the wider
+        self.widths = [max(width, header.sectionSizeHint(col)) for col, width in enumerate(self.content_widths())]
+        self.share_room()
+
+    def _on_expanded(self) -> None:
+        """Deeper names shown: each whole. Measured once the tree's layout is done (expanded is said from inside
+        it, where a layout asked again corrupted the tree's rows)."""
+        if not self._fit_due:
+            self._fit_due = True
+            QTimer.singleShot(0, self, self._fit_after_expanding)
+
+    def _fit_after_expanding(self) -> None:
+        self._fit_due = False
+        self.fit_columns()
+
+    def share_room(self) -> None:
+        """The columns' widths at the tree's width now, from the widths last measured: every name and output shape
+        whole (the names are what a row is found by, the shapes what the tree is read for) and every header; the
+        type gets what they leave, at least its header, and a type cut short ends in an ellipsis (the row's
+        tooltip has it whole: path, type, output). A dock too narrow for names, shapes and the Type header
+        scrolls sideways rather than cut a name ("co…" was left of `conv1` in a narrowed dock)."""
+        if not self.widths:
+            return
+        tree = self.tree_view
         room = tree.viewport().width()
         bar = tree.verticalScrollBar()
         if bar.maximum() > 0 and not bar.isVisible():  # it takes its width from the viewport once shown
             room -= tree.style().pixelMetric(QStyle.PM_ScrollBarExtent, None, tree)
-        shape = min(tree.columnWidth(SHAPE), room // 2)
-        name, kind = tree.columnWidth(0), tree.columnWidth(1)
-        left = room - shape
-        if name + kind > left:
-            kind = max(header.sectionSizeHint(1), min(kind, max(left * 2 // 5, left - name)))
-            name = max(header.sectionSizeHint(0), left - kind)
+        name, kind, shape = self.widths[0], self.widths[1], self.widths[SHAPE]
+        kind = max(tree.header().sectionSizeHint(1), min(kind, room - name - shape))
         for col, width in ((0, name), (1, kind), (SHAPE, shape)):
             tree.setColumnWidth(col, width)
 
@@ -140,3 +175,4 @@ class LayerFilterBox(QWidget):
         self.message.setVisible(bool(message))
         if text and not message:
             self.tree_view.expandAll()
+            self.fit_columns()
