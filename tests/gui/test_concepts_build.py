@@ -146,3 +146,44 @@ def test_the_builds_progress_says_the_rate_and_time_left_of_each_stage(monkeypat
                     "Concepts: fitting: 1 of 10 batches (0.0/s; Esc cancels)",
                     "Concepts: fitting: 3 of 10 batches (2.0/s, 4 s left; Esc cancels)"]
     assert told == [(0, 8), (4, 8), (1, 10), (3, 10)]
+
+
+def test_the_default_pair_is_one_the_fit_accepts(qtbot, open_window, shapes, tmp_path, monkeypatch):
+    """Issue 52 item 7: the dialog opened on the demo's conv3 (a convolution: -4.3 in the run) chose NMF, and the
+    build failed once it read the folder. Its default pair is now sae there, NMF greyed with the reason; a ReLU gets
+    NMF; a layer the run did not capture gets sae, and the dialog says why. The fit takes each default pair (one
+    epoch here), and refuses NMF where it was greyed."""
+    from inspector.core.concepts import learn_concepts
+    from inspector.core.concepts.dictionary import ConceptError
+    from inspector.core.sources.loader import load_model
+
+    window = open_window("demo", "sample:star", {"conv3", "relu3", "fc"})
+    window.state.select_layer("conv3")
+    seen = {}
+
+    def exec_(dialog):
+        nmf = dialog.method.model().item(dialog.method.findData("nmf"))
+        for layer in ("conv3", "relu3", "bn1"):
+            dialog.layer.setCurrentText(layer)
+            seen[layer] = (dialog.choices()[3], nmf.isEnabled(), dialog.method_note.text())
+        return QDialog.Rejected
+
+    monkeypatch.setattr(BuildConceptsDialog, "exec", exec_)
+    window.concepts.build_dialog()
+    low = window.outcome.result.captures["conv3:output"].stats.min
+    assert low < 0
+    assert seen["conv3"] == ("sae", False, f"conv3's output goes down to {low:.3g} in the last run: NMF needs a "
+                                           f"non-negative layer (after a ReLU); sae takes any layer.")
+    assert seen["relu3"][:2] == ("sae", True)  # the user's layer changed, the method kept (it works there too)
+    assert seen["bn1"][:2] == ("sae", True) and "not captured in the last run" in seen["bn1"][2]
+    loaded = load_model("demo")
+    for layer, method in (("conv3", "sae"), ("relu3", "nmf")):
+        dialog = BuildConceptsDialog(["conv3", "relu3"], layer, None, window.concepts.layer_sign)
+        qtbot.addWidget(dialog)
+        _data, _layer, k, chosen, sparsity, _out = dialog.choices()
+        assert chosen == method
+        record = learn_concepts(loaded, shapes, layer, tmp_path / layer, method=chosen, k=k, sparsity=sparsity,
+                                epochs=1, pictures=False)
+        assert record["layer"] == layer
+    with pytest.raises(ConceptError, match="negative values"):
+        learn_concepts(loaded, shapes, "conv3", tmp_path / "nmf", method="nmf", k=16, epochs=1, pictures=False)

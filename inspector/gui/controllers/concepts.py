@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QDialog
 from inspector.core.keys import layer_of
 from inspector.gui import file_dialogs
 
+from ..concepts_sign import LayerSign, layer_sign
 from ..state.concepts import ConceptsState
 from ..views.concepts_build import BuildConceptsDialog
 from ..views.concepts_page import ConceptPage
@@ -58,10 +59,16 @@ class ConceptsController:
             self.view.say("Load a model first: concepts are learned on the loaded model.", True)
             return
         layers = [l.path for l in app.model.tree.layers if l.path]
-        dialog = BuildConceptsDialog(layers, layer_of(app.layer) if app.layer else None, self.window)
+        dialog = BuildConceptsDialog(layers, layer_of(app.layer) if app.layer else None, self.window, self.layer_sign)
         if dialog.exec() == QDialog.Accepted:
             self.build(*dialog.choices())
         dialog.deleteLater()
+
+    def layer_sign(self, layer: str) -> LayerSign:
+        """Whether NMF can learn `layer` of the loaded model, as far as the last run and the layer's type say."""
+        app = self.state.app
+        kind = next((l.type_name for l in app.model.tree.layers if l.path == layer), "") if app.model else ""
+        return layer_sign(layer, kind, app.outcome)
 
     def build(self, data_dir: str, layer: str, k: int, method: str, sparsity: int | None, out_dir: str) -> bool:
         self.raise_dock()

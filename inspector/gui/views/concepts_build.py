@@ -1,9 +1,13 @@
 """The Build concepts dialog: the images folder, the layer (the selected one by default), K, the method (nmf or
-sae) and the output folder of `learn_concepts`, as `network-inspector concepts` takes them."""
+sae) and the output folder of `learn_concepts`, as `network-inspector concepts` takes them. NMF is offered only for
+a layer it can learn (`concepts_sign`): for a layer known to go negative it is greyed and the method is sae, and the
+line under the method says why."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from typing import Callable
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -17,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from inspector.gui import file_dialogs
 
+from ..concepts_sign import LayerSign
 from ..controls import content_free, searchable
 
 METHODS = (("nmf", "nmf: non-negative factorisation (a layer after a ReLU)"),
@@ -24,8 +29,12 @@ METHODS = (("nmf", "nmf: non-negative factorisation (a layer after a ReLU)"),
 
 
 class BuildConceptsDialog(QDialog):
-    def __init__(self, layers: list[str], layer: str | None, parent=None) -> None:
+    """`sign_of(layer)`: what the app knows of whether NMF can learn that layer (None: nothing known)."""
+
+    def __init__(self, layers: list[str], layer: str | None, parent=None,
+                 sign_of: Callable[[str], LayerSign] | None = None) -> None:
         super().__init__(parent)
+        self.sign_of = sign_of
         self.setWindowTitle("Build concepts")
         self.data = QLineEdit(file_dialogs.remembered("concepts-data") or file_dialogs.remembered("atlas-data"))
         self.out = QLineEdit(file_dialogs.remembered("concepts-out"))
@@ -43,6 +52,9 @@ class BuildConceptsDialog(QDialog):
                                  "(from 1 to K)")
         self.method.currentIndexChanged.connect(lambda _i: self.sparsity.setEnabled(self.method.currentData() == "sae"))
         self.sparsity.setEnabled(False)
+        self.method_note = QLabel("", wordWrap=True)
+        self.method_note.setStyleSheet("color: #555;")
+        self.method_note.hide()
         form = QFormLayout(self)
         form.addRow(QLabel("Learns a dictionary of the layer's activations over a folder of images (every position "
                            "of a map, or every token, is a sample); Cancel stops it after a batch, and building "
@@ -52,6 +64,7 @@ class BuildConceptsDialog(QDialog):
         form.addRow("Layer", self.layer)
         form.addRow("Concepts (K)", self.k)
         form.addRow("Method", self.method)
+        form.addRow("", self.method_note)
         form.addRow("Active per position (sae)", self.sparsity)
         self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
         self.buttons.button(QDialogButtonBox.Ok).setText("Build")
@@ -61,7 +74,25 @@ class BuildConceptsDialog(QDialog):
         self.why.setStyleSheet("color: #b00;")
         form.addRow(self.why)
         form.addRow(self.buttons)
+        self.layer.currentTextChanged.connect(self._offer_methods)
+        self._offer_methods(self.layer.currentText(), first=True)
         self.resize(600, self.sizeHint().height())
+
+    def sign(self, layer: str) -> LayerSign:
+        return self.sign_of(layer) if self.sign_of is not None and layer else LayerSign(None, "")
+
+    def _offer_methods(self, layer: str, first: bool = False) -> None:
+        """NMF greyed for a layer it cannot learn; the method the pair works with chosen (on opening: NMF where it
+        is known to work, sae otherwise; later the user's choice kept where it works)."""
+        if self.sign_of is None:
+            return  # nothing known: both offered, NMF first
+        layer = layer.strip()
+        sign = self.sign(layer) if self.layer.findText(layer) >= 0 else LayerSign(None, "")  # a name half typed
+        self.method.model().item(self.method.findData("nmf")).setEnabled(sign.nmf is not False)
+        if sign.nmf is False or (first and sign.nmf is None):
+            self.method.setCurrentIndex(self.method.findData("sae"))
+        self.method_note.setText(sign.why)
+        self.method_note.setVisible(bool(sign.why))
 
     def choices(self) -> tuple[str, str, int, str, int | None, str]:
         """(images folder, layer, K, method, the sae's top-k (None for nmf), output folder)."""
@@ -70,7 +101,7 @@ class BuildConceptsDialog(QDialog):
                 self.sparsity.value() if method == "sae" else None, self.out.text().strip())
 
     def problem(self) -> str:
-        data, layer, k, _method, sparsity, out = self.choices()
+        data, layer, k, method, sparsity, out = self.choices()
         if not data:
             return "Choose the folder of images to learn from."
         if not Path(data).is_dir():
@@ -79,6 +110,8 @@ class BuildConceptsDialog(QDialog):
             return "Choose a layer."
         if self.layer.findText(layer) < 0:
             return f"The model has no layer {layer}."
+        if method == "nmf" and self.sign(layer).nmf is False:
+            return self.sign(layer).why
         if sparsity is not None and sparsity > k:
             return f"At most K ({k}) concepts can be active per position, not {sparsity}."
         if not out:
