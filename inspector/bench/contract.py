@@ -2,10 +2,11 @@
 Python API is an InspectorError, tried wholesale.
 
 Every exported function of `inspector.core`, `RunSpec.make`, the session files' `load_session` and
-`save_session`, `per_box.tiled` and the atlas API is called with valid arguments (every argument named), then
-with each argument in turn replaced by each of the 26 WRONG_VALUES a tester uses (other kinds, empty,
-negative, NaN, infinite, huge, arrays and tensors of the wrong shape, a missing path, bytes, a NUL in text, a
-300-character name); a call that raises anything but an InspectorError breaks the contract and is listed.
+`save_session` (and a `Session` built with each field wrong, then saved), `per_box.tiled` and the atlas API is
+called with valid arguments (every argument named), then with each argument in turn replaced by each of the 28
+WRONG_VALUES a tester uses (other kinds, empty, negative, NaN, infinite, huge, arrays and tensors of the wrong
+shape, a number as a 0-d array or tensor, a missing path, bytes, a NUL in text, a 300-character name); a call that
+raises anything but an InspectorError breaks the contract and is listed.
 The walk runs in a temporary folder it removes (a relative `out_dir='x'` lands there), so it writes nothing
 anywhere else.
 """
@@ -23,7 +24,7 @@ from pathlib import Path
 WRONG_VALUES = ("None", "''", "-1", "0", "5", "2.5", "float('nan')", "float('inf')", "10**20", "True", "'x'",
                 "b'b'", "[]", "[5]", "{}", "{'a': 1}", "object()", "np.zeros(2)", "np.zeros((1, 3, 7, 7))",
                 "torch.zeros(1)", "torch.zeros(2, 3)", "torch.zeros(1, 3, 7, 7)", "MISSING", "'a\\x00b'",
-                "'n' * 300", "-10**20")
+                "'n' * 300", "-10**20", "np.array(3)", "torch.tensor(3)")
 MISSING = "no-such-folder/no-such-file.png"
 
 
@@ -54,6 +55,9 @@ def _calls(folder: Path) -> dict:
     opened = open_atlas(atlas)
     result = core.capture(demo, x, "conv1", "output")
     session = save_session(Session(input="sample:star"), folder / "s.inspector.json")
+    toy = core.load_model("inspector.demo.toy:ToyMLP")  # the graph's calls: a tiny model keeps them fast
+    ones = core.load_input("sample:toy_ones", toy.preprocess, toy.input_shape)
+    graph = core.record_graph(toy, ones)
     boxes = core.each_box(detector, scene, "saliency", most=1)
     picture = np.zeros((*scene.shape[-2:], 3), np.uint8)
     spec = core.RunSpec.make(["conv1"])
@@ -95,7 +99,29 @@ def _calls(folder: Path) -> dict:
         "load_session": (load_session, dict(path=str(session), trust=False)),
         "save_session": (save_session, dict(session=Session(), path=str(folder / "saved.inspector.json"))),
         "tiled": (tiled, dict(picture=picture, maps=boxes, columns=None, scale=1)),
+        "Session": (_saved_session(folder / "fields.inspector.json"),
+                    dict(model="demo", weights=None, input="sample:star", device="cpu", target="auto",
+                         layers=("conv1",), sites=("output",), edits=(core.parse_edit("conv1:output=zero()"),),
+                         input_grad=False, extra={}, seed=None, attribution=None)),
+        "record_graph": (core.record_graph, dict(model=toy, x=ones, leaves=None, cancel=None)),
+        "graph_values": (core.graph_values, dict(model=toy, x=ones, graph=graph, target=None, edits=None,
+                                                 cancel=None)),
+        "compare_edits": (core.compare_edits, dict(model=toy, x=ones, graph=graph, edits=["fc1:output=scale(2)"],
+                                                   target=None, threshold=1e-3, memory_bytes=1 << 20, cancel=None)),
+        "compare_models": (core.compare_models, dict(first=toy, second=toy, x=ones, graph=graph, edits=None,
+                                                     target=None, threshold=1e-3, memory_bytes=1 << 20,
+                                                     cancel=None)),
     }
+
+
+def _saved_session(path: Path):
+    """save_session(Session(FIELDS), path), taking the Session's fields: a session built with a wrong one."""
+    from inspector.core.session.file import Session, save_session
+
+    def save(**fields):
+        return save_session(Session(**fields), path)
+    save.__signature__ = inspect.signature(Session)
+    return save
 
 
 #: Exported functions that take no argument (called once, nothing to get wrong).

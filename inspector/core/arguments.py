@@ -14,9 +14,11 @@ from .errors import ArgumentTypeError, ArgumentValueError
 F = TypeVar("F", bound=Callable)
 
 
-def _shown(value: Any) -> str:
-    text = repr(value)
+def shown_value(value: Any) -> str:
+    """`value` for a one-line message: its repr on one line (an array's rows joined), at most 60 characters."""
+    text = " ".join(repr(value).split())
     return text if len(text) <= 60 else text[:57] + "..."
+
 
 
 def checked(func: F) -> F:
@@ -48,8 +50,8 @@ def checked(func: F) -> F:
             try:
                 check_type(value, hint, collection_check_strategy=CollectionCheckStrategy.ALL_ITEMS)
             except TypeCheckError:
-                raise ArgumentTypeError(f"{func.__name__}(): {name} must be {_kind(hint)}, not {_shown(value)}.") \
-                    from None
+                raise ArgumentTypeError(f"{func.__name__}(): {name} must be {_kind(hint)}, "
+                                        f"not {shown_value(value)}.") from None
         return func(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
@@ -86,7 +88,7 @@ def _kind(hint: Any) -> str:
 def need_text(value: Any, what: str) -> str:
     """`value` when it is a string."""
     if not isinstance(value, str):
-        raise ArgumentTypeError(f"{what} must be text, not {_shown(value)}.")
+        raise ArgumentTypeError(f"{what} must be text, not {shown_value(value)}.")
     return value
 
 
@@ -95,9 +97,9 @@ def need_path(value: Any, what: str) -> str:
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if not isinstance(value, str):
-        raise ArgumentTypeError(f"{what} must be a file name or path, not {_shown(value)}.")
+        raise ArgumentTypeError(f"{what} must be a file name or path, not {shown_value(value)}.")
     if "\x00" in value:
-        raise ArgumentValueError(f"{what} must not hold a NUL byte (\\x00): {_shown(value)}.")
+        raise ArgumentValueError(f"{what} must not hold a NUL byte (\\x00): {shown_value(value)}.")
     return value
 
 
@@ -105,40 +107,48 @@ def need_texts(value: Any, what: str, example: str) -> list[str]:
     """A comma-separated string or a list of strings (`example` shows the expected form)."""
     if isinstance(value, str):
         return [part.strip() for part in value.split(",")]
-    if value is None or not isinstance(value, Iterable) or isinstance(value, (bytes, dict)):
-        raise ArgumentTypeError(f"{what} must be text like {example!r} or a list of such names, not {_shown(value)}.")
+    if not _a_list(value):
+        raise ArgumentTypeError(f"{what} must be text like {example!r} or a list of such names, "
+                                f"not {shown_value(value)}.")
     items = list(value)
     for item in items:
         if not isinstance(item, str):
-            raise ArgumentTypeError(f"{what} must hold names (text), not {_shown(item)}.")
+            raise ArgumentTypeError(f"{what} must hold names (text), not {shown_value(item)}.")
     return items
 
 
 def need_list(value: Any, what: str, example: str) -> list:
     """A list (or other iterable that is not text) of items; `example` shows one item."""
-    if isinstance(value, (str, bytes, dict)) or value is None or not isinstance(value, Iterable):
-        raise ArgumentTypeError(f"{what} must be a list, e.g. [{example!r}], not {_shown(value)}.")
+    if not _a_list(value):
+        raise ArgumentTypeError(f"{what} must be a list, e.g. [{example!r}], not {shown_value(value)}.")
     return list(value)
+
+
+def _a_list(value: Any) -> bool:
+    """Whether `value` holds items to go through: iterable, and not text, bytes, a dict, or one number held as a
+    0-d array or tensor (np.array(3) and torch.tensor(3) are iterable by their type; iterating them raises)."""
+    return (isinstance(value, Iterable) and not isinstance(value, (str, bytes, dict))
+            and getattr(value, "ndim", None) != 0)
 
 
 def need_flag(value: Any, what: str) -> bool:
     """`value` when it is True or False: a yes is a yes, not a truthy value (trust='false' is not a yes)."""
     if not isinstance(value, bool):
-        raise ArgumentTypeError(f"{what} must be True or False, not {_shown(value)}.")
+        raise ArgumentTypeError(f"{what} must be True or False, not {shown_value(value)}.")
     return value
 
 
 def need_instance(value: Any, kind: type | tuple[type, ...], what: str, hint: str) -> Any:
     """`value` when it is a `kind` (`hint` says what that is, in words)."""
     if not isinstance(value, kind):
-        raise ArgumentTypeError(f"{what} must be {hint}, not {_shown(value)}.")
+        raise ArgumentTypeError(f"{what} must be {hint}, not {shown_value(value)}.")
     return value
 
 
 def need_function(value: Any, what: str) -> Any:
     """`value` when it is None or can be called (a callback: progress, phase)."""
     if value is not None and not callable(value):
-        raise ArgumentTypeError(f"{what} must be a function or None, not {_shown(value)}.")
+        raise ArgumentTypeError(f"{what} must be a function or None, not {shown_value(value)}.")
     return value
 
 
@@ -148,8 +158,8 @@ def need_count(value: Any, what: str, low: int = 1, none: bool = False) -> int |
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise ArgumentTypeError(f"{what} must be a whole number of at least {low}{' or None' if none else ''}, "
-                                f"not {_shown(value)}.")
+                                f"not {shown_value(value)}.")
     if value < low:
         raise ArgumentValueError(f"{what} must be a whole number of at least {low}{' or None' if none else ''}, "
-                                 f"not {_shown(value)}.")
+                                 f"not {shown_value(value)}.")
     return value

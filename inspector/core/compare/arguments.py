@@ -5,8 +5,10 @@ Torch-free, so that the CLI says a wrong one before torch is imported and the mo
 from __future__ import annotations
 
 import math
+import numbers
 
-from ..errors import MismatchError
+from ..arguments import shown_value
+from ..errors import ArgumentTypeError, MismatchError
 
 
 def second_model(source: str, against: str | None, against_model: str | None,
@@ -22,6 +24,9 @@ def second_model(source: str, against: str | None, against_model: str | None,
 
 
 def check_threshold(threshold: float) -> None:
-    """MismatchError unless the relative L2 difference a layer may have before it diverges is a number >= 0."""
+    """MismatchError unless the relative L2 difference a layer may have before it diverges is a number >= 0
+    (ArgumentTypeError when it is not a number at all: text, a list, an array, a tensor, True)."""
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
+        raise ArgumentTypeError(f"The threshold must be a number >= 0, not {shown_value(threshold)}.")
     if threshold < 0 or not math.isfinite(threshold):
         raise MismatchError(f"The threshold must be a number >= 0, got {threshold}.")

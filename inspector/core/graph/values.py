@@ -23,7 +23,7 @@ from typing import Iterable, Sequence
 import torch
 from torch import nn
 
-from ..arguments import need_instance
+from ..arguments import need_instance, need_list
 from ..compare.arguments import check_threshold
 from ..compare.diff import DEFAULT_THRESHOLD
 from ..edits import Edit, parse_edit
@@ -54,7 +54,7 @@ def _edits(edits: Iterable[Edit | str] | None) -> list[Edit]:
     if isinstance(edits, (str, Edit)):
         edits = [edits]
     out = []
-    for e in edits:
+    for e in need_list(edits, "edits", "layer1:output=scale(2)"):
         if not isinstance(e, (str, Edit)):
             raise SpecError(f"An edit is an Edit or text like layer1:output=scale(2), not {type(e).__name__}.")
         out.append(e if isinstance(e, Edit) else parse_edit(e))

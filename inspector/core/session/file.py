@@ -13,16 +13,16 @@ import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..arguments import checked, need_path
+from ..arguments import checked, need_instance, need_list, need_path
 from ..edits import Edit, parse_edit
-from ..errors import SpecError, UntrustedCodeError
+from ..errors import ArgumentValueError, SpecError, UntrustedCodeError, first_line
 from ..outputs import inside
 from ..paths import check_name, regular_file
 from ..records.requests import ModelRequest, RunRequest
 from ..runspec import RunSpec
 from ..sources.seeds import check_seed
 from ..sources.trust import carries_code
-from ..writes import write_json
+from ..writes import write_text
 from .concept_folders import concept_folders_resolved
 from .schema import _short, check_session_data
 from .stored import attribution_of
@@ -65,7 +65,8 @@ class Session:
             "layers": list(self.layers),
             "sites": list(self.sites),
             "input_grad": self.input_grad,
-            "edits": [{"edit": f"{e.key}={e.op_text()}", "enabled": e.enabled} for e in self.edits],
+            "edits": [{"edit": e, "enabled": True} if isinstance(e, str) else
+                      {"edit": f"{e.key}={e.op_text()}", "enabled": e.enabled} for e in self.edits],
             **({"attribution": self.attribution} if self.attribution else {}),
             **({"extra": self.extra} if self.extra else {}),
         }
@@ -135,9 +136,31 @@ def _check_choice(choice: dict, name: str) -> None:
 
 @checked
 def save_session(session: Session, path: str | Path) -> Path:
-    """Write `session` to `path` (whole or not at all)."""
-    return write_json(Path(need_path(path, "save_session(): path")), session.to_dict(), indent=2,
-                      ensure_ascii=False)
+    """Write `session` to `path` (whole or not at all). A session that `load_session` would refuse (a field of the
+    wrong kind, a site that is none, a NUL in text, a seed out of range, what JSON cannot hold) is refused first,
+    one line naming the field, and nothing is written."""
+    path = Path(need_path(path, "save_session(): path"))
+    data = _checked_dict(session, "save_session(): session")
+    try:
+        text = json.dumps(data, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise ArgumentValueError(f"save_session(): session cannot be written as JSON: {first_line(exc)}.") from None
+    return write_text(path, text + "\n")
+
+
+def _checked_dict(session: Session, what: str) -> dict:
+    """`session.to_dict()`, once its fields are of the kinds it reads and it follows the rules `load_session` reads
+    a file by (`session_from_dict`: the schema, the edits, the seed, the attribution choice)."""
+    for name, kinds, example in (("layers", str, "conv1"), ("sites", str, "output"),
+                                 ("edits", (Edit, str), "conv1:output=zero()")):
+        for item in need_list(getattr(session, name), f"{what}.{name}", example):
+            need_instance(item, kinds, f"{what}.{name}", f"{'Edits or ' if name == 'edits' else ''}text like "
+                                                          f"{example!r}")
+    need_instance(session.extra, dict, f"{what}.extra", "a dict")
+    need_instance(session.attribution, (dict, type(None)), f"{what}.attribution", "a dict or None")
+    data = session.to_dict()
+    session_from_dict(data, what)
+    return data
 
 
 @checked

@@ -125,7 +125,10 @@ def _where(path) -> str:
 def _short(value) -> str:
     import json
 
-    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # what no file holds (bytes, an array): a Session given to save_session
+        text = " ".join(repr(value).split())
     return text if len(text) <= 60 else text[:57] + "..."
 
 
