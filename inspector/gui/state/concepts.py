@@ -19,6 +19,7 @@ from inspector.core.records.failure import Failure
 from ..worker_concepts import BuildConceptsRequest, ConceptJobs, ConceptsRequest
 
 SETTINGS_KEY = "concepts/{source}"
+BUILD_STAGES = "Concepts: "  # how the build's own phases begin (worker_concepts.STAGES, build_progress)
 
 
 class ConceptsState(QObject):
@@ -52,6 +53,7 @@ class ConceptsState(QObject):
         self.selected: int | None = None
         self.shown = False  # the view is on screen: readings are asked for
         self.building = False
+        self._build_started = False  # the build's first stage was said (before: queued behind the worker's job)
         self._ids = count(1)
         self._read_id = self._open_id = 0
         self._asked = None  # the key of the last reading asked for
@@ -235,12 +237,18 @@ class ConceptsState(QObject):
             return False
         if self.building:
             return False
-        self.building = True
+        self.building, self._build_started = True, False
         self.sigBuilding.emit(True)
         self.sigSaid.emit(f"Learning {k} concepts of {layer} ({method}) over {data_dir} …", False)
         self.jobs.request(BuildConceptsRequest(app.model.request, str(data_dir), layer, int(k), method,
                                                str(out_dir), app.usable_device(), sparsity))
+        self._say_queued(app.phase)
         return True
+
+    def _say_queued(self, phase: str) -> None:
+        """Until the build's first stage: what the worker does before it (it runs one thing at a time)."""
+        self.sigBuildText.emit(f"Queued behind “{phase}”: the build starts when that ends." if phase else
+                               "Starting…")
 
     def cancel(self) -> None:
         """Stop a build after its batch (Esc, or the view's Cancel); building again resumes."""
@@ -248,8 +256,13 @@ class ConceptsState(QObject):
             self.jobs.cancel()
 
     def _on_phase(self, phase: str) -> None:
-        if self.building and phase.startswith("Concepts"):
+        if not self.building:
+            return
+        if phase.startswith(BUILD_STAGES):
+            self._build_started = True
             self.sigBuildText.emit(phase)
+        elif not self._build_started:  # ("Concepts of the image" is a reading the build waits for)
+            self._say_queued(phase)
 
     def _end_build(self) -> None:
         self.building = False
