@@ -377,3 +377,29 @@ def test_integrated_gradients_auto_steps_in_the_app(window):
     assert shown() == {"steps", "quadrature", "baseline"}
     view.options.restore({"steps": "auto"})  # a session's
     assert steps.value() == steps.minimum()
+
+
+def test_steps_auto_greys_the_quadrature_and_says_its_tolerance_in_the_gaps_units(qtbot, window):
+    """Issue 52 item 7: with Steps on auto the Quadrature box stayed enabled (auto integrates by its own nested
+    trapezoid), and the caption put the relative tolerance's effect nowhere beside the absolute gap. Now the
+    Quadrature box and its label are greyed while steps is auto, and the caption says the gap steps auto stops at,
+    tolerance × |f(x) - f(baseline)|, in the gap's own units. Labels read as words ("Max steps")."""
+    view = window.views.attribution
+    window.tabs.setCurrentWidget(view)
+    view.method.setCurrentText("ig")
+    options = view.options
+    steps, quadrature = options.widgets["steps"], options.widgets["quadrature"]
+    assert quadrature.isEnabled()
+    steps.setValue(steps.minimum())
+    assert not quadrature.isEnabled() and not options.labels["quadrature"].isEnabled()
+    assert options.labels["max_steps"].text() == "Max steps"
+    options.widgets["tolerance"].setValue(0.05)
+    with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
+        view.compute.click()
+    found = window.state.analysis.found
+    made = dict(found.details)
+    reach = 0.05 * abs(made["f(x) - f(baseline)"])
+    assert f"steps auto stops at a gap of {reach:.3g} = tolerance 0.05 × |f(x) - f(baseline)|" in view.caption.text()
+    assert found.completeness_gap <= reach or made["steps"] >= 512  # what it says it stopped at
+    steps.setValue(16)
+    assert quadrature.isEnabled() and options.labels["quadrature"].isEnabled()

@@ -74,7 +74,9 @@ class AttributionOptions(QWidget):
         self.scores = QCheckBox("Deletion / insertion")
         self.scores.setToolTip("Score the map's faithfulness: the target's probability as the most salient pixels "
                                "are deleted (replaced by the baseline) or inserted into it")
-        self.labels = {name: QLabel(name.capitalize()) for name in self.widgets}
+        self.labels = {name: QLabel(name.replace("_", " ").capitalize()) for name in self.widgets}
+        self.labels["tolerance"].setText("Tolerance (× |f(x) − f(b)|)")  # a fraction; the gap is said in f's units
+        self._quadrature_tip = self.widgets["quadrature"].toolTip()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.rows = [QHBoxLayout(), QHBoxLayout()]  # at most PER_ROW options a row: the tab stays narrow
@@ -157,6 +159,12 @@ class AttributionOptions(QWidget):
         for name, widget in self.widgets.items():
             widget.setVisible(name in wanted)
             self.labels[name].setVisible(name in wanted)
+        auto = self.value("steps") == self.table["steps"].auto_value  # its own nested trapezoid: no quadrature
+        for widget in (self.widgets["quadrature"], self.labels["quadrature"]):
+            widget.setEnabled(not auto)
+        self.widgets["quadrature"].setToolTip("Steps auto integrates by its own nested trapezoid rule: the "
+                                              "quadrature applies to a number of steps" if auto else
+                                              self._quadrature_tip)
 
     def value(self, name: str):
         """Option `name` as the method takes it: None where the box says "auto" or "new"; a baseline file: its path."""

@@ -392,9 +392,13 @@ class AttributionView(QWidget):
                          f"{fmt(made['sigma'], '.3g')}, noise seed {made['seed']}")
         if found.completeness_gap is not None:
             made = dict(found.details)
+            delta = made.get("f(x) - f(baseline)", float("nan"))
+            reach = ""
+            if "tolerance" in made:  # steps auto: the gap it stops at, in the gap's units
+                reach = (f"; steps auto stops at a gap of {fmt(made['tolerance'] * abs(delta), '.3g')} = tolerance "
+                         f"{made['tolerance']:g} × |f(x) - f(baseline)|")
             notes.append(f"completeness gap {fmt(found.completeness_gap, '.3g')} (sum of the map vs f(x) - f(baseline) "
-                         f"{fmt(made.get('f(x) - f(baseline)', float('nan')), '.4g')}; {made.get('steps')} steps, "
-                         f"{made.get('quadrature')})")
+                         f"{fmt(delta, '.4g')}; {made.get('steps')} steps, {made.get('quadrature')}{reach})")
         if "masks" in made:
             notes.append(f"{made['masks']} masks of {made['cell']}-pixel cells, kept with probability "
                          f"{made['probability']:g}, mask seed {made['seed']}")
