@@ -140,10 +140,10 @@ def test_the_builds_progress_says_the_rate_and_time_left_of_each_stage(monkeypat
         now[0] = t
         progress(stage, done, total)
     # 4 images in 2 s: 2/s, 4 left: 2 s; a new stage counts from its first report (a resumed build: this run's
-    # work only): 2 batches in 1 s: 2/s, 7 left
-    assert said == ["Concepts: the layer over the images: 0 of 8 images (0.0/s; Esc cancels)",
+    # work only): 2 batches in 1 s: 2/s, 7 left. No rate at a stage's first report (nothing counted yet)
+    assert said == ["Concepts: the layer over the images: 0 of 8 images (Esc cancels)",
                     "Concepts: the layer over the images: 4 of 8 images (2.0/s, 2 s left; Esc cancels)",
-                    "Concepts: fitting: 1 of 10 batches (0.0/s; Esc cancels)",
+                    "Concepts: fitting: 1 of 10 batches (Esc cancels)",
                     "Concepts: fitting: 3 of 10 batches (2.0/s, 4 s left; Esc cancels)"]
     assert told == [(0, 8), (4, 8), (1, 10), (3, 10)]
 
