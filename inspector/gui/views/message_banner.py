@@ -90,8 +90,8 @@ class MessageBanner(QFrame):
     def _fit_message(self) -> None:
         """The message area as high as its text at its width, MESSAGE_LINES at most (the rest scrolls)."""
         width = self.message_area.viewport().width()
-        self.message_area.setFixedHeight(min(self.label.heightForWidth(width), self._lines_high(self.label,
-                                                                                              MESSAGE_LINES)))
+        high = max(self.label.heightForWidth(width), 0)  # -1 without text (Qt warned "Negative sizes" at launch)
+        self.message_area.setFixedHeight(min(high, self._lines_high(self.label, MESSAGE_LINES)))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
