@@ -84,3 +84,15 @@ def test_the_attribution_and_comparison_bars_label_millionths(qtbot, big_font):
     _view, bar = cells.cells["saliency"]
     bar.setLevels((LOW, HIGH))
     assert len(non_zero(settle(qtbot, cells, bar))) >= 2
+
+
+def test_an_all_zero_gradient_is_said_as_0_alone(qtbot, make_panel):
+    """Issue 52 item 7: an all-zero gradient was drawn under a bar labelled -1 ... 1 (levels made up for want of a
+    range); the bar now says "all 0", and the next gradient with a range gets its numbers back."""
+    panel = make_panel(diverging=True)
+    panel.show_capture("fc:grad_output", np.zeros((1, 4, 3, 3), np.float32), None)
+    assert settle(qtbot, panel, panel.colorbar) == ["all 0"]
+    values = np.linspace(-2, 2, 36, dtype=np.float32).reshape(1, 4, 3, 3)
+    panel.show_capture("fc:grad_output", values, None)
+    labels = settle(qtbot, panel, panel.colorbar)
+    assert "all 0" not in labels and {"-1", "1"} <= set(labels)

@@ -28,7 +28,7 @@ from inspector.core.records.tokens import TokenGrid, prefix_tokens
 
 from .channel_pager import ChannelPager
 from .channel_zoom import ChannelZoom, describe
-from .colour_bar import colour_bar
+from .colour_bar import colour_bar, constant_value, say_constant
 from .number_format import breakable, fmt, format_stats, keep_pairs
 from .panel_plots import ValueHistogram, VectorBars
 
@@ -195,6 +195,7 @@ class TensorPanel(QWidget):
         self.highlight.setVisible(False)
         self.pager.setVisible(False)
         self.colorbar.setLevels(_DEFAULT_LEVELS[self.diverging])
+        say_constant(self.colorbar, None)
         self.bars.clear_values()
         self.hist.clear_values()
         self.title.setText(f"<b>{self.base_title}</b>")
@@ -312,6 +313,7 @@ class TensorPanel(QWidget):
         else:
             self._live_levels = None
         self._levels = found
+        say_constant(self.colorbar, constant_value(self.maps))
         if self.first >= len(self.maps):
             self.first = 0
         self._draw_page()
