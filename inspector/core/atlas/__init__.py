@@ -25,7 +25,17 @@ from ..sources.loaded import LoadedModel, tree_of
 from .job import AtlasJob, checkpoint_of, job_of
 from .local import run_here
 from .ray_pipeline import run_on_ray
-from .store import ATLAS_FILE, JOB_FILE, JobLock, check_folder, check_out_dir, forget_job, read_atlas, thumbnail_path, write_json
+from .store import (
+    ATLAS_FILE,
+    JOB_FILE,
+    JobLock,
+    check_folder,
+    check_out_dir,
+    forget_job,
+    read_atlas,
+    thumbnail_path,
+    write_json,
+)
 from .thumbs import write_thumbnails
 from .topk import LayerTop
 

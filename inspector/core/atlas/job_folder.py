@@ -41,6 +41,25 @@ def check_kind(out: Path, kind: str, error: type[Exception]) -> None:
                         f"choose another --out for the {kind}.")
 
 
+def read_job_file(path: Path, error: type[Exception], restart: str) -> dict:
+    """A folder's job file: {"key", "arguments"}; `error`, in one line ending with `restart`, when it is not."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        why = _short(str(exc), 120) if not isinstance(exc, RecursionError) else "nested too deeply"
+        raise error(f"{path} is damaged (it cannot be read: {why}); {restart}.") from None
+    if not isinstance(record, dict) or set(record) != {"key", "arguments"} or not isinstance(record["key"], str) \
+            or not isinstance(record["arguments"], dict):
+        raise error(f"{path} is damaged (not the record of a job); {restart}.")
+    return record
+
+
+def check_job_arguments(path: Path, record: dict, arguments: dict, error: type[Exception], restart: str) -> None:
+    """`error` unless the job file of this job's key holds this job's arguments (its key is a hash of them)."""
+    if record["arguments"] != json.loads(json.dumps(arguments)):
+        raise error(f"{path} is damaged (its arguments are not those its key was made of); {restart}.")
+
+
 def read_record(path: Path, damaged: Damaged) -> dict:
     """A state's JSON record, a dict; `damaged(why)` when it cannot be read as one."""
     try:

@@ -24,7 +24,20 @@ from .. import writes
 from ..arguments import checked
 from ..errors import ArgumentValueError, AtlasError
 from ..paths import check_name
-from .job_folder import KINDS, check_digest, check_kind, check_fields, expect, only, read_record, save_state, skipped_images, whole
+from .job_folder import (
+    KINDS,
+    check_digest,
+    check_fields,
+    check_job_arguments,
+    check_kind,
+    expect,
+    only,
+    read_job_file,
+    read_record,
+    save_state,
+    skipped_images,
+    whole,
+)
 from .topk import FIELDS, LayerTop
 
 JOB_FILE, ATLAS_FILE = KINDS["atlas"]  # "atlas.job.json", "atlas.json"
@@ -153,10 +166,7 @@ def check_out_dir(out: Path, key: str, arguments: dict) -> dict | None:
     for name in (JOB_FILE, ATLAS_FILE, f"{PARTIAL}.npz", f"{PARTIAL}.json"):
         not_a_file(out / name)
     if job_file.is_file():
-        theirs = read_json(job_file)
-        if not isinstance(theirs, dict) or set(theirs) != {"key", "arguments"} or not isinstance(
-                theirs["arguments"], dict):
-            raise AtlasError(f"{job_file} is damaged (not the record of a job); {RESTART}.")
+        theirs = read_job_file(job_file, AtlasError, RESTART)
         if theirs["key"] != key:
             args = theirs["arguments"]
             what = "an unfinished atlas" if not atlas_file.is_file() else "the atlas"
@@ -164,10 +174,10 @@ def check_out_dir(out: Path, key: str, arguments: dict) -> dict | None:
             raise AtlasError(f"{out} holds {what} of a different job (model {args.get('model')}, data "
                              f"{args.get('data')}, layers {', '.join(map(str, layers))}, top {args.get('top')}); "
                              f"choose another --out, or {RESTART}.")
-        if theirs["arguments"] != json.loads(json.dumps(arguments)):
-            raise AtlasError(f"{job_file} is damaged (its arguments are not those its key was made of); {RESTART}.")
+        check_job_arguments(job_file, theirs, arguments, AtlasError, RESTART)
         if atlas_file.is_file() and not (out / f"{PARTIAL}.json").is_file():
             return read_atlas(out)
+        return None  # its job file is there as it was written
     elif atlas_file.is_file():
         raise AtlasError(f"{out} already holds an atlas.json that this job did not make; choose another --out "
                          f"or delete it.")
@@ -351,7 +361,7 @@ class Checkpoint:
         if (seen < 0).any() or (seen[~read] != 0).any():
             raise self.damaged("positions are recorded for an image not read (not done yet, or skipped)")
         if (seen[read] == 0).any():
-            raise self.damaged(f"{int((seen[read] == 0).sum())} images are done, but neither read nor skipped")
+            raise self.damaged(f"{int((seen[read] == 0).sum())} of the images done were neither read nor skipped")
         if bool(tops) != bool(read.any()):
             raise self.damaged("the layers' state is missing" if read.any() else "it holds layers' state before "
                                "any image was read")
@@ -399,8 +409,8 @@ class Checkpoint:
             raise self.damaged(f"layer {path}'s positive counts must be from 0 to the count ({int(count[0])})")
         finite = np.isfinite(top.mean)
         if (finite & np.isnan(top.m2)).any() or (~finite & ~np.isnan(top.m2)).any():
-            raise self.damaged(f"layer {path}'s means and sums of squares disagree (a mean is not finite only where "
-                               f"the sums of squares are NaN)")
+            raise self.damaged(f"layer {path}'s means and sums of squares disagree: a mean is not finite only where "
+                               f"the sums of squares are NaN")
         if count[0] == 0 and ((top.mean != 0) | (top.m2 != 0)).any():
             raise self.damaged(f"layer {path} has statistics before any position was counted")
         read = int((seen > 0).sum())
@@ -492,7 +502,9 @@ def write_json(path: Path, value) -> None:
 def read_json(path: Path):
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise AtlasError(f"Cannot read {path}: {exc}") from None
+    except RecursionError:
+        raise AtlasError(f"Cannot read {path}: it is nested too deeply.") from None
 
 

@@ -29,9 +29,11 @@ from .fit import run_fit, threads_for
 from .job import ConceptJob, Settings, concept_job
 from .measure import measure, top_images
 from .on_image import ConceptReading, concept_relevance_map, read_concepts
+from .resume import check_state
 from .samples import run_pass
 from .store import (
     CACHE_DIR,
+    RESTART,
     JOB_FILE,
     LOCK_FILE,
     RECORD_FILE,
@@ -77,13 +79,15 @@ def learn_concepts(loaded: LoadedModel, data_dir: str | os.PathLike, layer: str,
         if done is not None:
             return done
         state = State(out, job.key, len(job.atlas.images))
-        if not state.load():
+        if state.load():
+            check_state(state, job)
+        else:
             shutil.rmtree(out / CACHE_DIR, ignore_errors=True)  # samples without a state to say whose
         loaded.module.to(dev)
         opened: list[SampleCache] = []
 
         def cache_of(channels: int) -> SampleCache:
-            opened.append(SampleCache(out, channels, state.info["rows"]))
+            opened.append(SampleCache(out, channels, state.info["rows"], state.info["crc"]))
             return opened[-1]
 
         try:
@@ -142,10 +146,16 @@ def _dictionary(loaded, job: ConceptJob, state: State, fitter) -> Dictionary:
     s = job.settings
     common = dict(layer=job.layer, layout=state.info["layout"], model=loaded.source)
     if s.method == "nmf":
-        return Dictionary("nmf", torch.from_numpy(fitter.components()), **common)
-    t = fitter.tensors()
-    return Dictionary("sae", t["components"], sparsity=s.sparsity, encoder_weight=t["encoder.weight"],
-                      encoder_bias=t["encoder.bias"], pre_bias=t["pre_bias"], **common)
+        found = Dictionary("nmf", torch.from_numpy(fitter.components()), **common)
+    else:
+        t = fitter.tensors()
+        found = Dictionary("sae", t["components"], sparsity=s.sparsity, encoder_weight=t["encoder.weight"],
+                           encoder_bias=t["encoder.bias"], pre_bias=t["pre_bias"], **common)
+    if not all(torch.isfinite(t).all() for t in found.tensors().values()):
+        resumed = f"; it resumed a saved state: {RESTART}" if state.resumed else ""
+        raise ConceptError(f"The fit diverged: the dictionary holds NaN or infinite values (the layer's samples or the "
+                           f"fit's values are not finite){resumed}.")
+    return found
 
 
 def _record(loaded, job: ConceptJob, state: State, dictionary: Dictionary, fit: dict, tops) -> dict:

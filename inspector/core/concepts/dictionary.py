@@ -16,9 +16,10 @@ from pathlib import Path
 
 import torch
 
+from ..atlas.job_folder import KINDS
 from ..errors import InspectorError
 
-DICTIONARY_FILE = "dictionary.safetensors"
+DICTIONARY_FILE = KINDS["concepts"][2]  # "dictionary.safetensors"
 METHODS = ("nmf", "sae")
 LAYOUTS = ("NCHW", "NHWC", "NLC", "NC")
 

@@ -117,7 +117,10 @@ def _run_fit(job: ConceptJob, state: State, cache: SampleCache, progress, cancel
             if step < at:
                 step += 1
                 continue
-            fitter.step(np.asarray(data[rows[index]]))
+            try:
+                fitter.step(np.asarray(data[rows[index]]))
+            except (ValueError, FloatingPointError, RuntimeError) as exc:  # scikit-learn's NaN / inf refusal
+                raise_failed(step + 1, total, str(exc), resumed=state.resumed)
             step += 1
             state.info["step"] = step
             if progress:
@@ -138,3 +141,13 @@ def raise_small(job: ConceptJob, rows: int) -> None:
 
     raise ConceptError(f"--k {job.settings.k} is more than the {rows} samples of the training images; take a "
                        f"smaller K or more images.")
+
+
+def raise_failed(step: int, total: int, why: str, resumed: bool) -> None:
+    """ConceptError: the fit met values it cannot take (samples or a saved fit that are not finite)."""
+    from .dictionary import ConceptError
+    from .store import RESTART
+
+    why = why.splitlines()[0] if why else "no reason given"
+    raise ConceptError(f"The fit failed at step {step} of {total} ({why[:160]}): the layer's samples or the fit's "
+                       f"values are not finite{'; it resumed a saved state: ' + RESTART if resumed else ''}.")

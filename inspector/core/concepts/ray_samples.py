@@ -103,8 +103,7 @@ def _run(ray, loaded, job, state, cache_of, device: str, progress, cancel):
             state.height[i], state.width[i] = h, w
         state.done[indices] = True
         if cache is not None:
-            cache.flush()
-            state.info["rows"] = dict(cache.rows)
+            state.info.update(cache.record())
         saved_at = after_batch(state, state.done, None, skipped,
                                (lambda d, t: progress("pass", d, t)) if progress else None, cancel, saved_at,
                                what="Concepts")

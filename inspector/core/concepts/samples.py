@@ -117,8 +117,7 @@ def run_pass(loaded, job: ConceptJob, state: State, cache_of, device, progress, 
                 state.height[i], state.width[i] = layout.height, samples.shape[1] // max(layout.height, 1)
         state.done[chunk] = True
         if cache is not None:
-            cache.flush()
-            state.info["rows"] = dict(cache.rows)
+            state.info.update(cache.record())
         saved_at = after_batch(state, state.done, None, skipped,
                                (lambda d, t: progress("pass", d, t)) if progress else None, cancel, saved_at,
                                what="Concepts")

@@ -12,19 +12,29 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 
 from .. import writes
+from ..atlas.job_folder import (
+    KINDS,
+    check_fields,
+    check_job_arguments,
+    check_kind,
+    expect,
+    only,
+    read_job_file,
+    save_state,
+)
+from ..atlas.job_folder import read_record as read_state_record
 from ..atlas.store import not_a_file, npz_headers, read_json, write_json
 from .dictionary import DICTIONARY_FILE, ConceptError
 
-RECORD_FILE = "concepts.json"
-JOB_FILE = "concepts.job.json"
+JOB_FILE, RECORD_FILE, _ = KINDS["concepts"]  # "concepts.job.json", "concepts.json", the dictionary
 PARTIAL = "concepts.partial"
 CACHE_DIR = "concepts.cache"
 LOCK_FILE = "concepts.lock"
@@ -54,27 +64,33 @@ def read_record(out_dir) -> dict:
 def check_out_dir(out: Path, key: str, arguments: dict) -> dict | None:
     """The finished record when `out` holds this job's; None to go on (the job file then written). ConceptError,
     with nothing changed, when `out` is a file or belongs to another job."""
-    if out.exists() and not out.is_dir():
-        raise ConceptError(f"--out {out} is a file; the concepts need a folder.")
+    check_folder(out)
     for name in (JOB_FILE, RECORD_FILE, DICTIONARY_FILE, f"{PARTIAL}.npz", f"{PARTIAL}.json"):
         not_a_file(out / name)
     job_file, record = out / JOB_FILE, out / RECORD_FILE
     if job_file.is_file():
-        theirs = read_json(job_file)
-        if not isinstance(theirs, dict) or not isinstance(theirs.get("arguments"), dict):
-            raise ConceptError(f"{job_file} is damaged (not the record of a job); {RESTART}.")
-        if theirs.get("key") != key:
+        theirs = read_job_file(job_file, ConceptError, RESTART)
+        if theirs["key"] != key:
             a = theirs["arguments"]
             raise ConceptError(f"{out} holds the concepts of a different job (model {a.get('model')}, layer "
                                f"{a.get('layer')}, {a.get('method')} K={a.get('k')}, data {a.get('data')}); choose "
                                f"another --out or {RESTART}.")
+        check_job_arguments(job_file, theirs, arguments, ConceptError, RESTART)
         if record.is_file() and not (out / f"{PARTIAL}.json").is_file():
             return read_record(out)
+        return None  # its job file is there as it was written
     elif record.is_file() or (out / DICTIONARY_FILE).is_file():
         raise ConceptError(f"{out} already holds concepts this job did not make; choose another --out or delete them.")
     writes.make_folder(out)
     write_json(job_file, {"key": key, "arguments": arguments})
     return None
+
+
+def check_folder(out: Path) -> None:
+    """ConceptError, with nothing changed, when `out` is a file or holds another kind of job (an atlas)."""
+    if out.exists() and not out.is_dir():
+        raise ConceptError(f"--out {out} is a file; the concepts need a folder.")
+    check_kind(out, "concepts", ConceptError)
 
 
 def forget_job(out: Path, everything: bool = False) -> None:
@@ -91,12 +107,15 @@ def forget_job(out: Path, everything: bool = False) -> None:
 
 class SampleCache:
     """The layer's samples on disk, one float32 row of C channels each, appended image by image per split;
-    opened again at the rows a saved state counts (what was written after it is cut off)."""
+    opened again at the rows a saved state counts (what was written after it is cut off). `crc`: each split's
+    CRC-32 so far, which a saved state keeps (`record`) and its check reads the files against."""
 
-    def __init__(self, out: Path, channels: int, rows: dict[str, int] | None = None) -> None:
+    def __init__(self, out: Path, channels: int, rows: dict[str, int] | None = None,
+                 crc: dict[str, int] | None = None) -> None:
         self.folder, self.channels = out / CACHE_DIR, channels
         writes.make_folder(self.folder)
         self.rows = dict(rows or {s: 0 for s in SPLITS})
+        self.crc = dict(crc or {s: 0 for s in SPLITS})
         self.files = {}
         for split in SPLITS:
             path = self.folder / f"{split}.f32"
@@ -105,16 +124,24 @@ class SampleCache:
             if path.stat().st_size < self.rows[split] * channels * 4:
                 raise ConceptError(f"The saved samples in {path} are shorter than the saved state says; {RESTART}.")
             file = open(path, "r+b")
-            file.truncate(self.rows[split] * channels * 4)
+            if path.stat().st_size != self.rows[split] * channels * 4:  # samples written after the state was saved
+                file.truncate(self.rows[split] * channels * 4)
             file.seek(0, 2)
             self.files[split] = file
 
     def append(self, split: str, samples: np.ndarray) -> int:
         """Write (n, C) samples; the row they start at."""
         start = self.rows[split]
-        self.files[split].write(np.ascontiguousarray(samples, np.float32).tobytes())
+        data = np.ascontiguousarray(samples, np.float32).tobytes()
+        self.files[split].write(data)
+        self.crc[split] = zlib.crc32(data, self.crc[split])
         self.rows[split] += samples.shape[0]
         return start
+
+    def record(self) -> dict:
+        """What a saved state keeps of the cache: each split's rows and CRC-32."""
+        self.flush()
+        return {"rows": dict(self.rows), "crc": dict(self.crc)}
 
     def flush(self) -> None:
         for file in self.files.values():
@@ -133,7 +160,11 @@ class SampleCache:
 
 class State:
     """The saved state of an unfinished job: which images are done and where their samples are, and the fit so
-    far (arrays under fit/). Written atomically (npz and json); checked before it is believed."""
+    far (arrays under fit/). Written whole (npz, then its record with their checksum); read by `load`, which
+    checks the record's fields and the arrays' kinds and shapes, and believed once `resume.check_state` has
+    checked its values against the job, the listing and the sample cache."""
+
+    PER_IMAGE = {"done": bool, "start": np.int64, "height": np.int64, "width": np.int64}
 
     def __init__(self, out: Path, key: str, images: int) -> None:
         self.out, self.key, self.images = out, key, images
@@ -142,53 +173,57 @@ class State:
         self.start = np.full(images, -1, np.int64)
         self.height = np.zeros(images, np.int64)
         self.width = np.zeros(images, np.int64)
-        self.info: dict = {"phase": "pass", "rows": {s: 0 for s in SPLITS}, "skipped": []}
+        self.info: dict = {"phase": "pass", "rows": {s: 0 for s in SPLITS}, "crc": {s: 0 for s in SPLITS},
+                           "skipped": []}
         self.fit: dict[str, np.ndarray] = {}
+        self.resumed = False  # whether `load` found a saved state
+        self.headers: dict = {}  # the saved arrays' (shape, dtype), as `load` read them
+        self.record: dict = {}  # the saved record, as `load` read it
 
     def damaged(self, why: str) -> ConceptError:
         return ConceptError(f"The saved state of these concepts in {self.out} is damaged ({why}); {RESTART}.")
 
     def load(self) -> bool:
-        """Read the saved state when it is this job's; whether there was one."""
+        """Read the saved state; whether there was one. ConceptError when it is another job's, or its record or
+        arrays are not what a job writes (their values are `resume.check_state`'s)."""
         for path in (self.meta, self.arrays):
             not_a_file(path)
         if not self.meta.is_file() or not self.arrays.is_file():
             return False
-        try:
-            meta = json.loads(self.meta.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise self.damaged(f"{self.meta.name} cannot be read: {exc}") from None
-        if not isinstance(meta, dict) or meta.get("key") != self.key:
-            return False
+        meta = read_state_record(self.meta, self.damaged)
+        check_fields(meta, self.meta.name, {"key", "info", "digest"}, set(), self.damaged)
+        if meta["key"] != self.key:
+            raise self.damaged(f"{self.meta.name} is the state of another job ({_short(repr(meta['key']))}, not "
+                               f"{self.key})")
+        if not isinstance(meta["info"], dict):
+            raise self.damaged(f"{self.meta.name}: info is not the record of a job's state")
         try:
             headers = npz_headers(self.arrays)
-            for name in ("done", "start", "height", "width"):
-                if headers.get(name, ((),))[0] != (self.images,):
-                    raise self.damaged(f"{name} is not one value per image")
+            only(headers, self.arrays.name, lambda n: n in self.PER_IMAGE or n.startswith("fit/"), self.damaged)
+            for name, dtype in self.PER_IMAGE.items():
+                expect(headers, self.arrays.name, name, dtype, (self.images,), self.damaged, per_image=True)
             with np.load(self.arrays, allow_pickle=False) as arrays:
-                self.done = np.array(arrays["done"], bool)
-                self.start, self.height, self.width = (np.array(arrays[n], np.int64)
-                                                       for n in ("start", "height", "width"))
+                self.done, self.start, self.height, self.width = (np.array(arrays[n]) for n in self.PER_IMAGE)
                 self.fit = {k[4:]: np.array(arrays[k]) for k in arrays.files if k.startswith("fit/")}
         except ConceptError:
             raise
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             raise self.damaged(f"{self.arrays.name} cannot be read: {exc}") from None
-        info = meta.get("info")
-        if not isinstance(info, dict) or info.get("phase") not in ("pass", "fit") or not isinstance(
-                info.get("rows"), dict) or not isinstance(info.get("skipped"), list):
-            raise self.damaged(f"{self.meta.name} lacks the phase, rows or skipped files")
-        self.info = info
+        self.headers = headers
+        self.info, self.record, self.resumed = meta["info"], meta, True
         return True
 
     def save(self, *_ignored) -> None:
         """Write the state (its signature is the atlas's `Checkpoint.save`, so the atlas's loop saves it)."""
         arrays = {"done": self.done, "start": self.start, "height": self.height, "width": self.width,
                   **{f"fit/{k}": v for k, v in self.fit.items()}}
-        writes.save_npz(self.arrays, arrays)
-        write_json(self.meta, {"key": self.key, "info": self.info})
+        save_state(self.arrays, self.meta, arrays, {"key": self.key, "info": self.info})
 
     def clear(self) -> None:
         for path in (self.meta, self.arrays):
             path.unlink(missing_ok=True)
         shutil.rmtree(self.out / CACHE_DIR, ignore_errors=True)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -121,7 +121,7 @@ DAMAGES = {
     "no done": (dict(done=None), "lacks done"),
     "no mean": (dict(L0__mean=None), "lacks L0/mean"),
     # issue 52: every image marked done resumed into 480 wrong top entries of 720; a NaN mean into bare NaN
-    "every image marked done": (dict(done=lambda a: a | True), "4 images are done, but neither read nor skipped"),
+    "every image marked done": (dict(done=lambda a: a | True), "4 of the images done were neither read nor skipped"),
     "a NaN mean": (dict(L0__mean=_at(3, np.nan)), "layer conv1's means and sums of squares disagree"),
     "more positions seen": (dict(seen=_at(1, 10**6)), "the layers count 8192 positions, the images read gave 1004096"),
     "positions of an image not done": (dict(seen=_at(4, 4096)), "positions are recorded for an image not read"),
