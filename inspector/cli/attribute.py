@@ -3,6 +3,7 @@ SmoothGrad or occlusion map of one input, with deletion and insertion scores and
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from inspector.core.errors import SpecError
@@ -41,6 +42,15 @@ def _method_options() -> dict[str, tuple[Option, list[str]]]:
     return flags
 
 
+class _Given(argparse.Action):
+    """Stores a method option's value and notes that it was given (not its default): one the run will not use is
+    said (`_check_used`)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.given = (*namespace.given, self.dest)
+
+
 def add_parser(sub) -> None:
     att = sub.add_parser("attribute", help="an attribution map (saliency, Grad-CAM, integrated gradients, ...) to .npy "
                                           "or a .png overlay, scored on request")
@@ -54,9 +64,10 @@ def add_parser(sub) -> None:
     att.add_argument("--target", default=None, help=common.TARGET_HELP)
     att.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
     for flag, (option, methods) in _method_options().items():  # the method table's options
-        att.add_argument(flag, type=_type_of(option), default=option.default,
+        att.add_argument(flag, type=_type_of(option), default=option.default, action=_Given,
                          choices=list(option.choices) if option.kind == "choice" else None,
                          help=f"{', '.join(methods)}: {option.help}")
+    att.set_defaults(given=())
     att.add_argument("--sign", default=None, choices=list(SIGNS), help=SIGN_HELP)
     att.add_argument("--metrics", default=None,
                      help="faithfulness scores of the map, comma-separated: deletion, insertion")
@@ -84,6 +95,7 @@ def run(args) -> int:
     # what can be checked without the model is checked before torch is imported (a second, not the load's ten)
     metrics = _metrics(args.metrics, METRICS)
     _check_numbers(args)
+    _check_used(args, metrics)
     too_many = gauss_too_many(args.quadrature, args.steps) if args.method in ("ig", "smoothgrad") else None
     if too_many and (args.method == "ig" or args.of == "ig"):
         raise SpecError(too_many)
@@ -172,7 +184,7 @@ def run(args) -> int:
     if found.completeness_gap is not None:
         say(f"completeness gap {found.completeness_gap:.4g}: sum of the map {float(found.map.sum()):.6g}, "
             f"f(x) - f(baseline) {details['f(x) - f(baseline)']:.6g} ({details['steps']} steps, "
-            f"{details['quadrature']}" + (f", chosen for a gap within {details['tolerance']:g} of |f(x) - f(baseline)|"
+            f"{details['quadrature']}" + (_auto_words(found.completeness_gap, details)
                                           if details.get("steps asked") == "auto" else "") + ")")
     baseline_text = details.get("baseline is") or (made.text if made is not None else None)
     if baseline_text:
@@ -277,6 +289,34 @@ def _check_numbers(args) -> None:
         raise SpecError(f"--noise is a fraction of the input's range, 0 or more, not {args.noise}.")
     if args.blur_sigma is not None and not args.blur_sigma > 0:
         raise SpecError(f"--blur-sigma is a number of pixels above 0, not {args.blur_sigma}.")
+
+
+def _auto_words(gap: float, details: dict) -> str:
+    """How steps auto ended: within the tolerance, or at --max-steps before it (the note says the levels)."""
+    within = f"a gap within {details['tolerance']:g} of |f(x) - f(baseline)|"
+    if gap <= details["tolerance"] * abs(details["f(x) - f(baseline)"]):
+        return f", chosen for {within}"
+    return f", stopped by --max-steps {details['max_steps']} before {within}"
+
+
+def _check_used(args, metrics: tuple[str, ...]) -> None:
+    """A method option given that this run would not use is refused, saying what takes it: one of another method,
+    one whose condition is unmet (--tolerance without --steps auto, --steps on smoothgrad without --of ig), and a
+    scores' option (--baseline, --batch, --max-memory, ...) given to a method that has none without --metrics."""
+    row = METHODS[args.method]
+    chosen = {o.name: getattr(args, o.dest) for o in row.options}
+    for flag, (option, takers) in _method_options().items():
+        if option.dest not in args.given:
+            continue
+        own = next((o for o in row.options if o.cli_flag == flag), None)
+        if own is not None and not own.applies(chosen):
+            condition = f"{row.option(own.when[0]).cli_flag} {own.when[1]}"
+            raise SpecError(f"{flag} applies to {args.method} with {condition} only: add {condition}, or leave "
+                            f"{flag} out.")
+        scores = option.name in _SCORES_BASELINE or option.name in ("batch", "max_memory")
+        if own is None and not (scores and metrics):
+            raise SpecError(f"{args.method} takes no {flag}{' without --metrics' if scores else ''}; {flag} is for "
+                            f"{', '.join(takers)}.")
 
 
 def _plain(value):

@@ -8,10 +8,10 @@ from __future__ import annotations
 import math
 import re
 import sys
-from pathlib import Path
 
 from inspector.core.errors import SpecError
 from inspector.core.outputs import make_parent, not_read, output_path
+from inspector.core.paths import regular_file
 
 from . import common
 
@@ -134,9 +134,8 @@ def _check_change(args) -> None:
                         "--against WEIGHTS (a second checkpoint of the model).")
     for text in args.edit:
         parse_edit(text)
-    if args.against is not None and not Path(args.against).is_file():
-        raise SpecError(f"--against {args.against}: no such file (the second model's weights: .safetensors or a "
-                        "weights-only checkpoint).")
+    if args.against is not None:  # the second model's weights: what paths says of any file read
+        regular_file(args.against, "--against weights file", SpecError)
 
 
 def _module_of(name: str) -> str:

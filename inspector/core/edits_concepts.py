@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from .errors import SpecError
+from .paths import check_name
 
 if TYPE_CHECKING:  # torch is imported where an edit is applied, so edits parse without it
     import torch
@@ -112,7 +113,7 @@ def _version(folder: str) -> tuple[str, int, int]:
     """The dictionary file's resolved path, modification time and size: what the caches are keyed by."""
     from .concepts.dictionary import DICTIONARY_FILE
 
-    path = Path(folder).expanduser()
+    path = Path(check_name(folder, "The dictionary folder", SpecError)).expanduser()  # a NUL, a name too long
     if path.is_dir():
         path = path / DICTIONARY_FILE
     try:

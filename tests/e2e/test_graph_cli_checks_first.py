@@ -44,8 +44,7 @@ CASES = {  # the arguments after graph --model resnet18 --input sample:star, and
     "bad edit": (("--values", "change", "--edit", "conv1:output"),
                  "error: Cannot read edit 'conv1:output'. Write KEY=OP(ARGS), e.g. relu1:grad_input=clamp(min=0)."),
     "no against file": (("--values", "change", "--against", "{tmp}/none.safetensors"),
-                        "error: --against {tmp}/none.safetensors: no such file (the second model's weights: "
-                        ".safetensors or a weights-only checkpoint)."),
+                        "error: --against weights file not found: {tmp}/none.safetensors"),
     "layers nothing": (("--layers", " , "),
                        "error: --layers names no module: give paths or globs, comma-separated (layer1,layer2.*), "
                        "type:NAME, or all."),

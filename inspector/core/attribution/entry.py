@@ -130,7 +130,7 @@ def _attribute_with_baseline(model, x, method, target, layer, options) -> Attrib
     if not row.detectors and _detects(model, x):
         boxes = ", ".join(m.name for m in METHODS.values() if m.detectors)
         raise SpecError(f"{method} does not explain detections yet; for a box use {boxes}.")
-    if isinstance((options or {}).get("max_memory"), str):
+    if (options or {}).get("max_memory") is not None:  # text or bytes, checked by one rule
         options = dict(options, max_memory=parse_memory(options["max_memory"]))
     if takes_baseline(method, (options or {}).get("of", "saliency")):
         options, made = with_baseline(model, x, options)

@@ -181,9 +181,15 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
         else:
             (found, gap), used = gap_of(weighted(points)), int(steps)
     settings = (("steps", used), ("quadrature", "nested trapezoid" if auto else quadrature))
+    notes = ()
     if auto:
         settings += (("steps asked", "auto"), ("tolerance", float(tolerance)), ("max_steps", int(max_steps)))
-    return Attribution("ig", found, str(resolved), index, completeness_gap=gap, **boxes,
+        within = tolerance * abs(f_x - f_b)
+        if gap > within:  # stopped by the cap: the levels reach 4 * 2**k + 1 points, not max_steps itself
+            notes = (f"steps auto stopped at {used} points with the gap {gap:.3g} above the tolerance's {within:.3g}: "
+                     f"its levels take 5, 9, 17, 33, ... points, and the next, {2 * used - 1}, would pass max_steps "
+                     f"{int(max_steps)}.",)
+    return Attribution("ig", found, str(resolved), index, completeness_gap=gap, **boxes, notes=notes,
                        details=settings + (("baseline", "zero" if baseline is None else "given"), ("batch", batch),
                                            ("f(x) - f(baseline)", f_x - f_b)))
 

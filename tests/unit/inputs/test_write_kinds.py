@@ -94,7 +94,7 @@ def test_a_link_to_a_regular_file_is_written_through_and_stays_a_link(tmp_path, 
     os.symlink("link.json", "link2.json")
     save_session(Session(model="resnet18"), "link2.json")
     assert (os.readlink("link2.json"), os.readlink("link.json")) == ("link.json", "real/s.json")
-    assert json.loads(open("real/s.json").read())["model"]["source"] == "resnet18"
+    assert json.loads((tmp_path / "real/s.json").read_text())["model"]["source"] == "resnet18"
     assert stat.S_IMODE(os.stat("real/s.json").st_mode) == 0o640 and os.stat("real/s.json").st_ino != before
     assert sorted(os.listdir(".")) == ["link.json", "link2.json", "real"] and os.listdir("real") == ["s.json"]
 
@@ -108,7 +108,7 @@ def test_a_failed_write_through_a_link_leaves_its_file_as_it_was(tmp_path, monke
     with pytest.raises(RuntimeError), atomic_file("link.bin") as file:
         file.write(b"half")
         raise RuntimeError("stopped")
-    assert open("real/a.bin", "rb").read() == b"old" and os.readlink("link.bin") == "real/a.bin"
+    assert (tmp_path / "real/a.bin").read_bytes() == b"old" and os.readlink("link.bin") == "real/a.bin"
     assert os.listdir("real") == ["a.bin"]
 
 

@@ -22,6 +22,7 @@ import psutil
 import torch
 from torch import nn
 
+from ...arguments import shown_value
 from ...errors import RunCancelled, SpecError
 from ...sources.loaded import most_batch
 
@@ -91,17 +92,26 @@ def copy_bytes(module: nn.Module, x: torch.Tensor, grad: bool) -> int:
     return counted.per_copy(x, 1, grad)
 
 
+#: Memory sizes are below this many bytes (more than any machine has; what a signed 64-bit count holds).
+MEMORY_BOUND = 2**63
+
+
 def parse_memory(text: str | int | None) -> int | None:
-    """"2GB", "512 MB", "1.5g", or a number of bytes -> bytes (None stays None)."""
-    if text is None or isinstance(text, int):
-        return text
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kmgt]?)(i?b)?\s*", str(text).lower())
-    if not match:
-        raise SpecError(f"A memory size is a number with KB, MB, GB or TB (2GB, 512MB), not {text!r}.")
-    units = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
-    value = float(match.group(1)) * units[match.group(2)]
+    """"2GB", "512 MB", "1.5g", or a number of bytes -> bytes (None stays None), at least 1, below MEMORY_BOUND."""
+    if text is None:
+        return None
+    if isinstance(text, int) and not isinstance(text, bool):
+        value = text
+    else:
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kmgt]?)(i?b)?\s*", str(text).lower())
+        if not match:
+            raise SpecError(f"A memory size is a number with KB, MB, GB or TB (2GB, 512MB), not {shown_value(text)}.")
+        units = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+        value = float(match.group(1)) * units[match.group(2)]  # 400 digits: inf, too large below
     if value < 1:
-        raise SpecError(f"A memory size is above 0, not {text!r}.")
+        raise SpecError(f"A memory size is above 0, not {shown_value(text)}.")
+    if value >= MEMORY_BOUND:
+        raise SpecError(f"A memory size is below 2**63 bytes ({MEMORY_BOUND // 2**40:,} TB), not {shown_value(text)}.")
     return int(value)
 
 

@@ -113,8 +113,18 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
                 scores, what = _scores(primary_output(layout.run(module, torch.cat(images))), target_index)
             for (metric, _i), score in zip(part, scores):
                 out[metric].append(score)
-    return {metric: Curve(metric, np.array(values), auc(np.array(values)), what, ranked_by(sign))
+    words = _order_words(saliency, sign)
+    return {metric: Curve(metric, np.array(values), auc(np.array(values)), what, words)
             for metric, values in out.items()}
+
+
+def _order_words(saliency: np.ndarray, sign: str) -> str:
+    """The order the pixels went in, in words: the sign's (`ranked_by`), or the raster order (ties by index) when
+    the map's picture under `sign` is 0 everywhere (no negative value for negative, say)."""
+    if picture_of(saliency, sign).any():
+        return ranked_by(sign)
+    lacks = {"positive": "has no positive value to rank them by", "negative": "has no negative value to rank them by"}
+    return f"pixels in raster order (row by row): the map {lacks.get(sign, 'is 0 everywhere')}"
 
 
 def _scores(output: torch.Tensor, index: int | None) -> tuple[list[float], str]:
