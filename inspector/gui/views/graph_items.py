@@ -4,7 +4,8 @@
 edit badge. Items only paint; the view decides what a click does (`part_at` says what was hit).
 
 Zoomed out far (or in the overview), items draw as plain shapes: text under a few pixels is not read anyway, and
-a graph of thousands of nodes then paints quickly.
+a graph of thousands of nodes then paints quickly; a plain box still says its name at a size that reads, down to
+FAR_TEXT_LOD.
 """
 
 from __future__ import annotations
@@ -25,12 +26,15 @@ from inspector.core.graph.draw_parts import (
     tick_box,
     toggle_box,
 )
+from inspector.core.graph.layout_place import HGAP
 from inspector.core.graph.layout_text import FONT_PX, TITLE_HEIGHT, node_label
 
 from .graph_paint import Painted, colour, font_and_metrics, paint_shapes
 
 TEXT_LOD = 0.45  # below this zoom, no text (each glyph would be a few pixels)
 LABEL_LOD = TEXT_LOD + 0.15  # below this, no edge labels
+FAR_TEXT_LOD = 0.25  # from here to TEXT_LOD a plain box still says its name, FAR_FONT_PX high on screen
+FAR_FONT_PX = (9, 8, 7)  # the first that fits the box
 # The graph's colours are the figures' (inspector.core.graph.draw_look); selection and edits are the app's own.
 FILL = {kind: QColor(*rgb) for kind, rgb in look.FILL.items()}
 BORDER = QColor(*look.BORDER)
@@ -101,7 +105,7 @@ class NodeItem(QGraphicsItem):
         return self.node.kind == "group"
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
-        grow = OUTLINE + 2.5  # an outline, half its pen; the edit badge; a group's stack
+        grow = max(OUTLINE + 2.5, HGAP / 2)  # an outline, half its pen; the edit badge; a stack; a far label
         return self.rect.adjusted(-grow, -8, max(grow, STACK + 1), max(grow, STACK + 1))
 
     def tick_rect(self) -> QRectF:
@@ -139,9 +143,9 @@ class NodeItem(QGraphicsItem):
 
     def paint(self, painter, _option, _widget=None) -> None:
         r = self.rect
-        if lod_of(painter) < TEXT_LOD:  # far out: a plain box (thousands of them paint quickly)
-            colour = self.fill or FILL.get(self.node.kind, FILL["function"])
-            painter.fillRect(r, SELECTED if self.selected else EDITED if self.edited else colour.darker(108))
+        lod = lod_of(painter)
+        if lod < TEXT_LOD:  # far out: a plain box (thousands of them paint quickly)
+            self._paint_far(painter, lod)
             return
         paint_shapes(painter, self._made()[2])
         if self.tickable:
@@ -155,6 +159,43 @@ class NodeItem(QGraphicsItem):
             painter.setPen(Qt.white)
             painter.drawText(badge, Qt.AlignCenter, PENCIL)
 
+    def far_label(self, lod: float) -> tuple[str, int]:
+        """What a box far out says and its font's size in scene px: its path (or op) at FAR_FONT_PX on screen,
+        smaller down to FAR_FONT_PX[-1] where that fits the box, else cut to its width; ('', 0) where the box is
+        too small on screen for it (under FAR_TEXT_LOD, or lower than the text). The text may reach half the gap
+        between two boxes of a layer beyond each side: it never meets its neighbours'."""
+        if lod < FAR_TEXT_LOD or self.rect.height() * lod < FAR_FONT_PX[0] + 2:
+            return "", 0
+        op, path = self.title()
+        text, room = path or op, self.rect.width() + HGAP - 2  # into the gap's half on each side, no further
+        for on_screen in FAR_FONT_PX:
+            px = round(on_screen / lod)
+            metrics = font_and_metrics(False, px)[1]
+            if metrics.horizontalAdvance(text) <= room:
+                return text, px
+        return metrics.elidedText(text, Qt.ElideRight, room), px
+
+    def _paint_far(self, painter, lod: float) -> None:
+        """The box in its fill (the overlay's colour kept under a selection: a stroke marks it), and its label
+        where it can be read (Fit made the demo's nodes unlabelled slivers at 1280x800)."""
+        r = self.rect
+        fill = self.fill or FILL.get(self.node.kind, FILL["function"]).darker(108)
+        text, px = self.far_label(lod)
+        f, metrics = font_and_metrics(False, px) if text else (None, None)
+        over = max(0.0, (metrics.horizontalAdvance(text) + 2 - r.width()) / 2) if text else 0.0
+        box = r.adjusted(-over, 0, over, 0)  # a name wider than its box: the box's colour under all of it
+        painter.fillRect(box, fill)
+        mark = SELECTED if self.selected else EDITED if self.edited else None
+        if mark is not None:
+            pen = QPen(mark, 2.5)
+            pen.setCosmetic(True)  # 2.5 px on screen whatever the zoom
+            painter.setPen(pen)
+            painter.setBrush(Qt.NoBrush)
+            painter.drawRect(box)
+        if text:
+            painter.setFont(f)
+            painter.setPen(ink(fill)[0])
+            painter.drawText(r.adjusted(-HGAP / 2, 0, HGAP / 2, 0), Qt.AlignCenter, text)
 
 def ink(fill: QColor) -> tuple[QColor, QColor]:
     """The title's and the path's colours on `fill` (the figures' rule: `draw_look.inks`)."""
