@@ -7,10 +7,26 @@ from __future__ import annotations
 from .errors import AtlasError, SpecError
 
 
+#: The most images a channel (or a concept) keeps: each of them is held in memory per channel and cropped into
+#: a thumbnail of its own, and a channel's page shows them all
+TOP_MOST = 100
+
+
 def check_counts(top, batch) -> None:
-    """SpecError unless K (`top`) and the batch size are at least 1."""
-    if int(top) < 1 or int(batch) < 1:
+    """SpecError unless K (`top`) is a whole number from 1 to TOP_MOST and the batch size one of at least 1."""
+    for name, value in (("--top", top), ("--batch", batch)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise SpecError(f"{name} must be a whole number, not {value!r}.")
+    if top < 1 or batch < 1:
         raise SpecError(f"--top and --batch must be at least 1 (got top {top}, batch {batch}).")
+    check_top(top)
+
+
+def check_top(top: int) -> None:
+    """SpecError past TOP_MOST, saying why."""
+    if top > TOP_MOST:
+        raise SpecError(f"--top {top} is more than {TOP_MOST}, the most images kept per channel (each one is kept in "
+                        f"memory for every channel and cropped into a thumbnail of its own).")
 
 
 #: The HTTP/2 client preface and an empty SETTINGS frame: what a gRPC client (Ray's driver) sends first.

@@ -91,3 +91,15 @@ def test_atlas_command_errors_and_ctrl_c_resume(tmp_path, capsys):
                  str(tmp_path / "o2")]) == 2
     assert "No layer matches 'nomatch*'" in capsys.readouterr().err
     assert not (tmp_path / "o2").exists()
+
+
+def test_top_is_bounded_before_torch_loads(tmp_path):
+    """Issue 52 item 6: --top had no upper bound (concepts' --top 1e9 passed 4.4 GB and died in numpy's
+    _ArrayMemoryError); past 100 it is one line, before torch or the model loads, and nothing is written."""
+    from cli_here import answers_in_one_interpreter, refused_early
+
+    (answer,) = answers_in_one_interpreter([["atlas", "--model", "resnet18", "--data", "resources/samples",
+                                             "--layers", "layer1", "--top", str(10**9), "--out", str(tmp_path / "a")]])
+    refused_early(answer, f"error: --top {10**9} is more than 100, the most images kept per channel (each one is kept "
+                          f"in memory for every channel and cropped into a thumbnail of its own).")
+    assert not (tmp_path / "a").exists()

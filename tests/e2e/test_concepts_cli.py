@@ -62,6 +62,21 @@ def test_refusals_are_one_line(data, tmp_path):
     assert held.returncode == 2 and "--held-out is a fraction" in held.stderr
 
 
+@pytest.mark.parametrize("more, says", [
+    (("--epochs", "0"), "error: --epochs must be a whole number of at least 1, not 0."),  # it ran the default before
+    (("--epochs", str(2**63)), f"error: --epochs {2**63} is more than 1000, the most passes over the samples (the "
+                               f"fit's batches are planned for every pass before it starts; the defaults are nmf 10, "
+                               f"sae 20)."),  # grew memory by 878 MB in 120 s before
+    (("--top", str(10**9)), f"error: --top {10**9} is more than 100, the most images kept per channel (each one is "
+                            f"kept in memory for every channel and cropped into a thumbnail of its own)."),
+])
+def test_epochs_and_top_are_bounded_in_one_line(data, tmp_path, more, says):
+    """Issue 52 item 6: --top 1e9 passed 4.4 GB and died in numpy's _ArrayMemoryError."""
+    done = run_here(*command(data, tmp_path / "out"), *more)
+    assert (done.returncode, done.stderr.strip()) == (2, says)
+    assert not (tmp_path / "out").exists()
+
+
 def test_ctrl_c_then_the_same_command_resumes(data, tmp_path):
     out = tmp_path / "out"
     args = command(data, out, "--batch", "1")

@@ -19,6 +19,7 @@ from typing import Callable
 
 import torch
 
+from ..arguments import checked
 from ..atlas.store import JobLock, write_json
 from ..devices import resolve_device
 from ..errors import RunCancelled
@@ -26,7 +27,8 @@ from ..outputs import output_folder
 from ..sources.loaded import LoadedModel, tree_of
 from .dictionary import ConceptError, Dictionary, load_dictionary, nnls, save_dictionary
 from .fit import run_fit, threads_for
-from .job import ConceptJob, Settings, concept_job
+from .identity import weights_digest
+from .job import EPOCHS, ConceptJob, Settings, concept_job
 from .measure import measure, top_images
 from .on_image import ConceptReading, concept_relevance_map, read_concepts
 from .resume import check_state
@@ -39,6 +41,7 @@ from .store import (
     RECORD_FILE,
     SampleCache,
     State,
+    check_folder,
     check_out_dir,
     forget_job,
     page_path,
@@ -46,9 +49,9 @@ from .store import (
 )
 
 ProgressFn = Callable[[str, int, int], None]  # (stage: "pass", "fit" or "measure", done, total)
-EPOCHS = {"nmf": 10, "sae": 20}
 
 
+@checked
 def learn_concepts(loaded: LoadedModel, data_dir: str | os.PathLike, layer: str, out_dir: str | os.PathLike, *,
                    method: str = "nmf", k: int = 16, sparsity: int | None = None, seed: int = 0,
                    held_out: float = 0.2, epochs: int | None = None, max_memory_mb: float = 1024, top: int = 9,
@@ -61,8 +64,8 @@ def learn_concepts(loaded: LoadedModel, data_dir: str | os.PathLike, layer: str,
     are wrong; a start that fails before any state was saved leaves nothing behind. `use_ray` (or a
     `ray_address`): the activation pass runs on Ray as the atlas's does (a local instance, or that cluster)."""
     out = output_folder(out_dir)
-    settings = Settings(method, k, sparsity, seed, held_out, epochs or EPOCHS.get(method, 10), max_memory_mb, top,
-                        batch)
+    settings = Settings(method, k, sparsity, seed, held_out, EPOCHS.get(method, 10) if epochs is None else epochs,
+                        max_memory_mb, top, batch)
     job = concept_job(loaded, tree_of(loaded), data_dir, layer, settings, exclude=out)
     dev = resolve_device(device)
     if ray_address:
@@ -72,6 +75,7 @@ def learn_concepts(loaded: LoadedModel, data_dir: str | os.PathLike, layer: str,
     if method == "nmf":
         import sklearn.decomposition  # noqa: F401  (seconds to import: before the pass, not inside its first step)
     with JobLock(out, LOCK_FILE):
+        check_folder(out)  # before --restart removes anything
         if restart:
             forget_job(out, everything=True)
         started = not (out / JOB_FILE).is_file()
@@ -144,7 +148,8 @@ def _learn(loaded, job: ConceptJob, state: State, cache_of, dev, progress, cance
 
 def _dictionary(loaded, job: ConceptJob, state: State, fitter) -> Dictionary:
     s = job.settings
-    common = dict(layer=job.layer, layout=state.info["layout"], model=loaded.source)
+    common = dict(layer=job.layer, layout=state.info["layout"], model=loaded.source, weights=loaded.weights,
+                  seed=loaded.seed, digest=weights_digest(loaded.module))
     if s.method == "nmf":
         found = Dictionary("nmf", torch.from_numpy(fitter.components()), **common)
     else:

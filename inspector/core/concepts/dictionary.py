@@ -16,8 +16,10 @@ from pathlib import Path
 
 import torch
 
+from ..arguments import checked
 from ..atlas.job_folder import KINDS
 from ..errors import InspectorError
+from ..paths import check_name, regular_file
 
 DICTIONARY_FILE = KINDS["concepts"][2]  # "dictionary.safetensors"
 METHODS = ("nmf", "sae")
@@ -46,6 +48,9 @@ class Dictionary:
     encoder_weight: torch.Tensor | None = None  # sae: (K, C)
     encoder_bias: torch.Tensor | None = None  # sae: (K,)
     pre_bias: torch.Tensor | None = None  # sae: (C,), taken off before encoding, added back after decoding
+    weights: str | None = None  # the model's weights as loaded ("pretrained", "random", a checkpoint's path)
+    seed: int | None = None  # the seed of random weights
+    digest: str | None = None  # identity.weights_digest of the weights it was learned on
 
     @property
     def k(self) -> int:
@@ -55,12 +60,25 @@ class Dictionary:
     def channels(self) -> int:
         return int(self.components.shape[1])
 
-    def check(self, layer: str | None = None, model: str | None = None, concept: int | None = None) -> None:
-        """ConceptError, naming both, when the dictionary is of another layer or model; or has no `concept`."""
+    def check(self, layer: str | None = None, model=None, concept: int | None = None) -> None:
+        """ConceptError, naming both, when the dictionary is of another layer or model; or has no `concept`.
+        `model`: a model's source, or the loaded model (a LoadedModel), whose weights must then be those the
+        dictionary was learned on (their hash, where the dictionary records one)."""
         if layer is not None and layer != self.layer:
             raise ConceptError(f"The dictionary is of layer {self.layer}, not {layer}.")
-        if model is not None and self.model and model != self.model:
-            raise ConceptError(f"The dictionary was learned on model {self.model}, not {model}.")
+        source = model if isinstance(model, str) or model is None else getattr(model, "source", None)
+        if model is not None and self.model and source != self.model:
+            raise ConceptError(f"The dictionary was learned on model {self.model}, not {source}.")
+        module = getattr(model, "module", None)
+        if self.digest and isinstance(module, torch.nn.Module):
+            from .identity import weights_digest
+
+            ours = weights_digest(module)
+            if ours != self.digest:
+                theirs = _weights(self.weights, self.seed, self.digest)
+                raise ConceptError(f"The dictionary was learned on {self.model} with other weights ({theirs}), not the "
+                                   f"loaded ones ({_weights(model.weights, model.seed, ours)}): its concepts are "
+                                   f"another checkpoint's directions.")
         if concept is not None and (isinstance(concept, bool) or not isinstance(concept, int)
                                     or not 0 <= concept < self.k):
             raise ConceptError(f"no concept {concept!r}: the dictionary has {self.k} concepts (id 0 to {self.k - 1}).")
@@ -97,7 +115,7 @@ class Dictionary:
     def coefficients(self, activation: torch.Tensor) -> torch.Tensor:
         """Each sample's K coefficients, in the activation's layout with K in place of C ((B, K, H, W) for an
         NCHW map, (B, L, K) for tokens, (N, K) for samples)."""
-        x, how = self.to_samples(activation)
+        x, how = self.to_samples(self._tensor(activation, "Dictionary.coefficients(): activation"))
         if self.method == "nmf":
             coef = nnls(x, self.components.to(x.device))
         else:
@@ -111,7 +129,10 @@ class Dictionary:
 
     def reconstruct(self, coefficients: torch.Tensor) -> torch.Tensor:
         """The activation the coefficients stand for (sae: its pre_bias added), in their layout."""
-        c = coefficients
+        c = self._tensor(coefficients, "Dictionary.reconstruct(): coefficients")
+        if c.dim() == 0:
+            raise ConceptError(f"The dictionary of {self.layer} takes (N, K) coefficients or its layer's layout, not a "
+                               f"0-d tensor.")
         width = c.shape[1] if (c.dim() == 4 and self.layout == "NCHW") else c.shape[-1]
         if width != self.k:
             raise ConceptError(f"The dictionary of {self.layer} has {self.k} concepts; these coefficients have "
@@ -135,8 +156,32 @@ class Dictionary:
         return out
 
     def metadata(self) -> dict[str, str]:
-        return {"method": self.method, "layer": self.layer, "layout": self.layout, "model": self.model,
-                "sparsity": json.dumps(self.sparsity)}
+        out = {"method": self.method, "layer": self.layer, "layout": self.layout, "model": self.model,
+               "sparsity": json.dumps(self.sparsity), "seed": json.dumps(self.seed)}
+        out.update({k: v for k, v in (("weights", self.weights), ("weights_digest", self.digest)) if v is not None})
+        return out
+
+    # -- checked arguments -----------------------------------------------------------------------------------
+    def _tensor(self, value, what: str) -> torch.Tensor:
+        if not isinstance(value, torch.Tensor) or not (value.is_floating_point() or value.dtype in _WHOLE):
+            raise ConceptError(f"{what} must be a tensor of numbers, not {_shown(value)}.")
+        return value
+
+
+def _weights(weights, seed, digest) -> str:
+    parts = [f"{weights} weights" if weights else "", f"seed {seed}" if seed is not None else "",
+             f"weights hash {digest}"]
+    return ", ".join(p for p in parts if p)
+
+
+def _shown(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a {value.dtype} tensor of shape {tuple(value.shape)}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+_WHOLE = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 
 
 def top_k(values: torch.Tensor, k: int) -> torch.Tensor:
@@ -184,44 +229,71 @@ def save_dictionary(folder: Path, dictionary: Dictionary) -> Path:
     return write_bytes(Path(folder) / DICTIONARY_FILE, save(dictionary.tensors(), metadata=dictionary.metadata()))
 
 
+@checked
 def load_dictionary(folder: str | os.PathLike) -> Dictionary:
-    """The Dictionary in `folder` (its dictionary.safetensors, or that file itself); ConceptError when it is
-    missing, damaged, or its tensors do not fit each other."""
+    """The Dictionary in `folder` (its dictionary.safetensors, or that file itself); ConceptError, in one line, when
+    it is missing, damaged, or its tensors are not what a dictionary holds: numbers of their shapes, finite, and for
+    NMF not negative (a NaN encoder or a negative component would make every concept edit on it do nothing)."""
     from safetensors import SafetensorError, safe_open
 
-    path = Path(folder)
+    path = Path(check_name(folder, "The dictionary folder", ConceptError))
     if path.is_dir():
         path = path / DICTIONARY_FILE
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise ConceptError(f"No dictionary at {path} (learn one with `network-inspector concepts`).")
+    regular_file(str(path), "The dictionary", ConceptError)  # not a FIFO, which safetensors would wait on
     try:
         with safe_open(str(path), framework="pt") as file:
             meta = file.metadata() or {}
             tensors = {name: file.get_tensor(name) for name in file.keys()}
-    except (SafetensorError, OSError, ValueError) as exc:
-        raise ConceptError(f"{path} is damaged (not a safetensors file: {exc}).") from None
-    method, layout = meta.get("method"), meta.get("layout")
-    if method not in METHODS or layout not in LAYOUTS or not meta.get("layer") or "components" not in tensors:
+    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
+        raise ConceptError(f"{path} is damaged (not a safetensors file: {str(exc)[:160]}).") from None
+    method, layout, layer = meta.get("method"), meta.get("layout"), meta.get("layer")
+    if method not in METHODS or layout not in LAYOUTS or not layer or "\0" in layer or "components" not in tensors:
         raise ConceptError(f"{path} is not a concept dictionary (it lacks components, or a method, layer or layout "
                            f"in its metadata).")
+    want = {"components"} | ({"encoder.weight", "encoder.bias", "pre_bias"} if method == "sae" else set())
+    if set(tensors) != want:
+        missing, extra = sorted(want - set(tensors)), sorted(set(tensors) - want)
+        differs = f"lacks {', '.join(missing)}" if missing else f"holds {', '.join(extra)} too"
+        raise ConceptError(f"{path} is damaged: a {method} dictionary holds {', '.join(sorted(want))}; this one "
+                           f"{differs}.")
+    for name, tensor in tensors.items():
+        if not tensor.is_floating_point():
+            raise ConceptError(f"{path} is damaged: its {name} is {tensor.dtype}, not floating point.")
+        if not torch.isfinite(tensor).all():
+            raise ConceptError(f"{path} is damaged: its {name} holds NaN or infinite values.")
     comp = tensors["components"].float()
-    if comp.dim() != 2 or comp.shape[0] < 1 or not torch.isfinite(comp).all():
-        raise ConceptError(f"{path} is damaged: components must be a finite (K, C) matrix, not {tuple(comp.shape)}.")
+    if comp.dim() != 2 or comp.shape[0] < 1 or comp.shape[1] < 1:
+        raise ConceptError(f"{path} is damaged: components must be a (K, C) matrix, not {tuple(comp.shape)}.")
+    if method == "nmf" and (comp < 0).any():
+        raise ConceptError(f"{path} is damaged: an NMF dictionary's components are not negative; these reach "
+                           f"{float(comp.min()):.3g}.")
     k, c = comp.shape
-    try:
-        sparsity = json.loads(meta.get("sparsity", "null"))
-    except ValueError:
-        sparsity = None
+    sparsity, seed = _json(meta.get("sparsity", "null")), _json(meta.get("seed", "null"))
+    digest, weights = meta.get("weights_digest"), meta.get("weights")
+    if (seed is not None and (isinstance(seed, bool) or not isinstance(seed, int))) or (
+            digest is not None and (len(digest) != 16 or not all(ch in "0123456789abcdef" for ch in digest))):
+        raise ConceptError(f"{path} is damaged: the seed or weights hash of its model is not one a job writes.")
     extra = {}
     if method == "sae":
         want = {"encoder.weight": (k, c), "encoder.bias": (k,), "pre_bias": (c,)}
         for name, shape in want.items():
-            if name not in tensors or tuple(tensors[name].shape) != shape:
-                got = tuple(tensors[name].shape) if name in tensors else "missing"
+            if tuple(tensors[name].shape) != shape:
                 raise ConceptError(f"{path} is damaged: {name} should be {shape} for {k} concepts of {c} channels, "
-                                   f"it is {got}.")
+                                   f"it is {tuple(tensors[name].shape)}.")
         extra = dict(encoder_weight=tensors["encoder.weight"].float(), encoder_bias=tensors["encoder.bias"].float(),
                      pre_bias=tensors["pre_bias"].float())
-        if not isinstance(sparsity, int) or not 1 <= sparsity <= k:
+        if isinstance(sparsity, bool) or not isinstance(sparsity, int) or not 1 <= sparsity <= k:
             raise ConceptError(f"{path} is damaged: its sparsity must be from 1 to {k}, not {sparsity!r}.")
-    return Dictionary(method, comp, meta["layer"], layout, meta.get("model", ""), sparsity, **extra)
+    elif sparsity is not None:
+        raise ConceptError(f"{path} is damaged: an NMF dictionary has no sparsity, this one {sparsity!r}.")
+    return Dictionary(method, comp, layer, layout, meta.get("model", ""), sparsity, **extra, weights=weights,
+                      seed=seed, digest=digest)
+
+
+def _json(text: str):
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return "unreadable"

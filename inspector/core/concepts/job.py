@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..atlas.job import AtlasJob, job_of, listing
+from ..atlas_arguments import check_top
 from ..errors import SpecError
 from ..layers import LayerTree
 
+#: passes over the samples by default, and at most
+EPOCHS = {"nmf": 10, "sae": 20}
+EPOCHS_MOST = 1000
 #: samples a fitting batch holds per MB of --max-memory for one channel: a batch's rows and the fit's
 #: work on them (sklearn's copies and updates, the SAE's activations and Adam) take about 8 copies
 COPIES = 8
@@ -38,23 +43,30 @@ class Settings:
     def check(self) -> None:
         if self.method not in ("nmf", "sae"):
             raise SpecError(f"--method must be nmf or sae, not {self.method!r}.")
-        if not isinstance(self.k, int) or self.k < 1:
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
             raise SpecError(f"--k must be a whole number of at least 1, not {self.k!r}.")
         if self.method == "sae":
-            if self.sparsity is None or not 1 <= self.sparsity <= self.k:
+            sparsity = self.sparsity
+            if isinstance(sparsity, bool) or not isinstance(sparsity, int) or not 1 <= sparsity <= self.k:
                 raise SpecError(f"--sparsity (the top-k of the sparse autoencoder) must be from 1 to --k ({self.k}), "
                                 f"not {self.sparsity!r}.")
         elif self.sparsity is not None:
             raise SpecError("--sparsity is the sparse autoencoder's top-k; NMF takes none (leave it out).")
         if not 0 <= self.held_out < 1:
             raise SpecError(f"--held-out is a fraction of the images from 0 to below 1, not {self.held_out!r}.")
-        if not isinstance(self.max_memory_mb, (int, float)) or not self.max_memory_mb > 0:
-            raise SpecError(f"--max-memory is a number of MB above 0, not {self.max_memory_mb!r}.")
+        memory = self.max_memory_mb
+        if isinstance(memory, bool) or not isinstance(memory, (int, float)) or not 0 < memory < math.inf:
+            raise SpecError(f"--max-memory is a finite number of MB above 0, not {memory!r}.")
         for name, value in (("--epochs", self.epochs), ("--top", self.top), ("--batch", self.batch)):
-            if not isinstance(value, int) or value < 1:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise SpecError(f"{name} must be a whole number of at least 1, not {value!r}.")
-        if not 0 <= self.seed < 2**32:
-            raise SpecError(f"--fit-seed must be from 0 to 4294967295, not {self.seed}.")
+        if self.epochs > EPOCHS_MOST:
+            raise SpecError(f"--epochs {self.epochs} is more than {EPOCHS_MOST}, the most passes over the samples (the "
+                            f"fit's batches are planned for every pass before it starts; the defaults are nmf "
+                            f"{EPOCHS['nmf']}, sae {EPOCHS['sae']}).")
+        check_top(self.top)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
+            raise SpecError(f"--fit-seed must be from 0 to 4294967295, not {self.seed!r}.")
 
 
 @dataclass(frozen=True)

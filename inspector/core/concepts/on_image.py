@@ -209,7 +209,7 @@ def _backward(fn: Callable):
 def _checked(loaded, x, dictionary, concept, target, device, layer):
     if not isinstance(dictionary, Dictionary):
         raise ConceptError(f"read_concepts needs a Dictionary (load_dictionary(DIR)), not {type(dictionary).__name__}.")
-    dictionary.check(layer=layer, model=loaded.source, concept=concept)
+    dictionary.check(layer=layer, model=loaded, concept=concept)
     if target is not None and (isinstance(target, bool) or not isinstance(target, int) or target < 0):
         raise SpecError(f"The target is a class index (a whole number >= 0), not {target!r}.")
     if not isinstance(x, torch.Tensor) or x.dim() not in (3, 4) or (x.dim() == 4 and x.shape[0] != 1):

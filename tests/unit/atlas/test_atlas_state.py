@@ -156,7 +156,8 @@ def _edit_record(out: Path, edit) -> None:
 
 
 @pytest.mark.parametrize("edit, says", [
-    (lambda m: m.update(key="0123456789abcdef"), "atlas.partial.json is the state of another job ('0123456789abcdef', not"),
+    (lambda m: m.update(key="0123456789abcdef"),
+     "atlas.partial.json is the state of another job ('0123456789abcdef', not"),
     (lambda m: m.update(done=6), "atlas.partial.json counts 6 images done, atlas.partial.npz 2"),
     (lambda m: m.update(done=True), "atlas.partial.json: done must be a whole number from 0 to 6, not True"),
     (lambda m: m.update(skipped=[{"path": "elsewhere.png", "reason": "x"}]), "names 'elsewhere.png', which is not in"),

@@ -171,3 +171,35 @@ def test_concepts_are_refused_in_an_atlas_folder_and_an_atlas_in_a_concepts_fold
         assert str(error.value) == (f"{concepts} holds concepts (concepts.job.json), not an atlas: a folder holds "
                                     f"one kind of job; choose another --out for the atlas.")
     assert _files(atlas) == kept[atlas] and _files(concepts) == kept[concepts]
+
+
+# -- issue 52, item 6: bounded and checked arguments ----------------------------------------------------------------
+@pytest.mark.parametrize("more, says", [
+    (dict(restart="yes"), "learn_concepts(): restart must be bool, not 'yes'."),
+    (dict(restart=1), "learn_concepts(): restart must be bool, not 1."),
+    (dict(epochs=0), "--epochs must be a whole number of at least 1, not 0."),
+    (dict(epochs=True), "--epochs must be a whole number of at least 1, not True."),
+    (dict(epochs=1001), "--epochs 1001 is more than 1000, the most passes over the samples"),
+    (dict(top=101), "--top 101 is more than 100, the most images kept per channel"),
+    (dict(k=True), "--k must be a whole number of at least 1, not True."),
+    (dict(max_memory_mb=float("inf")), "--max-memory is a finite number of MB above 0, not inf."),
+])
+def test_learn_concepts_arguments_are_bounded_and_of_their_kind(demo, data, tmp_path, more, says):
+    """A resume's `restart` took any truthy value, --epochs 0 ran the default silently, --epochs 2**63 grew memory by
+    878 MB in 120 s: each is one line now, and nothing is written."""
+    from inspector.core.errors import SpecError
+
+    with pytest.raises(SpecError) as error:
+        learn_concepts(demo, data, "relu3", tmp_path / "out", **{**OPTIONS, **more})
+    assert str(error.value).startswith(says) and "\n" not in str(error.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_atlas_top_is_bounded(demo, data, tmp_path):
+    from inspector.core.atlas import run_atlas
+
+    from inspector.core.errors import SpecError
+
+    with pytest.raises(SpecError, match=r"^--top 101 is more than 100, the most images kept per channel"):
+        run_atlas(demo, data, "relu3", 101, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
