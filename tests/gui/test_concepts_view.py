@@ -236,3 +236,31 @@ def test_the_charts_are_made_when_a_dictionary_first_opens_not_with_the_window(q
     layout = view.layout()
     assert layout.indexOf(view.split) == layout.indexOf(view.blank) - 1  # in the charts' place
     assert view.coefficients.heights().size == 4
+
+
+def test_a_concepts_new_edit_takes_the_place_of_its_old_one_and_the_bars_say_they_are_unedited(qtbot, open_window,
+                                                                                               learned):
+    """Issue 52 item 7: Ablate then Scale on one concept stacked a scaling of a component the ablation had already
+    removed (it did nothing); the new edit now takes the old one's place, in its row, and an edit of another concept
+    or layer stays. The charts read the model as loaded: with edits on, their titles say so."""
+    window = open_window("demo", "sample:star", {"relu3", "fc"})
+    controller, view = opened_on(qtbot, window, learned)
+    assert view.coefficients.getPlotItem().titleLabel.text == "Coefficients (mean over positions)"
+    window.state.editing.add_text("fc:output=scale(k=1.0)")
+    picked = view.picked
+    view.ablate_button.click()
+    view.k.setValue(3.0)
+    view.scale_button.click()
+    folder = str(learned)
+    assert [str(e) for e in window.state.edits] == [
+        "fc:output=scale(k=1.0)", f"relu3:output=scale_concept(id={picked}, k=3.0, dict={folder!r})"]
+    other = (picked + 1) % 4
+    controller.state.select(other)
+    view.ablate_button.click()
+    assert len(window.state.edits) == 3
+    assert str(window.state.edits[2]).startswith(f"relu3:output=ablate_concept(id={other}")
+    title = view.coefficients.getPlotItem().titleLabel.text
+    assert title == "Coefficients (mean over positions), model without the edits"
+    assert view.relevance.getPlotItem().titleLabel.text.endswith(", model without the edits")
+    window.state.editing.all_off()
+    assert view.coefficients.getPlotItem().titleLabel.text == "Coefficients (mean over positions)"

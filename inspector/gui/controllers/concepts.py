@@ -31,7 +31,8 @@ class ConceptsController:
         view.sigPage.connect(self.show_page)
         view.sigEdit.connect(lambda op, k: state.add_edit(op, k))
         state.sigOpened.connect(self._on_opened)
-        state.sigRead.connect(view.show_reading)
+        state.sigRead.connect(lambda read: view.show_reading(read, any(e.enabled for e in app.edits)))
+        app.sigEditsSet.connect(lambda edits: view.say_edited(any(e.enabled for e in edits)))  # a reading stays
         state.sigSelected.connect(view.show_picked)
         state.sigMap.connect(view.show_map)
         state.sigSaid.connect(view.say)

@@ -14,11 +14,14 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from inspector.core.edits import parse_edit
+from inspector.core.errors import SpecError
 from inspector.core.records.failure import Failure
 
 from ..worker_concepts import BuildConceptsRequest, ConceptJobs, ConceptsRequest
 
 SETTINGS_KEY = "concepts/{source}"
+CONCEPT_OPS = ("ablate_concept", "scale_concept")  # the edits of one concept: a new one takes the old one's place
 BUILD_STAGES = "Concepts: "  # how the build's own phases begin (worker_concepts.STAGES, build_progress)
 
 
@@ -215,13 +218,20 @@ class ConceptsState(QObject):
         return f"{layer}:output=scale_concept(id={i}, k={float(k)!r}, dict={folder!r})"
 
     def add_edit(self, op: str, k: float = 2.0) -> bool:
-        """Add the picked concept's ablation (or scaling by `k`) to the edits; the Compare tab shows its effect at the
-        dictionary's layer (ticked and selected)."""
+        """Add the picked concept's ablation (or scaling by `k`) to the edits, in the place of an edit of the same
+        concept (Ablate then Scale stacked a scaling of a component already removed: it did nothing); the Compare
+        tab shows its effect at the dictionary's layer (ticked and selected)."""
         text = self.edit_text(op, k)
         if text is None:
             return False
-        if not self.app.editing.add_text(text):
+        try:
+            edit = parse_edit(text)
+        except SpecError as exc:
+            self.app.editing.sigMessage.emit(str(exc), True)
             return False
+        concept = {n: v for n, v in edit.args if n in ("id", "dict")}
+        self.app.editing.put(edit, lambda e: e.key == edit.key and e.op in CONCEPT_OPS
+                             and {n: v for n, v in e.args if n in ("id", "dict")} == concept)
         if self.app.layer != self.opened.layer:  # Compare shows the layer the concept is taken out of
             self.app.tick_and_show(self.opened.layer)
         self.app.set_view("compare")

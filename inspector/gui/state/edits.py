@@ -88,6 +88,20 @@ class EditsState(QObject):
         self.add(edit)
         return True
 
+    def put(self, edit: Edit, same) -> bool:
+        """Add `edit`, or put it in the place of the first edit `same(edit)` says it takes the place of (its row
+        kept); True where one was replaced."""
+        edits = list(self.items)
+        row = next((i for i, e in enumerate(edits) if same(e)), None)
+        if row is None:
+            self.sigMessage.emit(f"added {edit}", False)
+            self.add(edit)
+            return False
+        self.sigMessage.emit(f"{edits[row]} replaced by {edit}", False)
+        edits[row] = edit
+        self._set(edits)
+        return True
+
     def set_enabled(self, row: int, enabled: bool) -> None:
         edits = list(self.items)
         if 0 <= row < len(edits) and edits[row].enabled != enabled:

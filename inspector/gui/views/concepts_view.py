@@ -28,8 +28,10 @@ from .concepts_page import OverlayMap
 from .number_format import fmt
 
 EMPTY = ("No concept dictionary yet. A concept is a direction in a layer's channels (a mix of them) learned over a "
-         "folder of images. Open a folder that `network-inspector concepts` wrote, or Build… one from a layer of this "
-         "model; then this shows which concepts the image holds, where, and how much each drives the class.")
+         "folder of images. Open a folder that the command network-inspector concepts wrote, or Build… one from a "
+         "layer of this model; then this shows which concepts the image holds, where, and how much each drives the "
+         "class.")  # plain text: a QLabel shows backticks as they are
+COEFFICIENTS = "Coefficients (mean over positions)"
 
 
 class ConceptsView(QWidget):
@@ -141,7 +143,7 @@ class ConceptsView(QWidget):
         return self._maps
 
     def _make_charts(self) -> QSplitter:
-        coefficients = ConceptBars("Coefficients (mean over positions)")
+        coefficients = ConceptBars(COEFFICIENTS)
         relevance = ConceptBars("Relevance for the class")
         concept_map, relevance_map = self._maps = (OverlayMap(), OverlayMap())
         coefficients.setToolTip("Each concept's coefficient on this image, averaged over the layer's positions, "
@@ -208,16 +210,28 @@ class ConceptsView(QWidget):
         if text and error:
             self._clear_reading()
 
-    def show_reading(self, read) -> None:
+    def show_reading(self, read, edited: bool = False) -> None:
+        """The concepts of the image on screen; `edited`: the run has edits on, which the reading (the model as
+        loaded) leaves out, and the charts' titles say so."""
         self.reading = read
         self.coefficients.show_values(read.coefficients, self.picked)
         if read.relevance is not None:
-            self.relevance.setTitle(f"Relevance for class {self.class_name(read.target)}", size="9pt")
             self.relevance.show_values(read.relevance, self.picked)
         else:
-            self.relevance.setTitle("Relevance: no class to take", size="9pt")
             self.relevance.clear_values()
+        self.say_edited(edited)
         self.relevance_map.clear_map()
+
+    def say_edited(self, edited: bool) -> None:
+        """The charts' titles: of the model without the edits where the run has some on (a reading is of the model
+        as loaded)."""
+        read = self.reading
+        if read is None:  # (no reading: the charts may not be made yet)
+            return
+        unedited = ", model without the edits" if edited else ""
+        self.coefficients.setTitle(f"{COEFFICIENTS}{unedited}", size="9pt")
+        self.relevance.setTitle(f"Relevance for class {self.class_name(read.target)}{unedited}"
+                                if read.relevance is not None else "Relevance: no class to take", size="9pt")
 
     def show_picked(self, concept: int) -> None:
         """Concept `concept`'s map over the input, from the reading on screen (its relevance map comes later)."""
