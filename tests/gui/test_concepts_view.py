@@ -264,3 +264,16 @@ def test_a_concepts_new_edit_takes_the_place_of_its_old_one_and_the_bars_say_the
     assert view.relevance.getPlotItem().titleLabel.text.endswith(", model without the edits")
     window.state.editing.all_off()
     assert view.coefficients.getPlotItem().titleLabel.text == "Coefficients (mean over positions)"
+
+
+def test_a_refused_dictionary_is_not_said_once_its_own_model_is_back(qtbot, window, learned, ui):
+    """Issue 52 item 7: the red banner refusing the demo's dictionary on another model stayed after going back to
+    the demo (whose dictionary it is). It is about the model loaded then, and goes when another one is asked for."""
+    from inspector.core.records.requests import ModelRequest
+
+    window.concepts.open(str(learned))
+    qtbot.waitUntil(lambda: window.banner.isVisible() and "Concepts not opened" in window.banner.text(),
+                    timeout=20_000)
+    window.state.request_model(ModelRequest("demo"))
+    ui.expect_result(qtbot, window)
+    assert not window.banner.isVisible()

@@ -102,7 +102,8 @@ class ConceptsState(QObject):
         if isinstance(opened, Failure):
             if opened.run_id == self._open_id:
                 self.sigSaid.emit(f"Not opened: {opened.message}", True)
-                self.app.notify("error", f"Concepts not opened: {opened.message}")
+                self.app.notify("error", f"Concepts not opened: {opened.message}", about="model")  # it goes with
+                # the model it was about (a dictionary of another model stayed refused on the screen of its own)
             return
         if opened is None or self.app.model is None:
             return
