@@ -403,3 +403,19 @@ def test_steps_auto_greys_the_quadrature_and_says_its_tolerance_in_the_gaps_unit
     assert found.completeness_gap <= reach or made["steps"] >= 512  # what it says it stopped at
     steps.setValue(16)
     assert quadrature.isEnabled() and options.labels["quadrature"].isEnabled()
+
+
+def test_the_sign_chooser_lists_each_sign_once(window):
+    """Issue 52 item 7: the Sign chooser listed "signed (default)" and "signed" for integrated gradients (the
+    method's default first, then every sign). The default's own entry is not listed; another method's default is
+    listed once too."""
+    view = window.views.attribution
+    listed = lambda: [view.sign.itemText(i) for i in range(view.sign.count())  # noqa: E731
+                      if not view.sign.view().isRowHidden(i)]
+    view.method.setCurrentText("ig")
+    assert listed() == ["signed (default)", "positive", "negative", "absolute"]
+    view.method.setCurrentText("saliency")
+    assert listed() == ["positive (default)", "negative", "absolute", "signed"]
+    view.sign.setCurrentIndex(view.sign.findData("signed"))  # chosen: kept for a method whose default it is not
+    view.method.setCurrentText("gradcam")
+    assert view.sign.currentData() == "signed"

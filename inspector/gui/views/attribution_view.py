@@ -240,7 +240,12 @@ class AttributionView(QWidget):
         self.options.show_for(method)
         of = self.options.widgets["of"].currentText() if method == "smoothgrad" else None
         kind = self.options.widgets["kind"].currentText() if method == "smoothgrad" else method
-        self.sign.setItemText(0, f"{default_sign(kind, of)} (default)")
+        default = default_sign(kind, of)
+        self.sign.setItemText(0, f"{default} (default)")
+        for row in range(1, self.sign.count()):  # the default's own entry is the first one's twin: not listed
+            self.sign.view().setRowHidden(row, self.sign.itemData(row) == default)
+        if self.sign.currentData() == default:
+            self.sign.setCurrentIndex(0)
         row = METHODS.get(method)
         uses_layer, uses_class = row is not None and row.layer, row is None or row.explains == "class"
         self.layer.setEnabled(uses_layer)
