@@ -2,8 +2,9 @@
 Python API is an InspectorError, tried wholesale.
 
 Every exported function of `inspector.core`, `RunSpec.make`, the session files' `load_session` and
-`save_session` (and a `Session` built with each field wrong, then saved), `per_box.tiled` and the atlas API is
-called with valid arguments (every argument named), then with each argument in turn replaced by each of the 28
+`save_session` (and a `Session` built with each field wrong, then saved), `per_box.tiled`, the atlas API and the
+concepts API (learn_concepts, load_dictionary, read_record, page_path, nnls, a Dictionary's coefficients and
+reconstruct, read_concepts, concept_relevance_map) is called with valid arguments (every argument named), then with each argument in turn replaced by each of the 28
 WRONG_VALUES a tester uses (other kinds, empty, negative, NaN, infinite, huge, arrays and tensors of the wrong
 shape, a number as a 0-d array or tensor, a missing path, bytes, a NUL in text, a 300-character name); a call that
 raises anything but an InspectorError breaks the contract and is listed.
@@ -33,12 +34,22 @@ def _calls(folder: Path) -> dict:
     import threading
 
     import numpy as np
+    import torch
     from PIL import Image
 
     import inspector.core as core
     from inspector.core.atlas import read_atlas, run_atlas, thumbnail_path
     from inspector.core.atlas.pictures import open_atlas, top_pictures
     from inspector.core.attribution.per_box import tiled
+    from inspector.core.concepts import (
+        concept_relevance_map,
+        learn_concepts,
+        load_dictionary,
+        nnls,
+        page_path,
+        read_concepts,
+        read_record,
+    )
     from inspector.core.session.file import Session, load_session, save_session
     from inspector.core.sharing import Sharing
 
@@ -61,6 +72,13 @@ def _calls(folder: Path) -> dict:
     boxes = core.each_box(detector, scene, "saliency", most=1)
     picture = np.zeros((*scene.shape[-2:], 3), np.uint8)
     spec = core.RunSpec.make(["conv1"])
+    concepts = str(folder / "concepts")
+    learned = dict(loaded=demo, data_dir=str(data), layer="relu3", out_dir=concepts, method="nmf", k=2, sparsity=None,
+                   seed=0, held_out=0.5, epochs=1, max_memory_mb=64, top=1, batch=2, device="cpu", progress=None,
+                   cancel=None, restart=False, pictures=False, use_ray=False, ray_address=None)
+    learn_concepts(**learned)
+    dictionary = load_dictionary(concepts)
+    samples = torch.ones(3, dictionary.channels)
     return {
         "capture": (core.capture, dict(model=demo, inputs=x, layers="conv1", sites="output", edits=(), target=None,
                                        device="cpu", input_grad=False, cancel=None, sharing=None)),
@@ -99,6 +117,17 @@ def _calls(folder: Path) -> dict:
         "load_session": (load_session, dict(path=str(session), trust=False)),
         "save_session": (save_session, dict(session=Session(), path=str(folder / "saved.inspector.json"))),
         "tiled": (tiled, dict(picture=picture, maps=boxes, columns=None, scale=1)),
+        "learn_concepts": (learn_concepts, learned),
+        "load_dictionary": (load_dictionary, dict(folder=concepts)),
+        "read_record": (read_record, dict(out_dir=concepts)),
+        "page_path": (page_path, dict(out_dir=concepts, concept=0)),
+        "nnls": (nnls, dict(x=samples, components=dictionary.components, tol=1e-7, steps=10)),
+        "Dictionary.coefficients": (dictionary.coefficients, dict(activation=samples)),
+        "Dictionary.reconstruct": (dictionary.reconstruct, dict(coefficients=torch.ones(3, dictionary.k))),
+        "read_concepts": (read_concepts, dict(loaded=demo, x=x, dictionary=dictionary, target=None, device="cpu",
+                                              layer=None)),
+        "concept_relevance_map": (concept_relevance_map, dict(loaded=demo, x=x, dictionary=dictionary, concept=0,
+                                                              target=0, device="cpu", layer=None)),
         "Session": (_saved_session(folder / "fields.inspector.json"),
                     dict(model="demo", weights=None, input="sample:star", device="cpu", target="auto",
                          layers=("conv1",), sites=("output",), edits=(core.parse_edit("conv1:output=zero()"),),

@@ -10,6 +10,7 @@ ReLU). `reconstruct` maps coefficients back to channels. A layer's output is tak
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ import torch
 
 from ..arguments import checked
 from ..atlas.job_folder import KINDS
-from ..errors import InspectorError
+from ..errors import ArgumentValueError, InspectorError
 from ..paths import check_name, regular_file
 
 DICTIONARY_FILE = KINDS["concepts"][2]  # "dictionary.safetensors"
@@ -29,6 +30,7 @@ LAYOUTS = ("NCHW", "NHWC", "NLC", "NC")
 #: largest, at most NNLS_STEPS steps; in float64
 NNLS_TOL = 1e-7
 NNLS_STEPS = 3000
+NNLS_STEPS_MOST = 10**6  # the most steps `nnls` may be asked for (it stops sooner where it converges)
 
 
 class ConceptError(InspectorError):
@@ -117,7 +119,7 @@ class Dictionary:
         NCHW map, (B, L, K) for tokens, (N, K) for samples)."""
         x, how = self.to_samples(self._tensor(activation, "Dictionary.coefficients(): activation"))
         if self.method == "nmf":
-            coef = nnls(x, self.components.to(x.device))
+            coef = solve_nnls(x, self.components.to(x.device))
         else:
             coef = self.encode(x)
         return self.from_samples(coef.to(activation.dtype), how)
@@ -192,7 +194,24 @@ def top_k(values: torch.Tensor, k: int) -> torch.Tensor:
     return torch.zeros_like(values).scatter_(1, where, kept)
 
 
+@checked
 def nnls(x: torch.Tensor, components: torch.Tensor, tol: float = NNLS_TOL, steps: int = NNLS_STEPS) -> torch.Tensor:
+    """`solve_nnls`, its arguments checked: (N, C) samples and (K, C) components of numbers, a tolerance from 0,
+    and from 0 to NNLS_STEPS_MOST steps."""
+    for name, value, dims in (("x", x, 2), ("components", components, 2)):
+        if value.dim() != dims or not (value.is_floating_point() or value.dtype in _WHOLE):
+            raise ArgumentValueError(f"nnls(): {name} must be a 2-D tensor of numbers, not {_shown(value)}.")
+    if x.shape[1] != components.shape[1]:
+        raise ArgumentValueError(f"nnls(): x has {x.shape[1]} channels, the components {components.shape[1]}.")
+    if isinstance(tol, bool) or not 0 <= tol < math.inf:
+        raise ArgumentValueError(f"nnls(): tol must be a finite number from 0, not {tol!r}.")
+    if isinstance(steps, bool) or not 0 <= steps <= NNLS_STEPS_MOST:
+        raise ArgumentValueError(f"nnls(): steps must be a whole number from 0 to {NNLS_STEPS_MOST}, not {steps!r}.")
+    return solve_nnls(x, components.to(x.device), tol, steps)
+
+
+def solve_nnls(x: torch.Tensor, components: torch.Tensor, tol: float = NNLS_TOL,
+               steps: int = NNLS_STEPS) -> torch.Tensor:
     """argmin over c >= 0 of ||x - c D||^2 for each row of `x` (N, C), D = `components` (K, C): accelerated
     projected gradient (FISTA, restarted when the objective rises), in float64, until the largest change of a
     coefficient in a step is below `tol` times the largest coefficient (or `steps` steps). Exact zeros where the

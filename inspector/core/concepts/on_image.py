@@ -23,6 +23,7 @@ from typing import Callable
 
 import torch
 
+from ..arguments import checked
 from ..atlas.reduce import Layout, layout_of
 from ..devices import resolve_device
 from ..errors import InputError, RunError, SpecError
@@ -45,6 +46,7 @@ class ConceptReading:
     logits: torch.Tensor | None  # (classes,) the model's output for the image (its primary output, first item)
 
 
+@checked
 def read_concepts(loaded: LoadedModel, x: torch.Tensor, dictionary: Dictionary, *, target: int | None = None,
                   device: str | torch.device = "cpu", layer: str | None = None) -> ConceptReading:
     """The image `x` ((1, C, H, W) or (C, H, W), preprocessed as the model wants) seen through `dictionary`:
@@ -66,6 +68,7 @@ def read_concepts(loaded: LoadedModel, x: torch.Tensor, dictionary: Dictionary, 
     return ConceptReading(d.layer, maps.reshape(d.k, -1).mean(1), maps, relevance, target, logits)
 
 
+@checked
 def concept_relevance_map(loaded: LoadedModel, x: torch.Tensor, dictionary: Dictionary, concept: int, target: int,
                           device: str | torch.device = "cpu", layer: str | None = None) -> torch.Tensor:
     """(H, W) over the input: where concept `concept` is relevant to class `target`, CRP-style.

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import zipfile
 import zlib
@@ -20,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import writes
+from ..arguments import checked
 from ..atlas.job_folder import (
     KINDS,
     check_fields,
@@ -32,6 +34,8 @@ from ..atlas.job_folder import (
 )
 from ..atlas.job_folder import read_record as read_state_record
 from ..atlas.store import not_a_file, npz_headers, read_json, write_json
+from ..errors import ArgumentValueError
+from ..paths import check_name, regular_file
 from .dictionary import DICTIONARY_FILE, ConceptError
 
 JOB_FILE, RECORD_FILE, _ = KINDS["concepts"]  # "concepts.job.json", "concepts.json", the dictionary
@@ -43,18 +47,27 @@ SPLITS = ("train", "held")
 RESTART = "run again with --restart to start over, or delete that folder"
 
 
-def page_path(out_dir, concept: int) -> Path:
+@checked
+def page_path(out_dir: str | os.PathLike, concept: int) -> Path:
+    """Where concept `concept`'s page (its top images, the region outlined) is in the concepts folder `out_dir`."""
+    check_name(out_dir, "The concepts folder", ConceptError)
+    if isinstance(concept, bool) or concept < 0:
+        raise ArgumentValueError(f"page_path(): concept must be a concept's id (a whole number from 0), not "
+                                 f"{concept!r}.")
     return Path(out_dir) / PAGES_DIR / f"concept_{int(concept):03d}.png"
 
 
-def read_record(out_dir) -> dict:
-    path = Path(out_dir)
+@checked
+def read_record(out_dir: str | os.PathLike) -> dict:
+    """The concepts.json in `out_dir` (or that file itself), checked to be a concepts record; ConceptError else."""
+    path = Path(check_name(out_dir, "The concepts folder", ConceptError))
     path = path / RECORD_FILE if path.is_dir() else path
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise ConceptError(f"No concepts at {path} (learn them with `network-inspector concepts`).")
+    regular_file(str(path), "The concepts record", ConceptError)
     try:
         record = read_json(path)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the atlas's reader says why in one line
         raise ConceptError(str(exc)) from None
     if not isinstance(record, dict) or not {"layer", "method", "k", "fit", "concepts"} <= record.keys():
         raise ConceptError(f"{path} is not a concepts record (it lacks layer, method, k, fit or concepts).")

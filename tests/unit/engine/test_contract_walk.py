@@ -1,11 +1,14 @@
 """Issue 40, item 9: the API contract walk (inspector.bench.contract) in the suite: every argument of every
-exported function, RunSpec.make, load_session, save_session, a Session's fields, per_box.tiled and the atlas API,
-each given the 28 wrong values a tester uses, raises only InspectorErrors, and the walk leaves nothing behind.
+exported function, RunSpec.make, load_session, save_session, a Session's fields, per_box.tiled, the atlas API and
+the concepts API, each given the 28 wrong values a tester uses, raises only InspectorErrors, and the walk leaves nothing behind.
 Issue 52 item 6 added compare_edits, compare_models, graph_values and record_graph, a Session's fields (saved), and
 a number as a 0-d array and tensor (np.array(3), torch.tensor(3)). On the code before it 232 of the 4,256 calls
 broke: 24 of the earlier calls iterated a 0-d value (TypeError), compare_edits' and compare_models' threshold and
 edits 56 (TypeError, ValueError, RuntimeError), graph_values' edits 12, record_graph's leaves 2, a Session's fields
-138 (to_dict's TypeError, AttributeError, JSON's TypeError)."""
+138 (to_dict's TypeError, AttributeError, JSON's TypeError). Issue 52 item 6 added the concepts API too
+(learn_concepts, load_dictionary, read_record, page_path, nnls, Dictionary.coefficients and .reconstruct,
+read_concepts, concept_relevance_map: 1,204 calls), of which 290 broke before (AttributeError, TypeError,
+ValueError: each took its arguments' kinds on trust)."""
 
 from __future__ import annotations
 
@@ -20,8 +23,8 @@ from inspector.bench.contract import WRONG_VALUES, run_contract
 from inspector.core import InspectorError
 from inspector.core.errors import ArgumentTypeError
 
-#: Calls the walk makes (docs/reference/python-api.md states it): 28 wrong values for each of 152 arguments.
-CALLS = 4256
+#: Calls the walk makes (docs/reference/python-api.md states it): 28 wrong values for each of 195 arguments.
+CALLS = 5460
 
 
 def test_the_contract_walk_holds_no_wrong_kind_and_leaves_nothing(tmp_path, monkeypatch):
