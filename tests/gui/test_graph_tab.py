@@ -172,6 +172,26 @@ def test_search_by_type_centres_each_match_and_counts_them(qtbot, demo):
     assert tab.found.text() == "no match"
 
 
+
+def test_the_search_text_stays_with_its_model(qtbot, ui, demo, gui_files):
+    """Issue 52 item 7: the text searched on one model's graph stayed in the box on the next model's graph (names
+    that are not there). Another input of the same model keeps it; another model clears it."""
+    from inspector.core.records.requests import ModelRequest
+
+    graph = show_graph(qtbot, demo)
+    tab = demo.views.graph
+    tab.search.setText("conv")
+    tab.search.returnPressed.emit()
+    first = graph.graph
+    demo.state.set_input(f"sample:{list_samples()[1]}")
+    qtbot.waitUntil(lambda: graph.graph is not None and graph.graph is not first, timeout=60_000)
+    assert tab.search.text() == "conv"
+    first = graph.graph
+    demo.state.request_model(ModelRequest(ui.source(gui_files, "Tiny"), trust=True))
+    ui.expect_result(qtbot, demo)
+    qtbot.waitUntil(lambda: graph.graph is not None and graph.graph is not first, timeout=60_000)
+    assert tab.search.text() == ""
+
 def test_opening_a_group_adds_its_nodes_and_closing_restores(qtbot, demo):
     graph = show_graph(qtbot, demo)
     closed = set(demo.views.graph.scene.nodes)

@@ -45,6 +45,7 @@ class GraphController(QObject):
         self._then = None  # what to do once the next layout is drawn (a search centres its match)
         self._indices: dict | None = None  # module path -> the tree model's index
         self._search = ("", -1)  # the text searched and the match shown
+        self._graph_model = None  # the model (its request) of the graph drawn last
         self._outputs: dict = {}  # node id -> the labels of the tensors it makes (in the layout drawn)
         self.scene.check_state = self.check_state
         self.scene.tickable = self.tickable
@@ -114,6 +115,10 @@ class GraphController(QObject):
             return
         self.graph, self.layouts, self.open = drawn.graph, drawn.layouts, frozenset()
         self._search = ("", -1)
+        model = self._asked[0] if self._asked is not None else None
+        if model != self._graph_model:  # another model: the text searched was for the last one's names
+            self.tab.search.clear()
+        self._graph_model = model
         self._draw(drawn.layout, first=True)
 
     # -- laying out ---------------------------------------------------------------------------
