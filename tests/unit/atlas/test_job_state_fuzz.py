@@ -29,7 +29,7 @@ from inspector.core.concepts import learn_concepts, load_dictionary
 from inspector.core.errors import InspectorError, RunCancelled
 
 SEED = 52
-#: How many damaged states the fuzz makes (docs/reference/python-api.md states them): the atlas's, and the
+#: How many damaged states the fuzz makes (docs/reference/sessions.md states them): the atlas's, and the
 #: concepts' in the pass (every file and field) and in the fit (what a fit adds: its arrays and step)
 ATLAS_CASES = 496
 CONCEPTS_CASES = {("nmf", "pass"): 530, ("nmf", "fit"): 196, ("sae", "fit"): 248}
