@@ -14,7 +14,8 @@ SHORTCUTS = (
     ("Left / Page Up", "Previous image in the folder"),
     ("Ctrl+V", "Paste an image as the input"), ("Ctrl+S", "Save session…"), ("Ctrl+Shift+S", "Save figure…"), ("Ctrl+L", "Load session…"),
     ("Ctrl+E", "Export captures…"), ("Alt+Down / Alt+Up", "Next / previous layer"),
-    ("Ctrl+Z", "Undo the last change to the edits"), ("F1", "Keyboard shortcuts (this table)"), ("Ctrl+Q", "Quit"),
+    ("Ctrl+Z", "Undo the last change to the edits"), ("Ctrl+F", "Graph tab: find a node (Enter: the next one)"),
+    ("F1", "Keyboard shortcuts (this table)"), ("Ctrl+Q", "Quit"),
 )
 
 FIGURE_TIP = ("The figure of the tab on screen, with a caption naming the model, input and edits. Attribution: "
