@@ -107,3 +107,22 @@ def test_the_statistics_table_keeps_its_place_and_order_when_refilled(qtbot):
     qtbot.waitUntil(lambda: table.table.verticalScrollBar().value() == 15, timeout=2_000)
     assert table.table.verticalScrollBar().value() == 15 and table.table.horizontalScrollBar().value() == 2
     assert [table.table.item(r, 0).text() for r in range(5)] == first and np.all(np.array(first) != "")
+
+
+def test_a_layers_several_gradients_are_told_apart(qtbot, show):
+    """Issue 52 item 7: with grad_output and grad_input captured, each layer had two dots one above the other, the
+    same colour and symbol, its name once: nothing said which was which. Each site is its own curve (its symbol),
+    named in the legend; the layer is named once on the axis."""
+    view = show(GradientFlowView())
+    rows = [FlowRow(f"l{i}:{site}", i + 1, 10.0 ** -(i + k), 10.0 ** -(i + k + 1), False, False)
+            for i in range(3) for k, site in enumerate(("grad_output", "grad_input"))]
+    view.show_result(RunResult(), rows, {})
+    legend = view.plot.getPlotItem().legend
+    assert [label.text for _sample, label in legend.items] == ["L2 norm, grad_output", "L2 norm, grad_input"]
+    out, into = view.curve("L2 norm", "grad_output"), view.curve("L2 norm", "grad_input")
+    assert list(out.xData) == [1, 2, 3] and list(into.yData) == pytest.approx([10.0 ** -1, 10.0 ** -2, 10.0 ** -3])
+    assert out.opts["symbol"] != into.opts["symbol"]
+    major, minor = view.plot.getAxis("bottom")._tickLevels
+    assert sorted(major + minor) == [(1.0, "l0"), (2.0, "l1"), (3.0, "l2")]
+    view.show_result(RunResult(), [r for r in rows if r.key.endswith("grad_output")], {})
+    assert [label.text for _sample, label in legend.items] == ["L2 norm"]  # one site: the measure alone

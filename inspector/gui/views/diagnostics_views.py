@@ -36,6 +36,8 @@ VANISHING, EXPLODING = 1e-7, 1e3
 MEASURES = {"L2 norm": "gradient L2 norm", "mean |grad|": "mean |gradient|",
             "both": "gradient L2 norm and mean |gradient|"}
 MAX_LABELS = 12  # names always drawn on the x axis; the others only where there is room
+CURVE_COLOURS = {"L2 norm": "#4c78a8", "mean |grad|": "#f58518"}
+SITE_SYMBOLS = {"grad_output": "o", "grad_input": "t", "grad": "s"}  # a layer's several gradients told apart
 
 
 def short_name(key: str, limit: int = 16) -> str:
@@ -55,11 +57,19 @@ def short_name(key: str, limit: int = 16) -> str:
     return ("" if out == (path or key) else "…") + out + call
 
 
+def site_of(key: str) -> str:
+    """What a flow row's gradient is of: grad_output, grad_input, or grad (a parameter's, or the input's)."""
+    return key.rpartition(":")[2].partition("#")[0] or key
+
+
 def layer_ticks(depths, keys, max_labels: int = MAX_LABELS) -> list[list[tuple[float, str]]]:
     """Two tick levels for AxisItem.setTicks: every k-th name (at most `max_labels`, always
-    drawn), then the rest (drawn where there is room)."""
-    step = max(1, -(-len(keys) // max(1, max_labels)))
-    ticks = [(float(d), short_name(k)) for d, k in zip(depths, keys)]
+    drawn), then the rest (drawn where there is room). A layer is named once, however many of its gradients."""
+    named: dict[float, str] = {}
+    for d, k in zip(depths, keys):
+        named.setdefault(float(d), short_name(k))
+    ticks = list(named.items())
+    step = max(1, -(-len(ticks) // max(1, max_labels)))
     return [ticks[::step], [t for i, t in enumerate(ticks) if i % step]]
 
 
@@ -81,8 +91,7 @@ class GradientFlowView(QWidget):
             self.plot.addItem(region, ignoreBounds=True)
             label = pg.InfLineLabel(region.lines[1 if region is low else 0], text, position=0.95, anchor=(1, 1))
             label.setColor((200, 200, 200))
-        self.norm_curve = self.plot.plot(pen="#4c78a8", symbol="o", symbolSize=5)
-        self.mean_curve = self.plot.plot(pen="#f58518", symbol="t", symbolSize=5)
+        self.curves: dict[tuple[str, str], pg.PlotDataItem] = {}  # (measure, site) -> its curve, made when needed
         self.measure = QComboBox()
         self.measure.addItems(list(MEASURES))
         self.measure.currentTextChanged.connect(self._show_measure)
@@ -121,16 +130,52 @@ class GradientFlowView(QWidget):
         super().resizeEvent(event)
         self._update_ticks()
 
+    @property
+    def norm_curve(self) -> pg.PlotDataItem:
+        return self.curve("L2 norm", "grad_output")
+
+    @property
+    def mean_curve(self) -> pg.PlotDataItem:
+        return self.curve("mean |grad|", "grad_output")
+
+    def curve(self, measure: str, site: str) -> pg.PlotDataItem:
+        """The curve of `measure` ("L2 norm" or "mean |grad|") over the captures of gradient `site`: the measure
+        its colour, the site its symbol."""
+        found = self.curves.get((measure, site))
+        if found is None:
+            found = self.curves[measure, site] = self.plot.plot(
+                pen=CURVE_COLOURS[measure], symbol=SITE_SYMBOLS.get(site, "o"), symbolSize=6,
+                symbolBrush=CURVE_COLOURS[measure], symbolPen=CURVE_COLOURS[measure])
+        return found
+
     def _show_measure(self, measure: str) -> None:
-        """Draw the chosen curve(s), the legend naming only those (pyqtgraph crosses out a hidden one's icon:
-        it read as a broken series); the y axis names what is drawn."""
+        """Draw the chosen curve(s), the legend naming only those drawn (pyqtgraph crosses out a hidden one's icon:
+        it read as a broken series), each by its measure and, where a layer has several, its gradient site (two
+        unnamed dots a layer, grad_output's and grad_input's, read as noise); the y axis names what is drawn."""
         self.legend.clear()
-        for curve, name in ((self.norm_curve, "L2 norm"), (self.mean_curve, "mean |grad|")):
-            shown = measure in (name, "both")
+        sites = {site for (_m, site), curve in self.curves.items() if curve.xData is not None and len(curve.xData)}
+        for (name, site), curve in self.curves.items():
+            shown = measure in (name, "both") and site in sites
             curve.setVisible(shown)
             if shown:
-                self.legend.addItem(curve, name)
+                self.legend.addItem(curve, name if len(sites) == 1 else f"{name}, {site}")
         self.plot.setLabel("left", MEASURES[measure])
+
+    def _plot(self, rows) -> np.ndarray:
+        """Each site's curves over `rows`; the values drawn (for the range)."""
+        for curve in self.curves.values():
+            curve.setData([], [])
+        drawn = []
+        for site in dict.fromkeys(site_of(r.key) for r in rows):
+            mine = [r for r in rows if site_of(r.key) == site]
+            x = np.array([r.depth for r in mine], dtype=float)
+            norm = np.array([max(r.norm, 1e-30) for r in mine])
+            mean = np.array([max(r.mean_abs, 1e-30) if np.isfinite(r.mean_abs) else np.nan for r in mine])
+            self.curve("L2 norm", site).setData(x, norm)
+            self.curve("mean |grad|", site).setData(x[np.isfinite(mean)], mean[np.isfinite(mean)])
+            drawn += [norm, mean[np.isfinite(mean)]]
+        self._show_measure(self.measure.currentText())
+        return np.concatenate(drawn) if drawn else np.zeros(0)
 
     def row_at(self, x: float):
         """The flow row drawn at depth x (within half a step), or None."""
@@ -150,8 +195,7 @@ class GradientFlowView(QWidget):
     def show_pending(self, message: str) -> None:
         """No flow to plot yet (the worker is still working it out): say so instead of the last one."""
         self.rows = []
-        self.norm_curve.setData([], [])
-        self.mean_curve.setData([], [])
+        self._plot([])
         self.plot.getAxis("bottom").setTicks(None)
         self.hover.setText(" ")
         self.summary.setText(message)
@@ -161,18 +205,13 @@ class GradientFlowView(QWidget):
         self.rows = rows if rows is not None else gradient_flow(result, VANISHING, EXPLODING)
         self.hover.setText(" ")
         if not self.rows:
-            self.norm_curve.setData([], [])
-            self.mean_curve.setData([], [])
+            self._plot([])
             self.plot.getAxis("bottom").setTicks(None)
             self.summary.setText("No gradients captured: tick layers with grad_output (or parameters).")
             return
         x = np.array([r.depth for r in self.rows], dtype=float)
-        norm = np.array([max(r.norm, 1e-30) for r in self.rows])
-        mean = np.array([max(r.mean_abs, 1e-30) if np.isfinite(r.mean_abs) else np.nan for r in self.rows])
-        self.norm_curve.setData(x, norm)
-        self.mean_curve.setData(x[np.isfinite(mean)], mean[np.isfinite(mean)])
+        finite = self._plot(self.rows)
         self._update_ticks()
-        finite = np.concatenate([norm, mean[np.isfinite(mean)]])
         lo, hi = np.log10(finite.min()), np.log10(finite.max())
         self.plot.setYRange(min(lo, np.log10(VANISHING)) - 0.5, max(hi, np.log10(EXPLODING)) + 0.5, padding=0)
         self.plot.setXRange(x.min() - 0.5, x.max() + 0.5, padding=0)
