@@ -130,3 +130,17 @@ def test_compare_mosaics_stay_readable_at_1280x800(ui, qtbot, compare_window, ti
         height = view.sceneBoundingRect().height()
         assert height >= MIN_VIEW - 25, (row, col, height)  # the row less its spacing and its header's share
     assert MIN_VIEW >= 140
+
+
+def test_the_divergence_plot_has_room_at_1280x800(ui, qtbot, compare_window, tiny_source, tmp_path):
+    """Issue 52 item 7: with a second model the divergence plot was 45 px high at 1280x800 (its legend and verdict
+    took the rest of the bottom pane); it keeps PLOT_MIN_HEIGHT, the mosaics scrolling above it."""
+    from inspector.gui.views.divergence_view import PLOT_MIN_HEIGHT
+
+    w = compare_window
+    w.resize(1280, 800)
+    w.against.choose_weights(write_weights(tiny_source, tmp_path / "b.safetensors", "features.3.weight"))
+    ui.expect_result(qtbot, w)
+    qtbot.wait(100)
+    plot = w.views.compare.divergence.plot
+    assert plot.isVisible() and plot.height() >= PLOT_MIN_HEIGHT >= 120

@@ -44,6 +44,9 @@ def depth_rows(diff) -> list[tuple[int, str, object, object]]:
     return [(i, name, f, g) for i, (name, (f, g)) in enumerate(layers.items())]
 
 
+PLOT_MIN_HEIGHT = 130  # the plot's least height (px): the mosaics above it scroll instead
+
+
 class DivergenceView(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -69,6 +72,7 @@ class DivergenceView(QWidget):
         self.hover.setTextInteractionFlags(Qt.TextSelectableByMouse)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        self.plot.setMinimumHeight(PLOT_MIN_HEIGHT)  # 45 px at 1280x800 once the legend had wrapped
         layout.addWidget(self.legend)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.hover)
