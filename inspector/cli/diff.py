@@ -83,7 +83,7 @@ def run(args) -> int:
     from inspector.core.edits_concepts import check_concept_edits
 
     for model in (first, second):  # as capture refuses them: before either run, naming both models
-        check_concept_edits([parse_edit(text) for text in args.edit], model.source)
+        check_concept_edits([parse_edit(text) for text in args.edit], model)
     x = load_input(args.input, first.preprocess, first.input_shape)
     diff = diff_models(first, second, x, args.layers, args.sites, args.target, args.device, args.threshold,
                        edits=args.edit)

@@ -62,7 +62,7 @@ def capture(
     spec = RunSpec.make((), sites, edits, target, input_grad)
     spec = replace(spec, layers=tuple(tree.select(patterns, params="params" in spec.sites)))
     check_edits_reach(spec.edits, tree)
-    check_concept_edits(spec.edits, model.source)
+    check_concept_edits(spec.edits, model)  # the loaded model: a dictionary of other weights is refused too
     return run(model.module, inputs, spec, model.labels, cancel, sharing or sharing_of(model))
 
 

@@ -168,7 +168,7 @@ class Workbench:
         x = self.input_tensor(request.input, request.frame)
         spec = request.spec if request.visible is None else replace(request.spec, stats_now=tuple(request.visible))
         check_edits_reach(spec.edits, tree)
-        check_concept_edits(spec.edits, loaded.source)
+        check_concept_edits(spec.edits, loaded)
         result = run(loaded.module, x, spec, loaded.labels, cancel, self.sharing, phase)
         baseline = None
         if request.baseline:

@@ -69,8 +69,8 @@ def diff_models(first: LoadedModel, second: LoadedModel, inputs: torch.Tensor, l
         second_paths = [p for p in paths if p in own]
     spec = replace(RunSpec.make(paths, sites, edits, target, input_grad), stats=stats)
     second_edits = spec.edits if second_edits is None else RunSpec.make((), (), second_edits).edits
-    check_concept_edits(spec.edits, first.source)  # a dictionary learned on another model: refused before any run
-    check_concept_edits(second_edits, second.source)
+    check_concept_edits(spec.edits, first)  # a dictionary learned on another model (or weights): refused before
+    check_concept_edits(second_edits, second)  # any run
     names = (describe(first), describe(second))
     started = time.perf_counter()
     result_a = run(first.module, inputs, spec, first.labels, cancel, sharing_of(first))
@@ -128,7 +128,7 @@ def run_against(bench, first, x, request, result, cancel: threading.Event | None
         said = weights_shown(asked.source, asked.weights)
         raise type(exc)(f"The second model, {asked.source} (weights {said}), did not load "
                         f"(the first is {first_name}): {exc}") from exc
-    check_concept_edits(against.edits, second.source)  # its own edits: a dictionary of another model is refused
+    check_concept_edits(against.edits, second)  # its own edits: a dictionary of another model is refused
     bench.move_to(request.device)
     own = set(dict(second.module.named_modules()))
     spec = replace(request.spec, layers=tuple(p for p in request.spec.layers if p in own),

@@ -23,10 +23,10 @@ from typing import Callable
 
 import torch
 
-from ..arguments import checked
 from ..atlas.reduce import Layout, layout_of
 from ..devices import resolve_device
-from ..errors import InputError, RunError, SpecError
+from ..arguments import shown_value as _shown
+from ..errors import ArgumentTypeError, InputError, RunError, SpecError
 from ..objective import objective, primary_output
 from ..sources.grids import token_grid
 from ..sources.loaded import LoadedModel
@@ -46,7 +46,6 @@ class ConceptReading:
     logits: torch.Tensor | None  # (classes,) the model's output for the image (its primary output, first item)
 
 
-@checked
 def read_concepts(loaded: LoadedModel, x: torch.Tensor, dictionary: Dictionary, *, target: int | None = None,
                   device: str | torch.device = "cpu", layer: str | None = None) -> ConceptReading:
     """The image `x` ((1, C, H, W) or (C, H, W), preprocessed as the model wants) seen through `dictionary`:
@@ -68,7 +67,6 @@ def read_concepts(loaded: LoadedModel, x: torch.Tensor, dictionary: Dictionary, 
     return ConceptReading(d.layer, maps.reshape(d.k, -1).mean(1), maps, relevance, target, logits)
 
 
-@checked
 def concept_relevance_map(loaded: LoadedModel, x: torch.Tensor, dictionary: Dictionary, concept: int, target: int,
                           device: str | torch.device = "cpu", layer: str | None = None) -> torch.Tensor:
     """(H, W) over the input: where concept `concept` is relevant to class `target`, CRP-style.
@@ -210,6 +208,12 @@ def _backward(fn: Callable):
 
 # -- arguments and layouts -----------------------------------------------------------------------------------
 def _checked(loaded, x, dictionary, concept, target, device, layer):
+    if not isinstance(loaded, LoadedModel):
+        raise ArgumentTypeError(f"read_concepts and concept_relevance_map take the loaded model (load_model's), not "
+                                f"{_shown(loaded)}.")
+    if layer is not None and not isinstance(layer, str):
+        raise ArgumentTypeError(f"The layer the dictionary is expected of is a layer's name or None, not "
+                                f"{_shown(layer)}.")
     if not isinstance(dictionary, Dictionary):
         raise ConceptError(f"read_concepts needs a Dictionary (load_dictionary(DIR)), not {type(dictionary).__name__}.")
     dictionary.check(layer=layer, model=loaded, concept=concept)

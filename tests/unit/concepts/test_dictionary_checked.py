@@ -14,7 +14,7 @@ from PIL import Image
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
-from inspector.core import load_input, load_model
+from inspector.core import capture, load_input, load_model
 from inspector.core.concepts import ConceptError, learn_concepts, load_dictionary, read_concepts
 from inspector.core.concepts.dictionary import Dictionary, save_dictionary
 from inspector.core.concepts.identity import weights_digest
@@ -109,6 +109,9 @@ def test_another_checkpoint_of_the_same_model_is_refused_in_one_line(learned):
     assert str(error.value) == said
     with pytest.raises(Exception) as error:
         check_concept_edits([parse_edit(f"relu3:output=ablate_concept(0, dict={str(root / 'nmf')!r})")], other)
+    assert str(error.value).endswith(said)
+    with pytest.raises(Exception) as error:  # capture (and the app's runs, diff) pass the loaded model, not its name
+        capture(other, x, "relu3", "output", edits=[f"relu3:output=ablate_concept(0, dict={str(root / 'nmf')!r})"])
     assert str(error.value).endswith(said)
     assert read_concepts(demo, x, dictionary).coefficients.shape == (2,)
 
