@@ -277,3 +277,28 @@ def test_a_refused_dictionary_is_not_said_once_its_own_model_is_back(qtbot, wind
     window.state.request_model(ModelRequest("demo"))
     ui.expect_result(qtbot, window)
     assert not window.banner.isVisible()
+
+
+def test_a_concept_pages_tiles_are_numbered_as_its_caption_lists_them(qtbot, tmp_path):
+    """Issue 52 item 7: the caption lists the top images #1, #2, ... and the tiles said no number. Each tile now has
+    its number in its corner (a page of three 96 px tiles 4 px apart, shown at twice its size: tiles 200 px apart)."""
+    from PIL import Image
+
+    from inspector.gui.views.concepts_page import ConceptPage
+
+    page = Image.new("RGB", (3 * 96 + 2 * 4, 96), (255, 255, 255))
+    for k, colour in enumerate(((200, 40, 40), (40, 200, 40), (40, 40, 200))):
+        page.paste(Image.new("RGB", (96, 96), colour), (k * 100, 0))
+    page.save(tmp_path / "concept_000.png")
+    record = {"layer": "relu3", "concepts": [{"id": 0, "top": [{"image": f"{k}.png", "score": 1.0 - k / 10}
+                                                                for k in range(3)]}]}
+    dialog = ConceptPage()
+    qtbot.addWidget(dialog)
+    dialog.show_concept(str(tmp_path), record, 0, tmp_path / "concept_000.png")
+    image = dialog.picture.pixmap().toImage()
+    assert (image.width(), image.height()) == (592, 192)
+    for k, colour in enumerate(((200, 40, 40), (40, 200, 40), (40, 40, 200))):
+        corner, middle = image.pixelColor(k * 200 + 1, 1), image.pixelColor(k * 200 + 96, 96)
+        assert middle.getRgb()[:3] == colour  # the tile itself
+        assert sum(corner.getRgb()[:3]) < sum(colour) // 2, k  # its number's dark label over its corner
+    assert "#1 0.png" in dialog.caption.text() and "#3 2.png" in dialog.caption.text()

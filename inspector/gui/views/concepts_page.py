@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPixmap
+from PySide6.QtCore import QRect, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPixmap
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPushButton, QScrollArea, QVBoxLayout
 
 from inspector.core.clipping import clip_levels
@@ -20,6 +20,7 @@ from .number_format import fmt
 SIGNED_CLIP = 99.0  # a signed map's colours top out at this percentile of |value|
 PAGE_WIDE = 1400  # a page narrower than half this is shown at twice its size
 PAGE_TALL = 900  # nor taller than this (or the screen)
+NUMBER_BACK = QColor(0, 0, 0, 170)  # under a tile's number
 
 
 class OverlayMap(pg.GraphicsLayoutWidget):
@@ -105,11 +106,13 @@ class ConceptPage(QDialog):
         self.concept = concept
         layer = record.get("layer", "")
         self.setWindowTitle(f"Concept {concept} of {layer}: its top images")
+        entry = next((c for c in record.get("concepts", []) if c.get("id") == concept), None)
+        tops = entry.get("top", []) if entry else []
         if page.is_file():
             pixmap = QPixmap(str(page))
             if pixmap.width() and pixmap.width() * 2 <= PAGE_WIDE:  # small tiles (a 64-pixel model's) at 2x
                 pixmap = pixmap.scaledToHeight(2 * pixmap.height(), Qt.SmoothTransformation)
-            self.picture.setPixmap(pixmap)
+            self.picture.setPixmap(numbered(pixmap, len(tops)))
             # the page whole where the screen has room (the caption and buttons take about 170 pixels)
             screen = self.screen().availableGeometry() if self.screen() else None
             tall = min(PAGE_TALL, screen.height() - 80) if screen else PAGE_TALL
@@ -118,8 +121,6 @@ class ConceptPage(QDialog):
         else:
             self.picture.setPixmap(QPixmap())
             self.picture.setText(f"No page at {page} (the dictionary was learned without pictures).")
-        entry = next((c for c in record.get("concepts", []) if c.get("id") == concept), None)
-        tops = entry.get("top", []) if entry else []
         lines = [f"#{rank + 1} {t['image']} (score {fmt(t['score'], '.4g')})" for rank, t in enumerate(tops)]
         stats = ""
         if entry:
@@ -130,3 +131,29 @@ class ConceptPage(QDialog):
                              + ("; ".join(lines) if lines else "none recorded") + f". ({folder})")
         self.use.setProperty("image", tops[0]["image"] if tops else "")
         self.use.setEnabled(bool(tops))
+
+
+def numbered(pixmap: QPixmap, count: int) -> QPixmap:
+    """The page with each of its `count` tiles numbered #1, #2, ... in its corner, as the caption lists them (the
+    page is a row of square tiles as high as the page, evenly spaced: `core.concepts.pages`)."""
+    if count < 1 or pixmap.isNull():
+        return pixmap
+    side = pixmap.height()
+    pitch = (pixmap.width() + (pixmap.width() - count * side) / max(count - 1, 1)) / count if count > 1 else side
+    out = QPixmap(pixmap)
+    painter = QPainter(out)
+    try:
+        font = painter.font()
+        font.setPixelSize(max(9, side // 8))
+        font.setBold(True)
+        painter.setFont(font)
+        metrics = painter.fontMetrics()
+        for rank in range(count):
+            text = f"#{rank + 1}"
+            box = QRect(round(rank * pitch), 0, metrics.horizontalAdvance(text) + 6, metrics.height() + 2)
+            painter.fillRect(box, NUMBER_BACK)
+            painter.setPen(Qt.white)
+            painter.drawText(box, Qt.AlignCenter, text)
+    finally:
+        painter.end()
+    return out
