@@ -71,7 +71,56 @@ def read_record(out_dir: str | os.PathLike) -> dict:
         raise ConceptError(str(exc)) from None
     if not isinstance(record, dict) or not {"layer", "method", "k", "fit", "concepts"} <= record.keys():
         raise ConceptError(f"{path} is not a concepts record (it lacks layer, method, k, fit or concepts).")
+    why = _record_wrong(record)
+    if why:
+        raise ConceptError(f"{path} is damaged: {why}.")
     return record
+
+
+def _number(value, none: bool = False) -> bool:
+    return (value is None and none) or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _text(value) -> bool:
+    return isinstance(value, str) and "\0" not in value
+
+
+def _record_wrong(r: dict) -> str | None:
+    """What in a concepts record is not what a job writes, of what the command's table and the app read; None."""
+    from .dictionary import LAYOUTS, METHODS
+
+    if not _text(r["layer"]) or not r["layer"] or r["method"] not in METHODS or not _whole(r["k"]) or r["k"] < 1:
+        return "its layer, method or K is not one a job writes"
+    if r.get("layout", "NCHW") not in LAYOUTS or not all(_whole(r.get(n, 0)) for n in ("channels", "images")):
+        return "its layout, channels or image count is not one a job writes"
+    fit, data, k = r["fit"], r.get("data", {}), r["k"]
+    if not isinstance(fit, dict) or not _whole(fit.get("samples", 0)) or not _whole(fit.get("pca_k", 0)) \
+            or not _text(fit.get("measured_on", "")) or not _number(fit.get("sparsity", 0)) \
+            or not all(_number(fit.get(n), none=True) for n in ("variance_explained", "pca_variance_explained",
+                                                                 "relative_error")) \
+            or not isinstance(fit.get("never_active", []), list) \
+            or not all(_whole(i) and i < k for i in fit.get("never_active", [])):
+        return "its fit's figures are not numbers of a fit"
+    if not isinstance(data, dict) or not isinstance(data.get("skipped", []), list) \
+            or not isinstance(data.get("held_out", []), list) or not _text(data.get("root", "")) \
+            or not all(isinstance(e, dict) and _text(e.get("path")) and _text(e.get("reason"))
+                       for e in data.get("skipped", [])) or not all(_text(e) for e in data.get("held_out", [])):
+        return "its data (root, skipped files, held-out images) is not a listing a job writes"
+    concepts = r["concepts"]
+    if not isinstance(concepts, list) or len(concepts) != k:
+        return f"it lists {len(concepts) if isinstance(concepts, list) else 'no list of'} concepts for K={k}"
+    for i, c in enumerate(concepts):
+        if not isinstance(c, dict) or c.get("id") != i or not isinstance(c.get("top", []), list) or not all(
+                isinstance(e, dict) and _text(e.get("image")) and _number(e.get("score")) and _whole(e.get("y"))
+                and _whole(e.get("x")) for e in c.get("top", [])) or not all(
+                _number(c.get(n, 0), none=n == "max") for n in ("active_fraction", "mean", "std", "frac_positive",
+                                                               "max")):
+            return f"concept {i} is not a concept's id, figures and top images"
+    return None
 
 
 def check_out_dir(out: Path, key: str, arguments: dict) -> dict | None:

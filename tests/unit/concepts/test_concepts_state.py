@@ -203,3 +203,31 @@ def test_the_atlas_top_is_bounded(demo, data, tmp_path):
     with pytest.raises(SpecError, match=r"^--top 101 is more than 100, the most images kept per channel"):
         run_atlas(demo, data, "relu3", 101, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+# -- a finished folder: its record is read back by the same command (the table) and by the app ----------------------
+@pytest.mark.parametrize("edit, says", [
+    (lambda r: r["fit"].update(variance_explained="x"), "its fit's figures are not numbers of a fit"),
+    (lambda r: r["fit"].update(never_active=[7]), "its fit's figures are not numbers of a fit"),
+    (lambda r: r.update(k=True), "its layer, method or K is not one a job writes"),
+    (lambda r: r.update(channels=-1), "its layout, channels or image count is not one a job writes"),
+    (lambda r: r["data"].update(skipped=[5]),
+     "its data (root, skipped files, held-out images) is not a listing a job writes"),
+    (lambda r: r["concepts"].pop(), "it lists 1 concepts for K=2"),
+    (lambda r: r["concepts"][1].update(id=0), "concept 1 is not a concept's id, figures and top images"),
+    (lambda r: r["concepts"][0]["top"][0].update(y=-1), "concept 0 is not a concept's id, figures and top images"),
+])
+def test_a_damaged_finished_record_is_refused_in_one_line(demo, data, tmp_path, edit, says):
+    """Before, the same command on a finished folder whose concepts.json held a figure that is not a number printed
+    a traceback from its table (ValueError: Unknown format code 'f')."""
+    from inspector.core.concepts import read_record
+
+    out = tmp_path / "out"
+    learn_concepts(demo, data, "relu3", out, **OPTIONS)
+    record = json.loads((out / "concepts.json").read_text())
+    edit(record)
+    (out / "concepts.json").write_text(json.dumps(record))
+    for call in (lambda: read_record(out), lambda: learn_concepts(demo, data, "relu3", out, **OPTIONS)):
+        with pytest.raises(ConceptError) as error:
+            call()
+        assert str(error.value) == f"{out / 'concepts.json'} is damaged: {says}."
