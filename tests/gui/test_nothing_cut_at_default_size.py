@@ -135,3 +135,17 @@ def test_the_detectors_attribution_tab_leaves_the_docks_their_width(qtbot, open_
     assert view.each_box.isVisible(), "a detector's tab offers Each box"
     assert (window.modules_dock.width(), window.side_dock.width(), window.tabs.width()) == (*docks, centre)
     assert view.minimumSizeHint().width() <= window.tabs.width()
+
+
+def test_a_panels_message_wraps_a_long_module_path(qtbot, make_panel):
+    """Issue 52 item 7: the attention hint on a Hugging Face ViT names its first attention module,
+    vit.encoder.layer.0.attention.attention: one word wider than a panel at 1280x800, cut at its edge. A long path
+    breaks after its dots; the tooltip has the words as they are."""
+    panel = make_panel()
+    panel.resize(310, 600)
+    text = ("No attention at vit.embeddings: tick one of this model's 12 attention modules (the first is "
+            "vit.encoder.layer.0.attention.attention) and show it.")
+    panel.clear(text)
+    qtbot.wait(50)
+    assert _whole(panel.message), "the message is cut"
+    assert panel.message.toolTip() == text and panel.message.text().replace("\u200b", "") == text

@@ -199,7 +199,9 @@ class TensorPanel(QWidget):
         self.bars.clear_values()
         self.hist.clear_values()
         self.title.setText(f"<b>{self.base_title}</b>")
-        self.message.setText(message or " ")
+        # a long module path may break after its dots: it wrapped whole rather than being cut at the panel's edge
+        # (an HF ViT's "vit.encoder.layer.0.attention.attention" in the attention hint)
+        self.message.setText(" ".join(breakable(word) for word in message.split(" ")) if message else " ")
         self.message.setToolTip(message)
         self.stack.setCurrentWidget(self.message)
         self.stats.setText(message or " ")
