@@ -92,9 +92,10 @@ def check_dictionary(dictionary: Dictionary, id: int, layer: str | None = None, 
         raise SpecError(str(exc)) from None
 
 
-def check_concept_edits(edits: Iterable[Edit], model: str) -> None:
-    """Before a run of `model` (its source, as the dictionary records it): every enabled concept edit's dictionary
-    can be read, is of its layer and model, and has its concept; applies at LAYER:output only."""
+def check_concept_edits(edits: Iterable[Edit], model) -> None:
+    """Before a run of `model` (its source, as the dictionary records it, or the loaded model, whose weights must
+    then be those the dictionary was learned on): every enabled concept edit's dictionary can be read, is of its
+    layer and model, and has its concept; applies at LAYER:output only."""
     for edit in edits:
         if not edit.enabled or edit.op not in CONCEPT_OPS:
             continue

@@ -193,7 +193,7 @@ class ConceptJobs(HeardOnGuiThread, QObject):
             dictionary = self._dictionary(request.folder)
             loaded = self._loaded(request.model)
             if loaded is not None:
-                dictionary.check(model=loaded.source)
+                dictionary.check(model=loaded)  # the source and the weights it was learned on
             from pathlib import Path
 
             record = read_record(request.folder) if (Path(request.folder) / RECORD_FILE).is_file() else {}
@@ -218,7 +218,7 @@ class ConceptJobs(HeardOnGuiThread, QObject):
                 return
             self.worker._sigPhase.emit("Concepts of the image")
             dictionary = self._dictionary(request.folder)
-            dictionary.check(model=loaded.source)
+            dictionary.check(model=loaded)  # the source and the weights it was learned on
             x = self.worker.bench.input_tensor(request.input, request.frame)
             reading = read_concepts(loaded, x, dictionary, target=request.target, device=request.device)
             grid = reading.maps.detach().float().cpu().numpy()

@@ -132,6 +132,28 @@ def test_another_models_dictionary_is_refused_naming_both_and_a_damaged_one_said
     assert str(damaged) in view.message.text()
 
 
+def test_a_dictionary_of_other_weights_of_the_same_model_is_refused_by_the_dock(qtbot, window, tmp_path):
+    """Issue 52 item 3: the dock's dictionary is checked against the loaded model's weights, not only its name
+    (the worker checked `loaded.source`: a dictionary learned on another checkpoint of Tiny opened without a word)."""
+    import torch
+    from PIL import Image
+
+    data = tmp_path / "data"
+    data.mkdir()
+    rng = np.random.default_rng(0)
+    for i in range(4):
+        Image.fromarray((rng.random((32, 32, 3)) * 255).astype(np.uint8)).save(data / f"{i}.png")
+    tiny = window.state.model.source
+    other = load_model(tiny)  # Tiny's architecture, another checkpoint: one weight changed
+    with torch.no_grad():
+        other.module.features[0].weight[0, 0, 0, 0] += 1.0
+    learn_concepts(other, data, "features.2", tmp_path / "c", method="sae", k=2, sparsity=1, epochs=1, top=1)
+    controller, view = window.concepts, window.concepts.view
+    controller.open(str(tmp_path / "c"))
+    qtbot.waitUntil(lambda: view.message.isVisible() and "Not opened" in view.message.text(), timeout=30_000)
+    assert "weights" in view.message.text() and view.opened is None, view.message.text()
+
+
 def test_the_folder_is_remembered_for_the_model_and_a_model_without_its_layer_says_so(qtbot, open_window, learned,
                                                                                      settings):
     window = open_window("demo", "sample:star")
