@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,8 +54,9 @@ class Settings:
         if not 0 <= self.held_out < 1:
             raise SpecError(f"--held-out is a fraction of the images from 0 to below 1, not {self.held_out!r}.")
         memory = self.max_memory_mb
-        if isinstance(memory, bool) or not isinstance(memory, (int, float)) or not 0 < memory < math.inf:
-            raise SpecError(f"--max-memory is a finite number of MB above 0, not {memory!r}.")
+        if isinstance(memory, bool) or not isinstance(memory, (int, float)) or not 0 < memory * MB < 2**63:
+            raise SpecError(f"--max-memory is a number of MB above 0 and below 2**63 bytes ({2**63 // MB:,} MB), "
+                            f"not {memory!r}.")
         for name, value in (("--epochs", self.epochs), ("--top", self.top), ("--batch", self.batch)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise SpecError(f"{name} must be a whole number of at least 1, not {value!r}.")
