@@ -71,7 +71,8 @@ def test_a_threshold_below_0_or_not_finite_stays_a_mismatch(toy):
         assert str(error.value) == f"The threshold must be a number >= 0, got {shown}."
 
 
-@pytest.mark.parametrize("value", [5, 2.5, object(), np.array(3), torch.tensor(3), np.int64(5)], ids=repr)
+@pytest.mark.parametrize("value", [5, 2.5, object(), np.array(3), torch.tensor(3), np.int64(5)],
+                         ids=["5", "2.5", "object()", "np.array(3)", "torch.tensor(3)", "np.int64(5)"])  # one id everywhere
 def test_edits_that_are_not_a_list_are_one_line(toy, value):
     from inspector.core import compare_edits, compare_models, graph_values
 
