@@ -76,8 +76,12 @@ def test_a_kept_map_made_for_another_size_is_said_when_the_session_s_model_arriv
     assert window.edits.load(str(path), trust=True) is True, window.banner.text()  # another model: not known yet
     # the next result shown may be the first model's (a run asked before the session's model loads): wait for the
     # session's model, however slow the machine (a 10 s wait timed out on a loaded CI machine)
-    qtbot.waitUntil(lambda: state.model is not None and state.model.request.source == wide
-                    and window.banner.notice is not None and window.banner.notice.level == "error", timeout=120_000)
+    def the_session_s_model_and_its_error():  # its last failed assertion is what a timeout says
+        assert state.model is not None and state.model.request.source == wide, (
+            f"model {state.model and state.model.request.source}, loading {state.loading}, phase {state.phase!r}")
+        assert window.banner.notice is not None and window.banner.notice.level == "error", window.banner.text()
+
+    qtbot.waitUntil(the_session_s_model_and_its_error, timeout=120_000)
     said = window.banner.text()
     assert said.startswith("Error: The session's kept map is not shown: The session's map is 8 x 8, but the "
                            "model's input is ") and "it was made for another model or input" in said, said
