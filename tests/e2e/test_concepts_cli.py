@@ -53,7 +53,7 @@ def test_refusals_are_one_line(data, tmp_path):
                       "--out", str(tmp_path / "signed"))
     assert signed.returncode == 2
     assert signed.stderr.strip().splitlines()[-1].startswith("error: Layer signed has negative values")
-    assert signed.stderr.strip().endswith("use --method sae.")
+    assert signed.stderr.strip().endswith("learn them with the sparse autoencoder (method sae).")
     assert list((tmp_path / "signed").iterdir()) == []
     sae = run_here(*command(data, tmp_path / "sae"), "--method", "sae")
     assert (sae.returncode, sae.stderr.strip()) == (2, "error: --method sae needs --sparsity TOPK (the concepts "

@@ -94,7 +94,8 @@ def test_nmf_on_a_signed_layer_is_refused_in_one_line(qtbot, open_window, shapes
     window.state.sigNotice.connect(shown.append)
     controller.build(str(shapes), "conv3", 4, "nmf", None, str(tmp_path / "c"))
     qtbot.waitUntil(lambda: not controller.state.building, timeout=60_000)
-    assert "Not built" in view.message.text() and "use --method sae" in view.message.text()
+    said = view.message.text()  # the app's words: no command-line flag
+    assert "Not built" in said and "learn them with the sparse autoencoder (method sae)." in said and "--" not in said
     error = [n for n in shown if n.level == "error"]
     assert error and error[-1].text.startswith("Concepts not built: ") and "\n" not in error[-1].text
     assert view.opened is None and not (tmp_path / "c" / "dictionary.safetensors").exists()

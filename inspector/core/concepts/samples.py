@@ -66,7 +66,7 @@ def check_signs(job: ConceptJob, v: torch.Tensor, image: int) -> None:
     if low < 0:
         name = job.atlas.images.relative(job.atlas.images.files[image])
         raise ConceptError(f"Layer {job.layer} has negative values ({low:.3g} on {name}); NMF needs a non-negative "
-                           f"layer (after a ReLU): use --method sae.")
+                           f"layer (after a ReLU): learn them with the sparse autoencoder (method sae).")
 
 
 def image_batch(loaded, job: ConceptJob, device) -> int:

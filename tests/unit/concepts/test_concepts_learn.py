@@ -125,7 +125,7 @@ def test_a_finished_folder_is_found_done_and_another_jobs_refused(planted):
 
 def test_a_signed_layer_is_refused_for_nmf_naming_sae(planted, tmp_path):
     loaded, data, _, _ = planted
-    with pytest.raises(ConceptError, match=r"negative values .*use --method sae\.$"):
+    with pytest.raises(ConceptError, match=r"negative values .*with the sparse autoencoder \(method sae\)\.$"):
         learn_concepts(loaded, data, "signed", tmp_path / "out", k=3)
     assert list((tmp_path / "out").iterdir()) == []
 
