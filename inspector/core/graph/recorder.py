@@ -275,7 +275,7 @@ class Recorder(TorchFunctionMode):
 
     def _where(self) -> str:
         group = self._open[-1]
-        return self._group_info[group][0] if group else "(model)"
+        return self._group_info[group][0] if group else "the model's own forward"
 
     # -- the functions between modules -------------------------------------------------------
     def __torch_function__(self, func, types_, args=(), kwargs=None):
@@ -300,7 +300,7 @@ class Recorder(TorchFunctionMode):
             out = [args[0]]  # __setitem__ returns None
         if not out:
             if op in VALUE_READS:
-                self.data_dependence.setdefault(f"{self._where()}: {op}()")
+                self.data_dependence.setdefault(f"{op}() in {self._where()}")
             return result
         if op in SHAPE_ONLY:
             return result
@@ -317,7 +317,7 @@ class Recorder(TorchFunctionMode):
     def _note_data_shapes(self, op: str, args: tuple) -> None:
         masks = op == "getitem" and len(args) > 1 and any(t.dtype == torch.bool for t in tensors_in(args[1]))
         if op in DATA_SHAPED or masks or (op == "where" and len(args) == 1):
-            self.data_dependence.setdefault(f"{self._where()}: {'boolean mask' if masks else op + '()'}")
+            self.data_dependence.setdefault(f"{'a boolean mask' if masks else op + '()'} in {self._where()}")
 
     def _function_node(self, op: str, inplace: bool, read: list[torch.Tensor], out: list[torch.Tensor]) -> None:
         group = self._open[-1]

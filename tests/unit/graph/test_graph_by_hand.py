@@ -150,12 +150,13 @@ def test_reading_values_makes_it_this_inputs_forward_and_what_only_was_read_is_n
         model.lin.weight.copy_(torch.eye(3))
         model.lin.bias.zero_()
     up = record_graph(model, torch.tensor([[1.0, 2.0, 3.0]]))
-    assert up.data_dependence == ("(model): bool()",)
-    assert up.caption == "The graph of this input's forward (control flow depends on the data: (model): bool())"
+    assert up.data_dependence == ("bool() in the model's own forward",)
+    assert up.caption == ("The graph of this input's forward (control flow depends on the data: bool() in the "
+                          "model's own forward)")  # it said '(model): bool()', a node's name few would read
     # sum and gt were read into Python only: left out
     assert [n.id for n in up.nodes] == ["input", "lin", "mul()", "output"]
     down = record_graph(model, torch.tensor([[-1.0, -2.0, 3.0]]))
-    assert down.data_dependence == ("(model): bool()", "(model): boolean mask")
+    assert down.data_dependence == ("bool() in the model's own forward", "a boolean mask in the model's own forward")
     assert [n.id for n in down.nodes] == ["input", "lin", "gt()", "getitem()", "output"]
     assert down.edges[-1] == Edge("getitem()", "output", (1,), F32)  # one value is > 0
 
