@@ -31,7 +31,7 @@ from .layout import dock_tabs_width, lay_out
 from .menus import build_menus
 from .sources import SourcesMixin
 from .state import GRADIENT_SITES, AppState
-from .state.run_choices import missing_text
+from .state.run_choices import attention_to_tick, missing_text
 from .token_grid_mixin import TokenGridMixin
 from .tree_menu import RightPressKeepsCurrent
 from .views.panel_links import link_panels
@@ -460,7 +460,10 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             if capture is not None and capture.array is not None:
                 panel.show_capture(capture.name, capture.array, capture.stats, details)
             else:
-                panel.show_missing(missing_text(self.loaded, self.state.grad_site, name, key))
+                first = attention_to_tick(self.loaded, self.state.grad_site) if key.endswith(":attention") else None
+                panel.show_missing(missing_text(self.loaded, self.state.grad_site, name, key), None if first is None
+                                   else ("Tick and show the first", f"Tick {first} and show it",
+                                         lambda: self.state.tick_and_show(first)))
 
     # -- saving the figure ----------------------------------------------------------------------
     def save_png(self, path: str) -> Path | None:

@@ -42,13 +42,19 @@ def visible_of(ticked: list[str], layer: str | None) -> tuple[str, ...]:
     return (shown,) if shown in ticked else tuple(ticked[:1])
 
 
+def attention_to_tick(loaded, grad_site: str) -> str | None:
+    """The attention module a panel with no attention offers to tick and show (the model's first), or None."""
+    own = loaded.attention if loaded is not None and grad_site == "attention" else ()
+    return own[0] if own else None
+
+
 def missing_text(loaded, grad_site: str, name: str, key: str) -> str:
     """Why the Layer tab shows nothing at `key` of layer `name`: a parameter the layer lacks, no attention there
     (`loaded`: the ModelInfo of the model loaded, or None), or a site not captured."""
     layer = layer_of(name)
     if grad_site == "attention":
         own = loaded.attention if loaded is not None else ()
-        if own:
+        if own:  # the panel offers to tick and show it (attention_to_tick)
             return (f"No attention at {layer}: tick one of this model's {len(own)} attention modules "
                     f"(the first is {own[0]}) and show it.")
         return f"No attention at {layer}: this model has no attention module the app knows ({supported_text()})."

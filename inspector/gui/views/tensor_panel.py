@@ -20,7 +20,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QGraphicsRectItem, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QStackedWidget,
+                               QVBoxLayout, QWidget)
 
 from inspector.core.mosaic import PAGE, Grid, Mosaic, capture_maps, is_attention, is_parameter, levels, mosaic_of
 from inspector.core.records.stats import TensorStats
@@ -128,6 +129,10 @@ class TensorPanel(QWidget):
         self.stack = QStackedWidget()
         for page in (self.canvas, self.bars, self.message):
             self.stack.addWidget(page)
+        self.action = QPushButton()  # under the message, when something can be done about it (show_missing)
+        self.action.setVisible(False)
+        self._do = None
+        self.action.clicked.connect(lambda: self._do is not None and self._do())
 
         self.hist = ValueHistogram()
         self.hist.setMinimumWidth(120)  # room for its value labels beside the enlarged channel
@@ -145,6 +150,7 @@ class TensorPanel(QWidget):
         layout.addWidget(self.click_mode)
         layout.addWidget(self.pager)
         layout.addWidget(self.stack, 3)
+        layout.addWidget(self.action, 0, Qt.AlignHCenter)
         self.details = QWidget()  # the enlarged channel and the histogram, hidden when there is no capture
         row = QHBoxLayout(self.details)
         row.setContentsMargins(0, 0, 0, 0)
@@ -204,14 +210,22 @@ class TensorPanel(QWidget):
         self.message.setText(" ".join(breakable(word) for word in message.split(" ")) if message else " ")
         self.message.setToolTip(message)
         self.stack.setCurrentWidget(self.message)
+        self.action.setVisible(False)
+        self._do = None
         self.stats.setText(message or " ")
         self.stats.setVisible(False)  # the message is shown in the middle
         self.details.setVisible(False)
         self.hover.setText(" ")
 
-    def show_missing(self, message: str) -> None:
-        """Nothing to show here, and why ("conv1 has no bias parameter")."""
+    def show_missing(self, message: str, action: tuple[str, str, object] | None = None) -> None:
+        """Nothing to show here, and why ("conv1 has no bias parameter"); `action`: (label, tooltip, function) of a
+        button under the message that does something about it."""
         self.clear(message)
+        if action is not None:
+            label, tip, self._do = action
+            self.action.setText(label)
+            self.action.setToolTip(tip)
+            self.action.setVisible(True)
 
     def show_capture(self, key: str, array: np.ndarray, stats: TensorStats | None, details: bool = True) -> None:
         """Draw a capture: the maps (or bars), then the histogram, statistics and the row under the maps;
@@ -296,6 +310,7 @@ class TensorPanel(QWidget):
 
     def _show_maps(self, key: str, array: np.ndarray) -> None:
         self.stack.setCurrentWidget(self.canvas)
+        self.action.setVisible(False)  # the message's button goes with it
         self.maps, self.kernels = capture_maps(key, array, self.tokens, self.query, self.layouts)
         self._spatial = self._covers_the_input(key, array)
         diverging = self.diverging and not self._is_attention(key)  # probabilities: a sequential map
@@ -352,6 +367,7 @@ class TensorPanel(QWidget):
 
     def _show_vector(self, array: np.ndarray) -> None:
         self.stack.setCurrentWidget(self.bars)
+        self.action.setVisible(False)  # the message's button goes with it
         self.mosaic, self.maps, self.kernels, self.channel = None, None, None, None
         self.zoom.clear()
         self.zoom.setVisible(False)
