@@ -264,8 +264,9 @@ def measure_detector(folder: Path, source: str, input_source: str, device: str, 
             w.repaint()
             runs.append(time.perf_counter() - start)
         clicked = beat.take()
-        w.state.set_view("compare")  # its first show: laid out and painted once
+        w.state.set_view("compare")  # its first show: its grid made a part a turn, each painted
         w.repaint()
+        _wait_until(lambda: w.views.compare.grid.made)
         _pause(0.3)
         switched = beat.take()
         layer = w.loaded.tree.convolutions()[-1]

@@ -29,6 +29,7 @@ from .docks.live_bar import rate_text
 from .first_paint import AfterFirstPaint
 from .layout import dock_tabs_width, lay_out
 from .menus import build_menus
+from .paint_turns import after_paint
 from .sources import SourcesMixin
 from .state import GRADIENT_SITES, AppState
 from .state.run_choices import attention_to_tick, missing_text
@@ -288,12 +289,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         if result.warnings:
             self.statusBar().showMessage(f"{len(result.warnings)} warning(s): {result.warnings[0]}", 10000)
         # A timer (a zero-delay call runs in the same batch of posted events): the activations are painted first.
-        self._after_paint(lambda: self._draw_details(outcome, self.activation_panel, self._finish_result))
-
-    def _after_paint(self, step) -> None:
-        """`step()` in a later turn, once what this one drew is painted and the timers due by then (a heartbeat,
-        an animation) have run: a zero-delay call is queued behind the paint, and it starts a 1 ms timer."""
-        QTimer.singleShot(0, self, lambda: QTimer.singleShot(1, self, step))
+        after_paint(self, lambda: self._draw_details(outcome, self.activation_panel, self._finish_result))
 
     def _draw_details(self, outcome, panel, then) -> None:
         """The histogram, statistics and row under the maps of `panel`, a turn after its maps (painted first), and
@@ -301,7 +297,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         if outcome is not self.state.outcome:
             return  # a newer result took over
         panel.show_details()
-        self._after_paint(lambda: then(outcome))
+        after_paint(self, lambda: then(outcome))
 
     def _finish_result(self, outcome) -> None:
         if outcome is not self.state.outcome:
@@ -319,7 +315,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             if playing:  # (a video that began to play since the activations were drawn: theirs too)
                 self.activation_panel.show_details()
             else:
-                self._after_paint(lambda: self._draw_details(outcome, self.gradient_panel, lambda _o: drawn()))
+                after_paint(self, lambda: self._draw_details(outcome, self.gradient_panel, lambda _o: drawn()))
                 return
         elif self.state.view == "compare":  # a row a turn, the input and predictions painted first
             self.edits.refresh(done=drawn)

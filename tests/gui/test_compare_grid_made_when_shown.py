@@ -10,13 +10,13 @@ import pyqtgraph as pg
 from inspector.gui.views.compare_grid import COLS, CompareGrid
 
 
-def test_the_window_starts_without_the_compare_grid_s_views_and_makes_them_on_the_tab(window):
+def test_the_window_starts_without_the_compare_grid_s_views_and_makes_them_on_the_tab(qtbot, window):
     grid = window.views.compare.grid
     assert window.tabs.currentWidget() is not window.views.compare  # the Layer tab is the first shown
     assert not grid.made
     assert not [item for item in grid.scene().items() if isinstance(item, (pg.ViewBox, pg.ColorBarItem))]
     window.tabs.setCurrentWidget(window.views.compare)
-    assert grid.made
+    qtbot.waitUntil(lambda: grid.made, timeout=20_000)  # a part a turn (test_compare_grid_made_in_turns)
     assert len(grid.views) == 9 and len(grid.bars) == 6
     assert all(view.isVisible() for view in grid.views.values())
     bars = [item for item in grid.scene().items() if isinstance(item, pg.ColorBarItem)]

@@ -8,6 +8,7 @@ a click on a channel (any column) emits sigChannelClicked with the row's key and
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,7 @@ from PySide6.QtCore import Signal
 
 from inspector.core.mosaic import Mosaic, levels, make_mosaic
 
+from ..paint_turns import after_paint
 from .colour_bar import colour_bar
 from .number_format import fmt
 
@@ -54,13 +56,16 @@ class CompareGrid(pg.GraphicsLayoutWidget):
         self.layouts = None  # which layers' 4-D outputs are channels-last (LayerTree.layouts)
         self.names = {col: col for col in COLS}  # what the columns are called (a second model: first, second)
         self._parts: _Parts | None = None  # the views, images and colour bars: made when first shown or asked for
+        self._making: Iterator[None] | None = None  # what is left to make of them (None: nothing, or not begun)
+        self._making_one = False  # a part is being made (what it calls back finds the parts as they are)
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
         self.hover_text = " "
         self.on_hover = None  # called with the hover text
 
     # The nine views and six colour bars take 0.3 s to make (a third of the window's start): the Compare tab is
-    # hidden at start, so they are made when the grid is first shown, or first drawn into, whichever comes first.
+    # hidden at start, so they are made when the grid is first shown, a part an event-loop turn (each painted
+    # before the next: made in one turn they stalled the window 0.3 s), or all at once when first drawn into.
     @property
     def images(self) -> dict[tuple[str, str], pg.ImageItem]:
         return self._made().images
@@ -80,28 +85,53 @@ class CompareGrid(pg.GraphicsLayoutWidget):
 
     @property
     def made(self) -> bool:
-        """Whether the views are made yet (they are once the grid is shown or drawn into)."""
-        return self._parts is not None
+        """Whether the views are all made (they are some turns after the grid is first shown, or once drawn into)."""
+        return self._parts is not None and self._making is None
 
     def showEvent(self, event) -> None:
-        self._made()
+        if self._parts is None:
+            self._begin()
+            self._make_in_turns()
         super().showEvent(event)
 
-    def _made(self) -> _Parts:
+    def _begin(self) -> None:
         if self._parts is None:
             # kept before they are made: making them calls back here (showEvent, a view's range changed),
             # which must find these, not make a second set over the first
             self._parts = _Parts({}, {}, {}, {})
-            self._make(self._parts)
+            self._making = self._make(self._parts)
+
+    def _made(self) -> _Parts:
+        """The parts, those not made yet made now (a call back from making one finds them as they are)."""
+        self._begin()
+        while self._making is not None and not self._making_one:
+            self._make_one()
         return self._parts
 
-    def _make(self, parts: _Parts) -> None:
+    def _make_one(self) -> None:
+        self._making_one = True
+        try:
+            next(self._making)
+        except StopIteration:
+            self._making = None
+        finally:
+            self._making_one = False
+
+    def _make_in_turns(self) -> None:
+        """The next part now, the one after it in a later turn, once this one is painted."""
+        if self._making is not None:
+            self._make_one()
+            if self._making is not None:
+                after_paint(self, self._make_in_turns)
+
+    def _make(self, parts: _Parts) -> Iterator[None]:
+        """Make the parts in order, yielding after each: the headers, then each view and colour bar."""
         parts.headers.update({col: self.addLabel(self.names[col], row=0, col=_VIEW_COL[col]) for col in COLS})
         for r, row in enumerate(ROWS):
             self.addLabel(row, row=r + 1, col=0, angle=-90)
             for col in COLS:
-                view = self.addViewBox(row=r + 1, col=_VIEW_COL[col], lockAspect=True, invertY=True)
-                view.setMenuEnabled(False)
+                yield
+                view = self.addViewBox(row=r + 1, col=_VIEW_COL[col], lockAspect=True, invertY=True, enableMenu=False)
                 image = pg.ImageItem(axisOrder="row-major")
                 view.addItem(image)
                 parts.images[row, col], parts.views[row, col] = image, view
@@ -110,6 +140,7 @@ class CompareGrid(pg.GraphicsLayoutWidget):
             shared_map = "viridis" if row == "activation" else "CET-D1"
             for name, items, cmap, c in (("shared", ("baseline", "edited"), shared_map, 3),
                                          ("difference", ("difference",), "CET-D1", 5)):
+                yield
                 bar = colour_bar((0, 1), pg.colormap.get(cmap), 12)
                 bar.setImageItem([parts.images[row, i] for i in items])
                 self.addItem(bar, row=r + 1, col=c)
@@ -118,13 +149,15 @@ class CompareGrid(pg.GraphicsLayoutWidget):
         for c in _VIEW_COL.values():  # one preferred width (over the headers' text) and stretch: equal views
             self.ci.layout.setColumnPreferredWidth(c, 120)
             self.ci.layout.setColumnStretchFactor(c, 1)
+        self.ci.layout.activate()  # the views their size now: the rest made at once to draw a row into them
 
     def set_names(self, before: str, after: str) -> None:
         """Call the first two columns `before` and `after` (headers and hover)."""
         for col, name in zip(COLS, (before, after, "difference")):
             self.names[col] = name
-            if self.made:
-                self.headers[col].setText(name)
+            header = self._parts.headers.get(col) if self._parts is not None else None
+            if header is not None:  # made already (the rest of the grid may still be in the making)
+                header.setText(name)
 
     def names_pair(self) -> tuple[str, str]:
         """What the first two columns are called: ("baseline", "edited") or ("first", "second")."""
@@ -138,7 +171,7 @@ class CompareGrid(pg.GraphicsLayoutWidget):
         try:
             rect = moved.viewRect()
             for col in COLS:
-                view = self.views[row, col]
+                view = self._parts.views[row, col]  # made with its row (while the next rows are made)
                 if view is not moved:
                     view.setRange(rect, padding=0)
         finally:
