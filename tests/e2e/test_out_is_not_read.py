@@ -33,7 +33,7 @@ def files(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("argv, said", [
-    ((*ATTRIBUTE, "--baseline", "b.npy", "--out", "./b.npy"),
+    ((*ATTRIBUTE, "--method", "occlusion", "--baseline", "b.npy", "--out", "./b.npy"),  # a method that reads it
      "--out ./b.npy is the --baseline file b.npy; write the result under another name."),
     ((*ATTRIBUTE, "--method", "ig", "--baseline", "b.npy", "--out", "hard.npy"),
      "--out hard.npy is the --baseline file b.npy; write the result under another name."),

@@ -182,7 +182,8 @@ def test_concepts_are_refused_in_an_atlas_folder_and_an_atlas_in_a_concepts_fold
     (dict(epochs=1001), "--epochs 1001 is more than 1000, the most passes over the samples"),
     (dict(top=101), "--top 101 is more than 100, the most images kept per channel"),
     (dict(k=True), "--k must be a whole number of at least 1, not True."),
-    (dict(max_memory_mb=float("inf")), "--max-memory is a finite number of MB above 0, not inf."),
+    (dict(max_memory_mb=float("inf")), "--max-memory is a number of MB above 0 and below 2**63 bytes "
+                                        "(8,796,093,022,208 MB), not inf."),
 ])
 def test_learn_concepts_arguments_are_bounded_and_of_their_kind(demo, data, tmp_path, more, says):
     """A resume's `restart` took any truthy value, --epochs 0 ran the default silently, --epochs 2**63 grew memory by
