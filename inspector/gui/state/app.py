@@ -23,6 +23,7 @@ from inspector.core.records.failure import Failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 
 from ..gc_collector import freeze_imports
+from ..paint_turns import after_paint
 from ..notice import Notice
 from ..worker import WorkerThread
 from . import endings
@@ -467,7 +468,10 @@ class AppState(QObject):
             self.pending_target = None
         if not self.input and info.preprocess is not None:
             self.set_input(self.store.first_sample())
-        self.schedule_run(force=True)  # the panels belong to the model loaded, auto-run or not
+        # The panels belong to the model loaded, auto-run or not: run once the window has painted the model (its
+        # tree, choosers and the rest): a run begun in this turn took the CPU and the GIL from that paint.
+        self.timer.stop()  # what this turn asked for is in that run
+        after_paint(self, lambda: self.schedule_run(force=True))
         self.live.on_frame()  # a live input's frames waited for the model
 
     def _on_result(self, outcome) -> None:

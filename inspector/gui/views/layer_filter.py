@@ -100,6 +100,7 @@ class LayerFilterBox(QWidget):
     def fit_columns(self) -> None:
         """Module, Type and Output shape in view at the dock's width, measured again (a model loaded, rows shown
         or hidden): `share_room`."""
+        self._fit_due = False  # a fit asked for by rows expanded before this one is this one
         tree = self.tree_view
         header = tree.header()
         tree.doItemsLayout()  # the rows of the new model: whether they need a scroll bar
@@ -114,8 +115,8 @@ class LayerFilterBox(QWidget):
             QTimer.singleShot(0, self, self._fit_after_expanding)
 
     def _fit_after_expanding(self) -> None:
-        self._fit_due = False
-        self.fit_columns()
+        if self._fit_due:  # not measured since (the window fits them as a model loads, after expanding its tree)
+            self.fit_columns()
 
     def share_room(self) -> None:
         """The columns' widths at the tree's width now, from the widths last measured: every name and output shape
