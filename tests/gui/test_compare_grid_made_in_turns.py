@@ -31,8 +31,9 @@ def test_the_compare_tab_first_shown_makes_its_grid_a_view_or_bar_a_turn(qtbot, 
     labels = [item for item in grid.ci.items if isinstance(item, pg.LabelItem)]
     assert sorted(label.text for label in labels) == sorted([*COLS, ROWS[0]])
     qtbot.waitUntil(lambda: grid.made, timeout=20_000)
-    # The tab's turn made the headers; each later turn one view or bar more (the last, the columns' widths too).
-    assert seen == [0, *range(15)]
+    # The tab's turn made the headers; each later turn a view, or a colour bar (made in one turn, laid out in the
+    # next), the last the columns' widths too: a row's views and bars are 5 parts of the 15 in 7 turns.
+    assert seen == [0] + [5 * r + n for r in range(3) for n in (0, 1, 2, 3, 3, 4, 4)]
     assert _parts_in(grid) == 15 and len(grid.views) == 9 and len(grid.bars) == 6
 
 

@@ -125,7 +125,7 @@ class CompareGrid(pg.GraphicsLayoutWidget):
                 after_paint(self, self._make_in_turns)
 
     def _make(self, parts: _Parts) -> Iterator[None]:
-        """Make the parts in order, yielding after each: the headers, then each view and colour bar."""
+        """Make the parts in order, yielding after each: the headers, each view, each colour bar made, then laid out."""
         parts.headers.update({col: self.addLabel(self.names[col], row=0, col=_VIEW_COL[col]) for col in COLS})
         for r, row in enumerate(ROWS):
             self.addLabel(row, row=r + 1, col=0, angle=-90)
@@ -143,6 +143,7 @@ class CompareGrid(pg.GraphicsLayoutWidget):
                 yield
                 bar = colour_bar((0, 1), pg.colormap.get(cmap), 12)
                 bar.setImageItem([parts.images[row, i] for i in items])
+                yield  # made in one turn, laid out in the next (each took half of a bar's turn)
                 self.addItem(bar, row=r + 1, col=c)
                 bar.setVisible(False)  # shown with its row's images
                 parts.bars[row, name] = bar
