@@ -73,12 +73,16 @@ def test_a_kept_map_made_for_another_size_is_said_when_the_session_s_model_arriv
     data["attribution"] = {"method": "saliency", "target": "1", "stored": _kept((8, 8))}
     path = tmp_path / "other.inspector.json"
     path.write_text(json.dumps(data))
+    said = []  # every notice and failure while it waits: what a timeout says
+    state.sigNotice.connect(lambda notice: said.append(f"{notice.level}: {notice.text}"))
+    state.sigFailed.connect(lambda failure: said.append(f"failed {failure.what} {failure.run_id}: {failure.message}"))
     assert window.edits.load(str(path), trust=True) is True, window.banner.text()  # another model: not known yet
     # the next result shown may be the first model's (a run asked before the session's model loads): wait for the
     # session's model, however slow the machine (a 10 s wait timed out on a loaded CI machine)
     def the_session_s_model_and_its_error():  # its last failed assertion is what a timeout says
         assert state.model is not None and state.model.request.source == wide, (
-            f"model {state.model and state.model.request.source}, loading {state.loading}, phase {state.phase!r}")
+            f"model {state.model and state.model.request.source}, loading {state.loading}, phase {state.phase!r}, "
+            f"said {said}")
         assert window.banner.notice is not None and window.banner.notice.level == "error", window.banner.text()
 
     qtbot.waitUntil(the_session_s_model_and_its_error, timeout=120_000)
