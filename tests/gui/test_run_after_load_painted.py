@@ -42,3 +42,30 @@ def test_the_run_after_a_load_is_sent_after_the_window_painted_it(qtbot, window)
     finally:
         window.removeEventFilter(paints)
         del worker.request_run
+
+
+def test_no_run_of_the_model_before_is_sent_while_another_loads(qtbot, open_window, tiny_source):
+    """A run asked while another model loads (the run the last load asked for, sent after the paint) carried the
+    model before: the worker loaded that one again after the new one, and the window went back to it, saying
+    nothing (seen on a loaded CI machine). It is not sent; the load's own run runs the new model."""
+    window = open_window("demo", "sample:star")
+    state, worker, tiny = window.state, window.worker, tiny_source
+    qtbot.waitUntil(lambda: not state.timer.isActive() and worker.pending() == 0, timeout=20_000)
+    sent = []
+    request_run = worker.request_run
+
+    def recorded(request) -> None:
+        sent.append(request.model.source)
+        request_run(request)
+
+    worker.request_run = recorded
+    try:
+        from inspector.core.records.requests import ModelRequest
+
+        state.request_model(ModelRequest(tiny, trust=True))
+        assert state.run() is False and sent == []  # the demo, loaded, is not run while Tiny loads
+        qtbot.waitUntil(lambda: state.outcome is not None and state.outcome.run_id == state.last_run_id
+                        and bool(sent), timeout=30_000)
+        assert sent == [tiny] and state.model.source == tiny
+    finally:
+        del worker.request_run

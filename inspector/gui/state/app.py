@@ -359,8 +359,10 @@ class AppState(QObject):
         return panel_keys_of(name, self.grad_site)
 
     def build_request(self) -> RunRequest | None:
-        """What to run now: the loaded model (never a choice that failed), on what the user picked."""
-        if self.model is None or not self.input or (self.live.playing and self.live.frame is None):
+        """What to run now: the loaded model (never a choice that failed), on what the user picked. Nothing while
+        another model loads: its load runs it, and a run of the model before would load that one again after it."""
+        if self.model is None or self.loading is not None or not self.input \
+                or (self.live.playing and self.live.frame is None):
             return None
         if self.devices is not None and self.device not in dict(self.devices):
             return None
