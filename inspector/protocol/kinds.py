@@ -1,0 +1,37 @@
+"""The message kinds: what a client asks (each in a lane) and what the engine answers.
+
+"Latest wins" is one rule, per lane: a request waiting in a lane is replaced by the next one in that lane (it
+ends `cancelled`), and a model's load also drops the run waiting for the model before. Cancel is by id.
+"""
+
+from __future__ import annotations
+
+#: A request's kind -> its lane and the record its body is.
+REQUESTS: dict[str, tuple[str, str | None]] = {
+    "load": ("model", "ModelRequest"),
+    "run": ("run", "RunRequest"),
+    "capture": ("run", "RunRequest"),  # a headless capture: the whole result, every array
+    "attribute": ("attribution", "AttributionRequest"),
+    "atlas": ("job", "AtlasRequest"),
+    "devices": ("info", None),
+    "cancel": ("control", None),  # body: {"id": the request to stop}
+}
+
+#: An event's kind -> what its body holds.
+EVENTS: dict[str, str] = {
+    "hello": "the server's protocol version, devices and limits (the first message of a connection)",
+    "accepted": "the request's lane: it is queued",
+    "progress": "done, total and rate (per second) of the request's work",
+    "partial": "a part of the result (a value), more to come",
+    "result": "the result (a value)",
+    "failure": "a Failure record: what went wrong, for people",
+    "cancelled": "the request was stopped or replaced",
+    "error": "a message that could not be read: one sentence",
+}
+
+#: Requests a lane's new request drops, besides its own lane's waiting one.
+ALSO_DROPS: dict[str, tuple[str, ...]] = {"model": ("run",)}
+
+
+def lane(kind: str) -> str:
+    return REQUESTS[kind][0]

@@ -1,0 +1,163 @@
+"""Values as JSON: the project's records, numbers, texts and containers, with arrays set aside as frames.
+
+The JSON form is plain where JSON has the type (null, true/false, integers, finite floats, texts, lists) and
+tagged, one key starting with `$`, where it has not:
+
+    {"$float": "NaN" | "Infinity" | "-Infinity"}    a non-finite float
+    {"$tuple": [...]}, {"$set": [...]}              a tuple, a frozenset
+    {"$dict": [[key, value], ...]}                  a dict (its keys any value here)
+    {"$bytes": "base64"}                            bytes
+    {"$scalar": "float32", "value": 1.5}            a NumPy scalar, its dtype kept
+    {"$array": 3}                                   the message's fourth array frame
+    {"$record": "RunRequest", "fields": {...}}      a record of the allowlist (`registry`)
+
+`encode` turns a value into that form and appends its arrays to a list; `decode` does the reverse, checking
+every node as it goes, so a message never builds anything but these.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from . import registry
+from .checks import CHECKS
+from .errors import ProtocolError
+
+MAX_DEPTH = 64  # records nest a dozen deep; a deeper message is refused before Python's recursion limit
+
+_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def encode(value: Any, arrays: list[np.ndarray], depth: int = 0) -> Any:
+    """`value` as JSON-ready data; each NumPy array is appended to `arrays` and named by its index there."""
+    if depth > MAX_DEPTH:
+        raise ProtocolError(f"A value nested more than {MAX_DEPTH} deep cannot be sent.")
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int) and not isinstance(value, np.integer):
+        return int(value)  # an IntEnum or bool subclass as its number
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"$float": "NaN" if math.isnan(value) else
+                                                   ("Infinity" if value > 0 else "-Infinity")}
+    if isinstance(value, np.ndarray):
+        arrays.append(value)
+        return {"$array": len(arrays) - 1}
+    if isinstance(value, np.generic):
+        if value.dtype.kind not in "biuf":
+            raise ProtocolError(f"A NumPy {value.dtype} scalar cannot be sent.")
+        return {"$scalar": value.dtype.name, "value": encode(value.item(), arrays, depth + 1)}
+    if isinstance(value, list):
+        return [encode(v, arrays, depth + 1) for v in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return {"$tuple": [encode(v, arrays, depth + 1) for v in value]}
+    if isinstance(value, (set, frozenset)):
+        items = [encode(v, arrays, depth + 1) for v in value]
+        return {"$set": sorted(items, key=repr)}  # one order: the same set, the same text
+    if isinstance(value, dict):
+        return {"$dict": [[encode(k, arrays, depth + 1), encode(v, arrays, depth + 1)] for k, v in value.items()]}
+    if isinstance(value, bytes):
+        return {"$bytes": base64.b64encode(value).decode("ascii")}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        name = registry.name_of(type(value))
+        fields = {f.name: encode(getattr(value, f.name), arrays, depth + 1)
+                  for f in dataclasses.fields(value) if f.init}
+        return {"$record": name, "fields": fields}
+    raise ProtocolError(f"A {type(value).__module__}.{type(value).__qualname__} cannot be sent: the protocol "
+                        f"carries records, numbers, texts, containers and NumPy arrays.")
+
+
+def decode(node: Any, arrays: list[np.ndarray], depth: int = 0) -> Any:
+    """The value `node` (from `encode`, read back from JSON) stands for; `arrays` the message's frames."""
+    if depth > MAX_DEPTH:
+        raise ProtocolError(f"A value nested more than {MAX_DEPTH} deep is refused.")
+    if node is None or isinstance(node, (bool, str)):
+        return node
+    if isinstance(node, int):
+        return node
+    if isinstance(node, float):
+        if not math.isfinite(node):
+            raise ProtocolError("A non-finite number travels as {\"$float\": ...}, not bare.")
+        return node
+    if isinstance(node, list):
+        return [decode(v, arrays, depth + 1) for v in node]
+    if not isinstance(node, dict):
+        raise ProtocolError(f"A {type(node).__name__} is not a value of the protocol.")
+    tags = [k for k in node if isinstance(k, str) and k.startswith("$")]
+    if len(tags) != 1:
+        raise ProtocolError(f"A JSON object of the protocol has one $-tag, not {sorted(map(str, node))}.")
+    tag = tags[0]
+    rest = set(node) - {tag}
+    inner = node[tag]
+    if tag == "$float" and not rest:
+        if inner not in _FLOATS:
+            raise ProtocolError(f"$float is NaN, Infinity or -Infinity, not {inner!r}.")
+        return _FLOATS[inner]
+    if tag in ("$tuple", "$set") and not rest:
+        if not isinstance(inner, list):
+            raise ProtocolError(f"{tag} holds a list.")
+        items = [decode(v, arrays, depth + 1) for v in inner]
+        if tag == "$tuple":
+            return tuple(items)
+        try:
+            return frozenset(items)
+        except TypeError:
+            raise ProtocolError("A $set holds values that can be in a set (no lists or dicts).") from None
+    if tag == "$dict" and not rest:
+        if not isinstance(inner, list) or not all(isinstance(p, list) and len(p) == 2 for p in inner):
+            raise ProtocolError("$dict holds a list of [key, value] pairs.")
+        try:
+            return {decode(k, arrays, depth + 1): decode(v, arrays, depth + 1) for k, v in inner}
+        except TypeError:
+            raise ProtocolError("A $dict key must be a value that can be a key (no lists or dicts).") from None
+    if tag == "$bytes" and not rest:
+        try:
+            return base64.b64decode(inner, validate=True)
+        except (TypeError, ValueError):
+            raise ProtocolError("$bytes holds base64 text.") from None
+    if tag == "$scalar" and rest == {"value"}:
+        return _scalar(inner, node["value"])
+    if tag == "$array" and not rest:
+        if isinstance(inner, bool) or not isinstance(inner, int) or not 0 <= inner < len(arrays):
+            raise ProtocolError(f"$array {inner!r} names no frame of this message ({len(arrays)} came).")
+        return arrays[inner]
+    if tag == "$record" and rest == {"fields"}:
+        return _record(inner, node["fields"], arrays, depth)
+    raise ProtocolError(f"Unknown tag {tag!r} (or its keys {sorted(rest)}) in a value.")
+
+
+def _scalar(dtype: Any, value: Any) -> np.generic:
+    try:
+        kind = np.dtype(dtype) if isinstance(dtype, str) else None
+    except TypeError:
+        kind = None
+    if kind is None or kind.kind not in "biuf" or isinstance(value, (list, dict, str)) or value is None:
+        raise ProtocolError(f"$scalar is a bool, integer or float dtype and a number, not {dtype!r}, {value!r}.")
+    try:
+        return kind.type(value)
+    except (OverflowError, ValueError):
+        raise ProtocolError(f"{value!r} is not a {kind.name}.") from None
+
+
+def _record(name: Any, fields: Any, arrays: list[np.ndarray], depth: int) -> Any:
+    cls = registry.record_class(name)
+    if not isinstance(fields, dict):
+        raise ProtocolError(f"A {name}'s fields are a JSON object.")
+    known = {f.name for f in dataclasses.fields(cls) if f.init}
+    unknown = set(fields) - known
+    if unknown:
+        raise ProtocolError(f"A {name} has no field {', '.join(sorted(unknown))}.")
+    values = {key: decode(value, arrays, depth + 1) for key, value in fields.items()}
+    try:
+        record = cls(**values)
+        check = CHECKS.get(name)
+        return record if check is None else check(record)
+    except ProtocolError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a record's own checks (and its parser's) refuse what it cannot hold
+        raise ProtocolError(f"A {name} cannot hold those fields: {str(exc).splitlines()[0] if str(exc) else exc!r}") \
+            from None
