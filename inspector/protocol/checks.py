@@ -23,7 +23,7 @@ def target(value):
 
 def _same(value, parsed, what: str):
     if parsed != value:
-        raise ProtocolError(f"The {what} {value} is not what its text reads as ({parsed}).")
+        raise ProtocolError(f"The {what} {value!r} is not what its text, {str(value)!r}, reads as: {parsed!r}.")
     return value
 
 

@@ -67,6 +67,8 @@ def from_wire(parts: list[str | bytes]) -> Message:
     if not parts or not isinstance(parts[0], (str, bytes)):
         raise ProtocolError("A message begins with its JSON text.")
     envelope, count = read_text(parts[0])
+    if len(parts) - 1 != count:
+        raise ProtocolError(f"A message said {count} array frames and {len(parts) - 1} came.")
     return build(envelope, [array_of(envelope, i, part) for i, part in enumerate(parts[1:])])
 
 

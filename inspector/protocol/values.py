@@ -120,7 +120,8 @@ def decode(node: Any, arrays: list[np.ndarray], depth: int = 0) -> Any:
         except (TypeError, ValueError):
             raise ProtocolError("$bytes holds base64 text.") from None
     if tag == "$scalar" and rest == {"value"}:
-        return _scalar(inner, node["value"])
+        value = node["value"]
+        return _scalar(inner, decode(value, arrays, depth + 1) if isinstance(value, dict) else value)
     if tag == "$array" and not rest:
         if isinstance(inner, bool) or not isinstance(inner, int) or not 0 <= inner < len(arrays):
             raise ProtocolError(f"$array {inner!r} names no frame of this message ({len(arrays)} came).")
@@ -135,7 +136,7 @@ def _scalar(dtype: Any, value: Any) -> np.generic:
         kind = np.dtype(dtype) if isinstance(dtype, str) else None
     except TypeError:
         kind = None
-    if kind is None or kind.kind not in "biuf" or isinstance(value, (list, dict, str)) or value is None:
+    if kind is None or kind.kind not in "biuf" or not isinstance(value, (bool, int, float)):
         raise ProtocolError(f"$scalar is a bool, integer or float dtype and a number, not {dtype!r}, {value!r}.")
     try:
         return kind.type(value)
