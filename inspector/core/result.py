@@ -68,6 +68,9 @@ class RunResult:
     # captures stored without statistics (RunSpec.stats_now), by name -> the captured dtype;
     # written during the run only. `complete_statistics` works them out from the arrays.
     stats_deferred: dict[str, str] = field(default_factory=dict)
+    # captures whose arrays the engine kept where it ran (a remote engine sends the visible layers' only): their
+    # statistics are here; their arrays come when asked for (inspector.protocol.seen)
+    held: tuple[str, ...] = ()
 
     def __getitem__(self, key: str) -> np.ndarray:
         arrays = self.arrays()
