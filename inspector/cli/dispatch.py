@@ -13,11 +13,11 @@ import sys
 from inspector.core.errors import InspectorError
 from inspector.core.interrupts import InterruptOnce, interrupted
 
-from . import atlas, attribute, bench, capture, common, concepts, diff, graph, layers, samples, sweep
+from . import atlas, attribute, bench, capture, common, concepts, diff, graph, layers, samples, serve, sweep
 
 #: The commands in the order `--help` lists them.
 COMMANDS = {module.__name__.rsplit(".", 1)[1]: module
-            for module in (layers, capture, attribute, bench, sweep, samples, diff, atlas, graph, concepts)}
+            for module in (layers, capture, attribute, bench, sweep, samples, diff, atlas, graph, concepts, serve)}
 
 
 def build_parser() -> argparse.ArgumentParser:

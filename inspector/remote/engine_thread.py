@@ -1,0 +1,124 @@
+"""The server's one engine thread and the requests waiting for it, one set of lanes per connection.
+
+Each connection (`Session`) keeps its own lanes (latest wins per lane, `inspector.protocol.lanes`): a request
+replaces the one waiting in its lane, which ends `cancelled`. The thread takes the next request of each
+connection in turn, so two clients share the engine fairly. `cancel` stops a waiting request, or the running
+one through its Event (the engine checks it within one pass). A connection that closes has its waiting
+requests dropped and its running one stopped.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from inspector.protocol import kinds
+from inspector.protocol.lanes import Lanes
+from inspector.protocol.messages import Message
+
+#: The lanes the engine thread serves, in the order it takes them.
+LANES = ("model", "run", "attribution", "job")
+
+
+class Session:
+    """One connection's requests: `send(Message)` reaches its client from any thread."""
+
+    def __init__(self, send) -> None:
+        self.send = send
+        self.lanes = Lanes(LANES)
+        self.lock = threading.Lock()
+        self.running: tuple[str, threading.Event] | None = None
+        self.closed = False
+
+
+class EngineThread:
+    def __init__(self, jobs) -> None:
+        self.jobs = jobs
+        self.served = 0  # requests the engine has taken up since the server started
+        self._cond = threading.Condition()
+        self._sessions: list[Session] = []
+        self._turn = 0
+        self._stopping = False
+        self.thread = threading.Thread(target=self._loop, name="inspector-engine", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def attach(self, session: Session) -> None:
+        with self._cond:
+            self._sessions.append(session)
+
+    def detach(self, session: Session) -> None:
+        """The connection closed: its waiting requests go, its running one is stopped."""
+        with session.lock:
+            session.closed = True
+            session.lanes.take_all()
+            if session.running is not None:
+                session.running[1].set()
+        with self._cond:
+            if session in self._sessions:
+                self._sessions.remove(session)
+
+    def submit(self, session: Session, kind: str, key: str, body) -> None:
+        with session.lock:
+            replaced = session.lanes.put(kinds.lane(kind), key, (kind, body))
+        for old, _ in replaced:
+            session.send(Message("cancelled", old, f"Replaced by {key}, a newer request in its lane."))
+        with self._cond:
+            self._cond.notify()
+
+    def cancel(self, session: Session, key: str) -> bool:
+        """Stop request `key` of `session`: False when it is neither waiting nor running."""
+        with session.lock:
+            if session.lanes.cancel(key) is not None:
+                stopped = True
+            elif session.running is not None and session.running[0] == key:
+                session.running[1].set()
+                return True
+            else:
+                return False
+        if stopped:
+            session.send(Message("cancelled", key, "Cancelled before it started."))
+        return True
+
+    def stop(self, timeout: float = 5.0) -> None:
+        with self._cond:
+            self._stopping = True
+            sessions = list(self._sessions)
+            self._cond.notify_all()
+        for session in sessions:
+            self.detach(session)
+        if self.thread.is_alive():
+            self.thread.join(timeout)
+
+    def _take(self):
+        """The next request, taking the connections in turn: (session, kind, key, body, cancel) or None."""
+        count = len(self._sessions)
+        for step in range(count):
+            index = (self._turn + step) % count
+            session = self._sessions[index]
+            with session.lock:
+                for lane in LANES:
+                    got = session.lanes.drop(lane)
+                    if got is not None:
+                        key, (kind, body) = got
+                        cancel = threading.Event()
+                        session.running = (key, cancel)
+                        self._turn = index + 1
+                        return session, kind, key, body, cancel
+        return None
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                job = None
+                while not self._stopping and (job := self._take()) is None:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                self.served += 1
+            session, kind, key, body, cancel = job
+            try:
+                self.jobs.run(kind, key, body, cancel, session.send)
+            finally:
+                with session.lock:
+                    session.running = None

@@ -1,0 +1,111 @@
+"""One request run on the server's Workbench, on the engine thread: its progress, then its result, failure or
+cancellation, each sent as an event under the request's id.
+
+    load       ModelRequest        -> ModelInfo (the model put on the server's --device)
+    run        RunRequest          -> RunOutcome, every statistic worked out here, where the tensors are
+                                      (with `visible`: first the outcome as run, as a `partial`)
+    capture    RunRequest          -> RunResult, every array and statistic
+    attribute  AttributionRequest  -> Attribution
+
+A run's progress counts its two stages (the run, its statistics); a download's its bytes; an attribution's its
+passes. The engine's own errors come back as Failure records.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+
+from inspector.core.errors import InspectorError, RunCancelled
+from inspector.core.records.failure import failure
+from inspector.protocol.messages import Message
+
+from .admission import admit
+from .data_root import DataRoot
+
+#: The requests the engine thread runs (`devices` and `cancel` are answered as they come).
+SERVED = ("load", "run", "capture", "attribute")
+WHAT = {"load": "load", "run": "run", "capture": "run", "attribute": "attribution"}
+PROGRESS_EVERY_S = 0.1
+
+
+class Progress:
+    """`progress` events of one request: done, total and rate (per second), at most ten a second."""
+
+    def __init__(self, key: str, send, cancel: threading.Event | None = None) -> None:
+        self.key, self.send, self.cancel = key, send, cancel
+        self.start = time.monotonic()
+        self._last = 0.0
+
+    def __call__(self, done, total) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise RunCancelled("Cancelled.")
+        now = time.monotonic()
+        if now - self._last < PROGRESS_EVERY_S and done != total:
+            return
+        self._last = now
+        rate = float(done) / max(now - self.start, 1e-6)
+        self.send(Message("progress", self.key, {"done": int(done), "total": int(total), "rate": rate}))
+
+
+class Jobs:
+    def __init__(self, root: DataRoot, trusted: bool = False, device: str = "cpu") -> None:
+        from inspector.core.workbench import Workbench
+
+        self.bench = Workbench()
+        self.root, self.trusted, self.device = root, trusted, device
+
+    def run(self, kind: str, key: str, body, cancel: threading.Event, send) -> None:
+        """Run one request and send its last event: result, failure or cancelled."""
+        failed = None
+        try:
+            request = admit(body, self.root, self.trusted)
+            value = getattr(self, "_" + kind)(key, request, cancel, send)
+        except RunCancelled as exc:
+            send(Message("cancelled", key, str(exc)))
+            return
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a message
+            if not isinstance(exc, InspectorError):
+                traceback.print_exc()
+            failed = failure(exc, WHAT[kind], getattr(body, "run_id", 0))
+        if failed is not None:
+            _free_device_memory()  # outside the except block: the failed run's frames, and tensors, are gone
+            send(Message("failure", key, failed))
+            return
+        try:
+            send(Message("result", key, value))
+        except InspectorError as exc:  # a value the protocol cannot carry
+            send(Message("failure", key, failure(exc, WHAT[kind], getattr(body, "run_id", 0))))
+
+    def _load(self, key, request, cancel, send):
+        from inspector.core.model_info import describe
+
+        loaded, tree = self.bench.load(request, progress=Progress(key, send, cancel))
+        self.bench.move_to(self.device)
+        return describe(loaded, tree, request)
+
+    def _run(self, key, request, cancel, send, whole: bool = False):
+        stages = Progress(key, send)
+        stages(0, 2)
+        outcome = self.bench.execute(request, cancel, progress=Progress(key, send, cancel))
+        stages(1, 2)
+        if not outcome.complete or (outcome.analyse and outcome.analysis is None):
+            if request.visible is not None and not whole:
+                send(Message("partial", key, outcome))
+            self.bench.finish(outcome, cancel).apply(outcome)
+        stages(2, 2)
+        return outcome.result if whole else outcome
+
+    def _capture(self, key, request, cancel, send):
+        return self._run(key, request, cancel, send, whole=True)
+
+    def _attribute(self, key, request, cancel, send):
+        return self.bench.attribute(request, cancel=cancel.is_set, progress=Progress(key, send))
+
+
+def _free_device_memory() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()

@@ -1,0 +1,191 @@
+"""`network-inspector serve`: the engine behind a WebSocket (the `websockets` asyncio server).
+
+The token is checked on the upgrade request, before anything else (HTTP 401); a server already holding its
+most connections answers 503. Each connection first gets `hello` (protocol version, package version, devices,
+limits, what it serves). Every request is answered `accepted`, then `progress`/`partial` as they come, then one
+of `result`, `failure` or `cancelled`, under its id; `devices` and `cancel` at once, the rest on the server's
+one engine thread (`engine_thread`). A message that cannot be read gets one `error` event and the connection
+stays open; so does a request past the rate limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from http import HTTPStatus
+
+from websockets.asyncio.server import serve
+from websockets.exceptions import ConnectionClosed
+
+from inspector.protocol import VERSION, kinds
+from inspector.protocol.messages import Message, to_wire
+
+from .config import ServerConfig
+from .engine_thread import EngineThread, Session
+from .incoming import Incoming, Unreadable
+from .jobs import SERVED, Jobs
+from .limits import RateLimit
+from .tokens import bearer_matches
+
+TERMINAL = ("result", "failure", "cancelled")
+#: Every kind `hello` says this server answers.
+ANSWERS = ("devices", "cancel", *SERVED)
+
+
+class EngineServer:
+    def __init__(self, config: ServerConfig) -> None:
+        from inspector.core.devices import available_devices
+
+        self.config = config
+        self.devices = [[d.name, d.description] for d in available_devices()]
+        self.engine = EngineThread(Jobs(config.root, config.trusted, config.device))
+        self.active = 0
+        self.port: int | None = None
+
+    # -- before the connection opens ---------------------------------------------------------------------
+    def _process_request(self, connection, request):
+        if not bearer_matches(request.headers.get("Authorization"), self.config.token):
+            said = "only as the header Authorization: Bearer TOKEN, never in the address" \
+                if "token" in request.path.lower() else "as the header Authorization: Bearer TOKEN"
+            _log(f"refused a connection from {_peer(connection)}: no valid token")
+            return connection.respond(HTTPStatus.UNAUTHORIZED, f"This server needs its token, {said}.\n")
+        if self.active >= self.config.limits.max_connections:
+            _log(f"refused a connection from {_peer(connection)}: {self.active} open already")
+            return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE,
+                                      f"This server serves {self.config.limits.max_connections} clients at once.\n")
+        return None
+
+    # -- one connection ----------------------------------------------------------------------------------
+    async def _handler(self, ws) -> None:
+        if self.active >= self.config.limits.max_connections:
+            await ws.close(1013, "too many connections")
+            return
+        self.active += 1
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue = asyncio.Queue()
+        live: set[str] = set()
+
+        def deliver(parts: list, kind: str, key: str) -> None:  # on the event loop
+            if kind in TERMINAL:
+                live.discard(key)
+            queue.put_nowait(parts)
+
+        def send(message: Message) -> None:  # from any thread: encoded there, sent in order from the loop
+            parts = to_wire(message)
+            try:
+                loop.call_soon_threadsafe(deliver, parts, message.kind, message.id)
+            except RuntimeError:  # the server has stopped
+                pass
+
+        session = Session(send)
+        self.engine.attach(session)
+        sender = asyncio.create_task(_send_all(ws, queue))
+        try:
+            send(Message("hello", "hello", self.hello()))
+            incoming, rate = Incoming(), RateLimit(self.config.limits.rate)
+            async for frame in ws:
+                for item in incoming.feed(frame):
+                    if isinstance(item, Unreadable):
+                        send(Message("error", item.id, item.reason))
+                    else:
+                        self._request(session, item, rate, live)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.engine.detach(session)
+            self.active -= 1
+            await _drain(queue, sender)
+
+    def _request(self, session: Session, message: Message, rate: RateLimit, live: set[str]) -> None:
+        kind, key, send = message.kind, message.id, session.send
+        if kind not in kinds.REQUESTS:
+            send(Message("error", key, f"A client sends requests ({', '.join(kinds.REQUESTS)}); {kind} is an "
+                                       f"event, which only the server sends."))
+            return
+        if not rate.allow():
+            send(Message("error", key, f"More than {self.config.limits.rate:g} requests a second on this "
+                                       f"connection: {kind} {key} was not taken."))
+            return
+        if key in live:
+            send(Message("error", key, f"Request id {key} is still in use on this connection: pick another."))
+            return
+        live.add(key)
+        send(Message("accepted", key, kinds.lane(kind)))
+        if kind == "devices":
+            send(Message("result", key, self.devices))
+        elif kind == "cancel":
+            send(Message("result", key, self.engine.cancel(session, message.body)))
+        elif kind in SERVED:
+            self.engine.submit(session, kind, key, message.body)
+        else:
+            from inspector.core.records.failure import Failure
+
+            send(Message("failure", key, Failure(f"This server does not serve {kind} requests yet; it serves "
+                                                 f"{', '.join(ANSWERS)}.", "engine", "RefusedRequest")))
+
+    def hello(self) -> dict:
+        from inspector.core.versions import versions
+
+        c = self.config
+        return {"protocol": VERSION, "version": versions(())["inspector"], "devices": self.devices,
+                "device": c.device, "limits": c.limits.as_dict(), "serves": list(ANSWERS), "trusted": c.trusted,
+                "served": self.engine.served}
+
+    # -- the whole server --------------------------------------------------------------------------------
+    async def serve(self, announce=print) -> None:
+        """Serve until SIGINT or SIGTERM; `announce` is told the one line that says where."""
+        c = self.config
+        loop = asyncio.get_running_loop()
+        stop = loop.create_future()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, lambda: stop.done() or stop.set_result(None))
+            except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
+                pass
+        self.engine.start()
+        try:
+            async with serve(self._handler, c.host, c.port, process_request=self._process_request,
+                             max_size=c.limits.max_message, ssl=c.ssl_context(), compression=None,
+                             server_header=None) as server:
+                self.port = server.sockets[0].getsockname()[1]
+                announce(self.startup_line())
+                await stop
+        finally:
+            self.engine.stop()
+
+    def startup_line(self) -> str:
+        c = self.config
+        host = f"[{c.host}]" if ":" in c.host else c.host
+        devices = ", ".join(name for name, _ in self.devices)
+        root = f"data root {c.root}" + (" (the working folder: no --data-root)" if c.root_is_default else "")
+        return (f"serving {c.scheme}://{host}:{self.port} on {c.device} (devices: {devices}); token in "
+                f"{c.token_file}; {root}{'; trusted' if c.trusted else ''}")
+
+
+async def _send_all(ws, queue: asyncio.Queue) -> None:
+    try:
+        while True:
+            parts = await queue.get()
+            for part in parts:
+                await ws.send(part)
+            queue.task_done()
+    except ConnectionClosed:
+        pass
+
+
+async def _drain(queue: asyncio.Queue, sender: asyncio.Task) -> None:
+    sender.cancel()
+    try:
+        await sender
+    except (asyncio.CancelledError, ConnectionClosed):
+        pass
+
+
+def _peer(connection) -> str:
+    address = getattr(connection, "remote_address", None)
+    return f"{address[0]}:{address[1]}" if address else "?"
+
+
+def _log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

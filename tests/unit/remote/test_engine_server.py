@@ -1,0 +1,217 @@
+"""Issue 53: `network-inspector serve` as a real process on 127.0.0.1, driven by the real client: hello, devices,
+a load and a run equal to the same work in process (arrays bit for bit), progress, cancel, latest wins per lane,
+two clients at once, a client killed mid-run, Ctrl-C. One server for the module; every wait bounded."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from inspector.core.records.requests import AttributionRequest, ModelRequest, RunRequest
+from inspector.protocol import VERSION
+from inspector.remote.client import value_of
+from inspector.remote.errors import EngineCancelled
+
+DEMO = ModelRequest("demo")
+EDIT = "relu1:grad_input=clamp(min=0)"
+#: An attribution that takes seconds on the demo (integrated gradients, 5000 points): what is cancelled here.
+SLOW = AttributionRequest(DEMO, "sample:star", method="ig", options=(("steps", 5000),), run_id=9)
+
+
+def run_request(run_id: int = 1, edits=(EDIT,), layers=("conv1", "relu1", "fc"), baseline=True) -> RunRequest:
+    from inspector.core.runspec import RunSpec
+
+    spec = RunSpec.make(list(layers), ["output", "grad_output"], list(edits))
+    return RunRequest(DEMO, "sample:star", "cpu", spec, baseline=baseline, analyse=True, run_id=run_id)
+
+
+@pytest.fixture(scope="module")
+def served(remote, tmp_path_factory):
+    with remote.engine_server(tmp_path_factory.mktemp("served")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def bench():
+    from inspector.core.workbench import Workbench
+
+    return Workbench()
+
+
+def until_first(events, kind: str) -> list:
+    """The events up to and including the first of `kind` (the iterator's own waits are bounded)."""
+    seen = []
+    for event in events:
+        seen.append(event)
+        if event.kind == kind:
+            return seen
+    raise AssertionError(f"no {kind} event among {[e.kind for e in seen]}")
+
+
+def same_result(ours, theirs) -> None:
+    """Two RunResults equal in what a run computes (timings and the hook log's times aside)."""
+    assert list(ours.captures) == list(theirs.captures)
+    for key, capture in ours.captures.items():
+        other = theirs.captures[key]
+        assert capture.key == other.key and capture.stats == other.stats, key
+        np.testing.assert_array_equal(capture.array, other.array, err_msg=key, strict=True)
+    for name in ("input", "output", "input_grad"):
+        a, b = getattr(ours, name), getattr(theirs, name)
+        assert (a is None) == (b is None), name
+        if a is not None:
+            np.testing.assert_array_equal(a, b, err_msg=name, strict=True)
+    assert ours.predictions == theirs.predictions
+    assert (ours.target, ours.target_index, ours.objective, ours.edits, ours.device) == \
+        (theirs.target, theirs.target_index, theirs.objective, theirs.edits, theirs.device)
+
+
+def test_hello_says_the_protocol_the_devices_and_the_limits(served):
+    assert served.line.startswith("serving ws://127.0.0.1:") and "token in" in served.line
+    assert str(served.root) in served.line
+    with served.client() as engine:
+        hello = engine.hello
+    assert hello["protocol"] == VERSION and hello["version"]
+    assert hello["devices"][0] == ["cpu", "CPU"] and hello["device"] == "cpu"
+    assert hello["limits"]["max_message"] == 64 * 2**20 and hello["limits"]["rate"] == 50
+    assert set(hello["serves"]) == {"devices", "cancel", "load", "run", "capture", "attribute"}
+    assert hello["trusted"] is False
+
+
+def test_devices_are_the_servers(served):
+    from inspector.core.devices import available_devices
+
+    with served.client() as engine:
+        events = list(engine.request("devices"))
+    assert [e.kind for e in events] == ["accepted", "result"]
+    assert events[-1].body == [[d.name, d.description] for d in available_devices()]
+
+
+def test_a_load_gives_the_model_info_describe_gives_in_process(served, bench):
+    from inspector.core.model_info import describe
+
+    with served.client() as engine:
+        info = engine.call("load", DEMO)
+    loaded, tree = bench.load(DEMO)
+    assert info == describe(loaded, tree, DEMO)
+
+
+def test_a_run_gives_the_outcome_a_workbench_gives_in_process(served, bench):
+    request = run_request(run_id=4)
+    with served.client() as engine:
+        events = list(engine.request("run", request))
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "accepted" and kinds[-1] == "result" and "progress" in kinds
+    assert {e.id for e in events} == {events[0].id}
+    progress = [e.body for e in events if e.kind == "progress"]
+    assert progress[-1]["done"] == progress[-1]["total"] == 2 and all(p["rate"] >= 0 for p in progress)
+    outcome = events[-1].body
+    here = bench.execute(request)
+    if not here.complete or here.analysis is None:
+        bench.finish(here).apply(here)
+    assert outcome.run_id == 4 and outcome.complete
+    same_result(outcome.result, here.result)
+    same_result(outcome.baseline, here.baseline)
+    assert outcome.analysis == here.analysis
+    assert "relu1:grad_output" in outcome.result.captures  # the edit's layer, captured and edited
+    assert outcome.result.edits == [EDIT]
+
+
+def test_a_capture_gives_the_whole_result(served, bench):
+    request = run_request(run_id=5, baseline=False)
+    with served.client() as engine:
+        result = engine.call("capture", request)
+    same_result(result, bench.execute(request).result)
+    assert all(c.array is not None and c.stats is not None for c in result.captures.values())
+
+
+def test_cancel_stops_the_waiting_request_and_the_running_one(served):
+    with served.client() as engine:
+        slow = engine.send("attribute", SLOW)
+        started = time.monotonic()
+        assert any(e.kind == "progress" for e in until_first(engine.events(slow), "progress"))
+        waiting = engine.send("run", run_request(run_id=6))
+        assert engine.cancel(waiting) is True
+        assert [e.kind for e in engine.events(waiting)] == ["accepted", "cancelled"]
+        assert engine.cancel(slow) is True
+        last = list(engine.events(slow))[-1]
+        assert last.kind == "cancelled", last
+        assert time.monotonic() - started < 5.0  # stopped within a pass, not after 5000 points
+        assert engine.cancel("no-such-request") is False
+        assert engine.call("devices")  # the connection serves on
+
+
+def test_latest_wins_in_a_lane(served):
+    with served.client() as engine:
+        slow = engine.send("attribute", SLOW)
+        until_first(engine.events(slow), "progress")  # the engine is busy: the runs below wait
+        first = engine.send("run", run_request(run_id=10))
+        second = engine.send("run", run_request(run_id=11, edits=()))
+        engine.cancel(slow)
+        first_events = [e.kind for e in engine.events(first)]
+        assert first_events == ["accepted", "cancelled"]
+        outcome = value_of(list(engine.events(second))[-1])
+        assert outcome.run_id == 11 and outcome.result.edits == []
+        with pytest.raises(EngineCancelled):
+            value_of(list(engine.events(slow))[-1])
+
+
+def test_two_clients_at_once_get_their_own_results(served):
+    with served.client() as one, served.client() as two:
+        a = one.send("run", run_request(run_id=21))
+        b = two.send("run", run_request(run_id=22, edits=()))
+        c = one.send("devices")
+        got_b = list(two.events(b))
+        got_a = list(one.events(a))
+        assert got_a[-1].body.run_id == 21 and got_a[-1].body.result.edits == [EDIT]
+        assert got_b[-1].body.run_id == 22 and got_b[-1].body.result.edits == []
+        assert list(one.events(c))[-1].kind == "result"
+
+
+def test_a_client_killed_mid_run_leaves_the_server_to_the_next(served):
+    script = textwrap.dedent(f"""
+        import sys
+        from inspector.core.records.requests import AttributionRequest, ModelRequest
+        from inspector.remote.client import EngineClient
+        engine = EngineClient({served.url!r}, {served.token!r}, timeout=30)
+        key = engine.send("attribute", AttributionRequest(ModelRequest("demo"), "sample:star", method="ig",
+                                                          options=(("steps", 5000),)))
+        for event in engine.events(key):
+            if event.kind == "progress":
+                print("running", flush=True)
+                break
+        sys.stdin.readline()
+    """)
+    child = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        deadline = time.monotonic() + 30
+        line = ""
+        while not line and time.monotonic() < deadline and child.poll() is None:
+            line = child.stdout.readline()
+        assert line.strip() == "running"
+    finally:
+        child.kill()
+        child.wait(10)
+        child.stdout.close()
+        child.stdin.close()
+    started = time.monotonic()
+    with served.client() as engine:
+        outcome = engine.call("run", run_request(run_id=31), timeout=20)
+    assert outcome.run_id == 31
+    assert time.monotonic() - started < 5.0  # the dead client's attribution was stopped, not run to its end
+    assert served.process.poll() is None
+
+
+def test_ctrl_c_stops_the_server_cleanly(remote, tmp_path):
+    with remote.engine_server(tmp_path) as server:
+        with server.client() as engine:
+            assert engine.call("devices")
+        code = remote.stop(server.process, signal.SIGINT)
+    assert code in (0, 130)
+    assert "Traceback" not in server.stderr.read_text()
