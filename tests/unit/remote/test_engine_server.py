@@ -215,3 +215,16 @@ def test_ctrl_c_stops_the_server_cleanly(remote, tmp_path):
         code = remote.stop(server.process, signal.SIGINT)
     assert code in (0, 130)
     assert "Traceback" not in server.stderr.read_text()
+
+
+def test_the_docs_example_runs_against_the_server(served, monkeypatch, capsys):
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[3] / "docs" / "tasks" / "remote.md").read_text(encoding="utf-8")
+    code = page.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "ws://127.0.0.1:8765" in code
+    monkeypatch.setenv("NETWORK_INSPECTOR_TOKEN", served.token)  # the page's client reads it, else the token file
+    exec(compile(code.replace("ws://127.0.0.1:8765", served.url), "docs/tasks/remote.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "[['cpu', 'CPU']]" and printed[1] == "accepted" and printed[-2] == "result"
+    assert printed[-1].startswith("(1, 16, 64, 64) ")
