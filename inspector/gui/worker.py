@@ -1,9 +1,11 @@
 """The worker thread: owns the loaded model on its device; runs requests, latest wins.
 
-The GUI thread sends immutable requests. A newer request replaces one still waiting,
-so live toggling never builds a backlog. Results carry the request's run id; the state
-drops stale ones. Errors come back as `Failure` records, never as exceptions in the
-event loop. Only plain records cross the thread: a `ModelInfo`, never the module.
+The GUI thread sends immutable requests, each into its lane of one mailbox (`inspector.protocol.lanes.Lanes`,
+the rule every transport of the engine protocol keeps): a newer request replaces the one still waiting in its
+lane, and a model's load drops the run waiting for the model before, so live toggling never builds a backlog.
+Every request gets an id (`request_*` return it) and can be cancelled by it. The lanes are served in `LANES`'
+order. Results carry the request's run id; the state drops stale ones. Errors come back as `Failure` records,
+never as exceptions in the event loop. Only plain records cross the thread: a `ModelInfo`, never the module.
 
 The engine (torch) is imported on this thread when it starts, so the window is on
 screen before it has loaded.
@@ -11,6 +13,7 @@ screen before it has loaded.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import traceback
 
@@ -19,6 +22,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from inspector.core.errors import InspectorError, RunCancelled
 from inspector.core.records.failure import failure
 from inspector.core.records.requests import ModelRequest, RunRequest
+from inspector.protocol.lanes import Lanes
 
 from .gc_collector import GuiThreadCollector
 from .gui_thread_signals import HeardOnGuiThread
@@ -29,6 +33,10 @@ from .worker_graph_values import GraphValuesJobs
 
 #: How long the worker waits for the GUI to draw a result before it works out the other statistics.
 DRAW_WAIT_S = 0.5
+#: The worker's lanes, in the order it serves them: the model catalogue, a model's load (with the device it goes
+#: to), a run, the rest of a result's statistics (`finish`), an attribution, an atlas opened or built, a channel's
+#: pictures, a graph recorded, the values on a graph. One request waits in each; a load drops the waiting run.
+LANES = ("catalogue", "model", "run", "finish", "attribution", "atlas", "pictures", "graph", "values")
 
 
 class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
@@ -74,16 +82,10 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
         self.hear_on_gui_thread()  # listeners of sigX run on the GUI thread
         self.bench = None  # a core Workbench, made on the worker thread by start_engine()
         self._lock = threading.Lock()
-        self._pending_load: ModelRequest | None = None
-        self._pending_run: RunRequest | None = None
-        self._pending_device: str | None = None
-        self._pending_attribution = None
-        self._pending_catalogue = False
-        self._pending_atlas = None  # open or build
-        self._pending_pictures = None
-        self._pending_finish: int | None = None  # run id of a result whose statistics to finish
-        self._pending_graph = None  # a GraphRequest: record and lay out the graph
-        self._pending_values = None  # a GraphValuesRequest: the values on the graph's nodes
+        self._lanes = Lanes(LANES)  # the requests waiting, one per lane, by id
+        self._ids = itertools.count(1)
+        self._current: str | None = None  # the id of the request in flight
+        self._stop_current = False  # cancel(id) stopped the request in flight (not Esc): the others go on
         self._unfinished = None  # the last RunOutcome whose statistics were stopped before they were done
         self._atlas_cache: dict = {}  # the OpenedAtlas pictures are read from, by folder
         self._cancel = threading.Event()
@@ -92,69 +94,87 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
         self._wake.connect(self._on_wake)
 
     # -- called from the GUI thread ----------------------------------------------------
-    def request_load(self, request: ModelRequest, device: str = "cpu") -> None:
-        with self._lock:
-            self._pending_load, self._pending_run, self._pending_device = request, None, device
-        self._drawn.set()
-        self._wake.emit()
+    def _put(self, lane: str, request) -> str:
+        """Wait `request` in `lane` (replacing the one waiting there) and wake the worker; its id."""
+        key = f"{lane}-{next(self._ids)}"
+        self._lanes.put(lane, key, request)
+        return key
 
-    def request_run(self, request: RunRequest) -> None:
-        with self._lock:
-            self._pending_run = request
+    def request_load(self, request: ModelRequest, device: str = "cpu") -> str:
+        key = self._put("model", (request, device))  # drops the run waiting for the model before
         self._drawn.set()
         self._wake.emit()
+        return key
+
+    def request_run(self, request: RunRequest) -> str:
+        key = self._put("run", request)
+        self._drawn.set()
+        self._wake.emit()
+        return key
 
     def result_drawn(self) -> None:
         """The GUI has drawn the last result's panels: the statistics of the rest may start."""
         self._drawn.set()
 
-    def request_attribution(self, request) -> None:
-        with self._lock:
-            self._pending_attribution = request
+    def request_attribution(self, request) -> str:
+        key = self._put("attribution", request)
         self._wake.emit()
+        return key
 
-    def request_atlas(self, request) -> None:
+    def request_atlas(self, request) -> str:
         """Open or build an atlas, or (latest wins) the pictures of one channel's top images."""
-        with self._lock:
-            if request.kind == "pictures":
-                self._pending_pictures = request
-            else:
-                self._pending_atlas = request
+        key = self._put("pictures" if request.kind == "pictures" else "atlas", request)
         self._wake.emit()
+        return key
 
-    def request_graph(self, request) -> None:
+    def request_graph(self, request) -> str:
         """Record the graph of the loaded model on an input and lay it out (latest wins)."""
-        with self._lock:
-            self._pending_graph = request
+        key = self._put("graph", request)
         self._wake.emit()
+        return key
 
-    def request_graph_values(self, request) -> None:
+    def request_graph_values(self, request) -> str:
         """Work out a run's values on a recorded graph's nodes (latest wins)."""
-        with self._lock:
-            self._pending_values = request
+        key = self._put("values", request)
         self._wake.emit()
+        return key
 
-    def request_finish(self, run_id: int) -> None:
+    def request_finish(self, run_id: int) -> str:
         """Work out the rest of result `run_id`'s statistics, which a run (since cancelled) stopped."""
-        with self._lock:
-            self._pending_finish = run_id
+        key = self._put("finish", run_id)
         self._wake.emit()
+        return key
 
-    def request_catalogue(self) -> None:
-        with self._lock:
-            self._pending_catalogue = True
+    def request_catalogue(self) -> str:
+        key = self._put("catalogue", True)
         self._wake.emit()
+        return key
 
     def pending(self) -> int:
-        with self._lock:
-            return int(self._pending_run is not None) + int(self._pending_load is not None)
+        """How many runs and loads wait (at most one of each)."""
+        return int(self._lanes.waiting("run")) + int(self._lanes.waiting("model"))
 
-    def cancel(self) -> None:
-        """Stop the run or download in flight (within one module) and drop any waiting request."""
+    def cancel(self, request_id: str | None = None) -> bool:
+        """No id (Esc): stop the run or download in flight (within one module) and drop the waiting run.
+        An id: drop that request if it waits, or stop it if it is the one in flight (the requests waiting behind
+        it go on); False when it neither waits nor runs (it ran, or never came)."""
+        if request_id is None:
+            self._lanes.drop("run")
+            with self._lock:
+                self._stop_current = False  # everything in flight stops, not only one request
+                self._cancel.set()
+            self._drawn.set()
+            return True
+        if self._lanes.cancel(request_id) is not None:
+            return True
         with self._lock:
-            self._pending_run = None
-        self._cancel.set()
+            if request_id != self._current:
+                return False
+            if not self._cancel.is_set():  # else Esc stops it already, and what comes after it in this turn
+                self._stop_current = True
+                self._cancel.set()
         self._drawn.set()
+        return True
 
     # -- runs on the worker thread -----------------------------------------------------
     @Slot()
@@ -188,45 +208,63 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
     def _on_wake(self) -> None:
         if self.bench is None:
             return  # start_engine() takes them up
-        with self._lock:
-            load, run, device = self._pending_load, self._pending_run, self._pending_device
-            attribution, catalogue = self._pending_attribution, self._pending_catalogue
-            atlas, pictures, finish = self._pending_atlas, self._pending_pictures, self._pending_finish
-            self._pending_load = self._pending_run = self._pending_attribution = None
-            self._pending_atlas = self._pending_pictures = self._pending_finish = None
-            self._pending_catalogue = False
-            graph, self._pending_graph = self._pending_graph, None
-            values, self._pending_values = self._pending_values, None
+        jobs = self._lanes.take_all()
+        lanes = {lane for lane, _key, _request in jobs}
         unfinished = self._unfinished
-        if finish is not None and (unfinished is None or unfinished.run_id != finish or run is not None
-                                   or load is not None):
-            finish = None  # that result's statistics are done, or a newer result is coming
-        if load is None and run is None and attribution is None and not catalogue and not (atlas or pictures) \
-                and finish is None and graph is None and values is None:
+        jobs = [(lane, key, request) for lane, key, request in jobs if lane != "finish" or not (
+            unfinished is None or unfinished.run_id != request or lanes & {"run", "model"})]
+        # (a `finish` is dropped when that result's statistics are done, or a newer result is coming)
+        if not jobs:
             return
-        self._cancel.clear()
+        with self._lock:
+            self._stop_current = False
+            self._cancel.clear()
         self._sigBusy.emit(True)
         try:
-            if catalogue:
-                self._catalogue()
-            if load is not None and not self._load(load, device or "cpu"):
-                run = None  # it was for the model that failed to load
-            if run is not None:
-                self._run(run)
-            if finish is not None:
-                self._finish(unfinished)
-            if attribution is not None:
-                self._attribute(attribution)
-            for job in (atlas, pictures):
-                if job is not None:
-                    self._run_atlas(job)
-            if graph is not None:
-                self._record_graph(graph)
-            if values is not None:
-                self._graph_values(values)
+            loaded = True
+            for lane, key, request in jobs:
+                if lane == "run" and not loaded:
+                    continue  # it was for the model that failed to load
+                with self._lock:
+                    self._current = key
+                try:
+                    done = self._serve(lane, request, unfinished)
+                finally:
+                    self._served()
+                if lane == "model":
+                    loaded = done
         finally:
             self._sigPhase.emit("")
             self._sigBusy.emit(False)
+
+    def _serve(self, lane: str, request, unfinished) -> bool | None:
+        """Do one request of `lane`; a load says whether it worked."""
+        if lane == "catalogue":
+            self._catalogue()
+        elif lane == "model":
+            model, device = request
+            return self._load(model, device or "cpu")
+        elif lane == "run":
+            self._run(request)
+        elif lane == "finish":
+            self._finish(unfinished)
+        elif lane == "attribution":
+            self._attribute(request)
+        elif lane in ("atlas", "pictures"):
+            self._run_atlas(request)
+        elif lane == "graph":
+            self._record_graph(request)
+        elif lane == "values":
+            self._graph_values(request)
+        return None
+
+    def _served(self) -> None:
+        """The request in flight is done; one cancel(id) stopped goes no further than itself."""
+        with self._lock:
+            self._current = None
+            if self._stop_current:
+                self._stop_current = False
+                self._cancel.clear()
 
     def _progress(self, done: int, total: int) -> None:
         if self._cancel.is_set():
@@ -334,7 +372,7 @@ class _NewerRequest:
 
     def is_set(self) -> bool:
         w = self.worker
-        return w._cancel.is_set() or w._pending_run is not None or w._pending_load is not None
+        return w._cancel.is_set() or w._lanes.waiting("run") or w._lanes.waiting("model")
 
 
 class WorkerThread:

@@ -6,6 +6,7 @@ one thread at a time. Plain records go back: OpenedConcepts, ConceptsRead, Conce
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -15,10 +16,13 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from inspector.core.records.failure import Failure, failure
 from inspector.core.records.requests import ModelRequest
+from inspector.protocol.lanes import Lanes
 
 from .gui_thread_signals import HeardOnGuiThread
 from .progress_rate import rate_reporter
 
+#: The concept jobs' lanes, in the order they are served: one request waits in each (latest wins).
+LANES = ("open", "build", "read", "map")
 STAGES = {"pass": ("Concepts: the layer over the images", "images"), "fit": ("Concepts: fitting", "batches"),
           "measure": ("Concepts: measuring the fit", "images")}
 
@@ -130,21 +134,23 @@ class ConceptJobs(HeardOnGuiThread, QObject):
         super().__init__()
         self.hear_on_gui_thread()  # before moveToThread: the face stays on the GUI thread
         self.worker = worker
-        self._lock = threading.Lock()
-        self._pending: dict[str, object] = {}
+        self._lanes = Lanes(LANES, also_drops={})  # the requests waiting, one per kind, by id
+        self._ids = itertools.count(1)
         self._cancel = threading.Event()
         self._dictionaries: dict = {}  # folder -> (file's mtime, Dictionary)
         self.moveToThread(thread)
         self._wake.connect(self._on_wake)
 
     # -- called from the GUI thread ----------------------------------------------------------
-    def request(self, request) -> None:
+    def request(self, request) -> str:
+        """Wait `request` in its kind's lane (replacing the one waiting there); its id."""
         kind = "build" if isinstance(request, BuildConceptsRequest) else request.kind
         if kind == "build":
             self._cancel.clear()
-        with self._lock:
-            self._pending[kind] = request
+        key = f"concepts-{kind}-{next(self._ids)}"
+        self._lanes.put(kind, key, request)
         self._wake.emit()
+        return key
 
     def cancel(self) -> None:
         """Stop a build after its batch (its state is kept: building again resumes)."""
@@ -153,16 +159,13 @@ class ConceptJobs(HeardOnGuiThread, QObject):
     # -- on the worker's thread ----------------------------------------------------------------
     @Slot()
     def _on_wake(self) -> None:
-        with self._lock:
-            jobs, self._pending = self._pending, {}
+        jobs = self._lanes.take_all()
         if not jobs or self.worker.bench is None:
             return
         self.worker._sigBusy.emit(True)
         try:
-            for kind in ("open", "build", "read", "map"):
-                job = jobs.get(kind)
-                if job is not None:
-                    getattr(self, f"_{kind}")(job)
+            for kind, _key, job in jobs:
+                getattr(self, f"_{kind}")(job)
         finally:
             self.worker._sigPhase.emit("")
             self.worker._sigBusy.emit(False)
