@@ -23,6 +23,7 @@ from inspector.protocol.messages import Message, to_wire
 
 from .config import ServerConfig
 from .engine_thread import EngineThread, Session
+from .errors import ServerSetupError
 from .incoming import Incoming, Unreadable
 from .jobs import SERVED, Jobs
 from .limits import RateLimit
@@ -143,11 +144,15 @@ class EngineServer:
                 loop.add_signal_handler(sig, lambda: stop.done() or stop.set_result(None))
             except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
                 pass
+        context = c.ssl_context()
+        try:
+            listening = await serve(self._handler, c.host, c.port, process_request=self._process_request,
+                                    max_size=c.limits.max_message, ssl=context, compression=None, server_header=None)
+        except OSError as exc:
+            raise ServerSetupError(f"Cannot listen on {c.host}:{c.port}: {exc.strerror or exc}.") from None
         self.engine.start()
         try:
-            async with serve(self._handler, c.host, c.port, process_request=self._process_request,
-                             max_size=c.limits.max_message, ssl=c.ssl_context(), compression=None,
-                             server_header=None) as server:
+            async with listening as server:
                 self.port = server.sockets[0].getsockname()[1]
                 announce(self.startup_line())
                 await stop

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -120,6 +121,18 @@ def test_a_run_gives_the_outcome_a_workbench_gives_in_process(served, bench):
     assert outcome.analysis == here.analysis
     assert "relu1:grad_output" in outcome.result.captures  # the edit's layer, captured and edited
     assert outcome.result.edits == [EDIT]
+
+
+def test_a_run_of_the_visible_layers_comes_first_then_every_statistic(served):
+    request = replace(run_request(run_id=7), visible=("conv1",))
+    with served.client() as engine:
+        events = list(engine.request("run", request))
+    assert [e.kind for e in events if e.kind in ("partial", "result")] == ["partial", "result"]
+    first, last = events[[e.kind for e in events].index("partial")].body, events[-1].body
+    assert first.result.captures["conv1:output"].stats is not None and not first.complete
+    assert first.analysis is None and last.analysis is not None and last.complete
+    same_result(first.result, replace(last.result, captures={
+        k: replace(c, stats=c.stats if k.startswith("conv1:") else None) for k, c in last.result.captures.items()}))
 
 
 def test_a_capture_gives_the_whole_result(served, bench):

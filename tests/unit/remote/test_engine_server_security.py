@@ -271,3 +271,11 @@ def test_tls_serves_wss_to_a_client_that_trusts_the_certificate(remote, tmp_path
         with pytest.raises((EngineError, ssl.SSLError, OSError)):  # a client that does not trust it
             EngineClient(server.url, server.token, timeout=10)
     assert socket  # (the standard library's socket: the server bound 127.0.0.1 only)
+
+
+def test_a_port_in_use_is_said_in_one_line(remote, served, tmp_path):
+    port = served.url.rsplit(":", 1)[1]
+    done = subprocess.run(remote.serve_command("--port", port, "--token-file", str(tmp_path / "token")),
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode != 0 and len(lines) == 1 and f"Cannot listen on 127.0.0.1:{port}" in lines[0], lines
