@@ -18,7 +18,7 @@ import time
 from collections import deque
 from collections.abc import Iterator
 
-from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI, WebSocketException
 from websockets.sync.client import connect
 
 from inspector.protocol import VERSION
@@ -41,11 +41,10 @@ class EngineClient:
                                    max_size=max_size, compression=None)
             self.ws = self._opened.__enter__()  # a context manager in websockets 17 (a connection before)
         except InvalidStatus as exc:
-            if exc.response.status_code in (401, 503):
-                raise EngineError(f"{url} refused the connection ({exc.response.status_code}): "
-                                  f"{exc.response.body.decode(errors='replace').strip()}") from exc
-            raise
-        except (OSError, TimeoutError, InvalidURI) as exc:
+            said = (exc.response.body or b"").decode(errors="replace").strip().replace("\n", " ")
+            raise EngineError(f"{url} refused the connection ({exc.response.status_code})"
+                              f"{': ' + said if said else '.'}") from None
+        except (OSError, TimeoutError, InvalidURI, WebSocketException) as exc:
             raise EngineError(f"Cannot reach the engine at {url}: {exc}") from None
         self._incoming = Incoming()
         self._kept: dict[str, deque] = {}

@@ -43,6 +43,10 @@ class Incoming:
                 self._dropping = True
                 out.append(Unreadable(_id_of(frame), str(exc)))
                 return out
+            except Exception as exc:  # noqa: BLE001 - whatever a hostile text provokes is said back, once
+                self._dropping = True
+                out.append(Unreadable(_id_of(frame), _unexpected(exc)))
+                return out
             self._envelope, self._frames, self._due = envelope, [], count
         elif self._envelope is None:
             if not self._dropping:
@@ -61,8 +65,7 @@ class Incoming:
             except ProtocolError as exc:
                 out.append(Unreadable(envelope["id"], str(exc)))
             except Exception as exc:  # noqa: BLE001 - whatever a hostile message provokes is said back, once
-                out.append(Unreadable(envelope["id"], f"A message that cannot be read: {type(exc).__name__}: "
-                                                      f"{str(exc).splitlines()[0] if str(exc) else ''}"))
+                out.append(Unreadable(envelope["id"], _unexpected(exc)))
             self._dropping = False
         return out
 
@@ -70,6 +73,11 @@ class Incoming:
     def waiting(self) -> bool:
         """A message's text came and some of its frames are still due."""
         return self._envelope is not None
+
+
+def _unexpected(exc: Exception) -> str:
+    text = str(exc).strip()
+    return f"A message that cannot be read: {type(exc).__name__}" + (f": {text.splitlines()[0]}" if text else ".")
 
 
 def _id_of(text: str) -> str:
