@@ -1,11 +1,11 @@
-"""Wires the Graph tab to the state, the worker and the module tree.
+"""Wires the Graph tab to the state and the module tree.
 
-The worker records the graph of the loaded model on the input of the result on screen when the tab is shown (once
-per model and input, not per run) and lays it out; opening or closing a group is laid out on a plain thread
-(`LayoutThread`: the layout is torch-free). The GUI thread only draws. A node is the tree's module: a click shows
-that layer everywhere (through the tree's current row, as a click there does), its tick box is the tree's tick
-(read from and written to the tree's model: one state), right-click opens the tree's menu, and the edits of its
-module mark it and are listed on hover.
+The worker (asked through the state's `graph`, GraphState) records the graph of the loaded model on the input of the
+result on screen when the tab is shown (once per model and input, not per run) and lays it out; opening or closing a
+group is laid out on a plain thread (`LayoutThread`: the layout is torch-free). The GUI thread only draws. A node is
+the tree's module: a click shows that layer everywhere (through the tree's current row, as a click there does), its
+tick box is the tree's tick (read from and written to the tree's model: one state), right-click opens the tree's
+menu, and the edits of its module mark it and are listed on hover.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from inspector.core.errors import first_line
 from inspector.core.records.failure import Failure
 
 from ..views.graph_items import FrameItem, NodeItem
-from ..worker_graph import GraphRequest, LayoutThread
+from ..worker_graph import LayoutThread
 from .graph_search import holders, matches, shown_as
 
 _CHECK = Qt.CheckStateRole
@@ -54,7 +54,7 @@ class GraphController(QObject):
         state.sigResult.connect(lambda _outcome: self.ensure())
         state.sigEditsSet.connect(lambda _edits: self._redecorate())
         state.sigLayerSelected.connect(self._on_layer_selected)
-        state.worker.sigGraph.connect(self._on_graph)
+        state.graph.sigGraph.connect(self._on_graph)
         self.layouts_thread.sigLayout.connect(self._on_layout)
         tree_view.selectionModel().currentChanged.connect(self._on_tree_current)
         layer_model.dataChanged.connect(lambda *_a: self.view.viewport().update())
@@ -101,8 +101,7 @@ class GraphController(QObject):
         frame = live.shown_frame if live.feed is not None else None
         name = f"{key[1]}@frame {frame.index}" if frame is not None else key[1]
         self.tab.clear(f"Recording the graph of {key[0].source} on {name} …")
-        self.state.worker.request_graph(GraphRequest(key[0], name, self._graph_id,
-                                                     frame.rgb if frame is not None else None))
+        self.state.graph.record(key[0], name, self._graph_id, frame.rgb if frame is not None else None)
 
     def _on_graph(self, run_id: int, drawn) -> None:
         if run_id != self._graph_id:

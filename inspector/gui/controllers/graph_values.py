@@ -19,7 +19,6 @@ from inspector.core.records.failure import Failure
 from ..views.graph_overlay import GraphOverlay
 from ..views.graph_overlay_bar import OverlayBar
 from ..views.graph_overlay_kinds import KINDS, drawn_for
-from ..worker_graph_values import GraphValuesRequest
 from .against import side_name
 from .graph_values_pace import Pace
 
@@ -50,7 +49,7 @@ class GraphValuesController(QObject):
         state.sigResult.connect(lambda _outcome: self.ensure())
         state.sigViewShown.connect(lambda _view: self.ensure())
         tab.scene.sigDrawn.connect(self._on_drawn)
-        state.worker.sigGraphValues.connect(self._on_values)
+        state.graph.sigValues.connect(self._on_values)
 
     @property
     def kind(self) -> str:
@@ -88,7 +87,7 @@ class GraphValuesController(QObject):
         return ""
 
     def ensure(self) -> None:
-        """Paint what is known for the graph drawn, and ask the worker for what is not."""
+        """Paint what is known for the graph drawn, and ask (through the state) for what is not."""
         if KINDS[self.kind].family is None:
             self._asked, self.found, self.key, self.pace = None, None, None, Pace()
             self.painter.clear()
@@ -124,9 +123,8 @@ class GraphValuesController(QObject):
         frame = s.live.shown_frame if s.live.feed is not None else None
         names = (side_name(key[1][0]), side_name(s.against)) if s.against is not None else ("first", "second")
         name = f"{key[1][1]}@frame {frame.index}" if frame is not None else key[1][1]
-        self.state.worker.request_graph_values(GraphValuesRequest(
-            key[1][0], name, self.graphs.graph, KINDS[self.kind].family, tuple(e for e in s.edits if e.enabled),
-            s.against, s.edits_on, key[5], run_id, names, frame.rgb if frame is not None else None))
+        s.graph.values(key[1][0], name, self.graphs.graph, KINDS[self.kind].family, key[5], run_id, names,
+                       frame.rgb if frame is not None else None)
 
     def _on_values(self, run_id: int, found) -> None:
         if self._asked is None or run_id != self._asked[1]:

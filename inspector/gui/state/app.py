@@ -31,6 +31,7 @@ from .analysis import AnalysisState
 from .atlas import AtlasState
 from .edits import EditsState
 from .folder import FolderState
+from .graph import GraphState
 from .live import LiveState
 from .model_loaded import said_on_load
 from .run_choices import layer_names_of, listed_device, panel_keys_of, sites_of, visible_of
@@ -76,7 +77,8 @@ class AppState(QObject):
     sigCatalogue(object): the model catalogue the model chooser offers.
 
     The parts with their own signals: `folder` (FolderState), `live` (LiveState), `atlas`
-    (AtlasState), `analysis` (AnalysisState), `editing` (EditsState: every change to the edits).
+    (AtlasState), `analysis` (AnalysisState), `graph` (GraphState: the Graph tab's graph and values),
+    `editing` (EditsState: every change to the edits).
     """
 
     sigEngineReady = Signal(object)
@@ -126,6 +128,7 @@ class AppState(QObject):
         self.live = LiveState(self)
         self.atlas = AtlasState(self, self.worker)
         self.analysis = AnalysisState(self, self.worker)
+        self.graph = GraphState(self, self.worker)
         self.editing = EditsState(self)
         self.device = "cpu"
         self.target = "auto"
