@@ -10,7 +10,7 @@ from inspector.core.errors import SpecError
 from inspector.core.outputs import make_parent, not_read, output_path
 from inspector.core.records.manifest import SOURCE_FIELDS, run_manifest
 
-from . import capture_folder, common
+from . import capture_folder, common, engine_args
 
 
 def add_parser(sub) -> None:
@@ -33,6 +33,7 @@ def add_parser(sub) -> None:
     cap.add_argument("--manifest", action="store_true",
                      help="with --out, also write OUT.json: model, weights, seed, input, device, target, edits, "
                           "versions and the keys with their shapes")
+    engine_args.add(cap)
 
 
 def _capture_out(args) -> Path | None:
@@ -56,6 +57,10 @@ def run(args) -> int:
     for text in args.edit:
         parse_edit(text)
 
+    engine_args.check(args, ("--session", args.session), ("--score-threshold", args.score_threshold))
+    if args.engine is not None:
+        return _capture_remote(args)
+
     from inspector.core.inputs.image_sets import is_image_set  # torch-free: --out is checked before torch loads
 
     if args.input and not args.session and is_image_set(args.input):
@@ -74,6 +79,26 @@ def run(args) -> int:
     result = capture(loaded, x, args.layers, args.sites, args.edit, args.target, args.device, args.input_grad)
     _report(args, result, run_manifest(args.model, loaded.weights, loaded.seed, args.input),
             out)
+    return 0
+
+
+def _capture_remote(args) -> int:
+    """The capture run on `--engine`: the model loaded there, the layers chosen from its tree here (the same
+    rule as a local run), every array and statistic sent back, the files written here."""
+    from inspector.core.records.requests import RunRequest
+    from inspector.core.runspec import RunSpec
+
+    if not args.input:
+        raise SpecError("capture needs --input (an image, sample:NAME, or a .npy/.pt tensor).")
+    out = _capture_out(args)
+    with engine_args.connect(args) as engine:
+        info = engine_args.load(args, engine)
+        spec = RunSpec.make((), args.sites, args.edit, args.target, args.input_grad)
+        layers = tuple(info.tree.select(args.layers, params="params" in spec.sites))
+        from dataclasses import replace
+
+        result = engine.call("capture", RunRequest(info.request, args.input, args.device, replace(spec, layers=layers)))
+    _report(args, result, run_manifest(args.model, info.weights, info.seed, args.input), out)
     return 0
 
 

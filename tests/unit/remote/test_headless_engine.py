@@ -1,0 +1,60 @@
+"""Issue 53, item 6: the headless commands on a remote engine write what a local run writes. A real `serve`
+process on 127.0.0.1 and the command's own code (`main([...])`), each run once here and once with --engine: the
+.npz, its manifest and the --json statistics byte for byte (the timings apart), CPU on both ends."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inspector.cli.dispatch import main
+
+
+@pytest.fixture(scope="module")
+def served(remote, tmp_path_factory):
+    with remote.engine_server(tmp_path_factory.mktemp("headless")) as server:
+        yield server
+
+
+def without_timings(text: str) -> dict:
+    data = json.loads(text)
+    data.pop("timings", None)
+    return data
+
+
+def test_capture_on_the_engine_writes_the_bytes_a_local_capture_writes(served, tmp_path, capsys):
+    common = ["capture", "--model", "demo", "--input", "sample:star", "--layers", "conv1,block.*",
+              "--sites", "output,grad_output,params", "--edit", "relu1:grad_input=clamp(min=0)", "--target", "3",
+              "--input-grad", "--manifest", "--json"]
+    assert main([*common, "--out", str(tmp_path / "here.npz")]) == 0
+    here = capsys.readouterr().out
+    token = tmp_path / "token"
+    token.write_text(served.token)
+    assert main([*common, "--out", str(tmp_path / "there.npz"), "--engine", served.url,
+                 "--token-file", str(token)]) == 0
+    there = capsys.readouterr().out
+    assert (tmp_path / "here.npz").read_bytes() == (tmp_path / "there.npz").read_bytes()
+    assert without_timings(here) == without_timings(there)
+    manifest_here = json.loads((tmp_path / "here.json").read_text())
+    manifest_there = json.loads((tmp_path / "there.json").read_text())
+    assert manifest_here == manifest_there and len(manifest_here["keys"]) > 10
+
+
+def test_what_the_engine_does_not_take_is_said_before_connecting(served, tmp_path, capsys):
+    assert main(["capture", "--model", "demo", "--input", "sample:star", "--session", str(tmp_path / "s.json"),
+                 "--engine", served.url]) == 2
+    assert "--session runs on this machine only" in capsys.readouterr().err
+    assert main(["capture", "--model", "demo", "--input", "sample:star", "--token-file", "t"]) == 2
+    assert "--token-file is the remote engine's token: add --engine URL." in capsys.readouterr().err
+
+
+def test_a_wrong_token_is_one_line_and_nothing_is_written(served, tmp_path, capsys):
+    token = tmp_path / "token"
+    token.write_text("not-the-token")
+    out = tmp_path / "x.npz"
+    assert main(["capture", "--model", "demo", "--input", "sample:star", "--out", str(out), "--engine", served.url,
+                 "--token-file", str(token)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {served.url} refused the connection (401)") and "\n" not in err
+    assert not out.exists()
