@@ -47,34 +47,31 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
     sigResult(object): a RunOutcome (with RunRequest.visible: statistics of the visible layers only).
     sigStatsUpdate(object): a StatsUpdate of the last result, worked out after sigResult: first the
         rest of its statistics, then its diagnostics; apply each on the GUI thread.
-    sigAttribution(int, object): request id and an Attribution.
-    sigCatalogue(object): model sources to offer (torchvision names, timm:NAME), when asked for.
+    sigAnswer(str, int, object): what one request of a lane other than the run's came to (the protocol's `result`
+        event): the lane, the run id the request was asked with (0: none), and
+          "attribution": an Attribution (a failure comes as sigFailed),
+          "catalogue": model sources to offer (torchvision names, timm:NAME),
+          "atlas": an OpenedAtlas (opened, or built; a failure comes as sigFailed),
+          "pictures": the TopPictures of one channel,
+          "graph": a GraphDrawn (the graph recorded and laid out), or a Failure,
+          "values": a GraphValues or GraphComparison (the graph's overlay), or a Failure.
     sigFailed(object): a Failure.
     sigProgress(int, int): bytes done and total while weights download.
     sigPhase(str): what the worker is doing ("" when idle).
     sigBusy(bool): a request started or finished.
-    sigAtlas(object): an OpenedAtlas (opened, or built).
-    sigAtlasPictures(int, object): request id and the TopPictures of one channel.
     sigAtlasProgress(int, int): images done and total while an atlas is built.
-    sigGraph(int, object): request id and a GraphDrawn (the graph recorded and laid out), or a Failure.
-    sigGraphValues(int, object): request id and a GraphValues or GraphComparison (the graph's overlay), or a Failure.
     """
 
     _sigEngineReady = Signal(object)
     _sigLoaded = Signal(object)
     _sigResult = Signal(object)
     _sigStatsUpdate = Signal(object)
-    _sigAttribution = Signal(int, object)
-    _sigCatalogue = Signal(object)
+    _sigAnswer = Signal(str, int, object)
     _sigFailed = Signal(object)
     _sigProgress = Signal(int, int)
     _sigPhase = Signal(str)
     _sigBusy = Signal(bool)
-    _sigAtlas = Signal(object)
-    _sigAtlasPictures = Signal(int, object)
     _sigAtlasProgress = Signal(int, int)
-    _sigGraph = Signal(int, object)
-    _sigGraphValues = Signal(int, object)
     _wake = Signal()
 
     def __init__(self) -> None:
@@ -342,7 +339,7 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
             self._free_device_memory()  # batched copies that ran out of memory: given back to the device
             self._sigFailed.emit(failed)
             return
-        self._sigAttribution.emit(request.run_id, found)
+        self._sigAnswer.emit("attribution", request.run_id, found)
 
     def _catalogue(self) -> None:
         self._sigPhase.emit("Listing torchvision and timm models")
@@ -354,7 +351,7 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
         except Exception as exc:  # noqa: BLE001
             self._sigFailed.emit(failure(exc, "engine"))
             return
-        self._sigCatalogue.emit(names)
+        self._sigAnswer.emit("catalogue", 0, names)
 
     @staticmethod
     def _free_device_memory() -> None:

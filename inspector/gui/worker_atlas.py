@@ -20,7 +20,7 @@ class AtlasJobs:
                 from inspector.core.atlas.pictures import open_atlas
 
                 self._sigPhase.emit("Opening the atlas")
-                self._opened(open_atlas(request.out_dir))
+                self._opened(open_atlas(request.out_dir), request.run_id)
             else:
                 self._atlas_pictures(request)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message
@@ -39,11 +39,11 @@ class AtlasJobs:
                       batch=request.batch, device=request.device, progress=progress, cancel=self._cancel.is_set)
         finally:
             self.bench.move_to(request.device)  # the model stays where the app runs it
-        self._opened(open_atlas(request.out_dir))
+        self._opened(open_atlas(request.out_dir), request.run_id)
 
-    def _opened(self, opened) -> None:
+    def _opened(self, opened, run_id: int) -> None:
         self._atlas_cache = {opened.out_dir: opened}
-        self._sigAtlas.emit(opened)
+        self._sigAnswer.emit("atlas", run_id, opened)
 
     def _atlas_pictures(self, request) -> None:
         from inspector.core.atlas.pictures import open_atlas, top_pictures
@@ -52,7 +52,7 @@ class AtlasJobs:
         if opened is None:
             opened = open_atlas(request.out_dir)
             self._atlas_cache = {opened.out_dir: opened}
-        self._sigAtlasPictures.emit(request.run_id, top_pictures(opened, request.layer, request.channel))
+        self._sigAnswer.emit("pictures", request.run_id, top_pictures(opened, request.layer, request.channel))
 
 
 def atlas_progress(say, tell):

@@ -114,19 +114,17 @@ class ConceptJobs(HeardOnGuiThread, QObject):
 
     Signals
     -------
-    sigOpened(object): an OpenedConcepts, or a Failure (what "concepts").
-    sigRead(object): a ConceptsRead, or a Failure with the request's run id.
-    sigMap(object): a ConceptMap.
-    sigBuilt(str): the folder a build finished (open it next).
-    sigBuildFailed(object): a Failure (cancelled: the build stopped and resumes when started again).
+    sigAnswer(str, int, object): what one request came to (the protocol's `result` event): its kind, the run id it
+        was asked with (0: none), and
+          "open": an OpenedConcepts, or a Failure (what "concepts"),
+          "read": a ConceptsRead, or a Failure,
+          "map": a ConceptMap,
+          "build": the folder the build finished (open it next), or a Failure (cancelled: the build stopped and
+            resumes when started again).
     sigProgress(int, int): done and total of the build's current stage.
     """
 
-    _sigOpened = Signal(object)
-    _sigRead = Signal(object)
-    _sigMap = Signal(object)
-    _sigBuilt = Signal(str)
-    _sigBuildFailed = Signal(object)
+    _sigAnswer = Signal(str, int, object)
     _sigProgress = Signal(int, int)
     _wake = Signal()
 
@@ -206,9 +204,9 @@ class ConceptJobs(HeardOnGuiThread, QObject):
             opened = OpenedConcepts(request.folder, dictionary.layer, dictionary.method, dictionary.k,
                                     dictionary.model, record)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message
-            self._sigOpened.emit(failure(exc, "concepts", request.run_id))
+            self._sigAnswer.emit("open", request.run_id, failure(exc, "concepts", request.run_id))
             return
-        self._sigOpened.emit(opened)
+        self._sigAnswer.emit("open", request.run_id, opened)
 
     def _read(self, request: ConceptsRequest) -> None:
         from inspector.core.concepts.on_image import read_concepts
@@ -217,7 +215,8 @@ class ConceptJobs(HeardOnGuiThread, QObject):
         try:
             loaded = self._loaded(request.model)
             if loaded is None:  # another model is loaded meanwhile: the view asks again with its next result
-                self._sigRead.emit(Failure("Another model was loaded meanwhile.", "concepts", "", request.run_id, True))
+                self._sigAnswer.emit("read", request.run_id, Failure("Another model was loaded meanwhile.", "concepts",
+                                                                     "", request.run_id, True))
                 return
             self.worker._sigPhase.emit("Concepts of the image")
             dictionary = self._dictionary(request.folder)
@@ -231,9 +230,9 @@ class ConceptJobs(HeardOnGuiThread, QObject):
                                 None if reading.relevance is None else reading.relevance.detach().float().cpu().numpy(),
                                 reading.target, time.perf_counter() - start)
         except Exception as exc:  # noqa: BLE001
-            self._sigRead.emit(failure(exc, "concepts", request.run_id))
+            self._sigAnswer.emit("read", request.run_id, failure(exc, "concepts", request.run_id))
             return
-        self._sigRead.emit(read)
+        self._sigAnswer.emit("read", request.run_id, read)
         if request.concept is not None and read.target is not None:
             self._map(request, read.target)
 
@@ -252,7 +251,7 @@ class ConceptJobs(HeardOnGuiThread, QObject):
             shown = ConceptMap(request.run_id, request.concept, target, found.detach().float().cpu().numpy())
         except Exception as exc:  # noqa: BLE001
             shown = ConceptMap(request.run_id, request.concept, target, None, failure(exc, "concepts").message)
-        self._sigMap.emit(shown)
+        self._sigAnswer.emit("map", request.run_id, shown)
 
     def _build(self, request: BuildConceptsRequest) -> None:
         from inspector.core.concepts import learn_concepts
@@ -267,9 +266,9 @@ class ConceptJobs(HeardOnGuiThread, QObject):
             finally:
                 bench.move_to(request.device)  # the model stays where the app runs it
         except Exception as exc:  # noqa: BLE001 - RunCancelled and every failure become a message
-            self._sigBuildFailed.emit(failure(exc, "concepts"))
+            self._sigAnswer.emit("build", 0, failure(exc, "concepts"))
             return
-        self._sigBuilt.emit(request.out_dir)
+        self._sigAnswer.emit("build", 0, request.out_dir)
 
 
 def build_progress(say, tell):

@@ -41,7 +41,7 @@ class GraphDrawn:
 
 
 class GraphJobs:
-    """Mixed into Worker (which has `bench`, `_cancel`, `sigGraph` and `sigPhase`)."""
+    """Mixed into Worker (which has `bench`, `_cancel`, `sigAnswer` and `sigPhase`)."""
 
     def _record_graph(self, request: GraphRequest) -> None:
         import time
@@ -61,10 +61,10 @@ class GraphJobs:
             layouts = GraphLayout(graph)
             layout = layouts.layout()
         except Exception as exc:  # noqa: BLE001 - the tab says it in one line; the tree still works
-            self._sigGraph.emit(request.run_id, failure(exc, "graph", request.run_id))
+            self._sigAnswer.emit("graph", request.run_id, failure(exc, "graph", request.run_id))
             return
-        self._sigGraph.emit(request.run_id, GraphDrawn(request.run_id, graph, layouts, layout,
-                                                      time.perf_counter() - start))
+        self._sigAnswer.emit("graph", request.run_id, GraphDrawn(request.run_id, graph, layouts, layout,
+                                                                time.perf_counter() - start))
 
 
 class LayoutThread(HeardOnGuiThread, QObject):

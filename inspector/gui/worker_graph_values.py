@@ -36,7 +36,7 @@ class GraphValuesRequest:
 
 
 class GraphValuesJobs:
-    """Mixed into Worker (which has `bench`, `_cancel`, `sigGraphValues` and `sigPhase`)."""
+    """Mixed into Worker (which has `bench`, `_cancel`, `sigAnswer` and `sigPhase`)."""
 
     def _graph_values(self, request: GraphValuesRequest) -> None:
         try:
@@ -45,9 +45,9 @@ class GraphValuesJobs:
             self._sigPhase.emit("Working out the graph's values")
             found = self._values_of(request)
         except Exception as exc:  # noqa: BLE001 - the overlay row says it in one line; the graph stays drawn
-            self._sigGraphValues.emit(request.run_id, failure(exc, "graph values", request.run_id))
+            self._sigAnswer.emit("values", request.run_id, failure(exc, "graph values", request.run_id))
             return
-        self._sigGraphValues.emit(request.run_id, found)
+        self._sigAnswer.emit("values", request.run_id, found)
 
     def _values_of(self, request: GraphValuesRequest):
         from inspector.core.graph.values import compare_edits, compare_runs, graph_values

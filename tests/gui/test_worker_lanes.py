@@ -35,7 +35,8 @@ def heard(worker) -> dict[str, list]:
     worker.sigLoaded.connect(got["loaded"].append)
     worker.sigResult.connect(got["result"].append)
     worker.sigFailed.connect(got["failed"].append)
-    worker.sigGraph.connect(lambda run_id, drawn: got["graph"].append((run_id, drawn)))
+    worker.sigAnswer.connect(lambda lane, run_id, drawn: got["graph"].append((run_id, drawn)) if lane == "graph"
+                             else None)
     worker.sigBusy.connect(got["busy"].append)
     return got
 
@@ -137,3 +138,15 @@ def test_cancel_by_id_of_the_request_in_flight_stops_only_it(qtbot, unstarted, s
     assert got["result"] == []
     ((graph_id, drawn),) = got["graph"]
     assert graph_id == 11 and isinstance(drawn, GraphDrawn)  # not cancelled with the run
+
+
+def test_the_catalogue_comes_back_as_an_answer_of_its_lane_and_reaches_the_state(qtbot, window):
+    """Every lane's result comes back through the worker's one answer signal (lane, run id, value); the state
+    hands the catalogue's on as ever (sigCatalogue)."""
+    answers, offered = [], []
+    window.worker.sigAnswer.connect(lambda lane, run_id, found: answers.append((lane, run_id)))
+    window.state.sigCatalogue.connect(offered.append)
+    window.state.request_catalogue()
+    qtbot.waitUntil(lambda: bool(offered), timeout=WAIT_MS)
+    assert answers == [("catalogue", 0)]
+    assert "resnet18" in offered[0]

@@ -39,7 +39,7 @@ class AnalysisState(QObject):
         self._single_id = 0  # the request of `choice` (not a step of Compare all)
         self._queue: list[tuple[str, tuple]] = []  # a comparison's cells still to ask for: (name, request)
         self._cell: str | None = None  # the comparison's cell being made (its request is `pending_id`)
-        worker.sigAttribution.connect(self._on_attribution)
+        worker.sigAnswer.connect(self._on_answer)
 
     def forget(self) -> None:
         """Another model: a map still being made for the last one is dropped when it comes."""
@@ -113,6 +113,10 @@ class AnalysisState(QObject):
                                                            target or app.target, layer, self.pending_id,
                                                            tuple(sorted(options.items())), metrics))
         return True
+
+    def _on_answer(self, lane: str, request_id: int, found) -> None:
+        if lane == "attribution":
+            self._on_attribution(request_id, found)
 
     def _on_attribution(self, request_id: int, found) -> None:
         if request_id != self.pending_id:

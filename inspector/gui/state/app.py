@@ -162,7 +162,7 @@ class AppState(QObject):
         w.sigPhase.connect(self._on_phase)
         w.sigProgress.connect(self.sigProgress)
         w.sigBusy.connect(self.sigBusy)
-        w.sigCatalogue.connect(self.sigCatalogue)
+        w.sigAnswer.connect(self._on_answer)
 
     # -- starting and stopping ------------------------------------------------------------
     def start(self, restore: bool = True, engine: bool = True) -> None:
@@ -423,6 +423,10 @@ class AppState(QObject):
         self.live.drawn()
 
     # -- what the worker says ---------------------------------------------------------------
+    def _on_answer(self, lane: str, _run_id: int, found) -> None:
+        if lane == "catalogue":
+            self.sigCatalogue.emit(found)
+
     def _on_failed(self, failure: Failure) -> None:
         endings.on_failed(self, failure)
 

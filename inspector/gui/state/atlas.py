@@ -37,8 +37,7 @@ class AtlasState(QObject):
         self.opened = None  # the OpenedAtlas the Atlas view shows
         self.building = False
         self._pictures_id = 0
-        worker.sigAtlas.connect(self._on_atlas)
-        worker.sigAtlasPictures.connect(self._on_pictures)
+        worker.sigAnswer.connect(self._on_answer)
         worker.sigAtlasProgress.connect(self.sigProgress)
         app.sigModelLoaded.connect(lambda _info, _ticks: self._say_owner())
 
@@ -85,6 +84,12 @@ class AtlasState(QObject):
             return False
         self.app.set_input(str(path))
         return True
+
+    def _on_answer(self, lane: str, run_id: int, found) -> None:
+        if lane == "atlas":
+            self._on_atlas(found)
+        elif lane == "pictures":
+            self._on_pictures(run_id, found)
 
     def _on_atlas(self, opened) -> None:
         self.opened = opened

@@ -60,11 +60,7 @@ class ConceptsState(QObject):
         self._ids = count(1)
         self._read_id = self._open_id = 0
         self._asked = None  # the key of the last reading asked for
-        self.jobs.sigOpened.connect(self._on_opened)
-        self.jobs.sigRead.connect(self._on_read)
-        self.jobs.sigMap.connect(self._on_map)
-        self.jobs.sigBuilt.connect(self._on_built)
-        self.jobs.sigBuildFailed.connect(self._on_build_failed)
+        self.jobs.sigAnswer.connect(self._on_answer)
         self.jobs.sigProgress.connect(self.sigProgress)
         app.worker.sigPhase.connect(self._on_phase)
         app.sigModelLoaded.connect(lambda info, _ticks: self._on_model(info))
@@ -97,6 +93,16 @@ class ConceptsState(QObject):
             self.open(folder)
         else:
             self.sigSaid.emit("", False)
+
+    def _on_answer(self, kind: str, _run_id: int, found) -> None:
+        if kind == "open":
+            self._on_opened(found)
+        elif kind == "read":
+            self._on_read(found)
+        elif kind == "map":
+            self._on_map(found)
+        elif kind == "build":
+            self._on_build_failed(found) if isinstance(found, Failure) else self._on_built(found)
 
     def _on_opened(self, opened) -> None:
         if isinstance(opened, Failure):

@@ -25,8 +25,13 @@ class GraphState(QObject):
     def __init__(self, app, worker) -> None:
         super().__init__(app)
         self.app, self.worker = app, worker
-        worker.sigGraph.connect(self.sigGraph)
-        worker.sigGraphValues.connect(self.sigValues)
+        worker.sigAnswer.connect(self._on_answer)
+
+    def _on_answer(self, lane: str, asked_id: int, found) -> None:
+        if lane == "graph":
+            self.sigGraph.emit(asked_id, found)
+        elif lane == "values":
+            self.sigValues.emit(asked_id, found)
 
     def record(self, model: ModelRequest, input: str, graph_id: int, frame=None) -> None:
         """Record the graph of `model` (loaded) on `input` (with `frame`: that video frame's pixels) and lay it
