@@ -11,7 +11,7 @@ from inspector.core.outputs import not_read, output_path
 from inspector.core.sources.seeds import check_seed
 from inspector.core.writes import save_npz
 
-from . import common
+from . import common, engine_args
 
 
 def add_parser(sub) -> None:
@@ -43,6 +43,7 @@ def add_parser(sub) -> None:
     diff.add_argument("--json", action="store_true", help="print first_divergent, rows, only_in_*, predictions")
     diff.add_argument("--out", help="write both models' arrays and their differences to this .npz "
                                     "(first/KEY, second/KEY, diff/KEY = second - first)")
+    engine_args.add(diff)
 
 
 def run(args) -> int:
@@ -68,6 +69,10 @@ def run(args) -> int:
     if args.out:
         out = not_read(output_path(args.out, ".npz"), reads, typed=args.out if args.out.endswith(".npz") else None)
 
+    engine_args.check(args, ("--score-threshold", args.score_threshold))
+    if args.engine is not None:
+        return _diff_remote(args, against_seed, out)
+
     from inspector.core import resolve_device
 
     resolve_device(args.device)  # torch's, but before either model's code is imported
@@ -87,6 +92,34 @@ def run(args) -> int:
     x = load_input(args.input, first.preprocess, first.input_shape)
     diff = diff_models(first, second, x, args.layers, args.sites, args.target, args.device, args.threshold,
                        edits=args.edit)
+    return _report(args, diff, first, second, out)
+
+
+def _diff_remote(args, against_seed: int | None, out: Path | None) -> int:
+    """The diff run on `--engine`: the second model loaded there first (for the seed it takes), then the first,
+    its layers chosen from the tree it sends; one run of both, compared there; the files written here."""
+    from dataclasses import replace
+
+    from inspector.core.compare.arguments import second_model
+    from inspector.core.records.requests import AgainstRequest, ModelRequest, RunRequest
+    from inspector.core.runspec import RunSpec
+
+    source, weights = second_model(args.model, args.against, args.against_model, args.against_weights)
+    with engine_args.connect(args) as engine:
+        second = engine.call("load", ModelRequest(source, weights, bool(args.trust), against_seed))
+        first = engine_args.load(args, engine)
+        spec = RunSpec.make((), args.sites, args.edit, args.target)
+        spec = replace(spec, layers=tuple(first.tree.select(args.layers, params="params" in spec.sites)))
+        outcome = engine.call("run", RunRequest(first.request, args.input, args.device, spec,
+                                                against=AgainstRequest(second.request, spec.edits, args.threshold)))
+    return _report(args, outcome.against, first, second, out)
+
+
+def _report(args, diff, first, second, out: Path | None) -> int:
+    """Write the .npz `out`, print the table or --json, the seeds and the warnings. `first`, `second`: the
+    models (here) or their ModelInfo (on an engine): each has a source and a seed."""
+    from inspector.core.export import json_text
+
     if out is not None:
         save_npz(out, diff.arrays())
     if args.json:

@@ -58,3 +58,23 @@ def test_a_wrong_token_is_one_line_and_nothing_is_written(served, tmp_path, caps
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {served.url} refused the connection (401)") and "\n" not in err
     assert not out.exists()
+
+
+def test_diff_on_the_engine_writes_the_bytes_a_local_diff_writes(served, tmp_path, capsys):
+    """Two random resnet18s (seeds 1 and 2), an edit on both: the .npz (first/, second/, diff/ of every key) and
+    the --json report byte for byte; without --json, the table and the seed notes line for line."""
+    token = tmp_path / "token"
+    token.write_text(served.token)
+    remote = ["--engine", served.url, "--token-file", str(token)]
+    common = ["diff", "--model", "resnet18", "--weights", "random", "--seed", "1", "--against-model", "resnet18",
+              "--against-weights", "random", "--against-seed", "2", "--input", "sample:star", "--layers",
+              "layer1.*", "--edit", "relu:output=scale(2)"]
+    assert main([*common, "--json", "--out", str(tmp_path / "here.npz")]) == 0
+    here = capsys.readouterr().out
+    assert main([*common, "--json", "--out", str(tmp_path / "there.npz"), *remote]) == 0
+    assert capsys.readouterr().out == here and '"first_divergent"' in here
+    assert (tmp_path / "here.npz").read_bytes() == (tmp_path / "there.npz").read_bytes()
+    assert main(common) == 0
+    table = capsys.readouterr().out
+    assert main([*common, *remote]) == 0
+    assert capsys.readouterr().out == table and "second model: " in table
