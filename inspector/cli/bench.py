@@ -66,6 +66,10 @@ def add_parser(sub) -> None:
                        help="the graph view's rows: recording one forward's graph and laying it out (first graph, "
                             "a group opened and closed) against a plain forward (default models: resnet50 vit_b_16 "
                             "maskrcnn_resnet50_fpn; timm:NAME and demo too)")
+    bench.add_argument("--remote", action="store_true",
+                       help="a run through `network-inspector serve` on this machine (loopback) against the same run "
+                            "in process: every leaf ticked, one layer visible; the time to the panels and to every "
+                            "statistic, and the bytes received per run (default model resnet50)")
     bench.add_argument("--contract", action="store_true",
                        help="call every public API function with each argument of a wrong kind: list the calls "
                             "that raise anything but an InspectorError")
@@ -83,6 +87,14 @@ def run(args) -> int:
         from inspector.bench.contract import main as contract
 
         return contract()
+    if args.remote:
+        from inspector.bench.remote import bench_remote
+
+        models = args.models if args.models != DEFAULT_MODELS else ["resnet50"]
+        rows = [bench_remote(name, repeats=args.repeats, device=args.device) for name in models]
+        if out:
+            write_json(out, rows, indent=1)
+        return 0
     if args.handoffs:
         from inspector.bench.handoffs import run_handoffs
 
