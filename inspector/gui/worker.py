@@ -82,6 +82,7 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
         self._lanes = Lanes(LANES)  # the requests waiting, one per lane, by id
         self._ids = itertools.count(1)
         self._current: str | None = None  # the id of the request in flight
+        self._taken: set[str] = set()  # the ids taken from the lanes in this turn, not started yet
         self._stop_current = False  # cancel(id) stopped the request in flight (not Esc): the others go on
         self._unfinished = None  # the last RunOutcome whose statistics were stopped before they were done
         self._atlas_cache: dict = {}  # the OpenedAtlas pictures are read from, by folder
@@ -153,8 +154,9 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
 
     def cancel(self, request_id: str | None = None) -> bool:
         """No id (Esc): stop the run or download in flight (within one module) and drop the waiting run.
-        An id: drop that request if it waits, or stop it if it is the one in flight (the requests waiting behind
-        it go on); False when it neither waits nor runs (it ran, or never came)."""
+        An id: drop that request if it waits (in its lane, or taken for this turn and not started), or stop it if
+        it is the one in flight (the requests behind it go on); False when it neither waits nor runs (it ran, or
+        never came)."""
         if request_id is None:
             self._lanes.drop("run")
             with self._lock:
@@ -162,9 +164,12 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
                 self._cancel.set()
             self._drawn.set()
             return True
-        if self._lanes.cancel(request_id) is not None:
-            return True
         with self._lock:
+            if self._lanes.cancel(request_id) is not None:
+                return True
+            if request_id in self._taken:
+                self._taken.discard(request_id)
+                return True
             if request_id != self._current:
                 return False
             if not self._cancel.is_set():  # else Esc stops it already, and what comes after it in this turn
@@ -205,17 +210,18 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
     def _on_wake(self) -> None:
         if self.bench is None:
             return  # start_engine() takes them up
-        jobs = self._lanes.take_all()
-        lanes = {lane for lane, _key, _request in jobs}
         unfinished = self._unfinished
-        jobs = [(lane, key, request) for lane, key, request in jobs if lane != "finish" or not (
-            unfinished is None or unfinished.run_id != request or lanes & {"run", "model"})]
-        # (a `finish` is dropped when that result's statistics are done, or a newer result is coming)
-        if not jobs:
-            return
-        with self._lock:
+        with self._lock:  # taken and marked at once: cancel(id) finds each request in its lane or taken
+            jobs = self._lanes.take_all()
+            lanes = {lane for lane, _key, _request in jobs}
+            jobs = [(lane, key, request) for lane, key, request in jobs if lane != "finish" or not (
+                unfinished is None or unfinished.run_id != request or lanes & {"run", "model"})]
+            # (a `finish` is dropped when that result's statistics are done, or a newer result is coming)
+            if not jobs:
+                return
             self._stop_current = False
             self._cancel.clear()
+            self._taken = {key for _lane, key, _request in jobs}
         self._sigBusy.emit(True)
         try:
             loaded = True
@@ -223,6 +229,9 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
                 if lane == "run" and not loaded:
                     continue  # it was for the model that failed to load
                 with self._lock:
+                    if key not in self._taken:
+                        continue  # cancelled by its id meanwhile
+                    self._taken.discard(key)
                     self._current = key
                 try:
                     done = self._serve(lane, request, unfinished)
@@ -231,6 +240,8 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
                 if lane == "model":
                     loaded = done
         finally:
+            with self._lock:
+                self._taken = set()
             self._sigPhase.emit("")
             self._sigBusy.emit(False)
 

@@ -140,6 +140,26 @@ def test_cancel_by_id_of_the_request_in_flight_stops_only_it(qtbot, unstarted, s
     assert graph_id == 11 and isinstance(drawn, GraphDrawn)  # not cancelled with the run
 
 
+def test_cancel_by_id_of_a_request_taken_for_this_turn_but_not_started(qtbot, unstarted, slow_source, image_file,
+                                                                        ui):
+    """The load, the run and the graph are taken in one turn; the graph, behind the run, is cancelled while the run
+    naps: it never starts, and the run is not stopped."""
+    worker = unstarted.worker
+    got = heard(worker)
+    worker.request_load(ModelRequest(slow_source))
+    run = worker.request_run(run_of(slow_source, image_file, 8, layers=tuple(sorted(ui.SLOW_TICKS))))
+    graph = worker.request_graph(GraphRequest(ModelRequest(slow_source), image_file, 12))
+    unstarted.start()
+    qtbot.waitUntil(lambda: worker._current == run, timeout=ENGINE_MS)
+    assert len(worker._lanes) == 0  # taken: it waits in no lane
+    assert worker.cancel(graph)
+    assert not worker.cancel(graph)
+    idle(qtbot, got)
+    qtbot.wait(200)
+    assert [o.run_id for o in got["result"]] == [8]
+    assert got["graph"] == [] and got["failed"] == []
+
+
 def test_the_catalogue_comes_back_as_an_answer_of_its_lane_and_reaches_the_state(qtbot, window):
     """Every lane's result comes back through the worker's one answer signal (lane, run id, value); the state
     hands the catalogue's on as ever (sigCatalogue)."""
