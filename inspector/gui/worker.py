@@ -93,7 +93,7 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
 
     # -- called from the GUI thread ----------------------------------------------------
     def _put(self, lane: str, request) -> str:
-        """Wait `request` in `lane` (replacing the one waiting there) and wake the worker; its id."""
+        """Wait `request` in `lane` (replacing the one waiting there; a load also the waiting run); its id."""
         key = f"{lane}-{next(self._ids)}"
         self._lanes.put(lane, key, request)
         return key

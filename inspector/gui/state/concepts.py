@@ -101,8 +101,10 @@ class ConceptsState(QObject):
             self._on_read(found)
         elif kind == "map":
             self._on_map(found)
+        elif kind == "build" and isinstance(found, Failure):
+            self._on_build_failed(found)
         elif kind == "build":
-            self._on_build_failed(found) if isinstance(found, Failure) else self._on_built(found)
+            self._on_built(found)
 
     def _on_opened(self, opened) -> None:
         if isinstance(opened, Failure):
