@@ -13,7 +13,7 @@ from inspector.core.records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, 
 from inspector.core.records.signs import SIGNS
 from inspector.core.writes import save_npy
 
-from . import common
+from . import common, engine_args
 
 _TYPES = {"whole": int, "number": float}
 
@@ -87,6 +87,7 @@ def add_parser(sub) -> None:
                      help="a picture's pixels a side per map pixel, each value a K x K block (nearest neighbour); "
                           f"default: the least that makes the short side at least {SHORT_SIDE} (a 64 x 64 map: 4); "
                           "1 keeps the map's size; a .npy keeps it always")
+    engine_args.add(att)
 
 
 def run(args) -> int:
@@ -120,6 +121,9 @@ def run(args) -> int:
     elif args.scale is not None:
         raise SpecError(f"--scale sizes a picture (.png, .jpg, ...); {out.name} keeps the map's own size.")
     cap = parse_memory(args.max_memory)
+    engine_args.check(args, ("--each-box", args.each_box), ("--score-threshold", args.score_threshold))
+    if args.engine is not None:
+        return _attribute_remote(args, metrics, cap, out)
     loaded = common.load(args)
     loaded.module.to(resolve_device(args.device))
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
@@ -131,15 +135,9 @@ def run(args) -> int:
         made = make_baseline(args.baseline or "zero", x, loaded.preprocess, args.blur_sigma, args.baseline_seed,
                              loaded.input_shape)
     bar = _bar(args.method, not args.json)
-    chosen = {o.name: getattr(args, o.dest) for o in row.options}
-    if "max_memory" in chosen:
-        chosen["max_memory"] = cap
-    options = {name: value for name, value in chosen.items() if row.option(name).applies(chosen)}
-    if args.baseline is None:  # no baseline named: the method's own ("zero"), its sigma and seed unused
-        options = {k: v for k, v in options.items() if k not in _SCORES_BASELINE}
+    options = _options(args, cap)
     if row.passes:
         options["progress"] = bar.step
-    options["sign"] = args.sign
     if args.each_box is not None:
         return _each_box(args, loaded, x, options, metrics, made, cap, bar, out)
     try:
@@ -150,14 +148,65 @@ def run(args) -> int:
                            batch=args.batch, progress=bar.step, max_memory=cap)
     finally:
         bar.close()
+    return _report(args, found, x.detach().cpu().numpy(), loaded, made.text if made is not None else None, out)
+
+
+def _options(args, cap) -> dict:
+    """The method's options as the command line set them (the table's; the scores' baseline only when named)."""
+    row = METHODS[args.method]
+    chosen = {o.name: getattr(args, o.dest) for o in row.options}
+    if "max_memory" in chosen:
+        chosen["max_memory"] = cap
+    options = {name: value for name, value in chosen.items() if row.option(name).applies(chosen)}
+    if args.baseline is None:  # no baseline named: the method's own ("zero"), its sigma and seed unused
+        options = {k: v for k, v in options.items() if k not in _SCORES_BASELINE}
+    options["sign"] = args.sign
+    return options
+
+
+def _attribute_remote(args, metrics: tuple[str, ...], cap, out) -> int:
+    """The map made on `--engine`: the model loaded there, the input as the model reads it sent back (the
+    overlay's picture), the map and its scores made there, the files written here."""
+    from dataclasses import replace
+
+    from inspector.core.attribution import takes_baseline
+    from inspector.core.export import picture_scale
+    from inspector.core.records.requests import AttributionRequest, RunRequest
+    from inspector.core.runspec import RunSpec
+
+    options = _options(args, cap)
+    if metrics and not takes_baseline(args.method, args.of):  # the scores' baseline, made there by name
+        options.update(baseline=args.baseline or "zero", blur_sigma=args.blur_sigma,
+                       baseline_seed=args.baseline_seed)
+    with engine_args.connect(args) as engine:
+        info = engine_args.load(args, engine)
+        x = engine.call("capture", RunRequest(info.request, args.input, args.device, RunSpec())).input
+        if out.suffix.lower() != ".npy":  # a scale too large for the input's size is said before the method runs
+            picture_scale(tuple(x.shape[-2:]), args.scale)
+        found = engine.call("attribute", AttributionRequest(
+            info.request, args.input, args.device, args.method, args.target or "auto", args.layer,
+            options=tuple(sorted(options.items())), metrics=metrics, metric_steps=args.metric_steps))
+    details = dict(found.details)
+    made_text = details.get("scores' baseline is")  # the engine's words for the baseline it made
+    found = replace(found, details=tuple((k, v) for k, v in found.details if k not in ("seconds",
+                                                                                       "scores' baseline is")))
+    return _report(args, found, x, info, made_text, out)
+
+
+def _report(args, found, x, model, made_text: str | None, out) -> int:
+    """Write the map (.npy, or the overlay on the input `x` as the model read it), then say what it is (with
+    --json, as JSON). `model`: the LoadedModel here, or the ModelInfo an engine sent (preprocess, labels, seed,
+    source)."""
+    from inspector.core.export import json_text, picture, save_overlay
+
     say = (lambda text: print(text, file=sys.stderr)) if args.json else print
     if out.suffix.lower() == ".npy":
         save_npy(out, found.map)  # the name as given (np.save would add .npy to x.NPY)
     else:
-        save_overlay(out, picture(x.detach().cpu().numpy(), loaded.preprocess), found.map,
+        save_overlay(out, picture(x, model.preprocess), found.map,
                      detections=found.detections, chosen=found.target_detection, sign=found.shown_sign,
                      scale=args.scale)
-    what, index, labels = found.target, found.target_index, loaded.labels or []
+    what, index, labels = found.target, found.target_index, model.labels or []
     if found.target_detection is not None:
         box = found.detections[found.target_detection]
         what = (f"{found.target} (detection {found.target_detection}: {box.name} {box.score:.3f} at "
@@ -166,8 +215,8 @@ def run(args) -> int:
         what = f"class {index}" + (f" ({labels[index]})" if index < len(labels) else "")
     say(f"{found.method} for {what}, {found.shown_sign} values" + (f" at {found.layer}" if found.layer else "")
         + f" -> {out}")
-    if loaded.seed is not None:
-        say(common.seed_note(loaded.source, loaded.seed))
+    if model.seed is not None:
+        say(common.seed_note(model.source, model.seed))
     for note in found.notes:
         say(note)
     if found.approximation:
@@ -186,7 +235,7 @@ def run(args) -> int:
             f"f(x) - f(baseline) {details['f(x) - f(baseline)']:.6g} ({details['steps']} steps, "
             f"{details['quadrature']}" + (_auto_words(found.completeness_gap, details)
                                           if details.get("steps asked") == "auto" else "") + ")")
-    baseline_text = details.get("baseline is") or (made.text if made is not None else None)
+    baseline_text = details.get("baseline is") or made_text
     if baseline_text:
         say(f"baseline {baseline_text}")
     for curve in found.curves:

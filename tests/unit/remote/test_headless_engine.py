@@ -78,3 +78,29 @@ def test_diff_on_the_engine_writes_the_bytes_a_local_diff_writes(served, tmp_pat
     table = capsys.readouterr().out
     assert main([*common, *remote]) == 0
     assert capsys.readouterr().out == table and "second model: " in table
+
+
+@pytest.mark.parametrize("method, more, out", [
+    ("gradcam", ["--metrics", "deletion,insertion", "--metric-steps", "8"], "map.png"),
+    ("gradcam", ["--metrics", "deletion", "--metric-steps", "8", "--baseline", "blur"], "map.npy"),
+    ("ig", ["--steps", "16", "--metrics", "deletion", "--metric-steps", "8"], "map.npy"),
+    ("saliency", ["--sign", "positive", "--target", "3"], "map.png"),
+])
+def test_attribute_on_the_engine_writes_the_bytes_a_local_attribute_writes(served, tmp_path, capsys, method, more,
+                                                                             out):
+    """The map (.npy, or the overlay .png on the input the engine sent back) byte for byte, and the --json
+    report equal (its seconds apart: the engine's are its own)."""
+    token = tmp_path / "token"
+    token.write_text(served.token)
+    common = ["attribute", "--model", "demo", "--input", "sample:star", "--method", method, *more, "--json"]
+    (tmp_path / "here").mkdir()
+    (tmp_path / "there").mkdir()
+    assert main([*common, "--out", str(tmp_path / "here" / out)]) == 0
+    here = json.loads(capsys.readouterr().out)
+    assert main([*common, "--out", str(tmp_path / "there" / out), "--engine", served.url,
+                 "--token-file", str(token)]) == 0
+    there = json.loads(capsys.readouterr().out)
+    assert (tmp_path / "here" / out).read_bytes() == (tmp_path / "there" / out).read_bytes()
+    for report in (here, there):
+        report.pop("out")
+    assert here == there and here["method"] == method
