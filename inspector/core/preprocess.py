@@ -47,6 +47,8 @@ class Preprocess:
 
     def to_display(self, tensor: torch.Tensor | np.ndarray) -> np.ndarray:
         """A (1, 3, H, W) model input back to an H x W x 3 uint8 picture of what the model sees."""
+        if isinstance(tensor, np.ndarray) and not tensor.flags.writeable:
+            tensor = tensor.copy()  # torch warns of a read-only array (an input a remote engine sent back)
         t = torch.as_tensor(tensor, dtype=torch.float32).detach().cpu()
         if t.ndim == 4:
             t = t[0]
