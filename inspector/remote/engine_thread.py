@@ -61,8 +61,9 @@ class EngineThread:
     def submit(self, session: Session, kind: str, key: str, body) -> None:
         with session.lock:
             replaced = session.lanes.put(kinds.lane(kind), key, (kind, body))
-        for old, _ in replaced:
-            session.send(Message("cancelled", old, f"Replaced by {key}, a newer request in its lane."))
+        for old, (was, _) in replaced:
+            why = "a newer request in its lane" if kinds.lane(was) == kinds.lane(kind) else "a load of another model"
+            session.send(Message("cancelled", old, f"Replaced by {key}, {why}."))
         with self._cond:
             self._cond.notify()
 

@@ -42,7 +42,7 @@ class EngineServer:
         self.devices = [[d.name, d.description] for d in available_devices()]
         self.engine = EngineThread(Jobs(config.root, config.trusted, config.device))
         self.active = 0
-        self.port: int | None = None
+        self.host, self.port = config.host, None
 
     # -- before the connection opens ---------------------------------------------------------------------
     def _process_request(self, connection, request):
@@ -146,14 +146,15 @@ class EngineServer:
                 pass
         context = c.ssl_context()
         try:
-            listening = await serve(self._handler, c.host, c.port, process_request=self._process_request,
+            host = "127.0.0.1" if c.host.strip().lower() == "localhost" else c.host  # one address, one port
+            listening = await serve(self._handler, host, c.port, process_request=self._process_request,
                                     max_size=c.limits.max_message, ssl=context, compression=None, server_header=None)
         except OSError as exc:
             raise ServerSetupError(f"Cannot listen on {c.host}:{c.port}: {exc.strerror or exc}.") from None
         self.engine.start()
         try:
             async with listening as server:
-                self.port = server.sockets[0].getsockname()[1]
+                self.host, self.port = host, server.sockets[0].getsockname()[1]
                 announce(self.startup_line())
                 await stop
         finally:
@@ -161,7 +162,7 @@ class EngineServer:
 
     def startup_line(self) -> str:
         c = self.config
-        host = f"[{c.host}]" if ":" in c.host else c.host
+        host = f"[{self.host}]" if ":" in self.host else self.host
         devices = ", ".join(name for name, _ in self.devices)
         root = f"data root {c.root}" + (" (the working folder: no --data-root)" if c.root_is_default else "")
         return (f"serving {c.scheme}://{host}:{self.port} on {c.device} (devices: {devices}); token in "
