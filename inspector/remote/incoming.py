@@ -23,9 +23,14 @@ class Unreadable:
 
 
 class Incoming:
-    def __init__(self) -> None:
+    """`max_bytes`: the most a message's array frames may hold together (None: no limit); past it the message is
+    unreadable and the rest of its frames are dropped as they come, not kept."""
+
+    def __init__(self, max_bytes: int | None = None) -> None:
+        self.max_bytes = max_bytes
         self._envelope: dict | None = None
         self._frames: list = []
+        self._held = 0
         self._due = 0
         self._dropping = False  # binary frames of a message already said to be unreadable
 
@@ -47,7 +52,7 @@ class Incoming:
                 self._dropping = True
                 out.append(Unreadable(_id_of(frame), _unexpected(exc)))
                 return out
-            self._envelope, self._frames, self._due = envelope, [], count
+            self._envelope, self._frames, self._due, self._held = envelope, [], count, 0
         elif self._envelope is None:
             if not self._dropping:
                 self._dropping = True
@@ -55,6 +60,12 @@ class Incoming:
                                              "with its JSON text."))
             return out
         else:
+            self._held += len(frame)
+            if self.max_bytes is not None and self._held > self.max_bytes:
+                out.append(Unreadable(self._envelope["id"], f"A message whose array frames hold more than "
+                                                            f"{self.max_bytes:,} bytes: not read."))
+                self._envelope, self._frames, self._dropping = None, [], True
+                return out
             self._frames.append(frame)
         if self._envelope is not None and len(self._frames) == self._due:
             envelope, frames = self._envelope, self._frames

@@ -1,4 +1,5 @@
-"""What one server allows: the size of a message, requests per second per connection, connections at once."""
+"""What one server allows: the size of a message, requests per second per connection, connections at once, and
+the answers a client may leave unread."""
 
 from __future__ import annotations
 
@@ -35,3 +36,20 @@ class RateLimit:
             self._tokens -= 1.0
             return True
         return False
+
+
+class Backlog:
+    """The bytes of answers waiting for a client to read them: past `limit` (with more than one message waiting,
+    so that one large result always goes) the client reads too slowly and its connection is closed."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.held, self.closing = limit, 0, False
+
+    def take(self, parts: list, waiting: int) -> bool:
+        if self.closing or (waiting and self.held > self.limit):
+            return False
+        self.held += sum(len(p) for p in parts)
+        return True
+
+    def sent(self, parts: list) -> None:
+        self.held -= sum(len(p) for p in parts)

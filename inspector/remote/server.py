@@ -26,7 +26,7 @@ from .engine_thread import EngineThread, Session
 from .errors import ServerSetupError
 from .incoming import Incoming, Unreadable
 from .jobs import SERVED, Jobs
-from .limits import RateLimit
+from .limits import Backlog, RateLimit
 from .tokens import bearer_matches
 
 TERMINAL = ("result", "failure", "cancelled")
@@ -66,10 +66,17 @@ class EngineServer:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
         live: set[str] = set()
+        backlog = Backlog(4 * self.config.limits.max_message)
 
         def deliver(parts: list, kind: str, key: str) -> None:  # on the event loop
             if kind in TERMINAL:
                 live.discard(key)
+            if not backlog.take(parts, queue.qsize()):
+                if not backlog.closing:
+                    backlog.closing = True
+                    _log(f"closed the connection of {_peer(ws)}: it reads its answers too slowly")
+                    asyncio.ensure_future(ws.close(1008, "the client reads its answers too slowly"))
+                return
             queue.put_nowait(parts)
 
         def send(message: Message) -> None:  # from any thread: encoded there, sent in order from the loop
@@ -81,10 +88,10 @@ class EngineServer:
 
         session = Session(send)
         self.engine.attach(session)
-        sender = asyncio.create_task(_send_all(ws, queue))
+        sender = asyncio.create_task(_send_all(ws, queue, backlog))
         try:
             send(Message("hello", "hello", self.hello()))
-            incoming, rate = Incoming(), RateLimit(self.config.limits.rate)
+            incoming, rate = Incoming(self.config.limits.max_message), RateLimit(self.config.limits.rate)
             async for frame in ws:
                 for item in incoming.feed(frame):
                     if isinstance(item, Unreadable):
@@ -169,13 +176,13 @@ class EngineServer:
                 f"{c.token_file}; {root}{'; trusted' if c.trusted else ''}")
 
 
-async def _send_all(ws, queue: asyncio.Queue) -> None:
+async def _send_all(ws, queue: asyncio.Queue, backlog: Backlog) -> None:
     try:
         while True:
             parts = await queue.get()
             for part in parts:
                 await ws.send(part)
-            queue.task_done()
+            backlog.sent(parts)
     except ConnectionClosed:
         pass
 

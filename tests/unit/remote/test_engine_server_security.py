@@ -79,6 +79,43 @@ def test_an_oversize_message_closes_that_connection_and_the_server_serves_on(ser
         assert engine.call("devices")
 
 
+def test_a_message_whose_frames_hold_more_than_max_message_together_is_refused(served):
+    array = np.zeros(600_000 // 4, dtype=np.float32)  # 0.6 MB a frame, under --max-message 1 (MiB); 1.8 MB in all
+    with served.client() as engine:
+        engine.ws.send(json.dumps({"v": 1, "kind": "devices", "id": "big", "body": None, "frames": 3}))
+        for i in range(3):
+            engine.ws.send(frames.pack("big", i, array))
+        said = list(engine.events("big"))
+        assert engine.call("devices")
+    assert [e.kind for e in said] == ["error"] and "more than 1,048,576 bytes" in said[0].body
+
+
+def test_a_client_that_leaves_its_answers_unread_is_closed_and_the_server_serves_on(served):
+    from inspector.core.runspec import RunSpec
+
+    with served.client() as engine:
+        info = engine.call("load", ModelRequest("demo"))
+        spec = RunSpec.make(info.tree.select("all"), ["input", "output", "grad_output"])
+        request = RunRequest(ModelRequest("demo"), "sample:star", "cpu", spec)  # 4.6 MB of arrays a result
+        try:
+            for _ in range(45):  # under the rate limit, each taken up before the next: 200 MB unread
+                engine.send("capture", request)
+                time.sleep(0.04)
+        except EngineError:
+            pass  # closed already
+        code = None
+        for _ in range(10_000):
+            try:
+                engine.ws.recv(timeout=20)
+            except ConnectionClosed as closed:
+                code = closed.rcvd.code if closed.rcvd else None
+                break
+    assert code == 1008
+    assert "reads its answers too slowly" in served.stderr.read_text()
+    with served.client() as engine:
+        assert engine.call("devices")
+
+
 def fuzzed(rng: random.Random, i: int) -> list:
     """One unreadable message (its text frame and any array frames): random JSON, a wrong kind, another
     version, a bad array header, or a truncated frame."""
