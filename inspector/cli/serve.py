@@ -33,7 +33,8 @@ def add_parser(sub) -> None:
                    help="requests a second per connection (default 50); more get an error event each")
     p.add_argument("--max-connections", type=int, default=8, metavar="N", help="clients at once (default 8)")
     p.add_argument("--ray", metavar="ADDRESS",
-                   help="a Ray cluster address, kept for the atlas and concept builds (not served yet)")
+                   help="a Ray cluster address, kept for atlas and concept builds on Ray (not served yet: an atlas "
+                        "is built on this machine)")
 
 
 def run(args) -> int:

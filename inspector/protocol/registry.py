@@ -45,6 +45,8 @@ _RECORDS = (
     "inspector.core.compare.diff:PredictionDelta",
     "inspector.core.attribution.record:Attribution",
     "inspector.core.attribution.scores.faithfulness:Curve",
+    "inspector.core.atlas.pictures:OpenedAtlas",
+    "inspector.core.atlas.pictures:TopPicture",
 )
 
 _BY_NAME: dict[str, str] = {entry.rpartition(":")[2]: entry for entry in _RECORDS}

@@ -6,9 +6,11 @@ cancellation, each sent as an event under the request's id.
                                       (with `visible`: first the outcome as run, as a `partial`)
     capture    RunRequest          -> RunResult, every array and statistic
     attribute  AttributionRequest  -> Attribution
+    atlas      AtlasRequest        -> OpenedAtlas (open; build, over a folder in the data root, then open),
+                                      or the TopPictures of one channel (pictures), as a list
 
 A run's progress counts its two stages (the run, its statistics); a download's its bytes; an attribution's its
-passes. The engine's own errors come back as Failure records.
+passes; an atlas build's its images. The engine's own errors come back as Failure records.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from .admission import admit
 from .data_root import DataRoot
 
 #: The requests the engine thread runs (`devices` and `cancel` are answered as they come).
-SERVED = ("load", "run", "capture", "attribute")
-WHAT = {"load": "load", "run": "run", "capture": "run", "attribute": "attribution"}
+SERVED = ("load", "run", "capture", "attribute", "atlas")
+WHAT = {"load": "load", "run": "run", "capture": "run", "attribute": "attribution", "atlas": "atlas"}
 PROGRESS_EVERY_S = 0.1
 
 
@@ -102,6 +104,36 @@ class Jobs:
 
     def _attribute(self, key, request, cancel, send):
         return self.bench.attribute(request, cancel=cancel.is_set, progress=Progress(key, send))
+
+
+    def _atlas(self, key, request, cancel, send):
+        from inspector.core.atlas import run_atlas
+        from inspector.core.atlas.pictures import open_atlas, top_pictures
+
+        if request.kind == "build":
+            self._images_inside(request.data_dir, request.out_dir)
+            loaded, _ = self.bench.load(request.model)
+            try:
+                run_atlas(loaded, request.data_dir, ",".join(request.layers), request.top, request.out_dir,
+                          batch=request.batch, device=request.device, progress=Progress(key, send),
+                          cancel=cancel.is_set)
+            finally:
+                self.bench.move_to(self.device)
+        opened = open_atlas(request.out_dir)
+        if opened.data is not None:  # its pictures are read from the folder it was built over
+            self.root.check(opened.data, "The atlas's image folder")
+        if request.kind == "pictures":
+            return top_pictures(opened, request.layer, request.channel)
+        return opened
+
+    def _images_inside(self, data_dir: str, out_dir: str) -> None:
+        """Every image an atlas build would read (a linked folder followed) is inside the data root."""
+        from pathlib import Path
+
+        from inspector.core.inputs.image_sets import list_images
+
+        for path in list_images(data_dir, exclude=Path(out_dir)).files:
+            self.root.check(str(path), "An image of the data folder")
 
 
 def _free_device_memory() -> None:

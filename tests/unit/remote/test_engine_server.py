@@ -80,7 +80,7 @@ def test_hello_says_the_protocol_the_devices_and_the_limits(served):
     assert hello["protocol"] == VERSION and hello["version"]
     assert hello["devices"][0] == ["cpu", "CPU"] and hello["device"] == "cpu"
     assert hello["limits"]["max_message"] == 64 * 2**20 and hello["limits"]["rate"] == 50
-    assert set(hello["serves"]) == {"devices", "cancel", "load", "run", "capture", "attribute"}
+    assert set(hello["serves"]) == {"devices", "cancel", "load", "run", "capture", "attribute", "atlas"}
     assert hello["trusted"] is False
 
 
@@ -141,6 +141,37 @@ def test_a_capture_gives_the_whole_result(served, bench):
         result = engine.call("capture", request)
     same_result(result, bench.execute(request).result)
     assert all(c.array is not None and c.stats is not None for c in result.captures.values())
+
+
+def test_an_atlas_built_opened_and_its_pictures_are_those_made_in_process(served, tmp_path):
+    from PIL import Image
+
+    from inspector.core.atlas import run_atlas
+    from inspector.core.atlas.pictures import open_atlas, top_pictures
+    from inspector.core.records.requests import AtlasRequest
+    from inspector.core.sources.loader import load_model
+
+    rng = np.random.default_rng(53)
+    images = served.root / "images"
+    images.mkdir()
+    for i in range(5):
+        Image.fromarray(rng.integers(0, 255, (40, 48, 3), dtype=np.uint8)).save(images / f"{i}.png")
+    build = AtlasRequest("build", "atlas", DEMO, "images", ("conv1",), top=2, batch=2)
+    with served.client() as engine:
+        events = list(engine.request("atlas", build))
+        opened = events[-1].body
+        pictures = engine.call("atlas", AtlasRequest("pictures", "atlas", layer="conv1", channel=3))
+        assert engine.call("atlas", AtlasRequest("open", "atlas")) == opened
+    assert events[-1].kind == "result" and any(e.kind == "progress" for e in events)
+    run_atlas(load_model("demo"), images, "conv1", 2, tmp_path / "here", batch=2)
+    here = open_atlas(tmp_path / "here")
+    assert opened.layers() == here.layers() == ["conv1"] and opened.channels("conv1") == here.channels("conv1")
+    assert opened.atlas["layers"] == here.atlas["layers"]
+    expected = top_pictures(here, "conv1", 3)
+    assert [(p.rank, p.image, p.score, p.y, p.x, p.box) for p in pictures] == \
+        [(p.rank, p.image, p.score, p.y, p.x, p.box) for p in expected]
+    for ours, theirs in zip(pictures, expected):
+        np.testing.assert_array_equal(ours.rgb, theirs.rgb, strict=True)
 
 
 def test_cancel_stops_the_waiting_request_and_the_running_one(served):

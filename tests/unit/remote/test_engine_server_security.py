@@ -250,6 +250,30 @@ def test_paths_outside_the_data_root_are_refused_links_followed(served, tmp_path
         assert engine.call("run", RunRequest(ModelRequest("demo"), "inside.png")).result.predictions
 
 
+def test_an_atlas_reads_and_writes_inside_the_data_root_only(served, tmp_path):
+    from PIL import Image
+
+    from inspector.core.records.requests import AtlasRequest
+
+    outside = tmp_path / "images"
+    outside.mkdir()
+    Image.new("RGB", (32, 32), (10, 200, 30)).save(outside / "a.png")
+    mixed = served.root / "mixed"
+    mixed.mkdir()
+    shutil.copy(outside / "a.png", mixed / "inside.png")
+    (mixed / "elsewhere").symlink_to(outside)  # a linked folder the build would follow
+    asked = [(AtlasRequest("build", "atlas1", ModelRequest("demo"), str(outside), ("conv1",)), "The data folder"),
+             (AtlasRequest("build", str(tmp_path / "atlas"), ModelRequest("demo"), "mixed", ("conv1",)),
+              "The atlas folder"),
+             (AtlasRequest("build", "atlas2", ModelRequest("demo"), "mixed", ("conv1",)), "An image of the data folder"),
+             (AtlasRequest("open", str(tmp_path)), "The atlas folder")]
+    with served.client() as engine:
+        for request, what in asked:
+            with pytest.raises(EngineError, match=f"{what} .* is outside this server's data root"):
+                engine.call("atlas", request)
+    assert not (served.root / "atlas2").exists() and not (tmp_path / "atlas").exists()
+
+
 def test_code_a_client_trusts_is_not_run_by_a_server_that_does_not(served):
     marker = served.root / "marker.txt"
     (served.root / "make_marker.py").write_text(
