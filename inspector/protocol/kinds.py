@@ -14,6 +14,7 @@ REQUESTS: dict[str, tuple[str, str | None]] = {
     "attribute": ("attribution", "AttributionRequest"),
     "atlas": ("job", "AtlasRequest"),
     "devices": ("info", None),
+    "arrays": ("info", None),  # body: {"run": a run's run_id, "names": captures it held}: the last run's arrays
     "cancel": ("control", None),  # body: {"id": the request to stop}
 }
 

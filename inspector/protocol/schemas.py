@@ -88,6 +88,10 @@ def check_body(kind: str, body: Any) -> None:
                 raise ProtocolError(f"A {kind} request's body is a {record}, not {_name(body)}.")
         elif kind == "cancel" and not isinstance(body, str):
             raise ProtocolError("A cancel request's body is the id of the request to stop.")
+        elif kind == "arrays" and not (isinstance(body, dict) and set(body) == {"run", "names"}
+                                       and isinstance(body["run"], int) and isinstance(body["names"], list)
+                                       and all(isinstance(n, str) for n in body["names"])):
+            raise ProtocolError("An arrays request's body is {\"run\": a run's id, \"names\": [capture names]}.")
         return
     if kind == "failure" and type(body) is not registry.record_class("Failure"):
         raise ProtocolError(f"A failure event's body is a Failure, not {_name(body)}.")

@@ -37,6 +37,13 @@ def seen_only(result: RunResult, visible: tuple[str, ...] | None) -> RunResult:
     return replace(result, captures=captures, held=tuple(held))
 
 
+def seen_outcome(outcome, visible: tuple[str, ...] | None):
+    """A RunOutcome as sent: its result and baseline `seen_only`; a second model's comparison whole."""
+    if visible is None:
+        return outcome
+    return replace(outcome, result=seen_only(outcome.result, visible), baseline=seen_only(outcome.baseline, visible))
+
+
 def held_arrays(result: RunResult, names) -> dict[str, np.ndarray]:
     """The arrays of `names` in the result the engine kept (names it does not hold are left out)."""
     return {name: result.captures[name].array for name in names

@@ -28,6 +28,30 @@ class Session:
         self.lock = threading.Lock()
         self.running: tuple[str, threading.Event] | None = None
         self.closed = False
+        self.kept = None  # the last run's whole outcome: the arrays its client was not sent, until asked for
+
+    def keep(self, outcome) -> None:
+        with self.lock:
+            self.kept = outcome
+
+    def held(self, run_id: int, names: list[str]) -> dict:
+        """The arrays `names` of run `run_id`'s result (and of its baseline as `baseline/NAME`); RefusedRequest
+        when that run is not the last one."""
+        from inspector.protocol.seen import held_arrays
+
+        from .errors import RefusedRequest
+
+        with self.lock:
+            kept = self.kept
+        if kept is None or kept.run_id != run_id:
+            last = "none" if kept is None else f"run {kept.run_id}"
+            raise RefusedRequest(f"Run {run_id}'s arrays are no longer held: this connection keeps its last run's "
+                                 f"({last}).")
+        found = held_arrays(kept.result, [n for n in names if not n.startswith("baseline/")])
+        if kept.baseline is not None:
+            found.update({f"baseline/{n}": a for n, a in held_arrays(
+                kept.baseline, [n[len("baseline/"):] for n in names if n.startswith("baseline/")]).items()})
+        return found
 
 
 class EngineThread:
@@ -119,7 +143,7 @@ class EngineThread:
                 self.served += 1
             session, kind, key, body, cancel = job
             try:
-                self.jobs.run(kind, key, body, cancel, session.send)
+                self.jobs.run(kind, key, body, cancel, session.send, session.keep)
             finally:
                 with session.lock:
                     session.running = None

@@ -3,7 +3,8 @@ cancellation, each sent as an event under the request's id.
 
     load       ModelRequest        -> ModelInfo (the model put on the server's --device)
     run        RunRequest          -> RunOutcome, every statistic worked out here, where the tensors are
-                                      (with `visible`: first the outcome as run, as a `partial`)
+                                      (with `visible`: first the outcome as run, as a `partial`); only the
+                                      visible layers' arrays are sent, the whole outcome kept for `arrays`
     capture    RunRequest          -> RunResult, every array and statistic
     attribute  AttributionRequest  -> Attribution
     atlas      AtlasRequest        -> OpenedAtlas (open; build, over a folder in the data root, then open),
@@ -22,6 +23,7 @@ import traceback
 from inspector.core.errors import InspectorError, RunCancelled
 from inspector.core.records.failure import failure
 from inspector.protocol.messages import Message
+from inspector.protocol.seen import seen_outcome
 
 from .admission import admit
 from .data_root import DataRoot
@@ -58,12 +60,17 @@ class Jobs:
         self.bench = Workbench()
         self.root, self.trusted, self.device = root, trusted, device
 
-    def run(self, kind: str, key: str, body, cancel: threading.Event, send) -> None:
-        """Run one request and send its last event: result, failure or cancelled."""
+    def run(self, kind: str, key: str, body, cancel: threading.Event, send, keep=None) -> None:
+        """Run one request and send its last event: result, failure or cancelled. `keep(outcome)`: a run's whole
+        outcome, kept for its client to ask for the arrays it was not sent."""
         failed = None
         try:
             request = admit(body, self.root, self.trusted)
             value = getattr(self, "_" + kind)(key, request, cancel, send)
+            if kind == "run":
+                if keep is not None:
+                    keep(value)
+                value = seen_outcome(value, request.visible)  # only what is seen crosses
         except RunCancelled as exc:
             send(Message("cancelled", key, str(exc)))
             return
@@ -94,7 +101,7 @@ class Jobs:
         stages(1, 2)
         if not outcome.complete or (outcome.analyse and outcome.analysis is None):
             if request.visible is not None and not whole:
-                send(Message("partial", key, outcome))
+                send(Message("partial", key, seen_outcome(outcome, request.visible)))
             self.bench.finish(outcome, cancel).apply(outcome)
         stages(2, 2)
         return outcome.result if whole else outcome

@@ -31,7 +31,7 @@ from .tokens import bearer_matches
 
 TERMINAL = ("result", "failure", "cancelled")
 #: Every kind `hello` says this server answers.
-ANSWERS = ("devices", "cancel", *SERVED)
+ANSWERS = ("devices", "cancel", "arrays", *SERVED)
 
 
 class EngineServer:
@@ -124,6 +124,8 @@ class EngineServer:
             send(Message("result", key, self.devices))
         elif kind == "cancel":
             send(Message("result", key, self.engine.cancel(session, message.body)))
+        elif kind == "arrays":
+            self._arrays(session, key, message.body)
         elif kind in SERVED:
             self.engine.submit(session, kind, key, message.body)
         else:
@@ -131,6 +133,20 @@ class EngineServer:
 
             send(Message("failure", key, Failure(f"This server does not serve {kind} requests yet; it serves "
                                                  f"{', '.join(ANSWERS)}.", "engine", "RefusedRequest")))
+
+    @staticmethod
+    def _arrays(session: Session, key: str, body: dict) -> None:
+        """The arrays of the last run its client was not sent (only what is seen crosses), at once."""
+        from inspector.core.records.failure import failure
+
+        from .errors import RefusedRequest
+
+        try:
+            found = session.held(body["run"], body["names"])
+        except RefusedRequest as exc:
+            session.send(Message("failure", key, failure(exc, "run", body["run"])))
+            return
+        session.send(Message("result", key, found))
 
     def hello(self) -> dict:
         from inspector.core.versions import versions

@@ -80,7 +80,7 @@ def test_hello_says_the_protocol_the_devices_and_the_limits(served):
     assert hello["protocol"] == VERSION and hello["version"]
     assert hello["devices"][0] == ["cpu", "CPU"] and hello["device"] == "cpu"
     assert hello["limits"]["max_message"] == 64 * 2**20 and hello["limits"]["rate"] == 50
-    assert set(hello["serves"]) == {"devices", "cancel", "load", "run", "capture", "attribute", "atlas"}
+    assert set(hello["serves"]) == {"devices", "cancel", "arrays", "load", "run", "capture", "attribute", "atlas"}
     assert hello["trusted"] is False
 
 
@@ -133,6 +133,32 @@ def test_a_run_of_the_visible_layers_comes_first_then_every_statistic(served):
     assert first.analysis is None and last.analysis is not None and last.complete
     same_result(first.result, replace(last.result, captures={
         k: replace(c, stats=c.stats if k.startswith("conv1:") else None) for k, c in last.result.captures.items()}))
+
+
+def test_only_the_visible_layers_arrays_cross_and_the_others_come_when_asked(served, bench):
+    """Issue 53 item 5: with conv1 visible, the outcome sent holds conv1's arrays and every statistic; the other
+    captures' arrays (the result's and the baseline's) come by an `arrays` request, bit for bit a Workbench's."""
+    from inspector.remote.errors import EngineError
+
+    request = replace(run_request(run_id=9), visible=("conv1",))
+    with served.client() as engine:
+        sent = engine.call("run", request)
+        here = bench.execute(request)
+        bench.finish(here).apply(here)
+        others = [n for n in here.result.captures if not n.startswith("conv1:")]
+        assert others and set(sent.result.held) == set(others) and set(sent.baseline.held) == set(others)
+        for name, capture in sent.result.captures.items():
+            assert capture.stats == here.result.captures[name].stats
+            assert (capture.array is None) == (name in others)
+        np.testing.assert_array_equal(sent.result.captures["conv1:output"].array,
+                                      here.result.captures["conv1:output"].array)
+        came = engine.call("arrays", {"run": 9, "names": [others[0], "baseline/" + others[1], "nope:output"]})
+        assert set(came) == {others[0], "baseline/" + others[1]}
+        assert came[others[0]].tobytes() == here.result.captures[others[0]].array.tobytes()
+        assert came["baseline/" + others[1]].tobytes() == here.baseline.captures[others[1]].array.tobytes()
+        with pytest.raises(EngineError, match=r"^Run 8's arrays are no longer held: this connection keeps its last "
+                                              r"run's \(run 9\)\.$"):
+            engine.call("arrays", {"run": 8, "names": [others[0]]})
 
 
 def test_a_capture_gives_the_whole_result(served, bench):
