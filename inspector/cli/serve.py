@@ -33,8 +33,8 @@ def add_parser(sub) -> None:
                    help="requests a second per connection (default 50); more get an error event each")
     p.add_argument("--max-connections", type=int, default=8, metavar="N", help="clients at once (default 8)")
     p.add_argument("--ray", metavar="ADDRESS",
-                   help="a Ray cluster address, kept for atlas and concept builds on Ray (not served yet: an atlas "
-                        "is built on this machine)")
+                   help="build the atlases clients start on this Ray cluster (HOST:PORT of its head, or auto), as "
+                        "`atlas --ray` does; checked when the server starts. Needs the ray extra")
 
 
 def run(args) -> int:
@@ -46,6 +46,10 @@ def run(args) -> int:
     from inspector.remote.server import EngineServer
     from inspector.remote.tokens import server_token
 
+    if args.ray:  # a cluster that does not answer is said now, not at a client's first build
+        from inspector.core.atlas_arguments import check_address
+
+        check_address(args.ray)
     root = DataRoot(args.data_root or os.getcwd())
     token, token_file = server_token(args.token_file)
     limits = Limits(int(args.max_message * MIB), args.rate, args.max_connections)

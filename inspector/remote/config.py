@@ -26,7 +26,7 @@ class ServerConfig:
     tls_cert: str | None = None
     tls_key: str | None = None
     root_is_default: bool = False  # no --data-root: the folder the server was started in
-    ray: str | None = None  # kept for the atlas and concept builds to come; nothing runs on Ray yet
+    ray: str | None = None  # the Ray cluster atlas builds run on (None: this machine)
 
     def __post_init__(self) -> None:
         if (self.tls_cert is None) != (self.tls_key is None):

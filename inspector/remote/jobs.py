@@ -54,11 +54,11 @@ class Progress:
 
 
 class Jobs:
-    def __init__(self, root: DataRoot, trusted: bool = False, device: str = "cpu") -> None:
+    def __init__(self, root: DataRoot, trusted: bool = False, device: str = "cpu", ray: str | None = None) -> None:
         from inspector.core.workbench import Workbench
 
         self.bench = Workbench()
-        self.root, self.trusted, self.device = root, trusted, device
+        self.root, self.trusted, self.device, self.ray = root, trusted, device, ray
 
     def run(self, kind: str, key: str, body, cancel: threading.Event, send, keep=None) -> None:
         """Run one request and send its last event: result, failure or cancelled. `keep(outcome)`: a run's whole
@@ -123,7 +123,7 @@ class Jobs:
             try:
                 run_atlas(loaded, request.data_dir, ",".join(request.layers), request.top, request.out_dir,
                           batch=request.batch, device=request.device, progress=Progress(key, send),
-                          cancel=cancel.is_set)
+                          cancel=cancel.is_set, use_ray=self.ray is not None, ray_address=self.ray)
             finally:
                 self.bench.move_to(self.device)
         opened = open_atlas(request.out_dir)

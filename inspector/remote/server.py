@@ -40,7 +40,7 @@ class EngineServer:
 
         self.config = config
         self.devices = [[d.name, d.description] for d in available_devices()]
-        self.engine = EngineThread(Jobs(config.root, config.trusted, config.device))
+        self.engine = EngineThread(Jobs(config.root, config.trusted, config.device, config.ray))
         self.active = 0
         self.host, self.port = config.host, None
 
