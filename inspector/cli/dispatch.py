@@ -27,6 +27,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=common.CODE_WARNING,
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--engine", dest="app_engine", metavar="URL",
+                        help="open the app on a remote engine: ws://HOST:PORT (or wss://) of `network-inspector "
+                             "serve`")
+    parser.add_argument("--token-file", dest="app_token_file", metavar="FILE",
+                        help="with --engine: the file holding the server's token (default: "
+                             "$NETWORK_INSPECTOR_TOKEN, else the default token file)")
     parser.add_argument("--self-test", action="store_true",
                         help="check this install offline and exit (0: all passed); --self-test --json FILE "
                              "also writes a report")
@@ -48,7 +54,15 @@ def main(argv: list[str] | None = None) -> int:
 
     keep_freed_memory()
     if args.command is None:
-        return _launch_app(parser)
+        problem = _app_engine_problem(args)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
+        return _launch_app(parser, args.app_engine, args.app_token_file)
+    if args.app_engine or args.app_token_file:
+        print(f"error: --engine and --token-file before a command open the app; put them after the command "
+              f"({args.command} --engine URL).", file=sys.stderr)
+        return 2
 
     guard = InterruptOnce()
     try:
@@ -84,10 +98,23 @@ def _first_command(args: list[str]) -> int:
     return next((i for i, a in enumerate(args) if a in COMMANDS), len(args))
 
 
-def _launch_app(parser: argparse.ArgumentParser) -> int:
+def _app_engine_problem(args) -> str:
+    """One line when the app's --engine or --token-file cannot be used ("" when they can)."""
+    from pathlib import Path
+
+    if args.app_token_file and not args.app_engine:
+        return "--token-file names the token of a remote engine: give --engine URL too."
+    if args.app_engine and not args.app_engine.startswith(("ws://", "wss://")):
+        return f"--engine takes ws://HOST:PORT or wss://HOST:PORT, not {args.app_engine!r}."
+    if args.app_token_file and not Path(args.app_token_file).expanduser().is_file():
+        return f"--token-file {args.app_token_file}: no such file."
+    return ""
+
+
+def _launch_app(parser: argparse.ArgumentParser, engine: str | None = None, token_file: str | None = None) -> int:
     try:
         from inspector.gui.app import run_app
     except ImportError:
         parser.print_help()
         return 0
-    return run_app()
+    return run_app(engine=engine, token_file=token_file)

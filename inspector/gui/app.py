@@ -29,7 +29,7 @@ def missing_platform_library() -> str | None:
             f"(Debian/Ubuntu: sudo apt install {' '.join(missing)}) and start again.")
 
 
-def start_app(argv: list[str] | None = None, settings=None):
+def start_app(argv: list[str] | None = None, settings=None, engine: str | None = None, token_file=None):
     """The QApplication and the main window, shown at once; the engine loads behind it.
 
     Only Qt and the app's torch-free modules are imported here: torch is imported by the
@@ -50,12 +50,13 @@ def start_app(argv: list[str] | None = None, settings=None):
     icon = resources_dir() / "icons" / "network-inspector.png"
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))
-    window = MainWindow(settings=settings, engine_after_paint=True)
+    window = MainWindow(settings=settings, engine_after_paint=True, engine=engine, token_file=token_file)
     window.show()
     return app, window
 
 
-def run_app(argv: list[str] | None = None) -> int:
+def run_app(argv: list[str] | None = None, engine: str | None = None, token_file=None) -> int:
+    """The app; `engine`: the URL of a `network-inspector serve` it runs on (`token_file`: its token)."""
     from inspector.core.allocator import keep_freed_memory
 
     problem = missing_platform_library()
@@ -63,5 +64,5 @@ def run_app(argv: list[str] | None = None) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 1
     keep_freed_memory()
-    app, _window = start_app(argv)
+    app, _window = start_app(argv, engine=engine, token_file=token_file)
     return int(app.exec())

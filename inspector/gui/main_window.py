@@ -61,11 +61,13 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
     sigFailedShown = Signal(str)
 
     def __init__(self, settings: QSettings | None = None, restore: bool = True, ask_trust=None,
-                 engine_after_paint: bool = False) -> None:
+                 engine_after_paint: bool = False, engine: str | None = None, token_file=None) -> None:
+        """`engine`: the URL of a `network-inspector serve` to run on (`token_file`: its token file)."""
         super().__init__()
-        self.setWindowTitle("Network Inspector")
+        self.setWindowTitle("Network Inspector" + (f" — engine {engine}" if engine else ""))
         self.settings = settings or QSettings("NetworkInspector", "NetworkInspector")
-        self.state = AppState(self.settings, ask_trust or ask_trust_dialog(self), self)
+        self.state = AppState(self.settings, ask_trust or ask_trust_dialog(self), self, engine=engine,
+                              token_file=token_file)
         file_dialogs.use(self.settings)  # each kind of file dialog opens where the last one was chosen
         self._live_text_at = 0.0  # when the live bar's text was last drawn
         self.token_grid = None  # the patch grid token captures are drawn on (inspector.core.records.tokens)
@@ -154,6 +156,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         s.sigNotice.connect(self._on_notice)
         s.sigNoticeOver.connect(self.banner.dismiss_about)
         s.sigPhase.connect(self.run_status.set_phase)
+        s.sigEngineWhere.connect(self.run_status.set_engine)
         s.sigAutoRun.connect(self.auto_run.setChecked)
         s.sigUnrun.connect(self._on_unrun)
         s.sigProgress.connect(self.run_status.set_progress)

@@ -24,7 +24,8 @@ class RunStatus:
         self.time = QLabel()
         self.memory = QLabel()
         self.live = QLabel()  # frames per second while a video or camera is the input
-        for widget in (self.phase_label, self.busy, self.live, self.device, self.time, self.memory):
+        self.engine = QLabel()  # where a remote engine is ("" in process)
+        for widget in (self.phase_label, self.busy, self.live, self.engine, self.device, self.time, self.memory):
             bar.addPermanentWidget(widget)
         self.phase = ""
         self.playing = False  # a video plays: runs are not announced one by one
@@ -63,6 +64,10 @@ class RunStatus:
             self.busy.setValue(done)
             self.phase_label.setText(f"{self.phase or 'Downloading'}… {done / 2**20:.0f} of {total / 2**20:.0f} MB "
                                      f"(Esc cancels)")
+
+    def set_engine(self, where: str) -> None:
+        """Where the engine is ("engine ws://host:port · cpu"); nothing for the one in this process."""
+        self.engine.setText(where)
 
     def set_live(self, text: str, playing: bool = False) -> None:
         """The live input's rate (`text`, '' without one); `playing`: frames are being run one after another."""

@@ -403,6 +403,12 @@ class WorkerThread:
             self._started = True
             self.thread.start()
 
+    def concept_jobs(self):
+        """The concept jobs, on this thread beside the worker (the model is used by one thread at a time)."""
+        from .worker_concepts import ConceptJobs
+
+        return ConceptJobs(self.worker, self.thread)
+
     def stop(self, timeout_ms: int = 30000) -> bool:
         self._started = True  # never (re)started after this
         if not self.thread.isRunning():

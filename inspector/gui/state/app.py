@@ -75,6 +75,8 @@ class AppState(QObject):
     sigProgress(int, int): the run's progress (steps done, steps in all).
     sigBusy(bool): the worker started or finished something the user can cancel.
     sigCatalogue(object): the model catalogue the model chooser offers.
+    sigEngineWhere(str): where the engine is, for the status bar ("engine ws://host:port · cpu"; a remote engine
+        only, said when it connects and when it is lost).
 
     The parts with their own signals: `folder` (FolderState), `live` (LiveState), `atlas`
     (AtlasState), `analysis` (AnalysisState), `graph` (GraphState: the Graph tab's graph and values),
@@ -106,12 +108,22 @@ class AppState(QObject):
     sigProgress = Signal(int, int)
     sigBusy = Signal(bool)
     sigCatalogue = Signal(object)
+    sigEngineWhere = Signal(str)
 
-    def __init__(self, settings, ask_trust: AskTrust, parent: QObject | None = None) -> None:
+    def __init__(self, settings, ask_trust: AskTrust, parent: QObject | None = None, engine: str | None = None,
+                 token_file=None) -> None:
+        """`engine`: the URL of a `network-inspector serve` to run on (`token_file`: its token), instead of a
+        worker thread in this process."""
         super().__init__(parent)
         self.store = SettingsStore(settings)
         self.ask_trust = ask_trust
-        self.worker_thread = WorkerThread(start=False)
+        self.engine_url = engine
+        if engine is None:
+            self.worker_thread = WorkerThread(start=False)
+        else:
+            from ..remote_worker import RemoteWorkerThread
+
+            self.worker_thread = RemoteWorkerThread(engine, token_file, start=False)
         self.worker = self.worker_thread.worker
         self._ids = itertools.count(1)
         self.devices: list[tuple[str, str]] | None = None  # None until the engine has loaded
@@ -163,6 +175,8 @@ class AppState(QObject):
         w.sigProgress.connect(self.sigProgress)
         w.sigBusy.connect(self.sigBusy)
         w.sigAnswer.connect(self._on_answer)
+        if engine is not None:
+            w.sigWhere.connect(self.sigEngineWhere)
 
     # -- starting and stopping ------------------------------------------------------------
     def start(self, restore: bool = True, engine: bool = True) -> None:

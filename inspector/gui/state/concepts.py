@@ -18,7 +18,7 @@ from inspector.core.edits import parse_edit
 from inspector.core.errors import SpecError
 from inspector.core.records.failure import Failure
 
-from ..worker_concepts import BuildConceptsRequest, ConceptJobs, ConceptsRequest
+from ..worker_concepts import BuildConceptsRequest, ConceptsRequest
 
 SETTINGS_KEY = "concepts/{source}"
 CONCEPT_OPS = ("ablate_concept", "scale_concept")  # the edits of one concept: a new one takes the old one's place
@@ -50,7 +50,7 @@ class ConceptsState(QObject):
     def __init__(self, app, settings) -> None:
         super().__init__(app)
         self.app, self.settings = app, settings
-        self.jobs = ConceptJobs(app.worker, app.worker_thread.thread)
+        self.jobs = app.worker_thread.concept_jobs()
         self.opened = None  # the OpenedConcepts shown
         self.reading = None  # the ConceptsRead of the image on screen
         self.selected: int | None = None

@@ -1,0 +1,465 @@
+"""The window's engine on another machine: `RemoteWorker`, the same face as `Worker`, over `network-inspector serve`.
+
+The GUI thread puts requests into the same lanes as the in-process worker (`inspector.protocol.lanes`, latest
+wins) and returns at once. One thread of its own (`RemoteWorkerThread`, a QThread) owns the `EngineClient`: it
+connects, sends each lane's next request when that lane has none in flight (a run waits for a load in flight,
+and is dropped when that load fails), reads the events of every request in flight, and turns them into the
+worker's signals:
+
+    load       result -> sigLoaded(ModelInfo); progress -> sigProgress (bytes of a download)
+    run        partial -> sigResult (the outcome as run); result -> sigStatsUpdate (every statistic and the
+               diagnostics), or sigResult when no partial came; a newer run or load waiting stops the statistics
+               (as in process: F5, `request_finish`, asks for them again)
+    attribute  result -> sigAnswer("attribution", run id, Attribution)
+    failure    -> sigFailed(the engine's Failure record); cancelled -> a cancelled Failure (as in process)
+
+What the server does not serve yet (the catalogue, atlases, graphs and their values, concepts) is answered at once
+with one line saying so, never left waiting. A connection that cannot be made, or is lost, is one Failure
+("engine"): the window keeps what it shows; each later request is answered with that line. Only plain records
+cross the threads; no Qt object is touched off its thread (the signals are heard on the GUI thread).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import replace
+
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+
+from inspector.core.records.failure import Failure
+from inspector.core.records.requests import ModelRequest, RunRequest
+from inspector.protocol.lanes import Lanes
+
+from .gui_thread_signals import HeardOnGuiThread
+from .worker import LANES
+
+#: How long the engine's thread waits for an event before it looks at the lanes again (s).
+POLL_S = 0.05
+#: The lanes a remote engine does not serve yet: the Failure's `what` for each (the in-process worker's), and how
+#: it answers (sigAnswer: the lane's answer is that Failure; else sigFailed).
+UNSERVED = {"catalogue": ("engine", False), "atlas": ("atlas", False), "pictures": ("atlas", False),
+            "graph": ("graph", True), "values": ("graph values", True)}
+NAMES = {"catalogue": "The model catalogue does", "atlas": "Atlases do", "pictures": "An atlas's pictures do",
+         "graph": "The graph does", "values": "The graph's values do", "concepts": "Concepts do"}
+#: A lane -> the request kind the server serves it with, and the Failure's `what`.
+SERVED = {"model": ("load", "load"), "run": ("run", "run"), "finish": ("run", "statistics"),
+          "attribution": ("attribute", "attribution")}
+
+
+def not_served(lane: str, url: str, run_id: int = 0) -> Failure:
+    what = UNSERVED.get(lane, ("concepts", True))[0]
+    return Failure(f"{NAMES[lane]} not run on a remote engine yet (the engine is {url}).", what, "NotServed",
+                   run_id)
+
+
+def stats_update(outcome):
+    """The StatsUpdate that fills `outcome` as run (the partial) with the final outcome's statistics."""
+    from inspector.core.workbench import StatsUpdate
+
+    def stats(result):
+        return {name: c.stats for name, c in result.captures.items() if c.stats is not None}
+
+    baseline = outcome.baseline
+    return StatsUpdate(outcome.run_id, stats(outcome.result),
+                       stats(baseline) if baseline is not None and baseline is not outcome.result else {},
+                       outcome.analysis)
+
+
+class _Flight:
+    """One request sent to the server: its lane, the app's id for it, the request, and what came so far."""
+
+    def __init__(self, lane: str, key: str, request) -> None:
+        self.lane, self.key, self.request = lane, key, request
+        self.partial = None  # a run's outcome as run, once it came
+        self.stopping = False  # a cancel was sent for it
+
+
+class RemoteWorker(HeardOnGuiThread, QObject):
+    """The Worker's public methods and signals (see `inspector.gui.worker.Worker`), served by `url`'s engine.
+
+    `where` says where the engine is ("engine ws://host:port · cpu"); `hello` is the server's hello (None until
+    connected); `lost` the one line a lost or refused connection came to ("" while none)."""
+
+    _sigEngineReady = Signal(object)
+    _sigLoaded = Signal(object)
+    _sigResult = Signal(object)
+    _sigStatsUpdate = Signal(object)
+    _sigAnswer = Signal(str, int, object)
+    _sigFailed = Signal(object)
+    _sigProgress = Signal(int, int)
+    _sigPhase = Signal(str)
+    _sigBusy = Signal(bool)
+    _sigAtlasProgress = Signal(int, int)
+    _sigWhere = Signal(str)
+
+    def __init__(self, url: str, token: str | None = None, token_file=None, timeout: float = 60.0) -> None:
+        super().__init__()
+        self.hear_on_gui_thread()
+        self.url, self.timeout = url, timeout
+        self._token, self._token_file = token, token_file
+        self.bench = None  # no engine here (the concept jobs see none)
+        self.hello: dict | None = None
+        self.lost = ""
+        self.runs_done = 0
+        self._lock = threading.Lock()
+        self._lanes = Lanes(LANES)
+        self._ids = itertools.count(1)
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._cancels: list[str] = []  # the app's ids to stop (in flight), sent by the engine's thread
+        self._cancel_all = False  # Esc: stop everything in flight
+        self._flights: dict[str, _Flight] = {}  # the server's id -> what it is; only on the engine's thread
+        self._unfinished = None  # (outcome as run, its RunRequest) whose statistics were stopped
+
+    # -- called from the GUI thread ----------------------------------------------------------
+    def where(self) -> str:
+        device = (self.hello or {}).get("device")
+        return f"engine {self.url}" + (f" · {device}" if device else "") + (" · lost" if self.lost else "")
+
+    def _put(self, lane: str, request) -> str:
+        key = f"{lane}-{next(self._ids)}"
+        self._lanes.put(lane, key, request)
+        self._wake.set()
+        return key
+
+    def request_load(self, request: ModelRequest, device: str = "cpu") -> str:
+        return self._put("model", (request, device))
+
+    def request_run(self, request: RunRequest) -> str:
+        return self._put("run", request)
+
+    def result_drawn(self) -> None:
+        """The server does not wait for the drawing: nothing to say."""
+
+    def request_attribution(self, request) -> str:
+        return self._put("attribution", request)
+
+    def request_atlas(self, request) -> str:
+        return self._put("pictures" if request.kind == "pictures" else "atlas", request)
+
+    def request_graph(self, request) -> str:
+        return self._put("graph", request)
+
+    def request_graph_values(self, request) -> str:
+        return self._put("values", request)
+
+    def request_finish(self, run_id: int) -> str:
+        return self._put("finish", run_id)
+
+    def request_catalogue(self) -> str:
+        return self._put("catalogue", True)
+
+    def pending(self) -> int:
+        return int(self._lanes.waiting("run")) + int(self._lanes.waiting("model"))
+
+    def cancel(self, request_id: str | None = None) -> bool:
+        """As `Worker.cancel`: no id (Esc) drops the waiting run and stops everything in flight; an id drops that
+        request if it waits, or stops it on the server if it is in flight."""
+        if request_id is None:
+            self._lanes.drop("run")
+            with self._lock:
+                self._cancel_all = True
+            self._wake.set()
+            return True
+        if self._lanes.cancel(request_id) is not None:
+            return True
+        with self._lock:
+            if request_id not in {f.key for f in self._flights.values()}:
+                return False
+            self._cancels.append(request_id)
+        self._wake.set()
+        return True
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    # -- on the engine's thread --------------------------------------------------------------
+    @Slot()
+    def serve(self) -> None:
+        """Connect, then serve until stop(): the thread's whole life."""
+        client = self._connect()
+        try:
+            while not self._stop.is_set():
+                if client is None:
+                    self._answer_unconnected()
+                    self._wake.wait(0.2)
+                    self._wake.clear()
+                    continue
+                try:
+                    self._turn(client)
+                except Exception as exc:  # noqa: BLE001 - a lost connection, or a message that cannot be read
+                    self._lose(exc)
+                    self._close(client)
+                    client = None
+        finally:
+            self._close(client)
+
+    def _connect(self):
+        from inspector.remote.client import EngineClient
+
+        self._sigPhase.emit(f"Connecting to {self.url}")
+        try:
+            client = EngineClient(self.url, self._token, token_file=self._token_file, timeout=self.timeout)
+        except Exception as exc:  # noqa: BLE001 - EngineError, no token (ServerSetupError), a bad URL
+            self._lose(exc)
+            return None
+        finally:
+            self._sigPhase.emit("")
+        self.hello = client.hello
+        devices = [tuple(d) for d in client.hello.get("devices", [])]
+        self._sigWhere.emit(self.where())
+        self._sigEngineReady.emit(devices)
+        return client
+
+    @staticmethod
+    def _close(client) -> None:
+        if client is not None:
+            try:
+                client.close()
+            except Exception:  # noqa: BLE001, S110 - closing a connection already gone
+                pass
+
+    def _lose(self, exc: BaseException) -> None:
+        said = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        self.lost = said if self.hello is None else f"Lost the engine at {self.url}: {said}"
+        with self._lock:
+            flights, self._flights = self._flights, {}
+        self._sigWhere.emit(self.where())
+        self._sigFailed.emit(Failure(self.lost, "engine", type(exc).__name__))
+        for flight in flights.values():  # what was in flight ends, so nothing waits for it
+            if flight.lane in ("attribution", "model"):
+                self._sigFailed.emit(Failure(self.lost, SERVED[flight.lane][1], "EngineError", _run_id_of(flight)))
+        self._sigPhase.emit("")
+        self._sigBusy.emit(False)
+
+    def _answer_unconnected(self) -> None:
+        """No engine: every request is answered with the one line, never left waiting."""
+        with self._lock:
+            self._cancel_all, self._cancels = False, []
+        for lane, _key, request in self._lanes.take_all():
+            message = self.lost or f"Not connected to the engine at {self.url}."
+            run_id = getattr(request, "run_id", 0) if lane != "finish" else request
+            if lane in UNSERVED:
+                self._unserved(lane, request)
+            elif lane in ("attribution", "run", "model"):
+                self._sigFailed.emit(Failure(message, SERVED[lane][1], "EngineError", run_id))
+
+    def _turn(self, client) -> None:
+        self._send_cancels(client)
+        self._send_waiting(client)
+        message = _next_event(client, POLL_S)  # idle too: a connection lost is seen at once
+        if message is not None:
+            self._on_event(message)
+
+    def _send_cancels(self, client) -> None:
+        with self._lock:
+            everything, self._cancel_all = self._cancel_all, False
+            asked, self._cancels = set(self._cancels), []
+        for server_key, flight in list(self._flights.items()):
+            if (everything or flight.key in asked) and not flight.stopping:
+                self._stop_flight(client, server_key, flight)
+
+    def _stop_flight(self, client, server_key: str, flight: _Flight) -> None:
+        flight.stopping = True
+        client.send("cancel", server_key, key=f"stop-{server_key}")  # its answer is read and let go
+
+    def _send_waiting(self, client) -> None:
+        busy = {f.lane for f in self._flights.values()}
+        for lane in LANES:
+            if lane in busy or (lane == "finish" and "run" in busy) or (lane == "run" and "model" in busy):
+                continue
+            got = self._lanes.drop(lane)
+            if got is None:
+                continue
+            key, request = got
+            if lane in UNSERVED:
+                self._unserved(lane, request)
+                continue
+            if lane == "finish":
+                unfinished, self._unfinished = self._unfinished, None
+                if unfinished is None or unfinished[0].run_id != request or self.pending():
+                    continue  # its statistics are done, or a newer result is coming
+                outcome, asked = unfinished
+                request = (outcome, replace(asked, visible=None))
+            self._send(client, lane, key, request)
+        # a newer run or load waits: the statistics of the run in flight stop (as `_NewerRequest` in process)
+        if self.pending():
+            for server_key, flight in list(self._flights.items()):
+                if flight.lane in ("run", "finish") and flight.partial is not None and not flight.stopping:
+                    self._stop_flight(client, server_key, flight)
+
+    def _send(self, client, lane: str, key: str, request) -> None:
+        kind, _what = SERVED[lane]
+        if lane == "model":
+            model, _device = request  # the server puts a model on its own --device
+            self._sigPhase.emit(f"Loading {model.source} on the engine")
+            body = model
+        elif lane == "finish":
+            self._sigPhase.emit("Statistics of the other layers (on the engine)")
+            body = request[1]
+        elif lane == "run":
+            self._sigPhase.emit("Running on the engine")
+            body = request
+        else:
+            self._sigPhase.emit(f"Attribution ({request.method}) on the engine")
+            body = request
+        if not self._flights:
+            self._sigBusy.emit(True)
+        server_key = client.send(kind, body)
+        with self._lock:
+            self._flights[server_key] = _Flight(lane, key, request)
+
+    def _unserved(self, lane: str, request) -> None:
+        run_id = getattr(request, "run_id", 0) or 0
+        failed = not_served(lane, self.url, run_id)
+        if UNSERVED[lane][1]:
+            self._sigAnswer.emit(lane, run_id, failed)
+        else:
+            self._sigFailed.emit(failed)
+
+    def _on_event(self, message) -> None:
+        flight = self._flights.get(message.id)
+        if flight is None or message.kind == "accepted":
+            return  # a cancel's answer, or a request already let go
+        kind, body = message.kind, message.body
+        if kind == "progress":
+            self._on_progress(flight, body)
+            return
+        if kind == "partial":
+            if flight.lane == "run":
+                flight.partial = body
+                self.runs_done += 1
+                self._sigResult.emit(body)
+                self._sigPhase.emit("Statistics of the other layers (on the engine)")
+            return
+        with self._lock:
+            del self._flights[message.id]
+        if kind == "result":
+            self._on_result(flight, body)
+        elif kind == "failure":
+            self._sigFailed.emit(body)
+        elif kind == "cancelled":
+            self._on_cancelled(flight, str(body))
+        else:  # an error: the engine could not read the request
+            what = SERVED[flight.lane][1]
+            self._sigFailed.emit(Failure(f"The engine could not take the request: {body}", what, "EngineError",
+                                         _run_id_of(flight)))
+        if not self._flights:
+            self._sigPhase.emit("")
+            self._sigBusy.emit(False)
+
+    def _on_progress(self, flight: _Flight, body) -> None:
+        done, total = int(body.get("done", 0)), int(body.get("total", 0))
+        if flight.lane == "model":
+            self._sigProgress.emit(done, total)  # the weights' bytes
+        elif flight.lane == "attribution" and total:
+            self._sigPhase.emit(f"Attribution ({flight.request.method}) on the engine: {done} of {total} steps")
+
+    def _on_result(self, flight: _Flight, value) -> None:
+        if flight.lane == "model":
+            self._sigLoaded.emit(value)
+        elif flight.lane == "run":
+            if flight.partial is None:
+                self.runs_done += 1
+                self._sigResult.emit(value)
+            else:
+                self._sigStatsUpdate.emit(stats_update(value))
+        elif flight.lane == "finish":
+            self._sigStatsUpdate.emit(replace(stats_update(value), run_id=flight.request[0].run_id))
+        elif flight.lane == "attribution":
+            self._sigAnswer.emit("attribution", flight.request.run_id, value)
+
+    def _on_cancelled(self, flight: _Flight, said: str) -> None:
+        if flight.lane == "run" and flight.partial is not None:
+            self._unfinished = (flight.partial, flight.request)  # F5 (request_finish) asks for them again
+            return
+        if flight.lane == "finish":
+            self._unfinished = flight.request
+            return
+        what = SERVED[flight.lane][1]
+        if flight.lane == "model":
+            said = said or "Download cancelled."
+        self._sigFailed.emit(Failure(said or "Cancelled.", what, "RunCancelled", _run_id_of(flight), True))
+
+
+def _run_id_of(flight: _Flight) -> int:
+    if flight.lane == "finish":
+        return flight.request[0].run_id
+    return getattr(flight.request, "run_id", 0) or 0
+
+
+def _next_event(client, timeout: float):
+    """The next event on `client`'s connection within `timeout` s, or None. (EngineClient reads one request's
+    events at a time; the window has several in flight, so it reads them as they come, whoever they are for.)"""
+    from websockets.exceptions import ConnectionClosed
+
+    from inspector.remote.errors import EngineError
+
+    try:
+        frame = client.ws.recv(timeout=timeout)
+    except TimeoutError:
+        return None
+    except ConnectionClosed as exc:
+        raise EngineError(f"the connection closed ({exc})") from None
+    return client._read(frame)
+
+
+class UnservedConceptJobs(HeardOnGuiThread, QObject):
+    """The concept jobs' face (`worker_concepts.ConceptJobs`) on a remote engine: every request is answered, a turn
+    later, with one line saying concepts do not run there yet."""
+
+    _sigAnswer = Signal(str, int, object)
+    _sigProgress = Signal(int, int)
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.hear_on_gui_thread()
+        self.url = url
+        self._ids = itertools.count(1)
+
+    def request(self, request) -> str:
+        from .worker_concepts import BuildConceptsRequest, ConceptMap
+
+        kind = "build" if isinstance(request, BuildConceptsRequest) else request.kind
+        run_id = getattr(request, "run_id", 0)
+        failed = not_served("concepts", self.url, run_id)
+        answer = ConceptMap(run_id, request.concept, request.target, None, failed.message) if kind == "map" \
+            else failed
+        QTimer.singleShot(0, self, lambda: self._sigAnswer.emit(kind, run_id, answer))
+        return f"concepts-{kind}-{next(self._ids)}"
+
+    def cancel(self) -> None:
+        """Nothing runs."""
+
+
+class RemoteWorkerThread:
+    """`WorkerThread`'s face for a remote engine: one QThread whose whole life is `RemoteWorker.serve`."""
+
+    def __init__(self, url: str, token_file=None, token: str | None = None, start: bool = True) -> None:
+        self.url = url
+        self.thread = QThread()
+        self.thread.setObjectName("inspector-remote-engine")
+        self.worker = RemoteWorker(url, token, token_file)
+        self.worker.moveToThread(self.thread)
+        self.thread.started.connect(self.worker.serve)
+        self._started = False
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        if not self._started:
+            self._started = True
+            self.thread.start()
+
+    def concept_jobs(self):
+        return UnservedConceptJobs(self.url)
+
+    def stop(self, timeout_ms: int = 30000) -> bool:
+        self._started = True
+        if not self.thread.isRunning():
+            return True
+        self.worker.stop()
+        self.thread.quit()  # the event loop after serve() ends at once
+        return self.thread.wait(timeout_ms)

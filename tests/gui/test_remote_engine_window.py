@@ -1,0 +1,207 @@
+"""The window on a remote engine (issue 53 item 4): a real `network-inspector serve` on 127.0.0.1, the app connected to
+it (`MainWindow(engine=URL, token_file=FILE)`, the `RemoteWorker`), against a window whose engine is in this process.
+
+The demo model on sample:star: the model tree arrives, a run's panels show, the shown layer's arrays and the
+predictions are the local window's exactly, a Grad-CAM map too; what the server does not serve is said in one line;
+the status bar names the engine; the server killed mid-session is a one-line banner and the window keeps its last
+result. Every wait is bounded; the server is stopped whatever happens."""
+
+from __future__ import annotations
+
+import json
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings
+
+STARTUP_S = 60.0
+STOP_S = 10.0
+TICKS = {"conv1", "relu3", "fc"}
+WAIT_MS = 60_000
+
+
+@pytest.fixture(autouse=True)
+def one_thread_as_the_server():
+    """The same bytes need the same arithmetic: the server runs on the suite's one thread (OMP_NUM_THREADS), so
+    the window's engine in this process does too."""
+    import os
+
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    yield
+    torch.set_num_threads(threads)
+
+
+def _first_line(process: subprocess.Popen, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], min(0.5, max(0.0, deadline - time.monotonic())))
+        if ready:
+            return process.stdout.readline()
+        if process.poll() is not None:
+            return ""
+    raise AssertionError(f"the server said nothing within {timeout:g} s")
+
+
+def _stop(process: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    if process.poll() is None:
+        process.send_signal(sig)
+        try:
+            process.wait(STOP_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(STOP_S)
+    if process.stdout is not None:
+        process.stdout.close()
+
+
+@contextmanager
+def engine_server(folder: Path):
+    """`serve --port 0` with its token file and data root in `folder`: (process, url, token file); stopped
+    (SIGTERM, then SIGKILL) whatever happens."""
+    root = folder / "data"
+    root.mkdir(parents=True, exist_ok=True)
+    stderr = folder / "stderr.txt"
+    with open(stderr, "w") as err:
+        process = subprocess.Popen([sys.executable, "-m", "inspector", "serve", "--port", "0", "--token-file",
+                                    str(folder / "token"), "--data-root", str(root)],
+                                   stdout=subprocess.PIPE, stderr=err, text=True, cwd=folder)
+    try:
+        line = _first_line(process, STARTUP_S)
+        found = re.search(r"(wss?://[^\s;]+)", line)
+        assert found, f"no address in {line!r}; stderr: {stderr.read_text()[-2000:]}"
+        yield process, found.group(1), folder / "token"
+    finally:
+        _stop(process)
+
+
+def _settings(path: Path) -> QSettings:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    s = QSettings(str(path), QSettings.IniFormat)
+    s.setValue("model/source", "demo")
+    s.setValue("input", "sample:star")
+    s.setValue("ticks/demo", json.dumps(sorted(TICKS)))
+    s.sync()
+    return s
+
+
+def _stats_done(qtbot, window) -> None:
+    """Wait until the window's result has every statistic and its diagnostics."""
+    qtbot.waitUntil(lambda: window.outcome is not None and window.outcome.complete
+                    and (not window.outcome.analyse or window.outcome.analysis is not None), timeout=WAIT_MS)
+
+
+def _gradcam(qtbot, window):
+    found = []
+    window.state.analysis.sigAttribution.connect(found.append)
+    window.state.analysis.sigAttributionFailed.connect(found.append)
+    assert window.state.analysis.request_attribution("gradcam", "", "relu3")
+    qtbot.waitUntil(lambda: bool(found), timeout=WAIT_MS)
+    assert not isinstance(found[0], str), found[0]
+    return found[0]
+
+
+def _same_shown(local, remote) -> None:
+    """The shown layer's arrays and the predictions of the two windows' results, exactly."""
+    a, b = local.outcome.result, remote.outcome.result
+    layer = local.state.layer
+    assert layer and remote.state.layer == layer
+    names = [n for n in a.captures if n.rsplit(":", 1)[0] == layer and a.captures[n].array is not None]
+    assert names, f"nothing captured at {layer}"
+    for name in names:
+        assert b.captures[name].array is not None, f"{name} did not come"
+        np.testing.assert_array_equal(b.captures[name].array, a.captures[name].array, err_msg=name)
+        assert b.captures[name].stats == a.captures[name].stats, name
+    np.testing.assert_array_equal(b.output, a.output)
+    assert b.predictions == a.predictions
+    assert set(b.captures) == set(a.captures)
+    for name, capture in a.captures.items():  # every statistic, worked out where the tensors are
+        assert b.captures[name].stats == capture.stats, name
+
+
+def test_the_window_on_a_remote_engine_is_the_local_one(qtbot, ui, open_window, tmp_path):
+    from inspector.gui.main_window import MainWindow
+    from inspector.gui.remote_worker import RemoteWorker
+
+    if not ui.has_demo():
+        pytest.skip("the demo model's files are not installed")
+    local = open_window(settings_=_settings(tmp_path / "local" / "inspector.ini"))
+    _stats_done(qtbot, local)
+    with engine_server(tmp_path / "server") as (process, url, token_file):
+        window = MainWindow(settings=_settings(tmp_path / "remote" / "inspector.ini"),
+                            ask_trust=lambda _name, _what: True, engine=url, token_file=str(token_file))
+        try:
+            window.show()
+            assert isinstance(window.worker, RemoteWorker)
+            first = ui.expect_result(qtbot, window)
+            # the model tree came from the engine: the same layers as the local window's
+            assert [l.path for l in window.loaded.tree.layers] == [l.path for l in local.loaded.tree.layers]
+            assert window.state.devices and window.state.devices[0][0] == "cpu"  # the server's, from its hello
+            assert window.run_status.engine.text() == f"engine {url} · cpu"
+            assert first.run_id == window.state.last_run_id
+            _stats_done(qtbot, window)
+            _same_shown(local, window)
+            assert window.outcome.analysis.dead == local.outcome.analysis.dead
+            assert window.outcome.analysis.nonfinite == local.outcome.analysis.nonfinite
+            # a Grad-CAM map made on the engine is the local one
+            here, there = _gradcam(qtbot, local), _gradcam(qtbot, window)
+            assert (there.method, there.layer, there.target_index) == (here.method, here.layer, here.target_index)
+            np.testing.assert_array_equal(there.map, here.map)
+            # what the server does not serve yet is one line, at once
+            failed = []
+            window.state.sigFailed.connect(failed.append)
+            window.state.request_catalogue()
+            qtbot.waitUntil(lambda: bool(failed), timeout=5_000)
+            assert failed[0].message == f"The model catalogue does not run on a remote engine yet (the engine is {url})."
+            # the server gone mid-session: one line in the banner; the window keeps its last result
+            shown = window.outcome
+            _stop(process, signal.SIGKILL)
+            qtbot.waitUntil(lambda: window.banner.isVisible() and "Lost the engine" in window.banner.text(),
+                            timeout=10_000)
+            said = window.banner.text()
+            assert "\n" not in said and f"Lost the engine at {url}: " in said, said
+            assert window.outcome is shown
+            assert window.run_status.engine.text() == f"engine {url} · cpu · lost"
+            window.state.schedule_run(force=True)  # a run asked for now: answered with the line, not left waiting
+            qtbot.waitUntil(lambda: not window.state.timer.isActive() and window.state.phase == "", timeout=5_000)
+            assert window.outcome is shown
+        finally:
+            window.close()
+            assert window.worker_thread.thread.isFinished()
+            window.deleteLater()
+
+
+def test_a_server_that_is_not_there_is_one_line(qtbot, tmp_path):
+    """No engine at the address: the banner says so in one line; the window is usable and closes cleanly."""
+    import socket
+
+    from inspector.gui.main_window import MainWindow
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = tmp_path / "token"
+    token.write_text("x" * 43)
+    url = f"ws://127.0.0.1:{port}"
+    window = MainWindow(settings=_settings(tmp_path / "s" / "inspector.ini"), ask_trust=lambda _n, _w: True,
+                        engine=url, token_file=str(token))
+    try:
+        window.show()
+        qtbot.waitUntil(lambda: window.banner.isVisible() and url in window.banner.text(), timeout=20_000)
+        said = window.banner.text()
+        assert "\n" not in said and f"Cannot reach the engine at {url}" in said, said
+        assert window.outcome is None
+    finally:
+        window.close()
+        assert window.worker_thread.thread.isFinished()
+        window.deleteLater()
