@@ -60,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return _launch_app(parser, args.app_engine, args.app_token_file)
     if args.app_engine or args.app_token_file:
-        print(f"error: --engine and --token-file before a command open the app; put them after the command "
-              f"({args.command} --engine URL).", file=sys.stderr)
+        print("error: --engine and --token-file before a command open the app on that engine; a command that runs "
+              "on one takes its own after its name (capture --engine URL).", file=sys.stderr)
         return 2
 
     guard = InterruptOnce()

@@ -157,6 +157,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         s.sigNoticeOver.connect(self.banner.dismiss_about)
         s.sigPhase.connect(self.run_status.set_phase)
         s.sigEngineWhere.connect(self.run_status.set_engine)
+        s.sigHeldArrived.connect(lambda outcome: outcome is s.outcome and self.show_layer())
         s.sigAutoRun.connect(self.auto_run.setChecked)
         s.sigUnrun.connect(self._on_unrun)
         s.sigProgress.connect(self.run_status.set_progress)
@@ -458,6 +459,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             capture = captures.get(key) or captures.get(f"{key}[0]")
             if capture is not None and capture.array is not None:
                 panel.show_capture(capture.name, capture.array, capture.stats, details)
+            elif capture is not None and self.state.fetch_held(name):  # on a remote engine, sent when shown
+                panel.show_missing(f"{capture.name}: asking the engine for its arrays …")
             else:
                 first = attention_to_tick(self.loaded, self.state.grad_site) if key.endswith(":attention") else None
                 panel.show_missing(missing_text(self.loaded, self.state.grad_site, name, key), None if first is None

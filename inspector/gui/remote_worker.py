@@ -11,6 +11,8 @@ worker's signals:
                diagnostics), or sigResult when no partial came; a newer run or load waiting stops the statistics
                (as in process: F5, `request_finish`, asks for them again)
     attribute  result -> sigAnswer("attribution", run id, Attribution)
+    arrays     (only what is seen crosses: a run's result carries the shown layer's arrays) the arrays of a layer
+               shown later, `request_arrays` -> sigAnswer("arrays", run id, {name: array}, or a Failure)
     failure    -> sigFailed(the engine's Failure record); cancelled -> a cancelled Failure (as in process)
 
 What the server does not serve yet (the catalogue, atlases, graphs and their values, concepts) is answered at once
@@ -111,6 +113,7 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         self._cancel_all = False  # Esc: stop everything in flight
         self._flights: dict[str, _Flight] = {}  # the server's id -> what it is; only on the engine's thread
         self._unfinished = None  # (outcome as run, its RunRequest) whose statistics were stopped
+        self._arrays_ask = None  # (run id, names): the held arrays asked for last (latest wins)
 
     # -- called from the GUI thread ----------------------------------------------------------
     def where(self) -> str:
@@ -149,6 +152,14 @@ class RemoteWorker(HeardOnGuiThread, QObject):
 
     def request_catalogue(self) -> str:
         return self._put("catalogue", True)
+
+    def request_arrays(self, run_id: int, names) -> None:
+        """The arrays `names` of run `run_id` the engine held (`RunResult.held`; a baseline's as `baseline/NAME`),
+        once that run's statistics are done: sigAnswer("arrays", run_id, {name: array}) (a Failure when the engine
+        no longer holds them). Latest wins."""
+        with self._lock:
+            self._arrays_ask = (int(run_id), tuple(names))
+        self._wake.set()
 
     def pending(self) -> int:
         return int(self._lanes.waiting("run")) + int(self._lanes.waiting("model"))
@@ -231,15 +242,20 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         for flight in flights.values():  # what was in flight ends, so nothing waits for it
             if flight.lane in ("attribution", "model"):
                 self._sigFailed.emit(Failure(self.lost, SERVED[flight.lane][1], "EngineError", _run_id_of(flight)))
+            elif flight.lane == "arrays":
+                self._sigAnswer.emit("arrays", flight.request[0], Failure(self.lost, "run", "EngineError"))
         self._sigPhase.emit("")
         self._sigBusy.emit(False)
 
     def _answer_unconnected(self) -> None:
         """No engine: every request is answered with the one line, never left waiting."""
+        message = self.lost or f"Not connected to the engine at {self.url}."
         with self._lock:
             self._cancel_all, self._cancels = False, []
+            ask, self._arrays_ask = self._arrays_ask, None
+        if ask is not None:
+            self._sigAnswer.emit("arrays", ask[0], Failure(message, "run", "EngineError", ask[0]))
         for lane, _key, request in self._lanes.take_all():
-            message = self.lost or f"Not connected to the engine at {self.url}."
             run_id = getattr(request, "run_id", 0) if lane != "finish" else request
             if lane in UNSERVED:
                 self._unserved(lane, request)
@@ -284,6 +300,14 @@ class RemoteWorker(HeardOnGuiThread, QObject):
                 outcome, asked = unfinished
                 request = (outcome, replace(asked, visible=None))
             self._send(client, lane, key, request)
+        with self._lock:
+            ask = self._arrays_ask if "arrays" not in busy else None
+            if ask is not None:
+                self._arrays_ask = None
+        if ask is not None:
+            server_key = client.send("arrays", {"run": ask[0], "names": list(ask[1])})
+            with self._lock:
+                self._flights[server_key] = _Flight("arrays", "arrays", ask)
         # a newer run or load waits: the statistics of the run in flight stop (as `_NewerRequest` in process)
         if self.pending():
             for server_key, flight in list(self._flights.items()):
@@ -305,7 +329,7 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         else:
             self._sigPhase.emit(f"Attribution ({request.method}) on the engine")
             body = request
-        if not self._flights:
+        if not self._busy():
             self._sigBusy.emit(True)
         server_key = client.send(kind, body)
         with self._lock:
@@ -336,6 +360,10 @@ class RemoteWorker(HeardOnGuiThread, QObject):
             return
         with self._lock:
             del self._flights[message.id]
+        if flight.lane == "arrays":  # answered at once, beside the rest: no phase of its own
+            self._sigAnswer.emit("arrays", flight.request[0], body if kind in ("result", "failure") else Failure(
+                f"The engine did not send the arrays: {body}", "run", "EngineError", flight.request[0]))
+            return
         if kind == "result":
             self._on_result(flight, body)
         elif kind == "failure":
@@ -346,9 +374,13 @@ class RemoteWorker(HeardOnGuiThread, QObject):
             what = SERVED[flight.lane][1]
             self._sigFailed.emit(Failure(f"The engine could not take the request: {body}", what, "EngineError",
                                          _run_id_of(flight)))
-        if not self._flights:
+        if not self._busy():
             self._sigPhase.emit("")
             self._sigBusy.emit(False)
+
+    def _busy(self) -> bool:
+        """Something the user waits for (and can cancel) is in flight: not the arrays of a layer shown."""
+        return any(f.lane != "arrays" for f in self._flights.values())
 
     def _on_progress(self, flight: _Flight, body) -> None:
         done, total = int(body.get("done", 0)), int(body.get("total", 0))

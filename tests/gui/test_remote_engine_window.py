@@ -153,6 +153,17 @@ def test_the_window_on_a_remote_engine_is_the_local_one(qtbot, ui, open_window, 
             _same_shown(local, window)
             assert window.outcome.analysis.dead == local.outcome.analysis.dead
             assert window.outcome.analysis.nonfinite == local.outcome.analysis.nonfinite
+            # another layer shown: its arrays, held on the engine (only what is seen crosses), come and are drawn
+            assert window.state.layer == "conv1"
+            for w in (local, window):
+                w.state.select_layer("relu3")
+            shown = ("relu3:output", "relu3:grad_output")
+            qtbot.waitUntil(lambda: all(window.outcome.result.captures[n].array is not None for n in shown)
+                            and window.activation_panel.key == "relu3:output", timeout=WAIT_MS)
+            assert not set(shown) & set(window.outcome.result.held)
+            for name in shown:
+                np.testing.assert_array_equal(window.outcome.result.captures[name].array,
+                                              local.outcome.result.captures[name].array, err_msg=name)
             # a Grad-CAM map made on the engine is the local one
             here, there = _gradcam(qtbot, local), _gradcam(qtbot, window)
             assert (there.method, there.layer, there.target_index) == (here.method, here.layer, here.target_index)
@@ -205,3 +216,45 @@ def test_a_server_that_is_not_there_is_one_line(qtbot, tmp_path):
         window.close()
         assert window.worker_thread.thread.isFinished()
         window.deleteLater()
+
+
+def test_a_server_of_another_protocol_version_is_refused_in_one_line(qtbot, tmp_path):
+    """A server whose hello speaks protocol version 99: the banner names both versions in one line."""
+    import threading
+
+    from websockets.sync.server import serve
+
+    from inspector.gui.main_window import MainWindow
+    from inspector.protocol import VERSION
+
+    def hello_of_another_version(ws) -> None:
+        ws.send(json.dumps({"v": 99, "kind": "hello", "id": "hello", "body": {"devices": [["cpu", "CPU"]]}}))
+        try:
+            ws.recv(timeout=10)  # until the client goes
+        except Exception:  # noqa: BLE001, S110 - closed: the handler ends
+            pass
+
+    token = tmp_path / "token"
+    token.write_text("x" * 43)
+    server = serve(hello_of_another_version, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, name="protocol-99-server")
+    thread.start()
+    url = f"ws://127.0.0.1:{server.socket.getsockname()[1]}"
+    try:
+        window = MainWindow(settings=_settings(tmp_path / "s" / "inspector.ini"), ask_trust=lambda _n, _w: True,
+                            engine=url, token_file=str(token))
+        try:
+            window.show()
+            qtbot.waitUntil(lambda: window.banner.isVisible() and "protocol version" in window.banner.text(),
+                            timeout=20_000)
+            said = window.banner.text()
+            assert "\n" not in said and f"speaks protocol version 99; this client speaks version {VERSION}" in said, \
+                said
+            assert window.state.devices is None and window.outcome is None  # nothing of that server was taken
+        finally:
+            window.close()
+            assert window.worker_thread.thread.isFinished()
+            window.deleteLater()
+    finally:
+        server.shutdown()
+        thread.join(10)

@@ -75,6 +75,8 @@ class AppState(QObject):
     sigProgress(int, int): the run's progress (steps done, steps in all).
     sigBusy(bool): the worker started or finished something the user can cancel.
     sigCatalogue(object): the model catalogue the model chooser offers.
+    sigHeldArrived(object): the arrays a remote engine held (only what is seen crosses) came for the RunOutcome on
+        screen (`fetch_held`): the layer shown is drawn again.
     sigEngineWhere(str): where the engine is, for the status bar ("engine ws://host:port · cpu"; a remote engine
         only, said when it connects and when it is lost).
 
@@ -109,6 +111,7 @@ class AppState(QObject):
     sigBusy = Signal(bool)
     sigCatalogue = Signal(object)
     sigEngineWhere = Signal(str)
+    sigHeldArrived = Signal(object)
 
     def __init__(self, settings, ask_trust: AskTrust, parent: QObject | None = None, engine: str | None = None,
                  token_file=None) -> None:
@@ -160,6 +163,7 @@ class AppState(QObject):
         self._asked: dict[int, tuple[str, str]] = {}  # run id -> the (input, target) it was asked on
         self.shown_choice: tuple[str, str] | None = None  # the (input, target) of the result on screen
         self._last_sites: frozenset[str] = frozenset()
+        self._held_wanted: tuple[int, tuple[str, ...]] | None = None  # (run id, names) of held arrays to ask for
         self._next_ticks: set[str] | None = None  # ticks to apply when the model loads
         self.pending_target: str | None = None  # a target to choose when the model loads (a session)
         self.pending_edits: tuple | None = None  # edits to run the model with once it loads (a session)
@@ -437,9 +441,52 @@ class AppState(QObject):
         self.live.drawn()
 
     # -- what the worker says ---------------------------------------------------------------
-    def _on_answer(self, lane: str, _run_id: int, found) -> None:
+    def _on_answer(self, lane: str, run_id: int, found) -> None:
         if lane == "catalogue":
             self.sigCatalogue.emit(found)
+        elif lane == "arrays":
+            self._on_held(run_id, found)
+
+    # -- only what is seen crosses: a remote engine's held arrays -------------------------------
+    def fetch_held(self, layer: str | None) -> bool:
+        """Ask a remote engine for the arrays of `layer` it held back from the result on screen (they come once
+        that run's statistics are done; sigHeldArrived then); False when there are none to ask for."""
+        from inspector.protocol.seen import layer_of
+
+        outcome, ask = self.outcome, getattr(self.worker, "request_arrays", None)
+        if outcome is None or ask is None or not layer:
+            return False
+        names = tuple(n for n in outcome.result.held if layer_of(n) == layer)
+        if outcome.baseline is not None and outcome.baseline is not outcome.result:
+            names += tuple(f"baseline/{n}" for n in outcome.baseline.held if layer_of(n) == layer)
+        if not names:
+            return False
+        self._held_wanted = (outcome.run_id, names)
+        self._ask_held()
+        return True
+
+    def _ask_held(self) -> None:
+        outcome, wanted = self.outcome, self._held_wanted
+        if outcome is None or wanted is None or wanted[0] != outcome.run_id:
+            return
+        if outcome.complete and (not outcome.analyse or outcome.analysis is not None):  # the engine keeps it now
+            self._held_wanted = None
+            self.worker.request_arrays(*wanted)
+
+    def _on_held(self, run_id: int, found) -> None:
+        from inspector.protocol.seen import with_arrays
+
+        outcome = self.outcome
+        if outcome is None or run_id != outcome.run_id:
+            return  # for a result no longer on screen
+        if isinstance(found, Failure):
+            self.notify("warning", f"The layer's arrays did not come: {found.message}")
+            return
+        with_arrays(outcome.result, {n: a for n, a in found.items() if not n.startswith("baseline/")})
+        if outcome.baseline is not None and outcome.baseline is not outcome.result:
+            with_arrays(outcome.baseline, {n[len("baseline/"):]: a for n, a in found.items()
+                                           if n.startswith("baseline/")})
+        self.sigHeldArrived.emit(outcome)
 
     def _on_failed(self, failure: Failure) -> None:
         endings.on_failed(self, failure)
@@ -538,3 +585,4 @@ class AppState(QObject):
             return  # for a result that was dropped
         update.apply(outcome)
         self.sigStatsUpdated.emit(outcome)
+        self._ask_held()
