@@ -38,6 +38,7 @@ from .tree_menu import RightPressKeepsCurrent
 from .views.panel_links import link_panels
 from .window_fit import fit_to_screen
 
+_REOPENED: set = set()  # the windows `reopen_on` made (the first is the app's): kept until they are destroyed
 LIVE_HISTOGRAM_EVERY_S = 0.5  # while a video plays, the value histograms are redrawn twice a second
 LIVE_TEXT_EVERY_S = 0.25  # ... and its frame number and rate four times a second
 
@@ -66,6 +67,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         super().__init__()
         self.setWindowTitle("Network Inspector" + (f" — engine {engine}" if engine else ""))
         self.settings = settings or QSettings("NetworkInspector", "NetworkInspector")
+        self._ask_trust, self._token_file = ask_trust, token_file
         self.state = AppState(self.settings, ask_trust or ask_trust_dialog(self), self, engine=engine,
                               token_file=token_file)
         file_dialogs.use(self.settings)  # each kind of file dialog opens where the last one was chosen
@@ -95,6 +97,33 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.state.start(restore, engine=not engine_after_paint)  # last: no running thread left behind above
         if engine_after_paint:  # the app's start: torch's loading would stall the first paint
             AfterFirstPaint(self, self.state.worker_thread.start)
+
+    # -- the engine ----------------------------------------------------------------------------
+    def connect_dialog(self) -> None:
+        """File > Connect to engine…: an address and token file; the window reopens on that engine."""
+        from PySide6.QtWidgets import QDialog
+
+        from .views.connect_dialog import ConnectDialog
+
+        dialog = ConnectDialog(self.state.engine_url or str(self.settings.value("engine/url", "") or ""),
+                               self._token_file or str(self.settings.value("engine/token-file", "") or ""), self)
+        if dialog.exec() == QDialog.Accepted:
+            self.reopen_on(dialog.url or None, dialog.token_file)
+
+    def reopen_on(self, engine: str | None, token_file=None) -> MainWindow:
+        """This window again on `engine` (None: the engine in this process): what it shows is saved, a window on
+        that engine restores it, and this one closes. The new window."""
+        self.settings.setValue("engine/url", engine or "")  # offered by the dialog next time
+        self.settings.setValue("engine/token-file", str(token_file or ""))
+        self.state.store.save_window(self.saveGeometry(), self.saveState())
+        self.state.store.save(self.state)
+        window = MainWindow(settings=self.settings, ask_trust=self._ask_trust, engine=engine, token_file=token_file)
+        _REOPENED.add(window)
+        window.destroyed.connect(lambda: _REOPENED.discard(window))
+        window.show()  # before this one closes: the app goes on
+        self.close()
+        self.deleteLater()
+        return window
 
     # -- what tests and tools read ------------------------------------------------------------
     @property

@@ -98,6 +98,10 @@ def build_menus(window) -> None:
     window.save_figure_action.setStatusTip(FIGURE_TIP)
     file.setToolTipsVisible(True)
     file.addSeparator()
+    window.connect_action = _action(window, file, "Connect to engine…", window.connect_dialog)
+    window.connect_action.setStatusTip("Run on the engine of `network-inspector serve` on another machine (or back "
+                                       "on this one's)")
+    file.addSeparator()
     _action(window, file, "Quit", window.close, "Ctrl+Q")
 
     view = bar.addMenu("&View")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import shiboken6
 from PySide6.QtCore import QSettings
 
 STARTUP_S = 60.0
@@ -258,3 +259,44 @@ def test_a_server_of_another_protocol_version_is_refused_in_one_line(qtbot, tmp_
     finally:
         server.shutdown()
         thread.join(10)
+
+
+def test_connect_to_engine_reopens_the_window_there_and_back(qtbot, ui, open_window, tmp_path):
+    """File > Connect to engine…: the window reopens on the engine with what it showed, and back on this process."""
+    from inspector.gui.main_window import MainWindow
+    from inspector.gui.remote_worker import RemoteWorker
+    from inspector.gui.views.connect_dialog import ConnectDialog
+    from inspector.gui.worker import Worker
+
+    if not ui.has_demo():
+        pytest.skip("the demo model's files are not installed")
+    dialog = ConnectDialog("http://127.0.0.1:1", str(tmp_path / "no-token"))
+    qtbot.addWidget(dialog)
+    dialog.accept()
+    assert dialog.result() != ConnectDialog.Accepted
+    assert dialog.said.text() == "The engine's address is ws://HOST:PORT or wss://HOST:PORT, not 'http://127.0.0.1:1'."
+    dialog.address.setText("ws://127.0.0.1:1")
+    dialog.accept()
+    assert dialog.said.text() == f"No token file at {tmp_path / 'no-token'}."
+
+    local = open_window(settings_=_settings(tmp_path / "local" / "inspector.ini"))
+    local.state.set_ticks(TICKS - {"conv1"})
+    with engine_server(tmp_path / "server") as (_process, url, token_file):
+        remote = local.reopen_on(url, str(token_file))
+        back = None
+        try:
+            assert isinstance(remote, MainWindow) and isinstance(remote.worker, RemoteWorker)
+            ui.expect_result(qtbot, remote)
+            assert remote.loaded.source == "demo" and remote.state.input == "sample:star"
+            assert remote.state.ticks == TICKS - {"conv1"}  # what the window showed, restored on the engine
+            assert remote.run_status.engine.text() == f"engine {url} · cpu"
+            back = remote.reopen_on(None)
+            assert isinstance(back.worker, Worker)
+            ui.expect_result(qtbot, back)
+            assert back.run_status.engine.text() == "" and back.windowTitle() == "Network Inspector"
+        finally:
+            for window in (remote, back):
+                if window is not None and shiboken6.isValid(window):
+                    window.close()
+                    assert window.worker_thread.thread.isFinished()
+                    window.deleteLater()
