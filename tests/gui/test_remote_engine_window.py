@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -300,3 +301,89 @@ def test_connect_to_engine_reopens_the_window_there_and_back(qtbot, ui, open_win
                     window.close()
                     assert window.worker_thread.thread.isFinished()
                     window.deleteLater()
+
+
+def test_esc_after_the_panels_then_f5_brings_every_statistic(qtbot, tmp_path):
+    """The RemoteWorker alone on a real server: Esc as soon as a run's panels came, then F5 (request_finish): one
+    StatsUpdate of that run comes, whether the statistics were stopped on the server (then worked out again) or had
+    already come; every statistic equals a run asked whole (visible None); nothing failed."""
+    from inspector.core.records.requests import ModelRequest, RunRequest
+    from inspector.core.runspec import RunSpec
+    from inspector.gui.remote_worker import RemoteWorkerThread
+
+    with engine_server(tmp_path / "server") as (_process, url, token_file):
+        thread = RemoteWorkerThread(url, str(token_file))
+        worker = thread.worker
+        got = {"loaded": [], "result": [], "stats": [], "failed": []}
+        worker.sigLoaded.connect(got["loaded"].append)
+        worker.sigStatsUpdate.connect(got["stats"].append)
+        worker.sigFailed.connect(got["failed"].append)
+
+        def on_result(outcome) -> None:
+            got["result"].append(outcome)
+            if outcome.run_id == 1:  # Esc with the panels drawn, then F5
+                worker.cancel()
+                worker.request_finish(1)
+
+        worker.sigResult.connect(on_result)
+        try:
+            worker.request_load(ModelRequest("demo"))
+            qtbot.waitUntil(lambda: bool(got["loaded"] or got["failed"]), timeout=WAIT_MS)
+            assert not got["failed"], got["failed"]
+            spec = RunSpec.make(sorted(TICKS), ("output", "grad_output"))
+            asked = RunRequest(ModelRequest("demo"), "sample:star", "cpu", spec, analyse=True, run_id=1,
+                               visible=("conv1",))
+            worker.request_run(asked)
+            qtbot.waitUntil(lambda: bool(got["stats"] or got["failed"]), timeout=WAIT_MS)
+            worker.request_run(replace(asked, run_id=2, visible=None))
+            qtbot.waitUntil(lambda: len(got["result"]) == 2 or bool(got["failed"]), timeout=WAIT_MS)
+            qtbot.wait(300)  # nothing more comes
+            assert not got["failed"], got["failed"]
+            assert [u.run_id for u in got["stats"]] == [1]
+            update, whole = got["stats"][0], got["result"][1]
+            assert whole.run_id == 2 and whole.complete
+            assert update.stats == {n: c.stats for n, c in whole.result.captures.items()}
+            assert update.analysis.dead == whole.analysis.dead
+        finally:
+            assert thread.stop()
+
+
+def test_statistics_stopped_on_the_engine_are_asked_for_again_whole(qtbot):
+    """The engine's side of the last test, without the race: a run `cancelled` after its panels came leaves its
+    statistics unfinished; F5 sends that run again asking every layer at once (visible None), and its result is a
+    StatsUpdate of the run on screen. A newer run waiting stops the statistics in flight (as in process)."""
+    from inspector.core.records.requests import ModelRequest, RunRequest
+    from inspector.core.result import RunResult
+    from inspector.core.workbench import RunOutcome
+    from inspector.gui.remote_worker import RemoteWorker, _Flight
+    from inspector.protocol.messages import Message
+
+    class Client:  # what the engine's thread sends
+        def __init__(self) -> None:
+            self.sent = []
+
+        def send(self, kind, body=None, key=None):
+            self.sent.append((kind, body))
+            return key or f"s{len(self.sent)}"
+
+    worker, client = RemoteWorker("ws://127.0.0.1:1"), Client()
+    updates = []
+    worker.sigStatsUpdate.connect(updates.append)
+    asked = RunRequest(ModelRequest("demo"), "sample:star", run_id=7, visible=("conv1",))
+    partial = RunOutcome(7, RunResult())
+    flight = _Flight("run", "run-1", asked)
+    flight.partial = partial
+    worker._flights["s0"] = flight
+    worker.request_run(RunRequest(ModelRequest("demo"), "sample:other", run_id=8))  # a newer run waits
+    worker._send_waiting(client)
+    assert client.sent == [("cancel", "s0")] and flight.stopping  # its statistics stop; the newer run waits
+    worker._on_event(Message("cancelled", "s0", "Cancelled."))
+    assert worker._unfinished == (partial, asked)
+    worker._lanes.drop("run")  # (Esc dropped the newer run)
+    worker.request_finish(7)
+    worker._send_waiting(client)
+    kind, body = client.sent[-1]
+    assert kind == "run" and body == replace(asked, visible=None)
+    worker._on_event(Message("result", next(iter(worker._flights)), RunOutcome(7, RunResult())))
+    qtbot.waitUntil(lambda: bool(updates), timeout=5_000)
+    assert updates[0].run_id == 7 and not worker._flights
