@@ -11,11 +11,14 @@ worker's signals:
                diagnostics), or sigResult when no partial came; a newer run or load waiting stops the statistics
                (as in process: F5, `request_finish`, asks for them again)
     attribute  result -> sigAnswer("attribution", run id, Attribution)
+    atlas      (open, build over a folder in the server's data root, a channel's pictures) result ->
+               sigAnswer("atlas" | "pictures", run id, OpenedAtlas | TopPictures); a build's progress ->
+               sigAtlasProgress
     arrays     (only what is seen crosses: a run's result carries the shown layer's arrays) the arrays of a layer
                shown later, `request_arrays` -> sigAnswer("arrays", run id, {name: array}, or a Failure)
     failure    -> sigFailed(the engine's Failure record); cancelled -> a cancelled Failure (as in process)
 
-What the server does not serve yet (the catalogue, atlases, graphs and their values, concepts) is answered at once
+What the server does not serve yet (the catalogue, graphs and their values, concepts) is answered at once
 with one line saying so, never left waiting. A connection that cannot be made, or is lost, is one Failure
 ("engine"): the window keeps what it shows; each later request is answered with that line. Only plain records
 cross the threads; no Qt object is touched off its thread (the signals are heard on the GUI thread).
@@ -40,13 +43,15 @@ from .worker import LANES
 POLL_S = 0.05
 #: The lanes a remote engine does not serve yet: the Failure's `what` for each (the in-process worker's), and how
 #: it answers (sigAnswer: the lane's answer is that Failure; else sigFailed).
-UNSERVED = {"catalogue": ("engine", False), "atlas": ("atlas", False), "pictures": ("atlas", False),
-            "graph": ("graph", True), "values": ("graph values", True)}
-NAMES = {"catalogue": "The model catalogue does", "atlas": "Atlases do", "pictures": "An atlas's pictures do",
-         "graph": "The graph does", "values": "The graph's values do", "concepts": "Concepts do"}
+UNSERVED = {"catalogue": ("engine", False), "graph": ("graph", True), "values": ("graph values", True)}
+NAMES = {"catalogue": "The model catalogue does", "graph": "The graph does", "values": "The graph's values do",
+         "concepts": "Concepts do"}
 #: A lane -> the request kind the server serves it with, and the Failure's `what`.
 SERVED = {"model": ("load", "load"), "run": ("run", "run"), "finish": ("run", "statistics"),
-          "attribution": ("attribute", "attribution")}
+          "attribution": ("attribute", "attribution"), "atlas": ("atlas", "atlas"), "pictures": ("atlas", "atlas")}
+#: Client lanes the server serves in one lane of its own (a request waiting there is replaced by the next): one of
+#: them in flight at a time, so none is replaced.
+SHARED = {"atlas": "pictures", "pictures": "atlas"}
 
 
 def not_served(lane: str, url: str, run_id: int = 0) -> Failure:
@@ -240,7 +245,7 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         self._sigWhere.emit(self.where())
         self._sigFailed.emit(Failure(self.lost, "engine", type(exc).__name__))
         for flight in flights.values():  # what was in flight ends, so nothing waits for it
-            if flight.lane in ("attribution", "model"):
+            if flight.lane in ("attribution", "model", "atlas", "pictures"):
                 self._sigFailed.emit(Failure(self.lost, SERVED[flight.lane][1], "EngineError", _run_id_of(flight)))
             elif flight.lane == "arrays":
                 self._sigAnswer.emit("arrays", flight.request[0], Failure(self.lost, "run", "EngineError"))
@@ -259,7 +264,7 @@ class RemoteWorker(HeardOnGuiThread, QObject):
             run_id = getattr(request, "run_id", 0) if lane != "finish" else request
             if lane in UNSERVED:
                 self._unserved(lane, request)
-            elif lane in ("attribution", "run", "model"):
+            elif lane in SERVED and lane != "finish":
                 self._sigFailed.emit(Failure(message, SERVED[lane][1], "EngineError", run_id))
 
     def _turn(self, client) -> None:
@@ -284,7 +289,8 @@ class RemoteWorker(HeardOnGuiThread, QObject):
     def _send_waiting(self, client) -> None:
         busy = {f.lane for f in self._flights.values()}
         for lane in LANES:
-            if lane in busy or (lane == "finish" and "run" in busy) or (lane == "run" and "model" in busy):
+            if lane in busy or (lane == "finish" and "run" in busy) or (lane == "run" and "model" in busy) \
+                    or SHARED.get(lane) in busy:
                 continue
             got = self._lanes.drop(lane)
             if got is None:
@@ -325,6 +331,11 @@ class RemoteWorker(HeardOnGuiThread, QObject):
             body = request[1]
         elif lane == "run":
             self._sigPhase.emit("Running on the engine")
+            body = request
+        elif lane in ("atlas", "pictures"):
+            if request.kind != "pictures":
+                self._sigPhase.emit(("Opening the atlas" if request.kind == "open" else "Atlas: building")
+                                    + " (on the engine)")
             body = request
         else:
             self._sigPhase.emit(f"Attribution ({request.method}) on the engine")
@@ -386,6 +397,9 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         done, total = int(body.get("done", 0)), int(body.get("total", 0))
         if flight.lane == "model":
             self._sigProgress.emit(done, total)  # the weights' bytes
+        elif flight.lane == "atlas" and total:
+            self._sigAtlasProgress.emit(done, total)
+            self._sigPhase.emit(f"Atlas: {done} of {total} images (on the engine; Esc cancels)")
         elif flight.lane == "attribution" and total:
             self._sigPhase.emit(f"Attribution ({flight.request.method}) on the engine: {done} of {total} steps")
 
@@ -402,6 +416,8 @@ class RemoteWorker(HeardOnGuiThread, QObject):
             self._sigStatsUpdate.emit(replace(stats_update(value), run_id=flight.request[0].run_id))
         elif flight.lane == "attribution":
             self._sigAnswer.emit("attribution", flight.request.run_id, value)
+        elif flight.lane in ("atlas", "pictures"):
+            self._sigAnswer.emit(flight.lane, flight.request.run_id, value)
 
     def _on_cancelled(self, flight: _Flight, said: str) -> None:
         if flight.lane == "run" and flight.partial is not None:

@@ -387,3 +387,52 @@ def test_statistics_stopped_on_the_engine_are_asked_for_again_whole(qtbot):
     worker._on_event(Message("result", next(iter(worker._flights)), RunOutcome(7, RunResult())))
     qtbot.waitUntil(lambda: bool(updates), timeout=5_000)
     assert updates[0].run_id == 7 and not worker._flights
+
+
+def test_an_atlas_built_on_the_engine_is_the_local_one(qtbot, ui, open_window, tmp_path):
+    """Built over a folder in the server's data root, from the remote window: the same tops as the local window's
+    build over the same images, and a channel's pictures (the pixels the model saw) the same."""
+    from PIL import Image
+
+    from inspector.gui.main_window import MainWindow
+
+    if not ui.has_demo():
+        pytest.skip("the demo model's files are not installed")
+
+    def build_and_pick(window, images: Path, out: Path):
+        atlas = window.state.atlas
+        got = []
+        atlas.sigPictures.connect(got.append)
+        window.state.set_ticks({"conv1"})
+        ui.expect_result(qtbot, window)
+        assert atlas.build(str(images), str(out), top=2, batch=2)
+        qtbot.waitUntil(lambda: atlas.opened is not None or not atlas.building, timeout=WAIT_MS)
+        assert atlas.opened is not None, window.banner.text()
+        top = [(e["image"], e["score"]) for e in atlas.opened.atlas["layers"]["conv1"]["top"][3]]
+        atlas.pictures("conv1", 3)  # (the view asks for the channel it shows too: the one of channel 3 is waited for)
+        qtbot.waitUntil(lambda: any([(p.image, p.score) for p in g] == top for g in got), timeout=WAIT_MS)
+        return atlas.opened, next(g for g in got if [(p.image, p.score) for p in g] == top)
+
+    local = open_window(settings_=_settings(tmp_path / "local" / "inspector.ini"))
+    with engine_server(tmp_path / "server") as (_process, url, token_file):
+        images = tmp_path / "server" / "data" / "images"
+        images.mkdir()
+        rng = np.random.default_rng(1)
+        for i in range(4):
+            Image.fromarray((rng.random((40, 48, 3)) * 255).astype(np.uint8)).save(images / f"{i}.png")
+        here, here_pictures = build_and_pick(local, images, tmp_path / "local-atlas")
+        window = MainWindow(settings=_settings(tmp_path / "remote" / "inspector.ini"),
+                            ask_trust=lambda _name, _what: True, engine=url, token_file=str(token_file))
+        try:
+            window.show()
+            ui.expect_result(qtbot, window)
+            there, there_pictures = build_and_pick(window, images, tmp_path / "server" / "data" / "atlas")
+            assert there.atlas["layers"] == here.atlas["layers"]
+            assert [(p.image, p.score, p.box) for p in there_pictures] == [(p.image, p.score, p.box)
+                                                                          for p in here_pictures]
+            for a, b in zip(there_pictures, here_pictures):
+                np.testing.assert_array_equal(a.rgb, b.rgb)
+        finally:
+            window.close()
+            assert window.worker_thread.thread.isFinished()
+            window.deleteLater()
