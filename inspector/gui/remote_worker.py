@@ -245,7 +245,7 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         self._sigWhere.emit(self.where())
         self._sigFailed.emit(Failure(self.lost, "engine", type(exc).__name__))
         for flight in flights.values():  # what was in flight ends, so nothing waits for it
-            if flight.lane in ("attribution", "model", "atlas", "pictures"):
+            if flight.lane in ("attribution", "model", "run", "atlas", "pictures"):
                 self._sigFailed.emit(Failure(self.lost, SERVED[flight.lane][1], "EngineError", _run_id_of(flight)))
             elif flight.lane == "arrays":
                 self._sigAnswer.emit("arrays", flight.request[0], Failure(self.lost, "run", "EngineError"))
@@ -303,8 +303,7 @@ class RemoteWorker(HeardOnGuiThread, QObject):
                 unfinished, self._unfinished = self._unfinished, None
                 if unfinished is None or unfinished[0].run_id != request or self.pending():
                     continue  # its statistics are done, or a newer result is coming
-                outcome, asked = unfinished
-                request = (outcome, replace(asked, visible=None))
+                request = unfinished  # the run again: its panels' arrays only cross, every statistic with them
             self._send(client, lane, key, request)
         with self._lock:
             ask = self._arrays_ask if "arrays" not in busy else None
@@ -363,8 +362,8 @@ class RemoteWorker(HeardOnGuiThread, QObject):
             self._on_progress(flight, body)
             return
         if kind == "partial":
+            flight.partial = body  # (F5's run again: its panels are on screen already)
             if flight.lane == "run":
-                flight.partial = body
                 self.runs_done += 1
                 self._sigResult.emit(body)
                 self._sigPhase.emit("Statistics of the other layers (on the engine)")

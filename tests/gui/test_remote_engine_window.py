@@ -350,8 +350,8 @@ def test_esc_after_the_panels_then_f5_brings_every_statistic(qtbot, tmp_path):
 
 def test_statistics_stopped_on_the_engine_are_asked_for_again_whole(qtbot):
     """The engine's side of the last test, without the race: a run `cancelled` after its panels came leaves its
-    statistics unfinished; F5 sends that run again asking every layer at once (visible None), and its result is a
-    StatsUpdate of the run on screen. A newer run waiting stops the statistics in flight (as in process)."""
+    statistics unfinished; F5 sends that run again (its panels' arrays only cross), and its result is a StatsUpdate
+    of the run on screen. A newer run waiting stops the statistics in flight (as in process)."""
     from inspector.core.records.requests import ModelRequest, RunRequest
     from inspector.core.result import RunResult
     from inspector.core.workbench import RunOutcome
@@ -383,7 +383,7 @@ def test_statistics_stopped_on_the_engine_are_asked_for_again_whole(qtbot):
     worker.request_finish(7)
     worker._send_waiting(client)
     kind, body = client.sent[-1]
-    assert kind == "run" and body == replace(asked, visible=None)
+    assert kind == "run" and body == asked
     worker._on_event(Message("result", next(iter(worker._flights)), RunOutcome(7, RunResult())))
     qtbot.waitUntil(lambda: bool(updates), timeout=5_000)
     assert updates[0].run_id == 7 and not worker._flights
