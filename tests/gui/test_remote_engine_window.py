@@ -166,6 +166,14 @@ def test_the_window_on_a_remote_engine_is_the_local_one(qtbot, ui, open_window, 
             for name in shown:
                 np.testing.assert_array_equal(window.outcome.result.captures[name].array,
                                               local.outcome.result.captures[name].array, err_msg=name)
+            # an export would miss the arrays still on the engine: refused in one line, nothing written
+            if window.outcome.result.held:
+                window.analysis.export(str(tmp_path / "captures.npz"))
+                assert window.banner.text() == (
+                    f"Error: Not exported: {len(window.outcome.result.held)} captures are held on the engine "
+                    f"({window.outcome.result.held[0]}, ...); `network-inspector capture --engine {url}` writes them "
+                    f"all.")
+                assert not list(tmp_path.glob("captures*"))
             # a Grad-CAM map made on the engine is the local one
             here, there = _gradcam(qtbot, local), _gradcam(qtbot, window)
             assert (there.method, there.layer, there.target_index) == (here.method, here.layer, here.target_index)

@@ -210,6 +210,12 @@ class AnalysisController(QObject):
             self.export(path)
 
     def export(self, path: str) -> None:
+        held = self.state.outcome.result.held
+        if held:  # a remote engine sent the shown layers' arrays only: an export of the rest would miss them
+            self.state.notify("error", f"Not exported: {len(held)} captures are held on the engine ({held[0]}, ...); "
+                                       f"`network-inspector capture --engine {self.state.engine_url}` writes them "
+                                       f"all.")
+            return
         try:
             npz, manifest = export_npz(self.state.outcome.result, path, self.manifest())
         except (OSError, ValueError) as exc:
