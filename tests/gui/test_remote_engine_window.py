@@ -184,6 +184,10 @@ def test_the_window_on_a_remote_engine_is_the_local_one(qtbot, ui, open_window, 
             window.state.request_catalogue()
             qtbot.waitUntil(lambda: bool(failed), timeout=5_000)
             assert failed[0].message == f"The model catalogue does not run on a remote engine yet (the engine is {url})."
+            assert window.concepts.state.open(str(tmp_path))
+            qtbot.waitUntil(lambda: "Concepts not opened" in window.banner.text(), timeout=5_000)
+            assert window.banner.text() == (f"Error: Concepts not opened: Concepts do not run on a remote engine yet "
+                                            f"(the engine is {url}).")
             # the server gone mid-session: one line in the banner; the window keeps its last result
             shown = window.outcome
             _stop(process, signal.SIGKILL)
