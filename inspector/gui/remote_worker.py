@@ -41,6 +41,9 @@ from .worker import LANES
 
 #: How long the engine's thread waits for an event before it looks at the lanes again (s).
 POLL_S = 0.05
+#: How long a connection may take to open and say hello, and a message's next frame to come (s): a window closed
+#: while an engine does not answer waits for no longer.
+CONNECT_S = 15.0
 #: The lanes a remote engine does not serve yet: the Failure's `what` for each (the in-process worker's), and how
 #: it answers (sigAnswer: the lane's answer is that Failure; else sigFailed).
 UNSERVED = {"catalogue": ("engine", False), "graph": ("graph", True), "values": ("graph values", True)}
@@ -100,7 +103,7 @@ class RemoteWorker(HeardOnGuiThread, QObject):
     _sigAtlasProgress = Signal(int, int)
     _sigWhere = Signal(str)
 
-    def __init__(self, url: str, token: str | None = None, token_file=None, timeout: float = 60.0) -> None:
+    def __init__(self, url: str, token: str | None = None, token_file=None, timeout: float = CONNECT_S) -> None:
         super().__init__()
         self.hear_on_gui_thread()
         self.url, self.timeout = url, timeout
@@ -264,6 +267,8 @@ class RemoteWorker(HeardOnGuiThread, QObject):
             run_id = getattr(request, "run_id", 0) if lane != "finish" else request
             if lane in UNSERVED:
                 self._unserved(lane, request)
+            elif lane == "model" and self.hello is None:  # never connected: the line alone, not a load's failure
+                self._sigFailed.emit(Failure(message, "engine", "EngineError"))
             elif lane in SERVED and lane != "finish":
                 self._sigFailed.emit(Failure(message, SERVED[lane][1], "EngineError", run_id))
 
