@@ -141,7 +141,10 @@ def _stats(capture_stats: TensorStats | None, array: np.ndarray | None) -> Tenso
 
     from .stats import tensor_stats  # torch: the window reads this module before the engine loads
 
-    return tensor_stats(torch.from_numpy(np.asarray(array)))
+    array = np.asarray(array)
+    if not array.flags.writeable:
+        array = array.copy()  # torch warns of a read-only array (the input or output a remote engine sent back)
+    return tensor_stats(torch.from_numpy(array))
 
 
 def _nonfinite(stats: TensorStats | None, array: np.ndarray | None) -> bool:
