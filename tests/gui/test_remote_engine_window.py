@@ -461,3 +461,40 @@ def test_an_atlas_built_on_the_engine_is_the_local_one(qtbot, ui, open_window, t
             window.close()
             assert window.worker_thread.thread.isFinished()
             window.deleteLater()
+
+
+def test_the_compare_tab_on_a_remote_engine_draws_a_held_layer_when_shown(qtbot, ui, open_window, tmp_path):
+    """An edit, the Compare tab, another layer picked: its arrays of the edited run and of the baseline come from the
+    engine and equal the local window's."""
+    from inspector.core.edits import parse_edit
+    from inspector.gui.main_window import MainWindow
+
+    if not ui.has_demo():
+        pytest.skip("the demo model's files are not installed")
+    local = open_window(settings_=_settings(tmp_path / "local" / "inspector.ini"))
+    with engine_server(tmp_path / "server") as (_process, url, token_file):
+        window = MainWindow(settings=_settings(tmp_path / "remote" / "inspector.ini"),
+                            ask_trust=lambda _name, _what: True, engine=url, token_file=str(token_file))
+        try:
+            window.show()
+            ui.expect_result(qtbot, window)
+            for w in (local, window):
+                w.state.set_edits([parse_edit("conv1:output=scale(2)")])
+                ui.expect_result(qtbot, w)
+                w.state.set_view("compare")
+                _stats_done(qtbot, w)
+                w.state.select_layer("relu3")
+            names = ("relu3:output", "relu3:grad_output")
+            qtbot.waitUntil(lambda: all(r.captures[n].array is not None for r in (window.outcome.result,
+                                                                                   window.outcome.baseline)
+                                        for n in names), timeout=WAIT_MS)
+            for n in names:
+                np.testing.assert_array_equal(window.outcome.result.captures[n].array,
+                                              local.outcome.result.captures[n].array, err_msg=n)
+                np.testing.assert_array_equal(window.outcome.baseline.captures[n].array,
+                                              local.outcome.baseline.captures[n].array, err_msg=f"baseline {n}")
+            assert window.banner.text() == "" or "Error" not in window.banner.text(), window.banner.text()
+        finally:
+            window.close()
+            assert window.worker_thread.thread.isFinished()
+            window.deleteLater()
