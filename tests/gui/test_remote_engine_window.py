@@ -184,6 +184,11 @@ def test_the_window_on_a_remote_engine_is_the_local_one(qtbot, ui, open_window, 
             window.state.request_catalogue()
             qtbot.waitUntil(lambda: bool(failed), timeout=5_000)
             assert failed[0].message == f"The model catalogue does not run on a remote engine yet (the engine is {url})."
+            window.tabs.setCurrentWidget(window.views.graph)
+            qtbot.waitUntil(lambda: "No graph" in window.views.graph.status.text(), timeout=5_000)
+            assert window.views.graph.status.text() == (f"No graph: The graph does not run on a remote engine yet (the "
+                                                        f"engine is {url}). The module tree still works.")
+            window.tabs.setCurrentIndex(0)  # the Layer tab again
             assert window.concepts.state.open(str(tmp_path))
             qtbot.waitUntil(lambda: "Concepts not opened" in window.banner.text(), timeout=5_000)
             assert window.banner.text() == (f"Error: Concepts not opened: Concepts do not run on a remote engine yet "
