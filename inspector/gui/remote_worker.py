@@ -382,6 +382,8 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         if kind == "result":
             self._on_result(flight, body)
         elif kind == "failure":
+            if flight.lane == "model":
+                self._lanes.drop("run")  # it was for the model that failed to load (as in process)
             self._sigFailed.emit(body)
         elif kind == "cancelled":
             self._on_cancelled(flight, str(body))

@@ -382,6 +382,7 @@ def test_statistics_stopped_on_the_engine_are_asked_for_again_whole(qtbot):
     """The engine's side of the last test, without the race: a run `cancelled` after its panels came leaves its
     statistics unfinished; F5 sends that run again (its panels' arrays only cross), and its result is a StatsUpdate
     of the run on screen. A newer run waiting stops the statistics in flight (as in process)."""
+    from inspector.core.records.failure import Failure
     from inspector.core.records.requests import ModelRequest, RunRequest
     from inspector.core.result import RunResult
     from inspector.core.workbench import RunOutcome
@@ -417,6 +418,20 @@ def test_statistics_stopped_on_the_engine_are_asked_for_again_whole(qtbot):
     worker._on_event(Message("result", next(iter(worker._flights)), RunOutcome(7, RunResult())))
     qtbot.waitUntil(lambda: bool(updates), timeout=5_000)
     assert updates[0].run_id == 7 and not worker._flights
+    # a load in flight holds the run asked after it; the load failing drops that run (it was for that model)
+    failed = []
+    worker.sigFailed.connect(failed.append)
+    worker.request_load(ModelRequest("missing.pt"))
+    worker._send_waiting(client)
+    assert client.sent[-1] == ("load", ModelRequest("missing.pt"))
+    worker.request_run(RunRequest(ModelRequest("missing.pt"), "sample:star", run_id=9))
+    worker._send_waiting(client)
+    assert client.sent[-1][0] == "load" and worker.pending() == 1
+    worker._on_event(Message("failure", next(iter(worker._flights)), Failure("No such file.", "load")))
+    qtbot.waitUntil(lambda: bool(failed), timeout=5_000)
+    assert failed[0].message == "No such file." and worker.pending() == 0
+    worker._send_waiting(client)
+    assert client.sent[-1][0] == "load" and not worker._flights
 
 
 def test_an_atlas_built_on_the_engine_is_the_local_one(qtbot, ui, open_window, tmp_path):
