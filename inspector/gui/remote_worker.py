@@ -9,7 +9,8 @@ worker's signals:
     load       result -> sigLoaded(ModelInfo); progress -> sigProgress (bytes of a download)
     run        partial -> sigResult (the outcome as run); result -> sigStatsUpdate (every statistic and the
                diagnostics), or sigResult when no partial came; a newer run or load waiting stops the statistics
-               (as in process: F5, `request_finish`, asks for them again)
+               (as in process: F5, `request_finish`, asks for them again: the server has no request for the
+               rest of a result's statistics, so the run is sent again as it was asked)
     attribute  result -> sigAnswer("attribution", run id, Attribution)
     atlas      (open, build over a folder in the server's data root, a channel's pictures) result ->
                sigAnswer("atlas" | "pictures", run id, OpenedAtlas | TopPictures); a build's progress ->
