@@ -30,6 +30,9 @@ def check(args, *not_remote: tuple[str, object]) -> None:
         if args.token_file is not None:
             raise SpecError("--token-file is the remote engine's token: add --engine URL.")
         return
+    if not args.engine.startswith(("ws://", "wss://")):
+        raise SpecError(f"--engine is the address serve printed, ws://HOST:PORT or wss://HOST:PORT, not "
+                        f"{args.engine!r}.")
     for flag, value in not_remote:
         if value not in (None, False, [], ""):
             raise SpecError(f"{flag} runs on this machine only: leave it out with --engine, or run without --engine.")

@@ -35,8 +35,9 @@ class ConnectDialog(QDialog):
         self.said.setWordWrap(True)
         self.said.setStyleSheet("color: #d04040;")
         form = QFormLayout(self)
-        form.addRow(QLabel("The engine of `network-inspector serve` (see Run the engine on a GPU machine); the window "
-                           "reopens on it.", wordWrap=True))
+        form.addRow(QLabel("The address <b>network-inspector serve</b> printed (ws://HOST:PORT, through an ssh tunnel "
+                           "ws://127.0.0.1:PORT) and its token file: the window reopens on that engine.",
+                           wordWrap=True))
         form.addRow("Address", self.address)
         file_dialogs.add_folder_rows(form, (("Token file", self.token, self._browse_token),))
         form.addRow(self.said)

@@ -62,6 +62,9 @@ def test_what_the_engine_does_not_take_is_said_before_connecting(served, tmp_pat
     assert "--session runs on this machine only" in capsys.readouterr().err
     assert main(["capture", "--model", "demo", "--input", "sample:star", "--token-file", "t"]) == 2
     assert "--token-file is the remote engine's token: add --engine URL." in capsys.readouterr().err
+    assert main(["capture", "--model", "demo", "--input", "sample:star", "--engine", "http://nowhere"]) == 2
+    assert capsys.readouterr().err == ("error: --engine is the address serve printed, ws://HOST:PORT or "
+                                       "wss://HOST:PORT, not 'http://nowhere'.\n")
 
 
 def test_a_wrong_token_is_one_line_and_nothing_is_written(served, tmp_path, capsys):
