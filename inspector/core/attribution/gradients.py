@@ -15,16 +15,16 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from ..edits.guided import APPROXIMATED_TYPES, guided_edits, split_guided
 from ..engine import RunSpec, run
 from ..errors import RunError
-from ..guided import APPROXIMATED_TYPES, guided_edits, split_guided
 from ..objective import Target, parse_target
 from ..result import RunResult
 from ..sources.loaded import LoadedModel
 from .cams.gradcam import gradcam
 from .record import Attribution, _unwrap, box_found, boxes_of
 
-#: The activation modules the guided rule reaches (inspector.core.guided), as torch classes.
+#: The activation modules the guided rule reaches (inspector.core.edits.guided), as torch classes.
 APPROXIMATED = tuple(getattr(nn, name) for name in APPROXIMATED_TYPES)
 
 

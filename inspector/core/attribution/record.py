@@ -9,8 +9,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..edits.guided import approximation_note
 from ..errors import SpecError
-from ..guided import approximation_note
 from ..records.signs import default_sign, picture_of
 from ..sources.loaded import LoadedModel
 

@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.edits import OPS, Edit
+from inspector.core.edits.presets import PRESETS
 from inspector.core.keys import layer_of
-from inspector.core.presets import PRESETS
 
 EDIT_SITES = ("grad_output", "grad_input", "output", "input", "weight:grad", "bias:grad")
 

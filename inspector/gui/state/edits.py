@@ -15,10 +15,10 @@ from dataclasses import replace
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.edits import Edit, parse_edit
+from inspector.core.edits.guided import approximation_note, split_guided
+from inspector.core.edits.presets import PRESETS
 from inspector.core.errors import SpecError
-from inspector.core.guided import approximation_note, split_guided
 from inspector.core.keys import Key
-from inspector.core.presets import PRESETS
 
 
 class EditsState(QObject):

@@ -124,9 +124,9 @@ class SpareRelu(nn.Module):
 
 
 def test_the_guided_preset_names_only_relus_that_run():
+    from inspector.core.edits.presets import guided_backprop
     from inspector.core.layers import build_layer_tree
     from inspector.core.model_info import describe
-    from inspector.core.presets import guided_backprop
 
     torch.manual_seed(0)
     loaded = LoadedModel(SpareRelu().eval(), "test:SpareRelu", input_shape=(1, 3))

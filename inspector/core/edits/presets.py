@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .edits import Edit
-from .errors import SpecError
+from ..errors import SpecError
+from ..keys import Key
 from .guided import GUIDED_TYPES, guided_edits, split_guided
-from .keys import Key
+from .ops import Edit
 
 
 def guided_backprop(layer_types: dict[str, str], _params, _layer: str, _k: float) -> list[Edit]:
     """guided() on every activation module's grad_input (exact at nn.ReLU, approximated at the
-    rectifiers of `inspector.core.guided`): the same edits as the guided attribution method."""
+    rectifiers of `inspector.core.edits.guided`): the same edits as the guided attribution method."""
     exact, approximated = split_guided((path, (kind,)) for path, kind in layer_types.items())
     if not exact + approximated:
         raise SpecError(f"Guided backprop: this model has none of the modules the guided rule acts on "

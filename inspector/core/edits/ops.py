@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:  # torch is imported where an edit is applied, so the app can parse edits before it loads
     import torch
 
-from .arguments import need_text
-from .errors import SpecError
-from .keys import Key, parse_key
+from ..arguments import need_text
+from ..errors import SpecError
+from ..keys import Key, parse_key
 
 
 def _channel_dim(t: torch.Tensor) -> int:

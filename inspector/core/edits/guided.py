@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .edits import Edit
-from .keys import Key
+from ..keys import Key
+from .ops import Edit
 
 #: Where the guided rule is exact.
 EXACT_TYPES: tuple[str, ...] = ("ReLU",)
