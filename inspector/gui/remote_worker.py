@@ -276,7 +276,7 @@ class RemoteWorker(HeardOnGuiThread, QObject):
     def _turn(self, client) -> None:
         self._send_cancels(client)
         self._send_waiting(client)
-        message = _next_event(client, POLL_S)  # idle too: a connection lost is seen at once
+        message = client.next_event(POLL_S)  # idle too: a connection lost is seen at once
         if message is not None:
             self._on_event(message)
 
@@ -443,22 +443,6 @@ def _run_id_of(flight: _Flight) -> int:
     if flight.lane == "finish":
         return flight.request[0].run_id
     return getattr(flight.request, "run_id", 0) or 0
-
-
-def _next_event(client, timeout: float):
-    """The next event on `client`'s connection within `timeout` s, or None. (EngineClient reads one request's
-    events at a time; the window has several in flight, so it reads them as they come, whoever they are for.)"""
-    from websockets.exceptions import ConnectionClosed
-
-    from inspector.remote.errors import EngineError
-
-    try:
-        frame = client.ws.recv(timeout=timeout)
-    except TimeoutError:
-        return None
-    except ConnectionClosed as exc:
-        raise EngineError(f"the connection closed ({exc})") from None
-    return client._read(frame)
 
 
 class UnservedConceptJobs(HeardOnGuiThread, QObject):

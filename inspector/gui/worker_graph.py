@@ -7,31 +7,21 @@ shows."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.records.failure import failure
-from inspector.core.records.requests import ModelRequest
+from inspector.core.records.graph import GraphRequest
 
 from .gui_thread_signals import HeardOnGuiThread
 
 
 @dataclass(frozen=True)
-class GraphRequest:
-    """Record and lay out the graph of `model` (loaded) on `input` (a source the worker reads, as a run does; or,
-    with `frame`, the name of that video frame, an (H, W, 3) uint8 array)."""
-
-    model: ModelRequest
-    input: str
-    run_id: int = 0
-    frame: object = field(default=None, compare=False, repr=False)
-
-
-@dataclass(frozen=True)
 class GraphDrawn:
     """The graph the worker recorded for request `run_id`, and its first layout (top-level groups closed).
-    `layouts` (a core GraphLayout) is handed over: from now on only the GUI's layout thread uses it."""
+    `layouts` (a core GraphLayout) is handed over: from now on only the GUI's layout thread uses it (a remote
+    engine's transport makes it here from the graph: `drawn`)."""
 
     run_id: int
     graph: object  # inspector.core.graph.Graph
@@ -40,31 +30,29 @@ class GraphDrawn:
     seconds: float = 0.0
 
 
+def drawn(recorded) -> GraphDrawn:
+    """The GraphDrawn of a `GraphRecorded` a remote engine sent: its GraphLayout made here, from the graph (the
+    layout is torch-free and the same on both ends), to lay out the next views on the GUI's layout thread."""
+    from inspector.core.graph.layout import GraphLayout
+
+    return GraphDrawn(recorded.run_id, recorded.graph, GraphLayout(recorded.graph), recorded.layout,
+                      recorded.seconds)
+
+
 class GraphJobs:
     """Mixed into Worker (which has `bench`, `_cancel`, `sigAnswer` and `sigPhase`)."""
 
     def _record_graph(self, request: GraphRequest) -> None:
-        import time
+        from inspector.core.graph.served import record
 
-        from inspector.core.graph import record_graph
-        from inspector.core.graph.layout import GraphLayout
-
-        start = time.perf_counter()
         try:
             if not self.bench.holds(request.model):
                 return  # another model was loaded meanwhile: the tab asks again for the one now shown
-            self._sigPhase.emit("Recording the graph")
-            loaded = self.bench.loaded
-            x = self.bench.input_tensor(request.input, request.frame)
-            graph = record_graph(loaded, x, cancel=self._cancel)
-            self._sigPhase.emit("Laying out the graph")
-            layouts = GraphLayout(graph)
-            layout = layouts.layout()
+            recorded = record(self.bench, request, self._cancel, self._sigPhase.emit)
         except Exception as exc:  # noqa: BLE001 - the tab says it in one line; the tree still works
             self._sigAnswer.emit("graph", request.run_id, failure(exc, "graph", request.run_id))
             return
-        self._sigAnswer.emit("graph", request.run_id, GraphDrawn(request.run_id, graph, layouts, layout,
-                                                                time.perf_counter() - start))
+        self._sigAnswer.emit("graph", request.run_id, drawn(recorded))
 
 
 class LayoutThread(HeardOnGuiThread, QObject):

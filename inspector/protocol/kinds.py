@@ -13,6 +13,8 @@ REQUESTS: dict[str, tuple[str, str | None]] = {
     "capture": ("run", "RunRequest"),  # a headless capture: the whole result, every array
     "attribute": ("attribution", "AttributionRequest"),
     "atlas": ("job", "AtlasRequest"),
+    "graph": ("graph", "GraphRequest"),  # the graph of the loaded model on an input, laid out: a GraphRecorded
+    "values": ("values", "GraphValuesRequest"),  # a run's values on a recorded graph: GraphValues, GraphComparison
     "devices": ("info", None),
     "arrays": ("info", None),  # body: {"run": a run's run_id, "names": captures it held}: the last run's arrays
     "cancel": ("control", None),  # body: {"id": the request to stop}

@@ -19,6 +19,8 @@ _RECORDS = (
     "inspector.core.records.requests:RunRequest",
     "inspector.core.records.requests:AttributionRequest",
     "inspector.core.records.requests:AtlasRequest",
+    "inspector.core.records.graph:GraphRequest",
+    "inspector.core.records.graph:GraphValuesRequest",
     "inspector.core.runspec:RunSpec",
     "inspector.core.edits:Edit",
     "inspector.core.keys:Key",
@@ -47,6 +49,18 @@ _RECORDS = (
     "inspector.core.attribution.scores.faithfulness:Curve",
     "inspector.core.atlas.pictures:OpenedAtlas",
     "inspector.core.atlas.pictures:TopPicture",
+    "inspector.core.records.graph:GraphRecorded",
+    "inspector.core.graph.model:Graph",
+    "inspector.core.graph.model:Node",
+    "inspector.core.graph.model:Edge",
+    "inspector.core.graph.model:Group",
+    "inspector.core.graph.layout:Layout",
+    "inspector.core.graph.layout:Box",
+    "inspector.core.graph.layout:Frame",
+    "inspector.core.graph.layout:Route",
+    "inspector.core.graph.values_model:GraphValues",
+    "inspector.core.graph.values_model:NodeValues",
+    "inspector.core.graph.values_diff:GraphComparison",
 )
 
 _BY_NAME: dict[str, str] = {entry.rpartition(":")[2]: entry for entry in _RECORDS}
@@ -75,7 +89,7 @@ def record_class(name: str) -> type:
 def name_of(cls: type) -> str:
     """The name `cls` crosses under; ProtocolError when it is not in the allowlist."""
     name = cls.__name__
-    if _BY_NAME.get(name) != f"{cls.__module__}:{cls.__qualname__}":
+    if name not in _BY_NAME or record_class(name) is not cls:  # (a record a package re-exports is the same class)
         raise ProtocolError(f"A {cls.__module__}.{cls.__qualname__} cannot be sent: it is not one of the "
                             f"protocol's records.")
     return name

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from inspector.core.errors import UntrustedCodeError
+from inspector.core.records.graph import GraphRequest, GraphValuesRequest
 from inspector.core.records.requests import (AgainstRequest, AtlasRequest, AttributionRequest, ModelRequest,
                                              RunRequest)
 from inspector.core.sources.hf_hub import hf_spec
@@ -44,6 +45,14 @@ def admit(body, root: DataRoot, trusted: bool):
         if body.data_dir:
             root.check(body.data_dir, "The data folder")
         return body if body.model is None else replace(body, model=_model(body.model, root, trusted))
+    if isinstance(body, (GraphRequest, GraphValuesRequest)):
+        if body.frame is None and body.input and not body.input.startswith("sample:"):
+            root.check(body.input, "The input")
+        if isinstance(body, GraphValuesRequest):
+            _edits(body.edits, root)
+            if body.against is not None:
+                body = replace(body, against=_model(body.against, root, trusted))
+        return replace(body, model=_model(body.model, root, trusted))
     if isinstance(body, AgainstRequest):  # not a request of its own; here for completeness
         return replace(body, model=_model(body.model, root, trusted))
     return body
@@ -91,7 +100,7 @@ def _baseline(options, root: DataRoot) -> None:
 
 
 def _edits(edits, root: DataRoot) -> None:
-    from inspector.core.edits_concepts import CONCEPT_OPS
+    from inspector.core.edits import CONCEPT_OPS
 
     for edit in edits:
         if edit.op in CONCEPT_OPS:

@@ -7,7 +7,8 @@
             ...
 
 `call` returns the result's value, or raises EngineError with the engine's own message (EngineCancelled when it
-was cancelled). Events of other requests that arrive meanwhile are kept for them.
+was cancelled). Events of other requests that arrive meanwhile are kept for them. A client with several requests
+in flight at once (the app's) reads every event as it comes, whoever it is for, with `next_event(timeout)`.
 """
 
 from __future__ import annotations
@@ -89,6 +90,23 @@ class EngineClient:
             frame = self.ws.recv(timeout=max(0.0, deadline - time.monotonic()))
         except TimeoutError:
             raise EngineError(f"No answer from {self.url} within {self.timeout:g} s.") from None
+        except ConnectionClosed as exc:
+            raise EngineError(f"The engine at {self.url} closed the connection: {exc}") from None
+        return self._read(frame)
+
+    def next_event(self, timeout: float) -> Message | None:
+        """The next event of any request (one kept by `events` first), or None when none comes within `timeout` s.
+        EngineError, one line, when the connection closes or a message cannot be read."""
+        for key, kept in list(self._kept.items()):
+            if kept:
+                message = kept.popleft()
+                if not kept:
+                    del self._kept[key]
+                return message
+        try:
+            frame = self.ws.recv(timeout=max(0.0, timeout))
+        except TimeoutError:
+            return None
         except ConnectionClosed as exc:
             raise EngineError(f"The engine at {self.url} closed the connection: {exc}") from None
         return self._read(frame)

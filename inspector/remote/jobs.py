@@ -9,6 +9,12 @@ cancellation, each sent as an event under the request's id.
     attribute  AttributionRequest  -> Attribution
     atlas      AtlasRequest        -> OpenedAtlas (open; build, over a folder in the data root, then open),
                                       or the TopPictures of one channel (pictures), as a list
+    graph      GraphRequest        -> GraphRecorded (the graph of one forward, laid out with every top-level
+                                      group closed: the client makes its own GraphLayout for the next views)
+    values     GraphValuesRequest  -> GraphValues (one run) or GraphComparison (edits on vs off, against)
+
+A graph or its values is of the model the engine holds: one asked for another model (a load came between) is
+refused in one line, as the app's own worker lets it go.
 
 A run's progress counts its two stages (the run, its statistics); a download's its bytes; an attribution's its
 passes; an atlas build's its images. The engine's own errors come back as Failure records.
@@ -29,8 +35,9 @@ from .admission import admit
 from .data_root import DataRoot
 
 #: The requests the engine thread runs (`devices` and `cancel` are answered as they come).
-SERVED = ("load", "run", "capture", "attribute", "atlas")
-WHAT = {"load": "load", "run": "run", "capture": "run", "attribute": "attribution", "atlas": "atlas"}
+SERVED = ("load", "run", "capture", "attribute", "atlas", "graph", "values")
+WHAT = {"load": "load", "run": "run", "capture": "run", "attribute": "attribution", "atlas": "atlas",
+        "graph": "graph", "values": "graph values"}
 PROGRESS_EVERY_S = 0.1
 
 
@@ -112,6 +119,26 @@ class Jobs:
     def _attribute(self, key, request, cancel, send):
         return self.bench.attribute(request, cancel=cancel.is_set, progress=Progress(key, send))
 
+    def _held(self, model) -> None:
+        """RefusedRequest unless the engine holds the model `model` asks for (loaded by a `load`)."""
+        if not self.bench.holds(model):
+            from .errors import RefusedRequest
+
+            held = self.bench.loaded
+            raise RefusedRequest(f"The engine holds {'no model' if held is None else held.source}, not "
+                                 f"{model.source}: load it first.")
+
+    def _graph(self, key, request, cancel, send):
+        from inspector.core.graph.served import record
+
+        self._held(request.model)
+        return record(self.bench, request, cancel)
+
+    def _values(self, key, request, cancel, send):
+        from inspector.core.graph.served import values
+
+        self._held(request.model)
+        return values(self.bench, request, cancel)
 
     def _atlas(self, key, request, cancel, send):
         from inspector.core.atlas import run_atlas
