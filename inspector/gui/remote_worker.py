@@ -15,11 +15,16 @@ worker's signals:
     atlas      (open, build over a folder in the server's data root, a channel's pictures) result ->
                sigAnswer("atlas" | "pictures", run id, OpenedAtlas | TopPictures); a build's progress ->
                sigAtlasProgress
+    graph      result (a GraphRecorded: the graph recorded and laid out on the engine) -> sigAnswer("graph", run id,
+               GraphDrawn), its GraphLayout made here from the graph (the next views are laid out on the GUI's
+               layout thread, as in process); a failure or cancel -> sigAnswer("graph", run id, Failure)
+    values     result -> sigAnswer("values", run id, GraphValues | GraphComparison); a failure or cancel ->
+               sigAnswer("values", run id, Failure)
     arrays     (only what is seen crosses: a run's result carries the shown layer's arrays) the arrays of a layer
                shown later, `request_arrays` -> sigAnswer("arrays", run id, {name: array}, or a Failure)
     failure    -> sigFailed(the engine's Failure record); cancelled -> a cancelled Failure (as in process)
 
-What the server does not serve yet (the catalogue, graphs and their values, concepts) is answered at once
+What the server does not serve yet (the catalogue, concepts) is answered at once
 with one line saying so, never left waiting. A connection that cannot be made, or is lost, is one Failure
 ("engine"): the window keeps what it shows; each later request is answered with that line. Only plain records
 cross the threads; no Qt object is touched off its thread (the signals are heard on the GUI thread).
@@ -47,12 +52,15 @@ POLL_S = 0.05
 CONNECT_S = 15.0
 #: The lanes a remote engine does not serve yet: the Failure's `what` for each (the in-process worker's), and how
 #: it answers (sigAnswer: the lane's answer is that Failure; else sigFailed).
-UNSERVED = {"catalogue": ("engine", False), "graph": ("graph", True), "values": ("graph values", True)}
+UNSERVED = {"catalogue": ("engine", False)}
 NAMES = {"catalogue": "The model catalogue does", "graph": "The graph does", "values": "The graph's values do",
          "concepts": "Concepts do"}
 #: A lane -> the request kind the server serves it with, and the Failure's `what`.
 SERVED = {"model": ("load", "load"), "run": ("run", "run"), "finish": ("run", "statistics"),
-          "attribution": ("attribute", "attribution"), "atlas": ("atlas", "atlas"), "pictures": ("atlas", "atlas")}
+          "attribution": ("attribute", "attribution"), "atlas": ("atlas", "atlas"), "pictures": ("atlas", "atlas"),
+          "graph": ("graph", "graph"), "values": ("values", "graph values")}
+#: Lanes whose every answer, a failure too, is sigAnswer(lane, run id, ...) (as the in-process worker's).
+ANSWERED = ("graph", "values")
 #: Client lanes the server serves in one lane of its own (a request waiting there is replaced by the next): one of
 #: them in flight at a time, so none is replaced.
 SHARED = {"atlas": "pictures", "pictures": "atlas"}
@@ -249,7 +257,11 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         self._sigWhere.emit(self.where())
         self._sigFailed.emit(Failure(self.lost, "engine", type(exc).__name__))
         for flight in flights.values():  # what was in flight ends, so nothing waits for it
-            if flight.lane in ("attribution", "model", "run", "atlas", "pictures"):
+            if flight.lane in ANSWERED:
+                run_id = _run_id_of(flight)
+                self._sigAnswer.emit(flight.lane, run_id, Failure(self.lost, SERVED[flight.lane][1], "EngineError",
+                                                                  run_id))
+            elif flight.lane in ("attribution", "model", "run", "atlas", "pictures"):
                 self._sigFailed.emit(Failure(self.lost, SERVED[flight.lane][1], "EngineError", _run_id_of(flight)))
             elif flight.lane == "arrays":
                 self._sigAnswer.emit("arrays", flight.request[0], Failure(self.lost, "run", "EngineError"))
@@ -268,6 +280,8 @@ class RemoteWorker(HeardOnGuiThread, QObject):
             run_id = getattr(request, "run_id", 0) if lane != "finish" else request
             if lane in UNSERVED:
                 self._unserved(lane, request)
+            elif lane in ANSWERED:
+                self._sigAnswer.emit(lane, run_id, Failure(message, SERVED[lane][1], "EngineError", run_id))
             elif lane == "model" and self.hello is None:  # never connected: the line alone, not a load's failure
                 self._sigFailed.emit(Failure(message, "engine", "EngineError"))
             elif lane in SERVED and lane != "finish":
@@ -337,6 +351,12 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         elif lane == "run":
             self._sigPhase.emit("Running on the engine")
             body = request
+        elif lane == "graph":
+            self._sigPhase.emit("Recording the graph on the engine")
+            body = request
+        elif lane == "values":
+            self._sigPhase.emit("Working out the graph's values on the engine")
+            body = request
         elif lane in ("atlas", "pictures"):
             if request.kind != "pictures":
                 self._sigPhase.emit(("Opening the atlas" if request.kind == "open" else "Atlas: building")
@@ -380,7 +400,9 @@ class RemoteWorker(HeardOnGuiThread, QObject):
             self._sigAnswer.emit("arrays", flight.request[0], body if kind in ("result", "failure") else Failure(
                 f"The engine did not send the arrays: {body}", "run", "EngineError", flight.request[0]))
             return
-        if kind == "result":
+        if flight.lane in ANSWERED and kind != "result":
+            self._sigAnswer.emit(flight.lane, _run_id_of(flight), _failure_of(flight, kind, body))
+        elif kind == "result":
             self._on_result(flight, body)
         elif kind == "failure":
             if flight.lane == "model":
@@ -425,6 +447,12 @@ class RemoteWorker(HeardOnGuiThread, QObject):
             self._sigAnswer.emit("attribution", flight.request.run_id, value)
         elif flight.lane in ("atlas", "pictures"):
             self._sigAnswer.emit(flight.lane, flight.request.run_id, value)
+        elif flight.lane == "graph":
+            from .worker_graph import drawn
+
+            self._sigAnswer.emit("graph", flight.request.run_id, drawn(value))
+        elif flight.lane == "values":
+            self._sigAnswer.emit("values", flight.request.run_id, value)
 
     def _on_cancelled(self, flight: _Flight, said: str) -> None:
         if flight.lane == "run" and flight.partial is not None:
@@ -437,6 +465,16 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         if flight.lane == "model":
             said = said or "Download cancelled."
         self._sigFailed.emit(Failure(said or "Cancelled.", what, "RunCancelled", _run_id_of(flight), True))
+
+
+def _failure_of(flight: _Flight, kind: str, body) -> Failure:
+    """The Failure a request's last event other than its result comes to (the engine's own, when it sent one)."""
+    what = SERVED[flight.lane][1]
+    if kind == "failure":
+        return body
+    if kind == "cancelled":
+        return Failure(str(body) or "Cancelled.", what, "RunCancelled", _run_id_of(flight), True)
+    return Failure(f"The engine could not take the request: {body}", what, "EngineError", _run_id_of(flight))
 
 
 def _run_id_of(flight: _Flight) -> int:

@@ -2,8 +2,9 @@
 it (`MainWindow(engine=URL, token_file=FILE)`, the `RemoteWorker`), against a window whose engine is in this process.
 
 The demo model on sample:star: the model tree arrives, a run's panels show, the shown layer's arrays and the
-predictions are the local window's exactly, a Grad-CAM map too; what the server does not serve is said in one line;
-the status bar names the engine; the server killed mid-session is a one-line banner and the window keeps its last
+predictions are the local window's exactly, a Grad-CAM map too; the Graph tab draws the local window's graph, opens
+a group and paints its gradient overlay as it does; what the server does not serve is said in one line; the status
+bar names the engine; the server killed mid-session is a one-line banner and the window keeps its last
 result. Every wait is bounded; the server is stopped whatever happens."""
 
 from __future__ import annotations
@@ -103,6 +104,43 @@ def _stats_done(qtbot, window) -> None:
                     and (not window.outcome.analyse or window.outcome.analysis is not None), timeout=WAIT_MS)
 
 
+def _shown_graph(qtbot, window):
+    """The Graph tab shown and drawn: its controller."""
+    window.tabs.setCurrentWidget(window.views.graph)
+    qtbot.waitUntil(lambda: window.graph.layout is not None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not window.views.graph.scene.drawing(), timeout=WAIT_MS)
+    return window.graph
+
+
+def _same_graph_tab(qtbot, local, window) -> None:
+    """The Graph tab on the remote engine draws what the window with its engine here draws: the same graph, the same
+    boxes; a group opened is laid out here (from the graph the engine sent) as in process; the gradient overlay
+    paints the same values."""
+    here, there = _shown_graph(qtbot, local), _shown_graph(qtbot, window)
+    assert [n.id for n in there.graph.nodes] == [n.id for n in here.graph.nodes]
+    assert [(e.source, e.target, e.shape) for e in there.graph.edges] == \
+        [(e.source, e.target, e.shape) for e in here.graph.edges]
+    assert there.layout == here.layout and set(window.views.graph.scene.nodes) == set(local.views.graph.scene.nodes)
+    assert "conv1" in window.views.graph.scene.nodes
+    group = next(g.id for g in there.graph.groups if not g.parent)
+    for w in (local, window):
+        before = w.graph.layout
+        w.graph.toggle(group)
+        qtbot.waitUntil(lambda w=w, before=before: w.graph.layout is not before
+                        and group in w.graph.layout.open_groups, timeout=WAIT_MS)
+    assert there.layout == here.layout and set(there.layout.frames) == {group}
+    for w in (local, window):
+        values = w.graph_values
+        values.choose("gradient")
+        qtbot.waitUntil(lambda values=values: values.found is not None and values.key == values.request_key()
+                        and values.painter.drawn is not None, timeout=WAIT_MS)
+    assert window.graph_values.found.to_json() == local.graph_values.found.to_json()
+    assert window.graph_values.found.nodes["conv1"].grad_sq > 0
+    fills = {k: item.fill for k, item in window.views.graph.scene.nodes.items()}
+    assert fills == {k: item.fill for k, item in local.views.graph.scene.nodes.items()}
+    assert any(fill is not None for fill in fills.values())
+
+
 def _gradcam(qtbot, window):
     found = []
     window.state.analysis.sigAttribution.connect(found.append)
@@ -184,11 +222,9 @@ def test_the_window_on_a_remote_engine_is_the_local_one(qtbot, ui, open_window, 
             window.state.request_catalogue()
             qtbot.waitUntil(lambda: bool(failed), timeout=5_000)
             assert failed[0].message == f"The model catalogue does not run on a remote engine yet (the engine is {url})."
-            window.tabs.setCurrentWidget(window.views.graph)
-            qtbot.waitUntil(lambda: "No graph" in window.views.graph.status.text(), timeout=5_000)
-            assert window.views.graph.status.text() == (f"No graph: The graph does not run on a remote engine yet (the "
-                                                        f"engine is {url}). The module tree still works.")
+            _same_graph_tab(qtbot, local, window)
             window.tabs.setCurrentIndex(0)  # the Layer tab again
+            local.tabs.setCurrentIndex(0)
             assert window.concepts.state.open(str(tmp_path))
             qtbot.waitUntil(lambda: "Concepts not opened" in window.banner.text(), timeout=5_000)
             assert window.banner.text() == (f"Error: Concepts not opened: Concepts do not run on a remote engine yet "
@@ -219,6 +255,11 @@ def test_the_window_on_a_remote_engine_is_the_local_one(qtbot, ui, open_window, 
             window.state.schedule_run(force=True)  # a run asked for now: answered with the line, not left waiting
             qtbot.waitUntil(lambda: not window.state.timer.isActive() and window.state.phase == "", timeout=5_000)
             assert window.outcome is shown
+            graphs = []  # the Graph tab's request too: its answer is the line, as the tab shows a failure
+            window.state.graph.sigGraph.connect(lambda asked, found: graphs.append((asked, found)))
+            window.state.graph.record(window.state.model.request, "sample:star", 99)
+            qtbot.waitUntil(lambda: bool(graphs), timeout=5_000)
+            assert graphs[0][0] == 99 and graphs[0][1].message.startswith(f"Lost the engine at {url}: ")
         finally:
             window.close()
             assert window.worker_thread.thread.isFinished()
