@@ -1,7 +1,11 @@
 """`network-inspector graph`: the graph of one forward written as a figure (.svg, .png, drawn as the app's Graph
 tab draws it) or as node-link data (.json), with the values of a run on its nodes on request (`--values`): one
 run's, or two runs compared node by node (`--values change`: with --edit edited vs baseline, with --against a second
-checkpoint, as the app's Colour by "change with edits" and "divergence against")."""
+checkpoint, as the app's Colour by "change with edits" and "divergence against").
+
+With `--engine URL` the graph is recorded, and its values worked out, on a remote engine (`network-inspector
+serve`): the model, --input and --against are the server's; the groups are opened, laid out and drawn here, into
+the same bytes a local run writes."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from inspector.core.errors import SpecError
 from inspector.core.outputs import make_parent, not_read, output_path
 from inspector.core.paths import regular_file
 
-from . import common
+from . import common, engine_args
 
 SUFFIXES = (".svg", ".png", ".json")
 CHANGE = "change"  # --values: two runs compared (edits on vs off, or --against)
@@ -66,6 +70,7 @@ def add_parser(sub) -> None:
                         f"at least what makes the short side {SHORT_SIDE} pixels, lowered (said on stderr) to keep a "
                         f"large graph within {MOST_PIXELS // 1_000_000} million pixels and {LONG_SIDE} a side; .svg: "
                         "the size it asks to be shown at (default 1)")
+    engine_args.add(g)
 
 
 def _groups(text: str | None) -> int | None:
@@ -82,6 +87,7 @@ def _groups(text: str | None) -> int | None:
 
 def _check(args):
     """What needs no model, said before torch is imported: the output, the groups, the scale, the values."""
+    engine_args.check(args, ("--score-threshold", getattr(args, "score_threshold", None)))
     reads = common.files_read(args, ("--input", args.input), ("--against", args.against))
     out = not_read(output_path(args.out, suffixes=SUFFIXES), reads, typed=args.out)
     if args.groups is not None and args.open is not None:
@@ -134,7 +140,7 @@ def _check_change(args) -> None:
                         "--against WEIGHTS (a second checkpoint of the model).")
     for text in args.edit:
         parse_edit(text)
-    if args.against is not None:  # the second model's weights: what paths says of any file read
+    if args.against is not None and args.engine is None:  # the second model's weights: what paths says of any file
         regular_file(args.against, "--against weights file", SpecError)
 
 
@@ -145,7 +151,10 @@ def _module_of(name: str) -> str:
 
 def _check_modules(names: list[str], module) -> None:
     """--open names modules the model has (checked as soon as it loads, before its forward)."""
-    paths = {path for path, _ in module.named_modules()}
+    _check_paths(names, {path for path, _ in module.named_modules()})
+
+
+def _check_paths(names: list[str], paths: set[str]) -> None:
     unknown = [n for n in names if _module_of(n) not in paths]
     if unknown:
         raise SpecError(f"--open: this model has no module {', '.join(map(repr, unknown))} (it opens groups by module "
@@ -174,6 +183,8 @@ def _opened(graph, depth: int | None, names: list[str] | None) -> list[str]:
 
 def run(args) -> int:
     out, depth, names = _check(args)
+    if args.engine is not None:
+        return _run_remote(args, out, depth, names)
 
     from inspector.core import load_input
     from inspector.core.graph import record_graph
@@ -191,10 +202,57 @@ def run(args) -> int:
             raise SpecError(f"graph needs --input for {args.model} (it has no default input shape).")
         shown_input = "zeros"
     graph = record_graph(loaded, x, leaves=leaves)
+    if names is not None:
+        _opened(graph, depth, names)  # --open's groups are in this forward: said before the values' run
+    values = _values(args, loaded, second, x, graph) if args.values is not None else None
+    return _written(args, out, depth, names, graph, values, f"{shown_input} ({'x'.join(map(str, x.shape))})",
+                    loaded.source, loaded.seed)
+
+
+def _run_remote(args, out, depth, names) -> int:
+    """The graph recorded, and its values worked out, on `--engine`; opened, laid out and written here."""
+    from inspector.core.records.graph import GraphRequest
+
+    with engine_args.connect(args) as engine:
+        info = engine_args.load(args, engine)
+        patterns = [p.strip() for p in args.layers.split(",") if p.strip()]
+        leaves = None if patterns == ["all"] else tuple(info.tree.select(patterns))
+        if names is not None:
+            _check_paths(names, {layer.path for layer in info.tree.layers} | {""})
+        recorded = engine.call("graph", GraphRequest(info.request, args.input or "", leaves=leaves, layout=False))
+        graph = recorded.graph
+        if names is not None:
+            _opened(graph, depth, names)  # --open's groups are in this forward: said before the values' run
+        values = engine.call("values", _values_request(args, info, graph)) if args.values is not None else None
+    shown_input = args.input or "zeros"
+    return _written(args, out, depth, names, graph, values,
+                    f"{shown_input} ({'x'.join(map(str, recorded.input_shape))})", info.source, info.seed)
+
+
+def _values_request(args, info, graph):
+    """What --values asks the engine for: a GraphValuesRequest of the graph it recorded."""
+    from inspector.core.edits import parse_edit
+    from inspector.core.records.graph import GraphValuesRequest
+    from inspector.core.records.requests import ModelRequest
+
+    edits = tuple(parse_edit(text) for text in args.edit)
+    if args.values != CHANGE:
+        return GraphValuesRequest(info.request, args.input or "", graph, "values", edits, target=args.target)
+    if args.against is None:
+        return GraphValuesRequest(info.request, args.input or "", graph, "edits", edits, target=args.target,
+                                  threshold=args.threshold)
+    from inspector.core.sources.loader import weights_shown
+
+    return GraphValuesRequest(info.request, args.input or "", graph, "against", edits,
+                              ModelRequest(args.model, args.against, bool(args.trust)), "both", args.target,
+                              names=(weights_shown(args.model, args.weights), args.against),
+                              threshold=args.threshold)
+
+
+def _written(args, out, depth, names, graph, values, what: str, source: str, seed) -> int:
+    """Write the graph (with `opened` open) and its values to `out`, and say what was written."""
     whole = out.suffix.lower() == ".json" and args.groups is None and names is None
     opened = _opened(graph, depth, names) if not whole else [g.id for g in graph.groups]
-    values = _values(args, loaded, second, x, graph) if args.values is not None else None
-    what = f"{shown_input} ({'x'.join(map(str, x.shape))})"
     say = print
     make_parent(out)
     if out.suffix.lower() == ".json":
@@ -205,8 +263,8 @@ def run(args) -> int:
     say(f"{len(view.nodes)} nodes, {len(view.edges)} edges, {len(view.groups)} group{'' if len(view.groups) == 1 else 's'} open"
         + (f", coloured by {args.values}" if values is not None and out.suffix.lower() != ".json" else "")
         + f" -> {out}")
-    if loaded.seed is not None:
-        say(common.seed_note(loaded.source, loaded.seed))
+    if seed is not None:
+        say(common.seed_note(source, seed))
     if args.values == CHANGE:
         say(_divergence(values))
     for note in (*graph.notes, *_notes(values)):
