@@ -85,7 +85,7 @@ def run(args) -> int:
                               trust=args.trust, seed=common.seed(args), against_seed=against_seed)
     for model in (first, second):
         common.keep_scores(args, model)
-    from inspector.core.edits_concepts import check_concept_edits
+    from inspector.core.edits import check_edits as check_concept_edits
 
     for model in (first, second):  # as capture refuses them: before either run, naming both models
         check_concept_edits([parse_edit(text) for text in args.edit], model)

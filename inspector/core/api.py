@@ -12,7 +12,7 @@ from .arguments import checked, need_instance, need_texts
 from .devices import resolve_device
 from .edit_reach import check_edits_reach
 from .edits import Edit
-from .edits_concepts import check_concept_edits
+from .edits import check_edits as check_concept_edits
 from .engine import run
 from .errors import ArgumentValueError, SpecError
 from .layers import LayerTree, build_layer_tree

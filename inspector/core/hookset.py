@@ -23,7 +23,6 @@ from torch.autograd.graph import get_gradient_edge
 from .attention.site import ablate_heads, attention_probs, supports_attention
 from .attention.supported import not_yet_text, supported_text
 from .edits import Edit
-from .edits_concepts import apply_edit
 from .errors import RunCancelled, SpecError
 from .keys import Key
 from .result import Capture, RunResult
@@ -180,7 +179,7 @@ class HookSet:
     def _edit(self, key: Key, tensor: torch.Tensor) -> torch.Tensor:
         for edit in self.edits.get((key.layer, key.site), ()):
             if edit.matches(key):
-                tensor = apply_edit(edit, tensor)
+                tensor = edit.apply(tensor)
                 self.applied.add(id(edit))
         return tensor
 

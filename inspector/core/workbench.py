@@ -23,7 +23,7 @@ from .deferred import complete_statistics, with_statistics
 from .devices import resolve_device
 from .diagnostics import dead_units, first_nonfinite, gradient_flow
 from .edit_reach import check_edits_reach
-from .edits_concepts import check_concept_edits
+from .edits import check_edits as check_concept_edits
 from .engine import run
 from .inputs.files import input_preprocess, load_input
 from .layers import LayerTree, build_layer_tree

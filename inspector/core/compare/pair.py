@@ -14,7 +14,7 @@ import torch
 
 from ..arguments import checked, need_flag, need_instance, need_text, need_texts
 from ..devices import resolve_device
-from ..edits_concepts import check_concept_edits
+from ..edits import check_edits as check_concept_edits
 from ..engine import run
 from ..errors import MismatchError, ModelLoadError, RunError, SpecError
 from ..objective import Target

@@ -1,15 +1,18 @@
 """Edits: operations a hook applies to a tensor at a site, written `KEY=OP(ARGS)`.
 
 Every op returns a new tensor and never changes its argument in place. Arguments are
-read as Python literals only, never evaluated as code.
+read as Python literals only, never evaluated as code. The ops on a tensor alone are
+registered here into the one op table (`table.OPS`); other packages register theirs.
 """
 
 from __future__ import annotations
 
 import ast
 import math
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # torch is imported where an edit is applied, so the app can parse edits before it loads
     import torch
@@ -17,6 +20,7 @@ if TYPE_CHECKING:  # torch is imported where an edit is applied, so the app can 
 from ..arguments import need_text
 from ..errors import SpecError
 from ..keys import Key, parse_key
+from .table import OPS, OpSpec, register_op
 
 
 def _channel_dim(t: torch.Tensor) -> int:
@@ -93,11 +97,6 @@ def _zero_heads(t, heads):
                     "not on a captured tensor.")
 
 
-def _concept(t, **_args):
-    raise SpecError("a concept edit is applied by the engine's hooks at LAYER:output, where its layer is known "
-                    "(inspector.core.edits_concepts), not to a tensor on its own.")
-
-
 def _sign(t):
     return t.sign()
 
@@ -106,21 +105,33 @@ def _abs(t):
     return t.abs()
 
 
-@dataclass(frozen=True)
-class OpSpec:
-    fn: Callable[..., torch.Tensor]
-    params: tuple[str, ...]
-    required: int
-    help: str
-    sites: tuple[str, ...] = ()  # the sites it applies at; () at any
+def _check_clamp(_name, values):
+    if values.get("min") is None and values.get("max") is None:
+        raise SpecError("clamp needs min, max or both, e.g. clamp(min=0).")
+    if None not in (values.get("min"), values.get("max")) and values["min"] > values["max"]:
+        raise SpecError(f"clamp: min ({values['min']}) is above max ({values['max']}).")
 
 
-OPS: dict[str, OpSpec] = {
+def _check_noise(_name, values):
+    if "seed" in values and (not isinstance(values["seed"], int) or values["seed"] < 0):
+        raise SpecError(f"noise: seed must be a whole number >= 0, not {values['seed']!r}.")
+    if values["std"] < 0:
+        raise SpecError("noise: std must be >= 0.")
+
+
+def _check_clip_norm(_name, values):
+    if values["max"] <= 0:
+        raise SpecError("clip_norm: max must be > 0.")
+
+
+for _name, _spec in {
     "scale": OpSpec(_scale, ("k",), 1, "scale(k): multiply by k"),
-    "clamp": OpSpec(_clamp, ("min", "max"), 0, "clamp(min=None, max=None): limit to [min, max]"),
+    "clamp": OpSpec(_clamp, ("min", "max"), 0, "clamp(min=None, max=None): limit to [min, max]",
+                    check_args=_check_clamp),
     "zero": OpSpec(_zero, (), 0, "zero(): replace with zeros"),
-    "noise": OpSpec(_noise, ("std", "seed"), 1, "noise(std, seed=0): add Gaussian noise"),
-    "clip_norm": OpSpec(_clip_norm, ("max",), 1, "clip_norm(max): rescale so the L2 norm is at most max"),
+    "noise": OpSpec(_noise, ("std", "seed"), 1, "noise(std, seed=0): add Gaussian noise", check_args=_check_noise),
+    "clip_norm": OpSpec(_clip_norm, ("max",), 1, "clip_norm(max): rescale so the L2 norm is at most max",
+                        check_args=_check_clip_norm),
     "zero_channels": OpSpec(_zero_channels, ("channels",), 1, "zero_channels([i, ...]): zero these channels"),
     "keep_channels": OpSpec(_keep_channels, ("channels",), 1, "keep_channels([i, ...]): zero all other channels"),
     "zero_heads": OpSpec(_zero_heads, ("heads",), 1, "zero_heads([h, ...]): at LAYER:attention, remove these "
@@ -128,12 +139,8 @@ OPS: dict[str, OpSpec] = {
     "sign": OpSpec(_sign, (), 0, "sign(): -1, 0 or 1"),
     "abs": OpSpec(_abs, (), 0, "abs(): absolute value"),
     "guided": OpSpec(_guided, (), 0, "guided(): keep positive values only (guided backprop at a ReLU's grad_input)"),
-    "ablate_concept": OpSpec(_concept, ("id", "dict"), 2, "ablate_concept(id, dict='DIR'): at LAYER:output, "
-                             "remove concept id of the dictionary in DIR (x - c_id d_id)", ("output",)),
-    "scale_concept": OpSpec(_concept, ("id", "k", "dict"), 3, "scale_concept(id, k, dict='DIR'): at "
-                            "LAYER:output, scale concept id's component by k (x + (k - 1) c_id d_id)",
-                            ("output",)),
-}
+}.items():
+    register_op(_name, _spec)
 
 
 def ops_list() -> str:
@@ -151,8 +158,16 @@ class Edit:
     enabled: bool = True
 
     def apply(self, tensor: torch.Tensor) -> torch.Tensor:
+        """This edit's op on `tensor`, the value at its key (a new tensor)."""
+        spec = OPS[self.op]
+        if spec.sites and self.key.site not in spec.sites:
+            raise SpecError(f"Edit {self}: {self.op} applies at "
+                            f"{' or '.join(f'{self.key.layer}:{s}' for s in spec.sites)} only, not at {self.key.site}.")
+        args = dict(self.args)
+        if spec.takes_layer:
+            args["layer"] = self.key.layer
         try:
-            return OPS[self.op].fn(tensor, **dict(self.args))
+            return spec.fn(tensor, **args)
         except SpecError as exc:
             raise SpecError(f"Edit {self}: {exc}") from None
         except (TypeError, ValueError, RuntimeError, IndexError) as exc:
@@ -172,15 +187,12 @@ class Edit:
         return f"{self.key}={self.op_text()}"
 
 
-_QUOTES = ", and a concept edit's folder in quotes: dict='DIR'"
-
-
 def parse_op(text: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
     """Read `op(args)` into a name and named literal arguments, checked against the op."""
     try:
         node = ast.parse(text.strip(), mode="eval").body
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        hint = _QUOTES * ("dict=" in text)
+        hint = _text_hint(text)
         raise SpecError(f"Cannot read {text!r}; write an op like scale(2) or clamp(min=0){hint}.") from None
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
         raise SpecError(f"Cannot read {text!r}; write an op like scale(2) or clamp(min=0).")
@@ -192,7 +204,7 @@ def parse_op(text: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
         positional = [ast.literal_eval(arg) for arg in node.args]
         named = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        hint = _QUOTES * ("dict" in spec.params)
+        hint = spec.hint if spec.texts else ""
         raise SpecError(f"Arguments of {text!r} must be plain numbers or lists{hint}.") from None
     if None in named or len(positional) > len(spec.params):
         raise SpecError(f"Too many arguments in {text!r}. Usage: {spec.help}")
@@ -206,34 +218,30 @@ def parse_op(text: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
     missing = [p for p in spec.params[: spec.required] if values.get(p) is None]
     if missing:
         raise SpecError(f"{name} needs {', '.join(missing)}. Usage: {spec.help}")
-    _check_values(name, values)
+    _check_values(name, spec, values)
     return name, tuple((p, values[p]) for p in spec.params if p in values)
 
 
-def _check_values(name: str, values: dict[str, Any]) -> None:
+def _text_hint(text: str) -> str:
+    """The hint of the op `text` names, where it gives one of its text arguments by name (dict=...)."""
+    named = re.match(r"\s*([A-Za-z_]\w*)\s*\(", text)
+    spec = OPS[named.group(1)] if named and named.group(1) in OPS else None
+    return spec.hint if spec is not None and any(f"{param}=" in text for param in spec.texts) else ""
+
+
+def _check_values(name: str, spec: OpSpec, values: dict[str, Any]) -> None:
     for param, value in values.items():
+        if param in spec.texts:
+            continue  # the op's own check reads it
         if param in ("channels", "heads"):
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, int) for v in value):
                 raise SpecError(f"{name}: {param} must be a list of integers, e.g. [0, 3].")
-        elif param == "dict":
-            if not isinstance(value, str) or not value.strip():
-                raise SpecError(f"{name}: dict must be a concepts folder in quotes, e.g. dict='concepts/'.")
         elif value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise SpecError(f"{name}: {param} must be a number, not {value!r}.")
         elif value is not None and not math.isfinite(value):
             raise SpecError(f"{name}: {param} must be a finite number, not {value!r}.")
-    if "id" in values and (not isinstance(values["id"], int) or values["id"] < 0):
-        raise SpecError(f"{name}: id must be a whole number >= 0 (a concept of the dictionary), not {values['id']!r}.")
-    if name == "clamp" and values.get("min") is None and values.get("max") is None:
-        raise SpecError("clamp needs min, max or both, e.g. clamp(min=0).")
-    if name == "clamp" and None not in (values.get("min"), values.get("max")) and values["min"] > values["max"]:
-        raise SpecError(f"clamp: min ({values['min']}) is above max ({values['max']}).")
-    if name == "noise" and "seed" in values and (not isinstance(values["seed"], int) or values["seed"] < 0):
-        raise SpecError(f"noise: seed must be a whole number >= 0, not {values['seed']!r}.")
-    if name == "noise" and values["std"] < 0:
-        raise SpecError("noise: std must be >= 0.")
-    if name == "clip_norm" and values["max"] <= 0:
-        raise SpecError("clip_norm: max must be > 0.")
+    if spec.check_args is not None:
+        spec.check_args(name, values)
 
 
 def parse_edit(text: str) -> Edit:
@@ -249,3 +257,15 @@ def parse_edit(text: str) -> Edit:
         raise SpecError(f"Edit {text!r}: {op} applies at {' or '.join(f'{key.layer}:{s}' for s in OPS[op].sites)} "
                         f"only, not at {key.site}.")
     return Edit(key, op, args)
+
+
+def check_edits(edits: Iterable[Edit], model) -> None:
+    """Before a run of `model` (its source, or the loaded model): SpecError for the first enabled edit that its op
+    says cannot apply to it (a concept edit whose dictionary is missing, of another layer or model, or lacks its
+    concept; one built by hand at a site its op does not apply at)."""
+    for edit in edits:
+        if not edit.enabled:
+            continue
+        spec = OPS.get(edit.op)
+        if spec is not None and spec.before_run is not None:
+            spec.before_run(edit, model)

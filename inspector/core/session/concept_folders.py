@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from ..edits_concepts import CONCEPT_OPS
+from ..edits import CONCEPT_OPS
 from ..errors import SpecError
 from ..outputs import inside
 

@@ -98,26 +98,24 @@ def test_scale_k1_is_the_identity_k0_the_ablation_k2_doubles(model, x, tmp_path)
 
 
 def test_tokens_and_samples_edit_the_last_dim(tmp_path):
-    from inspector.core.edits import parse_edit
-    from inspector.core.edits_concepts import apply_edit
+    from inspector.core.edits import Edit, parse_edit
 
     folder = write_dictionary(tmp_path, layer="t")
     coef = torch.rand(2, 7, 3)
     tokens = coef @ DIRECTIONS  # (B, L, C)
-    out = apply_edit(parse_edit(f"t:output=ablate_concept(0, {folder!r})"), tokens)
+    out = Edit.apply(parse_edit(f"t:output=ablate_concept(0, {folder!r})"), tokens)
     torch.testing.assert_close(out, tokens - coef[..., :1] * DIRECTIONS[0], rtol=0, atol=1e-6)
     rows = tokens.reshape(-1, 8)
-    out = apply_edit(parse_edit(f"t:output=scale_concept(2, 3, {folder!r})"), rows)
+    out = Edit.apply(parse_edit(f"t:output=scale_concept(2, 3, {folder!r})"), rows)
     torch.testing.assert_close(out, rows + 2 * coef.reshape(-1, 3)[:, 2:] * DIRECTIONS[2], rtol=0, atol=1e-6)
 
 
 def test_half_precision_keeps_the_layers_dtype(tmp_path):
-    from inspector.core.edits import parse_edit
-    from inspector.core.edits_concepts import apply_edit
+    from inspector.core.edits import Edit, parse_edit
 
     folder = write_dictionary(tmp_path)
     act = (torch.rand(1, 3, 2, 2).permute(0, 2, 3, 1) @ DIRECTIONS).permute(0, 3, 1, 2).to(torch.bfloat16)
-    out = apply_edit(parse_edit(f"mix:output=ablate_concept(0, {folder!r})"), act)
+    out = Edit.apply(parse_edit(f"mix:output=ablate_concept(0, {folder!r})"), act)
     assert out.dtype == torch.bfloat16 and out.shape == act.shape
 
 

@@ -18,8 +18,8 @@ from inspector.core import capture, load_input, load_model
 from inspector.core.concepts import ConceptError, learn_concepts, load_dictionary, read_concepts
 from inspector.core.concepts.dictionary import Dictionary, save_dictionary
 from inspector.core.concepts.identity import weights_digest
+from inspector.core.edits import check_edits as check_concept_edits
 from inspector.core.edits import parse_edit
-from inspector.core.edits_concepts import check_concept_edits
 
 
 @pytest.fixture(scope="module")

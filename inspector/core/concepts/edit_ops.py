@@ -13,8 +13,10 @@ layer's unedited output, unless an earlier edit on the same key changed it), wit
 sees c_i d_i as a fixed tensor. A dictionary is read once per file version (path, time and size) and kept on
 each device and dtype it is used with.
 
-The edit table (inspector.core.edits) reads and checks the ops' text without torch; they are applied here, by
-the engine's hooks (`apply_edit`), because the dictionaries (inspector.core.concepts) sit above that table.
+The two ops are registered here into the one op table (inspector.core.edits.table), which names this module
+among its plugins: reading their rows (a text that names one parsed, an edit of one applied or checked before a
+run) imports it. The engine's hooks apply them as any edit (`Edit.apply`, with the edit's layer), and
+`check_edits` runs `before_run` here; the edits package and the hooks import nothing of the concepts package.
 """
 
 from __future__ import annotations
@@ -22,31 +24,20 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
-from .errors import SpecError
-from .paths import check_name
+from ..edits import OpSpec, register_op
+from ..errors import SpecError
+from ..paths import check_name
+from .dictionary import DICTIONARY_FILE, ConceptError
 
-if TYPE_CHECKING:  # torch is imported where an edit is applied, so edits parse without it
+if TYPE_CHECKING:
     import torch
 
-    from .concepts.dictionary import Dictionary
-    from .edits import Edit
+    from ..edits import Edit
+    from .dictionary import Dictionary
 
 CONCEPT_OPS = ("ablate_concept", "scale_concept")
-
-
-def apply_edit(edit: Edit, tensor: torch.Tensor) -> torch.Tensor:
-    """`edit` applied to `tensor`, the value at its key: a concept edit here, any other by `Edit.apply`."""
-    if edit.op not in CONCEPT_OPS:
-        return edit.apply(tensor)
-    op = ablate_concept if edit.op == "ablate_concept" else scale_concept
-    try:
-        return op(tensor, **dict(edit.args), layer=edit.key.layer)
-    except SpecError as exc:
-        raise SpecError(f"Edit {edit}: {exc}") from None
-    except (TypeError, ValueError, RuntimeError, IndexError) as exc:
-        raise SpecError(f"Edit {edit} failed on a tensor of shape {tuple(tensor.shape)}: {exc}") from exc
 
 
 def ablate_concept(t: torch.Tensor, id: int, dict: str, layer: str | None = None) -> torch.Tensor:
@@ -67,8 +58,6 @@ def _component(t: torch.Tensor, id: int, folder: str, layer: str | None) -> tupl
     """c_i at each position (the channel dim of size 1) and d_i shaped to broadcast over `t`."""
     import torch
 
-    from .concepts.dictionary import ConceptError
-
     dictionary, directions = _placed(*_version(folder), t.device, t.dtype)
     check_dictionary(dictionary, id, layer)
     try:
@@ -84,36 +73,38 @@ def _component(t: torch.Tensor, id: int, folder: str, layer: str | None) -> tupl
 
 def check_dictionary(dictionary: Dictionary, id: int, layer: str | None = None, model: str | None = None) -> None:
     """SpecError when the dictionary is another layer's or model's, or has no concept `id`."""
-    from .concepts.dictionary import ConceptError
-
     try:
         dictionary.check(layer=layer, model=model, concept=id)
     except ConceptError as exc:
         raise SpecError(str(exc)) from None
 
 
-def check_concept_edits(edits: Iterable[Edit], model) -> None:
+def before_run(edit: Edit, model) -> None:
     """Before a run of `model` (its source, as the dictionary records it, or the loaded model, whose weights must
-    then be those the dictionary was learned on): every enabled concept edit's dictionary can be read, is of its
-    layer and model, and has its concept; applies at LAYER:output only."""
-    for edit in edits:
-        if not edit.enabled or edit.op not in CONCEPT_OPS:
-            continue
-        if edit.key.site != "output":
-            raise SpecError(f"Edit {edit}: {edit.op} applies at a layer's output ({edit.key.layer}:output) only, "
-                            f"not at {edit.key.site}.")
-        args = dict(edit.args)
-        try:
-            dictionary = _read(*_version(args["dict"]))
-            check_dictionary(dictionary, args["id"], edit.key.layer, model)
-        except SpecError as exc:
-            raise SpecError(f"Edit {edit}: {exc}") from None
+    then be those the dictionary was learned on): the concept edit's dictionary can be read, is of its layer and
+    model, and has its concept; applies at LAYER:output only (an edit built by hand may name another site)."""
+    if edit.key.site != "output":
+        raise SpecError(f"Edit {edit}: {edit.op} applies at a layer's output ({edit.key.layer}:output) only, "
+                        f"not at {edit.key.site}.")
+    args = dict(edit.args)
+    try:
+        dictionary = _read(*_version(args["dict"]))
+        check_dictionary(dictionary, args["id"], edit.key.layer, model)
+    except SpecError as exc:
+        raise SpecError(f"Edit {edit}: {exc}") from None
+
+
+def check_args(name: str, values: dict) -> None:
+    """The text's arguments a concept op refuses before torch: a folder not in quotes, an id that is no concept."""
+    folder = values.get("dict")
+    if "dict" in values and (not isinstance(folder, str) or not folder.strip()):
+        raise SpecError(f"{name}: dict must be a concepts folder in quotes, e.g. dict='concepts/'.")
+    if "id" in values and (not isinstance(values["id"], int) or values["id"] < 0):
+        raise SpecError(f"{name}: id must be a whole number >= 0 (a concept of the dictionary), not {values['id']!r}.")
 
 
 def _version(folder: str) -> tuple[str, int, int]:
     """The dictionary file's resolved path, modification time and size: what the caches are keyed by."""
-    from .concepts.dictionary import DICTIONARY_FILE
-
     path = Path(check_name(folder, "The dictionary folder", SpecError)).expanduser()  # a NUL, a name too long
     if path.is_dir():
         path = path / DICTIONARY_FILE
@@ -127,7 +118,8 @@ def _version(folder: str) -> tuple[str, int, int]:
 
 @lru_cache(maxsize=8)
 def _read(path: str, mtime_ns: int, size: int) -> Dictionary:
-    from .concepts.dictionary import ConceptError, load_dictionary
+    # looked up when called, not imported with this module: a test counts the reads
+    from .dictionary import load_dictionary
 
     try:
         return load_dictionary(path)
@@ -148,3 +140,12 @@ def _placed(path: str, mtime_ns: int, size: int, device: torch.device,
     moved = {f.name: getattr(dictionary, f.name).to(device) for f in fields(dictionary)
              if isinstance(getattr(dictionary, f.name), torch.Tensor)}
     return replace(dictionary, **moved), dictionary.components.to(device=device, dtype=dtype)
+
+
+_QUOTES = ", and a concept edit's folder in quotes: dict='DIR'"
+_ROW = {"sites": ("output",), "takes_layer": True, "texts": ("dict",), "hint": _QUOTES, "check_args": check_args,
+        "before_run": before_run}
+register_op("ablate_concept", OpSpec(ablate_concept, ("id", "dict"), 2, "ablate_concept(id, dict='DIR'): at "
+                                     "LAYER:output, remove concept id of the dictionary in DIR (x - c_id d_id)", **_ROW))
+register_op("scale_concept", OpSpec(scale_concept, ("id", "k", "dict"), 3, "scale_concept(id, k, dict='DIR'): at "
+                                    "LAYER:output, scale concept id's component by k (x + (k - 1) c_id d_id)", **_ROW))
