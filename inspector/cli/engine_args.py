@@ -1,6 +1,6 @@
 """`--engine URL`: a command run on a remote engine (`network-inspector serve`), its files written here.
 
-The paths a command names (`--model file.py:Name`, `--weights`, `--input`) are the server's, inside its
+The paths a command names (`--model file.py:Name`, `--weights`, `--input`, `--against`) are the server's, inside its
 `--data-root`; what it writes (`--out`, `--manifest`, `--json FILE`) is written on this machine, the same bytes a
 local run writes (same seed, CPU on both ends). The token: `--token-file FILE`, else the
 NETWORK_INSPECTOR_TOKEN variable, else the token file a server on this machine made.

@@ -72,7 +72,8 @@ def test_the_graph_requests_cross_with_their_graph_edits_and_frame():
     ask = GraphRequest(ModelRequest("demo", seed=3), "VIDEO@frame 4", 7, frame, ("block",), False)
     back = crossed("graph", ask)
     assert back == ask and back.leaves == ("block",) and back.frame.tobytes() == frame.tobytes()
-    values = GraphValuesRequest(ModelRequest("demo"), "sample:star", graph, "against", (parse_edit("fc:output=zero()"),),
+    edits = (parse_edit("fc:output=zero()"),)
+    values = GraphValuesRequest(ModelRequest("demo"), "sample:star", graph, "against", edits,
                                 ModelRequest("demo", "w.safetensors"), "first", "3", 9, ("a", "b"), None, 0.01)
     again = crossed("values", values)
     assert again == values and again.graph == graph and again.threshold == 0.01

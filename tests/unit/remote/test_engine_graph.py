@@ -126,3 +126,16 @@ def test_next_event_reads_the_events_of_two_requests_in_flight(engine, local):
     assert seen[first][-1] == seen[second][-1] == "result"
     assert last[first].run_id == 21 and last[second].graph == graph
     assert client.next_event(0.05) is None  # nothing more is coming
+
+
+def test_the_docs_graph_example_runs_against_the_server(engine, capsys):
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[3] / "docs" / "tasks" / "remote.md").read_text(encoding="utf-8")
+    code = next(block.split("```", 1)[0] for block in page.split("```python\n")[1:] if '"graph"' in block)
+    client, info = engine
+    shown = {}
+    ids = "[n.id for n in recorded.graph.nodes]"
+    exec(compile(code.replace(ids, f"shown['ids'] = {ids}"), "docs/tasks/remote.md", "exec"),  # noqa: S102
+         {"engine": client, "info": info, "shown": shown})
+    assert shown["ids"][:4] == ["input", "conv1", "bn1", "relu1"]  # as the page says
