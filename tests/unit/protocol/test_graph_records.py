@@ -1,12 +1,14 @@
 """Issue 53: the Graph tab's records cross the protocol as $-tagged JSON (checked by the whole schema), no pickle,
 and come back equal: a real recorded graph of the demo model and of the demo detector, its layout, one run's values
-on it and two runs compared, and the two requests that ask for them."""
+on it and two runs compared, and the two requests that ask for them; and any such record Hypothesis makes."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inspector.core.records.graph import GraphRecorded, GraphRequest, GraphValuesRequest
 from inspector.core.records.requests import ModelRequest
@@ -82,3 +84,81 @@ def test_the_graph_requests_cross_with_their_graph_edits_and_frame():
 def test_a_graph_request_body_of_another_record_is_refused():
     with pytest.raises(ProtocolError, match="graph request's body is a GraphRequest"):
         from_wire(to_wire(Message("graph", "g-2", ModelRequest("demo"))))
+
+
+# -- any graph record, made by Hypothesis ------------------------------------------------------------------------
+
+ids = st.text(st.characters(codec="utf-8"), min_size=1, max_size=8)
+numbers = st.floats(allow_nan=False)  # infinities too: they travel as {"$float": ...}
+models = st.builds(ModelRequest, ids, st.none() | ids, st.booleans(), st.none() | st.integers(0, 2**31 - 1))
+
+
+@st.composite
+def graphs(draw):
+    from inspector.core.graph.model import Edge, Graph, Group, Node
+
+    names = draw(st.lists(ids, min_size=1, max_size=5, unique=True))
+    nodes = tuple(Node(n, draw(st.sampled_from(["input", "module", "function", "output", "group"])), draw(ids),
+                       draw(ids | st.just("")), draw(st.integers(0, 3)), "", draw(st.booleans())) for n in names)
+    edges = tuple(Edge(draw(st.sampled_from(names)), draw(st.sampled_from(names)),
+                       tuple(draw(st.lists(st.integers(0, 512), max_size=4))),
+                       draw(st.sampled_from(["float32", "int64"])), draw(st.none() | st.integers(0, 3)),
+                       draw(st.none() | ids)) for _ in range(draw(st.integers(0, 6))))
+    groups = tuple(Group(draw(ids), draw(ids), draw(ids), draw(st.integers(0, 2)), "",
+                         tuple(draw(st.lists(st.sampled_from(names), max_size=3))),
+                         ((draw(st.sampled_from(names)), draw(st.none() | st.integers(0, 2)), draw(ids)),))
+                   for _ in range(draw(st.integers(0, 2))))
+    return Graph(nodes, edges, groups, tuple(draw(st.lists(ids, max_size=2))), tuple(draw(st.lists(ids, max_size=2))))
+
+
+@st.composite
+def layouts(draw, graph):
+    from inspector.core.graph.layout import Box, Frame, Layout, Route
+
+    boxes = {n.id: Box(n.id, *draw(st.tuples(numbers, numbers, numbers, numbers))) for n in graph.nodes}
+    frames = {g.id: Frame(g.id, *draw(st.tuples(numbers, numbers, numbers, numbers))) for g in graph.groups}
+    routes = tuple(Route(e.source, e.target, e.index, tuple(draw(st.lists(st.tuples(numbers, numbers), max_size=3))))
+                   for e in graph.edges)
+    return Layout(graph, frozenset(frames), boxes, frames, routes, draw(numbers), draw(numbers))
+
+
+@st.composite
+def values_of(draw, graph):
+    from inspector.core.graph.values_model import GraphValues, NodeValues
+
+    def node_values():
+        return NodeValues(draw(st.integers(0, 10**9)), draw(numbers), draw(numbers), draw(st.integers(0, 99)),
+                          draw(st.integers(0, 9)), draw(st.integers(0, 9)), draw(st.none() | numbers))
+
+    made = {(n.id, draw(st.none() | st.integers(0, 2))): node_values() for n in graph.nodes}
+    return GraphValues(graph, {n.id: node_values() for n in graph.nodes}, tuple(draw(st.none() | numbers)
+                                                                                  for _ in graph.edges),
+                       draw(st.none() | st.sampled_from([n.id for n in graph.nodes])), (), draw(ids),
+                       draw(st.booleans()), (), made, draw(st.none() | st.just(graph)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_any_graph_record_crosses_and_comes_back_equal(data):
+    from inspector.core.graph.values_diff import GraphComparison
+
+    graph = data.draw(graphs())
+    layout = data.draw(layouts(graph))
+    recorded = GraphRecorded(data.draw(st.integers(0, 10**6)), graph, data.draw(st.none() | st.just(layout)),
+                             tuple(data.draw(st.lists(st.integers(1, 512), max_size=4))), data.draw(numbers))
+    first, second = data.draw(values_of(graph)), data.draw(values_of(graph))
+    compared = GraphComparison(graph, {n.id: data.draw(numbers) for n in graph.nodes}, None, data.draw(numbers),
+                               first, second, (data.draw(ids), data.draw(ids)), data.draw(st.integers(1, 4)),
+                               {key: (data.draw(numbers), data.draw(numbers)) for key in first.tensors})
+    for kind, body in (("result", recorded), ("result", first), ("partial", compared),
+                       ("graph", GraphRequest(data.draw(models), data.draw(ids), data.draw(st.integers(0, 99)), None,
+                                              data.draw(st.none() | st.lists(ids, max_size=3).map(tuple)),
+                                              data.draw(st.booleans()))),
+                       ("values", GraphValuesRequest(data.draw(models), data.draw(ids), graph,
+                                                     data.draw(st.sampled_from(["values", "edits", "against"])), (),
+                                                     data.draw(st.none() | models), "both", "auto", 3, ("a", "b"),
+                                                     None, data.draw(st.none() | numbers)))):
+        back = crossed(kind, body)
+        assert type(back) is type(body) and back == body, kind
+        if kind == "values":
+            assert back.graph == body.graph  # compare=False on the request: checked by itself
