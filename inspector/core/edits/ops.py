@@ -215,11 +215,16 @@ def parse_op(text: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
         if param in values:
             raise SpecError(f"{param!r} given twice in {text!r}.")
         values[param] = value
+    return name, _checked_args(name, spec, values)
+
+
+def _checked_args(name: str, spec: OpSpec, values: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """`values` (every name one of the op's params) checked against the op, in its params' order."""
     missing = [p for p in spec.params[: spec.required] if values.get(p) is None]
     if missing:
         raise SpecError(f"{name} needs {', '.join(missing)}. Usage: {spec.help}")
     _check_values(name, spec, values)
-    return name, tuple((p, values[p]) for p in spec.params if p in values)
+    return tuple((p, values[p]) for p in spec.params if p in values)
 
 
 def _text_hint(text: str) -> str:
@@ -253,10 +258,34 @@ def parse_edit(text: str) -> Edit:
     if not key.layer:
         raise SpecError(f"Edit {text!r}: edits apply to a layer or parameter site, not to {key}.")
     op, args = parse_op(op_text)
-    if OPS[op].sites and key.site not in OPS[op].sites:
-        raise SpecError(f"Edit {text!r}: {op} applies at {' or '.join(f'{key.layer}:{s}' for s in OPS[op].sites)} "
-                        f"only, not at {key.site}.")
+    _check_site(key, op, repr(text))
     return Edit(key, op, args)
+
+
+def make_edit(key: Key, op: str, **args: Any) -> Edit:
+    """The edit `key=op(**args)` as a record, checked as `parse_edit` checks its text: what a caller holding the
+    values builds (the app's concept edits); the text is for the command line and sessions:
+    `make_edit(Key("relu3", "output"), "ablate_concept", id=2, dict="c")` is
+    `parse_edit("relu3:output=ablate_concept(2, 'c')")`."""
+    if op not in OPS:
+        raise SpecError(f"Unknown op {op!r}; the ops are {ops_list()}.")
+    spec = OPS[op]
+    for param in args:
+        if param not in spec.params:
+            raise SpecError(f"{op} has no argument {param!r}. Usage: {spec.help}")
+    shown = f"{key}={op}({', '.join(f'{name}={value!r}' for name, value in args.items())})"
+    if not key.layer:
+        raise SpecError(f"Edit {shown!r}: edits apply to a layer or parameter site, not to {key}.")
+    checked = _checked_args(op, spec, dict(args))
+    _check_site(key, op, repr(shown))
+    return Edit(key, op, checked)
+
+
+def _check_site(key: Key, op: str, shown: str) -> None:
+    sites = OPS[op].sites
+    if sites and key.site not in sites:
+        raise SpecError(f"Edit {shown}: {op} applies at {' or '.join(f'{key.layer}:{s}' for s in sites)} "
+                        f"only, not at {key.site}.")
 
 
 def check_edits(edits: Iterable[Edit], model) -> None:

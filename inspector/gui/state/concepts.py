@@ -14,14 +14,14 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.edits import parse_edit
+from inspector.core.edits import CONCEPT_OPS, Edit, make_edit
 from inspector.core.errors import SpecError
+from inspector.core.keys import Key
 from inspector.core.records.failure import Failure
 
 from ..worker_concepts import BuildConceptsRequest, ConceptsRequest
 
 SETTINGS_KEY = "concepts/{source}"
-CONCEPT_OPS = ("ablate_concept", "scale_concept")  # the edits of one concept: a new one takes the old one's place
 BUILD_STAGES = "Concepts: "  # how the build's own phases begin (worker_concepts.STAGES, build_progress)
 
 
@@ -217,26 +217,26 @@ class ConceptsState(QObject):
             self.sigMap.emit(found)
 
     # -- editing -----------------------------------------------------------------------------------------
-    def edit_text(self, op: str, k: float = 2.0) -> str | None:
-        """The edit of the picked concept, written as the Edits dock's form writes it."""
+    def concept_edit(self, op: str, k: float = 2.0) -> Edit | None:
+        """The edit of the picked concept (None: none picked), built as a record and checked as its text would be
+        (`make_edit`): LAYER:output=ablate_concept(id=I, dict='DIR') or scale_concept(id=I, k=K, dict='DIR')."""
         if self.opened is None or self.selected is None:
             return None
-        layer, i, folder = self.opened.layer, self.selected, self.opened.folder
+        key, i, folder = Key(self.opened.layer, "output"), self.selected, self.opened.folder
         if op == "ablate":
-            return f"{layer}:output=ablate_concept(id={i}, dict={folder!r})"
-        return f"{layer}:output=scale_concept(id={i}, k={float(k)!r}, dict={folder!r})"
+            return make_edit(key, "ablate_concept", id=i, dict=folder)
+        return make_edit(key, "scale_concept", id=i, k=float(k), dict=folder)
 
     def add_edit(self, op: str, k: float = 2.0) -> bool:
         """Add the picked concept's ablation (or scaling by `k`) to the edits, in the place of an edit of the same
         concept (Ablate then Scale stacked a scaling of a component already removed: it did nothing); the Compare
         tab shows its effect at the dictionary's layer (ticked and selected)."""
-        text = self.edit_text(op, k)
-        if text is None:
-            return False
         try:
-            edit = parse_edit(text)
+            edit = self.concept_edit(op, k)
         except SpecError as exc:
             self.app.editing.sigMessage.emit(str(exc), True)
+            return False
+        if edit is None:
             return False
         concept = {n: v for n, v in edit.args if n in ("id", "dict")}
         self.app.editing.put(edit, lambda e: e.key == edit.key and e.op in CONCEPT_OPS

@@ -1,6 +1,7 @@
 """Issue 54 item 2: one op table (inspector.core.edits.table). The concept ops are registered into it from the
 concepts package; the hook set and the edits package import nothing of concepts; a concept edit's text is read
-before anything imported the concepts package."""
+before anything imported the concepts package; an edit built from its values (`make_edit`, as the app builds a
+concept edit) is the record its text reads into, refused as that text is."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from inspector.core.edits import CONCEPT_OPS, OPS, PLUGINS, OpSpec, check_edits, parse_edit
+from inspector.core.edits import CONCEPT_OPS, OPS, PLUGINS, OpSpec, check_edits, make_edit, parse_edit
 from inspector.core.edits.table import OpTable
 from inspector.core.errors import SpecError
+from inspector.core.keys import Key
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -90,3 +92,35 @@ def test_check_edits_asks_each_op_that_checks_before_a_run(tmp_path):
     with pytest.raises(SpecError, match=r"^Edit relu3:output=ablate_concept\(id=0, dict="):
         check_edits(edits, "demo")  # no dictionary in that folder
     check_edits([edits[0], edits[1].__class__(edits[1].key, edits[1].op, edits[1].args, enabled=False)], "demo")
+
+
+@pytest.mark.parametrize("key, op, args, text", [
+    (Key("relu3", "output"), "ablate_concept", {"id": 2, "dict": "c"}, "relu3:output=ablate_concept(2, 'c')"),
+    (Key("relu3", "output"), "scale_concept", {"dict": "c", "k": 0.5, "id": 1},
+     "relu3:output=scale_concept(id=1, k=0.5, dict='c')"),
+    (Key("fc1", "grad_output", 1, 0), "clamp", {"max": 2}, "fc1:grad_output#1[0]=clamp(max=2)"),
+    (Key("conv1", "output"), "zero_channels", {"channels": [0, 3]}, "conv1:output=zero_channels([0, 3])"),
+    (Key("relu1", "grad_input"), "guided", {}, "relu1:grad_input=guided()"),
+])
+def test_an_edit_built_from_its_values_is_the_one_its_text_reads_into(key, op, args, text):
+    assert make_edit(key, op, **args) == parse_edit(text)
+
+
+@pytest.mark.parametrize("key, op, args, message", [
+    (Key("relu3", "grad_output"), "ablate_concept", {"id": 0, "dict": "c"},
+     ("Edit \"relu3:grad_output=ablate_concept(id=0, dict='c')\": ablate_concept applies at relu3:output only, "
+      "not at grad_output.")),
+    (Key("relu3", "output"), "ablate_concept", {"id": -1, "dict": "c"},
+     "ablate_concept: id must be a whole number >= 0 (a concept of the dictionary), not -1."),
+    (Key("relu3", "output"), "ablate_concept", {"id": 0}, ("ablate_concept needs dict. Usage: ablate_concept(id, "
+     "dict='DIR'): at LAYER:output, remove concept id of the dictionary in DIR (x - c_id d_id)")),
+    (Key("fc1", "output"), "scale", {"factor": 2}, "scale has no argument 'factor'. Usage: scale(k): multiply by k"),
+    (Key("fc1", "output"), "clamp", {"min": 2, "max": 1}, "clamp: min (2) is above max (1)."),
+    (Key("", "output"), "zero", {}, "Edit 'output=zero()': edits apply to a layer or parameter site, not to output."),
+])
+def test_an_edit_built_from_its_values_is_refused_as_its_text_is(key, op, args, message):
+    with pytest.raises(SpecError) as info:
+        make_edit(key, op, **args)
+    assert str(info.value) == message
+    with pytest.raises(SpecError, match=r"^Unknown op 'foo'; the ops are scale\(k\), "):
+        make_edit(key, "foo")
