@@ -90,8 +90,8 @@ class OpTable(Mapping[str, OpSpec]):
         return name in self._rows or name in self._declared
 
     def __iter__(self) -> Iterator[str]:
-        yield from (name for name in self._rows if name not in self._declared)
-        yield from self._declared
+        rows = tuple(self._rows)  # a plugin may register from another thread meanwhile
+        return iter([*(name for name in rows if name not in self._declared), *self._declared])
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
