@@ -141,6 +141,7 @@ for _name, _spec in {
     "guided": OpSpec(_guided, (), 0, "guided(): keep positive values only (guided backprop at a ReLU's grad_input)"),
 }.items():
     register_op(_name, _spec)
+del _name, _spec
 
 
 def ops_list() -> str:
