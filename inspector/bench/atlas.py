@@ -47,7 +47,7 @@ def bench_atlas(model: str = "resnet18", images: int = 64, batch: int = 16, top:
     import torch
 
     from inspector.core.atlas import run_atlas
-    from inspector.core.atlas.batches import prefetched_batches
+    from inspector.core.folder_jobs import prefetched_batches
     from inspector.core.devices import resolve_device
     from inspector.core.inputs.files import input_preprocess, list_images
     from inspector.core.sources.loaded import tree_of

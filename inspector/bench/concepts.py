@@ -32,7 +32,7 @@ def bench_concepts(model: str = "resnet50", layer: str | None = None, images: in
                    log: Callable[[str], None] = print) -> dict:
     import torch
 
-    from inspector.core.atlas.batches import prefetched_batches
+    from inspector.core.folder_jobs import prefetched_batches
     from inspector.core.concepts import concept_relevance_map, learn_concepts, load_dictionary, read_concepts
     from inspector.core.devices import resolve_device
     from inspector.core.inputs.files import input_preprocess, list_images

@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from inspector.core.atlas_arguments import check_address, check_counts
+    from inspector.core.folder_jobs import check_address, check_counts
     from inspector.core.inputs.image_sets import list_images
 
     # what needs no model is said before torch is imported (a second, not the model's load); the layers next

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     out = output_folder(args.out)
     common.check_model_args(args)
     if args.ray:
-        from inspector.core.atlas_arguments import check_address
+        from inspector.core.folder_jobs import check_address
 
         check_address(args.ray)
     if args.method == "sae" and args.sparsity is None:

@@ -47,7 +47,7 @@ def run(args) -> int:
     from inspector.remote.tokens import server_token
 
     if args.ray:  # a cluster that does not answer is said now, not at a client's first build
-        from inspector.core.atlas_arguments import check_address
+        from inspector.core.folder_jobs import check_address
 
         check_address(args.ray)
     root = DataRoot(args.data_root or os.getcwd())

@@ -2,9 +2,9 @@
 
 `run_atlas` streams a folder of images through the model in batches (forward only, hooks that
 reduce on the device, `reduce`), keeps the top K images of every channel with
-the argmax position and running statistics (`topk`), and writes
+the argmax position and running statistics (`folder_jobs.top`), and writes
 OUT_DIR/atlas.json with a thumbnail of the region around each top entry's argmax
-(`thumbs`). It can be cancelled between batches and resumes from the state it
+(`folder_jobs.thumbnails`). It can be cancelled between batches and resumes from the state it
 saved when run again with the same arguments; an OUT_DIR holding another job's atlas is refused.
 `use_ray=True` runs the same job as a Ray Data pipeline (`ray_pipeline`; Ray is imported only
 then).
@@ -17,27 +17,31 @@ from pathlib import Path
 from typing import Callable
 
 from ..arguments import checked
-from ..atlas_arguments import check_address
 from ..devices import resolve_device
 from ..errors import AtlasError
+from ..folder_jobs import (
+    FolderJob,
+    JobLock,
+    LayerTop,
+    check_address,
+    job_of,
+    thumbnail_path,
+    write_json,
+    write_thumbnails,
+)
 from ..outputs import output_folder
 from ..sources.loaded import LoadedModel, tree_of
-from .job import AtlasJob, checkpoint_of, job_of
 from .local import run_here
 from .ray_pipeline import run_on_ray
 from .store import (
     ATLAS_FILE,
     JOB_FILE,
-    JobLock,
     check_folder,
     check_out_dir,
+    checkpoint_of,
     forget_job,
     read_atlas,
-    thumbnail_path,
-    write_json,
 )
-from .thumbs import write_thumbnails
-from .topk import LayerTop
 
 ProgressFn = Callable[[int, int], None]
 CancelFn = Callable[[], bool]
@@ -83,7 +87,7 @@ def run_atlas(loaded: LoadedModel, data_dir: str | os.PathLike, layers: str | li
         return _finish(loaded, job, out, tops, skipped, thumbnails)
 
 
-def _finish(loaded: LoadedModel, job: AtlasJob, out: Path, tops: dict[str, LayerTop], skipped: list[dict],
+def _finish(loaded: LoadedModel, job: FolderJob, out: Path, tops: dict[str, LayerTop], skipped: list[dict],
             thumbnails: bool = True) -> dict:
     if len(tops) < len(job.layers):
         raise AtlasError(f"None of the {len(job.images)} files in {job.images.root} could be read as an image "

@@ -9,15 +9,20 @@ import numpy as np
 import torch
 
 from ..devices import resolve_device
+from ..folder_jobs import (
+    FolderJob,
+    LayerTop,
+    after_batch,
+    prefetched_batches,
+    skip_record,
+)
 from ..sources.loaded import LoadedModel
-from .batches import prefetched_batches
-from .job import AtlasJob, checkpoint_of
-from .loop import after_batch, check_finished_state, skip_record
 from .reduce import AtlasPass, to_partial
-from .topk import LayerTop
+from .resume import check_finished_state
+from .store import checkpoint_of
 
 
-def run_here(loaded: LoadedModel, job: AtlasJob, out: Path, device: str, progress, cancel):
+def run_here(loaded: LoadedModel, job: FolderJob, out: Path, device: str, progress, cancel):
     dev = resolve_device(device)
     loaded.module.to(dev)
     checkpoint = checkpoint_of(job, out)

@@ -16,13 +16,13 @@ from PIL import Image
 
 from ..arguments import checked
 from ..errors import AtlasError, InspectorError, SpecError
+from ..folder_jobs import argmax_region, thumbnail_relative
 from ..inputs.files import open_image
 from ..outputs import inside
 from ..paths import check_name
 from ..preprocess import Preprocess
 from .owner import made_by, not_of
-from .store import job_arguments, read_atlas, thumbnail_relative
-from .thumbs import argmax_region
+from .store import job_arguments, read_atlas
 
 OUTSIDE = "outside the image folder: not shown"
 

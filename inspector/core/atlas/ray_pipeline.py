@@ -13,12 +13,8 @@ Ray is imported only here, and only when `--ray` is asked for.
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import io
-import itertools
 import json
-import logging
 import time
 from pathlib import Path
 
@@ -26,35 +22,21 @@ import numpy as np
 import torch
 
 from ..devices import resolve_device
-from ..errors import AtlasError
-from .batches import decode, stack_groups
-from .job import checkpoint_of
-from .loop import after_batch, check_finished_state, skip_record
+from ..folder_jobs import (
+    LayerPartial,
+    LayerTop,
+    after_batch,
+    batch_tensors,
+    ray_for_job,
+    replica_rows,
+    skip_record,
+    stack_groups,
+)
 from .reduce import AtlasPass, to_partial
-from .topk import LayerPartial, LayerTop
+from .resume import check_finished_state
+from .store import checkpoint_of
 
-RESIZE = "\0resize"
 _PARTIAL_FIELDS = ("channel", "image", "score", "pos", "count", "mean", "m2", "positive")
-
-
-def batch_tensors(batch: dict, preprocess) -> tuple[list[int], list[torch.Tensor], list[list]]:
-    """A decoded batch (`decode_batch`'s rows) as the images read (their indices and (1, C, H, W) tensors) and the
-    ones skipped ([index, why]); an image the decode task left for the replica (`RESIZE`) is decoded here."""
-    good, tensors, skipped = [], [], []
-    for row, (i, why) in enumerate(zip(batch["index"], batch["error"])):
-        if why == RESIZE:
-            t = decode(Path(batch["path"][row]), preprocess)
-            if isinstance(t, str):
-                skipped.append([int(i), t])
-                continue
-        elif why:
-            skipped.append([int(i), str(why)])
-            continue
-        else:
-            t = torch.from_numpy(np.ascontiguousarray(batch["pixels"][row]))[None]
-        good.append(int(i))
-        tensors.append(t)
-    return good, tensors, skipped
 
 
 def pack(partials: dict[int, tuple[LayerPartial, int, int, int]], indices: np.ndarray, skipped: list,
@@ -84,23 +66,6 @@ def unpack(blob: bytes):
                 part = LayerPartial(*(arrays[f"L{number}/{name}"] for name in _PARTIAL_FIELDS))
                 layers[number] = (part, channels, width, positions)
     return indices, skipped, layers, seen
-
-
-def decode_batch(batch: dict, preprocess) -> dict:
-    """Ray task: a batch of (index, path) rows -> decoded model inputs (failed ones flagged, zero pixels)."""
-    decoded = [decode(Path(p), preprocess) for p in batch["path"]]
-    shape = next((tuple(t.shape[1:]) for t in decoded if not isinstance(t, str)), (3, 1, 1))
-    pixels = np.zeros((len(decoded), *shape), np.float32)
-    errors = []
-    for row, t in enumerate(decoded):
-        if isinstance(t, str):
-            errors.append(t)
-        elif tuple(t.shape[1:]) == shape:
-            pixels[row] = t[0].numpy()
-            errors.append("")
-        else:  # another size in the same batch: decoded again by the replica, which groups by shape
-            errors.append(RESIZE)
-    return {"index": batch["index"], "path": batch["path"], "pixels": pixels, "error": np.array(errors, dtype=object)}
 
 
 class Replica:
@@ -150,121 +115,6 @@ def _concat(parts: list[LayerPartial]) -> LayerPartial:
                         acc.count, acc.mean, acc.m2, acc.positive)
 
 
-def _token_auth_where_there_is_a_token() -> None:
-    """Send the cluster's token when there is one: a driver joining an existing cluster does not
-    authenticate unless RAY_AUTH_MODE says so, while `ray start` (Ray >= 2.59) starts clusters that
-    require the token it writes to ~/.ray/auth_token. An explicit RAY_AUTH_MODE is left as it is."""
-    import os
-
-    if "RAY_AUTH_MODE" in os.environ:
-        return
-    if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH") or \
-            (Path.home() / ".ray" / "auth_token").is_file():
-        os.environ["RAY_AUTH_MODE"] = "token"
-
-
-def on_host(module: torch.nn.Module) -> torch.nn.Module:
-    """`module` for Ray to ship to its replicas, on the CPU: the module itself where it is there already (Ray
-    pickles it), else a copy whose parameters and buffers are copied straight to the CPU. The caller's
-    module stays where it is (a GPU, say), and is never copied twice on the device."""
-    tensors = list(itertools.chain(module.parameters(), module.buffers()))
-    if all(t.device.type == "cpu" for t in tensors):
-        return module
-    return host_copy(module, tensors)
-
-
-def host_copy(module: torch.nn.Module, tensors: list | None = None) -> torch.nn.Module:
-    """A deep copy of `module` with every parameter and buffer copied to the CPU (the copy's parameters keep
-    their requires_grad); the module is left as it was."""
-    tensors = list(itertools.chain(module.parameters(), module.buffers())) if tensors is None else tensors
-    memo: dict = {}
-    for t in tensors:
-        host = t.detach().to("cpu", copy=True)
-        memo[id(t)] = torch.nn.Parameter(host, t.requires_grad) if isinstance(t, torch.nn.Parameter) else host
-    return copy.deepcopy(module, memo)
-
-
-#: CPUs of the local instance the job starts (None: all this machine's cores); the tests take fewer
-LOCAL_CPUS: int | None = None
-
-
-def _is_ray(process) -> bool:
-    """Whether `process` (psutil) is one of Ray's: its GCS, raylet, agents, workers and actors (`ray::...`)."""
-    import psutil
-
-    try:
-        cmdline = process.cmdline()
-    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-        return False
-    return any(part.startswith("ray::") or "/ray/" in part or part.endswith(("raylet", "gcs_server"))
-               for part in cmdline)
-
-
-def _init(ray, address: str | None, **options) -> None:
-    try:
-        ray.init(address=address or None, include_dashboard=False, logging_level=logging.WARNING,
-                 log_to_driver=False, **options)
-    except Exception as exc:
-        hint = (" (a cluster with token authentication, the default since Ray 2.59 for clusters started "
-                "with `ray start`, needs its token here: RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
-                "~/.ray/auth_token; see `ray get-auth-token`)") if address else ""
-        raise AtlasError(f"Cannot start or reach Ray{' at ' + address if address else ''}: {exc}{hint}") from None
-
-
-@contextlib.contextmanager
-def local_instance(num_cpus: int | None = None):
-    """A Ray instance on this machine for the length of the block: started here, and when the block ends
-    shut down with every process it started gone (its GCS, raylet, agents, workers and actors).
-    `ray.shutdown()` returns before its workers have exited, and one of them can outlive it for minutes,
-    its parent gone (issue 40, item 14): they are waited for, and those still there after 10 s killed.
-    Workers run this interpreter directly: not through `uv run`, which Ray otherwise puts before each worker
-    when the driver runs under uv (a wrapper process per worker, and the project packed and unpacked for it)."""
-    import psutil
-    import ray
-
-    try:
-        from ray._private import ray_constants
-    except ImportError:  # another Ray: its workers as it starts them
-        ray_constants = None
-    me = psutil.Process()
-    before = {p.pid for p in me.children(recursive=True)}
-    uv_hook = getattr(ray_constants, "RAY_ENABLE_UV_RUN_RUNTIME_ENV", None)
-    if uv_hook is not None:
-        ray_constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = False  # read by ray.init only
-    try:
-        _init(ray, None, num_cpus=num_cpus)
-    finally:
-        if uv_hook is not None:
-            ray_constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = uv_hook
-    seen: dict[int, psutil.Process] = {}
-
-    def remember() -> None:
-        for p in me.children(recursive=True):
-            if p.pid not in before and p.pid not in seen and _is_ray(p):
-                seen[p.pid] = p
-
-    try:
-        remember()
-        yield
-    finally:
-        remember()  # the workers and actors are the raylet's children until it goes
-        try:
-            ray.shutdown()
-        finally:
-            _reap(list(seen.values()))
-
-
-def _reap(processes: list, wait_s: float = 10.0) -> None:
-    """Wait for `processes` (psutil) to exit; kill those still there after `wait_s`."""
-    import psutil
-
-    _, alive = psutil.wait_procs(processes, timeout=wait_s)
-    for p in alive:
-        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-            p.kill()
-    psutil.wait_procs(alive, timeout=wait_s)
-
-
 def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: str | None):
     """The job's layers' LayerTop and skipped files, computed on Ray (a local instance when `address` is None
     and Ray is not started in this process yet: started for the job and gone with every process after it)."""
@@ -272,66 +122,16 @@ def run_on_ray(loaded, job, out: Path, device: str, progress, cancel, address: s
         return _run(ray, loaded, job, out, device, progress, cancel)
 
 
-@contextlib.contextmanager
-def ray_for_job(address: str | None):
-    """Ray (the module, with ray.data imported) for one job: the caller's instance where Ray is started in this
-    process already; else the cluster at `address`, joined for the block; else a local instance, started for the
-    block and gone with every process after it. The concepts' pass runs in it too."""
-    if address:
-        _token_auth_where_there_is_a_token()  # before Ray is imported: it reads the mode then
-    try:
-        import ray
-        import ray.data
-    except ImportError:
-        raise AtlasError("--ray needs Ray: pip install 'network-inspector[ray]' (or uv sync --extra ray).") from None
-    if ray.is_initialized():
-        instance = contextlib.nullcontext()  # the caller's: it stays as it is
-    elif address:
-        instance = _joined(ray, address)
-    else:
-        instance = local_instance(LOCAL_CPUS)
-    with instance:
-        yield ray
-
-
-@contextlib.contextmanager
-def _joined(ray, address: str):
-    """A running cluster, joined for the block and left after it (its processes are the cluster's)."""
-    import inspector
-
-    _init(ray, address, runtime_env={"py_modules": [str(Path(inspector.__file__).parent)]})
-    try:
-        yield
-    finally:
-        ray.shutdown()
-
-
 def _run(ray, loaded, job, out: Path, device: str, progress, cancel):
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False
     checkpoint = checkpoint_of(job, out)
     done, tops, skipped = checkpoint.load()
     check_finished_state(loaded.module, job, checkpoint, tops, done)
-    todo = np.nonzero(~done)[0]
-    files = [str(Path(p).resolve()) for p in job.images.files]
-    resources = ray.cluster_resources()
-    gpus = int(resources.get("GPU", 0)) if not device.startswith("cpu") else 0
-    replicas = gpus or max(1, int(resources.get("CPU", 1)) // 2)
-    module_ref = ray.put(on_host(loaded.module))  # not .cpu(): that moves the caller's model
-    ds = ray.data.from_items([{"index": int(i), "path": files[i]} for i in todo],
-                             override_num_blocks=max(1, min(len(todo) // job.batch, 4 * replicas)))
-    # half a CPU per decode task: also keeps Ray from fusing decoding into the replicas
-    ds = ds.map_batches(decode_batch, batch_size=job.batch, fn_kwargs={"preprocess": job.preprocess},
-                        batch_format="numpy", num_cpus=0.5)
-    ds = ds.map_batches(Replica, batch_size=job.batch, batch_format="numpy",
-                        fn_constructor_args=([module_ref], list(job.layers), job.grid, job.top,
-                                             "cuda" if gpus else "cpu", job.preprocess),
-                        compute=ray.data.ActorPoolStrategy(size=replicas),
-                        num_gpus=1 if gpus else 0, num_cpus=1)
+    rows = replica_rows(ray, loaded.module, job.images.files, np.nonzero(~done)[0], job.batch, job.preprocess,
+                        Replica, (list(job.layers), job.grid, job.top), device)
     saved_at = time.monotonic()
     if progress:
         progress(int(done.sum()), len(done))
-    for row in ds.iter_rows():
+    for row in rows:
         indices, failed, layers, seen = unpack(row["payload"])
         skipped.extend(skip_record(job, i, why) for i, why in failed)
         for number, (part, channels, width, positions) in layers.items():

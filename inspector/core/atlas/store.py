@@ -11,10 +11,7 @@ writing them (JSON written atomically), the saved state of an unfinished job.
 
 from __future__ import annotations
 
-import json
 import os
-import socket
-import time
 import zipfile
 from pathlib import Path
 
@@ -22,30 +19,33 @@ import numpy as np
 
 from .. import writes
 from ..arguments import checked
-from ..errors import ArgumentValueError, AtlasError
-from ..paths import check_name
-from .job_folder import (
+from ..errors import AtlasError
+from ..folder_jobs import (
     KINDS,
+    TOP_FIELDS,
+    FolderJob,
+    LayerTop,
     check_digest,
     check_fields,
     check_job_arguments,
     check_kind,
     expect,
+    not_a_file,
+    npz_headers,
     only,
     read_job_file,
+    read_json,
+    read_member,
     read_record,
     save_state,
     skipped_images,
     whole,
+    write_json,
 )
-from .topk import FIELDS, LayerTop
+from ..paths import check_name
 
 JOB_FILE, ATLAS_FILE = KINDS["atlas"]  # "atlas.job.json", "atlas.json"
 PARTIAL = "atlas.partial"
-THUMBS_DIR = "thumbnails"
-THUMB_NAME = "{channel}_{rank}.png"  # in OUT_DIR/thumbnails/LAYER/
-REGIONS_FILE = "regions.json"  # in OUT_DIR/thumbnails/
-LOCK_FILE = "atlas.lock"
 RESTART = "run again with --restart (restart=True) to start over, or delete that folder"
 
 
@@ -117,41 +117,6 @@ def _short(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def thumbnail_dir(out_dir, layer: str) -> Path:
-    """The folder of `layer`'s thumbnails."""
-    return Path(out_dir) / THUMBS_DIR / layer
-
-
-@checked
-def thumbnail_path(out_dir: str | os.PathLike, layer: str, channel: int, rank: int) -> Path:
-    """Where the crop around the argmax of `layer`'s channel `channel`, top entry `rank` (0 = best), is: always
-    inside `out_dir`'s thumbnails folder (a layer name that is absolute, empty, holds a NUL or a `.`/`..`
-    step is an ArgumentValueError)."""
-    parts = layer.split("/")
-    if "\0" in layer or any(part in ("", ".", "..") for part in parts):
-        raise ArgumentValueError(f"thumbnail_path(): layer must be a layer's name (a module path such as "
-                                 f"layer1.0.conv1), not {_short(layer)}: the path would leave the atlas folder.")
-    for what, value in (("channel", channel), ("rank", rank)):
-        if value < 0:
-            raise ArgumentValueError(f"thumbnail_path(): {what} must be at least 0, not {value}.")
-    return Path(thumbnail_file(out_dir, layer, channel, rank))
-
-
-def thumbnail_file(out_dir, layer: str, channel: int, rank: int) -> str:
-    """`thumbnail_path` as a string, made without pathlib (an atlas has thousands of them)."""
-    return f"{out_dir}/" + thumbnail_relative(layer, channel, rank)
-
-
-def thumbnail_relative(layer: str, channel: int, rank: int) -> str:
-    """A thumbnail's path inside the atlas folder."""
-    return f"{THUMBS_DIR}/{layer}/" + THUMB_NAME.format(channel=int(channel), rank=int(rank))
-
-
-def regions_path(out_dir) -> Path:
-    """Where each layer's geometry (the argmax regions of its positions) is kept."""
-    return Path(out_dir) / THUMBS_DIR / REGIONS_FILE
-
-
 def job_arguments(out_dir) -> dict:
     """The arguments of the job that made the atlas in `out_dir` ({} when its job file is missing)."""
     job_file = Path(out_dir) / JOB_FILE
@@ -203,68 +168,6 @@ def forget_job(out: Path, atlas: bool = False) -> None:
         (out / name).unlink(missing_ok=True)
 
 
-class JobLock:
-    """OUT_DIR/atlas.lock: one job builds in a folder at a time. It holds the process id, host and
-    start time; a lock whose process is gone (on this host) is stale and taken over."""
-
-    def __init__(self, out: Path, name: str = LOCK_FILE) -> None:
-        self.path = Path(out) / name  # `name`: another job's lock (the concepts' pass keeps its own)
-        self.held = False
-
-    def __enter__(self) -> "JobLock":
-        writes.make_folder(self.path.parent)
-        for _ in range(2):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                if self.path.is_dir() or (self.path.exists() and not self.path.is_file()):
-                    what = "a folder" if self.path.is_dir() else "not a regular file"
-                    raise AtlasError(f"{self.path} is {what}, not a lock; move or delete it.") from None
-                holder = self._holder()
-                if holder is not None:
-                    raise AtlasError(f"{self.path.parent} is being built by process {holder['pid']} on "
-                                     f"{holder['host']} (since {holder['since']}); wait for it to finish or stop "
-                                     f"it, or choose another --out.") from None
-                self.path.unlink(missing_ok=True)  # stale: its process is gone
-                continue
-            except OSError as exc:
-                raise AtlasError(f"Cannot take the lock {self.path}: {writes.reason(exc)}.") from None
-            with os.fdopen(fd, "w") as file:
-                json.dump({"pid": os.getpid(), "host": socket.gethostname(),
-                           "since": time.strftime("%Y-%m-%d %H:%M:%S")}, file)
-            self.held = True
-            return self
-        raise AtlasError(f"Cannot take the lock {self.path}; another process keeps taking it.")
-
-    def _holder(self) -> dict | None:
-        """Who holds the lock, or None when it is stale (its process is gone, or the file is unreadable)."""
-        try:
-            holder = json.loads(self.path.read_text(encoding="utf-8"))
-            pid, host = int(holder["pid"]), str(holder["host"])
-        except (OSError, ValueError, KeyError, TypeError):
-            # being written this very moment by the other process, or damaged: wait a little once
-            time.sleep(0.2)
-            try:
-                holder = json.loads(self.path.read_text(encoding="utf-8"))
-                pid, host = int(holder["pid"]), str(holder["host"])
-            except (OSError, ValueError, KeyError, TypeError):
-                return None
-        if host != socket.gethostname():
-            return holder  # another machine's process: it cannot be checked from here
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except PermissionError:
-            pass  # alive, another user's
-        return holder
-
-    def __exit__(self, *_exc) -> None:
-        if self.held:
-            self.path.unlink(missing_ok=True)
-            self.held = False
-
-
 class Checkpoint:
     """The saved state of an unfinished job: which images are done, the positions each image read gave (over the
     job's layers; 0: not read), the layers' top K and statistics, the skipped files.
@@ -272,7 +175,7 @@ class Checkpoint:
     Nothing of it is believed before it is checked (`load`): its record's fields, each .npy header's kind and shape
     before its data is read, then every array's values against what a job can have written and against the
     listing (the images done are those read or skipped; the counts are the positions of the images read), and
-    last the checksum of the arrays and the record (`job_folder`)."""
+    last the checksum of the arrays and the record (`folder_jobs`)."""
 
     def __init__(self, out: Path, key: str, layers: tuple[str, ...], images: int, top: int | None = None,
                  names: tuple[str, ...] = ()) -> None:
@@ -329,7 +232,7 @@ class Checkpoint:
         file = self.arrays.name
         prefixes = {f"L{i}/" for i in range(len(self.layers))}
         only(headers, file, lambda name: name in ("done", "seen") or (
-            name[:name.find("/") + 1] in prefixes and name.split("/", 1)[1] in (*FIELDS, "shape")), self.damaged)
+            name[:name.find("/") + 1] in prefixes and name.split("/", 1)[1] in (*TOP_FIELDS, "shape")), self.damaged)
         expect(headers, file, "done", bool, (self.images,), self.damaged, per_image=True)
         expect(headers, file, "seen", np.int64, (self.images,), self.damaged, per_image=True)
         present = [f"L{i}/shape" in headers for i in range(len(self.layers))]
@@ -447,64 +350,6 @@ class Checkpoint:
             path.unlink(missing_ok=True)
 
 
-#: deflate makes at most about 1032 bytes of one: a member that says it holds more is damaged
-_DEFLATE_RATIO = 1032
-
-
-def npz_headers(path: Path) -> dict[str, tuple[tuple, np.dtype]]:
-    """Each member's (shape, dtype) of an .npz, from the .npy headers alone (no data read); ValueError when a
-    header is damaged or declares more data than its member holds."""
-    out = {}
-    with zipfile.ZipFile(path) as archive:
-        for info in archive.infolist():
-            if not info.filename.endswith(".npy"):
-                continue
-            if info.compress_type != zipfile.ZIP_STORED and info.file_size > _DEFLATE_RATIO * info.compress_size + 1024:
-                raise ValueError(f"{info.filename} says it holds {info.file_size} bytes in {info.compress_size}")
-            with archive.open(info) as member:
-                version = np.lib.format.read_magic(member)
-                if version == (1, 0):
-                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
-                elif version == (2, 0):
-                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(member)
-                else:
-                    raise ValueError(f"{info.filename} is an .npy of format {version}")
-                if dtype.hasobject:
-                    raise ValueError(f"{info.filename} holds Python objects")
-                declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
-                if declared > info.file_size - member.tell():
-                    raise ValueError(f"{info.filename}'s header declares {declared} bytes, it holds "
-                                     f"{info.file_size - member.tell()}")
-            out[info.filename[:-4]] = (tuple(int(n) for n in shape), dtype)
-    return out
-
-
-def read_member(path: Path, name: str) -> np.ndarray:
-    """One array of an .npz (its header already checked by `npz_headers`)."""
-    with np.load(path, allow_pickle=False) as arrays:
-        return np.array(arrays[name])
-
-
-def not_a_file(path: Path) -> None:
-    """AtlasError when something other than a regular file is where the atlas keeps one of its files: a folder
-    is not removed, not even by --restart."""
-    if path.is_dir():
-        raise AtlasError(f"{path} is a folder, not a file of the atlas; move or delete that folder.")
-    if path.exists() and not path.is_file():
-        raise AtlasError(f"{path} is not a regular file; move or delete it.")
-
-
-def write_json(path: Path, value) -> None:
-    """Whole or not at all (inspector.core.writes); compact, so that the C encoder writes a large atlas quickly."""
-    writes.write_json(path, value, separators=(",", ":"))
-
-
-def read_json(path: Path):
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise AtlasError(f"Cannot read {path}: {exc}") from None
-    except RecursionError:
-        raise AtlasError(f"Cannot read {path}: it is nested too deeply.") from None
-
-
+def checkpoint_of(job: FolderJob, out: Path) -> Checkpoint:
+    """Where `job` keeps its state in `out` between runs."""
+    return Checkpoint(out, job.key, job.layers, len(job.images), job.top, job.names)

@@ -20,9 +20,9 @@ from typing import Callable
 import torch
 
 from ..arguments import checked
-from ..atlas.store import JobLock, write_json
 from ..devices import resolve_device
 from ..errors import RunCancelled
+from ..folder_jobs import JobLock, write_json
 from ..outputs import output_folder
 from ..sources.loaded import LoadedModel, tree_of
 from .dictionary import ConceptError, Dictionary, load_dictionary, nnls, save_dictionary
@@ -35,10 +35,10 @@ from .resume import check_state
 from .samples import run_pass
 from .store import (
     CACHE_DIR,
-    RESTART,
     JOB_FILE,
     LOCK_FILE,
     RECORD_FILE,
+    RESTART,
     SampleCache,
     State,
     check_folder,
@@ -69,7 +69,7 @@ def learn_concepts(loaded: LoadedModel, data_dir: str | os.PathLike, layer: str,
     job = concept_job(loaded, tree_of(loaded), data_dir, layer, settings, exclude=out)
     dev = resolve_device(device)
     if ray_address:
-        from ..atlas_arguments import check_address
+        from ..folder_jobs import check_address
 
         check_address(ray_address)  # at once, before anything is written (Ray retries for minutes)
     if method == "nmf":

@@ -18,8 +18,8 @@ from pathlib import Path
 import torch
 
 from ..arguments import checked
-from ..atlas.job_folder import KINDS
 from ..errors import ArgumentValueError, InspectorError
+from ..folder_jobs import KINDS
 from ..paths import check_name, regular_file
 
 DICTIONARY_FILE = KINDS["concepts"][2]  # "dictionary.safetensors"

@@ -146,6 +146,7 @@ _QUOTES = ", and a concept edit's folder in quotes: dict='DIR'"
 _ROW = {"sites": ("output",), "takes_layer": True, "texts": ("dict",), "hint": _QUOTES, "check_args": check_args,
         "before_run": before_run}
 register_op("ablate_concept", OpSpec(ablate_concept, ("id", "dict"), 2, "ablate_concept(id, dict='DIR'): at "
-                                     "LAYER:output, remove concept id of the dictionary in DIR (x - c_id d_id)", **_ROW))
+                                     "LAYER:output, remove concept id of the dictionary in DIR (x - c_id d_id)",
+                                     **_ROW))
 register_op("scale_concept", OpSpec(scale_concept, ("id", "k", "dict"), 3, "scale_concept(id, k, dict='DIR'): at "
                                     "LAYER:output, scale concept id's component by k (x + (k - 1) c_id d_id)", **_ROW))

@@ -11,8 +11,8 @@ import time
 import numpy as np
 import torch
 
-from ..atlas.loop import CHECKPOINT_EVERY_S
 from ..errors import RunCancelled
+from ..folder_jobs import CHECKPOINT_EVERY_S
 from .job import ConceptJob
 from .nmf import NmfFit
 from .sae import SaeFit

@@ -1,5 +1,5 @@
-"""What identifies a concepts job: the atlas's job (model, weights, seed, data listing, layer, batch,
-preprocessing: `atlas.job.job_of`) and the fit's settings (method, K, sparsity, fit seed, held-out
+"""What identifies a concepts job: a folder job (model, weights, seed, data listing, layer, batch,
+preprocessing: `folder_jobs.job_of`) and the fit's settings (method, K, sparsity, fit seed, held-out
 fraction, epochs, memory bound, top images). The held-out images: a seeded shuffle of the listing."""
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atlas.job import AtlasJob, job_of, listing
-from ..atlas_arguments import check_top
 from ..errors import SpecError
+from ..folder_jobs import FolderJob, check_top, job_of, listing
 from ..layers import LayerTree
 
 #: passes over the samples by default, and at most
@@ -71,7 +70,7 @@ class Settings:
 
 @dataclass(frozen=True)
 class ConceptJob:
-    atlas: AtlasJob  # the images, the one layer, the preprocessing, the token grid
+    atlas: FolderJob  # the images, the one layer, the preprocessing, the token grid
     settings: Settings
     layer: str
     held: np.ndarray  # (n,) bool: which images are held out for measuring the fit

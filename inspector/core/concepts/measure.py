@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..atlas.topk import LayerPartial, LayerTop
+from ..folder_jobs import LayerPartial, LayerTop
 from .dictionary import Dictionary
 from .fit import listing_rows
 from .job import MB, ConceptJob

@@ -23,10 +23,10 @@ from typing import Callable
 
 import torch
 
-from ..atlas.reduce import Layout, layout_of
-from ..devices import resolve_device
 from ..arguments import shown_value as _shown
+from ..devices import resolve_device
 from ..errors import ArgumentTypeError, InputError, RunError, SpecError
+from ..folder_jobs import Layout, layout_of
 from ..objective import objective, primary_output
 from ..sources.grids import token_grid
 from ..sources.loaded import LoadedModel

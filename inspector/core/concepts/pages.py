@@ -1,5 +1,5 @@
 """A concept's pictures: the atlas's thumbnails (a crop of the region where the concept is strongest, in each of
-its top images: `atlas.thumbs.write_thumbnails`, which also keeps the layer's regions) and one page per concept,
+its top images: `folder_jobs.write_thumbnails`, which also keeps the layer's regions) and one page per concept,
 its top images side by side as the model saw them with that region outlined."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from ..atlas.batches import decode
-from ..atlas.thumbs import region_box, write_thumbnails
+from ..folder_jobs import decode, region_box, regions_path, write_thumbnails
 from ..writes import make_folder, save_image
 from .store import PAGES_DIR, page_path
 
@@ -25,7 +24,6 @@ def write_pictures(loaded, job, out: Path, record: dict) -> None:
     write_thumbnails(loaded, job.atlas, out, {"layers": {layer: {"top": tops}}})
     import json
 
-    from ..atlas.store import regions_path
 
     geometry = json.loads(regions_path(out).read_text(encoding="utf-8")).get(layer)
     make_folder(out / PAGES_DIR)

@@ -1,6 +1,6 @@
-"""The concepts' activation pass as a Ray Data pipeline, as the atlas runs its own: the atlas's decode tasks
-(`decode_batch`) and its Ray instance (`ray_for_job`: a local one, or the cluster at ADDRESS), model replicas
-as actors that send back each image's samples, written to the sample cache here as they stream in. The fit
+"""The concepts' activation pass as a Ray Data pipeline, as the atlas runs its own: a folder job's decode tasks
+and replicas (`folder_jobs.replica_rows`) in its Ray instance (`ray_for_job`: a local one, or the cluster at
+ADDRESS), the model replicas here actors that send back each image's samples, written to the sample cache here as they stream in. The fit
 reads the cache in the listing's order, so the order the replicas answer in does not change the dictionary.
 Cancelling saves which images are done; the job resumes (here or in process). Ray is imported only here."""
 
@@ -9,15 +9,19 @@ from __future__ import annotations
 import io
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from ..atlas.batches import stack_groups
-from ..atlas.loop import after_batch, skip_record
-from ..atlas.ray_pipeline import batch_tensors, decode_batch, on_host, ray_for_job
 from ..devices import resolve_device
+from ..folder_jobs import (
+    after_batch,
+    batch_tensors,
+    ray_for_job,
+    replica_rows,
+    skip_record,
+    stack_groups,
+)
 from .dictionary import ConceptError
 from .samples import LAYOUT_WORD, LayerSamples, check_signs
 
@@ -60,28 +64,14 @@ def run_pass_on_ray(loaded, job, state, cache_of, device: str, progress, cancel,
 
 
 def _run(ray, loaded, job, state, cache_of, device: str, progress, cancel):
-    ray.data.DataContext.get_current().enable_progress_bars = False
     cache = cache_of(state.info["channels"]) if "channels" in state.info else None
     skipped = state.info["skipped"]
-    todo = np.nonzero(~state.done)[0]
-    files = [str(Path(p).resolve()) for p in job.atlas.images.files]
-    resources = ray.cluster_resources()
-    gpus = int(resources.get("GPU", 0)) if not str(device).startswith("cpu") else 0
-    replicas = gpus or max(1, int(resources.get("CPU", 1)) // 2)
-    module_ref = ray.put(on_host(loaded.module))
-    batch = state.info["batch"]
-    ds = ray.data.from_items([{"index": int(i), "path": files[i]} for i in todo],
-                             override_num_blocks=max(1, min(len(todo) // batch, 4 * replicas)))
-    ds = ds.map_batches(decode_batch, batch_size=batch, fn_kwargs={"preprocess": job.atlas.preprocess},
-                        batch_format="numpy", num_cpus=0.5)
-    ds = ds.map_batches(SampleReplica, batch_size=batch, batch_format="numpy",
-                        fn_constructor_args=([module_ref], job.layer, job.atlas.grid, "cuda" if gpus else "cpu",
-                                             job.atlas.preprocess),
-                        compute=ray.data.ActorPoolStrategy(size=replicas), num_gpus=1 if gpus else 0, num_cpus=1)
+    rows = replica_rows(ray, loaded.module, job.atlas.images.files, np.nonzero(~state.done)[0], state.info["batch"],
+                        job.atlas.preprocess, SampleReplica, (job.layer, job.atlas.grid), device)
     saved_at = time.monotonic()
     if progress:
         progress("pass", int(state.done.sum()), len(state.done))
-    for row in ds.iter_rows():
+    for row in rows:
         with np.load(io.BytesIO(row["payload"]), allow_pickle=False) as arrays:
             indices, images, sizes = arrays["indices"], arrays["images"], arrays["sizes"]
             samples = arrays["samples"]

@@ -11,7 +11,7 @@ import zlib
 
 import numpy as np
 
-from ..atlas.job_folder import check_digest, check_fields, expect, skipped_images, whole
+from ..folder_jobs import check_digest, check_fields, expect, skipped_images, whole
 from .dictionary import LAYOUTS
 from .fit import BLOCK, batch_rows
 from .job import ConceptJob

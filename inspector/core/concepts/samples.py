@@ -10,10 +10,15 @@ import time
 import numpy as np
 import torch
 
-from ..atlas.batches import decode, prefetched_batches
-from ..atlas.loop import after_batch, skip_record
-from ..atlas.reduce import Layout, layout_of
 from ..errors import SpecError
+from ..folder_jobs import (
+    Layout,
+    after_batch,
+    decode,
+    layout_of,
+    prefetched_batches,
+    skip_record,
+)
 from ..layers import channel_layouts
 from .dictionary import ConceptError
 from .job import MB, ConceptJob

@@ -5,8 +5,8 @@
     OUT_DIR/concepts.job.json             the job the folder belongs to: key and arguments
     OUT_DIR/concepts.partial.npz + .json  the state of an unfinished job (State)
     OUT_DIR/concepts.cache/SPLIT.f32      the layer's samples (float32 rows of C), while the job runs
-    OUT_DIR/concepts.lock                 held by the one process building there (the atlas's JobLock)
-    OUT_DIR/thumbnails/LAYER/CONCEPT_RANK.png, thumbnails/regions.json   the atlas's crops (atlas.thumbs)
+    OUT_DIR/concepts.lock                 held by the one process building there (folder_jobs.JobLock)
+    OUT_DIR/thumbnails/LAYER/CONCEPT_RANK.png, thumbnails/regions.json   the crops (folder_jobs.thumbnails)
     OUT_DIR/pages/concept_NNN.png         a concept's top images, the region where it is strongest outlined
 """
 
@@ -22,19 +22,22 @@ import numpy as np
 
 from .. import writes
 from ..arguments import checked
-from ..atlas.job_folder import (
+from ..errors import ArgumentValueError
+from ..folder_jobs import (
     KINDS,
     check_fields,
     check_job_arguments,
     check_kind,
     expect,
+    not_a_file,
+    npz_headers,
     only,
     read_job_file,
+    read_json,
     save_state,
+    write_json,
 )
-from ..atlas.job_folder import read_record as read_state_record
-from ..atlas.store import not_a_file, npz_headers, read_json, write_json
-from ..errors import ArgumentValueError
+from ..folder_jobs import read_record as read_state_record
 from ..paths import check_name, regular_file
 from .dictionary import DICTIONARY_FILE, ConceptError
 

@@ -18,7 +18,8 @@ from PIL import Image
 
 from inspector.core import load_model
 from inspector.core.atlas import run_atlas
-from inspector.core.atlas.store import JOB_FILE, LOCK_FILE, PARTIAL
+from inspector.core.atlas.store import JOB_FILE, PARTIAL
+from inspector.core.folder_jobs import LOCK_FILE
 from inspector.core.errors import AtlasError, DeviceError, RunCancelled
 
 
@@ -42,7 +43,7 @@ def test_a_second_process_is_refused_while_the_first_holds_the_folder(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from inspector.core.atlas.store import JobLock
+        from inspector.core.folder_jobs import JobLock
         with JobLock(Path({str(out)!r})):
             print("held", flush=True)
             sys.stdin.read()  # until the test closes it

@@ -16,8 +16,9 @@ from test_atlas import make_images
 
 from inspector.core import load_model
 from inspector.core.atlas import ray_pipeline, run_atlas, thumbnail_path
-from inspector.core.atlas.ray_pipeline import host_copy, local_instance, on_host
 from inspector.core.errors import AtlasError, RunCancelled
+from inspector.core.folder_jobs import host_copy, local_instance, on_host
+from inspector.core.folder_jobs import ray as folder_ray
 
 
 def test_ray_atlas_cancelled_and_resumed_equals_the_in_process_atlas_and_leaves_no_process(tmp_path, monkeypatch):
@@ -38,7 +39,7 @@ def test_ray_atlas_cancelled_and_resumed_equals_the_in_process_atlas_and_leaves_
 
     def look() -> None:  # a worker's command line changes with what it runs (ray::IDLE, then ray::MapWorker...)
         for p in me.children(recursive=True):
-            if ray_pipeline._is_ray(p):
+            if folder_ray._is_ray(p):
                 with contextlib.suppress(psutil.Error):
                     seen.setdefault(p.pid, (p, set()))[1].add(os.path.basename(p.cmdline()[0])[:60])
 
@@ -78,8 +79,8 @@ def test_without_an_instance_the_job_starts_its_own_and_stops_it_cancelled_or_no
         calls.append("job")
         raise RunCancelled("cancelled after 4 of 8 images")
 
-    monkeypatch.setattr(ray_pipeline, "local_instance", instance)
-    monkeypatch.setattr(ray_pipeline, "LOCAL_CPUS", 2)
+    monkeypatch.setattr(folder_ray, "local_instance", instance)
+    monkeypatch.setattr(folder_ray, "LOCAL_CPUS", 2)
     monkeypatch.setattr(ray_pipeline, "_run", cancelled)
     with pytest.raises(RunCancelled):
         ray_pipeline.run_on_ray(None, None, None, "cpu", None, None, None)
@@ -105,7 +106,7 @@ def assert_no_ray_process_left(me, seen: dict) -> None:
     assert all(word in names for word in ("gcs_server", "raylet", "MapWorker")), names
     left = [(p.pid, p.ppid(), sorted(shown)) for p, shown in seen.values() if alive(p)]
     left += [(p.pid, p.ppid(), " ".join(p.cmdline())[:80]) for p in me.children(recursive=True)
-             if p.pid not in seen and ray_pipeline._is_ray(p) and alive(p)]
+             if p.pid not in seen and folder_ray._is_ray(p) and alive(p)]
     assert left == []
 
 
@@ -126,7 +127,7 @@ def assert_same_atlas(there: dict, here: dict) -> None:
 def test_joining_a_cluster_sends_its_token_where_there_is_one(tmp_path, monkeypatch):
     """`ray start` (Ray >= 2.59) starts clusters that require the token it writes to ~/.ray/auth_token,
     and a driver joining one does not send it unless RAY_AUTH_MODE=token (found joining one here)."""
-    from inspector.core.atlas.ray_pipeline import _token_auth_where_there_is_a_token
+    from inspector.core.folder_jobs.ray import _token_auth_where_there_is_a_token
 
     monkeypatch.setenv("HOME", str(tmp_path))
     for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
@@ -199,7 +200,7 @@ def test_an_address_where_something_else_answers_fails_within_seconds(tmp_path, 
     """Ray waited past 150 s on a port where a web server (or a silent one) answered."""
     import time
 
-    from inspector.core.atlas_arguments import check_address
+    from inspector.core.folder_jobs import check_address
 
     listener, port = _server(reply)
     try:
@@ -212,7 +213,7 @@ def test_an_address_where_something_else_answers_fails_within_seconds(tmp_path, 
 
 
 def test_a_grpc_head_passes_the_check_and_ray_client_addresses_are_refused():
-    from inspector.core.atlas_arguments import check_address
+    from inspector.core.folder_jobs import check_address
 
     settings = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # an HTTP/2 server's first frame: SETTINGS
     listener, port = _server(settings)

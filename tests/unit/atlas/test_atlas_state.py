@@ -19,8 +19,9 @@ from PIL import Image
 
 from inspector.core import load_model
 from inspector.core.atlas import read_atlas, run_atlas, thumbnail_path
-from inspector.core.atlas.job_folder import digest
-from inspector.core.atlas.store import LOCK_FILE, PARTIAL
+from inspector.core.folder_jobs import digest
+from inspector.core.atlas.store import PARTIAL
+from inspector.core.folder_jobs import LOCK_FILE
 from inspector.core.errors import AtlasError, RunCancelled, SpecError
 
 CHANNELS = 16  # the demo's conv1

@@ -24,7 +24,7 @@ from PIL import Image
 
 from inspector.core import load_model
 from inspector.core.atlas import run_atlas
-from inspector.core.atlas.job_folder import digest
+from inspector.core.folder_jobs import digest
 from inspector.core.concepts import learn_concepts, load_dictionary
 from inspector.core.errors import InspectorError, RunCancelled
 

@@ -13,7 +13,7 @@ import torch
 from concepts_planted import planted_images
 
 from inspector.core import load_model
-from inspector.core.atlas.ray_pipeline import local_instance
+from inspector.core.folder_jobs import local_instance
 from inspector.core.concepts import learn_concepts, load_dictionary
 from inspector.core.errors import RunCancelled
 

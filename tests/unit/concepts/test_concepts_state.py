@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from inspector.core import load_model
-from inspector.core.atlas.job_folder import digest
+from inspector.core.folder_jobs import digest
 from inspector.core.concepts import ConceptError, learn_concepts
 from inspector.core.errors import RunCancelled
 

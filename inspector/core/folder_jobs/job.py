@@ -1,8 +1,8 @@
-"""What identifies an atlas job.
+"""What identifies a job over a folder of images (the atlas's; the concepts' builds on it).
 
 A job is keyed by a hash of what decides its result: the model (source, weights, seed), the data
 (every image's relative path, size and modification time), the selected layers, K, the batch
-size and the preprocessing. The folder it writes is `store`'s.
+size and the preprocessing. The folder it writes is its kind's store.
 """
 
 from __future__ import annotations
@@ -12,18 +12,17 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..atlas_arguments import check_counts
 from ..errors import SpecError
 from ..inputs.files import ImageSet, input_preprocess, list_images
 from ..layers import LayerTree
 from ..preprocess import Preprocess
 from ..records.tokens import TokenGrid
 from ..sources.grids import token_grid
-from .store import Checkpoint
+from .arguments import check_counts
 
 
 @dataclass(frozen=True)
-class AtlasJob:
+class FolderJob:
     images: ImageSet
     layers: tuple[str, ...]
     top: int
@@ -36,10 +35,10 @@ class AtlasJob:
 
 
 def job_of(loaded, tree: LayerTree, data_dir, layers: str, top: int, batch: int,
-           exclude: Path | None = None) -> AtlasJob:
+           exclude: Path | None = None) -> FolderJob:
     """Check the arguments (SpecError, InputError) and work out the job's key; writes nothing.
     `tree`: the loaded model's layer tree, which `layers` select from; `exclude`: a folder whose
-    files are not data (the atlas's own output folder, when it is inside the data)."""
+    files are not data (the job's own output folder, when it is inside the data)."""
     check_counts(top, batch)
     if isinstance(layers, (list, tuple)):
         layers = ",".join(layers)
@@ -53,7 +52,7 @@ def job_of(loaded, tree: LayerTree, data_dir, layers: str, top: int, batch: int,
                  "data": str(Path(images.root).resolve()), "layers": list(paths), "top": int(top),
                  "batch": int(batch), "preprocess": prep.to_dict()}
     digest = hashlib.sha256(json.dumps([arguments, files], sort_keys=True).encode()).hexdigest()[:16]
-    return AtlasJob(images, paths, int(top), int(batch), prep, token_grid(loaded.module), arguments, digest,
+    return FolderJob(images, paths, int(top), int(batch), prep, token_grid(loaded.module), arguments, digest,
                     tuple(f[0] for f in files))
 
 
@@ -69,7 +68,3 @@ def _size_and_time(path: Path) -> tuple[int, int]:
         st = path.lstat()
     return st.st_size, st.st_mtime_ns
 
-
-def checkpoint_of(job: AtlasJob, out: Path) -> Checkpoint:
-    """Where `job` keeps its state in `out` between runs."""
-    return Checkpoint(out, job.key, job.layers, len(job.images), job.top, job.names)

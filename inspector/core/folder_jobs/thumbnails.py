@@ -21,13 +21,57 @@ import numpy as np
 import torch
 from PIL import Image
 
+from ..arguments import checked
+from ..errors import ArgumentValueError
 from ..layers import channel_layouts
 from ..writes import make_folder, save_image, write_bytes, write_json
 from .batches import decode
-from .reduce import Layout, layout_of
-from .store import regions_path, thumbnail_dir, thumbnail_file
+from .layout import Layout, layout_of
 
 RF_CHUNK = 8  # layers whose receptive fields one backward measures
+THUMBS_DIR = "thumbnails"
+THUMB_NAME = "{channel}_{rank}.png"  # in OUT_DIR/thumbnails/LAYER/
+REGIONS_FILE = "regions.json"  # in OUT_DIR/thumbnails/
+
+
+def thumbnail_dir(out_dir, layer: str) -> Path:
+    """The folder of `layer`'s thumbnails."""
+    return Path(out_dir) / THUMBS_DIR / layer
+
+
+@checked
+def thumbnail_path(out_dir: str | os.PathLike, layer: str, channel: int, rank: int) -> Path:
+    """Where the crop around the argmax of `layer`'s channel `channel`, top entry `rank` (0 = best), is: always
+    inside `out_dir`'s thumbnails folder (a layer name that is absolute, empty, holds a NUL or a `.`/`..`
+    step is an ArgumentValueError)."""
+    parts = layer.split("/")
+    if "\0" in layer or any(part in ("", ".", "..") for part in parts):
+        raise ArgumentValueError(f"thumbnail_path(): layer must be a layer's name (a module path such as "
+                                 f"layer1.0.conv1), not {_short(layer)}: the path would leave the atlas folder.")
+    for what, value in (("channel", channel), ("rank", rank)):
+        if value < 0:
+            raise ArgumentValueError(f"thumbnail_path(): {what} must be at least 0, not {value}.")
+    return Path(thumbnail_file(out_dir, layer, channel, rank))
+
+
+def thumbnail_file(out_dir, layer: str, channel: int, rank: int) -> str:
+    """`thumbnail_path` as a string, made without pathlib (an atlas has thousands of them)."""
+    return f"{out_dir}/" + thumbnail_relative(layer, channel, rank)
+
+
+def thumbnail_relative(layer: str, channel: int, rank: int) -> str:
+    """A thumbnail's path inside the atlas folder."""
+    return f"{THUMBS_DIR}/{layer}/" + THUMB_NAME.format(channel=int(channel), rank=int(rank))
+
+
+def regions_path(out_dir) -> Path:
+    """Where each layer's geometry (the argmax regions of its positions) is kept."""
+    return Path(out_dir) / THUMBS_DIR / REGIONS_FILE
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def layer_geometry(module, layers, grid, x: torch.Tensor) -> dict[str, dict]:
