@@ -139,3 +139,23 @@ def test_the_docs_graph_example_runs_against_the_server(engine, capsys):
     exec(compile(code.replace(ids, f"shown['ids'] = {ids}"), "docs/tasks/remote.md", "exec"),  # noqa: S102
          {"engine": client, "info": info, "shown": shown})
     assert shown["ids"][:4] == ["input", "conv1", "bn1", "relu1"]  # as the page says
+
+
+def test_latest_wins_in_the_graph_lane_and_a_waiting_graph_is_cancelled_by_id(engine):
+    """Behind a slow attribution, a second graph request replaces the first one waiting in the graph lane (which
+    ends `cancelled`); a values request waiting is cancelled by its id before it starts."""
+    from inspector.core.graph.model import Graph
+    from inspector.core.records.requests import AttributionRequest
+
+    client, info = engine
+    slow = client.send("attribute", AttributionRequest(info.request, "sample:star", method="ig",
+                                                       options=(("steps", 5000),), run_id=9))
+    first = client.send("graph", GraphRequest(info.request, "sample:star", 31))
+    second = client.send("graph", GraphRequest(info.request, "sample:star", 32))
+    waiting = client.send("values", GraphValuesRequest(info.request, "sample:star", Graph((), ()), run_id=33))
+    assert client.cancel(waiting) and client.cancel(slow)
+    ends = {key: [e for e in client.events(key, timeout=60)][-1] for key in (first, second, waiting, slow)}
+    assert ends[first].kind == "cancelled" and ends[first].body.startswith(f"Replaced by {second}")
+    assert ends[waiting].kind == "cancelled" and ends[waiting].body == "Cancelled before it started."
+    assert ends[slow].kind == "cancelled"
+    assert ends[second].kind == "result" and ends[second].body.run_id == 32
