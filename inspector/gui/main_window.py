@@ -347,8 +347,8 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
             self.show_layer(panels=(1,), details=playing)
             if playing:  # (a video that began to play since the activations were drawn: theirs too)
                 self.activation_panel.show_details()
-            else:
-                after_paint(self, lambda: self._draw_details(outcome, self.gradient_panel, lambda _o: drawn()))
+            else:  # after_paint has waited for that paint already: no 1 ms timer more (it added 1-2 ms a result)
+                after_paint(self, lambda: self._draw_details(outcome, self.gradient_panel, self._result_drawn))
                 return
         elif self.state.view == "compare":  # a row a turn, the input and predictions painted first
             self.edits.refresh(done=drawn)

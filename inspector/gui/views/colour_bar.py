@@ -21,8 +21,16 @@ def colour_bar(values: tuple[float, float], colour_map: pg.ColorMap, width: int,
 
 
 def constant_value(values: np.ndarray) -> float | None:
-    """The one value every finite entry of `values` has (None: they differ, or none is finite)."""
-    finite = np.asarray(values)[np.isfinite(values)]
+    """The one value every finite entry of `values` has (None: they differ, or none is finite).
+    Two different finite values among a strided sample of 4096 settle it without reading the rest (a panel's
+    64 maps of 112x112: 0.9 ms of its turn for the whole, most of them not constant)."""
+    values = np.asarray(values)
+    if values.size > 8192:
+        sample = values.flat[:: values.size // 4096]  # a copy of the sample only, contiguous or not
+        sample = sample[np.isfinite(sample)]
+        if sample.size and sample.min() != sample.max():
+            return None
+    finite = values[np.isfinite(values)]
     if finite.size == 0:
         return None
     low, high = float(finite.min()), float(finite.max())

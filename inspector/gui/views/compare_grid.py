@@ -19,6 +19,7 @@ from inspector.core.mosaic import Mosaic, levels, make_mosaic
 
 from ..paint_turns import after_paint
 from .colour_bar import colour_bar
+from .mosaic_image import MosaicImage
 from .number_format import fmt
 
 ROWS = ("activation", "gradient", "input gradient")
@@ -132,7 +133,7 @@ class CompareGrid(pg.GraphicsLayoutWidget):
             for col in COLS:
                 yield
                 view = self.addViewBox(row=r + 1, col=_VIEW_COL[col], lockAspect=True, invertY=True, enableMenu=False)
-                image = pg.ImageItem(axisOrder="row-major")
+                image = MosaicImage(axisOrder="row-major")  # its NaN gaps found cheaper at render
                 view.addItem(image)
                 parts.images[row, col], parts.views[row, col] = image, view
             for col in COLS:  # once the row's three are made

@@ -30,6 +30,7 @@ from inspector.core.records.tokens import TokenGrid, prefix_tokens
 from .channel_pager import ChannelPager
 from .channel_zoom import ChannelZoom, describe
 from .colour_bar import colour_bar, constant_value, say_constant
+from .mosaic_image import MosaicImage
 from .number_format import breakable, fmt, format_stats, keep_pairs
 from .panel_plots import ValueHistogram, VectorBars
 
@@ -98,7 +99,7 @@ class TensorPanel(QWidget):
         self.canvas = pg.GraphicsLayoutWidget()
         self.view = self.canvas.addViewBox(row=0, col=0, lockAspect=True, invertY=True)
         self.view.setMenuEnabled(False)
-        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image = MosaicImage(axisOrder="row-major")  # its NaN gaps found cheaper at render
         self.view.addItem(self.image)
         self.highlight = QGraphicsRectItem()
         self.highlight.setPen(pg.mkPen("#ff3030", width=2))  # cosmetic: 2 screen pixels at any zoom
