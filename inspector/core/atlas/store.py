@@ -17,30 +17,27 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import writes
+from .. import folder_jobs
 from ..arguments import checked
 from ..errors import AtlasError
 from ..folder_jobs import (
     KINDS,
     TOP_FIELDS,
     FolderJob,
+    FolderKind,
     LayerTop,
     check_digest,
     check_fields,
-    check_job_arguments,
-    check_kind,
     expect,
     not_a_file,
     npz_headers,
     only,
-    read_job_file,
     read_json,
     read_member,
     read_record,
     save_state,
     skipped_images,
     whole,
-    write_json,
 )
 from ..paths import check_name
 
@@ -123,49 +120,33 @@ def job_arguments(out_dir) -> dict:
     return read_json(job_file).get("arguments", {}) if job_file.is_file() else {}
 
 
+def _other_job(out: Path, args: dict, finished: bool) -> str:
+    what = "the atlas" if finished else "an unfinished atlas"
+    layers = args.get("layers") if isinstance(args.get("layers"), list) else []
+    return (f"{out} holds {what} of a different job (model {args.get('model')}, data {args.get('data')}, layers "
+            f"{', '.join(map(str, layers))}, top {args.get('top')}); choose another --out, or {RESTART}.")
+
+
+FOLDER = FolderKind("atlas", AtlasError, RESTART, "the atlas needs a folder",
+                    f"already holds an {ATLAS_FILE} that this job did not make; choose another --out or delete it.",
+                    _other_job, lambda out: read_atlas(out))
+
+
 def check_out_dir(out: Path, key: str, arguments: dict) -> dict | None:
     """The finished atlas when `out` already holds the atlas of the job `key`; None to go on (the job file is then
     written). AtlasError, with nothing changed, when `out` belongs to another job."""
-    check_folder(out)
-    job_file, atlas_file = out / JOB_FILE, out / ATLAS_FILE
-    for name in (JOB_FILE, ATLAS_FILE, f"{PARTIAL}.npz", f"{PARTIAL}.json"):
-        not_a_file(out / name)
-    if job_file.is_file():
-        theirs = read_job_file(job_file, AtlasError, RESTART)
-        if theirs["key"] != key:
-            args = theirs["arguments"]
-            what = "an unfinished atlas" if not atlas_file.is_file() else "the atlas"
-            layers = args.get("layers") if isinstance(args.get("layers"), list) else []
-            raise AtlasError(f"{out} holds {what} of a different job (model {args.get('model')}, data "
-                             f"{args.get('data')}, layers {', '.join(map(str, layers))}, top {args.get('top')}); "
-                             f"choose another --out, or {RESTART}.")
-        check_job_arguments(job_file, theirs, arguments, AtlasError, RESTART)
-        if atlas_file.is_file() and not (out / f"{PARTIAL}.json").is_file():
-            return read_atlas(out)
-        return None  # its job file is there as it was written
-    elif atlas_file.is_file():
-        raise AtlasError(f"{out} already holds an atlas.json that this job did not make; choose another --out "
-                         f"or delete it.")
-    writes.make_folder(out)
-    write_json(job_file, {"key": key, "arguments": arguments})
-    return None
+    return folder_jobs.check_out_dir(out, FOLDER, key, arguments)
 
 
 def check_folder(out: Path) -> None:
     """AtlasError, with nothing changed, when `out` is a file or holds another kind of job (concepts)."""
-    if out.exists() and not out.is_dir():
-        raise AtlasError(f"--out {out} is a file; the atlas needs a folder.")
-    check_kind(out, "atlas", AtlasError)
+    folder_jobs.check_folder(out, FOLDER)
 
 
 def forget_job(out: Path, atlas: bool = False) -> None:
     """Remove what a job keeps in `out` (its job file and saved state; with `atlas`, its atlas.json
     too): for a failed start, or a restart."""
-    names = (JOB_FILE, f"{PARTIAL}.npz", f"{PARTIAL}.json", *((ATLAS_FILE,) if atlas else ()))
-    for name in names:
-        not_a_file(out / name)
-    for name in names:
-        (out / name).unlink(missing_ok=True)
+    folder_jobs.forget_job(out, FOLDER, results=atlas)
 
 
 class Checkpoint:

@@ -15,15 +15,13 @@ import torch
 
 from ..devices import resolve_device
 from ..folder_jobs import (
-    after_batch,
     batch_tensors,
     ray_for_job,
     replica_rows,
     skip_record,
     stack_groups,
 )
-from .dictionary import ConceptError
-from .samples import LAYOUT_WORD, LayerSamples, check_signs
+from .samples import LayerSamples, batch_done, check_signs, keep
 
 
 class SampleReplica:
@@ -83,18 +81,6 @@ def _run(ray, loaded, job, state, cache_of, device: str, progress, cancel):
             offset += h * w
             if job.settings.method == "nmf":
                 check_signs(job, torch.from_numpy(part), int(i))
-            if cache is None:
-                state.info.update(channels=part.shape[1], layout=LAYOUT_WORD[meta["kind"]])
-                cache = cache_of(part.shape[1])
-            elif part.shape[1] != state.info["channels"]:
-                raise ConceptError(f"Layer {job.layer} gives {part.shape[1]} channels here, {state.info['channels']} "
-                                   f"in the saved state; run again with --restart.")
-            state.start[i] = cache.append("held" if job.held[i] else "train", part)
-            state.height[i], state.width[i] = h, w
-        state.done[indices] = True
-        if cache is not None:
-            state.info.update(cache.record())
-        saved_at = after_batch(state, state.done, None, skipped,
-                               (lambda d, t: progress("pass", d, t)) if progress else None, cancel, saved_at,
-                               what="Concepts")
+            cache = keep(job, state, cache, cache_of, int(i), part, h, w, meta["kind"])
+        saved_at = batch_done(state, cache, indices, skipped, progress, cancel, saved_at)
     return cache

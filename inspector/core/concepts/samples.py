@@ -1,7 +1,8 @@
 """The pass over the folder: each image's layer output as samples (one per position or token, C channels),
-appended to the job's sample cache. The atlas's parts do the work: its prefetched batches (decoding ahead on
-threads), its layouts (NCHW, NHWC, tokens on the model's grid), its after-batch loop (progress, the state saved
-every 30 s and on cancel) and its skip records."""
+appended to the job's sample cache. The folder jobs' parts do the work: their prefetched batches (decoding ahead
+on threads), layouts (NCHW, NHWC, tokens on the model's grid), after-batch loop (progress, the state saved every
+30 s and on cancel) and skip records. The pass on Ray (`ray_samples`) keeps its samples and ends its batches by
+the same two rules (`keep`, `batch_done`)."""
 
 from __future__ import annotations
 
@@ -109,21 +110,34 @@ def run_pass(loaded, job: ConceptJob, state: State, cache_of, device, progress, 
             layout = sampler.layout
             if job.settings.method == "nmf":
                 check_signs(job, v, int(images[0]))
-            if cache is None:
-                state.info.update(channels=layout.channels, layout=LAYOUT_WORD[layout.kind])
-                cache = cache_of(layout.channels)
-            elif layout.channels != state.info["channels"]:
-                raise ConceptError(f"Layer {job.layer} gives {layout.channels} channels here, {state.info['channels']} "
-                                   f"in the saved state; run again with --restart.")
             samples = v.numpy()
             for j, i in enumerate(images):
-                split = "held" if job.held[i] else "train"
-                state.start[i] = cache.append(split, samples[j])
-                state.height[i], state.width[i] = layout.height, samples.shape[1] // max(layout.height, 1)
-        state.done[chunk] = True
-        if cache is not None:
-            state.info.update(cache.record())
-        saved_at = after_batch(state, state.done, None, skipped,
-                               (lambda d, t: progress("pass", d, t)) if progress else None, cancel, saved_at,
-                               what="Concepts")
+                cache = keep(job, state, cache, cache_of, int(i), samples[j], layout.height,
+                             samples.shape[1] // max(layout.height, 1), layout.kind)
+        saved_at = batch_done(state, cache, chunk, skipped, progress, cancel, saved_at)
     return cache
+
+
+def keep(job: ConceptJob, state: State, cache: SampleCache | None, cache_of, image: int, samples: np.ndarray,
+         height: int, width: int, kind: str) -> SampleCache:
+    """One image's (P, C) samples into the cache (opened by `cache_of(C)` at the first; a layer that gives another
+    C than the saved state is a ConceptError), on the held-out or the training side; the cache."""
+    if cache is None:
+        state.info.update(channels=samples.shape[1], layout=LAYOUT_WORD[kind])
+        cache = cache_of(samples.shape[1])
+    elif samples.shape[1] != state.info["channels"]:
+        raise ConceptError(f"Layer {job.layer} gives {samples.shape[1]} channels here, {state.info['channels']} "
+                           f"in the saved state; run again with --restart.")
+    state.start[image] = cache.append("held" if job.held[image] else "train", samples)
+    state.height[image], state.width[image] = height, width
+    return cache
+
+
+def batch_done(state: State, cache: SampleCache | None, images, skipped: list, progress, cancel,
+               saved_at: float) -> float:
+    """A batch's `images` done: the cache's place kept in the state, then the folder jobs' after-batch loop."""
+    state.done[images] = True
+    if cache is not None:
+        state.info.update(cache.record())
+    return after_batch(state, state.done, None, skipped, (lambda d, t: progress("pass", d, t)) if progress else None,
+                       cancel, saved_at, what="Concepts")

@@ -20,26 +20,23 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import writes
+from .. import folder_jobs, writes
 from ..arguments import checked
 from ..errors import ArgumentValueError
 from ..folder_jobs import (
     KINDS,
+    FolderKind,
     check_fields,
-    check_job_arguments,
-    check_kind,
     expect,
     not_a_file,
     npz_headers,
     only,
-    read_job_file,
     read_json,
     save_state,
-    write_json,
 )
 from ..folder_jobs import read_record as read_state_record
 from ..paths import check_name, regular_file
-from .dictionary import DICTIONARY_FILE, ConceptError
+from .dictionary import ConceptError
 
 JOB_FILE, RECORD_FILE, _ = KINDS["concepts"]  # "concepts.job.json", "concepts.json", the dictionary
 PARTIAL = "concepts.partial"
@@ -126,47 +123,30 @@ def _record_wrong(r: dict) -> str | None:
     return None
 
 
+def _other_job(out: Path, a: dict, finished: bool) -> str:
+    return (f"{out} holds the concepts of a different job (model {a.get('model')}, layer {a.get('layer')}, "
+            f"{a.get('method')} K={a.get('k')}, data {a.get('data')}); choose another --out or {RESTART}.")
+
+
+FOLDER = FolderKind("concepts", ConceptError, RESTART, "the concepts need a folder",
+                    "already holds concepts this job did not make; choose another --out or delete them.",
+                    _other_job, lambda out: read_record(out))
+
+
 def check_out_dir(out: Path, key: str, arguments: dict) -> dict | None:
     """The finished record when `out` holds this job's; None to go on (the job file then written). ConceptError,
     with nothing changed, when `out` is a file or belongs to another job."""
-    check_folder(out)
-    for name in (JOB_FILE, RECORD_FILE, DICTIONARY_FILE, f"{PARTIAL}.npz", f"{PARTIAL}.json"):
-        not_a_file(out / name)
-    job_file, record = out / JOB_FILE, out / RECORD_FILE
-    if job_file.is_file():
-        theirs = read_job_file(job_file, ConceptError, RESTART)
-        if theirs["key"] != key:
-            a = theirs["arguments"]
-            raise ConceptError(f"{out} holds the concepts of a different job (model {a.get('model')}, layer "
-                               f"{a.get('layer')}, {a.get('method')} K={a.get('k')}, data {a.get('data')}); choose "
-                               f"another --out or {RESTART}.")
-        check_job_arguments(job_file, theirs, arguments, ConceptError, RESTART)
-        if record.is_file() and not (out / f"{PARTIAL}.json").is_file():
-            return read_record(out)
-        return None  # its job file is there as it was written
-    elif record.is_file() or (out / DICTIONARY_FILE).is_file():
-        raise ConceptError(f"{out} already holds concepts this job did not make; choose another --out or delete them.")
-    writes.make_folder(out)
-    write_json(job_file, {"key": key, "arguments": arguments})
-    return None
+    return folder_jobs.check_out_dir(out, FOLDER, key, arguments)
 
 
 def check_folder(out: Path) -> None:
     """ConceptError, with nothing changed, when `out` is a file or holds another kind of job (an atlas)."""
-    if out.exists() and not out.is_dir():
-        raise ConceptError(f"--out {out} is a file; the concepts need a folder.")
-    check_kind(out, "concepts", ConceptError)
+    folder_jobs.check_folder(out, FOLDER)
 
 
 def forget_job(out: Path, everything: bool = False) -> None:
     """Remove the job file, saved state and cache (with `everything`, the results too)."""
-    names = [JOB_FILE, f"{PARTIAL}.npz", f"{PARTIAL}.json"]
-    if everything:
-        names += [RECORD_FILE, DICTIONARY_FILE]
-    for name in names:
-        not_a_file(out / name)
-    for name in names:
-        (out / name).unlink(missing_ok=True)
+    folder_jobs.forget_job(out, FOLDER, results=everything)
     shutil.rmtree(out / CACHE_DIR, ignore_errors=True)
 
 

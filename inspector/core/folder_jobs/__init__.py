@@ -2,7 +2,7 @@
 
 What identifies a job and lists its images (`job`), the arguments they share (`arguments`), the images decoded a
 batch ahead (`batches`), the after-batch loop with its checkpoint and cancel (`loop`), how a layer's output holds
-channels and positions (`layout`), a running top K with statistics (`top`), the job folder's lock, JSON and .npz
+channels and positions (`layout`), a job folder's life by one set of rules (`folder`), a running top K with statistics (`top`), the job folder's lock, JSON and .npz
 files (`files`) and the rules its saved state is checked by (`state`), the thumbnails cut around a top entry
 (`thumbnails`), and the same job on Ray (`ray`). A kind of job imports this face, never the modules behind it
 (a contract in pyproject.toml).
@@ -21,6 +21,7 @@ _MODULES = {
     "batches": ("decode", "prefetched_batches", "split_decoded", "stack_groups"),
     "files": ("JobLock", "LOCK_FILE", "not_a_file", "npz_headers", "read_json", "read_member", "write_json"),
     "job": ("FolderJob", "job_of", "listing"),
+    "folder": ("FolderKind", "check_folder", "check_out_dir", "forget_job"),
     "layout": ("Layout", "layout_of"),
     "loop": ("CHECKPOINT_EVERY_S", "after_batch", "skip_record"),
     "ray": (

@@ -1,0 +1,77 @@
+"""A job folder's life by one set of rules, whatever the kind of job: which job the folder belongs to (its job
+file, written first), whether it holds that job finished, what a restart or a failed start removes. A kind says
+its files (`state.KINDS`: the job file, then its results), its error, its words, and how it reads its result."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import writes
+from .files import not_a_file, write_json
+from .state import KINDS, check_job_arguments, check_kind, read_job_file
+
+
+@dataclass(frozen=True)
+class FolderKind:
+    """What one kind of job keeps in its folder and how it says so."""
+
+    kind: str  # a key of KINDS: "atlas", "concepts"
+    error: type[Exception]
+    restart: str  # how to start over, the end of a refusal
+    needs: str  # "the atlas needs a folder"
+    foreign: str  # "already holds an atlas.json that this job did not make; ... delete it."
+    other_job: Callable[[Path, dict, bool], str]  # (out, their arguments, finished) -> the refusal's sentence
+    read_finished: Callable[[Path], dict]  # the finished result in the folder
+
+    @property
+    def job_file(self) -> str:
+        return KINDS[self.kind][0]
+
+    @property
+    def results(self) -> tuple[str, ...]:
+        return KINDS[self.kind][1:]
+
+    @property
+    def partial(self) -> str:
+        return f"{self.kind}.partial"
+
+
+def check_folder(out: Path, kind: FolderKind) -> None:
+    """`kind.error`, with nothing changed, when `out` is a file or holds another kind of job."""
+    if out.exists() and not out.is_dir():
+        raise kind.error(f"--out {out} is a file; {kind.needs}.")
+    check_kind(out, kind.kind, kind.error)
+
+
+def check_out_dir(out: Path, kind: FolderKind, key: str, arguments: dict) -> dict | None:
+    """The finished result when `out` holds the job `key` finished; None to go on (the job file is then written).
+    `kind.error`, with nothing changed, when `out` is a file or belongs to another job."""
+    check_folder(out, kind)
+    job_file, partial = out / kind.job_file, out / f"{kind.partial}.json"
+    for name in (kind.job_file, *kind.results, f"{kind.partial}.npz", f"{kind.partial}.json"):
+        not_a_file(out / name)
+    if job_file.is_file():
+        theirs = read_job_file(job_file, kind.error, kind.restart)
+        if theirs["key"] != key:
+            raise kind.error(kind.other_job(out, theirs["arguments"], (out / kind.results[0]).is_file()))
+        check_job_arguments(job_file, theirs, arguments, kind.error, kind.restart)
+        if (out / kind.results[0]).is_file() and not partial.is_file():
+            return kind.read_finished(out)
+        return None  # its job file is there as it was written
+    elif any((out / name).is_file() for name in kind.results):
+        raise kind.error(f"{out} {kind.foreign}")
+    writes.make_folder(out)
+    write_json(job_file, {"key": key, "arguments": arguments})
+    return None
+
+
+def forget_job(out: Path, kind: FolderKind, results: bool = False) -> None:
+    """Remove what a job keeps in `out` (its job file and saved state; with `results`, its results too): for a
+    failed start, or a restart."""
+    names = (kind.job_file, f"{kind.partial}.npz", f"{kind.partial}.json", *(kind.results if results else ()))
+    for name in names:
+        not_a_file(out / name)
+    for name in names:
+        (out / name).unlink(missing_ok=True)
