@@ -25,6 +25,7 @@ from ..folder_jobs import (
     LayerTop,
     check_address,
     job_of,
+    open_job,
     thumbnail_path,
     write_json,
     write_thumbnails,
@@ -35,9 +36,7 @@ from .local import run_here
 from .ray_pipeline import run_on_ray
 from .store import (
     ATLAS_FILE,
-    JOB_FILE,
-    check_folder,
-    check_out_dir,
+    FOLDER,
     checkpoint_of,
     forget_job,
     read_atlas,
@@ -65,11 +64,7 @@ def run_atlas(loaded: LoadedModel, data_dir: str | os.PathLike, layers: str | li
     if ray_address:
         check_address(ray_address)  # before anything is written, and at once (Ray retries for minutes)
     with JobLock(out):
-        check_folder(out)  # before --restart removes anything
-        if restart:
-            forget_job(out, atlas=True)
-        started = not (out / JOB_FILE).is_file()
-        done = check_out_dir(out, job.key, job.arguments)
+        done, started = open_job(out, FOLDER, job.key, job.arguments, restart)
         if done is not None:
             if progress:
                 progress(len(job.images), len(job.images))

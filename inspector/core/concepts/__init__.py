@@ -22,7 +22,7 @@ import torch
 from ..arguments import checked
 from ..devices import resolve_device
 from ..errors import RunCancelled
-from ..folder_jobs import JobLock, write_json
+from ..folder_jobs import JobLock, open_job, write_json
 from ..outputs import output_folder
 from ..sources.loaded import LoadedModel, tree_of
 from .dictionary import ConceptError, Dictionary, load_dictionary, nnls, save_dictionary
@@ -35,14 +35,12 @@ from .resume import check_state
 from .samples import run_pass
 from .store import (
     CACHE_DIR,
-    JOB_FILE,
+    FOLDER,
     LOCK_FILE,
     RECORD_FILE,
     RESTART,
     SampleCache,
     State,
-    check_folder,
-    check_out_dir,
     forget_job,
     page_path,
     read_record,
@@ -75,11 +73,7 @@ def learn_concepts(loaded: LoadedModel, data_dir: str | os.PathLike, layer: str,
     if method == "nmf":
         import sklearn.decomposition  # noqa: F401  (seconds to import: before the pass, not inside its first step)
     with JobLock(out, LOCK_FILE):
-        check_folder(out)  # before --restart removes anything
-        if restart:
-            forget_job(out, everything=True)
-        started = not (out / JOB_FILE).is_file()
-        done = check_out_dir(out, job.key, job.arguments)
+        done, started = open_job(out, FOLDER, job.key, job.arguments, restart)
         if done is not None:
             return done
         state = State(out, job.key, len(job.atlas.images))

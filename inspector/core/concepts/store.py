@@ -130,7 +130,7 @@ def _other_job(out: Path, a: dict, finished: bool) -> str:
 
 FOLDER = FolderKind("concepts", ConceptError, RESTART, "the concepts need a folder",
                     "already holds concepts this job did not make; choose another --out or delete them.",
-                    _other_job, lambda out: read_record(out))
+                    _other_job, lambda out: read_record(out), scratch=CACHE_DIR)
 
 
 def check_out_dir(out: Path, key: str, arguments: dict) -> dict | None:
@@ -147,7 +147,6 @@ def check_folder(out: Path) -> None:
 def forget_job(out: Path, everything: bool = False) -> None:
     """Remove the job file, saved state and cache (with `everything`, the results too)."""
     folder_jobs.forget_job(out, FOLDER, results=everything)
-    shutil.rmtree(out / CACHE_DIR, ignore_errors=True)
 
 
 class SampleCache:

@@ -4,6 +4,7 @@ its files (`state.KINDS`: the job file, then its results), its error, its words,
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ class FolderKind:
     foreign: str  # "already holds an atlas.json that this job did not make; ... delete it."
     other_job: Callable[[Path, dict, bool], str]  # (out, their arguments, finished) -> the refusal's sentence
     read_finished: Callable[[Path], dict]  # the finished result in the folder
+    scratch: str | None = None  # a folder the job works in (removed with the job's state)
 
     @property
     def job_file(self) -> str:
@@ -75,3 +77,16 @@ def forget_job(out: Path, kind: FolderKind, results: bool = False) -> None:
         not_a_file(out / name)
     for name in names:
         (out / name).unlink(missing_ok=True)
+    if kind.scratch:
+        shutil.rmtree(out / kind.scratch, ignore_errors=True)
+
+
+def open_job(out: Path, kind: FolderKind, key: str, arguments: dict, restart: bool) -> tuple[dict | None, bool]:
+    """The job `key` opened in `out`, its lock held: (its finished result, or None to go on; whether this run
+    starts it, so that a start that fails before any state is saved removes what it wrote). `restart` removes the
+    folder's job, state and results first, once the folder is known to be of this kind."""
+    check_folder(out, kind)  # before a restart removes anything
+    if restart:
+        forget_job(out, kind, results=True)
+    started = not (out / kind.job_file).is_file()
+    return check_out_dir(out, kind, key, arguments), started
