@@ -18,7 +18,7 @@ class AtlasController(QObject):
         view.ticked = state.ticked
         view.sigOpen.connect(atlas.open)
         view.sigBuild.connect(atlas.build)
-        view.sigCancel.connect(state.cancel)
+        view.sigCancel.connect(atlas.cancel)
         view.sigChannel.connect(atlas.pictures)
         view.sigUse.connect(atlas.use_image)
         atlas.sigOpened.connect(self._on_atlas)
@@ -41,7 +41,7 @@ class AtlasController(QObject):
         button.setToolTip("Learn concepts (directions mixing channels) of a layer over a folder of images; the "
                           "Concepts dock shows them")
         button.clicked.connect(build)
-        row = self.view.layout().itemAt(0).layout()  # the view's first row: Open atlas…, Build…, Cancel
+        row = self.view.buttons_row  # Open atlas…, Build…, Cancel
         row.insertWidget(row.indexOf(self.view.build_button) + 1, button)
 
     def _on_atlas(self, opened) -> None:

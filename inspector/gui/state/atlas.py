@@ -9,36 +9,34 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import Signal
 
 from inspector.core.records.requests import AtlasRequest
 
+from .folder_job import FolderJobState
 
-class AtlasState(QObject):
-    """Signals
+BUILD_STAGES = "Atlas: "  # how the build's own phases begin (worker_atlas.atlas_progress)
+
+
+class AtlasState(FolderJobState):
+    """Signals (and FolderJobState's: sigBuilding, sigProgress of images done and in all, sigBuildText)
     -------
     sigOpened(object): an atlas was opened or built (an OpenedAtlas).
     sigPictures(object): the TopPictures of the channel last asked for.
-    sigBuilding(bool): a build started or ended.
-    sigProgress(int, int): images done, images in all, while a build runs.
     sigOwner(str): "" when the open atlas is the loaded model's; else why it is not (another model,
         weights, seed or preprocessing built it): its pictures are then not this model's channels.
     """
 
     sigOpened = Signal(object)
     sigPictures = Signal(object)
-    sigBuilding = Signal(bool)
-    sigProgress = Signal(int, int)
     sigOwner = Signal(str)
 
     def __init__(self, app, worker) -> None:
-        super().__init__(app)
-        self.app, self.worker = app, worker
+        super().__init__(app, BUILD_STAGES, worker.sigAtlasProgress, worker.sigPhase)
+        self.worker = worker
         self.opened = None  # the OpenedAtlas the Atlas view shows
-        self.building = False
         self._pictures_id = 0
         worker.sigAnswer.connect(self._on_answer)
-        worker.sigAtlasProgress.connect(self.sigProgress)
         app.sigModelLoaded.connect(lambda _info, _ticks: self._say_owner())
 
     def not_of(self) -> str | None:
@@ -60,11 +58,15 @@ class AtlasState(QObject):
         if not layers:
             app.notify("info", "Tick the layers the atlas is for in the Modules tree first.")
             return False
-        self.worker.request_atlas(AtlasRequest("build", str(out_dir), app.model.request, str(data_dir), layers,
-                                               int(top), int(batch), app.usable_device()))
-        self.building = True
-        self.sigBuilding.emit(True)
+        request = AtlasRequest("build", str(out_dir), app.model.request, str(data_dir), layers, int(top), int(batch),
+                               app.usable_device())
+        self._begin_build(lambda: self.worker.request_atlas(request))
         return True
+
+    def cancel(self) -> None:
+        """Stop a build after its batch (Esc, or the view's Cancel); building again resumes."""
+        if self.building:
+            self.app.cancel()
 
     def pictures(self, layer: str, channel: int) -> None:
         """Ask for the pictures of `layer`'s channel `channel` top images (sigPictures brings them)."""
@@ -93,9 +95,7 @@ class AtlasState(QObject):
 
     def _on_atlas(self, opened) -> None:
         self.opened = opened
-        if self.building:
-            self.building = False
-            self.sigBuilding.emit(False)
+        self._end_build("done")
         atlas = opened.atlas
         skipped = f", {len(atlas['skipped'])} skipped" if atlas["skipped"] else ""
         why = self.not_of()
@@ -113,7 +113,6 @@ class AtlasState(QObject):
         if run_id == self._pictures_id:
             self.sigPictures.emit(pictures)
 
-    def failed(self) -> None:
-        if self.building:
-            self.building = False
-            self.sigBuilding.emit(False)
+    def failed(self, failure=None) -> None:
+        """An atlas job failed (`failure`: its Failure): a build ends, cancelled or failed."""
+        self._end_build("cancelled" if failure is not None and failure.cancelled else "failed")

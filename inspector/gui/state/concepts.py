@@ -12,7 +12,7 @@ from __future__ import annotations
 from itertools import count
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import Signal
 
 from inspector.core.edits import CONCEPT_OPS, Edit, make_edit
 from inspector.core.errors import SpecError
@@ -20,22 +20,20 @@ from inspector.core.keys import Key
 from inspector.core.records.failure import Failure
 
 from ..worker_concepts import BuildConceptsRequest, ConceptsRequest
+from .folder_job import FolderJobState
 
 SETTINGS_KEY = "concepts/{source}"
 BUILD_STAGES = "Concepts: "  # how the build's own phases begin (worker_concepts.STAGES, build_progress)
 
 
-class ConceptsState(QObject):
-    """Signals
+class ConceptsState(FolderJobState):
+    """Signals (and FolderJobState's: sigBuilding, sigProgress of the build's stage, sigBuildText)
     -------
     sigOpened(object): an OpenedConcepts (or None: no dictionary for the loaded model).
     sigRead(object): the ConceptsRead of the image on screen.
     sigMap(object): the ConceptMap of the concept picked.
     sigSelected(int): the concept picked (its map is drawn from the last reading).
     sigSaid(str, bool): one line for the view (True: an error); "" takes it down.
-    sigBuilding(bool): a build started or ended.
-    sigProgress(int, int): done and total of the build's stage.
-    sigBuildText(str): the build's progress in words (rate and time left).
     """
 
     sigOpened = Signal(object)
@@ -43,26 +41,19 @@ class ConceptsState(QObject):
     sigMap = Signal(object)
     sigSelected = Signal(int)
     sigSaid = Signal(str, bool)
-    sigBuilding = Signal(bool)
-    sigProgress = Signal(int, int)
-    sigBuildText = Signal(str)
 
     def __init__(self, app, settings) -> None:
-        super().__init__(app)
-        self.app, self.settings = app, settings
-        self.jobs = app.worker_thread.concept_jobs()
+        jobs = app.worker_thread.concept_jobs()
+        super().__init__(app, BUILD_STAGES, jobs.sigProgress, app.worker.sigPhase)
+        self.settings, self.jobs = settings, jobs
         self.opened = None  # the OpenedConcepts shown
         self.reading = None  # the ConceptsRead of the image on screen
         self.selected: int | None = None
         self.shown = False  # the view is on screen: readings are asked for
-        self.building = False
-        self._build_started = False  # the build's first stage was said (before: queued behind the worker's job)
         self._ids = count(1)
         self._read_id = self._open_id = 0
         self._asked = None  # the key of the last reading asked for
         self.jobs.sigAnswer.connect(self._on_answer)
-        self.jobs.sigProgress.connect(self.sigProgress)
-        app.worker.sigPhase.connect(self._on_phase)
         app.sigModelLoaded.connect(lambda info, _ticks: self._on_model(info))
         app.sigResult.connect(lambda _outcome: self.ensure())
 
@@ -95,16 +86,12 @@ class ConceptsState(QObject):
             self.sigSaid.emit("", False)
 
     def _on_answer(self, kind: str, _run_id: int, found) -> None:
-        if kind == "open":
-            self._on_opened(found)
-        elif kind == "read":
-            self._on_read(found)
-        elif kind == "map":
-            self._on_map(found)
-        elif kind == "build" and isinstance(found, Failure):
-            self._on_build_failed(found)
-        elif kind == "build":
-            self._on_built(found)
+        if kind == "build" and isinstance(found, Failure):
+            kind = "build failed"
+        answered = {"open": self._on_opened, "read": self._on_read, "map": self._on_map, "build": self._on_built,
+                    "build failed": self._on_build_failed}.get(kind)
+        if answered is not None:
+            answered(found)
 
     def _on_opened(self, opened) -> None:
         if isinstance(opened, Failure):
@@ -256,44 +243,24 @@ class ConceptsState(QObject):
             return False
         if self.building:
             return False
-        self.building, self._build_started = True, False
-        self.sigBuilding.emit(True)
         self.sigSaid.emit(f"Learning {k} concepts of {layer} ({method}) over {data_dir} …", False)
-        self.jobs.request(BuildConceptsRequest(app.model.request, str(data_dir), layer, int(k), method,
-                                               str(out_dir), app.usable_device(), sparsity))
-        self._say_queued(app.phase)
+        request = BuildConceptsRequest(app.model.request, str(data_dir), layer, int(k), method, str(out_dir),
+                                       app.usable_device(), sparsity)
+        self._begin_build(lambda: self.jobs.request(request))
         return True
-
-    def _say_queued(self, phase: str) -> None:
-        """Until the build's first stage: what the worker does before it (it runs one thing at a time)."""
-        self.sigBuildText.emit(f"Queued behind “{phase}”: the build starts when that ends." if phase else
-                               "Starting…")
 
     def cancel(self) -> None:
         """Stop a build after its batch (Esc, or the view's Cancel); building again resumes."""
         if self.building:
             self.jobs.cancel()
 
-    def _on_phase(self, phase: str) -> None:
-        if not self.building:
-            return
-        if phase.startswith(BUILD_STAGES):
-            self._build_started = True
-            self.sigBuildText.emit(phase)
-        elif not self._build_started:  # ("Concepts of the image" is a reading the build waits for)
-            self._say_queued(phase)
-
-    def _end_build(self) -> None:
-        self.building = False
-        self.sigBuilding.emit(False)
-
     def _on_built(self, folder: str) -> None:
-        self._end_build()
+        self._end_build("done")
         self.app.notify("info", f"Concepts learned into {folder}.")
         self.open(folder)
 
     def _on_build_failed(self, failed: Failure) -> None:
-        self._end_build()
+        self._end_build("cancelled" if failed.cancelled else "failed")
         if failed.cancelled:
             text = f"{failed.message} Build again with the same choices to go on where it stopped."
             self.sigSaid.emit(text, False)

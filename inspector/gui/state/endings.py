@@ -44,7 +44,7 @@ def on_failed(state, failure: Failure) -> None:
     if failure.what == "run":
         state.live.failed()
     if failure.what == "atlas":
-        state.atlas.failed()
+        state.atlas.failed(failure)
     if failure.what == "attribution":
         state.analysis.failed(failure)
     if failure.what == "load":

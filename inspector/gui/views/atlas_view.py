@@ -9,21 +9,15 @@ shown as the model saw it with the argmax region outlined, its score and file, a
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
-    QDialogButtonBox,
-    QFormLayout,
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
-    QProgressBar,
     QPushButton,
     QScrollArea,
     QSpinBox,
@@ -33,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from inspector.gui import file_dialogs
 
+from .folder_job import FolderJobControls, FolderJobDialog
 from .number_format import fmt
 
 PICTURE_PX = 132  # side of each top image
@@ -56,43 +51,21 @@ def picture_pixmap(rgb: np.ndarray, box, size: int = PICTURE_PX) -> QPixmap:
     return pixmap
 
 
-class BuildDialog(QDialog):
+class BuildDialog(FolderJobDialog):
     """Images folder, output folder, top K and batch size for building an atlas."""
 
     def __init__(self, layers: list[str], parent=None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Build a channel atlas")
-        self.data = QLineEdit(file_dialogs.remembered("atlas-data"))  # the folders of the last build
-        self.out = QLineEdit(file_dialogs.remembered("atlas-out"))
+        super().__init__("atlas", "Build a channel atlas", parent)
         self.top = QSpinBox(minimum=1, maximum=100, value=9)
         self.batch = QSpinBox(minimum=1, maximum=512, value=16)
-        form = QFormLayout(self)
-        form.addRow(QLabel(f"Layers (the ticked ones): {', '.join(layers)}", wordWrap=True))
-        file_dialogs.add_folder_rows(form, (("Images folder", self.data, self._browse_data),
-                                            ("Output folder", self.out, self._browse_out)))
-        form.addRow("Top images per channel", self.top)
-        form.addRow("Batch size", self.batch)
-        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
-        buttons.button(QDialogButtonBox.Ok).setText("Build")
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        form.addRow(buttons)
-        self.resize(560, self.sizeHint().height())
-
-    def _browse_data(self) -> None:
-        path = file_dialogs.choose_folder(self, "atlas-data", "Folder of images (nested folders too)", self.data.text())
-        if path:
-            self.data.setText(path)
-            if not self.out.text():
-                self.out.setText(str(Path(path).parent / f"{Path(path).name}-atlas"))
-
-    def _browse_out(self) -> None:
-        path = file_dialogs.choose_folder(self, "atlas-out", "Folder to write the atlas to", self.out.text())
-        if path:
-            self.out.setText(path)
+        self.form.addRow(QLabel(f"Layers (the ticked ones): {', '.join(layers)}", wordWrap=True))
+        self._folder_rows()
+        self.form.addRow("Top images per channel", self.top)
+        self.form.addRow("Batch size", self.batch)
+        self._finish(560)
 
 
-class AtlasView(QWidget):
+class AtlasView(QWidget, FolderJobControls):
     """Signals
     -------
     sigOpen(str): open the atlas in this folder.
@@ -112,14 +85,9 @@ class AtlasView(QWidget):
         super().__init__(parent)
         self.opened = None
         self.ticked = lambda: []  # the window sets it: the layers a build is for
-        self.open_button = QPushButton("Open atlas…")
-        self.open_button.setToolTip("Open a folder holding an atlas.json (made here or by `network-inspector atlas`)")
-        self.build_button = QPushButton("Build…")
-        self.build_button.setToolTip("Build an atlas of the ticked layers over a folder of images")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setVisible(False)
-        self.progress = QProgressBar()
-        self.progress.setVisible(False)
+        layout = self._job_layout("Open atlas…", "Open a folder holding an atlas.json (made here or by "
+                                  "`network-inspector atlas`)", "Build an atlas of the ticked layers over a folder "
+                                  "of images", unit="images")
         self.info = QLabel("No atlas yet. Open one, or build one from the ticked layers over a folder of "
                            "images; then click a channel in a mosaic to see the images that excite it most.")
         self.info.setWordWrap(True)
@@ -140,19 +108,9 @@ class AtlasView(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         scroll.setWidget(self.grid_host)
-        buttons = QHBoxLayout()
-        for w in (self.open_button, self.build_button, self.cancel_button):
-            buttons.addWidget(w)
-        buttons.addStretch(1)
         pick = QHBoxLayout()
-        pick.addWidget(QLabel("Layer"))
-        pick.addWidget(self.layer, 1)
-        pick.addWidget(QLabel("Channel"))
-        pick.addWidget(self.channel)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(buttons)
-        layout.addWidget(self.progress)
+        for w, stretch in ((QLabel("Layer"), 0), (self.layer, 1), (QLabel("Channel"), 0), (self.channel, 0)):
+            pick.addWidget(w, stretch)
         layout.addWidget(self.info)
         layout.addWidget(self.owner)
         layout.addLayout(pick)
@@ -161,7 +119,6 @@ class AtlasView(QWidget):
         self.cells: list[tuple[QLabel, QLabel, QPushButton]] = []
         self.open_button.clicked.connect(self.ask_open)
         self.build_button.clicked.connect(self._ask_build)
-        self.cancel_button.clicked.connect(self.sigCancel.emit)
         self.layer.activated.connect(lambda _i: self._emit_channel())
         self.channel.valueChanged.connect(lambda _v: self._emit_channel())
         self._set_picking_enabled(False)
@@ -179,8 +136,6 @@ class AtlasView(QWidget):
             return
         dialog = BuildDialog(layers, self)
         if dialog.exec() == QDialog.Accepted and dialog.data.text() and dialog.out.text():
-            file_dialogs.remember("atlas-data", dialog.data.text(), folder_itself=True)  # offered next time
-            file_dialogs.remember("atlas-out", dialog.out.text(), folder_itself=True)
             self.sigBuild.emit(dialog.data.text(), dialog.out.text(), dialog.top.value(), dialog.batch.value())
         dialog.deleteLater()
 
@@ -272,18 +227,6 @@ class AtlasView(QWidget):
         cell.addWidget(use)
         self.grid.addLayout(cell, i // COLUMNS, i % COLUMNS)
         self.cells.append((picture, caption, use))
-
-    def set_building(self, building: bool) -> None:
-        self.build_button.setEnabled(not building)
-        self.cancel_button.setVisible(building)
-        self.progress.setVisible(building)
-        if building:
-            self.progress.setRange(0, 0)
-
-    def set_progress(self, done: int, total: int) -> None:
-        self.progress.setRange(0, max(total, 1))
-        self.progress.setValue(done)
-        self.progress.setFormat(f"{done} of {total} images")
 
     def _set_picking_enabled(self, on: bool) -> None:
         for w in (self.layer, self.channel):

@@ -6,38 +6,25 @@ line under the method says why."""
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import Callable
 
-from PySide6.QtWidgets import (
-    QComboBox,
-    QDialog,
-    QDialogButtonBox,
-    QFormLayout,
-    QLabel,
-    QLineEdit,
-    QSpinBox,
-)
-
-from inspector.gui import file_dialogs
+from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox
 
 from ..concepts_sign import LayerSign
 from ..controls import content_free, searchable
+from .folder_job import FolderJobDialog
 
 METHODS = (("nmf", "nmf: non-negative factorisation (a layer after a ReLU)"),
            ("sae", "sae: sparse autoencoder (any layer)"))
 
 
-class BuildConceptsDialog(QDialog):
+class BuildConceptsDialog(FolderJobDialog):
     """`sign_of(layer)`: what the app knows of whether NMF can learn that layer (None: nothing known)."""
 
     def __init__(self, layers: list[str], layer: str | None, parent=None,
                  sign_of: Callable[[str], LayerSign] | None = None) -> None:
-        super().__init__(parent)
+        super().__init__("concepts", "Build concepts", parent, data_also="atlas-data")
         self.sign_of = sign_of
-        self.setWindowTitle("Build concepts")
-        self.data = QLineEdit(file_dialogs.remembered("concepts-data") or file_dialogs.remembered("atlas-data"))
-        self.out = QLineEdit(file_dialogs.remembered("concepts-out"))
         self.layer = content_free(searchable(QComboBox()), 24)
         self.layer.addItems(layers)
         if layer in layers:
@@ -55,28 +42,19 @@ class BuildConceptsDialog(QDialog):
         self.method_note = QLabel("", wordWrap=True)
         self.method_note.setStyleSheet("color: #555;")
         self.method_note.hide()
-        form = QFormLayout(self)
+        form = self.form
         form.addRow(QLabel("Learns a dictionary of the layer's activations over a folder of images (every position "
                            "of a map, or every token, is a sample); Cancel stops it after a batch, and building "
                            "again with the same choices goes on from there.", wordWrap=True))
-        file_dialogs.add_folder_rows(form, (("Images folder", self.data, self._browse_data),
-                                            ("Output folder", self.out, self._browse_out)))
+        self._folder_rows()
         form.addRow("Layer", self.layer)
         form.addRow("Concepts (K)", self.k)
         form.addRow("Method", self.method)
         form.addRow("", self.method_note)
         form.addRow("Active per position (sae)", self.sparsity)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
-        self.buttons.button(QDialogButtonBox.Ok).setText("Build")
-        self.buttons.accepted.connect(self._accept)
-        self.buttons.rejected.connect(self.reject)
-        self.why = QLabel(" ")
-        self.why.setStyleSheet("color: #b00;")
-        form.addRow(self.why)
-        form.addRow(self.buttons)
         self.layer.currentTextChanged.connect(self._offer_methods)
         self._offer_methods(self.layer.currentText(), first=True)
-        self.resize(600, self.sizeHint().height())
+        self._finish(600)
 
     def sign(self, layer: str) -> LayerSign:
         return self.sign_of(layer) if self.sign_of is not None and layer else LayerSign(None, "")
@@ -117,26 +95,3 @@ class BuildConceptsDialog(QDialog):
         if not out:
             return "Choose the folder to write the concepts to."
         return ""
-
-    def _accept(self) -> None:
-        why = self.problem()
-        self.why.setText(why or " ")
-        if why:
-            return
-        data, *_, out = self.choices()
-        file_dialogs.remember("concepts-data", data, folder_itself=True)  # offered next time
-        file_dialogs.remember("concepts-out", out, folder_itself=True)
-        self.accept()
-
-    def _browse_data(self) -> None:
-        path = file_dialogs.choose_folder(self, "concepts-data", "Folder of images (nested folders too)",
-                                          self.data.text())
-        if path:
-            self.data.setText(path)
-            if not self.out.text():
-                self.out.setText(str(Path(path).parent / f"{Path(path).name}-concepts"))
-
-    def _browse_out(self) -> None:
-        path = file_dialogs.choose_folder(self, "concepts-out", "Folder to write the concepts to", self.out.text())
-        if path:
-            self.out.setText(path)

@@ -15,8 +15,6 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
-    QPushButton,
     QSplitter,
     QToolButton,
     QVBoxLayout,
@@ -25,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from .concepts_bars import ConceptBars
 from .concepts_page import OverlayMap
+from .folder_job import FolderJobControls
 from .number_format import fmt
 
 EMPTY = ("No concept dictionary yet. A concept is a direction in a layer's channels (a mix of them) learned over a "
@@ -34,7 +33,7 @@ EMPTY = ("No concept dictionary yet. A concept is a direction in a layer's chann
 COEFFICIENTS = "Coefficients (mean over positions)"
 
 
-class ConceptsView(QWidget):
+class ConceptsView(QWidget, FolderJobControls):
     """Signals
     -------
     sigOpen(): ask for a folder to open.
@@ -59,18 +58,9 @@ class ConceptsView(QWidget):
         self.picked: int | None = None
         self.backdrop = lambda: None  # the window sets it: the picture the model saw, (H, W, 3) uint8
         self.labels: list[str] | None = None  # the loaded model's class names
-        self.open_button = QPushButton("Open dictionary…")
-        self.open_button.setToolTip("Open a folder holding dictionary.safetensors and concepts.json (made by "
-                                    "`network-inspector concepts` or Build…)")
-        self.build_button = QPushButton("Build…")
-        self.build_button.setToolTip("Learn concepts of a layer of the loaded model over a folder of images")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setVisible(False)
-        self.progress = QProgressBar()
-        self.progress.setVisible(False)
-        self.progress_text = QLabel()
-        self.progress_text.setWordWrap(True)
-        self.progress_text.setVisible(False)
+        layout = self._job_layout("Open dictionary…", "Open a folder holding dictionary.safetensors and "
+                                  "concepts.json (made by `network-inspector concepts` or Build…)", "Learn concepts of "
+                                  "a layer of the loaded model over a folder of images", words=True)
         self.info = QLabel(EMPTY)
         self.info.setWordWrap(True)
         self.message = QLabel()
@@ -87,15 +77,6 @@ class ConceptsView(QWidget):
         self.scale_button.setToolTip("Add the edit that scales this concept's component by k (x + (k - 1) c d)")
         self.k = QDoubleSpinBox(minimum=-100.0, maximum=100.0, value=2.0, singleStep=0.5, decimals=2)
         self.k.setToolTip("k of Scale: the concept's component times k (0 removes it, 1 leaves it)")
-        buttons = QHBoxLayout()
-        for w in (self.open_button, self.build_button, self.cancel_button):
-            buttons.addWidget(w)
-        buttons.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(buttons)
-        layout.addWidget(self.progress)
-        layout.addWidget(self.progress_text)
         layout.addWidget(self.info)
         layout.addWidget(self.message)
         self.blank = QWidget()  # in the charts' place while no dictionary is open: the text above says what to do
@@ -103,7 +84,6 @@ class ConceptsView(QWidget):
         self._charts: QSplitter | None = None  # the charts and maps: made when a dictionary first opens
         self.open_button.clicked.connect(self.sigOpen.emit)
         self.build_button.clicked.connect(self.sigBuild.emit)
-        self.cancel_button.clicked.connect(self.sigCancel.emit)
         self.page_button.clicked.connect(lambda: self.picked is not None and self.sigPage.emit(self.picked))
         self.ablate_button.clicked.connect(lambda: self.sigEdit.emit("ablate", 0.0))
         self.scale_button.clicked.connect(lambda: self.sigEdit.emit("scale", self.k.value()))
@@ -267,22 +247,6 @@ class ConceptsView(QWidget):
         self.relevance_map.setToolTip(f"CRP-style: class {self.class_name(found.target)}'s gradient taken through "
                                       f"concept {found.concept} only, back to the input (gradient × input; red drives "
                                       f"the class, blue against it; colours top out at the 99th percentile)")
-
-    def set_building(self, building: bool) -> None:
-        self.build_button.setEnabled(not building)
-        self.cancel_button.setVisible(building)
-        self.progress.setVisible(building)
-        self.progress_text.setVisible(building)
-        if building:
-            self.progress.setRange(0, 0)
-            self.progress_text.setText("Starting…")
-
-    def set_progress(self, done: int, total: int) -> None:
-        self.progress.setRange(0, max(total, 1))
-        self.progress.setValue(done)
-
-    def set_progress_text(self, text: str) -> None:
-        self.progress_text.setText(text)
 
     def _clear_reading(self) -> None:
         self.reading = None
