@@ -23,7 +23,7 @@ import time
 import torch
 
 from inspector.core.graph import Graph, record_graph
-from inspector.core.graph.layout import GraphLayout
+from inspector.core.graph.layout.graph_layout import GraphLayout
 
 from .timing import timed
 

@@ -20,7 +20,7 @@ import torch
 import torchvision
 
 from inspector.core.graph import record_graph
-from inspector.core.graph.values import compare_edits, graph_values
+from inspector.core.graph.values.entry import compare_edits, graph_values
 
 from .graph_record import _clocks
 

@@ -26,8 +26,8 @@ _METHOD = re.compile(r"\.\w+\(\.\.\.\)$")
 
 
 def add_parser(sub) -> None:
-    from inspector.core.graph.draw_png import DEFAULT_SCALE, LONG_SIDE, MOST_PIXELS, SHORT_SIDE
-    from inspector.core.graph.draw_values import SHOWN
+    from inspector.core.graph.draw.png import DEFAULT_SCALE, LONG_SIDE, MOST_PIXELS, SHORT_SIDE
+    from inspector.core.graph.draw.values import SHOWN
 
     g = sub.add_parser("graph", help="the graph of one forward as a figure (.svg, .png) or node-link data (.json)")
     common.model_args(g)
@@ -298,7 +298,7 @@ def _leaves(text: str, loaded):
 
 def _values(args, loaded, second, x, graph):
     """The numbers --values draws: one run's (GraphValues), or two runs compared (GraphComparison)."""
-    from inspector.core.graph import values as v
+    from inspector.core.graph.values import entry as v
 
     if args.values != CHANGE:
         return v.graph_values(loaded, x, graph, target=args.target, edits=args.edit)
@@ -348,26 +348,26 @@ def _write_json(out, view, values, shown: str | None) -> None:
 
 def _write_figure(args, out, graph, opened, values, subtitle: str):
     """The figure of the graph with `opened` open, as .svg or .png; the view drawn."""
-    from inspector.core.graph.draw import draw_graph
-    from inspector.core.graph.draw_values import overlay_of
-    from inspector.core.graph.layout import GraphLayout
+    from inspector.core.graph.draw.figure import draw_graph
+    from inspector.core.graph.draw.values import overlay_of
+    from inspector.core.graph.layout.graph_layout import GraphLayout
 
     layout = GraphLayout(graph).layout(opened)
     overlay = None
     if args.values == CHANGE:
-        from inspector.core.graph.draw_compare import comparison_overlay
+        from inspector.core.graph.draw.compare import comparison_overlay
 
         overlay = comparison_overlay(values.for_view(layout.graph), "divergence" if args.against else "change")[0]
     elif values is not None:
         overlay = overlay_of(values.for_view(layout.graph), args.values)
     figure = draw_graph(layout, overlay, subtitle=subtitle)
     if out.suffix.lower() == ".svg":
-        from inspector.core.graph.draw_svg import svg_text
+        from inspector.core.graph.draw.svg import svg_text
         from inspector.core.writes import write_text
 
         write_text(out, svg_text(figure, args.scale or 1.0))
     else:
-        from inspector.core.graph.draw_png import png_image, png_scale
+        from inspector.core.graph.draw.png import png_image, png_scale
         from inspector.core.writes import save_image
 
         scale, note = png_scale(figure, args.scale)

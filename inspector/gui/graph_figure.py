@@ -1,14 +1,14 @@
 """The Graph tab's figure for Save figure: the whole graph as laid out (every node, not the part on screen), drawn
-by the graph command's renderer (`inspector.core.graph.draw`), with the Colour by overlay on it and the window's
+by the graph command's renderer (`inspector.core.graph.draw.figure`), with the Colour by overlay on it and the window's
 caption (model, weights, input, edits) under the title."""
 
 from __future__ import annotations
 
 import io
 
-from inspector.core.graph.draw import draw_graph
-from inspector.core.graph.draw_png import png_image, png_scale
-from inspector.core.graph.draw_svg import svg_text
+from inspector.core.graph.draw.figure import draw_graph
+from inspector.core.graph.draw.png import png_image, png_scale
+from inspector.core.graph.draw.svg import svg_text
 
 from .views.graph_overlay_kinds import drawn_for
 

@@ -25,15 +25,15 @@ class GraphDrawn:
 
     run_id: int
     graph: object  # inspector.core.graph.Graph
-    layouts: object  # inspector.core.graph.layout.GraphLayout
-    layout: object  # inspector.core.graph.layout.Layout
+    layouts: object  # inspector.core.graph.layout.graph_layout.GraphLayout
+    layout: object  # inspector.core.graph.layout.graph_layout.Layout
     seconds: float = 0.0
 
 
 def drawn(recorded) -> GraphDrawn:
     """The GraphDrawn of a `GraphRecorded` a remote engine sent: its GraphLayout made here, from the graph (the
     layout is torch-free and the same on both ends), to lay out the next views on the GUI's layout thread."""
-    from inspector.core.graph.layout import GraphLayout
+    from inspector.core.graph.layout.graph_layout import GraphLayout
 
     return GraphDrawn(recorded.run_id, recorded.graph, GraphLayout(recorded.graph), recorded.layout,
                       recorded.seconds)

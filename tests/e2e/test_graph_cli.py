@@ -18,9 +18,9 @@ from PIL import Image
 
 from inspector.core import load_input, load_model
 from inspector.core.graph import Graph, record_graph
-from inspector.core.graph.draw import ALARM, FILL
-from inspector.core.graph.draw_values import colour_at
-from inspector.core.graph.layout import GraphLayout
+from inspector.core.graph.draw.figure import ALARM, FILL
+from inspector.core.graph.draw.values import colour_at
+from inspector.core.graph.layout.graph_layout import GraphLayout
 
 SVG = "{http://www.w3.org/2000/svg}"
 TINY = '''

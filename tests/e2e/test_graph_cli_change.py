@@ -14,7 +14,7 @@ from cli_here import run_here
 from safetensors.torch import save_file
 
 from inspector.core import load_input, load_model
-from inspector.core.graph.draw import DIVERGENT
+from inspector.core.graph.draw.figure import DIVERGENT
 
 SVG = "{http://www.w3.org/2000/svg}"
 TINY = '''

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from PIL import Image
 
-from inspector.core.graph.draw_values import overlay_of
+from inspector.core.graph.draw.values import overlay_of
 from inspector.core.inputs.samples import list_samples
 
 SVG = "{http://www.w3.org/2000/svg}"

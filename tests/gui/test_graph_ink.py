@@ -17,9 +17,10 @@ def test_the_app_and_the_figures_draw_with_one_palette_and_one_ink_rule():
     import torch
     from torch import nn
 
-    from inspector.core.graph import draw, record_graph
-    from inspector.core.graph.draw_values import colour_at
-    from inspector.core.graph.layout import GraphLayout
+    from inspector.core.graph import record_graph
+    from inspector.core.graph.draw import figure as draw
+    from inspector.core.graph.draw.values import colour_at
+    from inspector.core.graph.layout.graph_layout import GraphLayout
     from inspector.gui.views import graph_items
 
     assert {k: c.getRgb()[:3] for k, c in FILL.items()} == draw.FILL

@@ -11,12 +11,12 @@ import pytest
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QImage, QPainter
 
-from inspector.core.graph.draw import ALARM, DIVERGENT, Overlay, draw_graph
-from inspector.core.graph.draw_look import FILL, FRAME_FILL, shade
-from inspector.core.graph.draw_parts import OUTLINE, STACK, node_parts
-from inspector.core.graph.draw_png import png_image
-from inspector.core.graph.layout import GraphLayout
-from inspector.core.graph.model import Edge, Graph, Group, Node
+from inspector.core.graph.draw.figure import ALARM, DIVERGENT, Overlay, draw_graph
+from inspector.core.graph.draw.look import FILL, FRAME_FILL, shade
+from inspector.core.graph.draw.parts import OUTLINE, STACK, node_parts
+from inspector.core.graph.draw.png import png_image
+from inspector.core.graph.layout.graph_layout import GraphLayout
+from inspector.core.graph.record.nodes import Edge, Graph, Group, Node
 from inspector.gui.views.graph_items import EdgeItem, FrameItem, NodeItem
 from inspector.gui.views.graph_overlay import GraphOverlay
 from inspector.gui.views.graph_overlay_kinds import Drawn
@@ -136,8 +136,8 @@ def test_the_app_paints_the_pictures_pixels(qtbot, tab):
 def test_a_label_in_the_box_the_layout_sized_is_shown_whole(qtbot):
     """The layout sizes a box from an estimate of its text; Qt's bold glyphs are wider, so the label is drawn a
     pixel or two smaller, never cut (`reshape` was cut to `resha...`: the shrunk size was rounded up again)."""
-    from inspector.core.graph.draw_look import fit_text
-    from inspector.core.graph.layout_text import box_size
+    from inspector.core.graph.draw.look import fit_text
+    from inspector.core.graph.layout.text import box_size
     from inspector.gui.views.graph_paint import text_length
 
     for op in ("reshape", "permute", "BatchNorm2d", "AdaptiveAvgPool2d", "interpolate", "softmax", "matmul"):

@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QColor, QMouseEvent
 
-from inspector.core.graph.draw_parts import EDGE_WIDTH
-from inspector.core.graph.draw_values import SHOWN, Scale, colour_at, overlay_of
+from inspector.core.graph.draw.parts import EDGE_WIDTH
+from inspector.core.graph.draw.values import SHOWN, Scale, colour_at, overlay_of
 from inspector.core.inputs.samples import list_samples
 from inspector.gui.views.graph_items import EdgeItem
 
@@ -56,7 +56,7 @@ def fills(window) -> dict:
 
 
 def test_the_colours_are_the_values_graph_values_gives(qtbot, demo):
-    from inspector.core.graph.values import graph_values
+    from inspector.core.graph.values.entry import graph_values
 
     graph = show_graph(qtbot, demo)
     layout = graph.layout
@@ -88,7 +88,7 @@ def test_the_colours_are_the_values_graph_values_gives(qtbot, demo):
 
 
 def test_activation_zeros_and_l2_are_the_cli_rule(qtbot, demo):
-    from inspector.core.graph.values import graph_values
+    from inspector.core.graph.values.entry import graph_values
 
     graph = show_graph(qtbot, demo)
     loaded, x = model_and_input(demo)
@@ -103,7 +103,7 @@ def test_activation_zeros_and_l2_are_the_cli_rule(qtbot, demo):
 
 
 def test_an_edit_colours_its_reach(qtbot, demo):
-    from inspector.core.graph.values import compare_edits
+    from inspector.core.graph.values.entry import compare_edits
 
     graph = show_graph(qtbot, demo)
     edit = "conv2:output=scale(k=2.0)"
@@ -187,8 +187,8 @@ class MakesNaN(nn.Module):
 
 
 def test_the_first_nan_is_red_and_its_path_outlined(qtbot, open_window, tmp_path, image_file):
-    from inspector.core.graph.draw import ALARM
-    from inspector.core.graph.values import graph_values
+    from inspector.core.graph.draw.figure import ALARM
+    from inspector.core.graph.values.entry import graph_values
     from inspector.core.inputs.files import load_input
     from inspector.core.sources.loader import load_model
 
@@ -213,7 +213,7 @@ def test_divergence_against_a_second_checkpoint_is_the_compare_tabs(qtbot, ui, d
     divergent."""
     from safetensors.torch import save_file
 
-    from inspector.core.graph.values import compare_models
+    from inspector.core.graph.values.entry import compare_models
     from inspector.core.sources.loader import load_model
 
     graph = show_graph(qtbot, demo)
@@ -255,7 +255,7 @@ def test_a_choice_that_lacks_its_edit_or_second_model_says_what_to_do(qtbot, dem
 
 
 def test_another_input_colours_its_own_graph(qtbot, demo):
-    from inspector.core.graph.values import graph_values
+    from inspector.core.graph.values.entry import graph_values
 
     graph = show_graph(qtbot, demo)
     values = colour_by(qtbot, demo, "activation")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inspector.core.graph.draw_values import Scale, colour_at, value_text
+from inspector.core.graph.draw.values import Scale, colour_at, value_text
 from inspector.gui.views.graph_overlay_kinds import KINDS, drawn_for
 
 

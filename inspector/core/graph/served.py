@@ -30,7 +30,7 @@ def record(bench, request: GraphRequest, cancel: threading.Event | None = None, 
     """The graph of `bench`'s loaded model on `request.input` (`leaves` as one node each), and, when asked, its
     first layout (every top-level group closed). `phase(text)` is told what is being done."""
     from . import record_graph
-    from .layout import GraphLayout
+    from .layout.graph_layout import GraphLayout
 
     start = time.perf_counter()
     if phase is not None:
@@ -48,7 +48,7 @@ def record(bench, request: GraphRequest, cancel: threading.Event | None = None, 
 def values(bench, request: GraphValuesRequest, cancel: threading.Event | None = None):
     """`request.family`'s numbers on `request.graph`: one run's GraphValues, edits on vs off, or the loaded model
     against a second one (loaded, or kept, in `bench.second`) as a GraphComparison."""
-    from .values import DEFAULT_THRESHOLD, compare_edits, compare_runs, graph_values
+    from .values.entry import DEFAULT_THRESHOLD, compare_edits, compare_runs, graph_values
 
     loaded, graph, edits = bench.loaded, request.graph, list(request.edits)
     threshold = DEFAULT_THRESHOLD if request.threshold is None else request.threshold

@@ -39,7 +39,7 @@ class GraphRecorded:
 
     run_id: int
     graph: object  # inspector.core.graph.Graph
-    layout: object = None  # inspector.core.graph.layout.Layout
+    layout: object = None  # inspector.core.graph.layout.graph_layout.Layout
     input_shape: tuple[int, ...] = ()
     seconds: float = 0.0
 

@@ -1,5 +1,5 @@
 """What the Graph tab draws: a node, an open group's frame and an edge, each painting the shapes
-`inspector.core.graph.draw_parts` makes for it (the very shapes the SVG and PNG figures draw, painted by
+`inspector.core.graph.draw.parts` makes for it (the very shapes the SVG and PNG figures draw, painted by
 `graph_paint`), and on top what only the app has: the tree's tick box, the selection's and the edits' strokes, an
 edit badge. Items only paint; the view decides what a click does (`part_at` says what was hit).
 
@@ -14,8 +14,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainterPath, QPainterPathStroker, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
-from inspector.core.graph import draw_look as look
-from inspector.core.graph.draw_parts import (
+from inspector.core.graph.draw import look
+from inspector.core.graph.draw.parts import (
     EDGE_WIDTH,
     OUTLINE,
     STACK,
@@ -26,8 +26,8 @@ from inspector.core.graph.draw_parts import (
     tick_box,
     toggle_box,
 )
-from inspector.core.graph.layout_place import HGAP
-from inspector.core.graph.layout_text import FONT_PX, TITLE_HEIGHT, node_label
+from inspector.core.graph.layout.place import HGAP
+from inspector.core.graph.layout.text import FONT_PX, TITLE_HEIGHT, node_label
 
 from .graph_paint import Painted, colour, font_and_metrics, paint_shapes
 
@@ -35,7 +35,7 @@ TEXT_LOD = 0.45  # below this zoom, no text (each glyph would be a few pixels)
 LABEL_LOD = TEXT_LOD + 0.15  # below this, no edge labels
 FAR_TEXT_LOD = 0.25  # from here to TEXT_LOD a plain box still says its name, FAR_FONT_PX high on screen
 FAR_FONT_PX = (9, 8, 7)  # the first that fits the box
-# The graph's colours are the figures' (inspector.core.graph.draw_look); selection and edits are the app's own.
+# The graph's colours are the figures' (inspector.core.graph.draw.look); selection and edits are the app's own.
 FILL = {kind: QColor(*rgb) for kind, rgb in look.FILL.items()}
 BORDER = QColor(*look.BORDER)
 SELECTED = QColor(20, 100, 220)
@@ -127,7 +127,7 @@ class NodeItem(QGraphicsItem):
         return node_label(self.node)
 
     def parts(self) -> list:
-        """The figure's shapes of this node (`draw_parts.node_parts`) with the overlay's fill, path and outline, and
+        """The figure's shapes of this node (`draw.parts.node_parts`) with the overlay's fill, path and outline, and
         the selection's or the edits' stroke."""
         return self._made()[1]
 
@@ -198,7 +198,7 @@ class NodeItem(QGraphicsItem):
             painter.drawText(r.adjusted(-HGAP / 2, 0, HGAP / 2, 0), Qt.AlignCenter, text)
 
 def ink(fill: QColor) -> tuple[QColor, QColor]:
-    """The title's and the path's colours on `fill` (the figures' rule: `draw_look.inks`)."""
+    """The title's and the path's colours on `fill` (the figures' rule: `draw.look.inks`)."""
     title, path = look.inks(rgb(fill))
     return QColor(*title), QColor(*path)
 
@@ -237,7 +237,7 @@ class FrameItem(QGraphicsItem):
         return next(s.text for s in self.parts() if s.role == "frame-title")
 
     def parts(self) -> list:
-        """The figure's shapes of this frame (`draw_parts.frame_parts`), with the selection's or edits' stroke."""
+        """The figure's shapes of this frame (`draw.parts.frame_parts`), with the selection's or edits' stroke."""
         return self._made()[1]
 
     def _made(self) -> tuple[tuple, list, Painted, Painted]:
@@ -302,7 +302,7 @@ class EdgeItem(QGraphicsItem):
         self.update()
 
     def parts(self) -> list:
-        """The figure's shapes of this edge: its line and arrowhead (`draw_parts.edge_parts`) and its label."""
+        """The figure's shapes of this edge: its line and arrowhead (`draw.parts.edge_parts`) and its label."""
         return self._made()[0]
 
     def _made(self) -> tuple[list, Painted]:
@@ -334,5 +334,5 @@ class EdgeItem(QGraphicsItem):
 
 
 def label_of(edge) -> str:
-    """An edge's label: its shape (`1x64x56x56`), with the dtype where it is not float32 (`draw_look.shape_label`)."""
+    """An edge's label: its shape (`1x64x56x56`), with the dtype where it is not float32 (`draw.look.shape_label`)."""
     return look.shape_label(edge.shape, edge.dtype)

@@ -2,15 +2,15 @@
 node's fill by its value, the first NaN/Inf node red and the path to it outlined, edges as wide as their
 gradient's norm, the first divergent node of a comparison outlined, and the value under the mouse said in the
 tab's status line. Colours and widths come from an `Overlay` (`graph_overlay_kinds.drawn_for`) and are set on the
-items, which draw them as the figures do (`draw_parts`)."""
+items, which draw them as the figures do (`draw.parts`)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QColor
 
-from inspector.core.graph.draw import ALARM, DIVERGENT, EDGE
-from inspector.core.graph.draw_parts import EDGE_WIDTH
+from inspector.core.graph.draw.figure import ALARM, DIVERGENT, EDGE
+from inspector.core.graph.draw.parts import EDGE_WIDTH
 
 from .graph_items import EdgeItem, NodeItem
 
@@ -32,7 +32,7 @@ class GraphOverlay(QObject):
     # -- painting -------------------------------------------------------------------------
     def show(self, drawn) -> None:
         """Paint `drawn` over the items of the layout the scene shows (the plain look first): the figure's rules
-        (`draw._graph_shapes`) set on the items, which paint `draw_parts`' shapes."""
+        (`draw.figure._graph_shapes`) set on the items, which paint `draw.parts`' shapes."""
         self.clear()
         self.drawn = drawn
         overlay = drawn.overlay

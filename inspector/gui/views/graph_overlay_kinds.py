@@ -2,8 +2,8 @@
 an `Overlay` (fills, edge widths, the first NaN/Inf and its path, the colour bar, the legend), the node to outline
 (the first divergent one of a comparison) and the text said when the mouse is over a node.
 
-One run's values are drawn by the CLI's own rule (`draw_values.overlay_of`), a comparison (edits on vs off, two
-models) by its own (`draw_compare.comparison_overlay`). Qt-free.
+One run's values are drawn by the CLI's own rule (`draw.values.overlay_of`), a comparison (edits on vs off, two
+models) by its own (`draw.compare.comparison_overlay`). Qt-free.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from inspector.core.graph.draw import Overlay
-from inspector.core.graph.draw_compare import comparison_overlay
-from inspector.core.graph.draw_values import SHOWN, overlay_of, value_text
+from inspector.core.graph.draw.figure import Overlay
+from inspector.core.graph.draw.compare import comparison_overlay
+from inspector.core.graph.draw.values import SHOWN, overlay_of, value_text
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,6 @@ def _edge_texts(values) -> dict:
 
 def _comparison(kind: str, comparison) -> Drawn:
     """Nodes coloured by the relative L2 change of their output, second vs first; the first divergent outlined
-    (the graph command's rule: `draw_compare`)."""
+    (the graph command's rule: `draw.compare`)."""
     overlay, texts = comparison_overlay(comparison, kind)
     return Drawn(overlay, overlay.outline, texts)

@@ -1,5 +1,5 @@
-"""The graph's shapes (`inspector.core.graph.draw_look`: rectangles, polylines, polygons, one line of text) painted
-with a QPainter: the Graph tab's items paint the lists `draw_parts` makes for the figures, so the app and the SVG and
+"""The graph's shapes (`inspector.core.graph.draw.look`: rectangles, polylines, polygons, one line of text) painted
+with a QPainter: the Graph tab's items paint the lists `draw.parts` makes for the figures, so the app and the SVG and
 PNG it writes draw one graph (text fitted to its room by Qt's own metrics, as the PNG fits it by Pillow's)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from functools import lru_cache
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen, QPolygonF
 
-from inspector.core.graph.draw_look import Polygon, Polyline, Rect, Text, fit_text
+from inspector.core.graph.draw.look import Polygon, Polyline, Rect, Text, fit_text
 
 LABELS = ("shape", "shape-back")  # an edge's tensor shape: drawn only close enough to read it
 

@@ -14,7 +14,7 @@ from itertools import chain
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsScene
 
-from inspector.core.graph.draw_parts import label_parts
+from inspector.core.graph.draw.parts import label_parts
 
 from .graph_items import EdgeItem, FrameItem, NodeItem, label_of
 

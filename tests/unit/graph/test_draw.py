@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from inspector.core.graph import Edge, Graph, Group, Node
-from inspector.core.graph.draw import (
+from inspector.core.graph.draw.figure import (
     ALARM,
     FILL,
     FRAME_FILL,
@@ -22,9 +22,9 @@ from inspector.core.graph.draw import (
     Text,
     draw_graph,
 )
-from inspector.core.graph.draw_png import LONG_SIDE, MOST_PIXELS, SHORT_SIDE, png_image, png_scale
-from inspector.core.graph.draw_svg import svg_text
-from inspector.core.graph.layout import GraphLayout
+from inspector.core.graph.draw.png import LONG_SIDE, MOST_PIXELS, SHORT_SIDE, png_image, png_scale
+from inspector.core.graph.draw.svg import svg_text
+from inspector.core.graph.layout.graph_layout import GraphLayout
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -162,7 +162,7 @@ def test_a_large_square_figure_is_capped_by_its_area():
 
 
 def test_text_is_fitted_to_its_room_by_one_rule():
-    from inspector.core.graph.draw_look import fit_text
+    from inspector.core.graph.draw.look import fit_text
 
     def measure(text, size):  # 0.6 px a character per px of size
         return len(text) * size * 0.6

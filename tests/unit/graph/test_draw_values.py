@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from inspector.core.graph import Edge, Graph, Node
-from inspector.core.graph.draw_values import ANCHORS, EDGE_WIDTHS, SHOWN, Scale, colour_at, overlay_of, value_text
-from inspector.core.graph.values_model import GraphValues, NodeValues
+from inspector.core.graph.draw.values import ANCHORS, EDGE_WIDTHS, SHOWN, Scale, colour_at, overlay_of, value_text
+from inspector.core.graph.values.numbers import GraphValues, NodeValues
 
 
 def _values(first: str | None = None, path: tuple[str, ...] = ()) -> GraphValues:

@@ -11,11 +11,11 @@ import sys
 import pytest
 from test_layout_checks import assert_same_order, assert_well_formed
 
-import inspector.core.graph.layout as layout_module
+import inspector.core.graph.layout.graph_layout as layout_module
 from inspector.core.graph import Edge, Graph, Group, Node
-from inspector.core.graph.layout import Box, Frame, GraphLayout, Route
-from inspector.core.graph.layout_place import spread
-from inspector.core.graph.layout_text import box_size, frame_title, node_label
+from inspector.core.graph.layout.graph_layout import Box, Frame, GraphLayout, Route
+from inspector.core.graph.layout.place import spread
+from inspector.core.graph.layout.text import box_size, frame_title, node_label
 
 F32 = "float32"
 
@@ -194,7 +194,7 @@ def test_box_at_finds_a_node_then_the_innermost_frame():
 
 
 def test_the_layout_imports_no_torch():
-    code = "import sys, inspector.core.graph.layout; assert 'torch' not in sys.modules, 'torch'"
+    code = "import sys, inspector.core.graph.layout.graph_layout; assert 'torch' not in sys.modules, 'torch'"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from inspector.core.graph import Edge, Graph, Node
-from inspector.core.graph.layout import Box, GraphLayout, Layout
+from inspector.core.graph.layout.graph_layout import Box, GraphLayout, Layout
 
 EPS = 1e-6
 

@@ -1,7 +1,7 @@
 """A dense level (a densenet's block: every layer reads every earlier one) gets fewer crossing-minimisation sweeps,
 so opening it stays within the view's 200 ms; its order is still a layered order of every member."""
 
-from inspector.core.graph.layout_levels import SWEEP_BUDGET, order_level, sweeps
+from inspector.core.graph.layout.levels import SWEEP_BUDGET, order_level, sweeps
 
 
 def test_sweeps_by_hand():

@@ -8,7 +8,7 @@ import sys
 def test_the_layout_imports_no_plotting_backend_and_leaves_them_importable():
     code = (
         "import sys\n"
-        "from inspector.core.graph.layout_levels import order_level\n"
+        "from inspector.core.graph.layout.levels import order_level\n"
         "print(sorted(m for m in ('cairo', 'cairocffi', 'matplotlib') if m in sys.modules))\n"
         "print(order_level(['a', 'b', 'c'], {('a', 'b'), ('b', 'c'), ('a', 'c')}).layers)\n"
         "import cairocffi, matplotlib\n"

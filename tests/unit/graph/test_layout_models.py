@@ -10,7 +10,7 @@ import torchvision
 from test_layout_checks import assert_same_order, assert_well_formed
 
 from inspector.core.graph import Graph, record_graph
-from inspector.core.graph.layout import GraphLayout
+from inspector.core.graph.layout.graph_layout import GraphLayout
 
 
 def _resnet18() -> Graph:

@@ -13,7 +13,7 @@ from torch import nn
 
 from inspector.core.errors import MismatchError, RunCancelled
 from inspector.core.graph import record_graph
-from inspector.core.graph.values import compare_edits, graph_values
+from inspector.core.graph.values.entry import compare_edits, graph_values
 
 
 class Residual(nn.Module):

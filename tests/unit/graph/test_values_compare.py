@@ -13,7 +13,7 @@ from torch import nn
 from inspector.core.compare.diff import DEFAULT_THRESHOLD, compare_results
 from inspector.core.engine import run
 from inspector.core.graph import record_graph
-from inspector.core.graph.values import compare_edits, compare_models
+from inspector.core.graph.values.entry import compare_edits, compare_models
 from inspector.core.runspec import RunSpec
 
 
@@ -126,8 +126,8 @@ def test_dropout_draws_the_same_numbers_in_both_runs(chain):
 def test_no_watch_and_no_hook_outlives_its_run(chain):
     import gc
 
-    from inspector.core.graph import values_watch
-    from inspector.core.graph.values import graph_values
+    from inspector.core.graph.values import watch as values_watch
+    from inspector.core.graph.values.entry import graph_values
 
     model, x, graph = chain
     for _ in range(3):

@@ -11,7 +11,7 @@ import torchvision
 
 from inspector.core.engine import run
 from inspector.core.graph import record_graph
-from inspector.core.graph.values import compare_edits, graph_values
+from inspector.core.graph.values.entry import compare_edits, graph_values
 from inspector.core.keys import Key
 from inspector.core.runspec import RunSpec
 
@@ -97,7 +97,7 @@ def test_the_records_are_torch_free_and_cross_as_json():
     import subprocess
     import sys
 
-    code = "import sys, inspector.core.graph.values_model, inspector.core.graph.values_diff; print('torch' in sys.modules)"
+    code = "import sys, inspector.core.graph.values.numbers, inspector.core.graph.values.comparison; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
     model = torchvision.models.resnet18(weights=None).eval()
     x = torch.randn(1, 3, 32, 32)

@@ -29,8 +29,8 @@ def crossed(kind: str, body):
 def recorded(request):
     from inspector.core import load_input, load_model
     from inspector.core.graph import record_graph
-    from inspector.core.graph.layout import GraphLayout
-    from inspector.core.graph.values import compare_edits, graph_values
+    from inspector.core.graph.layout.graph_layout import GraphLayout
+    from inspector.core.graph.values.entry import compare_edits, graph_values
 
     loaded = load_model(request.param)
     x = load_input("sample:star", loaded.preprocess, loaded.input_shape)
@@ -66,7 +66,7 @@ def test_the_graph_requests_cross_with_their_graph_edits_and_frame():
     import numpy as np
 
     from inspector.core.edits import parse_edit
-    from inspector.core.graph.model import Edge, Graph, Node
+    from inspector.core.graph.record.nodes import Edge, Graph, Node
 
     graph = Graph((Node("input", "input", "input"), Node("output", "output", "output")),
                   (Edge("input", "output", (1, 3), "float32", None, "input"),))
@@ -95,7 +95,7 @@ models = st.builds(ModelRequest, ids, st.none() | ids, st.booleans(), st.none() 
 
 @st.composite
 def graphs(draw):
-    from inspector.core.graph.model import Edge, Graph, Group, Node
+    from inspector.core.graph.record.nodes import Edge, Graph, Group, Node
 
     names = draw(st.lists(ids, min_size=1, max_size=5, unique=True))
     nodes = tuple(Node(n, draw(st.sampled_from(["input", "module", "function", "output", "group"])), draw(ids),
@@ -113,7 +113,7 @@ def graphs(draw):
 
 @st.composite
 def layouts(draw, graph):
-    from inspector.core.graph.layout import Box, Frame, Layout, Route
+    from inspector.core.graph.layout.graph_layout import Box, Frame, Layout, Route
 
     boxes = {n.id: Box(n.id, *draw(st.tuples(numbers, numbers, numbers, numbers))) for n in graph.nodes}
     frames = {g.id: Frame(g.id, *draw(st.tuples(numbers, numbers, numbers, numbers))) for g in graph.groups}
@@ -124,7 +124,7 @@ def layouts(draw, graph):
 
 @st.composite
 def values_of(draw, graph):
-    from inspector.core.graph.values_model import GraphValues, NodeValues
+    from inspector.core.graph.values.numbers import GraphValues, NodeValues
 
     def node_values():
         return NodeValues(draw(st.integers(0, 10**9)), draw(numbers), draw(numbers), draw(st.integers(0, 99)),
@@ -140,7 +140,7 @@ def values_of(draw, graph):
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_any_graph_record_crosses_and_comes_back_equal(data):
-    from inspector.core.graph.values_diff import GraphComparison
+    from inspector.core.graph.values.comparison import GraphComparison
 
     graph = data.draw(graphs())
     layout = data.draw(layouts(graph))

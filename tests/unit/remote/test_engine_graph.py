@@ -51,7 +51,7 @@ def local():
 
 def test_the_engines_graph_and_layout_are_the_ones_recorded_here(engine, local):
     from inspector.core.graph import record_graph
-    from inspector.core.graph.layout import GraphLayout
+    from inspector.core.graph.layout.graph_layout import GraphLayout
 
     client, info = engine
     recorded = client.call("graph", GraphRequest(info.request, "sample:star", 11))
@@ -83,7 +83,7 @@ def test_leaves_are_recorded_as_one_node_each(engine, local):
 def test_a_runs_values_and_edits_compared_on_the_graph_equal_the_in_process_ones(engine, local):
     from inspector.core.edits import parse_edit
     from inspector.core.graph import record_graph
-    from inspector.core.graph.values import compare_edits, graph_values
+    from inspector.core.graph.values.entry import compare_edits, graph_values
 
     client, info = engine
     graph = record_graph(*local)
@@ -144,7 +144,7 @@ def test_the_docs_graph_example_runs_against_the_server(engine, capsys):
 def test_latest_wins_in_the_graph_lane_and_a_waiting_graph_is_cancelled_by_id(engine):
     """Behind a slow attribution, a second graph request replaces the first one waiting in the graph lane (which
     ends `cancelled`); a values request waiting is cancelled by its id before it starts."""
-    from inspector.core.graph.model import Graph
+    from inspector.core.graph.record.nodes import Graph
     from inspector.core.records.requests import AttributionRequest
 
     client, info = engine

@@ -2,7 +2,7 @@
 node's output, ||b - a|| / max(||a||, 1e-12) with `a` the first run (the baseline without edits, or the first
 checkpoint), as `diff --json` computes it per capture; the first node in run order whose change is above the
 threshold (`inspector.core.compare.diff.DEFAULT_THRESHOLD` unless told; NaN counts as diverged). A node's change
-is that of the tensors its values are read from (`values_model`): a closed group's, that of the tensors it
+is that of the tensors its values are read from (`values.numbers`): a closed group's, that of the tensors it
 returns."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from .model import Graph
-from .values_model import TINY, GraphValues, Tensor, TensorIndex
+from ..record.nodes import Graph
+from .numbers import TINY, GraphValues, Tensor, TensorIndex
 
 
 def relative(diff_sq: float, base_sq: float) -> float:

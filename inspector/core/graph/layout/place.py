@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .layout_levels import LevelOrder, Slot
+from .levels import LevelOrder, Slot
 
 HGAP = 24.0  # between two boxes of a layer
 VGAP = 40.0  # between two layers: room for the shape written on an edge

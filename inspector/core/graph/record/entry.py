@@ -8,10 +8,10 @@ from typing import Iterable
 import torch
 from torch import nn
 
-from ..arguments import need_instance, need_texts
-from ..errors import InputError, InspectorError, RunError, SpecError, first_line
-from ..sources.loaded import LoadedModel
-from .model import Graph
+from ...arguments import need_instance, need_texts
+from ...errors import InputError, InspectorError, RunError, SpecError, first_line
+from ...sources.loaded import LoadedModel
+from .nodes import Graph
 from .recorder import Recorder
 
 

@@ -17,10 +17,10 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from .draw import Colour, ColourBar, Overlay
+from .figure import Colour, ColourBar, Overlay
 
 if TYPE_CHECKING:
-    from .values_model import GraphValues, NodeValues
+    from ..values.numbers import GraphValues, NodeValues
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Two runs compared on the graph, drawn: each node coloured by the relative L2 change of its output (second vs
 first: edited vs baseline, or the second checkpoint vs the first), the first node above the threshold outlined,
 and what each node's value says in words. One rule for the app's Graph tab ("change with edits", "divergence
-against") and the `graph --values change` command; the colour map, scale and tick text are `draw_values`'.
+against") and the `graph --values change` command; the colour map, scale and tick text are `draw.values`'.
 
     comparison = compare_edits(model, x, graph, edits).for_view(layout.graph)
     overlay, texts = comparison_overlay(comparison, "change")
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 
-from .draw import ColourBar, Overlay
-from .draw_values import Scale, colour_at, value_text
+from .figure import ColourBar, Overlay
+from .values import Scale, colour_at, value_text
 
 #: What the nodes' colour is called, by kind: edits on vs off, or two models.
 WHAT = {"change": "relative L2 change", "divergence": "relative L2 divergence"}

@@ -1,5 +1,5 @@
 """The shapes of one node, one open group's frame and one edge of a laid-out graph: the one definition of where
-each part of the graph is drawn. The figures (`draw.draw_graph`, written as SVG and PNG) and the Graph tab's items
+each part of the graph is drawn. The figures (`figure.draw_graph`, written as SVG and PNG) and the Graph tab's items
 (`inspector.gui.views.graph_items`, painted by `graph_paint`) draw these lists; the app adds only what a figure
 has no use for: the tree's tick box (at `tick_box`), the selection's and the edits' strokes, the edit badge.
 
@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .draw_look import (
+from ..layout.text import LINE_HEIGHT, PAD, TICK, TITLE_HEIGHT, frame_title, node_label
+from ..record.nodes import Group, Node
+from .look import (
     BORDER,
     EDGE,
     FILL,
@@ -39,8 +41,6 @@ from .draw_look import (
     shade,
     text_width,
 )
-from .layout_text import LINE_HEIGHT, PAD, TICK, TITLE_HEIGHT, frame_title, node_label
-from .model import Group, Node
 
 Points = Sequence[tuple[float, float]]
 EDGE_WIDTH = 1.2  # an edge's line where no overlay widens it

@@ -2,8 +2,8 @@
 every writer draws (rectangles, polylines, polygons, one line of text) and the small rules on them (a node's
 corner, the ink on a fill, a darker shade, what an edge says).
 
-Torch-free and Qt-free: `draw_parts` makes each node's, frame's and edge's shapes from these; `draw` puts them in
-a figure (`draw_svg`, `draw_png`), and the Graph tab's items paint the same shapes with Qt
+Torch-free and Qt-free: `draw.parts` makes each node's, frame's and edge's shapes from these; `draw` puts them in
+a figure (`draw.svg`, `draw.png`), and the Graph tab's items paint the same shapes with Qt
 (`inspector.gui.views.graph_paint`).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Union
 
-from .layout_text import CHAR_WIDTH, FONT_PX
+from ..layout.text import CHAR_WIDTH, FONT_PX
 
 Colour = tuple[int, int, int]
 Anchor = Literal["start", "middle", "end"]
@@ -42,7 +42,7 @@ BAR_WIDTH, BAR_HEIGHT, BAR_STEPS = 240.0, 12.0, 64
 
 
 def text_width(text: str, size: float) -> float:
-    """Estimated width of `text` at `size` px: the layout's estimate (`layout_text.CHAR_WIDTH` at its font), scaled."""
+    """Estimated width of `text` at `size` px: the layout's estimate (`layout.text.CHAR_WIDTH` at its font), scaled."""
     return len(text) * CHAR_WIDTH * size / FONT_PX
 
 

@@ -22,7 +22,7 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .model import Graph
+from ..record.nodes import Graph
 
 
 def _import_igraph():

@@ -8,7 +8,7 @@ not.
 
 from __future__ import annotations
 
-from .model import Group, Node
+from ..record.nodes import Group, Node
 
 FONT_PX = 11  # the view's font, pixels at zoom 1
 CHAR_WIDTH = 7.0  # pixels a character at FONT_PX (a bold glyph's average is about 6.5)

@@ -16,8 +16,8 @@ from dataclasses import replace
 
 from torch import nn
 
-from ..keys import LayerCall
-from .model import Node
+from ...keys import LayerCall
+from .nodes import Node
 
 #: Code objects of the frames that call a module (its hooks and its forward run under them).
 _CALLS = frozenset({nn.Module._call_impl.__code__, nn.Module._wrapped_call_impl.__code__})

@@ -1,14 +1,14 @@
 """A laid-out graph as a figure: plain shapes (rectangles, polylines, polygons, text), built once from a `Layout`
-so that every writer draws the same thing (`draw_svg`, `draw_png`, the app's Save figure). Each node's, frame's and
-edge's shapes are `draw_parts`', the very shapes the Graph tab paints.
+so that every writer draws the same thing (`draw.svg`, `draw.png`, the app's Save figure). Each node's, frame's and
+edge's shapes are `draw.parts`', the very shapes the Graph tab paints.
 
     layout = GraphLayout(graph).layout(graph.groups_within(1))
     figure = draw_graph(layout, title=graph.caption)          # the graph as the view shows it, uncoloured
     figure = draw_graph(layout, overlay_of(values.for_view(layout.graph), "gradient"))  # coloured (draw_values)
 
-Torch-free and Qt-free. The palette and the shapes are `draw_look`'s (named here too). The graph's shapes are in the layout's scene units (`graph_items`, placed at `origin`
+Torch-free and Qt-free. The palette and the shapes are `draw.look`'s (named here too). The graph's shapes are in the layout's scene units (`graph_items`, placed at `origin`
 in the figure); the title above it, the colour bar and the notes below are in figure units (`items`). Text is
-sized as the view's (`layout_text`: 11 px at zoom 1); its width is estimated, as the layout estimates it.
+sized as the view's (`layout.text`: 11 px at zoom 1); its width is estimated, as the layout estimates it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
-from .draw_look import (
+from ..layout.text import FRAME_PAD, LINE_HEIGHT
+from .look import (
     ALARM,
     BORDER,
     DIVERGENT,
@@ -45,11 +46,10 @@ from .draw_look import (
     shape_label,
     text_width,
 )
-from .draw_parts import EDGE_WIDTH, edge_parts, frame_parts, label_parts, node_parts
-from .layout_text import FRAME_PAD, LINE_HEIGHT
+from .parts import EDGE_WIDTH, edge_parts, frame_parts, label_parts, node_parts
 
 if TYPE_CHECKING:
-    from .layout import Layout
+    from ..layout.graph_layout import Layout
 
 __all__ = ["ALARM", "BORDER", "DIVERGENT", "EDGE", "FILL", "FONT", "FRAME_BORDER", "FRAME_FILL", "INK", "LABEL",
            "MUTED", "MUTED_ON_DARK", "SMALL", "WHITE", "Colour", "ColourBar", "Figure", "Overlay", "Polygon",
@@ -101,7 +101,7 @@ class Figure:
 
 
 def _graph_shapes(layout: Layout, overlay: Overlay) -> list[Shape]:
-    """Every frame (outer first), edge with its tensor's shape (once per tensor) and node, as `draw_parts` draws
+    """Every frame (outer first), edge with its tensor's shape (once per tensor) and node, as `draw.parts` draws
     them, with the overlay's fills, widths, alarm, path and outline."""
     graph = layout.graph
     shapes: list[Shape] = []

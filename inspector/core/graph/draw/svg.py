@@ -1,4 +1,4 @@
-"""A figure (`draw.Figure`) as SVG text, written by hand: one element per shape, its role as the element's class
+"""A figure (`figure.Figure`) as SVG text, written by hand: one element per shape, its role as the element's class
 and the node's or group's id as `data-id`, so a reader (or a test) finds each node's box, label and edge.
 
 The graph's shapes are in a `<g class="graph">` moved to the figure's origin, in the layout's own coordinates.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from xml.sax.saxutils import escape, quoteattr
 
-from .draw import Figure, Polygon, Polyline, Rect, Shape, Text
+from .figure import Figure, Polygon, Polyline, Rect, Shape, Text
 
 FONT_FAMILY = "DejaVu Sans, Helvetica, Arial, sans-serif"
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

@@ -1,6 +1,6 @@
 """Where each node of a graph is drawn: a layered (Sugiyama) layout, top to bottom, one group at a time.
 
-    from inspector.core.graph.layout import GraphLayout
+    from inspector.core.graph.layout.graph_layout import GraphLayout
     layouts = GraphLayout(graph)                 # the graph `record_graph` made
     top = layouts.layout()                       # every top-level group closed
     more = layouts.layout({"layer3", "layer3.2"})  # those groups open; the rest as it was
@@ -11,11 +11,11 @@ as `QRectF(x, y, width, height)` takes it.
 
 One group at a time, as Google's Model Explorer lays out large graphs: each level (what the model holds, what one
 group holds) is ordered once by igraph's Sugiyama layout, on its own, with every group in it as one box
-(`layout_levels`); a group drawn open is a frame as large as its inside laid out, and its level is placed again
-with that box's size, its order kept (`layout_place`). So opening a group orders only its inside (the first time)
+(`layout.levels`); a group drawn open is a frame as large as its inside laid out, and its level is placed again
+with that box's size, its order kept (`layout.place`). So opening a group orders only its inside (the first time)
 and moves the rest without reordering it; closing it gives back the layout it had. An edge that crosses a frame
 is routed from its source's box through the frames' borders to its target's box, by the dummy vertices of each
-level it runs in (`IN` and `OUT`, where it comes in and leaves). Boxes are sized from their text (`layout_text`).
+level it runs in (`IN` and `OUT`, where it comes in and leaves). Boxes are sized from their text (`layout.text`).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable
 
-from ..arguments import need_instance
-from .layout_levels import IN, OUT, TOP, LevelOrder, Levels, order_level
-from .layout_place import HGAP, Placement, place
-from .layout_text import FRAME_PAD, TITLE_HEIGHT, box_size, frame_size
-from .model import Graph, Node
+from ...arguments import need_instance
+from ..record.nodes import Graph, Node
+from .levels import IN, OUT, TOP, LevelOrder, Levels, order_level
+from .place import HGAP, Placement, place
+from .text import FRAME_PAD, TITLE_HEIGHT, box_size, frame_size
 
 PARALLEL = 6.0  # between the ends of two tensors drawn from one box to another
 

@@ -23,18 +23,18 @@ from typing import Iterable, Sequence
 import torch
 from torch import nn
 
-from ..arguments import need_instance, need_list
-from ..compare.arguments import check_threshold
-from ..compare.diff import DEFAULT_THRESHOLD
-from ..edits import Edit, parse_edit
-from ..errors import InputError, SpecError
-from ..objective import Target, parse_target
-from ..sources.loaded import LoadedModel
-from .model import Graph
-from .values_diff import GraphComparison
-from .values_model import GraphValues, NodeValues
-from .values_run import Ran, run
-from .values_watch import Watch, read_rows
+from ...arguments import need_instance, need_list
+from ...compare.arguments import check_threshold
+from ...compare.diff import DEFAULT_THRESHOLD
+from ...edits import Edit, parse_edit
+from ...errors import InputError, SpecError
+from ...objective import Target, parse_target
+from ...sources.loaded import LoadedModel
+from ..record.nodes import Graph
+from .comparison import GraphComparison
+from .numbers import GraphValues, NodeValues
+from .run import Ran, run
+from .watch import Watch, read_rows
 
 __all__ = ["DEFAULT_MEMORY", "GraphComparison", "GraphValues", "NodeValues", "compare_edits", "compare_models",
            "compare_runs", "graph_values"]

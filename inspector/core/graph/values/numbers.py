@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Mapping
 
-from .model import Graph
+from ..record.nodes import Graph
 
 #: The floor under the baseline's norm (`inspector.core.compare.diff.TINY`, torch-free here).
 TINY = 1e-12

@@ -1,4 +1,4 @@
-"""A figure (`draw.Figure`) as a picture, drawn with Pillow at a scale (its TrueType font at the scaled size, so
+"""A figure (`figure.Figure`) as a picture, drawn with Pillow at a scale (its TrueType font at the scaled size, so
 text stays sharp), never larger than a sane size.
 
 Size. `scale` pixels per figure unit (default 2: sharp on a high-density screen), raised so the short side is at
@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from .draw import Figure, Polygon, Polyline, Rect, Text
-from .draw_look import fit_text
+from .figure import Figure, Polygon, Polyline, Rect, Text
+from .look import fit_text
 
 DEFAULT_SCALE = 2.0
 SHORT_SIDE = 256  # as inspector.core.export.SHORT_SIDE: a picture is at least this many pixels on its short side
