@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from ..errors import SpecError
-from ..folder_jobs import LayerPartial, Layout, layout_of
+from ..folder_jobs import LayerPartial, Layout, layer_tensor, layout_of
 from ..layers import channel_layouts
 from ..records.tokens import TokenGrid
 
@@ -91,11 +91,7 @@ class AtlasPass:
             def hook(_module, _args, output):
                 if path in found:
                     return  # a shared module's later calls
-                if isinstance(output, (tuple, list)):
-                    output = next((o for o in output if isinstance(o, torch.Tensor)), None)
-                if not isinstance(output, torch.Tensor) or not output.is_floating_point():
-                    raise SpecError(f"Layer {path} does not return a floating-point tensor; the atlas "
-                                    f"needs its activations.")
+                output = layer_tensor(output, path, "the atlas needs its activations")
                 layout = self.layouts.get(path)
                 if layout is None:
                     layout = self.layouts[path] = layout_of(path, tuple(output.shape), self.grid,

@@ -16,6 +16,7 @@ from ..folder_jobs import (
     Layout,
     after_batch,
     decode,
+    layer_tensor,
     layout_of,
     prefetched_batches,
     skip_record,
@@ -46,11 +47,7 @@ class LayerSamples:
         def hook(_module, _args, output):
             if found:
                 return  # a shared module's later calls
-            if isinstance(output, (tuple, list)):
-                output = next((o for o in output if isinstance(o, torch.Tensor)), None)
-            if not isinstance(output, torch.Tensor) or not output.is_floating_point():
-                raise SpecError(f"Layer {self.layer} does not return a floating-point tensor; concepts need its "
-                                f"activations.")
+            output = layer_tensor(output, self.layer, "concepts need its activations")
             if self.layout is None:
                 self.layout = layout_of(self.layer, tuple(output.shape), self.grid, self._said.get(self.layer))
             found.append(self.layout.positions(output.detach()).transpose(1, 2).float().cpu())

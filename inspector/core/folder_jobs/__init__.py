@@ -22,7 +22,7 @@ _MODULES = {
     "files": ("JobLock", "LOCK_FILE", "not_a_file", "npz_headers", "read_json", "read_member", "write_json"),
     "job": ("FolderJob", "job_of", "listing"),
     "folder": ("FolderKind", "check_folder", "check_out_dir", "forget_job", "open_job"),
-    "layout": ("Layout", "layout_of"),
+    "layout": ("Layout", "layer_tensor", "layout_of"),
     "loop": ("CHECKPOINT_EVERY_S", "after_batch", "skip_record"),
     "ray": (
         "RESIZE", "batch_tensors", "decode_batch", "host_copy", "local_instance", "on_host", "ray_for_job",

@@ -47,3 +47,13 @@ def layout_of(path: str, shape: tuple[int, ...], grid: TokenGrid | None, channel
         return Layout("vector", shape[1], 1, 1)
     raise SpecError(f"Layer {path} gives an output of shape {tuple(shape)}; the atlas needs (batch, channels), "
                     f"(batch, channels, H, W) or (batch, tokens, channels).")
+
+
+def layer_tensor(output, path: str, needs: str) -> torch.Tensor:
+    """A layer's output as the tensor a folder job reads (the first tensor of a tuple or list); SpecError, in one
+    line ending with `needs` ("the atlas needs its activations"), when it is not a floating-point tensor."""
+    if isinstance(output, (tuple, list)):
+        output = next((o for o in output if isinstance(o, torch.Tensor)), None)
+    if not isinstance(output, torch.Tensor) or not output.is_floating_point():
+        raise SpecError(f"Layer {path} does not return a floating-point tensor; {needs}.")
+    return output
