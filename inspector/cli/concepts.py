@@ -4,13 +4,10 @@ images (inspector.core.concepts), and its fit measured on held-out images agains
 from __future__ import annotations
 
 import argparse
-import sys
 
-from inspector.core.errors import RunCancelled, SpecError
-from inspector.core.outputs import output_folder
+from inspector.core.errors import SpecError
 
-from . import common
-from .stop_after_batch import StopAfterBatch
+from . import common, folder_job
 
 STAGES = {"pass": ("activations", "img"), "fit": ("fitting", "step"), "measure": ("top images", "img")}
 
@@ -19,7 +16,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("concepts", help="learn K concepts (directions in a layer's channels) over a folder of images: "
                                         "NMF or a sparse autoencoder, its fit measured against PCA")
     common.model_args(p)
-    p.add_argument("--data", required=True, help="folder of images (nested folders allowed) or a glob")
+    folder_job.add_data(p)
     p.add_argument("--layer", required=True, help="the layer (a module path, e.g. layer4 or blocks.6)")
     p.add_argument("--k", type=int, required=True, help="number of concepts")
     p.add_argument("--method", choices=("nmf", "sae"), default="nmf",
@@ -37,69 +34,41 @@ def add_parser(sub) -> None:
                    help="memory for the samples in hand (default 1024 MB): a smaller bound, smaller batches; the "
                         "folder's samples wait on disk in OUT")
     p.add_argument("--top", type=int, default=9, help="top images kept per concept (default 9)")
-    p.add_argument("--batch", type=int, default=16, help="images per forward pass at most (default 16)")
-    p.add_argument("--device", default="cpu", help="auto | cpu | cuda | cuda:N | mps")
-    p.add_argument("--restart", action="store_true", help="start over: forget what an earlier run left in --out")
-    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                   help="run the activation pass as a Ray Data pipeline, as the atlas does: a local Ray instance, or "
-                        "the cluster at ADDRESS (HOST:PORT of its head, or auto); needs the ray extra")
+    folder_job.add_run_args(
+        p, batch="images per forward pass at most (default 16)",
+        restart="start over: forget what an earlier run left in --out",
+        ray="run the activation pass as a Ray Data pipeline, as the atlas does: a local Ray instance, or the cluster "
+            "at ADDRESS (HOST:PORT of its head, or auto); needs the ray extra")
     p.add_argument("--out", required=True, help="output folder: dictionary.safetensors, concepts.json, "
                                                 "thumbnails/, pages/")
 
 
 def run(args: argparse.Namespace) -> int:
-    from inspector.core.inputs.image_sets import list_images
-
-    out = output_folder(args.out)
-    common.check_model_args(args)
-    if args.ray:
-        from inspector.core.folder_jobs import check_address
-
-        check_address(args.ray)
-    if args.method == "sae" and args.sparsity is None:
-        raise SpecError("--method sae needs --sparsity TOPK (the concepts active per sample).")
-    list_images(args.data, exclude=out)
-
-    from inspector.core import resolve_device
-
-    resolve_device(args.device)
-
-    from tqdm import tqdm
+    folder_job.check_first(args, lambda: sae_has_sparsity(args))
 
     from inspector.core.concepts import learn_concepts
 
     loaded = common.load(args)
-    bars: dict = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if stage not in bars:
-            for bar in bars.values():
-                bar.close()
-            name, unit = STAGES[stage]
-            bars[stage] = tqdm(desc=name, total=total, unit=unit, file=sys.stderr, dynamic_ncols=True)
-        bars[stage].update(done - bars[stage].n)
-
-    try:
-        with StopAfterBatch() as stop:
-            record = learn_concepts(loaded, args.data, args.layer, args.out, method=args.method, k=args.k,
-                                    sparsity=args.sparsity, seed=args.fit_seed, held_out=args.held_out,
-                                    epochs=args.epochs, max_memory_mb=args.max_memory, top=args.top, batch=args.batch,
-                                    device=args.device, progress=progress, cancel=stop.asked_to,
-                                    restart=args.restart, use_ray=args.ray is not None, ray_address=args.ray or None)
-            stop.written = True
-    except RunCancelled as exc:
-        print(str(exc), file=sys.stderr)
+    bars = folder_job.StageBars(STAGES)
+    record = folder_job.run_stoppable(
+        lambda cancel: learn_concepts(loaded, args.data, args.layer, args.out, method=args.method, k=args.k,
+                                      sparsity=args.sparsity, seed=args.fit_seed, held_out=args.held_out,
+                                      epochs=args.epochs, max_memory_mb=args.max_memory, top=args.top,
+                                      batch=args.batch, device=args.device, progress=bars, cancel=cancel,
+                                      restart=args.restart, use_ray=args.ray is not None,
+                                      ray_address=args.ray or None), bars)
+    if record is None:
         return 130
-    finally:
-        for bar in bars.values():
-            bar.close()
-    for s in record["data"]["skipped"]:
-        print(f"skipped {s['path']}: {s['reason']}", file=sys.stderr)
+    folder_job.say_skipped(record["data"]["skipped"])
     print("\n".join(table(record)))
     print(f"-> {args.out}/dictionary.safetensors, concepts.json, pages/")
-    if loaded.seed is not None:
-        print(common.seed_note(loaded.source, loaded.seed))
+    folder_job.say_seed(loaded)
     return 0
+
+
+def sae_has_sparsity(args: argparse.Namespace) -> None:
+    if args.method == "sae" and args.sparsity is None:
+        raise SpecError("--method sae needs --sparsity TOPK (the concepts active per sample).")
 
 
 def table(record: dict) -> list[str]:
