@@ -3,7 +3,7 @@
 Variants, over the same folder of generated JPEGs (decoded, resized and cropped as the model's
 preprocessing says), after a warm-up, `repeats` times in turn:
   plain    the images decoded in batches (the atlas's own prefetching reader) and `model(x)` under
-           inference_mode: forward only, same batch size, no hooks
+           inference_mode: forward only, same batch size, no hooks (`folder_jobs.BenchFolder.plain`)
   forward  `model(x)` alone on batches decoded beforehand (what the model itself costs)
   atlas    `run_atlas` on every conv layer into a fresh folder, timed until its progress says every
            image is done (the pass over the data, without thumbnails); the thumbnails (`thumbs`: a
@@ -16,30 +16,10 @@ from __future__ import annotations
 import gc
 import shutil
 import statistics
-import tempfile
 import time
-from pathlib import Path
 from typing import Callable
 
-import numpy as np
-
-
-def make_folder(folder: Path, count: int, size: int = 256, seed: int = 0) -> Path:
-    """`count` JPEGs of smooth random shapes and noise, in two class folders."""
-    from PIL import Image
-
-    rng = np.random.default_rng(seed)
-    yy, xx = np.mgrid[0:size, 0:size] / size
-    for i in range(count):
-        sub = folder / f"class{i % 2}"
-        sub.mkdir(parents=True, exist_ok=True)
-        a = np.zeros((size, size, 3))
-        for _ in range(4):
-            cy, cx, r = rng.random(3) * [1, 1, 0.4]
-            a += np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (r * r + 0.01))[..., None] * rng.random(3)
-        a = np.clip(a / a.max() * 255 + rng.normal(0, 12, a.shape), 0, 255).astype(np.uint8)
-        Image.fromarray(a).save(sub / f"{i:04d}.jpg", quality=90)
-    return folder
+from .folder_jobs import bench_folder, load_on
 
 
 def bench_atlas(model: str = "resnet18", images: int = 64, batch: int = 16, top: int = 9, repeats: int = 3,
@@ -47,32 +27,14 @@ def bench_atlas(model: str = "resnet18", images: int = 64, batch: int = 16, top:
     import torch
 
     from inspector.core.atlas import run_atlas
-    from inspector.core.folder_jobs import prefetched_batches
-    from inspector.core.devices import resolve_device
-    from inspector.core.inputs.files import input_preprocess, list_images
     from inspector.core.sources.loaded import tree_of
-    from inspector.core.sources.loader import load_model
 
     from .timing import synchronize
 
-    loaded = load_model(model, seed=0) if model != "demo" else load_model(model)
-    dev = resolve_device(device)
-    loaded.module.to(dev)
+    loaded, dev = load_on(model, device)
     convs = tree_of(loaded).convolutions()
-    work = Path(tempfile.mkdtemp(prefix="atlas-bench-"))
-    try:
-        data = make_folder(work / "data", images)
-        files = list_images(data).files
-        prep = input_preprocess(loaded.preprocess, loaded.input_shape)
-        every = np.arange(len(files))
-        decoded = [x for _, groups, _ in prefetched_batches(files, prep, batch, every) for _, x in groups]
-
-        def plain():
-            with torch.inference_mode():
-                for _, groups, _ in prefetched_batches(files, prep, batch, every):
-                    for _, x in groups:
-                        loaded.module(x.to(dev))
-            synchronize(dev)
+    with bench_folder(loaded, dev, images, "atlas-bench-") as folder:
+        decoded = list(folder.batches(batch))
 
         def forward():
             with torch.inference_mode():
@@ -84,12 +46,15 @@ def bench_atlas(model: str = "resnet18", images: int = 64, batch: int = 16, top:
         pass_end: list[float] = []
 
         def atlas():
-            out = work / f"out{next(runs)}"
+            out = folder.work / f"out{next(runs)}"
             mark = {}
-            run_atlas(loaded, data, ",".join(convs), top, out, batch=batch, device=device, thumbnails=thumbs,
+            run_atlas(loaded, folder.data, ",".join(convs), top, out, batch=batch, device=device, thumbnails=thumbs,
                       progress=lambda d, t: mark.setdefault("end", time.perf_counter()) if d == t else None)
             pass_end.append(mark["end"])
             shutil.rmtree(out, ignore_errors=True)
+
+        def plain():
+            folder.plain(batch)
 
         variants = {"plain": plain, "forward": forward, "atlas": atlas}
         seconds: dict[str, list[float]] = {k: [] for k in (*variants, "thumbs")}
@@ -110,8 +75,6 @@ def bench_atlas(model: str = "resnet18", images: int = 64, batch: int = 16, top:
                     seconds["atlas"].append(pass_end[-1] - start)
                 else:
                     seconds[key].append(end - start)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in seconds.items()}
     channels = sum(s[1] for s in (l.output_shapes[0] for l in tree_of(loaded) if l.path in convs))
     row = {"model": model, "conv_layers": len(convs), "channels": channels, "images": images, "batch": batch,

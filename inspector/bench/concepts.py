@@ -1,8 +1,9 @@
 """`network-inspector bench --concepts`: what learning and reading concepts cost, against the model alone.
 
-Over one folder of generated JPEGs (the atlas bench's), same process, after a warm-up, `repeats` times in turn:
-  plain    the images decoded in batches (the atlas's prefetching reader) and `model(x)` under inference_mode,
-           same batch size, no hooks
+Over one folder of generated JPEGs (`folder_jobs.bench_folder`, as the atlas bench's), same process, after a
+warm-up, `repeats` times in turn:
+  plain    the images decoded in batches (the folder jobs' prefetching reader) and `model(x)` under inference_mode,
+           same batch size, no hooks (`BenchFolder.plain`, the atlas bench's yardstick too)
   concepts `learn_concepts` (K concepts of `layer`, NMF, no pictures) into a fresh folder: its activation pass
            (until its progress says every image is done), its fit (the epochs of MiniBatchNMF), and the
            measures (held-out variance against PCA, each concept's top images)
@@ -14,14 +15,12 @@ most relevant concept, each against one plain forward + backward to the input (t
 from __future__ import annotations
 
 import gc
-import shutil
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
+from .folder_jobs import bench_folder, load_on
 
 #: a model's layer when none is named
 LAYERS = {"demo": "relu3"}
@@ -30,39 +29,21 @@ LAYERS = {"demo": "relu3"}
 def bench_concepts(model: str = "resnet50", layer: str | None = None, images: int = 200, k: int = 32,
                    batch: int = 16, repeats: int = 1, view_repeats: int = 5, device: str = "cpu",
                    log: Callable[[str], None] = print) -> dict:
-    import torch
-
-    from inspector.core.folder_jobs import prefetched_batches
-    from inspector.core.concepts import concept_relevance_map, learn_concepts, load_dictionary, read_concepts
-    from inspector.core.devices import resolve_device
-    from inspector.core.inputs.files import input_preprocess, list_images
-    from inspector.core.sources.loader import load_model
-
-    from .atlas import make_folder
-    from .timing import synchronize
+    from inspector.core.concepts import (
+        concept_relevance_map,
+        learn_concepts,
+        load_dictionary,
+        read_concepts,
+    )
 
     layer = layer or LAYERS.get(model, "layer4")
-    loaded = load_model(model, seed=0) if model != "demo" else load_model(model)
-    dev = resolve_device(device)
-    loaded.module.to(dev)
-    work = Path(tempfile.mkdtemp(prefix="concepts-bench-"))
+    loaded, dev = load_on(model, device)
     runs = iter(range(10**6))
     seconds: dict[str, list[float]] = {k: [] for k in ("plain", "pass", "fit", "measure", "total")}
-    try:
-        data = make_folder(work / "data", images)
-        files = list_images(data).files
-        prep = input_preprocess(loaded.preprocess, loaded.input_shape)
-        every = np.arange(len(files))
-
-        def plain():
-            with torch.inference_mode():
-                for _, groups, _ in prefetched_batches(files, prep, batch, every):
-                    for _, x in groups:
-                        loaded.module(x.to(dev))
-            synchronize(dev)
+    with bench_folder(loaded, dev, images, "concepts-bench-") as folder:
 
         def concepts() -> Path:
-            out = work / f"out{next(runs)}"
+            out = folder.work / f"out{next(runs)}"
             marks: dict[str, float] = {}
 
             def progress(stage: str, done: int, total: int) -> None:
@@ -72,7 +53,7 @@ def bench_concepts(model: str = "resnet50", layer: str | None = None, images: in
                     marks.setdefault("pass_end", now)
 
             start = time.perf_counter()
-            learn_concepts(loaded, data, layer, out, method="nmf", k=k, batch=batch, device=device,
+            learn_concepts(loaded, folder.data, layer, out, method="nmf", k=k, batch=batch, device=device,
                            progress=progress, pictures=False)
             end = time.perf_counter()
             fit_start = marks.get("fit_start", marks["pass_end"])
@@ -83,19 +64,17 @@ def bench_concepts(model: str = "resnet50", layer: str | None = None, images: in
             seconds["total"].append(end - start)
             return out
 
-        plain()  # warm-up
+        folder.plain(batch)  # warm-up
         for _ in range(repeats):
             gc.collect()
             start = time.perf_counter()
-            plain()
+            folder.plain(batch)
             seconds["plain"].append(time.perf_counter() - start)
             gc.collect()
             kept = concepts()
         dictionary = load_dictionary(kept)
-        x = next(x for _, groups, _ in prefetched_batches(files[:1], prep, 1, np.arange(1)) for _, x in groups)
+        x = next(folder.batches(1, folder.files[:1]))
         view = _view_times(loaded, x.to(dev), dictionary, dev, view_repeats, read_concepts, concept_relevance_map)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     med = {name: statistics.median(v) for name, v in seconds.items()}
     row = {"model": model, "layer": layer, "k": k, "images": images, "batch": batch, "device": str(dev),
            "repeats": repeats, "median_s": med,
