@@ -8,10 +8,8 @@ from . import common, folder_job
 
 
 def add_parser(sub) -> None:
-    atlas = sub.add_parser("atlas", help="for every channel of the chosen layers, the images of a folder that "
-                                         "excite it most (top K, argmax region, statistics)")
-    common.model_args(atlas)
-    folder_job.add_data(atlas)
+    atlas = folder_job.add_job_parser(sub, "atlas", "for every channel of the chosen layers, the images of a folder "
+                                                    "that excite it most (top K, argmax region, statistics)")
     atlas.add_argument("--layers", required=True, help="paths or globs, comma-separated; all; type:Conv2d")
     atlas.add_argument("--top", type=int, default=9, help="images kept per channel (default 9)")
     atlas.add_argument("--out", required=True, help="output folder: atlas.json and thumbnails/")

@@ -13,10 +13,8 @@ STAGES = {"pass": ("activations", "img"), "fit": ("fitting", "step"), "measure":
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("concepts", help="learn K concepts (directions in a layer's channels) over a folder of images: "
-                                        "NMF or a sparse autoencoder, its fit measured against PCA")
-    common.model_args(p)
-    folder_job.add_data(p)
+    p = folder_job.add_job_parser(sub, "concepts", "learn K concepts (directions in a layer's channels) over a folder "
+                                                   "of images: NMF or a sparse autoencoder, its fit measured against PCA")
     p.add_argument("--layer", required=True, help="the layer (a module path, e.g. layer4 or blocks.6)")
     p.add_argument("--k", type=int, required=True, help="number of concepts")
     p.add_argument("--method", choices=("nmf", "sae"), default="nmf",

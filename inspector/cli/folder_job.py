@@ -17,8 +17,12 @@ from . import common
 from .stop_after_batch import StopAfterBatch
 
 
-def add_data(p: argparse.ArgumentParser) -> None:
+def add_job_parser(sub, name: str, help: str) -> argparse.ArgumentParser:
+    """The command `name`: the model's arguments, then --data (the folder of images)."""
+    p = sub.add_parser(name, help=help)
+    common.model_args(p)
     p.add_argument("--data", required=True, help="folder of images (nested folders allowed) or a glob")
+    return p
 
 
 def add_run_args(p: argparse.ArgumentParser, batch: str, restart: str, ray: str) -> None:
