@@ -70,3 +70,26 @@ def test_both_build_dialogs_offer_and_remember_the_folders(qtbot, settings, tmp_
     fallback = BuildConceptsDialog(["relu3"], "relu3")
     qtbot.addWidget(fallback)
     assert fallback.data.text() == str(images)
+
+
+def test_both_build_dialogs_are_asked_alike(qtbot, settings, tmp_path, monkeypatch):
+    """`ask()`: the choices, as the job's state's `build` takes them, when Build is pressed; None when cancelled."""
+    monkeypatch.setattr(file_dialogs, "_settings", settings)
+    images = tmp_path / "shots"
+    images.mkdir()
+
+    def press(button):
+        def exec_(dialog):
+            dialog.data.setText(str(images))
+            dialog.out.setText(str(tmp_path / "out"))
+            getattr(dialog.buttons, button).emit()
+            return dialog.result()
+        return exec_
+
+    asked = {}
+    for press_ in ("accepted", "rejected"):
+        monkeypatch.setattr(QDialog, "exec", press(press_))
+        asked[press_] = (BuildDialog(["conv1"]).ask(), BuildConceptsDialog(["relu3"], "relu3").ask())
+    assert asked["accepted"] == ((str(images), str(tmp_path / "out"), 9, 16),
+                                 (str(images), "relu3", 16, "nmf", None, str(tmp_path / "out")))
+    assert asked["rejected"] == (None, None)

@@ -9,15 +9,16 @@ from PySide6.QtCore import QObject
 from inspector.core.errors import SpecError
 from inspector.core.keys import layer_of, parse_key
 
+from ..views.atlas_view import BuildDialog
+
 
 class AtlasController(QObject):
     def __init__(self, state, view, dock, panels, compare) -> None:
         super().__init__(state)
         self.state, self.view, self.dock = state, view, dock
         atlas = state.atlas
-        view.ticked = state.ticked
         view.sigOpen.connect(atlas.open)
-        view.sigBuild.connect(atlas.build)
+        view.sigBuild.connect(self.build_dialog)
         view.sigCancel.connect(atlas.cancel)
         view.sigChannel.connect(atlas.pictures)
         view.sigUse.connect(atlas.use_image)
@@ -32,6 +33,16 @@ class AtlasController(QObject):
 
     def open_dialog(self) -> None:
         self.view.ask_open()
+
+    def build_dialog(self) -> None:
+        """The build dialog for the ticked layers; the atlas built over the folders chosen."""
+        layers = self.state.ticked()
+        if not layers:
+            self.view.info.setText("Tick the layers the atlas is for in the Modules tree first.")
+            return
+        choices = BuildDialog(layers, self.view).ask()
+        if choices is not None and choices[0] and choices[1]:
+            self.state.atlas.build(*choices)
 
     def offer_concepts(self, build) -> None:
         """Beside Build…, "Build concepts…" (`build`: the Concepts dock's dialog, over a folder of images too)."""

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QDialog
-
 from inspector.core.keys import layer_of
 from inspector.gui import file_dialogs
 
@@ -60,10 +58,10 @@ class ConceptsController:
             self.view.say("Load a model first: concepts are learned on the loaded model.", True)
             return
         layers = [l.path for l in app.model.tree.layers if l.path]
-        dialog = BuildConceptsDialog(layers, layer_of(app.layer) if app.layer else None, self.window, self.layer_sign)
-        if dialog.exec() == QDialog.Accepted:
-            self.build(*dialog.choices())
-        dialog.deleteLater()
+        choices = BuildConceptsDialog(layers, layer_of(app.layer) if app.layer else None, self.window,
+                                      self.layer_sign).ask()
+        if choices is not None:
+            self.build(*choices)
 
     def layer_sign(self, layer: str) -> LayerSign:
         """Whether NMF can learn `layer` of the loaded model, as far as the last run and the layer's type say."""

@@ -14,7 +14,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -64,19 +63,23 @@ class BuildDialog(FolderJobDialog):
         self.form.addRow("Batch size", self.batch)
         self._finish(560)
 
+    def choices(self) -> tuple[str, str, int, int]:
+        """(images folder, output folder, top K, batch size)."""
+        return self.data.text(), self.out.text(), self.top.value(), self.batch.value()
+
 
 class AtlasView(QWidget, FolderJobControls):
     """Signals
     -------
     sigOpen(str): open the atlas in this folder.
-    sigBuild(str, str, int, int): build over images folder -> output folder, top K, batch.
+    sigBuild(): ask for what to build.
     sigCancel(): stop the build.
     sigChannel(str, int): show this layer's channel.
     sigUse(str): make this top image (path relative to the atlas's image folder) the input.
     """
 
     sigOpen = Signal(str)
-    sigBuild = Signal(str, str, int, int)
+    sigBuild = Signal()
     sigCancel = Signal()
     sigChannel = Signal(str, int)
     sigUse = Signal(str)
@@ -84,7 +87,6 @@ class AtlasView(QWidget, FolderJobControls):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.opened = None
-        self.ticked = lambda: []  # the window sets it: the layers a build is for
         layout = self._job_layout("Open atlas…", "Open a folder holding an atlas.json (made here or by "
                                   "`network-inspector atlas`)", "Build an atlas of the ticked layers over a folder "
                                   "of images", unit="images")
@@ -118,7 +120,7 @@ class AtlasView(QWidget, FolderJobControls):
         layout.addWidget(scroll, 1)
         self.cells: list[tuple[QLabel, QLabel, QPushButton]] = []
         self.open_button.clicked.connect(self.ask_open)
-        self.build_button.clicked.connect(self._ask_build)
+        self.build_button.clicked.connect(self.sigBuild.emit)
         self.layer.activated.connect(lambda _i: self._emit_channel())
         self.channel.valueChanged.connect(lambda _v: self._emit_channel())
         self._set_picking_enabled(False)
@@ -128,16 +130,6 @@ class AtlasView(QWidget, FolderJobControls):
         path = file_dialogs.choose_folder(self, "atlas-out", "Open an atlas (a folder with atlas.json)")
         if path:
             self.sigOpen.emit(path)
-
-    def _ask_build(self) -> None:
-        layers = self.ticked()
-        if not layers:
-            self.info.setText("Tick the layers the atlas is for in the Modules tree first.")
-            return
-        dialog = BuildDialog(layers, self)
-        if dialog.exec() == QDialog.Accepted and dialog.data.text() and dialog.out.text():
-            self.sigBuild.emit(dialog.data.text(), dialog.out.text(), dialog.top.value(), dialog.batch.value())
-        dialog.deleteLater()
 
     def _emit_channel(self) -> None:
         layer = self.layer.currentText()

@@ -5,6 +5,8 @@ job says its progress in words, a line under it); `set_building`, `set_progress`
 the job's state (`FolderJobState`) sends. `FolderJobDialog`: the build dialog's pattern: the images folder and the
 output folder (offered as last chosen, the output named after the images folder when it is picked first), the
 job's own rows, a line saying what is wrong, Build and Cancel; the folders are remembered when it is accepted.
+Both docks ask for a build the same way: Build… emits the view's `sigBuild()`, the job's controller opens the
+dialog (`ask`: its choices, or None) and hands the choices to the state's `build`.
 """
 
 from __future__ import annotations
@@ -114,6 +116,17 @@ class FolderJobDialog(QDialog):
     def problem(self) -> str:
         """What keeps the choices from being built ("": nothing)."""
         return ""
+
+    def choices(self) -> tuple:
+        """What to build, as the job's state's `build` takes it."""
+        raise NotImplementedError
+
+    def ask(self) -> tuple | None:
+        """Shown until the user builds (its `choices()` back) or cancels (None); deleted after."""
+        try:
+            return self.choices() if self.exec() == QDialog.Accepted else None
+        finally:
+            self.deleteLater()
 
     def _accept(self) -> None:
         why = self.problem()
