@@ -63,10 +63,8 @@ class AtlasState(FolderJobState):
         self._begin_build(lambda: self.worker.request_atlas(request))
         return True
 
-    def cancel(self) -> None:
-        """Stop a build after its batch (Esc, or the view's Cancel); building again resumes."""
-        if self.building:
-            self.app.cancel()
+    def _stop_build(self) -> None:
+        self.app.cancel()  # the worker's cancel, as Esc
 
     def pictures(self, layer: str, channel: int) -> None:
         """Ask for the pictures of `layer`'s channel `channel` top images (sigPictures brings them)."""

@@ -249,10 +249,8 @@ class ConceptsState(FolderJobState):
         self._begin_build(lambda: self.jobs.request(request))
         return True
 
-    def cancel(self) -> None:
-        """Stop a build after its batch (Esc, or the view's Cancel); building again resumes."""
-        if self.building:
-            self.jobs.cancel()
+    def _stop_build(self) -> None:
+        self.jobs.cancel()
 
     def _on_built(self, folder: str) -> None:
         self._end_build("done")

@@ -51,6 +51,15 @@ class FolderJobState(QObject):
         send()
         self.sigBuildText.emit(queued_text(self.app.phase))
 
+    def cancel(self) -> None:
+        """Stop a build after its batch (Esc, or the view's Cancel); building again resumes."""
+        if self.building:
+            self._stop_build()
+
+    def _stop_build(self) -> None:
+        """Ask the worker to stop the build (the job's own way)."""
+        raise NotImplementedError
+
     def _on_build_phase(self, phase: str) -> None:
         if not self.building:
             return
