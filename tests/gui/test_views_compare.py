@@ -116,15 +116,16 @@ def test_a_click_on_a_channel_in_any_column_names_the_key_and_the_channel(qtbot,
 
 
 def test_drawn_in_turns_a_row_a_turn_then_done_once_and_a_newer_drawing_takes_over(qtbot, view, pair):
-    """With `done` (a new result), each row is made in its own event-loop turn, so the window answers (and
-    paints) between them; done() comes once, after the caption; a newer drawing stops the old one, whose
-    done() still comes (the window waits on it), and the newer one ends drawn whole."""
+    """With `done` (a new result), each row is worked out in one event-loop turn and drawn in the next, so the
+    window answers (and paints) between them; done() comes once, after the caption; a newer drawing stops the
+    old one, whose done() still comes (the window waits on it), and the newer one ends drawn whole."""
     from PySide6.QtCore import QTimer
 
     base, edited = pair
     calls, between = [], []
     view.show(base, edited, "conv:output", "conv:grad_output", done=lambda: calls.append("first"))
-    assert set(view.grid.shown) == {"activation"} and calls == []  # the first row now, the others later
+    assert set(view.grid.shown) == set() and calls == []  # the first row worked out now, drawn a turn later
+    qtbot.waitUntil(lambda: set(view.grid.shown) == {"activation"}, timeout=2000)
     QTimer.singleShot(0, lambda: between.append(set(view.grid.shown)))  # an event the window handles meanwhile
     qtbot.waitUntil(lambda: calls == ["first"], timeout=2000)
     assert between and between[0] != {"activation", "gradient", "input gradient"}
@@ -140,3 +141,45 @@ def test_drawn_in_turns_a_row_a_turn_then_done_once_and_a_newer_drawing_takes_ov
     assert calls == ["first", "second", "third"]  # once each
     shown = view.grid.shown["activation"].images
     assert shown[2][np.isfinite(shown[2])].max() > 0  # third drawing: base as "edited", channel 4 comes back
+
+
+def test_rows_worked_out_in_one_turn_and_drawn_in_the_next_are_the_rows_drawn_at_once(view, pair, monkeypatch):
+    """Issue 52, item 8: a row's mosaics and levels are worked out in one turn (numbers only, nothing drawn) and
+    drawn and painted in the next (together they were the detector's longest turn on the Compare tab); the
+    pictures, levels and colour bars in the end are those of drawing every row at once."""
+    import inspector.gui.views.compare_view as compare_view
+
+    base, edited = pair
+    grid = view.grid
+    view.show(base, edited, "conv:output", "conv:grad_output")  # at once
+    at_once = {key: (item.image.copy(), tuple(item.levels)) for key, item in grid.images.items()}
+    bars = {key: tuple(bar.levels()) for key, bar in grid.bars.items()}
+    caption = view.caption.text()
+    grid.clear_all()
+
+    turns = []  # what each turn did: ("prepare" | "draw", row)
+
+    class Turns:  # the view's later turns, run one by one here
+        @staticmethod
+        def singleShot(_ms, _owner, step):
+            turns.append(step)
+
+    monkeypatch.setattr(compare_view, "QTimer", Turns)
+    done, did = [], []
+    real_prepare, real_draw = grid.prepare_row, grid.draw_row
+    monkeypatch.setattr(grid, "prepare_row", lambda *a: did.append(("prepare", a[0])) or real_prepare(*a))
+    monkeypatch.setattr(grid, "draw_row", lambda *a: did.append(("draw", a[0])) or real_draw(*a))
+    view.show(base, edited, "conv:output", "conv:grad_output", done=lambda: done.append(True))
+    each = [list(did)]
+    while turns and not done:
+        did.clear()
+        turns.pop(0)()
+        each.append(list(did))
+    rows = ["activation", "gradient", "input gradient"]
+    assert each == [[("prepare", r)] if i % 2 == 0 else [("draw", r)] for r in rows for i in (0, 1)] + [[]]
+    assert done == [True] and not turns
+    for key, (image, lv) in at_once.items():
+        np.testing.assert_array_equal(grid.images[key].image, image)
+        assert tuple(grid.images[key].levels) == lv
+    assert {key: tuple(bar.levels()) for key, bar in grid.bars.items()} == bars
+    assert view.caption.text() == caption

@@ -42,6 +42,15 @@ class Shown:
     images: tuple[np.ndarray, np.ndarray, np.ndarray]  # baseline, edited, difference
 
 
+@dataclass
+class Prepared:
+    """A row worked out (`CompareGrid.prepare_row`), not drawn yet."""
+
+    shown: Shown
+    shared: tuple[float, float]  # the levels of baseline and edited
+    difference: tuple[float, float]  # the difference's, symmetric around zero
+
+
 class CompareGrid(pg.GraphicsLayoutWidget):
     """Signals
     -------
@@ -195,23 +204,36 @@ class CompareGrid(pg.GraphicsLayoutWidget):
 
     def show_row(self, row: str, key: str, before, after) -> bool:
         """Draw one row; False (row cleared) when either side is missing or the shapes differ."""
+        return self.draw_row(row, self.prepare_row(row, key, before, after))
+
+    def prepare_row(self, row: str, key: str, before, after) -> Prepared | None:
+        """What `draw_row` draws: the row's three mosaics and their levels, worked out with nothing drawn (the
+        Compare tab works a row out in one turn, draws it and paints it in the next); None when either side is
+        missing or the shapes differ."""
         if before is None or after is None or np.shape(before) != np.shape(after):
-            self.clear_row(row)
-            return False
+            return None
         diverging = row != "activation"
         base = make_mosaic(before, key=key, tokens=self.tokens, layouts=self.layouts)
         edited = make_mosaic(after, key=key, tokens=self.tokens, layouts=self.layouts)
         diff = edited.image - base.image
         lo, hi = levels(np.concatenate([base.image.reshape(-1), edited.image.reshape(-1)]), diverging)
         bound = max(abs(v) for v in levels(diff, True))
-        for col, image, lv in zip(COLS, (base.image, edited.image, diff), ((lo, hi), (lo, hi), (-bound, bound))):
+        return Prepared(Shown(key, base, (base.image, edited.image, diff)), (lo, hi), (-bound, bound))
+
+    def draw_row(self, row: str, prepared: Prepared | None) -> bool:
+        """Draw a row `prepare_row` worked out; False (the row cleared) for None."""
+        if prepared is None:
+            self.clear_row(row)
+            return False
+        shown, shared, difference = prepared.shown, prepared.shared, prepared.difference
+        for col, image, lv in zip(COLS, shown.images, (shared, shared, difference)):
             self.images[row, col].setImage(image, autoLevels=False, levels=lv)
-        self.bars[row, "shared"].setLevels((lo, hi))
-        self.bars[row, "difference"].setLevels((-bound, bound))
+        self.bars[row, "shared"].setLevels(shared)
+        self.bars[row, "difference"].setLevels(difference)
         for name in ("shared", "difference"):
             self.bars[row, name].setVisible(True)
         self.views[row, "baseline"].autoRange(padding=0.01)
-        self.shown[row] = Shown(key, base, (base.image, edited.image, diff))
+        self.shown[row] = shown
         return True
 
     def value_text(self, row: str, image_row: float, image_col: float) -> str | None:

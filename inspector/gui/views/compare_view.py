@@ -242,15 +242,23 @@ class CompareView(QWidget):
         drawing, self._pending_done = self._drawing, done
         rows = list({"activation": activation_key, "gradient": gradient_key, "input gradient": "input:grad"}.items())
 
-        def step(i: int) -> None:
+        def step(i: int, prepared=None) -> None:
             if drawing != self._drawing:
                 return  # a newer drawing took over (and called `done`)
             while i < len(rows):
-                self._show_row(baseline, edited, *rows[i], notes)
-                i += 1
-                if done is not None:  # the next row in the next turn, once this one is painted
-                    QTimer.singleShot(1, self, lambda: step(i))
+                if done is None:  # all now
+                    self._draw_row(rows[i], self._prepare_row(baseline, edited, *rows[i]), notes)
+                    i += 1
+                    continue
+                # In turns: a row's mosaics and levels worked out in one, drawn and painted in the next (together
+                # they made the detector's longest turn), the next row's worked out once that is painted.
+                if prepared is None:
+                    prepared = self._prepare_row(baseline, edited, *rows[i])
+                    QTimer.singleShot(1, self, lambda: step(i, prepared))
                     return
+                self._draw_row(rows[i], prepared, notes)
+                QTimer.singleShot(1, self, lambda: step(i + 1))
+                return
             self._show_boxes_and_table(baseline, edited, notes)
             finished, self._pending_done = self._pending_done, None
             if finished is not None:
@@ -258,13 +266,17 @@ class CompareView(QWidget):
 
         step(0)
 
-    def _show_row(self, baseline: RunResult, edited: RunResult, row: str, key: str, notes: list[str]) -> None:
+    def _prepare_row(self, baseline: RunResult, edited: RunResult, row: str, key: str):
         if row == "input gradient":
             before, after = baseline.input_grad, edited.input_grad
         else:
             a, b = baseline.captures.get(key), edited.captures.get(key)
             before, after = (a.array if a else None), (b.array if b else None)
-        if not self.grid.show_row(row, key, before, after):
+        return self.grid.prepare_row(row, key, before, after)
+
+    def _draw_row(self, row_key: tuple[str, str], prepared, notes: list[str]) -> None:
+        row, key = row_key
+        if not self.grid.draw_row(row, prepared):
             notes.append(f"{row}: nothing to compare at {key}")
         elif (total := self.grid.shown[row].mosaic.total) > PAGE:
             notes.append(f"{row}: channels 0-{PAGE - 1} of {total}")
