@@ -15,6 +15,9 @@ REQUESTS: dict[str, tuple[str, str | None]] = {
     "atlas": ("job", "AtlasRequest"),
     "graph": ("graph", "GraphRequest"),  # the graph of the loaded model on an input, laid out: a GraphRecorded
     "values": ("values", "GraphValuesRequest"),  # a run's values on a recorded graph: GraphValues, GraphComparison
+    "concepts": ("concepts", "ConceptsRequest"),  # open a dictionary, read an image's concepts, a map, a page
+    "learn": ("job", "BuildConceptsRequest"),  # learn a concept dictionary over a folder: its folder, when done
+    "catalogue": ("catalogue", None),  # body: null; the model sources the server offers, a list of names
     "devices": ("info", None),
     "arrays": ("info", None),  # body: {"run": a run's run_id, "names": captures it held}: the last run's arrays
     "cancel": ("control", None),  # body: {"id": the request to stop}
@@ -24,7 +27,7 @@ REQUESTS: dict[str, tuple[str, str | None]] = {
 EVENTS: dict[str, str] = {
     "hello": "the server's protocol version, devices and limits (the first message of a connection)",
     "accepted": "the request's lane: it is queued",
-    "progress": "done, total and rate (per second) of the request's work",
+    "progress": "done, total and rate (per second) of the request's work (and its stage, for a job in stages)",
     "partial": "a part of the result (a value), more to come",
     "result": "the result (a value)",
     "failure": "a Failure record: what went wrong, for people",

@@ -86,6 +86,8 @@ def check_body(kind: str, body: Any) -> None:
         if record is not None:
             if type(body) is not registry.record_class(record):
                 raise ProtocolError(f"A {kind} request's body is a {record}, not {_name(body)}.")
+        elif kind == "catalogue" and body is not None:
+            raise ProtocolError("A catalogue request's body is null.")
         elif kind == "cancel" and not isinstance(body, str):
             raise ProtocolError("A cancel request's body is the id of the request to stop.")
         elif kind == "arrays" and not (isinstance(body, dict) and set(body) == {"run", "names"}
@@ -97,8 +99,9 @@ def check_body(kind: str, body: Any) -> None:
         raise ProtocolError(f"A failure event's body is a Failure, not {_name(body)}.")
     if kind in ("accepted", "error") and not isinstance(body, str):
         raise ProtocolError(f"A {kind} event's body is a text, not {_name(body)}.")
-    if kind == "progress" and not (isinstance(body, dict) and set(body) == {"done", "total", "rate"}):
-        raise ProtocolError("A progress event's body holds done, total and rate.")
+    if kind == "progress" and not (isinstance(body, dict) and set(body) - {"stage"} == {"done", "total", "rate"}
+                                   and isinstance(body.get("stage", ""), str)):
+        raise ProtocolError("A progress event's body holds done, total and rate (and a stage, as text).")
 
 
 def _name(value: Any) -> str:

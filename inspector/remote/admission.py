@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from inspector.core.errors import UntrustedCodeError
+from inspector.core.records.concepts import BuildConceptsRequest, ConceptsRequest
 from inspector.core.records.graph import GraphRequest, GraphValuesRequest
 from inspector.core.records.requests import (AgainstRequest, AtlasRequest, AttributionRequest, ModelRequest,
                                              RunRequest)
@@ -45,6 +46,16 @@ def admit(body, root: DataRoot, trusted: bool):
         if body.data_dir:
             root.check(body.data_dir, "The data folder")
         return body if body.model is None else replace(body, model=_model(body.model, root, trusted))
+    if isinstance(body, ConceptsRequest):
+        root.check(body.folder, "The dictionary folder")
+        _frame(body.frame)
+        if body.kind in ("read", "map") and body.frame is None and not body.input.startswith("sample:"):
+            root.check(body.input, "The input")
+        return replace(body, model=_model(body.model, root, trusted))
+    if isinstance(body, BuildConceptsRequest):
+        root.check(body.data_dir, "The data folder")
+        root.check(body.out_dir, "The concepts folder")
+        return replace(body, model=_model(body.model, root, trusted))
     if isinstance(body, (GraphRequest, GraphValuesRequest)):
         if body.frame is None and body.input and not body.input.startswith("sample:"):
             root.check(body.input, "The input")
@@ -56,6 +67,17 @@ def admit(body, root: DataRoot, trusted: bool):
     if isinstance(body, AgainstRequest):  # not a request of its own; here for completeness
         return replace(body, model=_model(body.model, root, trusted))
     return body
+
+
+def _frame(frame) -> None:
+    """A video frame crosses as an (H, W, 3) uint8 array, or not at all."""
+    import numpy as np
+
+    from .errors import RefusedRequest
+
+    if frame is not None and not (isinstance(frame, np.ndarray) and frame.dtype == np.uint8 and frame.ndim == 3
+                                  and frame.shape[2] == 3 and frame.size > 0):
+        raise RefusedRequest("A video frame is an (H, W, 3) uint8 array: refused.")
 
 
 def _model(request: ModelRequest, root: DataRoot, trusted: bool) -> ModelRequest:

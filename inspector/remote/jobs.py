@@ -12,12 +12,19 @@ cancellation, each sent as an event under the request's id.
     graph      GraphRequest        -> GraphRecorded (the graph of one forward, laid out with every top-level
                                       group closed: the client makes its own GraphLayout for the next views)
     values     GraphValuesRequest  -> GraphValues (one run) or GraphComparison (edits on vs off, against)
+    concepts   ConceptsRequest     -> OpenedConcepts (open a dictionary folder in the data root), ConceptsRead
+                                      (read an image's concepts), ConceptMap (one concept's relevance map),
+                                      ConceptPagePicture (a concept's page as pixels)
+    learn      BuildConceptsRequest -> the dictionary's folder, learned over an image folder in the data root
+                                      (progress by stage; cancelled between batches, resumed by the same request)
+    catalogue  (none)              -> the model sources this server offers (torchvision names, timm:NAME)
 
 A graph or its values is of the model the engine holds: one asked for another model (a load came between) is
 refused in one line, as the app's own worker lets it go.
 
 A run's progress counts its two stages (the run, its statistics); a download's its bytes; an attribution's its
-passes; an atlas build's its images. The engine's own errors come back as Failure records.
+passes; an atlas build's its images; a concepts build's the batches of its current stage (the progress says
+the stage: pass, fit, measure). The engine's own errors come back as Failure records.
 """
 
 from __future__ import annotations
@@ -35,9 +42,10 @@ from .admission import admit
 from .data_root import DataRoot
 
 #: The requests the engine thread runs (`devices` and `cancel` are answered as they come).
-SERVED = ("load", "run", "capture", "attribute", "atlas", "graph", "values")
+SERVED = ("load", "run", "capture", "attribute", "atlas", "graph", "values", "concepts", "learn", "catalogue")
 WHAT = {"load": "load", "run": "run", "capture": "run", "attribute": "attribution", "atlas": "atlas",
-        "graph": "graph", "values": "graph values"}
+        "graph": "graph", "values": "graph values", "concepts": "concepts", "learn": "concepts",
+        "catalogue": "engine"}
 PROGRESS_EVERY_S = 0.1
 
 
@@ -60,12 +68,36 @@ class Progress:
         self.send(Message("progress", self.key, {"done": int(done), "total": int(total), "rate": rate}))
 
 
+class StagedProgress:
+    """`progress` events of a job that goes through stages (a concepts build: `progress(stage, done, total)`): done,
+    total, rate and the stage, at most ten a second within a stage; each stage's first and last always sent. The
+    rate counts from the stage's first report."""
+
+    def __init__(self, key: str, send) -> None:
+        self.key, self.send = key, send
+        self._stage, self._start, self._first, self._last = None, 0.0, 0, 0.0
+
+    def __call__(self, stage, done, total) -> None:
+        now = time.monotonic()
+        if stage != self._stage:
+            self._stage, self._start, self._first, self._last = stage, now, int(done), 0.0
+        elif now - self._last < PROGRESS_EVERY_S and done != total:
+            return
+        self._last = now
+        rate = float(int(done) - self._first) / max(now - self._start, 1e-6)
+        self.send(Message("progress", self.key, {"done": int(done), "total": int(total), "rate": rate,
+                                                 "stage": str(stage)}))
+
+
 class Jobs:
     def __init__(self, root: DataRoot, trusted: bool = False, device: str = "cpu", ray: str | None = None) -> None:
         from inspector.core.workbench import Workbench
 
+        from .concepts import ServedConcepts
+
         self.bench = Workbench()
         self.root, self.trusted, self.device, self.ray = root, trusted, device, ray
+        self.concepts = ServedConcepts(self.bench)
 
     def run(self, kind: str, key: str, body, cancel: threading.Event, send, keep=None) -> None:
         """Run one request and send its last event: result, failure or cancelled. `keep(outcome)`: a run's whole
@@ -160,8 +192,21 @@ class Jobs:
             return top_pictures(opened, request.layer, request.channel)
         return opened
 
+    def _concepts(self, key, request, cancel, send):
+        return self.concepts.answer(request)
+
+    def _learn(self, key, request, cancel, send):
+        self._images_inside(request.data_dir, request.out_dir)
+        return self.concepts.learn(request, StagedProgress(key, send), cancel.is_set, self.device, self.ray)
+
+    def _catalogue(self, key, request, cancel, send):
+        from inspector.core.sources.timm_models import catalogue
+        from inspector.core.sources.torchvision_models import torchvision_names
+
+        return list(torchvision_names()) + list(catalogue())
+
     def _images_inside(self, data_dir: str, out_dir: str) -> None:
-        """Every image an atlas build would read (a linked folder followed) is inside the data root."""
+        """Every image a folder job (an atlas, a concepts build) would read (a linked folder followed) is inside the data root."""
         from pathlib import Path
 
         from inspector.core.inputs.image_sets import list_images
