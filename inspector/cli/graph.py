@@ -14,20 +14,19 @@ import re
 import sys
 
 from inspector.core.errors import SpecError
+from inspector.core.graph.values.colour_by import CHANGE, COMMAND_CHOICES, SHOWN
 from inspector.core.outputs import make_parent, not_read, output_path
 from inspector.core.paths import regular_file
 
 from . import common, engine_args
 
 SUFFIXES = (".svg", ".png", ".json")
-CHANGE = "change"  # --values: two runs compared (edits on vs off, or --against)
 _CALL = re.compile(r"#\d+$")
 _METHOD = re.compile(r"\.\w+\(\.\.\.\)$")
 
 
 def add_parser(sub) -> None:
     from inspector.core.graph.draw.png import DEFAULT_SCALE, LONG_SIDE, MOST_PIXELS, SHORT_SIDE
-    from inspector.core.graph.draw.values import SHOWN
 
     g = sub.add_parser("graph", help="the graph of one forward as a figure (.svg, .png) or node-link data (.json)")
     common.model_args(g)
@@ -45,7 +44,7 @@ def add_parser(sub) -> None:
     g.add_argument("--layers", default="all",
                    help="the module calls drawn as nodes: paths or globs, comma-separated; all; type:Bottleneck. A "
                         "module named here is one node, its insides left out (default all: every leaf module)")
-    g.add_argument("--values", default=None, choices=[*SHOWN, CHANGE], metavar="VALUE",
+    g.add_argument("--values", default=None, choices=list(COMMAND_CHOICES), metavar="VALUE",
                    help="run the model forward and backward and colour the nodes by "
                         + "; ".join(f"{s.name}: {s.title}" for s in SHOWN.values())
                         + f"; {CHANGE}: the relative L2 change of each node's output, edited (--edit) vs baseline, "

@@ -7,10 +7,9 @@ from __future__ import annotations
 import io
 
 from inspector.core.graph.draw.figure import draw_graph
+from inspector.core.graph.draw.overlay import drawn_for
 from inspector.core.graph.draw.png import png_image, png_scale
 from inspector.core.graph.draw.svg import svg_text
-
-from .views.graph_overlay_kinds import drawn_for
 
 
 def graph_figure_bytes(layout, kind: str, found, caption: str, suffix: str, scale: float) -> bytes | None:

@@ -13,13 +13,13 @@ from PySide6.QtGui import QImage, QPainter
 
 from inspector.core.graph.draw.figure import ALARM, DIVERGENT, Overlay, draw_graph
 from inspector.core.graph.draw.look import FILL, FRAME_FILL, shade
+from inspector.core.graph.draw.overlay import Drawn
 from inspector.core.graph.draw.parts import OUTLINE, STACK, node_parts
 from inspector.core.graph.draw.png import png_image
 from inspector.core.graph.layout.graph_layout import GraphLayout
 from inspector.core.graph.record.nodes import Edge, Graph, Group, Node
 from inspector.gui.views.graph_items import EdgeItem, FrameItem, NodeItem
 from inspector.gui.views.graph_overlay import GraphOverlay
-from inspector.gui.views.graph_overlay_kinds import Drawn
 from inspector.gui.views.graph_tab import GraphTab
 
 GRAPH = Graph(

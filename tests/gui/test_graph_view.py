@@ -9,7 +9,7 @@ from PySide6.QtGui import QWheelEvent
 
 from inspector.core.graph.layout.graph_layout import Box, Frame, Layout, Route
 from inspector.core.graph.record.nodes import Edge, Graph, Group, Node
-from inspector.gui.controllers.graph_search import holders, matches, shown_as
+from inspector.core.graph.search import holders, matches, shown_as
 from inspector.gui.views.graph_items import EdgeItem, label_of
 from inspector.gui.views.graph_tab import GraphTab
 

@@ -15,11 +15,11 @@ from itertools import count
 from PySide6.QtCore import QObject, QPointF, QRectF, Qt
 
 from inspector.core.errors import first_line
+from inspector.core.graph.search import holders, matches, shown_as
 from inspector.core.records.failure import Failure
 
 from ..views.graph_items import FrameItem, NodeItem
 from ..worker_graph import LayoutThread
-from .graph_search import holders, matches, shown_as
 
 _CHECK = Qt.CheckStateRole
 

@@ -2,8 +2,8 @@
 "Colour by" choice on the graph it recorded (one run's values; with edits on, edited vs baseline; with Against,
 the loaded model vs the second one) and the overlay paints them on the items drawn, never laying out again.
 Opening or closing a group paints the same numbers on the new view (`for_view` of the closed graph drawn).
-While a video plays, the overlay is paced (`graph_values_pace`): one at a time, spaced by its cost, an answer a
-frame or more old painted.
+While a video plays, the overlay is paced (`inspector.core.graph.values.pace`): one at a time, spaced by its cost,
+an answer a frame or more old painted.
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from itertools import count
 from PySide6.QtCore import QObject, QTimer
 
 from inspector.core.errors import first_line
+from inspector.core.graph.draw.overlay import drawn_for
+from inspector.core.graph.values.colour_by import COLOUR_BY
+from inspector.core.graph.values.pace import Pace
 from inspector.core.records.failure import Failure
 
 from ..views.graph_overlay import GraphOverlay
 from ..views.graph_overlay_bar import OverlayBar
-from ..views.graph_overlay_kinds import KINDS, drawn_for
 from .against import side_name
-from .graph_values_pace import Pace
 
 SETTING = "graph/colour_by"
 
@@ -44,7 +45,7 @@ class GraphValuesController(QObject):
         self._later.setSingleShot(True)
         self._later.timeout.connect(self.ensure)
         saved = str(state.store.s.value(SETTING, "none") or "none")
-        self.bar.choose(saved if saved in KINDS else "none")  # the choice of the last session
+        self.bar.choose(saved if saved in COLOUR_BY else "none")  # the choice of the last session
         self.bar.sigKind.connect(self._on_kind)
         state.sigResult.connect(lambda _outcome: self.ensure())
         state.sigViewShown.connect(lambda _view: self.ensure())
@@ -56,7 +57,7 @@ class GraphValuesController(QObject):
         return self.bar.chosen()
 
     def choose(self, name: str) -> None:
-        """Colour by `name` (a key of KINDS)."""
+        """Colour by `name` (a key of COLOUR_BY)."""
         self.bar.choose(name)
 
     def _on_kind(self, name: str) -> None:
@@ -67,7 +68,7 @@ class GraphValuesController(QObject):
     def request_key(self):
         """What the numbers on screen depend on: the graph, the run on screen, the choice's family and its
         edits, target and second model; None when nothing can be asked yet."""
-        s, family = self.state, KINDS[self.kind].family
+        s, family = self.state, COLOUR_BY[self.kind].family
         where = self.graphs.key()
         if family is None or self.graphs.graph is None or self.graphs.layout is None or where is None:
             return None
@@ -78,7 +79,7 @@ class GraphValuesController(QObject):
 
     def missing(self) -> str:
         """What the choice needs and the app lacks, in words ("" when nothing)."""
-        family = KINDS[self.kind].family
+        family = COLOUR_BY[self.kind].family
         if family == "edits" and not self.state.edits_active():
             return "Change with edits colours the reach of an edit: add one (or switch one on) in the Edits dock."
         if family == "against" and self.state.against is None:
@@ -88,7 +89,7 @@ class GraphValuesController(QObject):
 
     def ensure(self) -> None:
         """Paint what is known for the graph drawn, and ask (through the state) for what is not."""
-        if KINDS[self.kind].family is None:
+        if COLOUR_BY[self.kind].family is None:
             self._asked, self.found, self.key, self.pace = None, None, None, Pace()
             self.painter.clear()
             self.bar.show_bar(None)
@@ -123,7 +124,7 @@ class GraphValuesController(QObject):
         frame = s.live.shown_frame if s.live.feed is not None else None
         names = (side_name(key[1][0]), side_name(s.against)) if s.against is not None else ("first", "second")
         name = f"{key[1][1]}@frame {frame.index}" if frame is not None else key[1][1]
-        s.graph.values(key[1][0], name, self.graphs.graph, KINDS[self.kind].family, key[5], run_id, names,
+        s.graph.values(key[1][0], name, self.graphs.graph, COLOUR_BY[self.kind].family, key[5], run_id, names,
                        frame.rgb if frame is not None else None)
 
     def _on_values(self, run_id: int, found) -> None:
@@ -150,7 +151,7 @@ class GraphValuesController(QObject):
     # -- painting -------------------------------------------------------------------------------
     def _on_drawn(self) -> None:
         """A layout was drawn (a new graph, or a group opened or closed): paint the numbers on its nodes."""
-        if KINDS[self.kind].family is None:
+        if COLOUR_BY[self.kind].family is None:
             return
         if self.key is not None and self.key == self.request_key():
             self._paint()

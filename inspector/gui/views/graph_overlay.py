@@ -1,8 +1,8 @@
 """The Graph tab's values overlay, painted on the items the scene already holds (nothing is laid out again): each
 node's fill by its value, the first NaN/Inf node red and the path to it outlined, edges as wide as their
 gradient's norm, the first divergent node of a comparison outlined, and the value under the mouse said in the
-tab's status line. Colours and widths come from an `Overlay` (`graph_overlay_kinds.drawn_for`) and are set on the
-items, which draw them as the figures do (`draw.parts`)."""
+tab's status line. Colours and widths come from an `Overlay` (`inspector.core.graph.draw.overlay.drawn_for`) and
+are set on the items, which draw them as the figures do (`draw.parts`)."""
 
 from __future__ import annotations
 

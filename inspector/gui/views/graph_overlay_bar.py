@@ -4,7 +4,7 @@ none.
 
 Signals
 -------
-sigKind(str): a "Colour by" choice was picked (its name in `graph_overlay_kinds.KINDS`).
+sigKind(str): a "Colour by" choice was picked (its name in `inspector.core.graph.values.colour_by.COLOUR_BY`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QLinearGradient, QPainter
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from .graph_overlay_kinds import KINDS
+from inspector.core.graph.values.colour_by import COLOUR_BY
 
 BAR_H = 10
 
@@ -66,7 +66,7 @@ class OverlayBar(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.kind = QComboBox()
-        for kind in KINDS.values():
+        for kind in COLOUR_BY.values():
             self.kind.addItem(kind.label, kind.name)
         self.kind.setToolTip("Colour the nodes by a value of the last run (worked out again after each run). "
                              "Change with edits: the Edits dock's edits on vs off. Divergence against: the second "

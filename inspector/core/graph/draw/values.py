@@ -1,5 +1,6 @@
-"""The values of one run drawn on the graph: which number colours the nodes (`SHOWN`, the table the CLI's
-`--values` reads), the colour map, and the `Overlay` made from a run's values on one view of the graph.
+"""The values of one run drawn on the graph: which number colours the nodes (`SHOWN`: the rows of one run's values
+in the Colour-by table, `values.colour_by`), the colour map, and the `Overlay` made from a run's values on one view
+of the graph.
 
     view = values.for_view(layout.graph)         # graph_values(...) on the drawn nodes
     figure = draw_graph(layout, overlay_of(view, "gradient"))
@@ -15,36 +16,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Iterable
 
+from ..values.colour_by import SHOWN
 from .figure import Colour, ColourBar, Overlay
 
 if TYPE_CHECKING:
-    from ..values.numbers import GraphValues, NodeValues
-
-
-@dataclass(frozen=True)
-class Shown:
-    """One value the nodes can be coloured by: what the colour bar calls it, how to read it, whether a fraction."""
-
-    name: str
-    title: str
-    read: Callable[[NodeValues], float | None]
-    fraction: bool = False
-
-
-def _nonfinite(v: NodeValues) -> float:
-    return (v.nan + v.inf) / v.count if v.count else 0.0
-
-
-#: `--values` NAME -> what colours the nodes.
-SHOWN: dict[str, Shown] = {s.name: s for s in (
-    Shown("activation", "mean |x| of each node's output", lambda v: v.mean_abs),
-    Shown("l2", "L2 norm of each node's output", lambda v: v.l2),
-    Shown("zeros", "fraction of zeros in each node's output (dead units)", lambda v: v.zero_fraction, True),
-    Shown("gradient", "gradient L2 at each node's output", lambda v: v.grad_l2),
-    Shown("nan", "fraction of NaN or Inf in each node's output", _nonfinite, True),
-)}
+    from ..values.numbers import GraphValues
 
 #: viridis at 0, 1/4, 1/2, 3/4 and 1: dark blue (low) to yellow (high), even in lightness, readable in grey.
 ANCHORS: tuple[Colour, ...] = ((68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37))

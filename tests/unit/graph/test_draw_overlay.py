@@ -1,12 +1,13 @@
 """What each "Colour by" choice draws, on hand-made records (no model, no window): a comparison's colours, ticks,
-outline and texts by draw_values' rules; nothing changed; NaN."""
+outline and texts by draw.values' rules; nothing changed; NaN."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from inspector.core.graph.draw.overlay import drawn_for
 from inspector.core.graph.draw.values import Scale, colour_at, value_text
-from inspector.gui.views.graph_overlay_kinds import KINDS, drawn_for
+from inspector.core.graph.values.colour_by import COLOUR_BY
 
 
 @dataclass
@@ -23,9 +24,9 @@ class Compared:
 
 
 def test_every_choice_has_a_family_and_none_has_none():
-    assert KINDS["none"].family is None
-    assert {k.family for k in KINDS.values()} == {None, "values", "edits", "against"}
-    assert list(KINDS) == ["none", "activation", "l2", "zeros", "gradient", "nan", "change", "divergence"]
+    assert COLOUR_BY["none"].family is None
+    assert {k.family for k in COLOUR_BY.values()} == {None, "values", "edits", "against"}
+    assert list(COLOUR_BY) == ["none", "activation", "l2", "zeros", "gradient", "nan", "change", "divergence"]
 
 
 def test_a_change_is_coloured_by_the_map_and_its_ticks_say_its_numbers():

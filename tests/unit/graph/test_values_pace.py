@@ -1,7 +1,7 @@
 """While a video plays, the Graph tab's overlay is asked GAP times its own duration apart (at most 1 / (GAP + 1) of
 the worker's time), worked out by hand on given times."""
 
-from inspector.gui.controllers.graph_values_pace import GAP, Pace
+from inspector.core.graph.values.pace import GAP, Pace
 
 
 def test_the_next_overlay_waits_gap_times_the_last_ones_duration():

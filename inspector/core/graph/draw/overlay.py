@@ -1,4 +1,4 @@
-"""What the Graph tab can colour its nodes by ("Colour by"), and what each choice draws on one view of the graph:
+"""What each choice of the Graph tab's "Colour by" (`values.colour_by.COLOUR_BY`) draws on one view of the graph:
 an `Overlay` (fills, edge widths, the first NaN/Inf and its path, the colour bar, the legend), the node to outline
 (the first divergent one of a comparison) and the text said when the mouse is over a node.
 
@@ -11,30 +11,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from inspector.core.graph.draw.figure import Overlay
-from inspector.core.graph.draw.compare import comparison_overlay
-from inspector.core.graph.draw.values import SHOWN, overlay_of, value_text
-
-
-@dataclass(frozen=True)
-class Kind:
-    """One choice of "Colour by": its menu text, the worker's family of numbers it needs (None: nothing)."""
-
-    name: str
-    label: str
-    family: str | None
-
-
-KINDS: dict[str, Kind] = {k.name: k for k in (
-    Kind("none", "none", None),
-    Kind("activation", "activation mean |x|", "values"),
-    Kind("l2", "L2", "values"),
-    Kind("zeros", "zeros (dead units)", "values"),
-    Kind("gradient", "gradient L2", "values"),
-    Kind("nan", "first NaN/Inf", "values"),
-    Kind("change", "change with edits", "edits"),
-    Kind("divergence", "divergence against", "against"),
-)}
+from ..values.colour_by import AGAINST, COLOUR_BY, EDITS, SHOWN
+from .compare import comparison_overlay
+from .figure import Overlay
+from .values import overlay_of, value_text
 
 
 @dataclass(frozen=True)
@@ -51,7 +31,7 @@ class Drawn:
 def drawn_for(kind: str, found, view) -> Drawn:
     """`found` (a whole graph's GraphValues, or a GraphComparison for `change`/`divergence`) on `view`, the closed
     graph drawn."""
-    if kind in ("change", "divergence"):
+    if COLOUR_BY[kind].family in (EDITS, AGAINST):
         return _comparison(kind, found.for_view(view))
     values = found.for_view(view)
     what = SHOWN[kind]
