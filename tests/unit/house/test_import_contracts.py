@@ -1,6 +1,6 @@
 """The house's plan, kept: the import-linter contracts in pyproject.toml hold (no import circle at
 any depth, cli -> bench/selftest -> gui -> core -> demo, a Qt-free engine, torch-free records and
-source names, torch-free graph records, the atlas, the folder jobs and model sources in layers, the folder jobs behind one face, the atlas and
+source names, torch-free graph records, the atlas, the folder jobs, the graph and model sources in layers, the folder jobs behind one face, the atlas and
 the concepts independent)."""
 
 from __future__ import annotations
