@@ -93,3 +93,38 @@ def test_both_build_dialogs_are_asked_alike(qtbot, settings, tmp_path, monkeypat
     assert asked["accepted"] == ((str(images), str(tmp_path / "out"), 9, 16),
                                  (str(images), "relu3", 16, "nmf", None, str(tmp_path / "out")))
     assert asked["rejected"] == (None, None)
+
+
+def test_a_build_is_wired_the_same_between_either_state_and_its_dock(qtbot):
+    """`controllers/folder_job.wire_build`: Build… asks, Cancel cancels, and the state's build is shown."""
+    from PySide6.QtCore import QObject, Signal
+
+    from inspector.gui.controllers.folder_job import wire_build
+
+    class Job(QObject):
+        sigBuilding = Signal(bool)
+        sigProgress = Signal(int, int)
+        sigBuildText = Signal(str)
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.cancels = 0
+
+        def cancel(self) -> None:
+            self.cancels += 1
+
+    shown = []
+    for view in (AtlasView(), ConceptsView()):
+        qtbot.addWidget(view)
+        job, asked = Job(), []
+        wire_build(job, view, lambda asked=asked: asked.append(True))
+        view.build_button.click()
+        job.sigBuilding.emit(True)
+        job.sigProgress.emit(3, 4)
+        job.sigBuildText.emit("Queued behind “Running demo”: the build starts when that ends.")
+        view.cancel_button.click()
+        shown.append((asked, job.cancels, shown_building(view)))
+        job.sigBuilding.emit(False)
+        assert view.cancel_button.isHidden() and view.build_button.isEnabled()
+    assert shown[0] == shown[1] == ([True], 1, (False, False, False, 0, 4, 3))
+    assert shown and view.progress_text.text().startswith("Queued behind")  # the concepts' line says it

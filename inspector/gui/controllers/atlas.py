@@ -10,6 +10,7 @@ from inspector.core.errors import SpecError
 from inspector.core.keys import layer_of, parse_key
 
 from ..views.atlas_view import BuildDialog
+from .folder_job import wire_build
 
 
 class AtlasController(QObject):
@@ -18,14 +19,11 @@ class AtlasController(QObject):
         self.state, self.view, self.dock = state, view, dock
         atlas = state.atlas
         view.sigOpen.connect(atlas.open)
-        view.sigBuild.connect(self.build_dialog)
-        view.sigCancel.connect(atlas.cancel)
         view.sigChannel.connect(atlas.pictures)
         view.sigUse.connect(atlas.use_image)
+        wire_build(atlas, view, self.build_dialog)  # Build…, Cancel and the build's progress
         atlas.sigOpened.connect(self._on_atlas)
         atlas.sigPictures.connect(view.show_pictures)
-        atlas.sigBuilding.connect(view.set_building)
-        atlas.sigProgress.connect(view.set_progress)
         atlas.sigOwner.connect(view.set_owner)
         for panel in panels:
             panel.sigChannelClicked.connect(self._on_mosaic_channel)

@@ -13,6 +13,7 @@ from ..concepts_sign import LayerSign, layer_sign
 from ..state.concepts import ConceptsState
 from ..views.concepts_build import BuildConceptsDialog
 from ..views.concepts_page import ConceptPage
+from .folder_job import wire_build
 
 
 class ConceptsController:
@@ -22,9 +23,8 @@ class ConceptsController:
         self.state = state = ConceptsState(app, window.settings)
         self.page: ConceptPage | None = None
         view.backdrop = lambda: window.input_view.rgb
+        wire_build(state, view, self.build_dialog)
         view.sigOpen.connect(self.open_dialog)
-        view.sigBuild.connect(self.build_dialog)
-        view.sigCancel.connect(state.cancel)
         view.sigPicked.connect(state.select)
         view.sigPage.connect(self.show_page)
         view.sigEdit.connect(lambda op, k: state.add_edit(op, k))
@@ -34,9 +34,6 @@ class ConceptsController:
         state.sigSelected.connect(view.show_picked)
         state.sigMap.connect(view.show_map)
         state.sigSaid.connect(view.say)
-        state.sigBuilding.connect(view.set_building)
-        state.sigProgress.connect(view.set_progress)
-        state.sigBuildText.connect(view.set_progress_text)
         window.cancel_action.triggered.connect(state.cancel)  # Esc stops a build too
         app.sigModelLoaded.connect(lambda info, _ticks: setattr(view, "labels", list(info.labels or ()) or None))
         dock.visibilityChanged.connect(state.set_shown)
