@@ -2,18 +2,20 @@
 model): opening a dictionary folder, reading an image's concepts (`inspector.core.concepts.on_image`), the input map
 of one concept's relevance, and learning a dictionary (`learn_concepts`, with progress; cancelled between batches,
 resumed by building again). It runs between the worker's own jobs, never beside them: the loaded model is used by
-one thread at a time. Plain records go back: OpenedConcepts, ConceptsRead, ConceptMap, a Failure."""
+one thread at a time. Plain records go back: OpenedConcepts, ConceptsRead, ConceptMap, a Failure; the requests and
+the answers are `inspector.core.records.concepts`' (a remote engine's too), named here as well."""
 
 from __future__ import annotations
 
 import itertools
 import threading
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
+from inspector.core.records.concepts import (BuildConceptsRequest, ConceptMap, ConceptsRead, ConceptsRequest,
+                                             OpenedConcepts)
 from inspector.core.records.failure import Failure, failure
 from inspector.core.records.requests import ModelRequest
 from inspector.protocol.lanes import Lanes
@@ -26,75 +28,8 @@ LANES = ("open", "build", "read", "map")
 STAGES = {"pass": ("Concepts: the layer over the images", "images"), "fit": ("Concepts: fitting", "batches"),
           "measure": ("Concepts: measuring the fit", "images")}
 
-
-@dataclass(frozen=True)
-class ConceptsRequest:
-    """`kind`: "open" the dictionary in `folder` for `model`; "read" the concepts of `input` (a source the worker
-    reads, as a run does; with `frame`, that video frame) and the relevance map of `concept` for `target`; "map":
-    that map alone."""
-
-    kind: str
-    folder: str
-    model: ModelRequest
-    input: str = ""
-    target: int | None = None
-    concept: int | None = None
-    device: str = "cpu"
-    run_id: int = 0
-    frame: object = field(default=None, compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class BuildConceptsRequest:
-    """Learn `k` concepts of `layer` of `model` over the images in `data_dir` with `method`, into `out_dir`."""
-
-    model: ModelRequest
-    data_dir: str
-    layer: str
-    k: int
-    method: str
-    out_dir: str
-    device: str = "cpu"
-    sparsity: int | None = None  # the sae's top-k
-
-
-@dataclass(frozen=True)
-class OpenedConcepts:
-    folder: str
-    layer: str
-    method: str
-    k: int
-    model: str  # the model the dictionary was learned on
-    record: dict  # concepts.json ({} when the folder has none: no pages, no fit figures)
-
-
-@dataclass(frozen=True)
-class ConceptsRead:
-    """The concepts of one image: `coefficients` (K,), `maps` (K, H, W) each concept's coefficient at each position
-    upsampled to the input's size (bilinear, half-pixel centres), `grid` (K, h, w) as the layer has them,
-    `relevance` (K,) gradient x coefficient for `target` (None when the model's output has no class to take)."""
-
-    run_id: int
-    folder: str
-    layer: str
-    coefficients: np.ndarray
-    maps: np.ndarray
-    grid: np.ndarray
-    relevance: np.ndarray | None
-    target: int | None
-    seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class ConceptMap:
-    """The input map (H, W) of concept `concept`'s relevance for `target` (its gradient taken through that concept
-    only); `map` None with `why` when it could not be made."""
-
-    run_id: int
-    concept: int
-    target: int | None
-    map: np.ndarray | None
-    why: str = ""
+__all__ = ["BuildConceptsRequest", "ConceptJobs", "ConceptMap", "ConceptsRead", "ConceptsRequest", "OpenedConcepts",
+           "build_progress", "upsampled"]
 
 
 def upsampled(maps, size: tuple[int, int]) -> np.ndarray:
