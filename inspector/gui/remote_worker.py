@@ -22,10 +22,17 @@ worker's signals:
                sigAnswer("values", run id, Failure)
     arrays     (only what is seen crosses: a run's result carries the shown layer's arrays) the arrays of a layer
                shown later, `request_arrays` -> sigAnswer("arrays", run id, {name: array}, or a Failure)
+    catalogue  result (the model sources the server offers) -> sigAnswer("catalogue", 0, names)
+    concepts   (the concept jobs' face, `RemoteConceptJobs`: open a dictionary folder in the server's data root,
+               read an image's concepts, a concept's relevance map, its page) result -> sigConceptAnswer(kind,
+               run id, OpenedConcepts | ConceptsRead | ConceptMap | ConceptPagePicture), the worker's records;
+               a read with a concept picked asks for that concept's map next, as in process
+    learn      (a concepts build over a folder in the data root) progress (by stage) -> the phase and
+               sigConceptProgress, as in process; result -> sigConceptAnswer("build", 0, the folder); cancelled or
+               failed -> sigConceptAnswer("build", 0, Failure) (a cancelled build resumes when built again)
     failure    -> sigFailed(the engine's Failure record); cancelled -> a cancelled Failure (as in process)
 
-What the server does not serve yet (the catalogue, concepts) is answered at once
-with one line saying so, never left waiting. A connection that cannot be made, or is lost, is one Failure
+A connection that cannot be made, or is lost, is one Failure
 ("engine"): the window keeps what it shows; each later request is answered with that line. Only plain records
 cross the threads; no Qt object is touched off its thread (the signals are heard on the GUI thread).
 """
@@ -36,8 +43,9 @@ import itertools
 import threading
 from dataclasses import replace
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from inspector.core.records import concepts as concept_records
 from inspector.core.records.failure import Failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 from inspector.protocol.lanes import Lanes
@@ -50,26 +58,35 @@ POLL_S = 0.05
 #: How long a connection may take to open and say hello, and a message's next frame to come (s): a window closed
 #: while an engine does not answer waits for no longer.
 CONNECT_S = 15.0
-#: The lanes a remote engine does not serve yet: the Failure's `what` for each (the in-process worker's), and how
-#: it answers (sigAnswer: the lane's answer is that Failure; else sigFailed).
-UNSERVED = {"catalogue": ("engine", False)}
-NAMES = {"catalogue": "The model catalogue does", "graph": "The graph does", "values": "The graph's values do",
-         "concepts": "Concepts do"}
+#: The concept jobs' lanes (`worker_concepts.LANES`, and a concept's page), after the worker's.
+CONCEPT_LANES = ("concepts-open", "concepts-build", "concepts-read", "concepts-map", "concepts-page")
+REMOTE_LANES = LANES + CONCEPT_LANES
 #: A lane -> the request kind the server serves it with, and the Failure's `what`.
-SERVED = {"model": ("load", "load"), "run": ("run", "run"), "finish": ("run", "statistics"),
-          "attribution": ("attribute", "attribution"), "atlas": ("atlas", "atlas"), "pictures": ("atlas", "atlas"),
-          "graph": ("graph", "graph"), "values": ("values", "graph values")}
+SERVED = {"catalogue": ("catalogue", "engine"), "model": ("load", "load"), "run": ("run", "run"),
+          "finish": ("run", "statistics"), "attribution": ("attribute", "attribution"), "atlas": ("atlas", "atlas"),
+          "pictures": ("atlas", "atlas"), "graph": ("graph", "graph"), "values": ("values", "graph values"),
+          **{lane: ("concepts", "concepts") for lane in CONCEPT_LANES}, "concepts-build": ("learn", "concepts")}
 #: Lanes whose every answer, a failure too, is sigAnswer(lane, run id, ...) (as the in-process worker's).
 ANSWERED = ("graph", "values")
 #: Client lanes the server serves in one lane of its own (a request waiting there is replaced by the next): one of
-#: them in flight at a time, so none is replaced.
-SHARED = {"atlas": "pictures", "pictures": "atlas"}
+#: a group in flight at a time, so none is replaced. (The folder jobs: the server's "job" lane.)
+GROUPS = {"atlas": "job", "pictures": "job", "concepts-build": "job", "concepts-open": "concepts",
+          "concepts-read": "concepts", "concepts-map": "concepts", "concepts-page": "concepts"}
+#: The worker's record of each concept answer, by the protocol's name (`worker_concepts`: the same fields).
+CONCEPT_ANSWERS = ("OpenedConcepts", "ConceptsRead", "ConceptMap")
 
 
-def not_served(lane: str, url: str, run_id: int = 0) -> Failure:
-    what = UNSERVED.get(lane, ("concepts", True))[0]
-    return Failure(f"{NAMES[lane]} not run on a remote engine yet (the engine is {url}).", what, "NotServed",
-                   run_id)
+def as_record(cls, value):
+    """`value` as a `cls` of the same fields (the worker's record and the protocol's one; itself when it is one)."""
+    import dataclasses
+
+    if type(value) is cls:
+        return value
+    return cls(**{f.name: getattr(value, f.name) for f in dataclasses.fields(cls) if f.init})
+
+
+def concept_kind(request) -> str:
+    return "build" if hasattr(request, "data_dir") else request.kind
 
 
 def stats_update(outcome):
@@ -92,6 +109,7 @@ class _Flight:
         self.lane, self.key, self.request = lane, key, request
         self.partial = None  # a run's outcome as run, once it came
         self.stopping = False  # a cancel was sent for it
+        self.progress = None  # a concepts build's: says each stage's progress as in process
 
 
 class RemoteWorker(HeardOnGuiThread, QObject):
@@ -111,6 +129,8 @@ class RemoteWorker(HeardOnGuiThread, QObject):
     _sigBusy = Signal(bool)
     _sigAtlasProgress = Signal(int, int)
     _sigWhere = Signal(str)
+    _sigConceptAnswer = Signal(str, int, object)
+    _sigConceptProgress = Signal(int, int)
 
     def __init__(self, url: str, token: str | None = None, token_file=None, timeout: float = CONNECT_S) -> None:
         super().__init__()
@@ -122,7 +142,7 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         self.lost = ""
         self.runs_done = 0
         self._lock = threading.Lock()
-        self._lanes = Lanes(LANES)
+        self._lanes = Lanes(REMOTE_LANES)
         self._ids = itertools.count(1)
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -169,6 +189,26 @@ class RemoteWorker(HeardOnGuiThread, QObject):
 
     def request_catalogue(self) -> str:
         return self._put("catalogue", True)
+
+    def request_concepts(self, request) -> str:
+        """A concept job (`worker_concepts.ConceptsRequest` or `BuildConceptsRequest`), in its kind's lane (latest
+        wins); its answer is sigConceptAnswer(kind, run id, ...)."""
+        kind = concept_kind(request)
+        record = as_record(concept_records.BuildConceptsRequest if kind == "build" else
+                           concept_records.ConceptsRequest, request)
+        return self._put(f"concepts-{kind}", record)
+
+    def cancel_concepts_build(self) -> None:
+        """Stop a concepts build: one waiting is dropped (answered cancelled), one on the engine is stopped after
+        its batch (its state is kept there: building again resumes)."""
+        dropped = self._lanes.drop("concepts-build")
+        if dropped is not None:
+            self._sigConceptAnswer.emit("build", 0, Failure("Cancelled.", "concepts", "RunCancelled", 0, True))
+            return
+        with self._lock:
+            keys = [f.key for f in self._flights.values() if f.lane == "concepts-build"]
+            self._cancels.extend(keys)
+        self._wake.set()
 
     def request_arrays(self, run_id: int, names) -> None:
         """The arrays `names` of run `run_id` the engine held (`RunResult.held`; a baseline's as `baseline/NAME`),
@@ -261,7 +301,10 @@ class RemoteWorker(HeardOnGuiThread, QObject):
                 run_id = _run_id_of(flight)
                 self._sigAnswer.emit(flight.lane, run_id, Failure(self.lost, SERVED[flight.lane][1], "EngineError",
                                                                   run_id))
-            elif flight.lane in ("attribution", "model", "run", "atlas", "pictures"):
+            elif flight.lane in CONCEPT_LANES:
+                self._concept_failed(flight.lane, flight.request, Failure(self.lost, "concepts", "EngineError",
+                                                                          _run_id_of(flight)))
+            elif flight.lane in ("catalogue", "attribution", "model", "run", "atlas", "pictures"):
                 self._sigFailed.emit(Failure(self.lost, SERVED[flight.lane][1], "EngineError", _run_id_of(flight)))
             elif flight.lane == "arrays":
                 self._sigAnswer.emit("arrays", flight.request[0], Failure(self.lost, "run", "EngineError"))
@@ -278,8 +321,8 @@ class RemoteWorker(HeardOnGuiThread, QObject):
             self._sigAnswer.emit("arrays", ask[0], Failure(message, "run", "EngineError", ask[0]))
         for lane, _key, request in self._lanes.take_all():
             run_id = getattr(request, "run_id", 0) if lane != "finish" else request
-            if lane in UNSERVED:
-                self._unserved(lane, request)
+            if lane in CONCEPT_LANES:
+                self._concept_failed(lane, request, Failure(message, "concepts", "EngineError", run_id))
             elif lane in ANSWERED:
                 self._sigAnswer.emit(lane, run_id, Failure(message, SERVED[lane][1], "EngineError", run_id))
             elif lane == "model" and self.hello is None:  # never connected: the line alone, not a load's failure
@@ -308,23 +351,22 @@ class RemoteWorker(HeardOnGuiThread, QObject):
 
     def _send_waiting(self, client) -> None:
         busy = {f.lane for f in self._flights.values()}
-        for lane in LANES:
+        for lane in REMOTE_LANES:
             if lane in busy or (lane == "finish" and "run" in busy) or (lane == "run" and "model" in busy) \
-                    or SHARED.get(lane) in busy:
+                    or (lane in CONCEPT_LANES and "model" in busy) \
+                    or (lane in GROUPS and any(GROUPS.get(other) == GROUPS[lane] for other in busy)):
                 continue
             got = self._lanes.drop(lane)
             if got is None:
                 continue
             key, request = got
-            if lane in UNSERVED:
-                self._unserved(lane, request)
-                continue
             if lane == "finish":
                 unfinished, self._unfinished = self._unfinished, None
                 if unfinished is None or unfinished[0].run_id != request or self.pending():
                     continue  # its statistics are done, or a newer result is coming
                 request = unfinished  # the run again: its panels' arrays only cross, every statistic with them
             self._send(client, lane, key, request)
+            busy.add(lane)
         with self._lock:
             ask = self._arrays_ask if "arrays" not in busy else None
             if ask is not None:
@@ -357,6 +399,16 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         elif lane == "values":
             self._sigPhase.emit("Working out the graph's values on the engine")
             body = request
+        elif lane == "catalogue":
+            self._sigPhase.emit("Listing the engine's torchvision and timm models")
+            body = None
+        elif lane == "concepts-build":
+            body = request  # its own phases come with its progress ("Concepts: ...")
+        elif lane in CONCEPT_LANES:
+            self._sigPhase.emit({"concepts-open": "Opening the concepts", "concepts-read": "Concepts of the image",
+                                 "concepts-page": f"Concept {request.concept}'s page"}.get(
+                lane, f"Concept {request.concept}'s relevance map") + " (on the engine)")
+            body = request
         elif lane in ("atlas", "pictures"):
             if request.kind != "pictures":
                 self._sigPhase.emit(("Opening the atlas" if request.kind == "open" else "Atlas: building")
@@ -368,16 +420,49 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         if not self._busy():
             self._sigBusy.emit(True)
         server_key = client.send(kind, body)
-        with self._lock:
-            self._flights[server_key] = _Flight(lane, key, request)
+        flight = _Flight(lane, key, request)
+        if lane == "concepts-build":
+            from .worker_concepts import build_progress
 
-    def _unserved(self, lane: str, request) -> None:
-        run_id = getattr(request, "run_id", 0) or 0
-        failed = not_served(lane, self.url, run_id)
-        if UNSERVED[lane][1]:
-            self._sigAnswer.emit(lane, run_id, failed)
+            flight.progress = build_progress(self._sigPhase.emit, self._sigConceptProgress.emit)
+        with self._lock:
+            self._flights[server_key] = flight
+
+    # -- the concept jobs' answers -------------------------------------------------------------
+    def _concept_failed(self, lane: str, request, failed: Failure) -> None:
+        """What a concept job that came to nothing is answered with: a map its ConceptMap without a map, the rest
+        the Failure (as the in-process jobs answer)."""
+        kind = lane[len("concepts-"):]
+        if kind == "map":
+            from .worker_concepts import ConceptMap
+
+            concept = request.concept if request.concept is not None else -1
+            self._sigConceptAnswer.emit("map", request.run_id, ConceptMap(request.run_id, concept, request.target,
+                                                                          None, failed.message))
+            return
+        self._sigConceptAnswer.emit(kind, 0 if kind == "build" else request.run_id, failed)
+
+    def _on_concept_event(self, flight: _Flight, kind: str, body) -> None:
+        from . import worker_concepts
+
+        lane, request = flight.lane, flight.request
+        if kind == "failure":
+            self._concept_failed(lane, request, body)
+        elif kind == "cancelled":
+            self._concept_failed(lane, request, Failure(str(body) or "Cancelled.", "concepts", "RunCancelled",
+                                                        _run_id_of(flight), True))
+        elif kind != "result":  # an error: the engine could not read the request
+            self._concept_failed(lane, request, Failure(f"The engine could not take the request: {body}",
+                                                        "concepts", "EngineError", _run_id_of(flight)))
+        elif lane == "concepts-build":
+            self._sigConceptAnswer.emit("build", 0, body)
         else:
-            self._sigFailed.emit(failed)
+            name = type(body).__name__
+            answer = as_record(getattr(worker_concepts, name), body) if name in CONCEPT_ANSWERS else body
+            self._sigConceptAnswer.emit(lane[len("concepts-"):], request.run_id, answer)
+            if lane == "concepts-read" and name == "ConceptsRead" and request.concept is not None \
+                    and body.target is not None and not self._lanes.waiting("concepts-map"):
+                self._put("concepts-map", replace(request, kind="map", target=body.target))  # as in process
 
     def _on_event(self, message) -> None:
         flight = self._flights.get(message.id)
@@ -396,11 +481,13 @@ class RemoteWorker(HeardOnGuiThread, QObject):
             return
         with self._lock:
             del self._flights[message.id]
-        if flight.lane == "arrays":  # answered at once, beside the rest: no phase of its own
+        if flight.lane in CONCEPT_LANES:
+            self._on_concept_event(flight, kind, body)
+        elif flight.lane == "arrays":  # answered at once, beside the rest: no phase of its own
             self._sigAnswer.emit("arrays", flight.request[0], body if kind in ("result", "failure") else Failure(
                 f"The engine did not send the arrays: {body}", "run", "EngineError", flight.request[0]))
             return
-        if flight.lane in ANSWERED and kind != "result":
+        elif flight.lane in ANSWERED and kind != "result":
             self._sigAnswer.emit(flight.lane, _run_id_of(flight), _failure_of(flight, kind, body))
         elif kind == "result":
             self._on_result(flight, body)
@@ -431,10 +518,14 @@ class RemoteWorker(HeardOnGuiThread, QObject):
             self._sigPhase.emit(f"Atlas: {done} of {total} images (on the engine; Esc cancels)")
         elif flight.lane == "attribution" and total:
             self._sigPhase.emit(f"Attribution ({flight.request.method}) on the engine: {done} of {total} steps")
+        elif flight.lane == "concepts-build" and total:
+            flight.progress(str(body.get("stage", "")), done, total)
 
     def _on_result(self, flight: _Flight, value) -> None:
         if flight.lane == "model":
             self._sigLoaded.emit(value)
+        elif flight.lane == "catalogue":
+            self._sigAnswer.emit("catalogue", 0, value)
         elif flight.lane == "run":
             if flight.partial is None:
                 self.runs_done += 1
@@ -483,32 +574,22 @@ def _run_id_of(flight: _Flight) -> int:
     return getattr(flight.request, "run_id", 0) or 0
 
 
-class UnservedConceptJobs(HeardOnGuiThread, QObject):
-    """The concept jobs' face (`worker_concepts.ConceptJobs`) on a remote engine: every request is answered, a turn
-    later, with one line saying concepts do not run there yet."""
+class RemoteConceptJobs:
+    """The concept jobs' face (`worker_concepts.ConceptJobs`: `request`, `cancel`, sigAnswer, sigProgress) on a
+    remote engine: each request goes to the engine through the RemoteWorker's connection, in its kind's lane
+    (latest wins); the answers are the worker's records, heard on the GUI thread."""
 
-    _sigAnswer = Signal(str, int, object)
-    _sigProgress = Signal(int, int)
-
-    def __init__(self, url: str) -> None:
-        super().__init__()
-        self.hear_on_gui_thread()
-        self.url = url
-        self._ids = itertools.count(1)
+    def __init__(self, worker: RemoteWorker) -> None:
+        self.worker = worker
+        self.sigAnswer = worker.sigConceptAnswer
+        self.sigProgress = worker.sigConceptProgress
 
     def request(self, request) -> str:
-        from .worker_concepts import BuildConceptsRequest, ConceptMap
-
-        kind = "build" if isinstance(request, BuildConceptsRequest) else request.kind
-        run_id = getattr(request, "run_id", 0)
-        failed = not_served("concepts", self.url, run_id)
-        answer = ConceptMap(run_id, request.concept, request.target, None, failed.message) if kind == "map" \
-            else failed
-        QTimer.singleShot(0, self, lambda: self._sigAnswer.emit(kind, run_id, answer))
-        return f"concepts-{kind}-{next(self._ids)}"
+        return self.worker.request_concepts(request)
 
     def cancel(self) -> None:
-        """Nothing runs."""
+        """Stop a build after its batch (its state is kept on the engine: building again resumes)."""
+        self.worker.cancel_concepts_build()
 
 
 class RemoteWorkerThread:
@@ -531,7 +612,7 @@ class RemoteWorkerThread:
             self.thread.start()
 
     def concept_jobs(self):
-        return UnservedConceptJobs(self.url)
+        return RemoteConceptJobs(self.worker)
 
     def stop(self, timeout_ms: int = 30000) -> bool:
         self._started = True

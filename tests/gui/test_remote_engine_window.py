@@ -3,7 +3,8 @@ it (`MainWindow(engine=URL, token_file=FILE)`, the `RemoteWorker`), against a wi
 
 The demo model on sample:star: the model tree arrives, a run's panels show, the shown layer's arrays and the
 predictions are the local window's exactly, a Grad-CAM map too; the Graph tab draws the local window's graph, opens
-a group and paints its gradient overlay as it does; what the server does not serve is said in one line; the status
+a group and paints its gradient overlay as it does; the model catalogue is the local one; a dictionary folder outside
+the server's data root is refused in one line; the status
 bar names the engine; the server killed mid-session is a one-line banner and the window keeps its last
 result. Every wait is bounded; the server is stopped whatever happens."""
 
@@ -216,19 +217,22 @@ def test_the_window_on_a_remote_engine_is_the_local_one(qtbot, ui, open_window, 
             here, there = _gradcam(qtbot, local), _gradcam(qtbot, window)
             assert (there.method, there.layer, there.target_index) == (here.method, here.layer, here.target_index)
             np.testing.assert_array_equal(there.map, here.map)
-            # what the server does not serve yet is one line, at once
-            failed = []
-            window.state.sigFailed.connect(failed.append)
-            window.state.request_catalogue()
-            qtbot.waitUntil(lambda: bool(failed), timeout=5_000)
-            assert failed[0].message == f"The model catalogue does not run on a remote engine yet (the engine is {url})."
+            # the model catalogue is the engine's: the names the local worker lists
+            catalogues = {}
+            for name, w in (("local", local), ("remote", window)):
+                w.state.sigCatalogue.connect(lambda names, name=name: catalogues.setdefault(name, names))
+                w.state.request_catalogue()
+            qtbot.waitUntil(lambda: len(catalogues) == 2, timeout=WAIT_MS)
+            assert catalogues["remote"] == catalogues["local"] and "resnet18" in catalogues["remote"]
             _same_graph_tab(qtbot, local, window)
             window.tabs.setCurrentIndex(0)  # the Layer tab again
             local.tabs.setCurrentIndex(0)
+            # a folder outside the server's data root: refused there in one line
             assert window.concepts.state.open(str(tmp_path))
-            qtbot.waitUntil(lambda: "Concepts not opened" in window.banner.text(), timeout=5_000)
-            assert window.banner.text() == (f"Error: Concepts not opened: Concepts do not run on a remote engine yet "
-                                            f"(the engine is {url}).")
+            qtbot.waitUntil(lambda: "Concepts not opened" in window.banner.text(), timeout=WAIT_MS)
+            said = window.banner.text()
+            assert "\n" not in said and said.startswith(f"Error: Concepts not opened: The dictionary folder "), said
+            assert "outside this server's data root" in said
             # a token the server does not know: refused in one line, before anything runs
             wrong = tmp_path / "wrong-token"
             wrong.write_text("y" * 43)
@@ -425,7 +429,7 @@ def test_statistics_stopped_on_the_engine_are_asked_for_again_whole(qtbot):
     of the run on screen. A newer run waiting stops the statistics in flight (as in process)."""
     from inspector.core.records.failure import Failure
     from inspector.core.records.requests import ModelRequest, RunRequest
-    from inspector.core.result import RunResult
+    from inspector.core.run.result import RunResult
     from inspector.core.workbench import RunOutcome
     from inspector.gui.remote_worker import RemoteWorker, _Flight
     from inspector.protocol.messages import Message
@@ -555,6 +559,80 @@ def test_the_compare_tab_on_a_remote_engine_draws_a_held_layer_when_shown(qtbot,
                 np.testing.assert_array_equal(window.outcome.baseline.captures[n].array,
                                               local.outcome.baseline.captures[n].array, err_msg=f"baseline {n}")
             assert window.banner.text() == "" or "Error" not in window.banner.text(), window.banner.text()
+        finally:
+            window.close()
+            assert window.worker_thread.thread.isFinished()
+            window.deleteLater()
+
+
+def _concepts_shown(qtbot, window, folder: str):
+    """The Concepts dock on screen with the dictionary in `folder` opened and the image's concepts read, and the
+    picked concept's relevance map drawn: (the reading, the map)."""
+    controller = window.concepts
+    maps = []
+    controller.state.sigMap.connect(maps.append)
+    controller.raise_dock()
+    assert controller.open(folder)
+    qtbot.waitUntil(lambda: controller.view.opened is not None or "Not opened" in controller.view.message.text(),
+                    timeout=WAIT_MS)
+    assert controller.view.opened is not None, controller.view.message.text()
+    qtbot.waitUntil(lambda: controller.view.reading is not None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: any(m.concept == controller.state.selected for m in maps), timeout=WAIT_MS)
+    return controller.view.reading, next(m for m in maps if m.concept == controller.state.selected)
+
+
+def test_concepts_built_read_and_mapped_on_the_engine_are_the_local_ones(qtbot, ui, open_window, tmp_path):
+    """Build… in the remote window learns a dictionary on the engine over a folder in its data root (its progress
+    said by stage in the dock); Cancel once it runs stops it there (cancelled, its state kept) and building again
+    resumes and finishes; the dock opens it and shows the same bars (coefficients, relevance), concept maps and
+    relevance map as a window with its engine here that opens the same folder."""
+    from inspector.core.concepts import load_dictionary
+    from inspector.demo.shapes import render
+    from inspector.gui.main_window import MainWindow
+
+    if not ui.has_demo():
+        pytest.skip("the demo model's files are not installed")
+    local = open_window(settings_=_settings(tmp_path / "local" / "inspector.ini"))
+    with engine_server(tmp_path / "server") as (_process, url, token_file):
+        root = tmp_path / "server" / "data"
+        images, out = root / "images", root / "concepts"
+        images.mkdir()
+        rng = np.random.default_rng(1)
+        for i in range(8):
+            render(i, rng).save(images / f"{i:02d}.png")
+        window = MainWindow(settings=_settings(tmp_path / "remote" / "inspector.ini"),
+                            ask_trust=lambda _name, _what: True, engine=url, token_file=str(token_file))
+        try:
+            window.show()
+            ui.expect_result(qtbot, window)
+            controller, view = window.concepts, window.concepts.view
+            texts, progress = [], []
+            controller.state.sigBuildText.connect(texts.append)
+            controller.state.sigProgress.connect(lambda done, total: progress.append((done, total)))
+            assert controller.build(str(images), "relu3", 4, "sae", 2, str(out))
+            qtbot.waitUntil(lambda: controller.state.build_phase == "running", timeout=WAIT_MS)
+            view.cancel_button.click()  # on the engine: it stops after its batch
+            qtbot.waitUntil(lambda: not controller.state.building, timeout=WAIT_MS)
+            assert controller.state.build_phase == "cancelled", view.message.text()
+            assert "Build again" in view.message.text() and view.opened is None
+            assert (out / "concepts.partial.json").is_file() and not (out / "dictionary.safetensors").exists()
+            assert any(t.startswith("Concepts: ") and "Esc cancels" in t for t in texts), texts
+            assert progress and all(0 <= d <= t for d, t in progress)
+            assert controller.build(str(images), "relu3", 4, "sae", 2, str(out))  # goes on where it stopped
+            qtbot.waitUntil(lambda: not controller.state.building, timeout=WAIT_MS)
+            assert controller.state.build_phase == "done", view.message.text()
+            assert load_dictionary(out).method == "sae" and not (out / "concepts.partial.json").exists()
+            there, there_map = _concepts_shown(qtbot, window, str(out))  # (the build opened it already)
+            here, here_map = _concepts_shown(qtbot, local, str(out))
+            assert (there.layer, there.target, there.folder) == (here.layer, here.target, here.folder)
+            for name in ("coefficients", "relevance", "maps", "grid"):
+                np.testing.assert_array_equal(getattr(there, name), getattr(here, name), err_msg=name)
+            np.testing.assert_array_equal(view.coefficients.heights(), local.concepts.view.coefficients.heights())
+            np.testing.assert_array_equal(view.relevance.heights(), local.concepts.view.relevance.heights())
+            assert (there_map.concept, there_map.target) == (here_map.concept, here_map.target)
+            np.testing.assert_array_equal(there_map.map, here_map.map)
+            assert view.opened == local.concepts.view.opened  # the record too: the pages' tops and scores
+            assert "Error" not in window.banner.text(), window.banner.text()
         finally:
             window.close()
             assert window.worker_thread.thread.isFinished()

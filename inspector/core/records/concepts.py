@@ -38,7 +38,7 @@ class ConceptsRequest:
         if self.kind not in CONCEPT_KINDS:
             raise ValueError(f"a ConceptsRequest's kind is one of {', '.join(CONCEPT_KINDS)}, not {self.kind!r}")
         if not isinstance(self.folder, str) or not isinstance(self.model, ModelRequest):
-            raise ValueError("a ConceptsRequest names its folder as text and its model as a ModelRequest")
+            raise TypeError("a ConceptsRequest names its folder as text and its model as a ModelRequest")
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class BuildConceptsRequest:
     def __post_init__(self) -> None:
         if not isinstance(self.model, ModelRequest) or not all(
                 isinstance(v, str) for v in (self.data_dir, self.layer, self.method, self.out_dir)):
-            raise ValueError("a BuildConceptsRequest names its model as a ModelRequest and its folders, layer and "
+            raise TypeError("a BuildConceptsRequest names its model as a ModelRequest and its folders, layer and "
                              "method as text")
 
 
