@@ -3,7 +3,9 @@ it (`MainWindow(engine=URL, token_file=FILE)`, the `RemoteWorker`), against a wi
 
 The demo model on sample:star: the model tree arrives, a run's panels show, the shown layer's arrays and the
 predictions are the local window's exactly, a Grad-CAM map too; the Graph tab draws the local window's graph, opens
-a group and paints its gradient overlay as it does; the model catalogue is the local one; a dictionary folder outside
+a group and paints its gradient overlay as it does; the tensor panels are the local window's pixel for pixel and an
+integrated-gradients map is the local one; Concepts built, cancelled, resumed, read and mapped on the engine are the
+local window's; the model catalogue is the local one; a dictionary folder outside
 the server's data root is refused in one line; the status
 bar names the engine; the server killed mid-session is a one-line banner and the window keeps its last
 result. Every wait is bounded; the server is stopped whatever happens."""
@@ -633,6 +635,82 @@ def test_concepts_built_read_and_mapped_on_the_engine_are_the_local_ones(qtbot, 
             np.testing.assert_array_equal(there_map.map, here_map.map)
             assert view.opened == local.concepts.view.opened  # the record too: the pages' tops and scores
             assert "Error" not in window.banner.text(), window.banner.text()
+        finally:
+            window.close()
+            assert window.worker_thread.thread.isFinished()
+            window.deleteLater()
+
+
+def _pixels(widget) -> np.ndarray:
+    """What `widget` shows on screen, as an (H, W, 4) uint8 array."""
+    from PySide6.QtGui import QImage
+
+    image = widget.grab().toImage().convertToFormat(QImage.Format_RGBA8888)
+    rows = np.frombuffer(image.constBits(), np.uint8, image.sizeInBytes()).reshape(image.height(),
+                                                                                     image.bytesPerLine())
+    return rows[:, :image.width() * 4].reshape(image.height(), image.width(), 4).copy()
+
+
+def _panels_drawn(qtbot, window, layer: str) -> None:
+    """Both tensor panels show `layer`'s capture, every detail (the enlarged channel, the histogram) drawn."""
+    panels = (window.activation_panel, window.gradient_panel)
+    qtbot.waitUntil(lambda: all(p.key.startswith(f"{layer}:") and p._pending is None for p in panels),
+                    timeout=WAIT_MS)
+    qtbot.wait(200)  # (the deferred repaints after the last detail)
+
+
+def _ig(qtbot, window):
+    found = []
+    window.state.analysis.sigAttribution.connect(found.append)
+    window.state.analysis.sigAttributionFailed.connect(found.append)
+    assert window.state.analysis.request_attribution("ig", "", None, {"steps": 24, "metrics": ("deletion",)})
+    qtbot.waitUntil(lambda: bool(found), timeout=WAIT_MS)
+    assert not isinstance(found[0], str), found[0]
+    return found[0]
+
+
+def test_the_panels_and_an_ig_map_on_a_remote_engine_are_pixel_for_pixel_the_local_ones(qtbot, ui, open_window,
+                                                                                      tmp_path):
+    """The same run, the same window size: the activation and gradient panels (mosaic, colour bar, enlarged channel,
+    histogram, statistics line) of the window on the engine are the local window's pixel for pixel, for the layer
+    shown first and for a layer whose arrays were held on the engine until it was shown; the mosaic images' data
+    too. An integrated-gradients map (a second method beside Grad-CAM) and its deletion curve, made on the engine,
+    are the local ones exactly."""
+    from inspector.gui.main_window import MainWindow
+
+    if not ui.has_demo():
+        pytest.skip("the demo model's files are not installed")
+    local = open_window(settings_=_settings(tmp_path / "local" / "inspector.ini"))
+    with engine_server(tmp_path / "server") as (_process, url, token_file):
+        window = MainWindow(settings=_settings(tmp_path / "remote" / "inspector.ini"),
+                            ask_trust=lambda _name, _what: True, engine=url, token_file=str(token_file))
+        try:
+            window.show()
+            ui.expect_result(qtbot, window)
+            for w in (local, window):
+                w.resize(1280, 800)
+                _stats_done(qtbot, w)
+            for layer in ("conv1", "relu3"):  # relu3: its arrays come from the engine when it is shown
+                for w in (local, window):
+                    w.state.select_layer(layer)
+                    _panels_drawn(qtbot, w, layer)
+                for name in ("activation_panel", "gradient_panel"):
+                    here, there = getattr(local, name), getattr(window, name)
+                    assert there.key == here.key
+                    assert here.image.image is not None and here.image.image.size
+                    np.testing.assert_array_equal(there.image.image, here.image.image, err_msg=f"{layer} {name}")
+                    assert there.stats.text() == here.stats.text()
+                    ours, theirs = _pixels(here), _pixels(there)
+                    assert ours.shape == theirs.shape and ours[..., :3].std() > 0, f"{layer} {name}: nothing drawn"
+                    np.testing.assert_array_equal(theirs, ours, err_msg=f"{layer} {name}: the pixels differ")
+            here, there = _ig(qtbot, local), _ig(qtbot, window)
+            assert (there.method, there.target_index) == (here.method, here.target_index) == ("ig",
+                                                                                             here.target_index)
+            np.testing.assert_array_equal(there.map, here.map)
+            assert there.map.std() > 0
+            assert there.completeness_gap == here.completeness_gap
+            np.testing.assert_array_equal(there.baseline, here.baseline)
+            assert [c.as_json() for c in there.curves] == [c.as_json() for c in here.curves] and there.curves
         finally:
             window.close()
             assert window.worker_thread.thread.isFinished()
