@@ -431,7 +431,7 @@ def test_statistics_stopped_on_the_engine_are_asked_for_again_whole(qtbot):
     of the run on screen. A newer run waiting stops the statistics in flight (as in process)."""
     from inspector.core.records.failure import Failure
     from inspector.core.records.requests import ModelRequest, RunRequest
-    from inspector.core.run.result import RunResult
+    from inspector.core.engine.result import RunResult
     from inspector.core.workbench import RunOutcome
     from inspector.gui.remote_worker import RemoteWorker, _Flight
     from inspector.protocol.messages import Message
@@ -634,6 +634,20 @@ def test_concepts_built_read_and_mapped_on_the_engine_are_the_local_ones(qtbot, 
             assert (there_map.concept, there_map.target) == (here_map.concept, here_map.target)
             np.testing.assert_array_equal(there_map.map, here_map.map)
             assert view.opened == local.concepts.view.opened  # the record too: the pages' tops and scores
+            # Ablate the picked concept: the run with that edit, on the engine, is the local one
+            for w in (local, window):
+                before = w.outcome
+                assert w.concepts.state.add_edit("ablate")
+                qtbot.waitUntil(lambda w=w, before=before: w.outcome is not before and bool(w.outcome.result.edits),
+                                timeout=WAIT_MS)
+                _stats_done(qtbot, w)
+            assert [str(e) for e in window.state.edits] == [str(e) for e in local.state.edits]
+            assert "ablate_concept" in str(window.state.edits[0])
+            np.testing.assert_array_equal(window.outcome.result.output, local.outcome.result.output)
+            name = "relu3:output"  # (Compare shows the dictionary's layer: its arrays come when shown)
+            qtbot.waitUntil(lambda: window.outcome.result.captures[name].array is not None, timeout=WAIT_MS)
+            np.testing.assert_array_equal(window.outcome.result.captures[name].array,
+                                          local.outcome.result.captures[name].array)
             assert "Error" not in window.banner.text(), window.banner.text()
         finally:
             window.close()

@@ -54,3 +54,33 @@ def test_the_servers_atlas_builds_go_where_it_was_told(tmp_path, ray):
     else:
         assert last.kind == "failure" and address in last.body.message and "\n" not in last.body.message
         assert not (tmp_path / "atlas" / "atlas.json").exists()
+
+
+@pytest.mark.parametrize("ray", [None, "dead"])
+def test_the_servers_concepts_builds_go_where_it_was_told(tmp_path, ray):
+    """A concepts build (`learn`) goes to the server's Ray address as its atlas builds do."""
+    from PIL import Image
+
+    from inspector.core.records.concepts import BuildConceptsRequest
+    from inspector.core.records.requests import ModelRequest
+    from inspector.protocol.messages import Message
+    from inspector.remote.data_root import DataRoot
+    from inspector.remote.jobs import Jobs
+
+    images = tmp_path / "images"
+    images.mkdir()
+    rng = np.random.default_rng(7)
+    for i in range(4):
+        Image.fromarray(rng.integers(0, 255, (32, 32, 3), dtype=np.uint8)).save(images / f"{i}.png")
+    address = None if ray is None else f"127.0.0.1:{a_port_nothing_listens_on()}"
+    jobs = Jobs(DataRoot(tmp_path), ray=address)
+    sent: list[Message] = []
+    build = BuildConceptsRequest(ModelRequest("demo"), str(images), "relu3", 2, "nmf", str(tmp_path / "concepts"))
+    jobs.run("learn", "c1", build, threading.Event(), sent.append)
+    last = sent[-1]
+    if address is None:  # on this machine
+        assert last.kind == "result" and last.body == build.out_dir, last
+        assert (tmp_path / "concepts" / "dictionary.safetensors").is_file()
+    else:
+        assert last.kind == "failure" and address in last.body.message and "\n" not in last.body.message
+        assert not (tmp_path / "concepts" / "dictionary.safetensors").exists()
