@@ -20,8 +20,8 @@ import torch
 
 from inspector.core.compare.pair import diff_models
 from inspector.core.devices import resolve_device
-from inspector.core.engine import run
 from inspector.core.objective import Target
+from inspector.core.engine.runner import run
 from inspector.core.runspec import RunSpec
 from inspector.core.sources.loaded import sharing_of, tree_of
 from inspector.core.sources.loader import load_model

@@ -26,12 +26,12 @@ import torch
 
 from inspector.core.attribution import gradcam, saliency
 from inspector.core.attribution.cams.layers import find_gradcam_layer
-from inspector.core.deferred import complete_statistics, with_statistics
 from inspector.core.devices import resolve_device
-from inspector.core.engine import run
 from inspector.core.errors import SpecError
 from inspector.core.layers import build_layer_tree
 from inspector.core.objective import Target, objective
+from inspector.core.engine.deferred import complete_statistics, with_statistics
+from inspector.core.engine.runner import run
 from inspector.core.runspec import RunSpec
 from inspector.core.sharing import Sharing
 from inspector.core.sources.loader import load_model

@@ -24,7 +24,15 @@ from typing import Callable
 import numpy as np
 
 from .gui_graph import graph_rows, measure_graph
-from .gui_harness import Heartbeat, Session, _noise_image, _pause, _plain_seconds, _qt_app, _wait_until
+from .gui_harness import (
+    Heartbeat,
+    Session,
+    _noise_image,
+    _pause,
+    _plain_seconds,
+    _qt_app,
+    _wait_until,
+)
 from .launch import measure_launch  # noqa: F401  (a row of this bench, run in its own processes)
 
 
@@ -132,7 +140,7 @@ def measure_mosaic(repeats: int) -> dict:
     import torch
     from PySide6.QtWidgets import QApplication
 
-    from inspector.core.stats import tensor_stats
+    from inspector.core.engine.stats import tensor_stats
     from inspector.gui.views.tensor_panel import TensorPanel
 
     rng = np.random.default_rng(0)

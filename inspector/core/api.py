@@ -10,14 +10,14 @@ import torch
 
 from .arguments import checked, need_instance, need_texts
 from .devices import resolve_device
-from .edit_reach import check_edits_reach
 from .edits import Edit
 from .edits import check_edits as check_concept_edits
-from .engine import run
+from .engine.edit_reach import check_edits_reach
+from .engine.result import RunResult
+from .engine.runner import run
 from .errors import ArgumentValueError, SpecError
 from .layers import LayerTree, build_layer_tree
 from .objective import Target
-from .result import RunResult
 from .runspec import RunSpec
 from .sharing import Sharing
 from .sources.loaded import LoadedModel, sharing_of, tree_of

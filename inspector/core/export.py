@@ -10,7 +10,7 @@ import numpy as np
 from .errors import SpecError, WriteError
 from .records.manifest import run_manifest
 from .records.signs import picture_of
-from .result import RunResult
+from .engine.result import RunResult
 from .sources.seeds import check_seed
 from .versions import versions
 from .writes import save_image, save_npz, write_text

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from .layers import LayerTree
 from .records.requests import ModelRequest
+from .engine.zero_head import zero_head_warning
 from .sources.grids import token_grid
-from .zero_head import zero_head_warning
 
 if TYPE_CHECKING:
     from .preprocess import Preprocess

@@ -18,7 +18,7 @@ class RunSpec:
 
     `stats_now`: the layers whose captures get statistics during the run (what the visible
     panels show); the other captures are stored without them, for `complete_statistics`
-    (inspector.core.deferred) to fill in afterwards. None (the default) means every capture,
+    (inspector.core.engine.deferred) to fill in afterwards. None (the default) means every capture,
     as the CLI and `capture()` do. A parameter gradient (`fc1.weight:grad`) counts as its
     layer's (`fc1`). Ignored with `keep="stats"`, where there is no array to come back to.
     """

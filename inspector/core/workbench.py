@@ -19,21 +19,21 @@ from .attribution import attribute
 from .attribution.cancel_within import stops_within_a_module
 from .attribution.scores.faithfulness import scored
 from .compare.pair import run_against
-from .deferred import complete_statistics, with_statistics
 from .devices import resolve_device
-from .diagnostics import dead_units, first_nonfinite, gradient_flow
-from .edit_reach import check_edits_reach
 from .edits import check_edits as check_concept_edits
-from .engine import run
 from .inputs.files import input_preprocess, load_input
 from .layers import LayerTree, build_layer_tree
 from .records.methods import METHODS
 from .records.requests import AttributionRequest, ModelRequest, RunRequest
-from .result import RunResult
+from .engine.deferred import complete_statistics, with_statistics
+from .engine.diagnostics import dead_units, first_nonfinite, gradient_flow
+from .engine.edit_reach import check_edits_reach
+from .engine.runner import run
+from .engine.result import RunResult
+from .engine.stats import TensorStats
 from .sharing import Sharing
 from .sources.loaded import LoadedModel
 from .sources.loader import load_model
-from .stats import TensorStats
 
 if TYPE_CHECKING:
     from .compare.diff import ModelDiff

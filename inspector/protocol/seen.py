@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from inspector.core.result import Capture, RunResult
+from inspector.core.engine.result import Capture, RunResult
 
 
 def layer_of(name: str) -> str:

@@ -10,8 +10,8 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QFontMetrics
 
 from inspector.core.compare.diff import DiffRow, ModelDiff
-from inspector.core.diagnostics import FlowRow
-from inspector.core.result import RunResult
+from inspector.core.engine.diagnostics import FlowRow
+from inspector.core.engine.result import RunResult
 from inspector.gui.views.diagnostics_views import GradientFlowView
 from inspector.gui.views.divergence_view import DivergenceView
 

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QPointF
 
 from inspector.core.keys import parse_key
-from inspector.core.result import Capture, Prediction, RunResult
+from inspector.core.engine.result import Capture, Prediction, RunResult
 from inspector.gui.views.compare_view import CompareView
 
 

@@ -6,11 +6,15 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-from inspector.core.diagnostics import FlowRow
 from inspector.core.keys import parse_key
-from inspector.core.result import Capture, Prediction, RunResult
-from inspector.core.stats import TensorStats
-from inspector.gui.views.diagnostics_views import GradientFlowView, StatsTable, short_name
+from inspector.core.engine.diagnostics import FlowRow
+from inspector.core.engine.result import Capture, Prediction, RunResult
+from inspector.core.engine.stats import TensorStats
+from inspector.gui.views.diagnostics_views import (
+    GradientFlowView,
+    StatsTable,
+    short_name,
+)
 from inspector.gui.views.side_panels import PredictionsView
 
 NAN, INF = float("nan"), float("inf")
@@ -88,7 +92,7 @@ def test_the_statistics_table_keeps_its_place_and_order_when_refilled(qtbot):
     import torch
     from torch import nn
 
-    from inspector.core.engine import RunSpec, run
+    from inspector.core.engine.runner import RunSpec, run
 
     model = nn.Sequential(*[nn.Linear(8, 8) for _ in range(40)])
     result = run(model, torch.ones(1, 8), RunSpec.make([str(i) for i in range(40)], "output,grad_output", (), "sum"))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-from inspector.core.stats import TensorStats
+from inspector.core.engine.stats import TensorStats
 from inspector.gui.views.number_format import fmt, format_stats, keep_pairs
 from inspector.gui.views.tensor_panel import TensorPanel
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 from PySide6.QtCore import QThread
 
-from inspector.core.engine import RunSpec
+from inspector.core.engine.runner import RunSpec
 from inspector.core.workbench import ModelRequest, RunRequest
 from inspector.gui.worker import WorkerThread
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.core.engine import RunSpec
+from inspector.core.engine.runner import RunSpec
 from inspector.core.workbench import ModelRequest, RunRequest
 from inspector.gui.worker import WorkerThread
 from inspector.gui.worker_graph import GraphDrawn, GraphRequest

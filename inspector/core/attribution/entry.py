@@ -12,10 +12,10 @@ import torch
 from torch import nn
 
 from ..detection.outputs import is_detection_output
-from ..engine import nonfinite_warning
 from ..errors import SpecError
 from ..records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Method, Option
 from ..records.signs import SIGNS
+from ..engine.runner import nonfinite_warning
 from ..sources.loaded import LoadedModel, detects
 from .passes.batching import parse_memory
 from .passes.raised import model_errors

@@ -16,10 +16,10 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from ..edits.guided import APPROXIMATED_TYPES, guided_edits, split_guided
-from ..engine import RunSpec, run
 from ..errors import RunError
 from ..objective import Target, parse_target
-from ..result import RunResult
+from ..engine.runner import RunSpec, run
+from ..engine.result import RunResult
 from ..sources.loaded import LoadedModel
 from .cams.gradcam import gradcam
 from .record import Attribution, _unwrap, box_found, boxes_of

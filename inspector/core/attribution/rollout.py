@@ -9,9 +9,9 @@ from torch import nn
 
 from ..attention.site import supports_attention
 from ..attention.supported import supported_text
-from ..engine import RunSpec, run
 from ..errors import SpecError
 from ..objective import parse_target
+from ..engine.runner import RunSpec, run
 from ..sources.grids import token_grid
 from ..sources.loaded import LoadedModel
 from .cams.layers import upsample

@@ -12,11 +12,11 @@ import torch
 from torch import nn
 
 from ..detection.follow import follow
-from ..engine import RunSpec, run, zero_head_warning
 from ..errors import SpecError
 from ..objective import Target, objective, parse_target, primary_output
 from ..records.detections import box_target
 from ..records.methods import SCORES_BASELINE, SMOOTHED
+from ..engine.runner import RunSpec, run, zero_head_warning
 from ..sources.loaded import LoadedModel
 from .entry import attribute, method_row
 from .passes.batching import LeafBytes, parse_memory, pick_batch

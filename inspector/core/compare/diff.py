@@ -18,9 +18,9 @@ import numpy as np
 
 from ..detection.changes import BoxChange, box_changes
 from ..detection.picture import MOST, default_min_score
-from ..diagnostics import forward_rank
 from ..errors import MismatchError
-from ..result import RunResult
+from ..engine.diagnostics import forward_rank
+from ..engine.result import RunResult
 from .arguments import check_threshold
 
 TINY = 1e-12
@@ -215,7 +215,10 @@ def same_objective(result: RunResult):
     """The target the second model must use: the one resolved on the first model, with top-1 (or
     auto) fixed to the class it picked there, and a detector's box fixed to where it was (the second model's
     detection of best IoU with it, of its class)."""
-    from ..objective import Target, parse_target  # torch: the window reads this module before the engine loads
+    from ..objective import (  # torch: the window reads this module before the engine loads
+        Target,
+        parse_target,
+    )
 
     if result.detections is not None and result.target_detection is not None:
         from ..records.detections import box_target

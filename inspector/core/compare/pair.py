@@ -15,9 +15,9 @@ import torch
 from ..arguments import checked, need_flag, need_instance, need_text, need_texts
 from ..devices import resolve_device
 from ..edits import check_edits as check_concept_edits
-from ..engine import run
 from ..errors import MismatchError, ModelLoadError, RunError, SpecError
 from ..objective import Target
+from ..engine.runner import run
 from ..runspec import RunSpec
 from ..sources.loaded import LoadedModel, sharing_of, tree_of
 from ..sources.loader import load_model, weights_shown

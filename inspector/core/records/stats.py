@@ -1,5 +1,5 @@
 """The statistics of one capture: a plain, frozen record (torch-free, so the window can read it
-without importing the engine). Worked out by `inspector.core.stats`."""
+without importing the engine). Worked out by `inspector.core.engine.stats`."""
 
 from __future__ import annotations
 

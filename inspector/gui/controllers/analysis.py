@@ -11,10 +11,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject
 
-from inspector.core.diagnostics import first_nonfinite
 from inspector.core.errors import InspectorError
 from inspector.core.export import export_npz, picture
 from inspector.core.records.manifest import run_manifest
+from inspector.core.engine.diagnostics import first_nonfinite
 from inspector.gui import file_dialogs
 from inspector.gui.views.tensor_panel import STATS_STOPPED
 

@@ -23,8 +23,8 @@ from inspector.core.records.failure import Failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 
 from ..gc_collector import freeze_imports
-from ..paint_turns import after_paint
 from ..notice import Notice
+from ..paint_turns import after_paint
 from ..worker import WorkerThread
 from . import endings
 from .analysis import AnalysisState
@@ -34,7 +34,13 @@ from .folder import FolderState
 from .graph import GraphState
 from .live import LiveState
 from .model_loaded import said_on_load
-from .run_choices import layer_names_of, listed_device, panel_keys_of, sites_of, visible_of
+from .run_choices import (
+    layer_names_of,
+    listed_device,
+    panel_keys_of,
+    sites_of,
+    visible_of,
+)
 from .settings import SettingsStore
 
 #: The gradient shown beside the activations: label -> site (or parameter suffix).
@@ -387,7 +393,7 @@ class AppState(QObject):
             return None
         if self.devices is not None and self.device not in dict(self.devices):
             return None
-        from inspector.core.engine import RunSpec
+        from inspector.core.engine.runner import RunSpec
 
         compare, edits, against = self.edits_active(), self.edits, None
         if self.against is not None:

@@ -23,10 +23,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.diagnostics import dead_units, gradient_flow, stats_table, to_csv
 from inspector.core.errors import SpecError, WriteError
 from inspector.core.keys import LayerCall, parse_key
-from inspector.core.result import RunResult
+from inspector.core.engine.diagnostics import (
+    dead_units,
+    gradient_flow,
+    stats_table,
+    to_csv,
+)
+from inspector.core.engine.result import RunResult
 from inspector.core.writes import write_text
 from inspector.gui import file_dialogs
 

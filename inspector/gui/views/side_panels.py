@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.result import RunResult
+from inspector.core.engine.result import RunResult
 
 from .number_format import fmt, nonfinite_text
 

@@ -13,8 +13,14 @@ import torch
 from torch import nn
 
 from inspector.core import RunSpec, capture, load_model, run
-from inspector.core.diagnostics import dead_units, first_nonfinite, gradient_flow, stats_table, to_csv
 from inspector.core.export import export_npz, heat_values, jet, load_npz, overlay
+from inspector.core.engine.diagnostics import (
+    dead_units,
+    first_nonfinite,
+    gradient_flow,
+    stats_table,
+    to_csv,
+)
 
 
 @pytest.fixture(scope="module")

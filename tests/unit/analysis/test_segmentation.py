@@ -9,9 +9,9 @@ import torch
 from torch import nn
 
 from inspector.core import capture, load_model
-from inspector.core.engine import predictions
 from inspector.core.errors import SpecError
 from inspector.core.objective import Target, objective, parse_target
+from inspector.core.engine.runner import predictions
 
 pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set
 
@@ -98,7 +98,10 @@ def test_torchvision_builders_get_what_the_preprocessing_needs():
     """The sweep found vit_h_14 failing: its default weights take 518 x 518, its builder 224 unless told."""
     import torchvision
 
-    from inspector.core.sources.torchvision_models import builder_options, torchvision_preprocess
+    from inspector.core.sources.torchvision_models import (
+        builder_options,
+        torchvision_preprocess,
+    )
 
     prep = torchvision_preprocess(torchvision.models.get_model_weights("vit_h_14").DEFAULT)
     assert prep.crop == 518 and builder_options("vit_h_14", prep, False) == {"image_size": 518}
@@ -116,7 +119,7 @@ def test_a_segmentation_result_carries_its_class_map():
 
 
 def capture_module(module):
-    from inspector.core.engine import run
+    from inspector.core.engine.runner import run
     from inspector.core.runspec import RunSpec
 
     return run(module, torch.zeros(1, 3, 8, 8), RunSpec.make([], "output", (), "sum"))

@@ -9,8 +9,8 @@ import torch
 from torch import nn
 
 from inspector.core import capture, load_model
-from inspector.core.engine import run
 from inspector.core.errors import SpecError
+from inspector.core.engine.runner import run
 from inspector.core.runspec import RunSpec
 
 pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set
@@ -306,7 +306,12 @@ def test_every_mention_of_the_supported_attention_modules_comes_from_one_table()
     from pathlib import Path
 
     from inspector.core.attention.site import check_heads
-    from inspector.core.attention.supported import NOT_YET, SUPPORTED, not_yet_text, supported_text
+    from inspector.core.attention.supported import (
+        NOT_YET,
+        SUPPORTED,
+        not_yet_text,
+        supported_text,
+    )
 
     page_path = Path(__file__).parents[3] / "docs" / "tasks" / "attention.md"
     page = " ".join(page_path.read_text(encoding="utf-8").split())

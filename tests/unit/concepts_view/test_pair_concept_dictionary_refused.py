@@ -15,8 +15,8 @@ from inspector.core import SpecError, diff_models
 from inspector.core.compare import pair
 from inspector.core.compare.pair import run_against
 from inspector.core.edits import parse_edit
-from inspector.core.engine import run as engine_run
 from inspector.core.records.requests import AgainstRequest, ModelRequest, RunRequest
+from inspector.core.engine.runner import run as engine_run
 from inspector.core.runspec import RunSpec
 from inspector.core.sources.loaded import LoadedModel
 

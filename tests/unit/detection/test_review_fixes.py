@@ -9,10 +9,10 @@ import torch
 from toy_detector import BOXES, NAMES, ToyDetector
 
 from inspector.core import RunSpec, SpecError, parse_target
-from inspector.core.compare.diff import compare_results, same_objective
 from inspector.core.attribution.drise import drise
-from inspector.core.engine import run
+from inspector.core.compare.diff import compare_results, same_objective
 from inspector.core.records.detections import Detection, box_target, iou
+from inspector.core.engine.runner import run
 
 
 def _x():

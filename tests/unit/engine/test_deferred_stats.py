@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from inspector.core import RunSpec, Sharing, run
-from inspector.core.deferred import complete_statistics, with_statistics
+from inspector.core.engine.deferred import complete_statistics, with_statistics
 
 pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set
 

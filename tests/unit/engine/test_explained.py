@@ -8,11 +8,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from inspector.core.engine import RunSpec, run
 from inspector.core.errors import RunError
 from inspector.core.records.failure import failure, sentence
+from inspector.core.engine.runner import RunSpec, run
+from inspector.core.engine.zero_head import zero_head
 from inspector.core.sources.python_names import names_in
-from inspector.core.zero_head import zero_head
 
 
 class ZeroHead(nn.Module):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from inspector.core.hookset import _dense, to_numpy
+from inspector.core.engine.hookset import _dense, to_numpy
 
 
 @pytest.mark.parametrize("make, dense", [

@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from inspector.core.edits import CONCEPT_OPS, OPS, PLUGINS, OpSpec, check_edits, make_edit, parse_edit
+from inspector.core.edits import (
+    CONCEPT_OPS,
+    OPS,
+    PLUGINS,
+    OpSpec,
+    check_edits,
+    make_edit,
+    parse_edit,
+)
 from inspector.core.edits.table import OpTable
 from inspector.core.errors import SpecError
 from inspector.core.keys import Key
@@ -47,7 +55,7 @@ def test_the_concept_ops_are_rows_of_the_one_table_registered_from_concepts():
 
 
 def test_hookset_and_the_edits_package_import_no_concepts_module():
-    said = fresh("import sys, inspector.core.hookset, inspector.core.edits\n"
+    said = fresh("import sys, inspector.core.engine.hookset, inspector.core.edits\n"
                  "print(sorted(m for m in sys.modules if m.startswith('inspector.core.concepts')))")
     assert said == "[]"
 

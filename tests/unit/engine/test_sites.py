@@ -23,7 +23,7 @@ import torchvision
 from torch import nn
 
 from inspector.core import RunError, RunSpec, build_layer_tree, run
-from inspector.core.result import RunResult
+from inspector.core.engine.result import RunResult
 
 MODELS = ("resnet18", "mobilenet_v3_large", "densenet121")
 SIZE = {"resnet18": 64, "mobilenet_v3_large": 64, "densenet121": 32}  # densenet's 121 layers: a smaller map

@@ -16,7 +16,7 @@ from torch import nn
 from torch.multiprocessing.reductions import StorageWeakRef
 
 from inspector.core import RunSpec, Sharing, run
-from inspector.core.stats import StatsBatch, flat_elements, tensor_stats
+from inspector.core.engine.stats import StatsBatch, flat_elements, tensor_stats
 
 pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set
 

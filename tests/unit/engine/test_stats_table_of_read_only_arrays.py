@@ -8,8 +8,8 @@ import warnings
 
 import numpy as np
 
-from inspector.core.diagnostics import stats_table
-from inspector.core.result import RunResult
+from inspector.core.engine.diagnostics import stats_table
+from inspector.core.engine.result import RunResult
 
 
 def test_the_stats_table_of_read_only_arrays_is_that_of_writable_ones_without_a_warning():

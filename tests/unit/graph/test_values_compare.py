@@ -11,9 +11,9 @@ import torch
 from torch import nn
 
 from inspector.core.compare.diff import DEFAULT_THRESHOLD, compare_results
-from inspector.core.engine import run
 from inspector.core.graph import record_graph
 from inspector.core.graph.values.entry import compare_edits, compare_models
+from inspector.core.engine.runner import run
 from inspector.core.runspec import RunSpec
 
 

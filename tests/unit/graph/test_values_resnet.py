@@ -9,10 +9,10 @@ import pytest
 import torch
 import torchvision
 
-from inspector.core.engine import run
 from inspector.core.graph import record_graph
 from inspector.core.graph.values.entry import compare_edits, graph_values
 from inspector.core.keys import Key
+from inspector.core.engine.runner import run
 from inspector.core.runspec import RunSpec
 
 

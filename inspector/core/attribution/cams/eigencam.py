@@ -13,10 +13,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from ...engine import RunSpec, run
 from ...errors import SpecError
 from ...layers import channel_layouts
 from ...records.tokens import is_channels_last, token_maps
+from ...engine.runner import RunSpec, run
 from ...sources.grids import token_grid
 from ...sources.loaded import LoadedModel
 from ..record import Attribution, _device, _unwrap

@@ -10,12 +10,12 @@ import torch
 from torch import nn
 
 from ...detection.levels import level_of_box, pooled_levels
-from ...engine import RunSpec, run
 from ...errors import RunError, SpecError
 from ...layers import channel_layouts
 from ...objective import parse_target
 from ...records.tokens import TokenGrid, is_channels_last, token_maps
-from ...result import RunResult
+from ...engine.runner import RunSpec, run
+from ...engine.result import RunResult
 from ...sources.grids import token_grid
 from ...sources.loaded import LoadedModel
 from ..record import Attribution, _device, _unwrap, box_found, boxes_of

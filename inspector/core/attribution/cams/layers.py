@@ -13,10 +13,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ...engine import RunSpec, run
 from ...errors import SpecError
 from ...layers import LayerTree, build_layer_tree
 from ...records.tokens import TokenGrid, is_channels_last
+from ...engine.runner import RunSpec, run
 from ...sources.grids import token_grid
 from ..record import _device
 

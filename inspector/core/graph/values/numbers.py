@@ -9,7 +9,7 @@ tensors, and a closed group, add them up. The `output` node takes the tensors it
 A closed group takes the tensors it returns (`Group.outputs`, its capture key); a group that returns none the
 engine captures (a dict) has no values. `for_view(closed_graph)` applies that rule to every drawn node.
 
-Statistics follow the engine's (`inspector.core.stats`): mean |x| and L2 over the finite values, the zero
+Statistics follow the engine's (`inspector.core.engine.stats`): mean |x| and L2 over the finite values, the zero
 fraction over all of them, NaN and Inf counted. Relative change is `diff --json`'s: ||b - a|| / max(||a||, 1e-12),
 `a` the first run (the baseline, or the first checkpoint), NaN where either holds NaN or Inf.
 """

@@ -22,11 +22,11 @@ from ...detection.outputs import is_detection_output
 from ...detection.targets import box_objective
 from ...detection.thresholds import score_threshold
 from ...edits import Edit
-from ...engine import _check_edits, _report_edits
+from ...engine.hookset import HookSet
+from ...engine.result import RunResult
+from ...engine.runner import _check_edits, _report_edits
 from ...errors import InspectorError, MismatchError, RunError, first_line
-from ...hookset import HookSet
 from ...objective import Target, objective, primary_output
-from ...result import RunResult
 from ..record.entry import recorded
 from ..record.nodes import Graph
 from ..record.recorder import Recorder, tensors_in

@@ -14,8 +14,8 @@ import threading
 
 import torch
 
+from ...engine.stats import flat_elements
 from ...errors import MismatchError, RunCancelled
-from ...stats import flat_elements
 
 Key = tuple[str, "int | None"]
 
