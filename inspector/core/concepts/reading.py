@@ -15,7 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..records.concepts import ConceptMap, ConceptPagePicture, ConceptsRead, ConceptsRequest, OpenedConcepts
+from ..records.concepts import (
+    ConceptMap,
+    ConceptPagePicture,
+    ConceptsRead,
+    ConceptsRequest,
+    OpenedConcepts,
+)
 from ..records.failure import Failure, failure
 
 ANOTHER_MODEL = "Another model was loaded meanwhile."

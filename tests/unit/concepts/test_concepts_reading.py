@@ -83,7 +83,11 @@ def test_open_read_map_and_page_are_the_concepts_own(learned, bench):
 def test_what_cannot_be_made_says_why_and_a_rewritten_dictionary_is_read_again(learned, bench, tmp_path):
     import shutil
 
-    from inspector.core.concepts.reading import ANOTHER_MODEL, ConceptReader, page_picture
+    from inspector.core.concepts.reading import (
+        ANOTHER_MODEL,
+        ConceptReader,
+        page_picture,
+    )
 
     folder = tmp_path / "c"
     shutil.copytree(learned, folder)
