@@ -29,7 +29,7 @@ from .docks.live_bar import rate_text
 from .first_paint import AfterFirstPaint
 from .layout import dock_tabs_width, lay_out
 from .menus import build_menus
-from .paint_turns import after_paint
+from .paint_turns import after_paint, settle_layout
 from .sources import SourcesMixin
 from .state import GRADIENT_SITES, AppState
 from .state.run_choices import attention_to_tick, missing_text
@@ -255,6 +255,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.views.attribution.min_score = None
         self.target_combo.set_target(self.state.target)
         self.statusBar().showMessage(f"Loaded {info.source} ({info.weights}). " + " ".join(info.notes), 8000)
+        settle_layout()  # the window painted once at its new sizes, not painted, laid out and painted again
 
     def _show_input_source(self, source: str) -> None:
         if self.input_combo.findText(source) < 0:

@@ -102,3 +102,27 @@ def test_the_layer_tab_result_is_shown_the_turn_after_the_last_paint(qtbot, wind
         assert shown == [window.state.outcome] and turns == 4 and not steps
     finally:
         window.sigResultShown.disconnect(shown.append)
+
+
+def test_a_model_loaded_is_laid_out_before_its_turn_is_painted(qtbot, window, monkeypatch):
+    """What the load changed in the window's layout is laid out when its handler returns, so the turn's paint is
+    at the final sizes (left to the event loop, the panels were painted, laid out and painted again: three times
+    in one turn once vit_b_16 loaded)."""
+    panel = window.activation_panel
+    panel.set_click_mode("A click on a channel here does something.")
+    qtbot.wait(50)
+    before = panel.stack.height()
+    real = window.set_layouts
+
+    def set_layouts(layouts):  # a change to the layout in the middle of the load: the line over the maps grows
+        real(layouts)
+        panel.click_mode.setText("A click on a channel here does something.\nOver\nfour\nlines.")
+
+    monkeypatch.setattr(window, "set_layouts", set_layouts)
+    try:
+        window._on_loaded(window.loaded, set(window.layer_model.ticked()))
+        at_return = panel.stack.height()
+        qtbot.wait(100)  # the event loop: any layout still pending is done now
+        assert at_return == panel.stack.height() < before
+    finally:
+        panel.set_click_mode(None)
