@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.records.failure import Failure
+from inspector.core.records.requests import ModelRequest
 from inspector.gui.state.atlas import AtlasState
 from inspector.gui.state.concepts import ConceptsState
 from inspector.gui.state.folder_job import PHASES, queued_text
@@ -52,7 +53,7 @@ class FakeApp(QObject):
         self.worker = FakeWorker(self)
         self.jobs = FakeJobs(self)
         self.worker_thread = SimpleNamespace(concept_jobs=lambda: self.jobs)
-        self.model = SimpleNamespace(request="the model", source="demo")
+        self.model = SimpleNamespace(request=ModelRequest("demo"), source="demo")
         self.phase = ""
         self.notices, self.cancels = [], 0
 
