@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     row = concept_purity(args.per_class, args.layer, args.k, args.top, args.method, args.sparsity, args.seed,
                          Path(args.out) if args.out else None)
     if args.json:
-        from inspector.core.writes import write_json
+        from inspector.core.storage.writes import write_json
 
         write_json(Path(args.json), row, indent=1)
     return 0

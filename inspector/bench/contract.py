@@ -51,7 +51,7 @@ def _calls(folder: Path) -> dict:
         read_record,
     )
     from inspector.core.session.file import Session, load_session, save_session
-    from inspector.core.sharing import Sharing
+    from inspector.core.sources.sharing import Sharing
 
     demo = core.load_model("demo")
     x = core.load_input("sample:star", demo.preprocess, demo.input_shape)

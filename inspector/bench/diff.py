@@ -20,7 +20,7 @@ import torch
 
 from inspector.core.compare.pair import diff_models
 from inspector.core.devices import resolve_device
-from inspector.core.objective import Target
+from inspector.core.target.objective import Target
 from inspector.core.engine.runner import run
 from inspector.core.runspec import RunSpec
 from inspector.core.sources.loaded import sharing_of, tree_of

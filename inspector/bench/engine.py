@@ -28,12 +28,12 @@ from inspector.core.attribution import gradcam, saliency
 from inspector.core.attribution.cams.layers import find_gradcam_layer
 from inspector.core.devices import resolve_device
 from inspector.core.errors import SpecError
-from inspector.core.layers import build_layer_tree
-from inspector.core.objective import Target, objective
+from inspector.core.sources.layers import build_layer_tree
+from inspector.core.target.objective import Target, objective
 from inspector.core.engine.deferred import complete_statistics, with_statistics
 from inspector.core.engine.runner import run
 from inspector.core.runspec import RunSpec
-from inspector.core.sharing import Sharing
+from inspector.core.sources.sharing import Sharing
 from inspector.core.sources.loader import load_model
 from inspector.core.workbench import Analysis
 

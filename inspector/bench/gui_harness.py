@@ -140,7 +140,7 @@ def _noise_image(folder: Path) -> str:
 
 def _plain_seconds(session: Session, input_source: str, repeats: int) -> float:
     """Forward + loss.backward() on the worker's own model and input (the worker is idle)."""
-    from inspector.core.objective import Target, objective
+    from inspector.core.target.objective import Target, objective
 
     from .timing import timed
 

@@ -87,7 +87,7 @@ def sweep_model(source: str, device: str = "cpu") -> SweepRow:
 
     from inspector.core import capture, load_model
     from inspector.core.devices import resolve_device
-    from inspector.core.layers import build_layer_tree
+    from inspector.core.sources.layers import build_layer_tree
 
     row, device = SweepRow(source, False), resolve_device(device)
     try:

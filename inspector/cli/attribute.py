@@ -8,10 +8,10 @@ import sys
 
 from inspector.core.errors import SpecError
 from inspector.core.export import SHORT_SIDE
-from inspector.core.outputs import not_read, output_path
+from inspector.core.storage.outputs import not_read, output_path
 from inspector.core.records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Option
 from inspector.core.records.signs import SIGNS
-from inspector.core.writes import save_npy
+from inspector.core.storage.writes import save_npy
 
 from . import common, engine_args
 
@@ -267,7 +267,7 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out) -> int:
     from inspector.core.attribution.per_box import caption, each_box, tiled
     from inspector.core.attribution.scores.faithfulness import scored
     from inspector.core.export import json_text, picture, picture_scale
-    from inspector.core.writes import save_image
+    from inspector.core.storage.writes import save_image
 
     try:
         maps = each_box(loaded, x, args.method, args.layer, options, args.min_score, args.each_box)

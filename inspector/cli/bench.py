@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from inspector.core.errors import SpecError
-from inspector.core.writes import write_json
+from inspector.core.storage.writes import write_json
 
 from . import atlas, common
 
@@ -168,7 +168,7 @@ def run(args) -> int:
         if out:
             write_json(out, report, indent=1)
         return 0
-    from inspector.core.allocator import allocator_note
+    from inspector.core.engine.allocator import allocator_note
     if args.diff:
         from inspector.bench.diff import bench_diff as bench_model
         from inspector.bench.diff import format_header

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from inspector.core.errors import SpecError
-from inspector.core.outputs import make_parent, not_read, output_path
+from inspector.core.storage.outputs import make_parent, not_read, output_path
 from inspector.core.records.manifest import SOURCE_FIELDS, run_manifest
 
 from . import capture_folder, common, engine_args

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 from inspector.core.errors import InputError
-from inspector.core.outputs import output_folder
+from inspector.core.storage.outputs import output_folder
 from inspector.core.records.manifest import run_manifest
-from inspector.core.writes import write_json
+from inspector.core.storage.writes import write_json
 
 MANIFEST = "manifest.json"
 
@@ -33,7 +33,7 @@ def capture_folder(args, loaded, out: Path) -> int:
 
     from inspector.core import capture, load_input
     from inspector.core.inputs.files import list_images
-    from inspector.core.versions import versions
+    from inspector.core.storage.versions import versions
 
     images = list_images(args.input)
     done, skipped = [], []

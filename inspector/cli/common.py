@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from inspector.core.outputs import make_parent, output_path
+from inspector.core.storage.outputs import make_parent, output_path
 from inspector.core.sources.seeds import check_seed
 
 CODE_WARNING = (

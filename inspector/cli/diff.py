@@ -7,9 +7,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from inspector.core.outputs import not_read, output_path
+from inspector.core.storage.outputs import not_read, output_path
 from inspector.core.sources.seeds import check_seed
-from inspector.core.writes import save_npz
+from inspector.core.storage.writes import save_npz
 
 from . import common, engine_args
 
@@ -51,7 +51,7 @@ def run(args) -> int:
     from inspector.core.edits import parse_edit
     from inspector.core.inputs.samples import input_file
     from inspector.core.keys import parse_sites
-    from inspector.core.target_text import parse_target
+    from inspector.core.target.text import parse_target
 
     # what needs no model is said before torch is imported (a second, not the two models' loads)
     second_model(args.model, args.against, args.against_model, args.against_weights)

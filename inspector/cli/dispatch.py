@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         return self_test(args_list)
     parser = build_parser()
     args = parser.parse_args(argv)
-    from inspector.core.allocator import keep_freed_memory
+    from inspector.core.engine.allocator import keep_freed_memory
 
     keep_freed_memory()
     if args.command is None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from inspector.core.errors import RunCancelled
-from inspector.core.outputs import output_folder
+from inspector.core.storage.outputs import output_folder
 
 from . import common
 from .stop_after_batch import StopAfterBatch

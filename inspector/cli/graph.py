@@ -15,8 +15,8 @@ import sys
 
 from inspector.core.errors import SpecError
 from inspector.core.graph.values.colour_by import CHANGE, COMMAND_CHOICES, SHOWN
-from inspector.core.outputs import make_parent, not_read, output_path
-from inspector.core.paths import regular_file
+from inspector.core.storage.outputs import make_parent, not_read, output_path
+from inspector.core.storage.paths import regular_file
 
 from . import common, engine_args
 
@@ -26,7 +26,7 @@ _METHOD = re.compile(r"\.\w+\(\.\.\.\)$")
 
 
 def add_parser(sub) -> None:
-    from inspector.core.graph.draw.png import DEFAULT_SCALE, LONG_SIDE, MOST_PIXELS, SHORT_SIDE
+    from inspector.core.graph.sizes import DEFAULT_SCALE, LONG_SIDE, MOST_PIXELS, SHORT_SIDE  # not the drawing
 
     g = sub.add_parser("graph", help="the graph of one forward as a figure (.svg, .png) or node-link data (.json)")
     common.model_args(g)
@@ -105,7 +105,7 @@ def _check(args):
     if args.target is not None:
         if args.values is None:
             raise SpecError("--target chooses what the gradient of --values starts from: add --values.")
-        from inspector.core.target_text import parse_target  # torch-free
+        from inspector.core.target.text import parse_target  # torch-free
 
         parse_target(args.target)
     _check_layers(args.layers)
@@ -337,7 +337,7 @@ def _described(depth: int | None, names: list[str] | None) -> str:
 
 def _write_json(out, view, values, shown: str | None) -> None:
     from inspector.core.export import json_text
-    from inspector.core.writes import write_text
+    from inspector.core.storage.writes import write_text
 
     data = view.to_json()
     if values is not None:
@@ -362,12 +362,12 @@ def _write_figure(args, out, graph, opened, values, subtitle: str):
     figure = draw_graph(layout, overlay, subtitle=subtitle)
     if out.suffix.lower() == ".svg":
         from inspector.core.graph.draw.svg import svg_text
-        from inspector.core.writes import write_text
+        from inspector.core.storage.writes import write_text
 
         write_text(out, svg_text(figure, args.scale or 1.0))
     else:
         from inspector.core.graph.draw.png import png_image, png_scale
-        from inspector.core.writes import save_image
+        from inspector.core.storage.writes import save_image
 
         scale, note = png_scale(figure, args.scale)
         if note:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inspector.core.writes import write_json
+from inspector.core.storage.writes import write_json
 
 from . import common
 

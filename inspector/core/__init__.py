@@ -13,12 +13,14 @@ from __future__ import annotations
 # torch-free records do not pull in torch: the app shows its window before the engine loads.
 _WHERE = {
     "available_devices": "devices", "resolve_device": "devices", "Edit": "edits", "parse_edit": "edits",
-    "RunSpec": "runspec", "run": "engine.runner", "Sharing": "sharing", "complete_statistics": "engine.deferred",
+    "RunSpec": "runspec", "run": "engine.runner", "Sharing": "sources.sharing",
+    "complete_statistics": "engine.deferred",
     "list_samples": "inputs.samples", "load_input": "inputs.files",
-    "Key": "keys", "parse_key": "keys", "LayerTree": "layers", "build_layer_tree": "layers",
+    "Key": "keys", "parse_key": "keys", "LayerTree": "sources.layers", "build_layer_tree": "sources.layers",
     "LoadedModel": "sources.loaded", "load_model": "sources.loader",
     "torchvision_classifiers": "sources.torchvision_models",
-    "Target": "objective", "parse_target": "objective", "Capture": "engine.result", "RunResult": "engine.result",
+    "Target": "target.objective", "parse_target": "target.objective",
+    "Capture": "engine.result", "RunResult": "engine.result",
     "capture": "api", "layer_tree": "api", "attribute": "api", "each_box": "api",
     "diff_models": "compare.pair", "load_pair": "compare.pair",
     "ModelDiff": "compare.diff",

@@ -16,10 +16,10 @@ from .engine.edit_reach import check_edits_reach
 from .engine.result import RunResult
 from .engine.runner import run
 from .errors import ArgumentValueError, SpecError
-from .layers import LayerTree, build_layer_tree
-from .objective import Target
+from .sources.layers import LayerTree, build_layer_tree
+from .target.objective import Target
 from .runspec import RunSpec
-from .sharing import Sharing
+from .sources.sharing import Sharing
 from .sources.loaded import LoadedModel, sharing_of, tree_of
 
 
@@ -48,7 +48,7 @@ def capture(
 ) -> RunResult:
     """Run `model` on `inputs` with hooks on the layers matching `layers` (paths, globs, `all`, `type:X`).
 
-    `sharing`: what earlier runs showed about the model (inspector.core.sharing); by default the
+    `sharing`: what earlier runs showed about the model (inspector.core.sources.sharing); by default the
     one this `LoadedModel` keeps, so repeated calls share memory where that is safe."""
     _check_arguments(model, inputs, cancel, sharing)
     if isinstance(layers, str) and not layers.replace(",", "").strip():

@@ -12,8 +12,8 @@ from .records.manifest import run_manifest
 from .records.signs import picture_of
 from .engine.result import RunResult
 from .sources.seeds import check_seed
-from .versions import versions
-from .writes import save_image, save_npz, write_text
+from .storage.versions import versions
+from .storage.writes import save_image, save_npz, write_text
 
 
 def npz_path(path: str | Path) -> Path:

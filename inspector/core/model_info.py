@@ -10,13 +10,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .layers import LayerTree
+from .sources.layers import LayerTree
 from .records.requests import ModelRequest
 from .engine.zero_head import zero_head_warning
 from .sources.grids import token_grid
 
 if TYPE_CHECKING:
-    from .preprocess import Preprocess
+    from .sources.preprocess import Preprocess
     from .records.tokens import TokenGrid
     from .sources.loaded import LoadedModel
 

@@ -9,7 +9,7 @@ from .arguments import need_flag, need_list, need_texts
 from .edits import Edit, parse_edit
 from .errors import SpecError
 from .keys import parse_sites
-from .objective import Target, parse_target
+from .target.objective import Target, parse_target
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from .compare.pair import run_against
 from .devices import resolve_device
 from .edits import check_edits as check_concept_edits
 from .inputs.files import input_preprocess, load_input
-from .layers import LayerTree, build_layer_tree
+from .sources.layers import LayerTree, build_layer_tree
 from .records.methods import METHODS
 from .records.requests import AttributionRequest, ModelRequest, RunRequest
 from .engine.deferred import complete_statistics, with_statistics
@@ -31,7 +31,7 @@ from .engine.edit_reach import check_edits_reach
 from .engine.runner import run
 from .engine.result import RunResult
 from .engine.stats import TensorStats
-from .sharing import Sharing
+from .sources.sharing import Sharing
 from .sources.loaded import LoadedModel
 from .sources.loader import load_model
 

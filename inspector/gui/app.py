@@ -57,7 +57,7 @@ def start_app(argv: list[str] | None = None, settings=None, engine: str | None =
 
 def run_app(argv: list[str] | None = None, engine: str | None = None, token_file=None) -> int:
     """The app; `engine`: the URL of a `network-inspector serve` it runs on (`token_file`: its token)."""
-    from inspector.core.allocator import keep_freed_memory
+    from inspector.core.engine.allocator import keep_freed_memory
 
     problem = missing_platform_library()
     if problem:

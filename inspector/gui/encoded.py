@@ -1,5 +1,5 @@
 """A Qt picture encoded in memory, so that it goes to disk through the one writer
-(`inspector.core.writes`: whole or not at all)."""
+(`inspector.core.storage.writes`: whole or not at all)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from inspector.core.errors import WriteError
-from inspector.core.writes import write_bytes
+from inspector.core.storage.writes import write_bytes
 
 from . import file_dialogs
 

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QInputDialog
 from inspector.core.errors import WriteError
 from inspector.core.records.requests import ModelRequest
 from inspector.core.sources.refs import HF_PREFIX
-from inspector.core.writes import write_bytes
+from inspector.core.storage.writes import write_bytes
 from inspector.gui import file_dialogs
 
 from .encoded import encoded

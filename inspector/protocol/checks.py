@@ -16,7 +16,7 @@ def edit(value):
 
 
 def target(value):
-    from inspector.core.objective import parse_target
+    from inspector.core.target.objective import parse_target
 
     return _same(value, parse_target(str(value)), "target")
 

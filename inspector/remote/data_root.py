@@ -10,7 +10,7 @@ from __future__ import annotations
 import glob
 import os
 
-from inspector.core.paths import shown
+from inspector.core.storage.paths import shown
 
 from .errors import RefusedRequest
 

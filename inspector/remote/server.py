@@ -149,7 +149,7 @@ class EngineServer:
         session.send(Message("result", key, found))
 
     def hello(self) -> dict:
-        from inspector.core.versions import versions
+        from inspector.core.storage.versions import versions
 
         c = self.config
         return {"protocol": VERSION, "version": versions(())["inspector"], "devices": self.devices,

@@ -25,7 +25,7 @@ def test_every_kind_of_file_says_the_same_when_it_does_not_fit(tmp_path):
         import numpy as np
         from PIL import Image
         from inspector.core.errors import WriteError
-        from inspector.core.writes import save_image, save_npy, save_npz, write_bytes
+        from inspector.core.storage.writes import save_image, save_npy, save_npz, write_bytes
         folder = sys.argv[1]
         rng = np.random.default_rng(0)
         for name, write in (("a.npy", lambda p: save_npy(p, np.zeros(100_000))),

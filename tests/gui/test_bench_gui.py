@@ -7,7 +7,7 @@ import pytest
 
 from inspector.bench import gui as bench_gui
 from inspector.core import load_model
-from inspector.core.layers import build_layer_tree
+from inspector.core.sources.layers import build_layer_tree
 
 
 def test_stall_and_rapid_toggle_measurements_run_on_the_demo(qapp, tmp_path):

@@ -11,7 +11,7 @@ from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtTest import QAbstractItemModelTester
 from PySide6.QtWidgets import QTreeView
 
-from inspector.core.layers import build_layer_tree
+from inspector.core.sources.layers import build_layer_tree
 from inspector.gui.views.layer_model import COLUMNS, LayerTreeModel
 
 

@@ -8,7 +8,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QKeySequence
 
 from inspector.core import capture, list_samples, load_input, load_model
-from inspector.core.mosaic import as_maps, make_mosaic
+from inspector.core.pictures.mosaic import as_maps, make_mosaic
 from inspector.core.workbench import ModelRequest
 
 SLOW_TICKS = {"conv", "naps.0", "naps.1", "naps.2", "naps.3", "fc"}

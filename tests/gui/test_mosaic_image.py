@@ -14,7 +14,7 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 
-from inspector.core.mosaic import mosaic_of
+from inspector.core.pictures.mosaic import mosaic_of
 from inspector.gui.views.colour_bar import constant_value
 from inspector.gui.views.mosaic_image import MosaicImage
 

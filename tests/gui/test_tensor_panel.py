@@ -8,7 +8,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-from inspector.core.mosaic import as_maps, levels, make_mosaic
+from inspector.core.pictures.mosaic import as_maps, levels, make_mosaic
 from inspector.gui.views.tensor_panel import TensorPanel
 
 

@@ -61,7 +61,7 @@ def test_a_deeper_name_shown_is_whole(qtbot, window):
     import torch
     from torch import nn
 
-    from inspector.core.layers import build_layer_tree
+    from inspector.core.sources.layers import build_layer_tree
 
     inner = nn.Sequential(OrderedDict(the_longest_module_name=nn.ReLU()))
     model = nn.Sequential(OrderedDict(a=nn.Sequential(OrderedDict(b=inner))))

@@ -34,7 +34,7 @@ def test_the_widths_measured_are_qts_and_few_cells_are_asked(ui, open_window, gu
     import torch
     from torch import nn
 
-    from inspector.core.layers import build_layer_tree
+    from inspector.core.sources.layers import build_layer_tree
 
     blocks = [nn.Sequential(nn.Conv2d(4, 4, 1), nn.BatchNorm2d(4), nn.ReLU()) for _ in range(12)]
     model = nn.Sequential(*blocks, nn.Flatten(), nn.Linear(4 * 3 * 3, 2))

@@ -30,7 +30,7 @@ from ..folder_jobs import (
     write_json,
     write_thumbnails,
 )
-from ..outputs import output_folder
+from ..storage.outputs import output_folder
 from ..sources.loaded import LoadedModel, tree_of
 from .local import run_here
 from .ray_pipeline import run_on_ray

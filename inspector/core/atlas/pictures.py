@@ -18,9 +18,9 @@ from ..arguments import checked
 from ..errors import AtlasError, InspectorError, SpecError
 from ..folder_jobs import argmax_region, thumbnail_relative
 from ..inputs.files import open_image
-from ..outputs import inside
-from ..paths import check_name
-from ..preprocess import Preprocess
+from ..storage.outputs import inside
+from ..storage.paths import check_name
+from ..sources.preprocess import Preprocess
 from .owner import made_by, not_of
 from .store import job_arguments, read_atlas
 

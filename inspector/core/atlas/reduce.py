@@ -19,7 +19,7 @@ from torch import nn
 
 from ..errors import SpecError
 from ..folder_jobs import LayerPartial, Layout, layer_tensor, layout_of
-from ..layers import channel_layouts
+from ..sources.layers import channel_layouts
 from ..records.tokens import TokenGrid
 
 

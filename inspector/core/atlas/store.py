@@ -39,7 +39,7 @@ from ..folder_jobs import (
     skipped_images,
     whole,
 )
-from ..paths import check_name
+from ..storage.paths import check_name
 
 JOB_FILE, ATLAS_FILE = KINDS["atlas"]  # "atlas.job.json", "atlas.json"
 PARTIAL = "atlas.partial"

@@ -25,7 +25,7 @@ from ..detection.overlap import box_iou
 from ..detection.targets import box_objective
 from ..detection.thresholds import score_threshold
 from ..errors import SpecError
-from ..objective import parse_target
+from ..target.objective import parse_target
 from ..records.methods import METHODS
 from ..sources.seeds import check_seed
 from .passes.batching import each_pass, fit_batch, pick_batch

@@ -17,7 +17,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..edits.guided import APPROXIMATED_TYPES, guided_edits, split_guided
 from ..errors import RunError
-from ..objective import Target, parse_target
+from ..target.objective import Target, parse_target
 from ..engine.runner import RunSpec, run
 from ..engine.result import RunResult
 from ..sources.loaded import LoadedModel

@@ -10,7 +10,7 @@ from torch import nn
 from ..attention.site import supports_attention
 from ..attention.supported import supported_text
 from ..errors import SpecError
-from ..objective import parse_target
+from ..target.objective import parse_target
 from ..engine.runner import RunSpec, run
 from ..sources.grids import token_grid
 from ..sources.loaded import LoadedModel

@@ -13,7 +13,7 @@ from torch import nn
 
 from ..detection.follow import follow
 from ..errors import SpecError
-from ..objective import Target, objective, parse_target, primary_output
+from ..target.objective import Target, objective, parse_target, primary_output
 from ..records.detections import box_target
 from ..records.methods import SCORES_BASELINE, SMOOTHED
 from ..engine.runner import RunSpec, run, zero_head_warning

@@ -215,7 +215,7 @@ def same_objective(result: RunResult):
     """The target the second model must use: the one resolved on the first model, with top-1 (or
     auto) fixed to the class it picked there, and a detector's box fixed to where it was (the second model's
     detection of best IoU with it, of its class)."""
-    from ..objective import (  # torch: the window reads this module before the engine loads
+    from ..target.objective import (  # torch: the window reads this module before the engine loads
         Target,
         parse_target,
     )

@@ -16,7 +16,7 @@ from ..arguments import checked, need_flag, need_instance, need_text, need_texts
 from ..devices import resolve_device
 from ..edits import check_edits as check_concept_edits
 from ..errors import MismatchError, ModelLoadError, RunError, SpecError
-from ..objective import Target
+from ..target.objective import Target
 from ..engine.runner import run
 from ..runspec import RunSpec
 from ..sources.loaded import LoadedModel, sharing_of, tree_of

@@ -23,7 +23,7 @@ from ..arguments import checked
 from ..devices import resolve_device
 from ..errors import RunCancelled
 from ..folder_jobs import JobLock, open_job, write_json
-from ..outputs import output_folder
+from ..storage.outputs import output_folder
 from ..sources.loaded import LoadedModel, tree_of
 from .dictionary import ConceptError, Dictionary, load_dictionary, nnls, save_dictionary
 from .fit import run_fit, threads_for

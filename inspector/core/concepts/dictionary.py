@@ -20,7 +20,7 @@ import torch
 from ..arguments import checked
 from ..errors import ArgumentValueError, InspectorError
 from ..folder_jobs import KINDS
-from ..paths import check_name, regular_file
+from ..storage.paths import check_name, regular_file
 
 DICTIONARY_FILE = KINDS["concepts"][2]  # "dictionary.safetensors"
 METHODS = ("nmf", "sae")
@@ -243,7 +243,7 @@ def save_dictionary(folder: Path, dictionary: Dictionary) -> Path:
     """dictionary.safetensors in `folder`, written whole or not at all."""
     from safetensors.torch import save
 
-    from ..writes import write_bytes
+    from ..storage.writes import write_bytes
 
     return write_bytes(Path(folder) / DICTIONARY_FILE, save(dictionary.tensors(), metadata=dictionary.metadata()))
 

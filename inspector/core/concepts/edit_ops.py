@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..edits import OpSpec, register_op
 from ..errors import SpecError
-from ..paths import check_name
+from ..storage.paths import check_name
 from .dictionary import DICTIONARY_FILE, ConceptError
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import SpecError
 from ..folder_jobs import FolderJob, check_top, job_of, listing
-from ..layers import LayerTree
+from ..sources.layers import LayerTree
 
 #: passes over the samples by default, and at most
 EPOCHS = {"nmf": 10, "sae": 20}

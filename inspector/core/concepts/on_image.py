@@ -27,10 +27,10 @@ from ..arguments import shown_value as _shown
 from ..devices import resolve_device
 from ..errors import ArgumentTypeError, InputError, RunError, SpecError
 from ..folder_jobs import Layout, layout_of
-from ..objective import objective, primary_output
+from ..target.objective import objective, primary_output
 from ..sources.grids import token_grid
 from ..sources.loaded import LoadedModel
-from ..target_text import Target
+from ..target.text import Target
 from .dictionary import ConceptError, Dictionary
 
 

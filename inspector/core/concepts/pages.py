@@ -9,7 +9,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 
 from ..folder_jobs import decode, region_box, regions_path, write_thumbnails
-from ..writes import make_folder, save_image
+from ..storage.writes import make_folder, save_image
 from .store import PAGES_DIR, page_path
 
 TILE = 96

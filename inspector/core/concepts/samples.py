@@ -21,7 +21,7 @@ from ..folder_jobs import (
     prefetched_batches,
     skip_record,
 )
-from ..layers import channel_layouts
+from ..sources.layers import channel_layouts
 from .dictionary import ConceptError
 from .job import MB, ConceptJob
 from .store import SampleCache, State

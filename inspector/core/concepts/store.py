@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import folder_jobs, writes
+from .. import folder_jobs
 from ..arguments import checked
 from ..errors import ArgumentValueError
 from ..folder_jobs import (
@@ -35,7 +35,8 @@ from ..folder_jobs import (
     save_state,
 )
 from ..folder_jobs import read_record as read_state_record
-from ..paths import check_name, regular_file
+from ..storage.paths import check_name, regular_file
+from ..storage import writes
 from .dictionary import ConceptError
 
 JOB_FILE, RECORD_FILE, _ = KINDS["concepts"]  # "concepts.job.json", "concepts.json", the dictionary

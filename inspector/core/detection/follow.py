@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from ..errors import SpecError
-from ..objective import parse_target
+from ..target.objective import parse_target
 from .outputs import detections_of
 from .overlap import box_iou
 from .targets import MIN_IOU, box_objective

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import torch
 
 from ..errors import SpecError
-from ..objective import USAGE, Target
+from ..target.objective import USAGE, Target
 from ..records.detections import iou
 from .outputs import order
 

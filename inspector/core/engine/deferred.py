@@ -5,7 +5,7 @@ arrays the run returned.
 Those arrays hold the values at capture time: a capture is a copy, or shares the model's memory
 only where the engine has shown that nothing changes it later (a shared capture is copied before
 an in-place module runs on it, and a run whose shared captures were changed after all is done
-again with copies; see inspector.core.sharing). The same reductions run over the same memory
+again with copies; see inspector.core.sources.sharing). The same reductions run over the same memory
 layout, so on the CPU the statistics are the very numbers the run would have computed; on a GPU
 they are computed on the CPU copy (float32 sums in another order: equal to ~1e-6).
 """

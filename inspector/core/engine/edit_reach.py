@@ -8,7 +8,7 @@ from typing import Iterable
 from ..edits import Edit
 from ..errors import SpecError
 from ..keys import Key
-from ..layers import LayerTree
+from ..sources.layers import LayerTree
 
 _OUTPUT_SITES = ("output", "grad_output")
 

@@ -12,7 +12,7 @@ from ..errors import UnknownKeyError
 from ..keys import Key
 from ..records.detections import Detection
 from ..records.stats import TensorStats
-from ..writes import save_npz
+from ..storage.writes import save_npz
 
 EventKind = Literal["registered", "fired", "removed", "warning", "note"]
 
@@ -113,7 +113,7 @@ class RunResult:
         return sum(a.nbytes for a in self.arrays().values())
 
     def save_npz(self, path) -> None:
-        """Every array under its key, to exactly `path` (whole or not at all: inspector.core.writes)."""
+        """Every array under its key, to exactly `path` (whole or not at all: inspector.core.storage.writes)."""
         save_npz(path, self.arrays())
 
     def summary(self) -> dict:

@@ -24,10 +24,10 @@ from ..detection.thresholds import score_threshold
 from ..edits import Edit
 from ..errors import InputError, InspectorError, RunError, SpecError
 from ..keys import GRAD_SITES, MODULE_SITES, Key
-from ..objective import objective, primary_output
+from ..target.objective import objective, primary_output
 from ..records.labels import label_name
 from ..runspec import RunSpec
-from ..sharing import Sharing
+from ..sources.sharing import Sharing
 from .hookset import HookSet, to_numpy
 from .result import Prediction, RunResult
 from .zero_head import zero_head_warning
@@ -93,7 +93,7 @@ def run(
     The model keeps exactly the hooks it had before, whatever happens. `phase`, when given, is
     told "forward" and "backward" as each pass starts (the app's progress indicator).
 
-    `sharing`: what earlier runs of this model have shown (see inspector.core.sharing). With
+    `sharing`: what earlier runs of this model have shown (see inspector.core.sources.sharing). With
     it, a CPU capture shares memory with the tensor the model made instead of being copied,
     once a run has shown that the model never changes that tensor in place later. Every
     shared capture's version counter is checked after the run; should the model change one

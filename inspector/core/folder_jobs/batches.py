@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from ..inputs.files import open_image
-from ..preprocess import Preprocess
+from ..sources.preprocess import Preprocess
 
 DECODE_THREADS = 2
 

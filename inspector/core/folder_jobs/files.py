@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import writes
+from ..storage import writes
 from ..errors import AtlasError
 
 LOCK_FILE = "atlas.lock"
@@ -128,7 +128,7 @@ def not_a_file(path: Path) -> None:
 
 
 def write_json(path: Path, value) -> None:
-    """Whole or not at all (inspector.core.writes); compact, so that the C encoder writes a large atlas quickly."""
+    """Whole or not at all (inspector.core.storage.writes); compact, so that the C encoder writes a large atlas quickly."""
     writes.write_json(path, value, separators=(",", ":"))
 
 

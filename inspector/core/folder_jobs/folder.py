@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import writes
+from ..storage import writes
 from .files import not_a_file, write_json
 from .state import KINDS, check_job_arguments, check_kind, read_job_file
 

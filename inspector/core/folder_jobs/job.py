@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ..errors import SpecError
 from ..inputs.files import ImageSet, input_preprocess, list_images
-from ..layers import LayerTree
-from ..preprocess import Preprocess
+from ..sources.layers import LayerTree
+from ..sources.preprocess import Preprocess
 from ..records.tokens import TokenGrid
 from ..sources.grids import token_grid
 from .arguments import check_counts

@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import writes
+from ..storage import writes
 
 #: The files that say which kind of job a folder holds: its job file, then its results
 KINDS = {"atlas": ("atlas.job.json", "atlas.json"),

@@ -23,8 +23,8 @@ from PIL import Image
 
 from ..arguments import checked
 from ..errors import ArgumentValueError
-from ..layers import channel_layouts
-from ..writes import make_folder, save_image, write_bytes, write_json
+from ..sources.layers import channel_layouts
+from ..storage.writes import make_folder, save_image, write_bytes, write_json
 from .batches import decode
 from .layout import Layout, layout_of
 

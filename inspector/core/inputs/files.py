@@ -12,8 +12,8 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from ..arguments import checked
 from ..errors import InputError
-from ..paths import regular_file
-from ..preprocess import Preprocess
+from ..storage.paths import regular_file
+from ..sources.preprocess import Preprocess
 from ..sources.checkpoints import load_weights_only, unsafe_globals
 from .image_sets import IMAGE_SUFFIXES, ImageSet, is_image_set, list_images  # noqa: F401 (read from here too)
 from .samples import input_file, resolve_sample, samples_dir  # noqa: F401 (read from here too)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..paths import folder as existing_folder
+from ..storage.paths import folder as existing_folder
 from .files import list_images
 
 

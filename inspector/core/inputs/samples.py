@@ -10,7 +10,7 @@ from inspector.demo.paths import samples_dir
 
 from ..arguments import need_path
 from ..errors import InputError
-from ..paths import regular_file
+from ..storage.paths import regular_file
 
 
 def list_samples() -> list[str]:

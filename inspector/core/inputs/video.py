@@ -19,7 +19,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from ..errors import InputError
-from ..paths import regular_file
+from ..storage.paths import regular_file
 
 VIDEO_SUFFIXES = (".mp4", ".m4v", ".mkv", ".avi", ".mov", ".webm", ".mpg", ".mpeg", ".wmv", ".ogv", ".flv")
 

@@ -76,7 +76,7 @@ def prefix_tokens(array: np.ndarray, grid: TokenGrid) -> np.ndarray | None:
 
 def is_channels_last(shape: tuple[int, ...], said: bool | None = None) -> bool:
     """(B, H, W, C) rather than (B, C, H, W), as the model `said` of the layer that gave it: its
-    `LayerInfo.channels_last` (`inspector.core.layers.channel_layouts`), which its own modules tell: a
+    `LayerInfo.channels_last` (`inspector.core.sources.layers.channel_layouts`), which its own modules tell: a
     plain LayerNorm normalises, and a Linear multiplies, the last axis (Swin's and ConvNeXt's channels-last
     blocks); a convolution, BatchNorm or pooling reads axis 1; a Permute swaps them. Only where nothing
     is said (a bare array, or a layer no module of the model tells apart) a square map in dims 1-2 and

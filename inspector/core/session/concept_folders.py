@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..edits import CONCEPT_OPS
 from ..errors import SpecError
-from ..outputs import inside
+from ..storage.outputs import inside
 
 
 def _with_folder(edit, folder: str):

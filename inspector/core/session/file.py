@@ -16,13 +16,13 @@ from pathlib import Path
 from ..arguments import checked, need_instance, need_list, need_path
 from ..edits import Edit, parse_edit
 from ..errors import ArgumentValueError, SpecError, UntrustedCodeError, first_line
-from ..outputs import inside
-from ..paths import check_name, regular_file
+from ..storage.outputs import inside
+from ..storage.paths import check_name, regular_file
 from ..records.requests import ModelRequest, RunRequest
 from ..runspec import RunSpec
 from ..sources.seeds import check_seed
 from ..sources.trust import carries_code
-from ..writes import write_text
+from ..storage.writes import write_text
 from .concept_folders import concept_folders_resolved
 from .schema import _short, check_session_data
 from .stored import attribution_of

@@ -14,7 +14,7 @@ from torch import nn
 
 from ..arguments import need_flag
 from ..errors import ModelLoadError, UntrustedCodeError
-from ..paths import regular_file
+from ..storage.paths import regular_file
 
 _NESTED = ("state_dict", "model_state_dict", "model", "net", "module", "ema")
 _PREFIXES = ("module.", "_orig_mod.")

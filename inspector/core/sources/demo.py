@@ -6,7 +6,7 @@ from __future__ import annotations
 from inspector.demo.model import load_demo
 
 from ..detection.targets import NOTE as DETECTION_NOTE
-from ..preprocess import Preprocess
+from .preprocess import Preprocess
 from .loaded import LoadedModel
 
 

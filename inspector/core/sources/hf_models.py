@@ -20,8 +20,8 @@ import json
 from pathlib import Path
 
 from ..errors import ModelLoadError, RunError, UntrustedCodeError
-from ..paths import check_name
-from ..preprocess import Preprocess
+from ..storage.paths import check_name
+from .preprocess import Preprocess
 from ..records.tokens import TokenGrid
 from .checkpoints import weights_into
 from .hf_hub import hf_folder, hf_needs_code, hf_spec, hub_cache

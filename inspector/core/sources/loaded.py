@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from ..layers import LayerTree, build_layer_tree
-from ..preprocess import Preprocess
-from ..sharing import Sharing
+from .layers import LayerTree, build_layer_tree
+from .preprocess import Preprocess
+from .sharing import Sharing
 
 
 @dataclass

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from ..errors import ModelLoadError, UntrustedCodeError
-from ..paths import regular_file
+from ..storage.paths import regular_file
 from .checkpoints import read_checkpoint
 from .loaded import LoadedModel
 

@@ -9,7 +9,7 @@ import sys
 from torch import nn
 
 from ..errors import ModelLoadError
-from ..paths import regular_file
+from ..storage.paths import regular_file
 from .loaded import LoadedModel
 from .weights import seeded
 

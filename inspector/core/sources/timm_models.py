@@ -14,7 +14,7 @@ import difflib
 from pathlib import Path
 
 from ..errors import ModelLoadError
-from ..preprocess import Preprocess
+from .preprocess import Preprocess
 from .checkpoints import weights_into
 from .hf_hub import hub_cache
 from .loaded import LoadedModel

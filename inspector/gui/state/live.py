@@ -18,7 +18,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from inspector.core.errors import WriteError
-from inspector.core.writes import save_image
+from inspector.core.storage.writes import save_image
 
 from .live_feed import LiveFeed
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.clipping import clip_levels
+from inspector.core.pictures.clipping import clip_levels
 from inspector.core.detection.picture import EACH_BOX_MOST
 from inspector.core.records.detections import box_target
 from inspector.core.records.labels import label_name

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
-from inspector.core.mosaic import PAGE
+from inspector.core.pictures.mosaic import PAGE
 
 
 class ChannelPager(QWidget):

@@ -15,7 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 
-from inspector.core.mosaic import Mosaic, levels, make_mosaic
+from inspector.core.pictures.mosaic import Mosaic, levels, make_mosaic
 
 from ..paint_turns import after_paint
 from .colour_bar import colour_bar

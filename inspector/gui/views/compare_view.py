@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.compare.diff import prediction_deltas
-from inspector.core.mosaic import PAGE
+from inspector.core.pictures.mosaic import PAGE
 from inspector.core.engine.result import RunResult
 
 from ..controls import content_free, searchable

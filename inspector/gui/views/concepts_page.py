@@ -12,7 +12,7 @@ from PySide6.QtCore import QRect, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPixmap
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPushButton, QScrollArea, QVBoxLayout
 
-from inspector.core.clipping import clip_levels
+from inspector.core.pictures.clipping import clip_levels
 
 from .heat_colours import heat_colormap, signed_colormap
 from .number_format import fmt

@@ -32,7 +32,7 @@ from inspector.core.engine.diagnostics import (
     to_csv,
 )
 from inspector.core.engine.result import RunResult
-from inspector.core.writes import write_text
+from inspector.core.storage.writes import write_text
 from inspector.gui import file_dialogs
 
 from .number_format import fmt

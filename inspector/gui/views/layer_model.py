@@ -13,7 +13,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 
 if TYPE_CHECKING:
-    from inspector.core.layers import LayerTree
+    from inspector.core.sources.layers import LayerTree
 
 COLUMNS = ("Module", "Type", "Output shape", "Parameters", "Calls")
 # Roles and flags as plain ints: comparing with PySide6's enums costs ~2.7 us each, and a view asks

@@ -15,7 +15,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSize, QSizeF, Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from inspector.core.clipping import clip_levels
+from inspector.core.pictures.clipping import clip_levels
 
 from ..figure_draw import Figure, FigureCell
 from .colour_bar import colour_bar
@@ -258,7 +258,7 @@ class MethodComparison(QWidget):
         """BASE.npz (a map per method), BASE.json (settings, scores, times; `about`: the model, weights and seed,
         input the maps are of), BASE.png (the figure of every cell at `scale`, drawn from the maps: not clipped by
         the window, no controls; `caption` under it)."""
-        from inspector.core.writes import save_npz, write_bytes, write_json
+        from inspector.core.storage.writes import save_npz, write_bytes, write_json
 
         written = [base.with_suffix(".npz"), base.with_suffix(".json"), base.with_suffix(".png")]
         picture = self.figure(caption).png(scale)

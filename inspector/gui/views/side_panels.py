@@ -236,7 +236,7 @@ class InputView(QWidget):
                 caption = f"the input tensor {shape}, its range stretched to show it"
             self.rgb = picture
             if classes is not None:
-                from inspector.core.segmentation import legend, overlay
+                from inspector.core.pictures.segmentation import legend, overlay
 
                 picture = overlay(picture, classes, size=PICTURE_SIZE)  # at the size it is shown
                 caption += "<br>" + " ".join(

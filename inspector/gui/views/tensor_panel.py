@@ -2,7 +2,7 @@
 
 Conv maps are tiled into one pyqtgraph ImageItem (C-contiguous float32, explicit levels) with
 a ColorBarItem; gradients use a diverging map centred on zero. A parameter gradient shows every
-filter (`inspector.core.mosaic`); more than a page of channels is paged. Vectors (Linear
+filter (`inspector.core.pictures.mosaic`); more than a page of channels is paged. Vectors (Linear
 outputs, biases) are drawn as bars, token x feature outputs and Linear weights as one image.
 Hover shows the channel and value; a click enlarges a channel (outlined in the mosaic) and
 emits sigChannelClicked and sigChannelZoomed; `zoom_channel` enlarges one without a signal, so
@@ -23,7 +23,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QGraphicsRectItem, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QStackedWidget,
                                QVBoxLayout, QWidget)
 
-from inspector.core.mosaic import PAGE, Grid, Mosaic, capture_maps, is_attention, is_parameter, levels, mosaic_of
+from inspector.core.pictures.mosaic import PAGE, Grid, Mosaic, capture_maps, is_attention, is_parameter, levels, mosaic_of
 from inspector.core.records.stats import TensorStats
 from inspector.core.records.tokens import TokenGrid, prefix_tokens
 

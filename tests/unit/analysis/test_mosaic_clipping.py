@@ -1,12 +1,12 @@
-"""Percentile clipping of attribution maps and the weight tiling of inspector.core.mosaic."""
+"""Percentile clipping of attribution maps and the weight tiling of inspector.core.pictures.mosaic."""
 
 from __future__ import annotations
 
 import numpy as np
 
 
-from inspector.core.clipping import clip_levels
-from inspector.core.mosaic import is_parameter, make_mosaic, weight_maps
+from inspector.core.pictures.clipping import clip_levels
+from inspector.core.pictures.mosaic import is_parameter, make_mosaic, weight_maps
 
 
 def test_a_few_huge_pixels_do_not_set_the_top_of_the_range():
@@ -42,7 +42,7 @@ def test_weight_tiles_by_hand():
 
 
 def test_tokens_on_the_models_patch_grid_become_channel_maps():
-    from inspector.core.mosaic import capture_maps
+    from inspector.core.pictures.mosaic import capture_maps
     from inspector.core.records.tokens import TokenGrid, prefix_tokens
 
     grid = TokenGrid(2, 3, prefix=1)  # class token, then 2 x 3 patches in row-major order
@@ -58,7 +58,7 @@ def test_tokens_on_the_models_patch_grid_become_channel_maps():
 
 
 def test_channels_last_blocks_are_channel_maps():
-    from inspector.core.mosaic import as_maps
+    from inspector.core.pictures.mosaic import as_maps
 
     nhwc = np.random.default_rng(0).random((1, 5, 5, 8), dtype=np.float32)  # (B, H, W, C) of a ConvNeXt block
     maps = as_maps(nhwc)
@@ -79,7 +79,7 @@ def test_token_grid_comes_from_the_model():
 
 
 def test_attention_is_one_map_per_head_of_what_the_query_token_attends_to():
-    from inspector.core.mosaic import capture_maps
+    from inspector.core.pictures.mosaic import capture_maps
     from inspector.core.records.tokens import TokenGrid, query_at
 
     grid = TokenGrid(2, 2, prefix=1)

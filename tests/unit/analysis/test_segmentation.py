@@ -10,7 +10,7 @@ from torch import nn
 
 from inspector.core import capture, load_model
 from inspector.core.errors import SpecError
-from inspector.core.objective import Target, objective, parse_target
+from inspector.core.target.objective import Target, objective, parse_target
 from inspector.core.engine.runner import predictions
 
 pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from inspector.core.segmentation import legend, overlay, palette
+from inspector.core.pictures.segmentation import legend, overlay, palette
 
 
 def test_palette_is_the_pascal_voc_colour_map():

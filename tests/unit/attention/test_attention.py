@@ -95,7 +95,7 @@ def test_timm_attention_matches_its_unfused_softmax():
 
 def test_never_called_leaves_are_left_out_of_all_leaves():
     """torchvision's ViT calls nn.MultiheadAttention, which uses out_proj's weights without calling it."""
-    from inspector.core.layers import build_layer_tree
+    from inspector.core.sources.layers import build_layer_tree
 
     loaded = load_model("vit_b_16", seed=0)
     tree = build_layer_tree(loaded.module, loaded.example_input())

@@ -192,7 +192,7 @@ def test_the_preset_and_the_attribution_apply_the_guided_rule_to_the_same_module
     """One module set (inspector.core.edits.guided): the Guided backprop preset once refused a GELU model
     that the guided attribution method handled."""
     from inspector.core.edits.presets import guided_backprop as preset
-    from inspector.core.layers import build_layer_tree
+    from inspector.core.sources.layers import build_layer_tree
 
     model = Gelus()
     got = guided_backprop(model, torch.randn(1, 3, 8, 8))

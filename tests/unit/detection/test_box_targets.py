@@ -10,7 +10,7 @@ from toy_detector import BOXES, LABELS, NAMES, ToyDetector
 
 from inspector.core import RunSpec, SpecError, parse_target
 from inspector.core.detection.thresholds import score_threshold, set_score_threshold
-from inspector.core.objective import Target
+from inspector.core.target.objective import Target
 from inspector.core.records.detections import iou
 from inspector.core.engine.runner import run
 

@@ -125,7 +125,7 @@ class SpareRelu(nn.Module):
 
 def test_the_guided_preset_names_only_relus_that_run():
     from inspector.core.edits.presets import guided_backprop
-    from inspector.core.layers import build_layer_tree
+    from inspector.core.sources.layers import build_layer_tree
     from inspector.core.model_info import describe
 
     torch.manual_seed(0)

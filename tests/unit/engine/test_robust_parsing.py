@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from inspector.core.edits import Edit, parse_edit
 from inspector.core.errors import InspectorError, SpecError
 from inspector.core.keys import Key, parse_key
-from inspector.core.objective import Target, parse_target
+from inspector.core.target.objective import Target, parse_target
 from inspector.core.session.file import Session, load_session, session_from_dict
 
 FAST = settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])

@@ -240,7 +240,7 @@ def test_engine_without_statistics_copies_before_an_in_place_module():
 
 ALLOCATOR_PROBE = textwrap.dedent("""
     import ctypes, resource, sys, torch
-    from inspector.core.allocator import M_MMAP_THRESHOLD, _glibc, keep_freed_memory
+    from inspector.core.engine.allocator import M_MMAP_THRESHOLD, _glibc, keep_freed_memory
     tuned = keep_freed_memory() if sys.argv[1] == "tuned" else False
     if not tuned and _glibc() is not None:  # glibc's starting threshold, held there (it adapts otherwise)
         _glibc().mallopt(M_MMAP_THRESHOLD, 128 * 1024)

@@ -9,7 +9,7 @@ from importlib import metadata
 
 import numpy
 
-from inspector.core.versions import versions
+from inspector.core.storage.versions import versions
 
 
 def test_manifest_versions_are_the_installed_ones():
@@ -23,7 +23,7 @@ def test_manifest_versions_are_the_installed_ones():
 
 def test_the_window_asks_without_importing_torch():
     code = ("import sys\n"
-            "from inspector.core.versions import versions\n"
+            "from inspector.core.storage.versions import versions\n"
             "found = versions(('torch', 'numpy'), unloaded='not loaded yet')\n"
             "import numpy\n"
             "print(found['torch'], 'torch' in sys.modules)\n")

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from inspector.core.preprocess import Preprocess
+from inspector.core.sources.preprocess import Preprocess
 
 
 def test_a_read_only_input_is_drawn_without_a_warning_and_as_a_writable_one():

@@ -11,7 +11,7 @@ from PIL import Image
 
 from inspector.core import InputError, load_input
 from inspector.core.inputs.files import open_image, to_rgb
-from inspector.core.preprocess import Preprocess
+from inspector.core.sources.preprocess import Preprocess
 
 
 def _blocks() -> np.ndarray:

@@ -167,8 +167,8 @@ def test_a_folder_of_images_names_what_its_path_is(here):
 
 
 def test_outputs_and_writers_name_a_long_name(here):
-    from inspector.core.outputs import output_folder, output_path
-    from inspector.core.writes import make_folder, write_bytes
+    from inspector.core.storage.outputs import output_folder, output_path
+    from inspector.core.storage.writes import make_folder, write_bytes
 
     with pytest.raises(SpecError) as error:
         output_path(LONG[:-4] + ".npy")

@@ -17,9 +17,9 @@ import pytest
 from PIL import Image
 
 from inspector.core.errors import SpecError, WriteError
-from inspector.core.outputs import output_path
+from inspector.core.storage.outputs import output_path
 from inspector.core.session.file import Session, save_session
-from inspector.core.writes import atomic_file, save_image, save_npy, save_npz, write_bytes, write_json, write_text
+from inspector.core.storage.writes import atomic_file, save_image, save_npy, save_npz, write_bytes, write_json, write_text
 
 WRITERS = {
     "write_bytes": lambda p: write_bytes(p, b"new"),

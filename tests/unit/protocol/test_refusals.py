@@ -150,7 +150,7 @@ def test_an_edit_the_parser_refuses_is_refused_off_the_wire(edit, words):
 
 
 def test_a_target_the_parser_would_read_otherwise_is_refused():
-    from inspector.core.objective import parse_target
+    from inspector.core.target.objective import parse_target
 
     data = json.loads(to_wire(Message("result", "t", parse_target("3")))[0])
     data["body"]["fields"]["kind"] = "auto"  # auto with a class index: its text, "auto", reads without it

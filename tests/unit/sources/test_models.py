@@ -17,7 +17,7 @@ import torchvision
 from torch import nn
 
 from inspector.core import ModelLoadError, UntrustedCodeError, capture, load_model
-from inspector.core.preprocess import Preprocess
+from inspector.core.sources.preprocess import Preprocess
 
 MODEL_PY = textwrap.dedent(
     """

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from ...errors import SpecError
-from ...layers import channel_layouts
+from ...sources.layers import channel_layouts
 from ...records.tokens import is_channels_last, token_maps
 from ...engine.runner import RunSpec, run
 from ...sources.grids import token_grid

@@ -11,8 +11,8 @@ from torch import nn
 
 from ...detection.levels import level_of_box, pooled_levels
 from ...errors import RunError, SpecError
-from ...layers import channel_layouts
-from ...objective import parse_target
+from ...sources.layers import channel_layouts
+from ...target.objective import parse_target
 from ...records.tokens import TokenGrid, is_channels_last, token_maps
 from ...engine.runner import RunSpec, run
 from ...engine.result import RunResult

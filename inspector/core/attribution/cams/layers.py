@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ...errors import SpecError
-from ...layers import LayerTree, build_layer_tree
+from ...sources.layers import LayerTree, build_layer_tree
 from ...records.tokens import TokenGrid, is_channels_last
 from ...engine.runner import RunSpec, run
 from ...sources.grids import token_grid

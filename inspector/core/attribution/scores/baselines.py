@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 
 from ...errors import InputError, SpecError
-from ...preprocess import Preprocess
+from ...sources.preprocess import Preprocess
 from ...records.methods import BASELINES
 from ...sources.seeds import check_seed
 

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ...errors import SpecError
-from ...objective import Target, objective, primary_output
+from ...target.objective import Target, objective, primary_output
 from ...records.labels import label_name
 from ...records.methods import METRICS, class_agnostic
 from ...records.signs import picture_of, ranked_by

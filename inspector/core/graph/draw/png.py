@@ -14,11 +14,8 @@ from functools import lru_cache
 
 from .figure import Figure, Polygon, Polyline, Rect, Text
 from .look import fit_text
+from ..sizes import DEFAULT_SCALE, LONG_SIDE, MOST_PIXELS, SHORT_SIDE
 
-DEFAULT_SCALE = 2.0
-SHORT_SIDE = 256  # as inspector.core.export.SHORT_SIDE: a picture is at least this many pixels on its short side
-LONG_SIDE = 32768  # and at most this many on its long side: twice export.LONG_SIDE, a graph is long and thin
-MOST_PIXELS = 40_000_000  # and at most this many in all (120 MB of RGB)
 SUPERSAMPLE_PIXELS = 8_000_000  # pictures up to this size are drawn at twice the size, then reduced
 LEAST_TEXT_PX = 3.0  # text smaller than this is not drawn (not read anyway; a huge graph drawn small)
 

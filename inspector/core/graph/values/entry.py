@@ -28,7 +28,7 @@ from ...compare.arguments import check_threshold
 from ...compare.diff import DEFAULT_THRESHOLD
 from ...edits import Edit, parse_edit
 from ...errors import InputError, SpecError
-from ...objective import Target, parse_target
+from ...target.objective import Target, parse_target
 from ...sources.loaded import LoadedModel
 from ..record.nodes import Graph
 from .comparison import GraphComparison

@@ -26,7 +26,7 @@ from ...engine.hookset import HookSet
 from ...engine.result import RunResult
 from ...engine.runner import _check_edits, _report_edits
 from ...errors import InspectorError, MismatchError, RunError, first_line
-from ...objective import Target, objective, primary_output
+from ...target.objective import Target, objective, primary_output
 from ..record.entry import recorded
 from ..record.nodes import Graph
 from ..record.recorder import Recorder, tensors_in

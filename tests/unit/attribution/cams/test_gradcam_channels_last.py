@@ -13,8 +13,8 @@ import torch
 from torch import nn
 
 from inspector.core.attribution import gradcam
-from inspector.core.layers import build_layer_tree
-from inspector.core.mosaic import capture_maps
+from inspector.core.sources.layers import build_layer_tree
+from inspector.core.pictures.mosaic import capture_maps
 from inspector.core.records.tokens import is_channels_last
 
 torchvision = pytest.importorskip("torchvision")
