@@ -2,7 +2,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 if os.environ["QT_QPA_PLATFORM"] == "offscreen":  # its own screen is 800x800, under the window's minimum size:
-    # the tests' screen is a 1280x800 laptop's, which the first window fits (inspector.gui.window_fit)
+    # the tests' screen is a 1280x800 laptop's, which the first window fits (inspector.gui.window.window_fit)
     os.environ["QT_QPA_PLATFORM"] = "offscreen:configfile=" + os.path.join(os.path.dirname(__file__),
                                                                            "offscreen_screen.json")
 # Two cores: torch's intra-op threads fighting the app's worker thread (and parallel CLI

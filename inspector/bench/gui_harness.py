@@ -88,7 +88,7 @@ class Session:
     def __init__(self, folder: Path, source: str, input_source: str, device: str, auto_run: bool = False) -> None:
         from PySide6.QtCore import QSettings
 
-        from inspector.gui.main_window import MainWindow
+        from inspector.gui.window.main_window import MainWindow
 
         settings = QSettings(str(folder / f"{source}.ini"), QSettings.IniFormat)
         settings.setValue("model/source", source)

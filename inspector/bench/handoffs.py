@@ -27,7 +27,7 @@ from typing import Callable
 
 PACKAGE = "inspector"
 #: Timers that fire on their own schedule, not because of the change being traced.
-IGNORED = ("inspector.gui.gc_collector",)
+IGNORED = ("inspector.gui.common.gc_collector",)
 
 
 def _owner(frame) -> str | None:
@@ -94,7 +94,7 @@ def trace_edit_to_compare() -> dict:
     from .gui_harness import _qt_app, _wait_until
 
     _qt_app()
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
 
     folder = tempfile.mkdtemp(prefix="inspector-handoffs-")
     settings = QSettings(str(Path(folder) / "settings.ini"), QSettings.IniFormat)

@@ -29,14 +29,14 @@ def bytecode_cached() -> bool:
 def main() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     started = time.perf_counter()
-    import inspector.gui.main_window  # noqa: F401 - everything the window imports
+    import inspector.gui.window.main_window  # noqa: F401 - everything the window imports
 
     window_imports = time.perf_counter() - started
     done = threading.Event()
     took: list[float] = []
 
     def load() -> None:
-        from inspector.gui.torch_libraries import preload_torch_libraries
+        from inspector.gui.worker.torch_libraries import preload_torch_libraries
 
         t = time.perf_counter()
         preload_torch_libraries()

@@ -15,7 +15,7 @@ def main() -> int:
     t0, ini = float(sys.argv[1]), sys.argv[2]
     from PySide6.QtCore import QSettings, QTimer
 
-    import inspector.gui.main_window  # noqa: F401  (everything the window imports)
+    import inspector.gui.window.main_window  # noqa: F401  (everything the window imports)
     from inspector.gui.app import start_app
 
     # torch may be in sys.modules by the first paint: the worker thread is importing it by then

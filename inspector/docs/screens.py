@@ -64,7 +64,7 @@ def take(names: list[str], size: tuple[int, int], tmp: Path, out: Path) -> list[
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from PySide6.QtWidgets import QApplication
 
-    from inspector.gui.qt_messages import quiet_qt
+    from inspector.gui.common.qt_messages import quiet_qt
 
     from .screens_app import Shooter
 

@@ -28,7 +28,7 @@ class Shooter:
     def open(self, model: str = "demo", input: str = "sample:star", ticks: list[str] | None = None,
              weights: str | None = None, seed: int | None = None):
         """A shown window of `size` on `model` and `input`, its first result drawn."""
-        from inspector.gui.main_window import MainWindow
+        from inspector.gui.window.main_window import MainWindow
 
         self._opened += 1
         folder = self.tmp / f"settings{self._opened}"

@@ -40,8 +40,8 @@ def start_app(argv: list[str] | None = None, settings=None, engine: str | None =
 
     from inspector.demo.paths import resources_dir
 
-    from .main_window import MainWindow
-    from .qt_messages import quiet_qt
+    from .window.main_window import MainWindow
+    from .common.qt_messages import quiet_qt
 
     quiet_qt()
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])

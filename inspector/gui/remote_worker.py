@@ -50,8 +50,8 @@ from inspector.core.records.failure import Failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 from inspector.protocol.lanes import Lanes
 
-from .gui_thread_signals import HeardOnGuiThread
-from .worker import LANES
+from .common.gui_thread_signals import HeardOnGuiThread
+from .worker.local import LANES
 
 #: How long the engine's thread waits for an event before it looks at the lanes again (s).
 POLL_S = 0.05
@@ -113,7 +113,7 @@ class _Flight:
 
 
 class RemoteWorker(HeardOnGuiThread, QObject):
-    """The Worker's public methods and signals (see `inspector.gui.worker.Worker`), served by `url`'s engine.
+    """The Worker's public methods and signals (see `inspector.gui.worker.local.Worker`), served by `url`'s engine.
 
     `where` says where the engine is ("engine ws://host:port · cpu"); `hello` is the server's hello (None until
     connected); `lost` the one line a lost or refused connection came to ("" while none)."""
@@ -539,7 +539,7 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         elif flight.lane in ("atlas", "pictures"):
             self._sigAnswer.emit(flight.lane, flight.request.run_id, value)
         elif flight.lane == "graph":
-            from .worker_graph import drawn
+            from .worker.graph import drawn
 
             self._sigAnswer.emit("graph", flight.request.run_id, drawn(value))
         elif flight.lane == "values":

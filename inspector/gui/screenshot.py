@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from .main_window import MainWindow
-    from .qt_messages import quiet_qt
+    from .window.main_window import MainWindow
+    from .common.qt_messages import quiet_qt
 
     quiet_qt()
     app = QApplication.instance() or QApplication([])

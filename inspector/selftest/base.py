@@ -71,7 +71,7 @@ class Context:
     def qapp(self):
         from PySide6.QtWidgets import QApplication
 
-        from inspector.gui.qt_messages import quiet_qt
+        from inspector.gui.common.qt_messages import quiet_qt
 
         quiet_qt()
         app = QApplication.instance()

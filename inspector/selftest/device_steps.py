@@ -181,7 +181,7 @@ def device_steps(device: str) -> list[Step]:
         """The app offscreen with the device picked runs the demo there."""
         from PySide6.QtCore import QEventLoop, QSettings, QTimer
 
-        from inspector.gui.main_window import MainWindow
+        from inspector.gui.window.main_window import MainWindow
 
         from .base import APP_TIMEOUT_S
 

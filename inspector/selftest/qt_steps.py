@@ -53,7 +53,7 @@ def step_app_window(ctx: Context) -> None:
     """The main window opens offscreen, loads the demo on its worker thread and shows a run."""
     from PySide6.QtCore import QEventLoop, QSettings, QTimer
 
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
 
     app = ctx.qapp()
     settings = QSettings(str(Path.cwd() / "設定-ü.ini"), QSettings.IniFormat)

@@ -95,7 +95,7 @@ def test_hidden_imports_cover_what_the_app_imports_lazily():
     on_disk = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
                for p in (ROOT / "inspector").rglob("*.py")}
     assert on_disk <= hidden, f"inspector modules missing from hidden imports: {sorted(on_disk - hidden)}"
-    for name in ("inspector.gui.app", "inspector.gui.main_window", "inspector.demo.model", "inspector.demo.toy",
+    for name in ("inspector.gui.app", "inspector.gui.window.main_window", "inspector.demo.model", "inspector.demo.toy",
                  "inspector.demo.paths", "inspector.selftest", "inspector.selftest.steps",
                  "inspector.selftest.qt_steps", "torchvision.extension", "torchvision.ops",
                  "safetensors.torch"):
@@ -136,7 +136,7 @@ def test_excludes_spare_every_module_the_app_imports():
                 return getattr(self.finder, attr)
         sys.meta_path[:] = [Hide(f) for f in sys.meta_path]
         import inspector.cli, inspector.selftest, inspector.selftest.qt_steps
-        import inspector.gui.app, inspector.gui.main_window
+        import inspector.gui.app, inspector.gui.window.main_window
         import torchvision.ops, pyqtgraph, safetensors.torch, torch
         import torchvision
         assert torchvision.ops.nms(torch.zeros(1, 4), torch.ones(1), 0.5).tolist() == [0]

@@ -404,7 +404,7 @@ def open_window(qtbot, settings):
     shown MainWindow that restores them, waits for the first result (or failure, or
     nothing with expect=None), and closes every window it opened at teardown.
     """
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
 
     opened = []
 

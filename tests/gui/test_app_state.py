@@ -41,7 +41,7 @@ def test_a_saved_code_source_asks_for_trust_at_launch(ui, qtbot, open_window, ti
     settings.setValue("input", image_file)
     asked = []
 
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
 
     window = MainWindow(settings=settings, ask_trust=lambda name, what: asked.append((name, what)) or False)
     window.show()
@@ -232,7 +232,7 @@ def test_menus_a_desktop_user_expects(window):
     assert shortcuts["Open model…"] == "Ctrl+O" and shortcuts["Open input…"] == "Ctrl+I"
     assert shortcuts["Save session…"] == "Ctrl+S" and shortcuts["Quit"] == "Ctrl+Q"
     assert shortcuts["Next layer"] == "Alt+Down" and shortcuts["Previous layer"] == "Alt+Up"
-    from inspector.gui.menus import about_text, shortcuts_text
+    from inspector.gui.window.menus import about_text, shortcuts_text
 
     assert "PySide6" in about_text() and "torch" in about_text()
     assert "Ctrl+O" in shortcuts_text()

@@ -147,7 +147,7 @@ def test_compare_methods_side_by_side_scored_timed_and_exported(qtbot, window, t
     each scored with deletion and insertion and timed; Export writes the maps, the numbers and the picture."""
     import json
 
-    from inspector.gui import file_dialogs
+    from inspector.gui.common import file_dialogs
 
     view = window.views.attribution
     window.tabs.setCurrentWidget(view)

@@ -12,7 +12,7 @@ from torch import nn
 from inspector.core import load_input, load_model
 from inspector.core.attribution import attribute
 from inspector.core.attribution.scores.faithfulness import scored
-from inspector.gui.views.attribution_view import AttributionView
+from inspector.gui.views.attribution.view import AttributionView
 
 STEPS = 10  # deletion's first step removes 4096 // 10 = 409 of the demo's 64 x 64 pixels
 

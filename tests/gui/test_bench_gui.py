@@ -77,7 +77,7 @@ def test_freezing_new_imports_never_walks_every_object():
     import sys
     import types
 
-    from inspector.gui.gc_collector import freeze_imports
+    from inspector.gui.common.gc_collector import freeze_imports
 
     generations = []
 

@@ -63,8 +63,8 @@ def test_a_gradient_panel_s_bar_labels_millionths(qtbot, big_font):
 
 
 def test_the_attribution_and_comparison_bars_label_millionths(qtbot, big_font):
-    from inspector.gui.views.compare_grid import CompareGrid
-    from inspector.gui.views.method_comparison import MethodComparison
+    from inspector.gui.views.compare.grid import CompareGrid
+    from inspector.gui.views.attribution.method_comparison import MethodComparison
 
     grid = CompareGrid()
     qtbot.addWidget(grid)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from inspector.gui.views.compare_grid import COLS, ROWS, CompareGrid
+from inspector.gui.views.compare.grid import COLS, ROWS, CompareGrid
 
 
 def _parts_in(grid) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from inspector.gui.views.compare_grid import COLS, CompareGrid
+from inspector.gui.views.compare.grid import COLS, CompareGrid
 
 
 def test_the_window_starts_without_the_compare_grid_s_views_and_makes_them_on_the_tab(qtbot, window):

@@ -118,7 +118,7 @@ def test_random_weights_of_the_same_source_get_a_seed_of_their_own(ui, qtbot, op
 def test_compare_mosaics_stay_readable_at_1280x800(ui, qtbot, compare_window, tiny_source, tmp_path):
     """Issue 25, item 12: with a second model the rows of mosaics were ~65 px high at 1280x800 (the divergence
     plot and the table took the rest); now each row keeps at least MIN_VIEW and the rows scroll instead."""
-    from inspector.gui.views.compare_view import MIN_VIEW
+    from inspector.gui.views.compare.view import MIN_VIEW
 
     w = compare_window
     w.resize(1280, 800)
@@ -135,7 +135,7 @@ def test_compare_mosaics_stay_readable_at_1280x800(ui, qtbot, compare_window, ti
 def test_the_divergence_plot_has_room_at_1280x800(ui, qtbot, compare_window, tiny_source, tmp_path):
     """Issue 52 item 7: with a second model the divergence plot was 45 px high at 1280x800 (its legend and verdict
     took the rest of the bottom pane); it keeps PLOT_MIN_HEIGHT, the mosaics scrolling above it."""
-    from inspector.gui.views.divergence_view import PLOT_MIN_HEIGHT
+    from inspector.gui.views.compare.divergence_view import PLOT_MIN_HEIGHT
 
     w = compare_window
     w.resize(1280, 800)

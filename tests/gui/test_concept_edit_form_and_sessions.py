@@ -62,7 +62,7 @@ def test_the_edits_docks_concept_form_adds_the_edit_and_the_next_run_applies_it(
     panel.op.setCurrentText("ablate_concept")
     assert set(panel.args.fields) == {"id", "dict"}
     panel.args.fields["id"].setValue(1)
-    from inspector.gui import file_dialogs
+    from inspector.gui.common import file_dialogs
 
     asked = []
     monkeypatch.setattr(file_dialogs, "choose_folder", lambda _parent, kind, _title, _start="": asked.append(kind)

@@ -130,7 +130,7 @@ def test_the_dialog_says_what_is_missing(qtbot, tmp_path):
 
 
 def test_the_builds_progress_says_the_rate_and_time_left_of_each_stage(monkeypatch):
-    from inspector.gui import progress_rate
+    from inspector.gui.common import progress_rate
     from inspector.gui.worker_concepts import build_progress
 
     now = [0.0]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inspector.gui.controls import TargetCombo
+from inspector.gui.common.controls import TargetCombo
 
 
 def test_target_choices_for_a_classifier_and_for_a_segmentation(qtbot):

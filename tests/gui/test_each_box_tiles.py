@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from inspector.core.attribution.record import Attribution
-from inspector.gui.views.method_comparison import MethodComparison
+from inspector.gui.views.attribution.method_comparison import MethodComparison
 
 NAMES = ("box:0 star 0.88", "box:1 checkerboard 0.88", "box:2 triangle 0.81", "box:3 circle 0.77")
 

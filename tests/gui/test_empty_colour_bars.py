@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from inspector.gui.views.compare_grid import CompareGrid
+from inspector.gui.views.compare.grid import CompareGrid
 
 
 def test_the_compare_grid_shows_a_row_s_bars_only_with_its_images(qtbot):

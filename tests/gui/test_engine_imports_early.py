@@ -13,7 +13,7 @@ CODE = """
 import sys
 from PySide6.QtCore import QCoreApplication
 app = QCoreApplication([])
-from inspector.gui.worker import Worker
+from inspector.gui.worker.local import Worker
 before = "typeguard" in sys.modules
 worker = Worker()
 worker.start_engine()

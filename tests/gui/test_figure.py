@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PIL import Image
 
-from inspector.gui.figure import caption_of
+from inspector.gui.figures.figure import caption_of
 
 
 def test_png_at_a_scale_and_svg_with_the_caption(ui, qtbot, window, tmp_path):

@@ -169,7 +169,7 @@ def test_save_figure_of_a_map_has_no_controls_and_its_svg_renders_the_same_elsew
     assert 1 <= _stroke_width(rgb, INSERTION) <= 4
     _renders_the_same(svg, png)
 
-    from inspector.gui.figure import attribution_figure, caption_of
+    from inspector.gui.figures.figure import attribution_figure, caption_of
 
     figure = attribution_figure(view, caption_of(window.state, layer=False))
     assert rgb.shape[:2] == (figure.height, figure.width) != (view.height(), view.width())
@@ -180,7 +180,7 @@ def test_save_figure_of_a_map_has_no_controls_and_its_svg_renders_the_same_elsew
 
 
 def _grab_png(widget) -> bytes:
-    from inspector.gui.encoded import encoded
+    from inspector.gui.figures.encoded import encoded
 
     return encoded(widget.grab(), "PNG")
 
@@ -190,7 +190,7 @@ def test_the_other_tabs_svg_draws_its_curves_as_plain_strokes(qtbot):
     plain strokes in pixel coordinates: CairoSVG draws what Qt draws."""
     from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-    from inspector.gui.figure import figure_bytes
+    from inspector.gui.figures.figure import figure_bytes
 
     holder = QWidget()
     qtbot.addWidget(holder)

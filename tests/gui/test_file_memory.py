@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
 
-from inspector.gui import file_dialogs
+from inspector.gui.common import file_dialogs
 from inspector.gui.views.atlas_view import BuildDialog
 
 
@@ -38,7 +38,7 @@ def test_the_build_dialog_offers_the_last_folders(qtbot, window, tmp_path):
 
 
 def test_open_recent_lists_the_files_that_ran(ui, qtbot, window, image_file, tiny_source):
-    from inspector.gui.menus import fill_recent
+    from inspector.gui.window.menus import fill_recent
 
     fill_recent(window)
     texts = [a.text() for a in window.recent_menu.actions()]
@@ -51,7 +51,7 @@ def test_open_recent_lists_the_files_that_ran(ui, qtbot, window, image_file, tin
 def test_a_resumed_atlas_build_counts_only_this_runs_images(monkeypatch):
     import time
 
-    from inspector.gui import worker_atlas
+    from inspector.gui.worker import atlas as worker_atlas
 
     phases = []
     clock = iter([100.0, 100.0, 102.0])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QMargins, QRect
 
-from inspector.gui.window_fit import FRAME_GUESS, MIN_SIZE, first_geometry
+from inspector.gui.window.window_fit import FRAME_GUESS, MIN_SIZE, first_geometry
 
 
 def _framed(rect: QRect, frame: QMargins) -> QRect:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDialog
 
-from inspector.gui import file_dialogs
+from inspector.gui.common import file_dialogs
 from inspector.gui.views.atlas_view import AtlasView, BuildDialog
 from inspector.gui.views.concepts_build import BuildConceptsDialog
 from inspector.gui.views.concepts_view import ConceptsView

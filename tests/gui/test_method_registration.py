@@ -32,7 +32,7 @@ def toy():
 
 def test_the_app_offers_it_and_compare_all_exports_it(qtbot, toy, tmp_path):
     from inspector.core.session.schema import check_session_data
-    from inspector.gui.views.attribution_view import AttributionView
+    from inspector.gui.views.attribution.view import AttributionView
 
     view = AttributionView()
     qtbot.addWidget(view)

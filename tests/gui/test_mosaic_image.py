@@ -85,7 +85,7 @@ def test_the_constant_check_answers_as_the_whole_scan(case):
 
 
 def test_the_layer_tab_result_is_shown_the_turn_after_the_last_paint(qtbot, window, monkeypatch):
-    import inspector.gui.main_window as main_window
+    import inspector.gui.window.main_window as main_window
 
     steps = []
     monkeypatch.setattr(main_window, "after_paint", lambda _owner, step: steps.append(step))

@@ -28,7 +28,7 @@ def test_a_long_error_and_its_details_leave_the_mosaics_their_room(qtbot, window
     """A long error wrapped over 10 lines and its traceback over 9 more squeezed the mosaics to about 80 px at
     1280x800 and laid the enlarged channel's "on input" row over its map. The message shows 3 lines and the
     details 6, each scrolling for the rest; the panel's rows keep out of each other."""
-    from inspector.gui.notice import Notice
+    from inspector.gui.common.notice import Notice
 
     text = "The model raised RuntimeError: " + " ".join(f"reason {i} why this input is refused;" for i in range(60))
     details = "Traceback (most recent call last):\n" + "\n".join(f'  File "model.py", line {i}, in forward'

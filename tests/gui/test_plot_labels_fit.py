@@ -13,7 +13,7 @@ from inspector.core.compare.diff import DiffRow, ModelDiff
 from inspector.core.engine.diagnostics import FlowRow
 from inspector.core.engine.result import RunResult
 from inspector.gui.views.diagnostics_views import GradientFlowView
-from inspector.gui.views.divergence_view import DivergenceView
+from inspector.gui.views.compare.divergence_view import DivergenceView
 
 
 def test_the_flow_legend_lists_only_the_series_drawn(qtbot):

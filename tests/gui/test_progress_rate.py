@@ -7,7 +7,7 @@ def test_no_rate_is_said_before_it_means_something(monkeypatch):
     """Issue 52 item 7: a rate over the first moments of a phase is noise (the issue saw "1903725.9/s"; a first
     batch of 64 steps 34 µs in would be said as 64 / 34e-6 = 1882352.9/s). The rate comes once a second of work is
     counted, from then on."""
-    from inspector.gui import progress_rate
+    from inspector.gui.common import progress_rate
 
     now = [10.0]
     monkeypatch.setattr(progress_rate.time, "perf_counter", lambda: now[0])

@@ -173,7 +173,7 @@ def _same_shown(local, remote) -> None:
 
 
 def test_the_window_on_a_remote_engine_is_the_local_one(qtbot, ui, open_window, tmp_path):
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
     from inspector.gui.remote_worker import RemoteWorker
 
     if not ui.has_demo():
@@ -276,7 +276,7 @@ def test_a_server_that_is_not_there_is_one_line(qtbot, tmp_path):
     """No engine at the address: the banner says so in one line; the window is usable and closes cleanly."""
     import socket
 
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
 
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
@@ -304,7 +304,7 @@ def test_a_server_of_another_protocol_version_is_refused_in_one_line(qtbot, tmp_
 
     from websockets.sync.server import serve
 
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
     from inspector.protocol import VERSION
 
     def hello_of_another_version(ws) -> None:
@@ -341,10 +341,10 @@ def test_a_server_of_another_protocol_version_is_refused_in_one_line(qtbot, tmp_
 
 def test_connect_to_engine_reopens_the_window_there_and_back(qtbot, ui, open_window, tmp_path):
     """File > Connect to engine…: the window reopens on the engine with what it showed, and back on this process."""
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
     from inspector.gui.remote_worker import RemoteWorker
     from inspector.gui.views.connect_dialog import ConnectDialog
-    from inspector.gui.worker import Worker
+    from inspector.gui.worker.local import Worker
 
     if not ui.has_demo():
         pytest.skip("the demo model's files are not installed")
@@ -486,7 +486,7 @@ def test_an_atlas_built_on_the_engine_is_the_local_one(qtbot, ui, open_window, t
     build over the same images, and a channel's pictures (the pixels the model saw) the same."""
     from PIL import Image
 
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
 
     if not ui.has_demo():
         pytest.skip("the demo model's files are not installed")
@@ -534,7 +534,7 @@ def test_the_compare_tab_on_a_remote_engine_draws_a_held_layer_when_shown(qtbot,
     """An edit, the Compare tab, another layer picked: its arrays of the edited run and of the baseline come from the
     engine and equal the local window's."""
     from inspector.core.edits import parse_edit
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
 
     if not ui.has_demo():
         pytest.skip("the demo model's files are not installed")
@@ -590,7 +590,7 @@ def test_concepts_built_read_and_mapped_on_the_engine_are_the_local_ones(qtbot, 
     relevance map as a window with its engine here that opens the same folder."""
     from inspector.core.concepts import load_dictionary
     from inspector.demo.shapes import render
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
 
     if not ui.has_demo():
         pytest.skip("the demo model's files are not installed")
@@ -690,7 +690,7 @@ def test_the_panels_and_an_ig_map_on_a_remote_engine_are_pixel_for_pixel_the_loc
     shown first and for a layer whose arrays were held on the engine until it was shown; the mosaic images' data
     too. An integrated-gradients map (a second method beside Grad-CAM) and its deletion curve, made on the engine,
     are the local ones exactly."""
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
 
     if not ui.has_demo():
         pytest.skip("the demo model's files are not installed")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractButton
 
-from inspector.gui.menus import SHORTCUTS
+from inspector.gui.window.menus import SHORTCUTS
 
 
 def test_every_shortcut_of_the_window_is_in_the_f1_table(window):

@@ -16,7 +16,7 @@ import time
 import pytest
 from PySide6.QtCore import QEvent, QObject, Qt
 
-from inspector.gui import gc_collector
+from inspector.gui.common import gc_collector
 from inspector.gui.views.tensor_panel import TensorPanel
 
 
@@ -42,7 +42,7 @@ def test_a_new_result_draws_each_panel_once(open_window, tiny_source, image_file
 
 def test_the_engine_loads_after_the_first_paint(qtbot, settings, ui):
     """Loading torch's libraries holds the dynamic loader's lock, which the first paint needs too."""
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
 
     times = {}
 
@@ -70,7 +70,7 @@ def test_the_engine_loads_after_the_first_paint(qtbot, settings, ui):
 
 
 def test_a_window_never_painted_still_loads_its_engine_and_a_closed_one_never(qtbot, settings, ui):
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
 
     hidden = MainWindow(settings=settings, ask_trust=lambda _n, _w: True, engine_after_paint=True)
     closed = MainWindow(settings=settings, ask_trust=lambda _n, _w: True, engine_after_paint=True)

@@ -3,7 +3,7 @@ choose ("random" and "sum of output" were on screen for seconds at start, before
 
 from __future__ import annotations
 
-from inspector.gui.controls import TargetCombo, WeightsCombo
+from inspector.gui.common.controls import TargetCombo, WeightsCombo
 
 
 def test_the_choosers_show_nothing_they_did_not_choose_before_a_model_loads(qtbot):

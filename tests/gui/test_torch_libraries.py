@@ -10,7 +10,7 @@ import pytest
 
 PROBE = """
 import sys
-from inspector.gui.torch_libraries import preload_torch_libraries, torch_libraries
+from inspector.gui.worker.torch_libraries import preload_torch_libraries, torch_libraries
 names = torch_libraries()
 maps = lambda: open('/proc/self/maps').read()
 before = 'libtorch_cpu.so' in maps()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from inspector.core.attribution import Attribution
-from inspector.gui.views.attribution_view import AttributionView
+from inspector.gui.views.attribution.view import AttributionView
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF
 
 from inspector.core.keys import parse_key
 from inspector.core.engine.result import Capture, Prediction, RunResult
-from inspector.gui.views.compare_view import CompareView
+from inspector.gui.views.compare.view import CompareView
 
 
 def result(act: np.ndarray, grad: np.ndarray, weight: np.ndarray, edits=(), logits=(2.0, 1.0, float("nan"))):
@@ -147,7 +147,7 @@ def test_rows_worked_out_in_one_turn_and_drawn_in_the_next_are_the_rows_drawn_at
     """Issue 52, item 8: a row's mosaics and levels are worked out in one turn (numbers only, nothing drawn) and
     drawn and painted in the next (together they were the detector's longest turn on the Compare tab); the
     pictures, levels and colour bars in the end are those of drawing every row at once."""
-    import inspector.gui.views.compare_view as compare_view
+    import inspector.gui.views.compare.view as compare_view
 
     base, edited = pair
     grid = view.grid

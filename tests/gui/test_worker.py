@@ -14,7 +14,7 @@ from PySide6.QtCore import QThread
 
 from inspector.core.engine.runner import RunSpec
 from inspector.core.workbench import ModelRequest, RunRequest
-from inspector.gui.worker import WorkerThread
+from inspector.gui.worker.local import WorkerThread
 
 
 def test_latest_wins_and_stale_results_are_dropped(ui, qtbot, open_window, slow_source, image_file):
@@ -156,7 +156,7 @@ CLOSE_MID_RUN = textwrap.dedent("""
     from PySide6.QtWidgets import QApplication
 
     app = QApplication([])
-    from inspector.gui.main_window import MainWindow
+    from inspector.gui.window.main_window import MainWindow
 
     ini, source, image = sys.argv[1:4]
     settings = QSettings(ini, QSettings.IniFormat)
@@ -213,7 +213,7 @@ def test_what_imports_created_is_frozen_out_of_the_collector(monkeypatch):
     """A full collection walked ~390k import-time objects (~190 ms GUI stalls); frozen, it skips them."""
     import types
 
-    from inspector.gui import gc_collector
+    from inspector.gui.common import gc_collector
 
     monkeypatch.setattr(gc_collector, "_frozen_at", 0)
     gc.unfreeze()

@@ -11,8 +11,8 @@ import pytest
 
 from inspector.core.engine.runner import RunSpec
 from inspector.core.workbench import ModelRequest, RunRequest
-from inspector.gui.worker import WorkerThread
-from inspector.gui.worker_graph import GraphDrawn, GraphRequest
+from inspector.gui.worker.local import WorkerThread
+from inspector.gui.worker.graph import GraphDrawn, GraphRequest
 
 ENGINE_MS = 120_000
 WAIT_MS = 60_000

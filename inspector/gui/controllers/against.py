@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QInputDialog
 from inspector.core.records.requests import ModelRequest
 from inspector.core.sources.refs import weights_shown
 from inspector.core.sources.seeds import new_seed
-from inspector.gui import file_dialogs
+from inspector.gui.common import file_dialogs
 
 WEIGHTS_FILTER = "Weights (*.safetensors *.pt *.pth *.bin *.ckpt);;All files (*)"
 

@@ -15,7 +15,7 @@ from inspector.core.errors import InspectorError
 from inspector.core.export import export_npz, picture
 from inspector.core.records.manifest import run_manifest
 from inspector.core.engine.diagnostics import first_nonfinite
-from inspector.gui import file_dialogs
+from inspector.gui.common import file_dialogs
 from inspector.gui.views.tensor_panel import STATS_STOPPED
 
 
@@ -184,7 +184,7 @@ class AnalysisController(QObject):
         if not path:
             return
         try:
-            from inspector.gui.figure import caption_of
+            from inspector.gui.figures.figure import caption_of
 
             written = self.attribution.comparison.export(Path(path), about=self.manifest(),
                                                          caption=caption_of(self.state, layer=False))

@@ -18,8 +18,8 @@ from inspector.core.errors import first_line
 from inspector.core.graph.search import holders, matches, shown_as
 from inspector.core.records.failure import Failure
 
-from ..views.graph_items import FrameItem, NodeItem
-from ..worker_graph import LayoutThread
+from ..views.graph.items import FrameItem, NodeItem
+from ..worker.graph import LayoutThread
 
 _CHECK = Qt.CheckStateRole
 

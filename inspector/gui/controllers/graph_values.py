@@ -19,8 +19,8 @@ from inspector.core.graph.values.colour_by import COLOUR_BY
 from inspector.core.graph.values.pace import Pace
 from inspector.core.records.failure import Failure
 
-from ..views.graph_overlay import GraphOverlay
-from ..views.graph_overlay_bar import OverlayBar
+from ..views.graph.overlay import GraphOverlay
+from ..views.graph.overlay_bar import OverlayBar
 from .against import side_name
 
 SETTING = "graph/colour_by"

@@ -77,7 +77,7 @@ class ArgumentForm(QWidget):
             self.form.addRow(name, row if row is not None else field)
 
     def _browse_concepts(self, field: QLineEdit) -> None:
-        from inspector.gui import file_dialogs
+        from inspector.gui.common import file_dialogs
 
         path = file_dialogs.choose_folder(self, "concepts-out", "Concepts folder (with dictionary.safetensors)",
                                           field.text())

@@ -22,10 +22,10 @@ from inspector.core.records.detections import fits_task, is_box_in_pixels
 from inspector.core.records.failure import Failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 
-from ..gc_collector import freeze_imports
-from ..notice import Notice
-from ..paint_turns import after_paint
-from ..worker import WorkerThread
+from ..common.gc_collector import freeze_imports
+from ..common.notice import Notice
+from ..common.paint_turns import after_paint
+from ..worker.local import WorkerThread
 from . import endings
 from .analysis import AnalysisState
 from .atlas import AtlasState

@@ -8,8 +8,8 @@ from PySide6.QtCore import QObject, Signal
 
 from inspector.core.records.requests import ModelRequest
 
-from ..worker_graph import GraphRequest
-from ..worker_graph_values import GraphValuesRequest
+from ..worker.graph import GraphRequest
+from ..worker.graph_values import GraphValuesRequest
 
 
 class GraphState(QObject):

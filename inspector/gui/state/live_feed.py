@@ -13,7 +13,7 @@ import time
 
 from PySide6.QtCore import QObject, Signal
 
-from ..gui_thread_signals import HeardOnGuiThread
+from ..common.gui_thread_signals import HeardOnGuiThread
 
 
 class LiveFeed(HeardOnGuiThread, QObject):

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.gui import file_dialogs
+from inspector.gui.common import file_dialogs
 
 from .folder_job import FolderJobControls, FolderJobDialog
 from .number_format import fmt

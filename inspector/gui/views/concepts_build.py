@@ -11,7 +11,7 @@ from typing import Callable
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox
 
 from ..concepts_sign import LayerSign
-from ..controls import content_free, searchable
+from ..common.controls import content_free, searchable
 from .folder_job import FolderJobDialog
 
 METHODS = (("nmf", "nmf: non-negative factorisation (a layer after a ReLU)"),

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPushButton, QS
 
 from inspector.core.pictures.clipping import clip_levels
 
-from .heat_colours import heat_colormap, signed_colormap
+from ..common.heat_colours import heat_colormap, signed_colormap
 from .number_format import fmt
 
 SIGNED_CLIP = 99.0  # a signed map's colours top out at this percentile of |value|

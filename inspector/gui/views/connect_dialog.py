@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit
 
-from inspector.gui import file_dialogs
+from inspector.gui.common import file_dialogs
 
 
 def engine_problem(url: str, token_file: str) -> str:

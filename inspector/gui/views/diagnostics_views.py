@@ -33,7 +33,7 @@ from inspector.core.engine.diagnostics import (
 )
 from inspector.core.engine.result import RunResult
 from inspector.core.storage.writes import write_text
-from inspector.gui import file_dialogs
+from inspector.gui.common import file_dialogs
 
 from .number_format import fmt
 

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from inspector.gui import file_dialogs
+from inspector.gui.common import file_dialogs
 
 
 class FolderJobControls:

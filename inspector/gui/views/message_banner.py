@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QScrollArea, QVBoxLayout
 
-from ..notice import Notice
+from ..common.notice import Notice
 
 COLOURS = {"error": ("#fde7e9", "#b3261e"), "warning": ("#fff4ce", "#8a5a00"), "info": ("#e6f2fb", "#0b5394")}
 INFO_MS = 12_000

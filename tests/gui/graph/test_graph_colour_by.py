@@ -12,7 +12,7 @@ from inspector.core.graph.draw.overlay import drawn_for
 from inspector.core.graph.draw.values import SHOWN, overlay_of
 from inspector.core.graph.values.colour_by import CHANGE, COLOUR_BY, Kind
 from inspector.core.graph.values.numbers import GraphValues, NodeValues
-from inspector.gui.views.graph_overlay_bar import OverlayBar
+from inspector.gui.views.graph.overlay_bar import OverlayBar
 
 
 def _command_choices() -> list[str]:

@@ -10,7 +10,7 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor
 
 from inspector.core.inputs.samples import list_samples
-from inspector.gui.views.graph_items import SELECTED, TEXT_LOD
+from inspector.gui.views.graph.items import SELECTED, TEXT_LOD
 
 
 @pytest.fixture

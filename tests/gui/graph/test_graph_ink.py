@@ -2,7 +2,7 @@
 
 from PySide6.QtGui import QColor
 
-from inspector.gui.views.graph_items import FILL, MUTED, ink
+from inspector.gui.views.graph.items import FILL, MUTED, ink
 
 
 def test_text_on_light_and_dark_fills():
@@ -21,7 +21,7 @@ def test_the_app_and_the_figures_draw_with_one_palette_and_one_ink_rule():
     from inspector.core.graph.draw import figure as draw
     from inspector.core.graph.draw.values import colour_at
     from inspector.core.graph.layout.graph_layout import GraphLayout
-    from inspector.gui.views import graph_items
+    from inspector.gui.views.graph import items as graph_items
 
     assert {k: c.getRgb()[:3] for k, c in FILL.items()} == draw.FILL
     for name in ("BORDER", "MUTED", "FRAME_FILL", "FRAME_BORDER", "EDGE", "LABEL"):

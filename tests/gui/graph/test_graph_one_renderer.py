@@ -18,9 +18,9 @@ from inspector.core.graph.draw.parts import OUTLINE, STACK, node_parts
 from inspector.core.graph.draw.png import png_image
 from inspector.core.graph.layout.graph_layout import GraphLayout
 from inspector.core.graph.record.nodes import Edge, Graph, Group, Node
-from inspector.gui.views.graph_items import EdgeItem, FrameItem, NodeItem
-from inspector.gui.views.graph_overlay import GraphOverlay
-from inspector.gui.views.graph_tab import GraphTab
+from inspector.gui.views.graph.items import EdgeItem, FrameItem, NodeItem
+from inspector.gui.views.graph.overlay import GraphOverlay
+from inspector.gui.views.graph.tab import GraphTab
 
 GRAPH = Graph(
     nodes=(Node("input", "input", "input"), Node("stem", "module", "Conv2d", "stem"),
@@ -138,7 +138,7 @@ def test_a_label_in_the_box_the_layout_sized_is_shown_whole(qtbot):
     pixel or two smaller, never cut (`reshape` was cut to `resha...`: the shrunk size was rounded up again)."""
     from inspector.core.graph.draw.look import fit_text
     from inspector.core.graph.layout.text import box_size
-    from inspector.gui.views.graph_paint import text_length
+    from inspector.gui.views.graph.paint import text_length
 
     for op in ("reshape", "permute", "BatchNorm2d", "AdaptiveAvgPool2d", "interpolate", "softmax", "matmul"):
         node = Node(op, "function", op)

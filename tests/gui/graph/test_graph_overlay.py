@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QMouseEvent
 from inspector.core.graph.draw.parts import EDGE_WIDTH
 from inspector.core.graph.draw.values import SHOWN, Scale, colour_at, overlay_of
 from inspector.core.inputs.samples import list_samples
-from inspector.gui.views.graph_items import EdgeItem
+from inspector.gui.views.graph.items import EdgeItem
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -283,7 +283,7 @@ def test_the_choice_is_kept_for_the_next_session(qtbot, demo, open_window, setti
 def test_hovering_an_edge_says_its_gradients_norm(qtbot, demo):
     from PySide6.QtWidgets import QApplication
 
-    from inspector.gui.views.graph_items import EdgeItem
+    from inspector.gui.views.graph.items import EdgeItem
 
     show_graph(qtbot, demo)
     colour_by(qtbot, demo, "gradient")

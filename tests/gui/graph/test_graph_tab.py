@@ -124,7 +124,7 @@ def test_a_nodes_tick_box_is_the_trees_tick(qtbot, ui, demo):
 
 
 def test_the_context_menu_of_a_node_is_the_trees(qtbot, demo, monkeypatch):
-    from inspector.gui.tree_menu import tree_menu
+    from inspector.gui.window.tree_menu import tree_menu
 
     show_graph(qtbot, demo)
     shown: list[QMenu] = []

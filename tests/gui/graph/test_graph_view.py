@@ -10,8 +10,8 @@ from PySide6.QtGui import QWheelEvent
 from inspector.core.graph.layout.graph_layout import Box, Frame, Layout, Route
 from inspector.core.graph.record.nodes import Edge, Graph, Group, Node
 from inspector.core.graph.search import holders, matches, shown_as
-from inspector.gui.views.graph_items import EdgeItem, label_of
-from inspector.gui.views.graph_tab import GraphTab
+from inspector.gui.views.graph.items import EdgeItem, label_of
+from inspector.gui.views.graph.tab import GraphTab
 
 GRAPH = Graph(
     nodes=(Node("input", "input", "input"), Node("stem", "module", "Conv2d", "stem"),

@@ -29,7 +29,7 @@ def test_window_imports_no_torch():
     code = (
         "import os, sys\n"
         "os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
-        "import inspector.gui.main_window, inspector.gui.app, inspector.gui.state, inspector.gui.worker\n"
+        "import inspector.gui.window.main_window, inspector.gui.app, inspector.gui.state, inspector.gui.worker.local\n"
         "print(','.join(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'torchvision', 'timm'})))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -42,7 +42,7 @@ def test_window_imports_no_argument_checker():
     code = (
         "import os, sys\n"
         "os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
-        "import inspector.gui.main_window, inspector.gui.app, inspector.gui.state, inspector.gui.worker\n"
+        "import inspector.gui.window.main_window, inspector.gui.app, inspector.gui.state, inspector.gui.worker.local\n"
         "print(','.join(sorted({m.split('.')[0] for m in sys.modules} & {'typeguard', 'unittest', 'asyncio'})))\n"
         "from inspector.core.arguments import checked\n"
         "@checked\n"

@@ -4,7 +4,7 @@ corner, the ink on a fill, a darker shade, what an edge says).
 
 Torch-free and Qt-free: `draw.parts` makes each node's, frame's and edge's shapes from these; `draw` puts them in
 a figure (`draw.svg`, `draw.png`), and the Graph tab's items paint the same shapes with Qt
-(`inspector.gui.views.graph_paint`).
+(`inspector.gui.views.graph.paint`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ Colour = tuple[int, int, int]
 Anchor = Literal["start", "middle", "end"]
 
 # The graph's colours, one definition: the figures draw with them and the Graph tab's items
-# (inspector.gui.views.graph_items) take them from here.
+# (inspector.gui.views.graph.items) take them from here.
 FILL: dict[str, Colour] = {"module": (222, 235, 250), "function": (238, 238, 238), "input": (214, 240, 214),
                            "output": (214, 240, 214), "group": (196, 214, 238)}
 BORDER: Colour = (120, 130, 145)

@@ -1,6 +1,6 @@
 """The shapes of one node, one open group's frame and one edge of a laid-out graph: the one definition of where
 each part of the graph is drawn. The figures (`figure.draw_graph`, written as SVG and PNG) and the Graph tab's items
-(`inspector.gui.views.graph_items`, painted by `graph_paint`) draw these lists; the app adds only what a figure
+(`inspector.gui.views.graph.items`, painted by `graph_paint`) draw these lists; the app adds only what a figure
 has no use for: the tree's tick box (at `tick_box`), the selection's and the edits' strokes, the edit badge.
 
 Each function takes the rectangle it draws in, in the layout's scene units (the app's items pass their own, at

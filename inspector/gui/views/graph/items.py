@@ -29,7 +29,7 @@ from inspector.core.graph.draw.parts import (
 from inspector.core.graph.layout.place import HGAP
 from inspector.core.graph.layout.text import FONT_PX, TITLE_HEIGHT, node_label
 
-from .graph_paint import Painted, colour, font_and_metrics, paint_shapes
+from .paint import Painted, colour, font_and_metrics, paint_shapes
 
 TEXT_LOD = 0.45  # below this zoom, no text (each glyph would be a few pixels)
 LABEL_LOD = TEXT_LOD + 0.15  # below this, no edge labels

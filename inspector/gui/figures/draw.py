@@ -17,7 +17,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPointF, QRect, QRect
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QPolygonF
 from PySide6.QtSvg import QSvgGenerator
 
-from .figure_svg import in_pixels, plain_strokes
+from .svg import in_pixels, plain_strokes
 
 MARGIN, GAP = 14, 24  # around the figure; between cells
 SIDE = 240  # a map's longer side, px at scale 1

@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor
 from inspector.core.graph.draw.figure import ALARM, DIVERGENT, EDGE
 from inspector.core.graph.draw.parts import EDGE_WIDTH
 
-from .graph_items import EdgeItem, NodeItem
+from .items import EdgeItem, NodeItem
 
 
 def qcolour(colour) -> QColor:

@@ -16,8 +16,8 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QGraphicsView
 
-from .graph_items import FrameItem, NodeItem
-from .graph_overview import Overview
+from .items import FrameItem, NodeItem
+from .overview import Overview
 
 READABLE = 0.8  # the least zoom a first view starts at: 11 px text drawn at 9 px
 MOST = 1.25  # a small graph is not blown up past this when it is fitted

@@ -28,14 +28,14 @@ from inspector.core.records.labels import label_name
 from inspector.core.records.methods import METHODS, compared, method_names
 from inspector.core.records.signs import SIGNS, default_sign
 
-from ..controls import content_free, searchable
-from .attribution_options import AttributionOptions
-from .colour_bar import colour_bar
+from ...common.controls import content_free, searchable
+from .options import AttributionOptions
+from ..colour_bar import colour_bar
 from .faithfulness_plot import FaithfulnessPlot
-from .heat_colours import colormap_for, heat_colormap
+from ...common.heat_colours import colormap_for, heat_colormap
 from .method_comparison import MethodComparison
-from .number_format import fmt
-from .side_panels import rgb_pixmap
+from ..number_format import fmt
+from ..side_panels import rgb_pixmap
 
 BOXES_OFFERED = 10  # a detector's best detections offered as the map's target (a click on a box picks any)
 

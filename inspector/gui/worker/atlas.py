@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from inspector.core.records.failure import failure
 
-from .progress_rate import rate_reporter
+from ..common.progress_rate import rate_reporter
 
 
 class AtlasJobs:

@@ -17,10 +17,10 @@ from PySide6.QtCore import Signal
 
 from inspector.core.pictures.mosaic import Mosaic, levels, make_mosaic
 
-from ..paint_turns import after_paint
-from .colour_bar import colour_bar
-from .mosaic_image import MosaicImage
-from .number_format import fmt
+from ...common.paint_turns import after_paint
+from ..colour_bar import colour_bar
+from ..mosaic_image import MosaicImage
+from ..number_format import fmt
 
 ROWS = ("activation", "gradient", "input gradient")
 COLS = ("baseline", "edited", "difference")

@@ -15,8 +15,8 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QSize,
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 
-from .figure_draw import Figure, FigureCell, FigureCurve, png_bytes
-from .figure_svg import in_pixels, plain_strokes
+from .draw import Figure, FigureCell, FigureCurve, png_bytes
+from .svg import in_pixels, plain_strokes
 
 CAPTION_PAD = 6
 SINGLE_SIDE = 320  # the Attribution tab's one map, px at 1x
@@ -85,7 +85,7 @@ def attribution_figure(view, caption: str = "") -> Figure | None:
     """The Attribution tab's figure, drawn from what it shows: Compare all's cells while the comparison is
     on screen, else the map over the input with its colour bar, its deletion and insertion curves and its
     caption (the first two notes as the title); None when there is nothing to draw yet."""
-    from .views.heat_colours import colormap_for
+    from ..common.heat_colours import colormap_for
 
     if view.pages.currentWidget() is view.comparison:
         cells = view.comparison.figure_cells()
@@ -108,6 +108,6 @@ def attribution_figure(view, caption: str = "") -> Figure | None:
 
 
 def _colour(metric: str) -> str:
-    from .views.faithfulness_plot import COLOURS
+    from ..common.heat_colours import FAITHFULNESS_COLOURS
 
-    return COLOURS.get(metric, "#333333")
+    return FAITHFULNESS_COLOURS.get(metric, "#333333")

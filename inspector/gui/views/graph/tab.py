@@ -14,8 +14,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
-from .graph_scene import GraphScene
-from .graph_view import GraphView
+from .scene import GraphScene
+from .view import GraphView
 
 HELP = ("Wheel: zoom · drag: pan · double-click: fit · click a node: show its layer · its box: tick it · "
         "+/-: open or close · right-click: menu")

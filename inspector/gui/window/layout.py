@@ -27,23 +27,23 @@ from PySide6.QtWidgets import (
 
 from inspector.core.inputs.samples import list_samples
 
-from .controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, completes, content_free, searchable
-from .docks.edits_panel import EditsPanel
-from .docks.folder_bar import FolderBar
-from .docks.live_bar import LiveBar
+from ..common.controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, completes, content_free, searchable
+from ..docks.edits_panel import EditsPanel
+from ..docks.folder_bar import FolderBar
+from ..docks.live_bar import LiveBar
 from .run_status import RunStatus
-from .state import GRADIENT_SITES
-from .views.atlas_view import AtlasView
-from .views.attribution_view import AttributionView
-from .views.compare_view import CompareView
-from .views.concepts_view import ConceptsView
-from .views.diagnostics_views import GradientFlowView, StatsTable
-from .views.graph_tab import GraphTab
-from .views.layer_filter import LayerFilterBox
-from .views.layer_model import LayerTreeModel
-from .views.message_banner import MessageBanner
-from .views.side_panels import HookLog, InputView, PredictionsView
-from .views.tensor_panel import TensorPanel
+from ..state import GRADIENT_SITES
+from ..views.atlas_view import AtlasView
+from ..views.attribution.view import AttributionView
+from ..views.compare.view import CompareView
+from ..views.concepts_view import ConceptsView
+from ..views.diagnostics_views import GradientFlowView, StatsTable
+from ..views.graph.tab import GraphTab
+from ..views.layer_filter import LayerFilterBox
+from ..views.layer_model import LayerTreeModel
+from ..views.message_banner import MessageBanner
+from ..views.side_panels import HookLog, InputView, PredictionsView
+from ..views.tensor_panel import TensorPanel
 from .window_fit import fit_to_screen
 
 #: The central tabs, in order: the state's name of each view, and its tab's title.

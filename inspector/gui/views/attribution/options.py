@@ -96,7 +96,7 @@ class AttributionOptions(QWidget):
         self.add_baseline_file(path)
 
     def choose_file(self) -> str:
-        from inspector.gui import file_dialogs
+        from inspector.gui.common import file_dialogs
 
         return file_dialogs.open_file(self, "input", "Baseline: a picture or tensor of the input's size",
                                       file_dialogs.INPUT_FILES)

@@ -16,9 +16,9 @@ from inspector.core.errors import WriteError
 from inspector.core.records.requests import ModelRequest
 from inspector.core.sources.refs import HF_PREFIX
 from inspector.core.storage.writes import write_bytes
-from inspector.gui import file_dialogs
+from inspector.gui.common import file_dialogs
 
-from .encoded import encoded
+from ..figures.encoded import encoded
 
 MODEL_FILES = "Models (*.py *.pt *.pth *.pt2 *.ts *.jit *.torchscript)"
 VIDEO_FILES = "Videos (*.mp4 *.m4v *.mkv *.avi *.mov *.webm *.mpg *.mpeg *.wmv *.ogv *.flv)"

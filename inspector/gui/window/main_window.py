@@ -17,25 +17,25 @@ from PySide6.QtWidgets import (
     QMessageBox,
 )
 
-from inspector.gui import file_dialogs
+from inspector.gui.common import file_dialogs
 
-from . import figure_save
-from .controllers.against import AgainstController
-from .controllers.analysis import AnalysisController
-from .controllers.atlas import AtlasController
-from .controllers.detections import DetectionsController
-from .controllers.edits import EditsController
-from .docks.live_bar import rate_text
-from .first_paint import AfterFirstPaint
+from ..figures import save as figure_save
+from ..controllers.against import AgainstController
+from ..controllers.analysis import AnalysisController
+from ..controllers.atlas import AtlasController
+from ..controllers.detections import DetectionsController
+from ..controllers.edits import EditsController
+from ..docks.live_bar import rate_text
+from ..common.first_paint import AfterFirstPaint
 from .layout import dock_tabs_width, lay_out
 from .menus import build_menus
-from .paint_turns import after_paint, settle_layout
+from ..common.paint_turns import after_paint, settle_layout
 from .sources import SourcesMixin
-from .state import GRADIENT_SITES, AppState
-from .state.run_choices import attention_to_tick, missing_text
+from ..state import GRADIENT_SITES, AppState
+from ..state.run_choices import attention_to_tick, missing_text
 from .token_grid_mixin import TokenGridMixin
 from .tree_menu import RightPressKeepsCurrent
-from .views.panel_links import link_panels
+from ..views.panel_links import link_panels
 from .window_fit import fit_to_screen
 
 _REOPENED: set = set()  # the windows `reopen_on` made (the first is the app's): kept until they are destroyed
@@ -80,14 +80,14 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.against = AgainstController(s, v.compare, v.layer_model, v.tree_view)
         self.analysis = AnalysisController(s, v.attribution, v.flow, v.stats, v.layer_model)
         self.atlas = AtlasController(s, v.atlas, self.atlas_dock, (v.activation, v.gradient), v.compare)
-        from .controllers.graph import GraphController
+        from ..controllers.graph import GraphController
         from .tree_menu import tree_menu
 
         self.graph = GraphController(s, v.graph, v.layer_model, v.tree_view, self.proxy, lambda p: tree_menu(self, p))
-        from .controllers.graph_values import GraphValuesController
+        from ..controllers.graph_values import GraphValuesController
 
         self.graph_values = GraphValuesController(s, self.graph, v.graph)  # the values of the last run on the graph
-        from .controllers.concepts import ConceptsController
+        from ..controllers.concepts import ConceptsController
 
         self.concepts = ConceptsController(self, v.concepts, self.concepts_dock)  # its build also from the Atlas dock
         self.atlas.offer_concepts(self.concepts.build_dialog)
@@ -103,7 +103,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         """File > Connect to engine…: an address and token file; the window reopens on that engine."""
         from PySide6.QtWidgets import QDialog
 
-        from .views.connect_dialog import ConnectDialog
+        from ..views.connect_dialog import ConnectDialog
 
         dialog = ConnectDialog(self.state.engine_url or str(self.settings.value("engine/url", "") or ""),
                                self._token_file or str(self.settings.value("engine/token-file", "") or ""), self)

@@ -17,10 +17,10 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLay
 
 from inspector.core.pictures.clipping import clip_levels
 
-from ..figure_draw import Figure, FigureCell
-from .colour_bar import colour_bar
-from .heat_colours import colormap_for
-from .number_format import fmt
+from ...figures.draw import Figure, FigureCell
+from ..colour_bar import colour_bar
+from ...common.heat_colours import colormap_for
+from ..number_format import fmt
 
 COLUMNS = 3  # at most, side by side
 CELL_MIN = 150  # a cell's map on screen is never squeezed below this many pixels a side: the grid scrolls

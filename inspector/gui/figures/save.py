@@ -8,7 +8,7 @@ from pathlib import Path
 from inspector.core.errors import WriteError
 from inspector.core.storage.writes import write_bytes
 
-from . import file_dialogs
+from ..common import file_dialogs
 
 
 def ask_and_save(window) -> None:
@@ -47,7 +47,7 @@ def save_figure(window, path: str, scale: float = 2.0) -> Path | None:
             return None
         data = figure.file_bytes(suffix, scale)
     elif view is window.views.graph:
-        from .graph_figure import graph_figure_bytes
+        from .graph import graph_figure_bytes
 
         values = window.graph_values
         data = graph_figure_bytes(window.views.graph.scene.layout, values.kind, values.found,

@@ -26,3 +26,7 @@ def signed_colormap() -> pg.ColorMap:
 def colormap_for(sign: str) -> pg.ColorMap:
     """The colour map a picture under `sign` is drawn with (records.signs)."""
     return signed_colormap() if sign == "signed" else heat_colormap()
+
+
+#: the deletion and insertion curves' colours, on screen and in a saved figure
+FAITHFULNESS_COLOURS = {"deletion": "#e45756", "insertion": "#54a24b"}

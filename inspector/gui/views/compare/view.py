@@ -31,11 +31,11 @@ from inspector.core.compare.diff import prediction_deltas
 from inspector.core.pictures.mosaic import PAGE
 from inspector.core.engine.result import RunResult
 
-from ..controls import content_free, searchable
+from ...common.controls import content_free, searchable
 from .box_changes_view import BoxChangesView
-from .compare_grid import COLS, ROWS, CompareGrid  # noqa: F401  (ROWS, COLS: the grid's names)
+from .grid import COLS, ROWS, CompareGrid  # noqa: F401  (ROWS, COLS: the grid's names)
 from .divergence_view import DivergenceView
-from .number_format import fmt
+from ..number_format import fmt
 
 #: The "Against" picker's choices: what each asks for.
 BASELINE, WEIGHTS, MODEL = "the run without edits", "a weights file…", "another model…"

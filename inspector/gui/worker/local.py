@@ -24,12 +24,12 @@ from inspector.core.records.failure import failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 from inspector.protocol.lanes import Lanes
 
-from .gc_collector import GuiThreadCollector
-from .gui_thread_signals import HeardOnGuiThread
-from .progress_rate import rate_reporter
-from .worker_atlas import AtlasJobs
-from .worker_graph import GraphJobs
-from .worker_graph_values import GraphValuesJobs
+from ..common.gc_collector import GuiThreadCollector
+from ..common.gui_thread_signals import HeardOnGuiThread
+from ..common.progress_rate import rate_reporter
+from .atlas import AtlasJobs
+from .graph import GraphJobs
+from .graph_values import GraphValuesJobs
 
 #: How long the worker waits for the GUI to draw a result before it works out the other statistics.
 DRAW_WAIT_S = 0.5
@@ -405,7 +405,7 @@ class WorkerThread:
 
     def concept_jobs(self):
         """The concept jobs, on this thread beside the worker (the model is used by one thread at a time)."""
-        from .worker_concepts import ConceptJobs
+        from ..worker_concepts import ConceptJobs
 
         return ConceptJobs(self.worker, self.thread)
 

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from inspector.core.records.failure import failure
 from inspector.core.records.graph import GraphRequest
 
-from .gui_thread_signals import HeardOnGuiThread
+from ..common.gui_thread_signals import HeardOnGuiThread
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QGraphicsScene
 
 from inspector.core.graph.draw.parts import label_parts
 
-from .graph_items import EdgeItem, FrameItem, NodeItem, label_of
+from .items import EdgeItem, FrameItem, NodeItem, label_of
 
 CHUNK_S = 0.012  # each turn adds items for at most this long
 MARGIN = 800.0  # room around the graph, so that a node at its edge can be centred in the view

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
-from .graph_items import FILL, FRAME_BORDER, FRAME_FILL
+from .items import FILL, FRAME_BORDER, FRAME_FILL
 
 SIZE = (190, 150)  # the most it takes, in pixels
 LEAST = 40  # the least of either side

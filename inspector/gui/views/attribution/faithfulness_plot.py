@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-COLOURS = {"deletion": "#e45756", "insertion": "#54a24b"}
+from ...common.heat_colours import FAITHFULNESS_COLOURS
+
+COLOURS = FAITHFULNESS_COLOURS
 
 
 def axis_label(score_of: str) -> str:

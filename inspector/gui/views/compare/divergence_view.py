@@ -17,8 +17,8 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from inspector.core.keys import parse_key
 
-from .diagnostics_views import MAX_LABELS, layer_ticks, short_name
-from .number_format import fmt
+from ..diagnostics_views import MAX_LABELS, layer_ticks, short_name
+from ..number_format import fmt
 
 FLOOR = 1e-10  # where identical captures (0) are drawn on the log axis
 Y_TITLES = ("rel. L2 difference", "rel. L2 diff.", "rel. L2")  # longest first: the first that fits is shown

@@ -1,0 +1,1 @@
+"""The Attribution tab: its options, the map and its methods side by side, the faithfulness plot."""

@@ -1,0 +1,1 @@
+"""The Graph tab: its scene, items, overview, overlay and the view that holds them."""
