@@ -24,7 +24,7 @@ def entry() -> int:
     _ensure_streams()
     # Loading the commands imports torch and numpy for seconds: a Ctrl-C then raises once, and a second one
     # while the first unwinds is ignored (it landed in this handler and printed a second traceback).
-    from inspector.core.interrupts import InterruptOnce, interrupted
+    from inspector.core.common.interrupts import InterruptOnce, interrupted
 
     guard = InterruptOnce()
     try:

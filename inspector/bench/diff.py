@@ -19,7 +19,7 @@ from typing import Callable
 import torch
 
 from inspector.core.compare.pair import diff_models
-from inspector.core.devices import resolve_device
+from inspector.core.sources.devices import resolve_device
 from inspector.core.target.objective import Target
 from inspector.core.engine.runner import run
 from inspector.core.runspec import RunSpec

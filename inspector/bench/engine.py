@@ -26,8 +26,8 @@ import torch
 
 from inspector.core.attribution import gradcam, saliency
 from inspector.core.attribution.cams.layers import find_gradcam_layer
-from inspector.core.devices import resolve_device
-from inspector.core.errors import SpecError
+from inspector.core.sources.devices import resolve_device
+from inspector.core.common.errors import SpecError
 from inspector.core.sources.layers import build_layer_tree
 from inspector.core.target.objective import Target, objective
 from inspector.core.engine.deferred import complete_statistics, with_statistics

@@ -35,7 +35,7 @@ def make_folder(folder: Path, count: int, size: int = 256, seed: int = 0) -> Pat
 
 def load_on(model: str, device: str):
     """(the model, loaded with seed 0 unless it is the demo, on `device`; the torch device)."""
-    from inspector.core.devices import resolve_device
+    from inspector.core.sources.devices import resolve_device
     from inspector.core.sources.loader import load_model
 
     loaded = load_model(model, seed=0) if model != "demo" else load_model(model)

@@ -249,7 +249,7 @@ def measure_detector(folder: Path, source: str, input_source: str, device: str, 
     """Longest GUI stalls while a detector runs with every leaf ticked: a box clicked (on the list), the run
     for it and its boxes drawn; then the Compare tab with an edit (the two runs' boxes matched and drawn)."""
     from inspector.core.edits import Edit
-    from inspector.core.keys import Key
+    from inspector.core.common.keys import Key
 
     session = Session(folder, source, input_source, device)
     try:

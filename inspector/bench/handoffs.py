@@ -89,7 +89,7 @@ def trace_edit_to_compare() -> dict:
     from PySide6.QtCore import QSettings, Qt
 
     from inspector.core.edits import Edit
-    from inspector.core.keys import Key
+    from inspector.core.common.keys import Key
 
     from .gui_harness import _qt_app, _wait_until
 

@@ -86,7 +86,7 @@ def sweep_model(source: str, device: str = "cpu") -> SweepRow:
     import torch
 
     from inspector.core import capture, load_model
-    from inspector.core.devices import resolve_device
+    from inspector.core.sources.devices import resolve_device
     from inspector.core.sources.layers import build_layer_tree
 
     row, device = SweepRow(source, False), resolve_device(device)

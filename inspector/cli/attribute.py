@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 from inspector.core.export import SHORT_SIDE
 from inspector.core.storage.outputs import not_read, output_path
 from inspector.core.records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Option

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 from inspector.core.storage.writes import write_json
 
 from . import atlas, common

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 from inspector.core.storage.outputs import make_parent, not_read, output_path
 from inspector.core.records.manifest import SOURCE_FIELDS, run_manifest
 
@@ -51,7 +51,7 @@ def _capture_out(args) -> Path | None:
 
 def run(args) -> int:
     from inspector.core.edits import parse_edit
-    from inspector.core.keys import parse_sites
+    from inspector.core.common.keys import parse_sites
 
     parse_sites(args.sites)  # what needs no model is said before torch is imported (a second, not the load's ten)
     for text in args.edit:

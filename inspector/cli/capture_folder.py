@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from inspector.core.errors import InputError
+from inspector.core.common.errors import InputError
 from inspector.core.storage.outputs import output_folder
 from inspector.core.records.manifest import run_manifest
 from inspector.core.storage.writes import write_json

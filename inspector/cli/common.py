@@ -92,7 +92,7 @@ def files_read(args, *more: tuple[str, str | None]) -> list[tuple[str, str | Non
     """The files a command reads, by the flag that names them (for `outputs.not_read`): `more` (its --input,
     --baseline, --session) and the model arguments' --weights and --model (file.py:Name reads file.py); a
     sample: input is the bundled picture itself."""
-    from inspector.core.errors import InputError
+    from inspector.core.common.errors import InputError
     from inspector.core.inputs.samples import resolve_sample  # torch-free: --out is checked before torch loads
     from inspector.core.sources.refs import is_factory
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 
 from . import common, folder_job
 

@@ -50,7 +50,7 @@ def run(args) -> int:
     from inspector.core.compare.arguments import check_threshold, second_model
     from inspector.core.edits import parse_edit
     from inspector.core.inputs.samples import input_file
-    from inspector.core.keys import parse_sites
+    from inspector.core.common.keys import parse_sites
     from inspector.core.target.text import parse_target
 
     # what needs no model is said before torch is imported (a second, not the two models' loads)

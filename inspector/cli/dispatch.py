@@ -10,8 +10,8 @@ import argparse
 import signal
 import sys
 
-from inspector.core.errors import InspectorError
-from inspector.core.interrupts import InterruptOnce, interrupted
+from inspector.core.common.errors import InspectorError
+from inspector.core.common.interrupts import InterruptOnce, interrupted
 
 from . import atlas, attribute, bench, capture, common, concepts, diff, graph, layers, samples, serve, sweep
 

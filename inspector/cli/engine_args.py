@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 
 
 def add(parser: argparse.ArgumentParser) -> None:

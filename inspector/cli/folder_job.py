@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from inspector.core.errors import RunCancelled
+from inspector.core.common.errors import RunCancelled
 from inspector.core.storage.outputs import output_folder
 
 from . import common

@@ -13,7 +13,7 @@ import math
 import re
 import sys
 
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 from inspector.core.graph.values.colour_by import CHANGE, COMMAND_CHOICES, SHOWN
 from inspector.core.storage.outputs import make_parent, not_read, output_path
 from inspector.core.storage.paths import regular_file

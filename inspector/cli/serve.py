@@ -55,7 +55,7 @@ def run(args) -> int:
     limits = Limits(int(args.max_message * MIB), args.rate, args.max_connections)
     config = ServerConfig(token, token_file.resolve(), root, args.host, args.port, args.trust, args.device, limits,
                           args.tls_cert, args.tls_key, root_is_default=args.data_root is None, ray=args.ray)
-    from inspector.core.devices import resolve_device  # torch: after what needs none is checked
+    from inspector.core.sources.devices import resolve_device  # torch: after what needs none is checked
 
     server = EngineServer(replace(config, device=str(resolve_device(args.device))))
     os.chdir(root.folder)  # a relative path a client names is read from the data root

@@ -12,11 +12,12 @@ from __future__ import annotations
 # Names resolve on first use (PEP 562), so `import inspector.core.records.requests` and the other
 # torch-free records do not pull in torch: the app shows its window before the engine loads.
 _WHERE = {
-    "available_devices": "devices", "resolve_device": "devices", "Edit": "edits", "parse_edit": "edits",
+    "available_devices": "sources.devices", "resolve_device": "sources.devices", "Edit": "edits", "parse_edit": "edits",
     "RunSpec": "runspec", "run": "engine.runner", "Sharing": "sources.sharing",
     "complete_statistics": "engine.deferred",
     "list_samples": "inputs.samples", "load_input": "inputs.files",
-    "Key": "keys", "parse_key": "keys", "LayerTree": "sources.layers", "build_layer_tree": "sources.layers",
+    "Key": "common.keys", "parse_key": "common.keys",
+    "LayerTree": "sources.layers", "build_layer_tree": "sources.layers",
     "LoadedModel": "sources.loaded", "load_model": "sources.loader",
     "torchvision_classifiers": "sources.torchvision_models",
     "Target": "target.objective", "parse_target": "target.objective",
@@ -27,7 +28,7 @@ _WHERE = {
     "Graph": "graph.record.nodes", "record_graph": "graph.record.entry", "GraphLayout": "graph.layout.graph_layout",
     "graph_values": "graph.values.entry", "compare_edits": "graph.values.entry",
     "compare_models": "graph.values.entry",
-    **{name: "errors" for name in ("DeviceError", "InputError", "InspectorError", "ModelLoadError",
+    **{name: "common.errors" for name in ("DeviceError", "InputError", "InspectorError", "ModelLoadError",
                                    "RunCancelled", "RunError", "SpecError", "UnknownKeyError",
                                    "UntrustedCodeError", "AtlasError")},
 }

@@ -8,14 +8,14 @@ from typing import Iterable
 
 import torch
 
-from .arguments import checked, need_instance, need_texts
-from .devices import resolve_device
+from .common.arguments import checked, need_instance, need_texts
+from .sources.devices import resolve_device
 from .edits import Edit
 from .edits import check_edits as check_concept_edits
 from .engine.edit_reach import check_edits_reach
 from .engine.result import RunResult
 from .engine.runner import run
-from .errors import ArgumentValueError, SpecError
+from .common.errors import ArgumentValueError, SpecError
 from .sources.layers import LayerTree, build_layer_tree
 from .target.objective import Target
 from .runspec import RunSpec

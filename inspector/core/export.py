@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import SpecError, WriteError
+from .common.errors import SpecError, WriteError
 from .records.manifest import run_manifest
 from .records.signs import picture_of
 from .engine.result import RunResult

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
-from .arguments import need_flag, need_list, need_texts
+from .common.arguments import need_flag, need_list, need_texts
 from .edits import Edit, parse_edit
-from .errors import SpecError
-from .keys import parse_sites
+from .common.errors import SpecError
+from .common.keys import parse_sites
 from .target.objective import Target, parse_target
 
 

@@ -19,7 +19,7 @@ from .attribution import attribute
 from .attribution.cancel_within import stops_within_a_module
 from .attribution.scores.faithfulness import scored
 from .compare.pair import run_against
-from .devices import resolve_device
+from .sources.devices import resolve_device
 from .edits import check_edits as check_concept_edits
 from .inputs.files import input_preprocess, load_input
 from .sources.layers import LayerTree, build_layer_tree

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inspector.core.errors import InspectorError
+from inspector.core.common.errors import InspectorError
 
 
 class ProtocolError(InspectorError):

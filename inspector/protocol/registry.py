@@ -25,7 +25,7 @@ _RECORDS = (
     "inspector.core.records.concepts:BuildConceptsRequest",
     "inspector.core.runspec:RunSpec",
     "inspector.core.edits:Edit",
-    "inspector.core.keys:Key",
+    "inspector.core.common.keys:Key",
     "inspector.core.target.text:Target",
     # what the engine says
     "inspector.core.records.failure:Failure",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from inspector.core.errors import UntrustedCodeError
+from inspector.core.common.errors import UntrustedCodeError
 from inspector.core.records.concepts import BuildConceptsRequest, ConceptsRequest
 from inspector.core.records.graph import GraphRequest, GraphValuesRequest
 from inspector.core.records.requests import (AgainstRequest, AtlasRequest, AttributionRequest, ModelRequest,

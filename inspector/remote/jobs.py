@@ -33,7 +33,7 @@ import threading
 import time
 import traceback
 
-from inspector.core.errors import InspectorError, RunCancelled
+from inspector.core.common.errors import InspectorError, RunCancelled
 from inspector.core.records.failure import failure
 from inspector.protocol.messages import Message
 from inspector.protocol.seen import seen_outcome

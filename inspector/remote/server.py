@@ -36,7 +36,7 @@ ANSWERS = ("devices", "cancel", "arrays", *SERVED)
 
 class EngineServer:
     def __init__(self, config: ServerConfig) -> None:
-        from inspector.core.devices import available_devices
+        from inspector.core.sources.devices import available_devices
 
         self.config = config
         self.devices = [[d.name, d.description] for d in available_devices()]

@@ -70,7 +70,7 @@ def _named(device: str) -> str:
     """The device's name as a tensor on it reports it (`cuda` is `cuda:0`, `mps` is `mps:0`)."""
     import torch
 
-    from inspector.core.devices import resolve_device
+    from inspector.core.sources.devices import resolve_device
 
     return str(torch.empty(0, device=resolve_device(device)).device)
 
@@ -78,7 +78,7 @@ def _named(device: str) -> str:
 def _attribution(loaded, x, method: str, target: str, options: dict, device: str):
     """The map and its scores as the app's worker makes them: the model moved, the input as decoded."""
     from inspector.core.attribution import attribute
-    from inspector.core.devices import resolve_device
+    from inspector.core.sources.devices import resolve_device
     from inspector.core.attribution.scores.faithfulness import scored
 
     loaded.module.to(resolve_device(device))

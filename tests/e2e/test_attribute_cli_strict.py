@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from inspector.core import attribute, each_box, load_model
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 
 
 def _cli(*argv: str) -> subprocess.CompletedProcess:

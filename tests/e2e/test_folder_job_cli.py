@@ -9,7 +9,7 @@ from PIL import Image
 
 from inspector.cli import folder_job
 from inspector.cli.dispatch import build_parser
-from inspector.core.errors import InspectorError, RunCancelled
+from inspector.core.common.errors import InspectorError, RunCancelled
 
 OWN = {"atlas": ["--layers", "conv1"], "concepts": ["--layer", "relu3", "--k", "4"]}
 

@@ -24,7 +24,7 @@ def test_every_kind_of_file_says_the_same_when_it_does_not_fit(tmp_path):
         import sys
         import numpy as np
         from PIL import Image
-        from inspector.core.errors import WriteError
+        from inspector.core.common.errors import WriteError
         from inspector.core.storage.writes import save_image, save_npy, save_npz, write_bytes
         folder = sys.argv[1]
         rng = np.random.default_rng(0)

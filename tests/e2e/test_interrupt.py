@@ -101,7 +101,7 @@ def test_ctrl_c_while_an_import_makes_a_class_is_one_line(monkeypatch, capsys):
     """Python 3.11 wraps a KeyboardInterrupt raised in a class's __set_name__ (a dataclass field while torch
     imports: one fresh-clone CI run caught the SIGINT there) in a RuntimeError: still an interrupt."""
     from inspector.cli import dispatch
-    from inspector.core.interrupts import interrupted
+    from inspector.core.common.interrupts import interrupted
 
     class Field:
         def __set_name__(self, owner, name):
@@ -164,7 +164,7 @@ def test_ctrl_c_swallowed_by_a_weakref_callback_is_kept_not_printed(monkeypatch,
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler and sys.unraisablehook is hook
 
     def run_and_fail(_args):  # the swallowed Ctrl-C, then an error it may have caused: said as the interrupt
-        from inspector.core.errors import SpecError
+        from inspector.core.common.errors import SpecError
 
         _sigint_inside_a_weakref_callback()
         raise SpecError("half-loaded")

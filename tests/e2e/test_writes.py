@@ -22,7 +22,7 @@ from PIL import Image
 
 from inspector import cli
 from inspector.cli import common as cli_common
-from inspector.core.errors import WriteError
+from inspector.core.common.errors import WriteError
 from inspector.core.storage.writes import save_npz, write_bytes, write_json
 
 LIMIT = 64 * 1024  # bytes: every file the commands below write is larger
@@ -59,7 +59,7 @@ def test_the_writer_leaves_the_old_file_and_no_temporary_file_when_a_write_fails
     target.write_bytes(b"old content")
     code = textwrap.dedent(f"""
         import numpy as np
-        from inspector.core.errors import WriteError
+        from inspector.core.common.errors import WriteError
         from inspector.core.storage.writes import save_npz, write_bytes
         for write in (lambda: write_bytes({str(target)!r}, bytes(200_000)),
                       lambda: save_npz({str(target)!r}, {{"a": np.zeros(100_000)}})):

@@ -8,7 +8,7 @@ import time
 import numpy as np
 from PIL import Image
 
-from inspector.core.errors import RunCancelled
+from inspector.core.common.errors import RunCancelled
 from inspector.gui.views.tensor_panel import STATS_STOPPED
 
 

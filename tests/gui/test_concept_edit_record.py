@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from inspector.core.edits import parse_edit
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 from inspector.gui.state.concepts import ConceptsState
 from inspector.gui.worker_concepts import OpenedConcepts
 

@@ -128,7 +128,7 @@ def test_the_compare_tab_marks_the_boxes_an_edit_made_appear_and_vanish(ui, qtbo
     in the picture (green for an appeared box)."""
     from inspector.core.detection.picture import APPEARED
     from inspector.core.edits import Edit
-    from inspector.core.keys import Key
+    from inspector.core.common.keys import Key
 
     source, toy = _toy(tmp_path)
     window = open_window(source, image_file)

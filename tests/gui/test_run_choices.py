@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from inspector.core.edits import Edit
-from inspector.core.keys import Key
+from inspector.core.common.keys import Key
 from inspector.gui.state.run_choices import listed_device, panel_keys_of, sites_of, visible_of
 
 

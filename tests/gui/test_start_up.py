@@ -126,7 +126,7 @@ def test_the_engine_does_not_import_torchvision():
     """torchvision imports torch._dynamo, inductor, sympy and triton (~1 s of the start, and GIL holds of
     40-50 ms): the engine imports it only when a box's IoU is needed."""
     code = ("import sys, json\n"
-            "import inspector.core.workbench, inspector.core.devices\n"
+            "import inspector.core.workbench, inspector.core.sources.devices\n"
             "from inspector.core.detection.overlap import box_iou\n"
             "import torch\n"
             "before = 'torchvision' in sys.modules\n"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF
 
-from inspector.core.keys import parse_key
+from inspector.core.common.keys import parse_key
 from inspector.core.engine.result import Capture, Prediction, RunResult
 from inspector.gui.views.compare.view import CompareView
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-from inspector.core.keys import parse_key
+from inspector.core.common.keys import parse_key
 from inspector.core.engine.diagnostics import FlowRow
 from inspector.core.engine.result import Capture, Prediction, RunResult
 from inspector.core.engine.stats import TensorStats

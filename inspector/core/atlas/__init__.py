@@ -16,9 +16,9 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from ..arguments import checked
-from ..devices import resolve_device
-from ..errors import AtlasError
+from ..common.arguments import checked
+from ..sources.devices import resolve_device
+from ..common.errors import AtlasError
 from ..folder_jobs import (
     FolderJob,
     JobLock,

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..devices import resolve_device
+from ..sources.devices import resolve_device
 from ..folder_jobs import (
     FolderJob,
     LayerTop,

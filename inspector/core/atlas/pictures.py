@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from ..arguments import checked
-from ..errors import AtlasError, InspectorError, SpecError
+from ..common.arguments import checked
+from ..common.errors import AtlasError, InspectorError, SpecError
 from ..folder_jobs import argmax_region, thumbnail_relative
 from ..inputs.files import open_image
 from ..storage.outputs import inside

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..folder_jobs import LayerPartial, Layout, layer_tensor, layout_of
 from ..sources.layers import channel_layouts
 from ..records.tokens import TokenGrid

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import folder_jobs
-from ..arguments import checked
-from ..errors import AtlasError
+from ..common.arguments import checked
+from ..common.errors import AtlasError
 from ..folder_jobs import (
     KINDS,
     TOP_FIELDS,

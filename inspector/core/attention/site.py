@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..errors import SpecError
+from ..common.errors import SpecError
 from .supported import supported_text
 from .timm_classes import heads_joined_at, probs_function
 

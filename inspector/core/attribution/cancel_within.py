@@ -12,7 +12,7 @@ import contextlib
 import torch
 from torch import nn
 
-from ..errors import RunCancelled
+from ..common.errors import RunCancelled
 from .passes.checks import tensors_in
 
 

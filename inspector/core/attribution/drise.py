@@ -24,7 +24,7 @@ from ..detection.outputs import detections_of, is_detection_output
 from ..detection.overlap import box_iou
 from ..detection.targets import box_objective
 from ..detection.thresholds import score_threshold
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..target.objective import parse_target
 from ..records.methods import METHODS
 from ..sources.seeds import check_seed

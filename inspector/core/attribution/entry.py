@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from ..detection.outputs import is_detection_output
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Method, Option
 from ..records.signs import SIGNS
 from ..engine.runner import nonfinite_warning

@@ -16,7 +16,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from ..edits.guided import APPROXIMATED_TYPES, guided_edits, split_guided
-from ..errors import RunError
+from ..common.errors import RunError
 from ..target.objective import Target, parse_target
 from ..engine.runner import RunSpec, run
 from ..engine.result import RunResult

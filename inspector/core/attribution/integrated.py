@@ -24,7 +24,7 @@ from torch import nn
 
 from ..detection.follow import follow
 from ..detection.outputs import is_detection_output
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..target.objective import Target, objective, parse_target, primary_output
 from ..records.methods import QUADRATURES, gauss_too_many
 from ..sources.loaded import LoadedModel

@@ -19,7 +19,7 @@ from torch import nn
 
 from ..detection.follow import follow
 from ..detection.outputs import is_detection_output
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..target.objective import Target, objective, parse_target, primary_output
 from ..sources.loaded import LoadedModel
 from .passes.batching import LeafBytes, check_batch, each_pass, fit_batch, pick_batch

@@ -15,10 +15,10 @@ import torch
 from PIL import Image, ImageDraw, ImageFont
 from torch import nn
 
-from ..arguments import need_count, need_instance, need_list
+from ..common.arguments import need_count, need_instance, need_list
 from ..detection.outputs import detections_of, is_detection_output
 from ..detection.picture import EACH_BOX_MOST, boxes_to_explain, default_min_score, draw_detections, fitted, text_width
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..export import enlarged, overlay, picture_scale
 from ..records.detections import Detection
 from ..records.methods import class_agnostic

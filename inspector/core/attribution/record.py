@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from ..edits.guided import approximation_note
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..records.signs import default_sign, picture_of
 from ..sources.loaded import LoadedModel
 

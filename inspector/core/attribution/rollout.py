@@ -9,7 +9,7 @@ from torch import nn
 
 from ..attention.site import supports_attention
 from ..attention.supported import supported_text
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..target.objective import parse_target
 from ..engine.runner import RunSpec, run
 from ..sources.grids import token_grid

@@ -21,7 +21,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..records.methods import SMOOTH_KINDS
 from ..sources.seeds import check_seed
 from .passes.batching import each_pass

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from ..detection.follow import follow
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..target.objective import Target, objective, parse_target, primary_output
 from ..records.detections import box_target
 from ..records.methods import SCORES_BASELINE, SMOOTHED

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 import numbers
 
-from ..arguments import shown_value
-from ..errors import ArgumentTypeError, MismatchError
+from ..common.arguments import shown_value
+from ..common.errors import ArgumentTypeError, MismatchError
 
 
 def second_model(source: str, against: str | None, against_model: str | None,

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..detection.changes import BoxChange, box_changes
 from ..detection.picture import MOST, default_min_score
-from ..errors import MismatchError
+from ..common.errors import MismatchError
 from ..engine.diagnostics import forward_rank
 from ..engine.result import RunResult
 from .arguments import check_threshold

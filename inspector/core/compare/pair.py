@@ -12,10 +12,10 @@ from typing import Iterable, Sequence
 import numpy as np
 import torch
 
-from ..arguments import checked, need_flag, need_instance, need_text, need_texts
-from ..devices import resolve_device
+from ..common.arguments import checked, need_flag, need_instance, need_text, need_texts
+from ..sources.devices import resolve_device
 from ..edits import check_edits as check_concept_edits
-from ..errors import MismatchError, ModelLoadError, RunError, SpecError
+from ..common.errors import MismatchError, ModelLoadError, RunError, SpecError
 from ..target.objective import Target
 from ..engine.runner import run
 from ..runspec import RunSpec

@@ -19,9 +19,9 @@ from typing import Callable
 
 import torch
 
-from ..arguments import checked
-from ..devices import resolve_device
-from ..errors import RunCancelled
+from ..common.arguments import checked
+from ..sources.devices import resolve_device
+from ..common.errors import RunCancelled
 from ..folder_jobs import JobLock, open_job, write_json
 from ..storage.outputs import output_folder
 from ..sources.loaded import LoadedModel, tree_of

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import torch
 
-from ..arguments import checked
-from ..errors import ArgumentValueError, InspectorError
+from ..common.arguments import checked
+from ..common.errors import ArgumentValueError, InspectorError
 from ..folder_jobs import KINDS
 from ..storage.paths import check_name, regular_file
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..edits import OpSpec, register_op
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..storage.paths import check_name
 from .dictionary import DICTIONARY_FILE, ConceptError
 

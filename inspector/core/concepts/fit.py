@@ -11,7 +11,7 @@ import time
 import numpy as np
 import torch
 
-from ..errors import RunCancelled
+from ..common.errors import RunCancelled
 from ..folder_jobs import CHECKPOINT_EVERY_S
 from .job import ConceptJob
 from .nmf import NmfFit

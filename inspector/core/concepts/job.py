@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..folder_jobs import FolderJob, check_top, job_of, listing
 from ..sources.layers import LayerTree
 

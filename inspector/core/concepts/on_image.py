@@ -23,9 +23,9 @@ from typing import Callable
 
 import torch
 
-from ..arguments import shown_value as _shown
-from ..devices import resolve_device
-from ..errors import ArgumentTypeError, InputError, RunError, SpecError
+from ..common.arguments import shown_value as _shown
+from ..sources.devices import resolve_device
+from ..common.errors import ArgumentTypeError, InputError, RunError, SpecError
 from ..folder_jobs import Layout, layout_of
 from ..target.objective import objective, primary_output
 from ..sources.grids import token_grid

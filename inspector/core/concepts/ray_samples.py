@@ -13,7 +13,7 @@ import time
 import numpy as np
 import torch
 
-from ..devices import resolve_device
+from ..sources.devices import resolve_device
 from ..folder_jobs import (
     batch_tensors,
     ray_for_job,

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import torch
 
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..folder_jobs import (
     Layout,
     after_batch,

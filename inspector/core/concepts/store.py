@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import folder_jobs
-from ..arguments import checked
-from ..errors import ArgumentValueError
+from ..common.arguments import checked
+from ..common.errors import ArgumentValueError
 from ..folder_jobs import (
     KINDS,
     FolderKind,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..target.objective import parse_target
 from .outputs import detections_of
 from .overlap import box_iou

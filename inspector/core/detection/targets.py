@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import torch
 
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..target.objective import USAGE, Target
 from ..records.detections import iou
 from .outputs import order

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import SpecError
+from ..common.errors import SpecError
 
 if TYPE_CHECKING:  # torch-free at run time: the CLI checks a threshold before torch is imported
     from torch import nn

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..keys import Key
+from ..common.keys import Key
 from .ops import Edit
 
 #: Where the guided rule is exact.

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # torch is imported where an edit is applied, so the app can parse edits before it loads
     import torch
 
-from ..arguments import need_text
-from ..errors import SpecError
-from ..keys import Key, parse_key
+from ..common.arguments import need_text
+from ..common.errors import SpecError
+from ..common.keys import Key, parse_key
 from .table import OPS, OpSpec, register_op
 
 

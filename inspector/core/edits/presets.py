@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..errors import SpecError
-from ..keys import Key
+from ..common.errors import SpecError
+from ..common.keys import Key
 from .guided import GUIDED_TYPES, guided_edits, split_guided
 from .ops import Edit
 

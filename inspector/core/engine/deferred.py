@@ -18,8 +18,8 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from ..arguments import need_instance
-from ..errors import RunCancelled
+from ..common.arguments import need_instance
+from ..common.errors import RunCancelled
 from .result import RunResult
 from .stats import StatsBatch, TensorStats
 

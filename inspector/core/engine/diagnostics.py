@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from ..keys import GRAD_SITES, Key, parse_key
+from ..common.keys import GRAD_SITES, Key, parse_key
 from ..records.stats import TensorStats
 from .result import RunResult
 

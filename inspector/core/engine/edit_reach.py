@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..edits import Edit
-from ..errors import SpecError
-from ..keys import Key
+from ..common.errors import SpecError
+from ..common.keys import Key
 from ..sources.layers import LayerTree
 
 _OUTPUT_SITES = ("output", "grad_output")

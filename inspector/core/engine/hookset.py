@@ -23,8 +23,8 @@ from torch.autograd.graph import get_gradient_edge
 from ..attention.site import ablate_heads, attention_probs, supports_attention
 from ..attention.supported import not_yet_text, supported_text
 from ..edits import Edit
-from ..errors import RunCancelled, SpecError
-from ..keys import Key
+from ..common.errors import RunCancelled, SpecError
+from ..common.keys import Key
 from .result import Capture, RunResult
 from .stats import StatsBatch, dtype_name, tensor_stats
 

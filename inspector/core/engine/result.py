@@ -8,8 +8,8 @@ from typing import Literal
 
 import numpy as np
 
-from ..errors import UnknownKeyError
-from ..keys import Key
+from ..common.errors import UnknownKeyError
+from ..common.keys import Key
 from ..records.detections import Detection
 from ..records.stats import TensorStats
 from ..storage.writes import save_npz

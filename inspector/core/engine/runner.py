@@ -16,14 +16,14 @@ import torch
 from torch import nn
 from torch.autograd.graph import get_gradient_edge
 
-from ..arguments import need_function, need_instance
+from ..common.arguments import need_function, need_instance
 from ..attention.site import check_heads
 from ..detection.outputs import detection_arrays, detections_of, is_detection_output
 from ..detection.targets import box_objective
 from ..detection.thresholds import score_threshold
 from ..edits import Edit
-from ..errors import InputError, InspectorError, RunError, SpecError
-from ..keys import GRAD_SITES, MODULE_SITES, Key
+from ..common.errors import InputError, InspectorError, RunError, SpecError
+from ..common.keys import GRAD_SITES, MODULE_SITES, Key
 from ..target.objective import objective, primary_output
 from ..records.labels import label_name
 from ..runspec import RunSpec

@@ -4,7 +4,7 @@ wrong one before torch is imported and the model loads; `job_of` and `run_atlas`
 
 from __future__ import annotations
 
-from ..errors import AtlasError, SpecError
+from ..common.errors import AtlasError, SpecError
 
 #: The most images a channel (or a concept) keeps: each of them is held in memory per channel and cropped into
 #: a thumbnail of its own, and a channel's page shows them all

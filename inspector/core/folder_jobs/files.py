@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..storage import writes
-from ..errors import AtlasError
+from ..common.errors import AtlasError
 
 LOCK_FILE = "atlas.lock"
 

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..inputs.files import ImageSet, input_preprocess, list_images
 from ..sources.layers import LayerTree
 from ..sources.preprocess import Preprocess

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..records.tokens import TokenGrid, is_channels_last
 
 

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from ..errors import RunCancelled
+from ..common.errors import RunCancelled
 from .job import FolderJob
 
 CHECKPOINT_EVERY_S = 30.0

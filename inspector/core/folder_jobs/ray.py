@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..errors import AtlasError
+from ..common.errors import AtlasError
 from .batches import decode
 
 RESIZE = "\0resize"

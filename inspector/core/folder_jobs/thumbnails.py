@@ -21,8 +21,8 @@ import numpy as np
 import torch
 from PIL import Image
 
-from ..arguments import checked
-from ..errors import ArgumentValueError
+from ..common.arguments import checked
+from ..common.errors import ArgumentValueError
 from ..sources.layers import channel_layouts
 from ..storage.writes import make_folder, save_image, write_bytes, write_json
 from .batches import decode

@@ -18,7 +18,7 @@ def input_of(bench, source: str, frame=None):
     """The input tensor of a graph request: `source` decoded (or `frame`), or the model's default input for ""."""
     if source or frame is not None:
         return bench.input_tensor(source, frame)
-    from ..errors import SpecError
+    from ..common.errors import SpecError
 
     x = bench.loaded.example_input()
     if x is None:
@@ -58,7 +58,7 @@ def values(bench, request: GraphValuesRequest, cancel: threading.Event | None = 
     if request.family == "edits":
         return compare_edits(loaded, x, graph, edits, target=request.target, threshold=threshold, cancel=cancel)
     if request.family != "against":
-        from ..errors import SpecError
+        from ..common.errors import SpecError
 
         raise SpecError(f"The graph's values are those of one run (values), edits on vs off (edits) or against a "
                         f"second model (against), not {request.family!r}.")

@@ -10,8 +10,8 @@ import numpy as np
 import torch
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from ..arguments import checked
-from ..errors import InputError
+from ..common.arguments import checked
+from ..common.errors import InputError
 from ..storage.paths import regular_file
 from ..sources.preprocess import Preprocess
 from ..sources.checkpoints import load_weights_only, unsafe_globals

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from inspector.demo.paths import samples_dir
 
-from ..arguments import need_path
-from ..errors import InputError
+from ..common.arguments import need_path
+from ..common.errors import InputError
 from ..storage.paths import regular_file
 
 

@@ -18,7 +18,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from ..errors import InputError
+from ..common.errors import InputError
 from ..storage.paths import regular_file
 
 VIDEO_SUFFIXES = (".mp4", ".m4v", ".mkv", ".avi", ".mov", ".webm", ".mpg", ".mpeg", ".wmv", ".ogv", ".flv")

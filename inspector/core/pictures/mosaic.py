@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import SpecError
-from ..keys import parse_key
+from ..common.errors import SpecError
+from ..common.keys import parse_key
 from ..records.tokens import TokenGrid, attention_maps, is_channels_last, token_maps
 
 PAGE = 256  # channels (or filters) in one mosaic

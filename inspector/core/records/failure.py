@@ -6,7 +6,7 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass
 
-from ..errors import InspectorError, RunCancelled
+from ..common.errors import InspectorError, RunCancelled
 
 
 @dataclass(frozen=True)

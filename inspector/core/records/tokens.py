@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import SpecError
+from ..common.errors import SpecError
 
 
 @dataclass(frozen=True)

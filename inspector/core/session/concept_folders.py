@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..edits import CONCEPT_OPS
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..storage.outputs import inside
 
 

@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..arguments import checked, need_instance, need_list, need_path
+from ..common.arguments import checked, need_instance, need_list, need_path
 from ..edits import Edit, parse_edit
-from ..errors import ArgumentValueError, SpecError, UntrustedCodeError, first_line
+from ..common.errors import ArgumentValueError, SpecError, UntrustedCodeError, first_line
 from ..storage.outputs import inside
 from ..storage.paths import check_name, regular_file
 from ..records.requests import ModelRequest, RunRequest

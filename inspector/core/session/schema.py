@@ -6,8 +6,8 @@ file (`edits[0]`, `model.seed`) before any model loads or any value is used.
 
 from __future__ import annotations
 
-from ..errors import SpecError
-from ..keys import SITE_CHOICES
+from ..common.errors import SpecError
+from ..common.keys import SITE_CHOICES
 from ..records.methods import METRICS, method_names
 from ..records.signs import SIGNS
 

@@ -16,7 +16,7 @@ from numpy.lib import format as npy_format
 
 from ..attribution.record import Attribution
 from ..attribution.scores.faithfulness import Curve
-from ..errors import SpecError
+from ..common.errors import SpecError
 from ..records.detections import Detection
 from .schema import check_stored_data
 

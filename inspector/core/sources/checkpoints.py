@@ -12,8 +12,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ..arguments import need_flag
-from ..errors import ModelLoadError, UntrustedCodeError
+from ..common.arguments import need_flag
+from ..common.errors import ModelLoadError, UntrustedCodeError
 from ..storage.paths import regular_file
 
 _NESTED = ("state_dict", "model_state_dict", "model", "net", "module", "ema")

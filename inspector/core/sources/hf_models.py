@@ -19,7 +19,7 @@ import contextlib
 import json
 from pathlib import Path
 
-from ..errors import ModelLoadError, RunError, UntrustedCodeError
+from ..common.errors import ModelLoadError, RunError, UntrustedCodeError
 from ..storage.paths import check_name
 from .preprocess import Preprocess
 from ..records.tokens import TokenGrid

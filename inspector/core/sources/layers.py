@@ -12,8 +12,8 @@ if TYPE_CHECKING:  # the records are torch-free: the app receives them before it
     import torch
     from torch import nn
 
-from ..arguments import need_instance
-from ..errors import InspectorError, RunError, SpecError, UnknownKeyError
+from ..common.arguments import need_instance
+from ..common.errors import InspectorError, RunError, SpecError, UnknownKeyError
 
 
 @dataclass(frozen=True)

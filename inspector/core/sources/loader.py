@@ -16,8 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from ..arguments import need_flag, need_path
-from ..errors import ModelLoadError
+from ..common.arguments import need_flag, need_path
+from ..common.errors import ModelLoadError
 from . import demo, hf_models, programs, python_factory, timm_models, torchvision_models
 from .loaded import LoadedModel
 from .refs import DEFAULT_WEIGHTS, SourceRef, parse_source, weights_shown  # noqa: F401 - said here too

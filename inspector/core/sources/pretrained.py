@@ -13,7 +13,7 @@ from typing import Callable
 
 import torch
 
-from ..errors import ModelLoadError
+from ..common.errors import ModelLoadError
 
 
 def cache_path(weights) -> Path:

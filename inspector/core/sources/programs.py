@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ..errors import ModelLoadError, UntrustedCodeError
+from ..common.errors import ModelLoadError, UntrustedCodeError
 from ..storage.paths import regular_file
 from .checkpoints import read_checkpoint
 from .loaded import LoadedModel

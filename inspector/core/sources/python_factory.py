@@ -8,7 +8,7 @@ import sys
 
 from torch import nn
 
-from ..errors import ModelLoadError
+from ..common.errors import ModelLoadError
 from ..storage.paths import regular_file
 from .loaded import LoadedModel
 from .weights import seeded

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import secrets
 
-from ..errors import SpecError
+from ..common.errors import SpecError
 
 #: Seeds are whole numbers that fit 32 bits unsigned (numpy's legacy seeding takes no more).
 MAX_SEED = 2**32 - 1

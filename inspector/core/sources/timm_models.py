@@ -13,7 +13,7 @@ import contextlib
 import difflib
 from pathlib import Path
 
-from ..errors import ModelLoadError
+from ..common.errors import ModelLoadError
 from .preprocess import Preprocess
 from .checkpoints import weights_into
 from .hf_hub import hub_cache

@@ -8,7 +8,7 @@ from typing import Callable
 
 from ..detection.targets import NOTE as DETECTION_NOTE
 from ..detection.thresholds import set_score_threshold
-from ..errors import ModelLoadError
+from ..common.errors import ModelLoadError
 from .preprocess import Preprocess
 from . import pretrained
 from .checkpoints import weights_into

@@ -11,7 +11,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from ..errors import ModelLoadError, SpecError
+from ..common.errors import ModelLoadError, SpecError
 from .checkpoints import weights_into
 from .loaded import LoadedModel
 from .seeds import new_seed

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable
 
-from ..errors import SpecError
+from ..common.errors import SpecError
 from .paths import check_name, in_the_way, shown, too_long
 
 

@@ -14,7 +14,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..errors import InputError
+from ..common.errors import InputError
 
 #: What a name may hold when the system does not say (POSIX's NAME_MAX on every common file system).
 NAME_MAX = 255

@@ -22,7 +22,7 @@ from typing import IO, Iterator
 
 import numpy as np
 
-from ..errors import WriteError
+from ..common.errors import WriteError
 from .paths import in_the_way, shown, too_long
 
 #: errno -> what it means for the person whose file was not written.

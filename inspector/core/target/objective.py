@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ..errors import RunError, SpecError
+from ..common.errors import RunError, SpecError
 from .text import USAGE, Box, Target, TargetKind, parse_target  # noqa: F401 (read from here too)
 
 

@@ -8,7 +8,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import SpecError
+from ..common.errors import SpecError
 
 TargetKind = Literal["auto", "top1", "index", "sum", "output", "seg", "box"]
 Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in input pixels, end exclusive

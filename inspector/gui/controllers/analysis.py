@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject
 
-from inspector.core.errors import InspectorError
+from inspector.core.common.errors import InspectorError
 from inspector.core.export import export_npz, picture
 from inspector.core.records.manifest import run_manifest
 from inspector.core.engine.diagnostics import first_nonfinite
@@ -77,7 +77,7 @@ class AnalysisController(QObject):
         self._analyse(outcome)
 
     def _show_restored(self, stored, input_shape) -> None:
-        from inspector.core.errors import SpecError
+        from inspector.core.common.errors import SpecError
         from inspector.core.session.stored import check_fits
 
         try:

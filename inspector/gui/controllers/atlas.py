@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject
 
-from inspector.core.errors import SpecError
-from inspector.core.keys import layer_of, parse_key
+from inspector.core.common.errors import SpecError
+from inspector.core.common.keys import layer_of, parse_key
 
 from ..views.atlas_view import BuildDialog
 from .folder_job import wire_build

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inspector.core.keys import layer_of
+from inspector.core.common.keys import layer_of
 from inspector.gui.common import file_dialogs
 
 from ..concepts_sign import LayerSign, layer_sign

@@ -9,8 +9,8 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMenu
 
 from inspector.core.edits import Edit
-from inspector.core.errors import InspectorError
-from inspector.core.keys import Key, layer_of
+from inspector.core.common.errors import InspectorError
+from inspector.core.common.keys import Key, layer_of
 from inspector.gui.common import file_dialogs
 
 from ..state.sessions import apply_session, session_of

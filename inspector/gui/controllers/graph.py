@@ -14,7 +14,7 @@ from itertools import count
 
 from PySide6.QtCore import QObject, QPointF, QRectF, Qt
 
-from inspector.core.errors import first_line
+from inspector.core.common.errors import first_line
 from inspector.core.graph.search import holders, matches, shown_as
 from inspector.core.records.failure import Failure
 

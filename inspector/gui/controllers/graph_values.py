@@ -13,7 +13,7 @@ from itertools import count
 
 from PySide6.QtCore import QObject, QTimer
 
-from inspector.core.errors import first_line
+from inspector.core.common.errors import first_line
 from inspector.core.graph.draw.overlay import drawn_for
 from inspector.core.graph.values.colour_by import COLOUR_BY
 from inspector.core.graph.values.pace import Pace

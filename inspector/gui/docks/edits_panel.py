@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.edits import OPS, Edit
 from inspector.core.edits.presets import PRESETS
-from inspector.core.keys import layer_of
+from inspector.core.common.keys import layer_of
 
 EDIT_SITES = ("grad_output", "grad_input", "output", "input", "weight:grad", "bias:grad")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inspector.core.errors import WriteError
+from inspector.core.common.errors import WriteError
 from inspector.core.storage.writes import write_bytes
 
 from ..common import file_dialogs

@@ -16,7 +16,7 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.errors import InspectorError
+from inspector.core.common.errors import InspectorError
 from inspector.core.inputs.video import is_video
 from inspector.core.records.detections import fits_task, is_box_in_pixels
 from inspector.core.records.failure import Failure

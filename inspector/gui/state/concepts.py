@@ -15,8 +15,8 @@ from pathlib import Path
 from PySide6.QtCore import Signal
 
 from inspector.core.edits import CONCEPT_OPS, Edit, make_edit
-from inspector.core.errors import SpecError
-from inspector.core.keys import Key
+from inspector.core.common.errors import SpecError
+from inspector.core.common.keys import Key
 from inspector.core.records.failure import Failure
 
 from ..worker_concepts import BuildConceptsRequest, ConceptsRequest

@@ -17,8 +17,8 @@ from PySide6.QtCore import QObject, Signal
 from inspector.core.edits import Edit, parse_edit
 from inspector.core.edits.guided import approximation_note, split_guided
 from inspector.core.edits.presets import PRESETS
-from inspector.core.errors import SpecError
-from inspector.core.keys import Key
+from inspector.core.common.errors import SpecError
+from inspector.core.common.keys import Key
 
 
 class EditsState(QObject):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.errors import InspectorError
+from inspector.core.common.errors import InspectorError
 
 
 class FolderState(QObject):

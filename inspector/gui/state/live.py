@@ -17,7 +17,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from inspector.core.errors import WriteError
+from inspector.core.common.errors import WriteError
 from inspector.core.storage.writes import save_image
 
 from .live_feed import LiveFeed

@@ -85,7 +85,7 @@ class LiveFeed(HeardOnGuiThread, QObject):
 
     # -- the decoding thread ----------------------------------------------------------------
     def _run(self) -> None:
-        from inspector.core.errors import InspectorError
+        from inspector.core.common.errors import InspectorError
         from inspector.core.inputs.video import VideoReader
 
         try:

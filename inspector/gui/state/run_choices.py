@@ -4,7 +4,7 @@ rules the app's state applies: `AppState.sites`, `panel_keys`, `layer_names`, `v
 from __future__ import annotations
 
 from inspector.core.attention.supported import supported_text
-from inspector.core.keys import layer_of, parse_layer_call
+from inspector.core.common.keys import layer_of, parse_layer_call
 
 
 def sites_of(grad_site: str, edits) -> frozenset[str]:

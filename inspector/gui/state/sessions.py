@@ -39,7 +39,7 @@ def apply_session(state, session, trust: bool = False, path=None) -> None:
     `path`: the session file, whose folder a concept edit's relative dictionary folder is read from (one that
     climbs out of it is refused in the banner, and nothing changes)."""
     if path is not None:
-        from inspector.core.errors import SpecError
+        from inspector.core.common.errors import SpecError
         from inspector.core.session.concept_folders import concept_folders_resolved
 
         try:

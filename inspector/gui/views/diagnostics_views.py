@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.errors import SpecError, WriteError
-from inspector.core.keys import LayerCall, parse_key
+from inspector.core.common.errors import SpecError, WriteError
+from inspector.core.common.keys import LayerCall, parse_key
 from inspector.core.engine.diagnostics import (
     dead_units,
     gradient_flow,

@@ -4,8 +4,8 @@ other side says what it shows instead."""
 
 from __future__ import annotations
 
-from inspector.core.errors import SpecError
-from inspector.core.keys import parse_key
+from inspector.core.common.errors import SpecError
+from inspector.core.common.keys import parse_key
 
 
 def linked(one: str, other: str) -> bool:

@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QInputDialog
 
-from inspector.core.errors import WriteError
+from inspector.core.common.errors import WriteError
 from inspector.core.records.requests import ModelRequest
 from inspector.core.sources.refs import HF_PREFIX
 from inspector.core.storage.writes import write_bytes

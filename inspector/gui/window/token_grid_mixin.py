@@ -23,7 +23,7 @@ class TokenGridMixin:
         """View > Token grid…: override the grid the model gives (or give one it does not)."""
         from PySide6.QtWidgets import QInputDialog
 
-        from inspector.core.errors import SpecError
+        from inspector.core.common.errors import SpecError
         from inspector.core.records.tokens import parse_grid
 
         grid = self.token_grid

@@ -19,7 +19,7 @@ import traceback
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from inspector.core.errors import InspectorError, RunCancelled
+from inspector.core.common.errors import InspectorError, RunCancelled
 from inspector.core.records.failure import failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 from inspector.protocol.lanes import Lanes
@@ -193,7 +193,7 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
             # here, not while the GUI thread lays out the model loaded (the GIL taken in turns: 50-68 ms stalls)
             import typeguard  # noqa: F401
 
-            from inspector.core.devices import available_devices
+            from inspector.core.sources.devices import available_devices
             from inspector.core.workbench import Workbench
 
             self.bench = Workbench()

@@ -12,7 +12,7 @@ from PIL import Image
 from inspector.core import load_input, load_model
 from inspector.core.atlas import read_atlas, run_atlas, thumbnail_path
 from inspector.core.folder_jobs import argmax_region
-from inspector.core.errors import AtlasError, InputError, RunCancelled, SpecError
+from inspector.core.common.errors import AtlasError, InputError, RunCancelled, SpecError
 from inspector.core.inputs.files import list_images
 from inspector.core.sources.grids import token_grid
 

@@ -20,7 +20,7 @@ from inspector.core import load_model
 from inspector.core.atlas import run_atlas
 from inspector.core.atlas.store import JOB_FILE, PARTIAL
 from inspector.core.folder_jobs import LOCK_FILE
-from inspector.core.errors import AtlasError, DeviceError, RunCancelled
+from inspector.core.common.errors import AtlasError, DeviceError, RunCancelled
 
 
 def images(folder: Path, count: int = 6) -> Path:
@@ -167,7 +167,7 @@ def test_paths_read_back_from_an_atlas_never_leave_their_folders(tmp_path, demo)
     """Entries that are absolute, climb out with ../, or lead out through a link, and a layer named
     with ../, are not opened: no picture from outside the image folder or the atlas folder."""
     from inspector.core.atlas.pictures import open_atlas, top_pictures
-    from inspector.core.errors import SpecError
+    from inspector.core.common.errors import SpecError
 
     data, out = images(tmp_path / "data", 4), tmp_path / "atlas"
     run_atlas(demo, data, "conv1", 2, out)

@@ -16,7 +16,7 @@ from test_atlas import make_images
 
 from inspector.core import load_model
 from inspector.core.atlas import ray_pipeline, run_atlas, thumbnail_path
-from inspector.core.errors import AtlasError, RunCancelled
+from inspector.core.common.errors import AtlasError, RunCancelled
 from inspector.core.folder_jobs import host_copy, local_instance, on_host
 from inspector.core.folder_jobs import ray as folder_ray
 

@@ -22,7 +22,7 @@ from inspector.core.atlas import read_atlas, run_atlas, thumbnail_path
 from inspector.core.folder_jobs import digest
 from inspector.core.atlas.store import PARTIAL
 from inspector.core.folder_jobs import LOCK_FILE
-from inspector.core.errors import AtlasError, RunCancelled, SpecError
+from inspector.core.common.errors import AtlasError, RunCancelled, SpecError
 
 CHANNELS = 16  # the demo's conv1
 TOP = 2

@@ -26,7 +26,7 @@ from inspector.core import load_model
 from inspector.core.atlas import run_atlas
 from inspector.core.folder_jobs import digest
 from inspector.core.concepts import learn_concepts, load_dictionary
-from inspector.core.errors import InspectorError, RunCancelled
+from inspector.core.common.errors import InspectorError, RunCancelled
 
 SEED = 52
 #: How many damaged states the fuzz makes (docs/reference/sessions.md states them): the atlas's, and the

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from inspector.core import capture, load_model
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 from inspector.core.engine.runner import run
 from inspector.core.runspec import RunSpec
 

@@ -15,7 +15,7 @@ from torch import nn
 
 from inspector.core.attribution import attribute, parse_memory
 from inspector.core.attribution.scores.faithfulness import faithfulness
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 
 BIGGEST = "A memory size is below 2**63 bytes (8,388,608 TB), not {}."
 

@@ -14,14 +14,14 @@ import sys
 import pytest
 
 from inspector.core.attribution.integrated import path_nodes
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 from inspector.core.records.methods import GAUSS_MOST
 
 CHILD = """
 import json, resource, sys
 import torch
 from inspector.core import load_model, load_input
-from inspector.core.errors import RunCancelled
+from inspector.core.common.errors import RunCancelled
 from inspector.core.attribution.integrated import integrated_gradients
 from inspector.core.attribution.smoothgrad import smoothgrad
 from inspector.core.attribution.drise import drise

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from inspector.core.errors import RunCancelled
+from inspector.core.common.errors import RunCancelled
 from inspector.core.records.requests import AttributionRequest, ModelRequest
 from inspector.core.workbench import Workbench
 

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from inspector.core.attribution.integrated import integrated_gradients, path_nodes
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 from inspector.core.records.methods import QUADRATURES
 
 pytestmark = pytest.mark.numeric

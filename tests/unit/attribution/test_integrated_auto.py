@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from inspector.core.attribution import attribute
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 
 
 class Exp(nn.Module):

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from inspector.core import attribute, each_box, load_model
-from inspector.core.errors import RunError
+from inspector.core.common.errors import RunError
 from inspector.core.records.methods import METHODS
 
 CLASSIFIER_METHODS = [m.name for m in METHODS.values() if m.classifiers and m.name != "rollout"]  # rollout: no

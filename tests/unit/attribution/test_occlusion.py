@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from inspector.core.attribution.occlusion import occlusion, window_starts
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 
 pytestmark = pytest.mark.numeric
 

@@ -10,7 +10,7 @@ from torch import nn
 
 from inspector.core.attribution import attribute
 from inspector.core.attribution.smoothgrad import smoothgrad
-from inspector.core.errors import RunCancelled, SpecError
+from inspector.core.common.errors import RunCancelled, SpecError
 
 pytestmark = pytest.mark.numeric
 

@@ -14,7 +14,7 @@ from safetensors.torch import save_file
 from inspector.core import load_model
 from inspector.core.compare.diff import divergence
 from inspector.core.compare.pair import diff_models, load_pair
-from inspector.core.errors import MismatchError, ModelLoadError
+from inspector.core.common.errors import MismatchError, ModelLoadError
 
 pytestmark = pytest.mark.numeric  # CI runs these again under another oneDNN instruction set
 

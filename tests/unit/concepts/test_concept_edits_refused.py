@@ -13,7 +13,7 @@ import torch
 
 from inspector.core import SpecError, capture
 from inspector.core.edits import Edit, parse_edit
-from inspector.core.keys import Key
+from inspector.core.common.keys import Key
 from inspector.core.sources.loaded import LoadedModel
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -14,7 +14,7 @@ from concepts_planted import PLANTED, best_match_cosines, planted_images
 
 from inspector.core import load_input, load_model
 from inspector.core.concepts import ConceptError, learn_concepts, load_dictionary, page_path
-from inspector.core.errors import RunCancelled
+from inspector.core.common.errors import RunCancelled
 from inspector.core.inputs.files import list_images
 
 pytestmark = pytest.mark.numeric

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from inspector.core.concepts.job import Settings
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 
 
 @pytest.mark.parametrize("memory", [1e308, 2.0**43, math.inf, math.nan, 0, -1, True])

@@ -15,7 +15,7 @@ from concepts_planted import planted_images
 from inspector.core import load_model
 from inspector.core.folder_jobs import local_instance
 from inspector.core.concepts import learn_concepts, load_dictionary
-from inspector.core.errors import RunCancelled
+from inspector.core.common.errors import RunCancelled
 
 
 @pytest.mark.skipif(os.environ.get("INSPECTOR_RAY_TESTS") != "1", reason="starts Ray: INSPECTOR_RAY_TESTS=1 runs it")

@@ -17,7 +17,7 @@ from PIL import Image
 from inspector.core import load_model
 from inspector.core.folder_jobs import digest
 from inspector.core.concepts import ConceptError, learn_concepts
-from inspector.core.errors import RunCancelled
+from inspector.core.common.errors import RunCancelled
 
 OPTIONS = dict(k=2, epochs=2, top=2, batch=2, pictures=False)
 
@@ -154,7 +154,7 @@ def test_concepts_are_refused_in_an_atlas_folder_and_an_atlas_in_a_concepts_fold
     """Before, concepts --out ATLAS overwrote its thumbnails/regions.json (every argmax box lost), and the atlas
     the concepts' thumbnails. Each is refused in one line, nothing written, with --restart too."""
     from inspector.core.atlas import run_atlas
-    from inspector.core.errors import AtlasError
+    from inspector.core.common.errors import AtlasError
 
     atlas, concepts = tmp_path / "atlas", tmp_path / "concepts"
     run_atlas(demo, data, "relu3", 2, atlas, batch=2)
@@ -188,7 +188,7 @@ def test_concepts_are_refused_in_an_atlas_folder_and_an_atlas_in_a_concepts_fold
 def test_learn_concepts_arguments_are_bounded_and_of_their_kind(demo, data, tmp_path, more, says):
     """A resume's `restart` took any truthy value, --epochs 0 ran the default silently, --epochs 2**63 grew memory by
     878 MB in 120 s: each is one line now, and nothing is written."""
-    from inspector.core.errors import SpecError
+    from inspector.core.common.errors import SpecError
 
     with pytest.raises(SpecError) as error:
         learn_concepts(demo, data, "relu3", tmp_path / "out", **{**OPTIONS, **more})
@@ -199,7 +199,7 @@ def test_learn_concepts_arguments_are_bounded_and_of_their_kind(demo, data, tmp_
 def test_the_atlas_top_is_bounded(demo, data, tmp_path):
     from inspector.core.atlas import run_atlas
 
-    from inspector.core.errors import SpecError
+    from inspector.core.common.errors import SpecError
 
     with pytest.raises(SpecError, match=r"^--top 101 is more than 100, the most images kept per channel"):
         run_atlas(demo, data, "relu3", 101, tmp_path / "out")

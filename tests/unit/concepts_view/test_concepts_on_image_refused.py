@@ -8,7 +8,7 @@ import torch
 from concept_view_models import image, nmf_dictionary, skipped
 
 from inspector.core.concepts import ConceptError, concept_relevance_map, read_concepts
-from inspector.core.errors import InputError, SpecError
+from inspector.core.common.errors import InputError, SpecError
 
 
 def hooks_of(model):

@@ -89,7 +89,7 @@ def test_drise_errors_are_one_line():
     classifier = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 32 * 32, 4)).eval()
     with pytest.raises(SpecError, match="D-RISE explains a detector's boxes; this model detects nothing"):
         attribute(classifier, x, "drise", "box:0", options={"masks": 2})
-    from inspector.core.errors import RunCancelled
+    from inspector.core.common.errors import RunCancelled
 
     with pytest.raises(RunCancelled):
         drise(model, x, "box:0", masks=4, batch=1, cancel=lambda: True)

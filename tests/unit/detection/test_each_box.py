@@ -9,7 +9,7 @@ import torch
 from toy_detector import BOXES, ToyDetector
 
 from inspector.core.detection.picture import boxes_to_explain
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 from inspector.core.attribution.per_box import CAPTION, GAP, each_box, tiled
 from inspector.core.records.detections import Detection
 

@@ -173,7 +173,7 @@ def test_bad_arguments_to_capture_layer_tree_and_run_raise_inspector_errors(toy)
 
 
 def test_a_key_a_result_lacks_is_an_inspector_error_and_a_key_error(toy):
-    from inspector.core.errors import UnknownKeyError
+    from inspector.core.common.errors import UnknownKeyError
 
     result = core.capture(toy, core.load_input("sample:toy_ones"), "fc1", "output", target="output")
     with pytest.raises(UnknownKeyError) as info:
@@ -258,7 +258,7 @@ def test_every_argument_of_the_wrong_kind_is_an_inspector_error_and_a_type_error
 
     from typeguard import TypeCheckError, check_type
 
-    from inspector.core.errors import ArgumentTypeError
+    from inspector.core.common.errors import ArgumentTypeError
 
     tried = 0
     for name, (function, good) in checked_calls.items():

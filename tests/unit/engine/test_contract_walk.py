@@ -21,7 +21,7 @@ import torch
 
 from inspector.bench.contract import WRONG_VALUES, run_contract
 from inspector.core import InspectorError
-from inspector.core.errors import ArgumentTypeError
+from inspector.core.common.errors import ArgumentTypeError
 
 #: Calls the walk makes (docs/reference/python-api.md states it): 28 wrong values for each of 195 arguments.
 CALLS = 5460
@@ -81,7 +81,7 @@ def test_each_box_takes_images_n_c_h_w_and_says_so(shape):
     """A detector's boxes are explained on images (N, C, H, W): another shape is one line naming it, before the
     detector runs (it was the detector's own AssertionError, wrapped)."""
     from inspector.core import each_box, load_model
-    from inspector.core.errors import ArgumentValueError
+    from inspector.core.common.errors import ArgumentValueError
 
     with pytest.raises(ArgumentValueError) as error:
         each_box(load_model("demo-detector"), torch.zeros(shape), "saliency")

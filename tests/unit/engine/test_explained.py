@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from inspector.core.errors import RunError
+from inspector.core.common.errors import RunError
 from inspector.core.records.failure import failure, sentence
 from inspector.core.engine.runner import RunSpec, run
 from inspector.core.engine.zero_head import zero_head

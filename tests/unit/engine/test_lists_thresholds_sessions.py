@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from inspector.core.errors import ArgumentTypeError, MismatchError, SpecError
+from inspector.core.common.errors import ArgumentTypeError, MismatchError, SpecError
 
 ZERO_D = [np.array(3), torch.tensor(3)]
 

@@ -21,8 +21,8 @@ from inspector.core.edits import (
     parse_edit,
 )
 from inspector.core.edits.table import OpTable
-from inspector.core.errors import SpecError
-from inspector.core.keys import Key
+from inspector.core.common.errors import SpecError
+from inspector.core.common.keys import Key
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -80,7 +80,7 @@ def test_a_concept_edit_is_read_before_anything_imported_the_concepts_package():
 
 
 def test_a_name_is_registered_once_and_a_named_plugin_must_register_its_ops():
-    table = OpTable({"inspector.core.keys": ("missing",)})
+    table = OpTable({"inspector.core.common.keys": ("missing",)})
     spec = OpSpec(lambda t: t, (), 0, "same(): the tensor")
     table.register("same", spec)
     with pytest.raises(ValueError, match="registered already"):

@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from inspector.core.edits import Edit, parse_edit
-from inspector.core.errors import InspectorError, SpecError
-from inspector.core.keys import Key, parse_key
+from inspector.core.common.errors import InspectorError, SpecError
+from inspector.core.common.keys import Key, parse_key
 from inspector.core.target.objective import Target, parse_target
 from inspector.core.session.file import Session, load_session, session_from_dict
 

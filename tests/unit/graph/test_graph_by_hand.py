@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from inspector.core.errors import InspectorError, RunError
+from inspector.core.common.errors import InspectorError, RunError
 from inspector.core.graph import Edge, Graph, Group, Node, record_graph
 
 
@@ -250,7 +250,7 @@ def test_bad_arguments_are_one_line_inspector_errors(call, error):
 def test_a_cancelled_recording_stops_at_the_next_module_call_and_leaves_no_hook():
     import threading
 
-    from inspector.core.errors import RunCancelled
+    from inspector.core.common.errors import RunCancelled
 
     cancel = threading.Event()
     model = Branchy().eval()

@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch import nn
 
-from inspector.core.errors import MismatchError, RunCancelled
+from inspector.core.common.errors import MismatchError, RunCancelled
 from inspector.core.graph import record_graph
 from inspector.core.graph.values.entry import compare_edits, graph_values
 

@@ -11,7 +11,7 @@ import torchvision
 
 from inspector.core.graph import record_graph
 from inspector.core.graph.values.entry import compare_edits, graph_values
-from inspector.core.keys import Key
+from inspector.core.common.keys import Key
 from inspector.core.engine.runner import run
 from inspector.core.runspec import RunSpec
 

@@ -44,7 +44,7 @@ def test_window_imports_no_argument_checker():
         "os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
         "import inspector.gui.window.main_window, inspector.gui.app, inspector.gui.state, inspector.gui.worker.local\n"
         "print(','.join(sorted({m.split('.')[0] for m in sys.modules} & {'typeguard', 'unittest', 'asyncio'})))\n"
-        "from inspector.core.arguments import checked\n"
+        "from inspector.core.common.arguments import checked\n"
         "@checked\n"
         "def f(n: int) -> int: return n\n"
         "try: f('x')\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.core.errors import InputError
+from inspector.core.common.errors import InputError
 from inspector.core.inputs.folders import FolderInput
 
 

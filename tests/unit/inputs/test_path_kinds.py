@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from inspector.core.errors import AtlasError, InputError, ModelLoadError, SpecError, WriteError
+from inspector.core.common.errors import AtlasError, InputError, ModelLoadError, SpecError, WriteError
 
 LONG = "n" * 300 + ".png"  # one name of 304 bytes
 LONG_SHOWN = "n" * 40 + "..." + "n" * 26 + ".png"  # the first 40 and last 30 characters

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inspector.core.errors import InputError
+from inspector.core.common.errors import InputError
 from inspector.core.inputs.video import VideoReader, is_video, write_video
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from inspector.core.errors import SpecError, WriteError
+from inspector.core.common.errors import SpecError, WriteError
 from inspector.core.storage.outputs import output_path
 from inspector.core.session.file import Session, save_session
 from inspector.core.storage.writes import atomic_file, save_image, save_npy, save_npz, write_bytes, write_json, write_text

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.core.errors import UntrustedCodeError
+from inspector.core.common.errors import UntrustedCodeError
 from inspector.core.records.requests import AgainstRequest, AttributionRequest, ModelRequest, RunRequest
 from inspector.remote.admission import admit
 from inspector.remote.data_root import DataRoot

@@ -86,7 +86,7 @@ def test_hello_says_the_protocol_the_devices_and_the_limits(served):
 
 
 def test_devices_are_the_servers(served):
-    from inspector.core.devices import available_devices
+    from inspector.core.sources.devices import available_devices
 
     with served.client() as engine:
         events = list(engine.request("devices"))

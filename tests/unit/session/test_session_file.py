@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from inspector.core import UntrustedCodeError, parse_edit
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 from inspector.core.session.file import Session, load_session, save_session
 from inspector.core.workbench import Workbench
 

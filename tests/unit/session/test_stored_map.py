@@ -78,7 +78,7 @@ def test_a_damaged_stored_map_is_said_on_loading(tmp_path):
 
 def test_the_sign_is_kept_and_a_wrong_one_is_refused():
     from inspector.core.attribution.record import Attribution
-    from inspector.core.errors import SpecError
+    from inspector.core.common.errors import SpecError
     from inspector.core.session.stored import attribution_of, stored_of
 
     found = Attribution("ig", np.arange(8, dtype=np.float32).reshape(2, 2, 2) - 4, "class 1", 1, sign="negative")

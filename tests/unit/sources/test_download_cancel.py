@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from inspector.core.errors import RunCancelled
+from inspector.core.common.errors import RunCancelled
 from inspector.core.sources import pretrained
 
 

@@ -12,7 +12,7 @@ from PIL import Image
 transformers = pytest.importorskip("transformers")
 
 from inspector.core import capture, load_input, load_model  # noqa: E402
-from inspector.core.errors import InspectorError, ModelLoadError, UntrustedCodeError  # noqa: E402
+from inspector.core.common.errors import InspectorError, ModelLoadError, UntrustedCodeError  # noqa: E402
 from inspector.core.records.tokens import TokenGrid
 from inspector.core.sources.grids import token_grid  # noqa: E402
 from inspector.core.sources.trust import carries_code  # noqa: E402

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from inspector.core import InspectorError, load_model
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 from inspector.core.export import export_npz, load_npz
 from inspector.core.model_info import describe
 from inspector.core.records.requests import ModelRequest

@@ -12,7 +12,7 @@ from safetensors.torch import save_file
 
 from inspector.cli import main
 from inspector.core import capture, load_input, load_model
-from inspector.core.errors import ModelLoadError, SpecError
+from inspector.core.common.errors import ModelLoadError, SpecError
 
 VIT = "timm:vit_tiny_patch16_224"
 HUB_ID = "timm/vit_tiny_patch16_224.augreg_in21k_ft_in1k"  # the default tag's repository

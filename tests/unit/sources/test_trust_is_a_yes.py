@@ -13,7 +13,7 @@ import torch
 import transformers
 
 from inspector.core import load_model, load_pair
-from inspector.core.errors import ArgumentTypeError, UntrustedCodeError
+from inspector.core.common.errors import ArgumentTypeError, UntrustedCodeError
 from inspector.core.sources.checkpoints import read_checkpoint, weights_into
 
 NOT_A_YES = ["false", "true", "", "no", 1, 0, 1.0, None, [], [True], object()]

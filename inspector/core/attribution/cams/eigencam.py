@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ...errors import SpecError
+from ...common.errors import SpecError
 from ...sources.layers import channel_layouts
 from ...records.tokens import is_channels_last, token_maps
 from ...engine.runner import RunSpec, run

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from ...detection.levels import level_of_box, pooled_levels
-from ...errors import RunError, SpecError
+from ...common.errors import RunError, SpecError
 from ...sources.layers import channel_layouts
 from ...target.objective import parse_target
 from ...records.tokens import TokenGrid, is_channels_last, token_maps

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ...errors import SpecError
+from ...common.errors import SpecError
 from ...sources.layers import LayerTree, build_layer_tree
 from ...records.tokens import TokenGrid, is_channels_last
 from ...engine.runner import RunSpec, run

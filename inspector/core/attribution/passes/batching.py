@@ -22,8 +22,8 @@ import psutil
 import torch
 from torch import nn
 
-from ...arguments import shown_value
-from ...errors import RunCancelled, SpecError
+from ...common.arguments import shown_value
+from ...common.errors import RunCancelled, SpecError
 from ...sources.loaded import most_batch
 
 SHARE = 0.5  # of the free memory, at most

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
-from ...errors import InspectorError, RunError, first_line
+from ...common.errors import InspectorError, RunError, first_line
 
 
 @contextlib.contextmanager

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ...errors import InputError, SpecError
+from ...common.errors import InputError, SpecError
 from ...sources.preprocess import Preprocess
 from ...records.methods import BASELINES
 from ...sources.seeds import check_seed

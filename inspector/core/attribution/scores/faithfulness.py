@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ...errors import SpecError
+from ...common.errors import SpecError
 from ...target.objective import Target, objective, primary_output
 from ...records.labels import label_name
 from ...records.methods import METRICS, class_agnostic

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable
 
-from ...arguments import need_instance
+from ...common.arguments import need_instance
 from ..record.nodes import Graph, Node
 from .levels import IN, OUT, TOP, LevelOrder, Levels, order_level
 from .place import HGAP, Placement, place

@@ -8,8 +8,8 @@ from typing import Iterable
 import torch
 from torch import nn
 
-from ...arguments import need_instance, need_texts
-from ...errors import InputError, InspectorError, RunError, SpecError, first_line
+from ...common.arguments import need_instance, need_texts
+from ...common.errors import InputError, InspectorError, RunError, SpecError, first_line
 from ...sources.loaded import LoadedModel
 from .nodes import Graph
 from .recorder import Recorder

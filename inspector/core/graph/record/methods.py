@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from torch import nn
 
-from ...keys import LayerCall
+from ...common.keys import LayerCall
 from .nodes import Node
 
 #: Code objects of the frames that call a module (its hooks and its forward run under them).

@@ -2,7 +2,7 @@
 calls that hold them (groups). Torch-free and Qt-free, so the app, the layout and the CLI read a graph made in
 the worker without importing the engine; `to_json` / `from_json` carry it whole.
 
-Names. A module call is named as the engine names a layer call (`inspector.core.keys.LayerCall`): `layer1.0.conv1`,
+Names. A module call is named as the engine names a layer call (`inspector.core.common.keys.LayerCall`): `layer1.0.conv1`,
 `blocks.0.norm1#1` for the second call of a module called twice; the model itself, when it is one node (a
 TorchScript program, a model without submodules), is `(model)`. A functional operation is named after the group
 it runs in and its op, with `()` so that it never collides with a module's path: `layer1.0.add()`,

@@ -45,8 +45,8 @@ from torch.overrides import TorchFunctionMode
 
 from ...engine.hookset import _tensor_positions
 from ...engine.stats import dtype_name
-from ...errors import RunCancelled
-from ...keys import Key, LayerCall
+from ...common.errors import RunCancelled
+from ...common.keys import Key, LayerCall
 from .methods import caller_of_module, method_context, wrap_method_runs
 from .nodes import MODEL_NODE, Edge, Group, Node
 from .ops import DATA_SHAPED, FOLDED, NOT_FLOW, SHAPE_ONLY, VALUE_READS, op_name

@@ -23,11 +23,11 @@ from typing import Iterable, Sequence
 import torch
 from torch import nn
 
-from ...arguments import need_instance, need_list
+from ...common.arguments import need_instance, need_list
 from ...compare.arguments import check_threshold
 from ...compare.diff import DEFAULT_THRESHOLD
 from ...edits import Edit, parse_edit
-from ...errors import InputError, SpecError
+from ...common.errors import InputError, SpecError
 from ...target.objective import Target, parse_target
 from ...sources.loaded import LoadedModel
 from ..record.nodes import Graph

@@ -25,7 +25,7 @@ from ...edits import Edit
 from ...engine.hookset import HookSet
 from ...engine.result import RunResult
 from ...engine.runner import _check_edits, _report_edits
-from ...errors import InspectorError, MismatchError, RunError, first_line
+from ...common.errors import InspectorError, MismatchError, RunError, first_line
 from ...target.objective import Target, objective, primary_output
 from ..record.entry import recorded
 from ..record.nodes import Graph

@@ -15,7 +15,7 @@ import threading
 import torch
 
 from ...engine.stats import flat_elements
-from ...errors import MismatchError, RunCancelled
+from ...common.errors import MismatchError, RunCancelled
 
 Key = tuple[str, "int | None"]
 

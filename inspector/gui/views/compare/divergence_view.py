@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from inspector.core.keys import parse_key
+from inspector.core.common.keys import parse_key
 
 from ..diagnostics_views import MAX_LABELS, layer_ticks, short_name
 from ..number_format import fmt

@@ -11,7 +11,7 @@ from torch import nn
 from inspector.core.attribution.integrated import integrated_gradients
 from inspector.core.attribution.occlusion import occlusion
 from inspector.core.attribution.passes import batching
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 
 
 def small() -> nn.Module:

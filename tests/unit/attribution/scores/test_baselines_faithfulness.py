@@ -10,7 +10,7 @@ from torch import nn
 
 from inspector.core.attribution.scores.baselines import BASELINES, make_baseline, zero_means
 from inspector.core.attribution.scores.faithfulness import auc, faithfulness, pixel_order
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 from inspector.core.sources.preprocess import Preprocess
 
 pytestmark = pytest.mark.numeric

@@ -11,7 +11,7 @@ from torch import nn
 from inspector.core import load_input, load_model
 from inspector.core.attribution import attribute
 from inspector.core.attribution.scores.faithfulness import scored
-from inspector.core.errors import SpecError
+from inspector.core.common.errors import SpecError
 
 
 def test_eigencam_is_scored_against_the_predicted_class():

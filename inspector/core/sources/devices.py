@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .errors import DeviceError
+from ..common.errors import DeviceError
 
 
 @dataclass(frozen=True)
