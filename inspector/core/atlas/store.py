@@ -20,25 +20,9 @@ import numpy as np
 from .. import folder_jobs
 from ..common.arguments import checked
 from ..common.errors import AtlasError
-from ..folder_jobs import (
-    KINDS,
-    TOP_FIELDS,
-    FolderJob,
-    FolderKind,
-    LayerTop,
-    check_digest,
-    check_fields,
-    expect,
-    not_a_file,
-    npz_headers,
-    only,
-    read_json,
-    read_member,
-    read_record,
-    save_state,
-    skipped_images,
-    whole,
-)
+from ..folder_jobs import (KINDS, TOP_FIELDS, FolderJob, FolderKind, LayerTop, check_digest, check_fields, expect,
+                           not_a_file, npz_headers, only, read_json, read_member, read_record, save_state,
+                           skipped_images, whole)
 from ..storage.paths import check_name
 
 JOB_FILE, ATLAS_FILE = KINDS["atlas"]  # "atlas.job.json", "atlas.json"

@@ -23,20 +23,10 @@ import numpy as np
 from .. import folder_jobs
 from ..common.arguments import checked
 from ..common.errors import ArgumentValueError
-from ..folder_jobs import (
-    KINDS,
-    FolderKind,
-    check_fields,
-    expect,
-    not_a_file,
-    npz_headers,
-    only,
-    read_json,
-    save_state,
-)
+from ..folder_jobs import KINDS, FolderKind, check_fields, expect, not_a_file, npz_headers, only, read_json, save_state
 from ..folder_jobs import read_record as read_state_record
-from ..storage.paths import check_name, regular_file
 from ..storage import writes
+from ..storage.paths import check_name, regular_file
 from .dictionary import ConceptError
 
 JOB_FILE, RECORD_FILE, _ = KINDS["concepts"]  # "concepts.job.json", "concepts.json", the dictionary
