@@ -1,22 +1,21 @@
 """The Concepts view's work, on the worker's thread (`ConceptJobs`, moved there, beside the Worker that owns the
-model): opening a dictionary folder, reading an image's concepts (`inspector.core.concepts.on_image`), the input map
-of one concept's relevance, and learning a dictionary (`learn_concepts`, with progress; cancelled between batches,
-resumed by building again). It runs between the worker's own jobs, never beside them: the loaded model is used by
-one thread at a time. Plain records go back: OpenedConcepts, ConceptsRead, ConceptMap, a Failure; the requests and
-the answers are `inspector.core.records.concepts`' (a remote engine's too), named here as well."""
+model): opening a dictionary folder, reading an image's concepts and the input map of one concept's relevance (the
+reads a server makes too: `inspector.core.concepts.reading`), and learning a dictionary (`learn_concepts`, with
+progress; cancelled between batches, resumed by building again). It runs between the worker's own jobs, never
+beside them: the loaded model is used by one thread at a time. Plain records go back: OpenedConcepts, ConceptsRead,
+ConceptMap, a Failure; the requests and the answers are `inspector.core.records.concepts`' (a remote engine's too),
+named here as well."""
 
 from __future__ import annotations
 
 import itertools
 import threading
-import time
 
-import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
 from inspector.core.records.concepts import (BuildConceptsRequest, ConceptMap, ConceptsRead, ConceptsRequest,
                                              OpenedConcepts)
-from inspector.core.records.failure import Failure, failure
+from inspector.core.records.failure import failure
 from inspector.core.records.requests import ModelRequest
 from inspector.protocol.lanes import Lanes
 
@@ -29,18 +28,7 @@ STAGES = {"pass": ("Concepts: the layer over the images", "images"), "fit": ("Co
           "measure": ("Concepts: measuring the fit", "images")}
 
 __all__ = ["BuildConceptsRequest", "ConceptJobs", "ConceptMap", "ConceptsRead", "ConceptsRequest", "OpenedConcepts",
-           "build_progress", "upsampled"]
-
-
-def upsampled(maps, size: tuple[int, int]) -> np.ndarray:
-    """(K, h, w) maps at (H, W): bilinear with half-pixel centres (as attribution maps are brought to the input)."""
-    import torch
-    import torch.nn.functional as F
-
-    m = torch.as_tensor(maps, dtype=torch.float32)[None]
-    if tuple(m.shape[-2:]) == tuple(size):
-        return m[0].numpy().copy()
-    return F.interpolate(m, size=tuple(size), mode="bilinear", align_corners=False)[0].numpy()
+           "build_progress"]
 
 
 class ConceptJobs(HeardOnGuiThread, QObject):
@@ -70,7 +58,7 @@ class ConceptJobs(HeardOnGuiThread, QObject):
         self._lanes = Lanes(LANES, also_drops={})  # the requests waiting, one per kind, by id
         self._ids = itertools.count(1)
         self._cancel = threading.Event()
-        self._dictionaries: dict = {}  # folder -> (file's mtime, Dictionary)
+        self._reader = None  # the ConceptReader (core.concepts.reading), made on the worker's thread
         self.moveToThread(thread)
         self._wake.connect(self._on_wake)
 
@@ -107,86 +95,42 @@ class ConceptJobs(HeardOnGuiThread, QObject):
         bench = self.worker.bench
         return bench.loaded if bench.holds(model) else None
 
-    def _dictionary(self, folder: str):
-        from pathlib import Path
+    @property
+    def reader(self):
+        """The reads the server makes too (`core.concepts.reading`): dictionaries kept while their file stays."""
+        if self._reader is None:
+            from inspector.core.concepts.reading import ConceptReader
 
-        from inspector.core.concepts import load_dictionary
-        from inspector.core.concepts.dictionary import DICTIONARY_FILE
-
-        path = Path(folder) / DICTIONARY_FILE
-        stamp = path.stat().st_mtime_ns if path.is_file() else None
-        kept = self._dictionaries.get(folder)
-        if kept is None or kept[0] != stamp:
-            kept = self._dictionaries[folder] = (stamp, load_dictionary(folder))
-        return kept[1]
+            self._reader = ConceptReader()
+        return self._reader
 
     def _open(self, request: ConceptsRequest) -> None:
-        from inspector.core.concepts import ConceptError, read_record
-        from inspector.core.concepts.store import RECORD_FILE
-
         self.worker._sigPhase.emit("Opening the concepts")
         try:
-            dictionary = self._dictionary(request.folder)
-            loaded = self._loaded(request.model)
-            if loaded is not None:
-                dictionary.check(model=loaded)  # the source and the weights it was learned on
-            from pathlib import Path
-
-            record = read_record(request.folder) if (Path(request.folder) / RECORD_FILE).is_file() else {}
-            if record and record.get("k") != dictionary.k:
-                raise ConceptError(f"{request.folder} is damaged: its record has {record.get('k')} concepts, its "
-                                   f"dictionary {dictionary.k}.")
-            opened = OpenedConcepts(request.folder, dictionary.layer, dictionary.method, dictionary.k,
-                                    dictionary.model, record)
+            opened = self.reader.open(request, self.worker.bench)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message
             self._sigAnswer.emit("open", request.run_id, failure(exc, "concepts", request.run_id))
             return
         self._sigAnswer.emit("open", request.run_id, opened)
 
     def _read(self, request: ConceptsRequest) -> None:
-        from inspector.core.concepts.on_image import read_concepts
-
-        start = time.perf_counter()
         try:
-            loaded = self._loaded(request.model)
-            if loaded is None:  # another model is loaded meanwhile: the view asks again with its next result
-                self._sigAnswer.emit("read", request.run_id, Failure("Another model was loaded meanwhile.", "concepts",
-                                                                     "", request.run_id, True))
-                return
             self.worker._sigPhase.emit("Concepts of the image")
-            dictionary = self._dictionary(request.folder)
-            dictionary.check(model=loaded)  # the source and the weights it was learned on
-            x = self.worker.bench.input_tensor(request.input, request.frame)
-            reading = read_concepts(loaded, x, dictionary, target=request.target, device=request.device)
-            grid = reading.maps.detach().float().cpu().numpy()
-            read = ConceptsRead(request.run_id, request.folder, reading.layer,
-                                reading.coefficients.detach().float().cpu().numpy(),
-                                upsampled(grid, tuple(x.shape[-2:])), grid,
-                                None if reading.relevance is None else reading.relevance.detach().float().cpu().numpy(),
-                                reading.target, time.perf_counter() - start)
+            read = self.reader.read(request, self.worker.bench)  # another model loaded meanwhile: a cancelled
+            # Failure (the view asks again with its next result)
         except Exception as exc:  # noqa: BLE001
             self._sigAnswer.emit("read", request.run_id, failure(exc, "concepts", request.run_id))
             return
         self._sigAnswer.emit("read", request.run_id, read)
-        if request.concept is not None and read.target is not None:
+        if isinstance(read, ConceptsRead) and request.concept is not None and read.target is not None:
             self._map(request, read.target)
 
     def _map(self, request: ConceptsRequest, target: int | None = None) -> None:
-        from inspector.core.concepts.on_image import concept_relevance_map
-
         target = request.target if target is None else target
-        try:
-            loaded = self._loaded(request.model)
-            if loaded is None or target is None:
-                return
-            self.worker._sigPhase.emit(f"Concept {request.concept}'s relevance map")
-            x = self.worker.bench.input_tensor(request.input, request.frame)
-            found = concept_relevance_map(loaded, x, self._dictionary(request.folder), request.concept, target,
-                                          device=request.device)
-            shown = ConceptMap(request.run_id, request.concept, target, found.detach().float().cpu().numpy())
-        except Exception as exc:  # noqa: BLE001
-            shown = ConceptMap(request.run_id, request.concept, target, None, failure(exc, "concepts").message)
-        self._sigAnswer.emit("map", request.run_id, shown)
+        if self._loaded(request.model) is None or target is None:
+            return  # (a model loaded meanwhile: its own reading asks again)
+        self.worker._sigPhase.emit(f"Concept {request.concept}'s relevance map")
+        self._sigAnswer.emit("map", request.run_id, self.reader.map(request, self.worker.bench, target))
 
     def _build(self, request: BuildConceptsRequest) -> None:
         from inspector.core.concepts import learn_concepts
