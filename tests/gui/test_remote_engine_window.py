@@ -5,7 +5,9 @@ The demo model on sample:star: the model tree arrives, a run's panels show, the 
 predictions are the local window's exactly, a Grad-CAM map too; the Graph tab draws the local window's graph, opens
 a group and paints its gradient overlay as it does; the tensor panels are the local window's pixel for pixel and an
 integrated-gradients map is the local one; Concepts built, cancelled, resumed, read and mapped on the engine are the
-local window's; the model catalogue is the local one; a dictionary folder outside
+local window's, and so is a concept's page (pixel for pixel), its top image used as the input runs there and a
+dictionary remembered for the model opens there again (one gone: the server's one line); the model catalogue is the
+local one; a dictionary folder outside
 the server's data root is refused in one line; the status
 bar names the engine; the server killed mid-session is a one-line banner and the window keeps its last
 result. Every wait is bounded; the server is stopped whatever happens."""
@@ -655,14 +657,125 @@ def test_concepts_built_read_and_mapped_on_the_engine_are_the_local_ones(qtbot, 
             window.deleteLater()
 
 
-def _pixels(widget) -> np.ndarray:
-    """What `widget` shows on screen, as an (H, W, 4) uint8 array."""
-    from PySide6.QtGui import QImage
+def _rgba(image) -> np.ndarray:
+    """A QImage (or QPixmap) as an (H, W, 4) uint8 array."""
+    from PySide6.QtGui import QImage, QPixmap
 
-    image = widget.grab().toImage().convertToFormat(QImage.Format_RGBA8888)
+    image = (image.toImage() if isinstance(image, QPixmap) else image).convertToFormat(QImage.Format_RGBA8888)
     rows = np.frombuffer(image.constBits(), np.uint8, image.sizeInBytes()).reshape(image.height(),
                                                                                      image.bytesPerLine())
     return rows[:, :image.width() * 4].reshape(image.height(), image.width(), 4).copy()
+
+
+def test_a_concepts_page_its_top_image_and_a_remembered_dictionary_on_the_engine(qtbot, ui, open_window, tmp_path):
+    """The last of the Concepts dock that read the folder on this machine, on the engine now: a concept's Page… shows
+    the local window's page pixel for pixel (its pixels sent by the engine: `concepts` `page`), and a page the folder
+    lacks says so; Use the top image as input sends its path and runs on it there, and a top image gone from the
+    server is the server's one line; a dictionary remembered for the model (named relative to the server's data
+    root: no such folder here) opens again when the model loads, and one that is gone is the server's one line."""
+    from PIL import Image
+    from PySide6.QtCore import QSettings
+
+    from inspector.core import load_model
+    from inspector.core.concepts import learn_concepts
+    from inspector.demo.shapes import render
+    from inspector.gui.window.main_window import MainWindow
+
+    if not ui.has_demo():
+        pytest.skip("the demo model's files are not installed")
+    local = open_window(settings_=_settings(tmp_path / "local" / "inspector.ini"))
+    with engine_server(tmp_path / "server") as (_process, url, token_file):
+        root = tmp_path / "server" / "data"
+        images, out = root / "images", root / "shapes-concepts"
+        images.mkdir()
+        rng = np.random.default_rng(0)
+        for i in range(8):
+            render(i, rng).save(images / f"{i:02d}.png")
+        learn_concepts(load_model("demo"), images, "relu3", out, k=4, epochs=2, top=2)
+        ini = tmp_path / "remote" / "inspector.ini"
+
+        def remote_window(remembered: str | None = None):
+            settings = _settings(ini)
+            if remembered is not None:
+                settings.setValue("concepts/demo", remembered)
+                settings.sync()
+            window = MainWindow(settings=settings, ask_trust=lambda _name, _what: True, engine=url,
+                                token_file=str(token_file))
+            window.show()
+            return window
+
+        window = remote_window()
+        try:
+            ui.expect_result(qtbot, window)
+            for w in (window, local):
+                _concepts_shown(qtbot, w, str(out))
+            concept = window.concepts.state.selected
+            assert concept == local.concepts.state.selected
+            # Page…: the engine's pixels, drawn as the local window draws the file
+            pictures = []
+            window.concepts.state.sigPage.connect(pictures.append)
+            for w in (local, window):
+                w.concepts.view.page_button.click()
+            qtbot.waitUntil(lambda: bool(pictures), timeout=WAIT_MS)
+            here, there = local.concepts.page, window.concepts.page
+            with Image.open(out / "pages" / f"concept_{concept:03d}.png") as image:
+                np.testing.assert_array_equal(pictures[0].rgb, np.asarray(image.convert("RGB")))
+            assert there.isVisible() and not there.picture.pixmap().isNull()
+            assert there.windowTitle() == here.windowTitle() and there.caption.text() == here.caption.text()
+            np.testing.assert_array_equal(_rgba(there.picture.pixmap()), _rgba(here.picture.pixmap()))
+            other = next(c for c in range(4) if c != concept)
+            (out / "pages" / f"concept_{other:03d}.png").unlink()
+            window.concepts.show_page(other)
+            qtbot.waitUntil(lambda: len(pictures) == 2, timeout=WAIT_MS)
+            assert there.concept == other and there.picture.pixmap().isNull()
+            assert there.picture.text().startswith("No page at ") and "\n" not in there.picture.text()
+            window.concepts.show_page(concept)
+            qtbot.waitUntil(lambda: len(pictures) == 3, timeout=WAIT_MS)
+            # Use the top image as input: its path, run on there
+            top = window.concepts.state.opened.record["concepts"][concept]["top"][0]["image"]
+            there.use.click()
+            assert window.state.input == str(images / top)
+            ui.expect_result(qtbot, window)
+            assert window.state.shown_choice[0] == str(images / top)
+            window.state.set_input("sample:star")
+            ui.expect_result(qtbot, window)
+            (images / top).unlink()  # gone from the server: its one line
+            there.use.click()
+            said = ui.expect_failure(qtbot, window)
+            assert "\n" not in said and top in said, said
+            qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=WAIT_MS)
+            assert "\n" not in window.banner.text() and top in window.banner.text(), window.banner.text()
+            assert QSettings(str(ini), QSettings.IniFormat).value("concepts/demo") == str(out)
+        finally:
+            window.close()
+            window.deleteLater()
+        # remembered as the server names it (relative to its data root): opened there when the model loads
+        assert not Path("shapes-concepts").exists()
+        again = remote_window("shapes-concepts")
+        try:
+            ui.expect_result(qtbot, again)
+            qtbot.waitUntil(lambda: again.concepts.state.opened is not None
+                            or "Concepts not opened" in again.banner.text(), timeout=WAIT_MS)
+            opened = again.concepts.state.opened
+            assert opened is not None, again.banner.text()
+            assert (opened.folder, opened.layer, opened.k) == ("shapes-concepts", "relu3", 4)
+        finally:
+            again.close()
+            again.deleteLater()
+        gone = remote_window("no-such-concepts")  # remembered, but gone from the server: its one line
+        try:
+            qtbot.waitUntil(lambda: "Concepts not opened" in gone.banner.text(), timeout=WAIT_MS)
+            said = gone.banner.text()
+            assert "\n" not in said and "no-such-concepts" in said, said
+            assert gone.concepts.state.opened is None
+        finally:
+            gone.close()
+            gone.deleteLater()
+
+
+def _pixels(widget) -> np.ndarray:
+    """What `widget` shows on screen, as an (H, W, 4) uint8 array."""
+    return _rgba(widget.grab())
 
 
 def _panels_drawn(qtbot, window, layer: str) -> None:

@@ -33,6 +33,7 @@ class ConceptsController:
         app.sigEditsSet.connect(lambda edits: view.say_edited(any(e.enabled for e in edits)))  # a reading stays
         state.sigSelected.connect(view.show_picked)
         state.sigMap.connect(view.show_map)
+        state.sigPage.connect(self._on_page)
         state.sigSaid.connect(view.say)
         window.cancel_action.triggered.connect(state.cancel)  # Esc stops a build too
         app.sigModelLoaded.connect(lambda info, _ticks: setattr(view, "labels", list(info.labels or ()) or None))
@@ -71,23 +72,31 @@ class ConceptsController:
         return self.state.build(data_dir, layer, k, method, sparsity, out_dir)
 
     def show_page(self, concept: int) -> None:
-        from inspector.core.concepts.store import page_path
-
+        """Concept `concept`'s page: its record's top images at once, its picture as it comes (read here, or sent
+        by a remote engine)."""
         opened = self.state.opened
         if opened is None:
             return
         if self.page is None:
             self.page = ConceptPage(self.window)
             self.page.sigUse.connect(self._use_image)
-        self.page.show_concept(opened.folder, opened.record, concept, page_path(opened.folder, concept))
+        self.page.show_concept(opened.folder, opened.record, concept)
         self.page.show()
         self.page.raise_()
+        self.state.page(concept)
+
+    def _on_page(self, picture) -> None:
+        page = self.page
+        if page is not None and (picture.folder, picture.concept) == (page.folder, page.concept):
+            page.show_picture(picture.rgb, picture.why)
 
     def _use_image(self, image: str) -> None:
+        """Run on the page's top image. Here, a file gone is said at once; on a remote engine the path is sent and
+        the server says in one line when it is gone (or was never in its data root)."""
         opened = self.state.opened
         root = opened.record.get("data", {}).get("root", "") if opened is not None else ""
         path = Path(root) / image if root and image else None
-        if path is None or not path.is_file():
+        if path is None or (not self.state.remote and not path.is_file()):
             self.state.app.notify("error", f"{image} is not in {root or 'an unknown folder'} any more: it cannot "
                                            f"become the input.")
             return

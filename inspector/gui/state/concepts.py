@@ -5,6 +5,9 @@ against the loaded model; the folder is remembered per model (settings `concepts
 model loads. While the view is on screen, each result on a new input (or model, or target) has its concepts read
 in the worker (`worker_concepts.ConceptJobs`), latest wins; picking a concept asks for its relevance map. The state
 holds plain records, never a tensor or a module.
+
+On a remote engine (`app.engine_url`) the folder is the server's: a remembered one is asked for there (the server
+says in one line when it is gone), and a concept's page comes from there as pixels.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from PySide6.QtCore import Signal
 from inspector.core.edits import CONCEPT_OPS, Edit, make_edit
 from inspector.core.common.errors import SpecError
 from inspector.core.common.keys import Key
-from inspector.core.records.failure import Failure
+from inspector.core.records.failure import Failure, failure
 
 from ..worker_concepts import BuildConceptsRequest, ConceptsRequest
 from .folder_job import FolderJobState
@@ -34,6 +37,7 @@ class ConceptsState(FolderJobState):
     sigMap(object): the ConceptMap of the concept picked.
     sigSelected(int): the concept picked (its map is drawn from the last reading).
     sigSaid(str, bool): one line for the view (True: an error); "" takes it down.
+    sigPage(object): the ConceptPagePicture of the page asked for (`page`): its pixels, or why there are none.
     """
 
     sigOpened = Signal(object)
@@ -41,6 +45,7 @@ class ConceptsState(FolderJobState):
     sigMap = Signal(object)
     sigSelected = Signal(int)
     sigSaid = Signal(str, bool)
+    sigPage = Signal(object)  # (asked for by `page`: read here at once, or sent by a remote engine)
 
     def __init__(self, app, settings) -> None:
         jobs = app.worker_thread.concept_jobs()
@@ -52,6 +57,7 @@ class ConceptsState(FolderJobState):
         self.shown = False  # the view is on screen: readings are asked for
         self._ids = count(1)
         self._read_id = self._open_id = 0
+        self._page_asked = None  # (run id, folder, concept) of the page asked of a remote engine
         self._asked = None  # the key of the last reading asked for
         self.jobs.sigAnswer.connect(self._on_answer)
         app.sigModelLoaded.connect(lambda info, _ticks: self._on_model(info))
@@ -69,6 +75,11 @@ class ConceptsState(FolderJobState):
         self.jobs.request(ConceptsRequest("open", str(folder), self.app.model.request, run_id=self._open_id))
         return True
 
+    @property
+    def remote(self) -> bool:
+        """The engine is a server's: the folders named are its own, not this machine's."""
+        return self.app.engine_url is not None
+
     def remembered(self, source: str) -> str:
         return str(self.settings.value(SETTINGS_KEY.format(source=source), "") or "")
 
@@ -80,7 +91,7 @@ class ConceptsState(FolderJobState):
         self._asked = None
         folder = self.remembered(info.source)
         self.sigOpened.emit(None)
-        if folder and Path(folder).is_dir():
+        if folder and (self.remote or Path(folder).is_dir()):  # (a server says in one line when it is gone)
             self.open(folder)
         else:
             self.sigSaid.emit("", False)
@@ -88,8 +99,8 @@ class ConceptsState(FolderJobState):
     def _on_answer(self, kind: str, _run_id: int, found) -> None:
         if kind == "build" and isinstance(found, Failure):
             kind = "build failed"
-        answered = {"open": self._on_opened, "read": self._on_read, "map": self._on_map, "build": self._on_built,
-                    "build failed": self._on_build_failed}.get(kind)
+        answered = {"open": self._on_opened, "read": self._on_read, "map": self._on_map, "page": self._on_page,
+                    "build": self._on_built, "build failed": self._on_build_failed}.get(kind)
         if answered is not None:
             answered(found)
 
@@ -202,6 +213,46 @@ class ConceptsState(FolderJobState):
     def _on_map(self, found) -> None:
         if self.reading is not None and found.run_id == self.reading.run_id and found.concept == self.selected:
             self.sigMap.emit(found)
+
+    # -- a concept's page ---------------------------------------------------------------------------------
+    def page(self, concept: int) -> bool:
+        """Concept `concept`'s page of the dictionary opened, as sigPage: read here from the folder at once, or asked
+        of a remote engine (the folder is there)."""
+        from inspector.core.records.concepts import ConceptPagePicture
+
+        opened, info = self.opened, self.app.model
+        if opened is None or info is None:
+            return False
+        if self.remote:
+            run_id = next(self._ids)
+            self._page_asked = (run_id, opened.folder, int(concept))
+            self.jobs.request(ConceptsRequest("page", opened.folder, info.request, concept=int(concept),
+                                              run_id=run_id))
+            return True
+        from inspector.core.concepts.reading import page_picture
+
+        try:
+            picture = page_picture(opened.folder, int(concept))
+        except Exception as exc:  # noqa: BLE001 - said in the page's place
+            picture = ConceptPagePicture(opened.folder, int(concept), None,
+                                         f"No page: {failure(exc, 'concepts').message}")
+        self.sigPage.emit(picture)
+        return True
+
+    def _on_page(self, found) -> None:
+        from inspector.core.records.concepts import ConceptPagePicture
+
+        asked = self._page_asked
+        if asked is None:
+            return
+        if isinstance(found, Failure):
+            if found.run_id == asked[0]:
+                self._page_asked = None
+                self.sigPage.emit(ConceptPagePicture(asked[1], asked[2], None, f"No page: {found.message}"))
+            return
+        if (found.folder, found.concept) == asked[1:]:
+            self._page_asked = None
+            self.sigPage.emit(found)
 
     # -- editing -----------------------------------------------------------------------------------------
     def concept_edit(self, op: str, k: float = 2.0) -> Edit | None:

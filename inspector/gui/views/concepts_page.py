@@ -1,6 +1,6 @@
 """What the Concepts view draws besides bars: a map over the input (the picture as the model saw it, the map on top
 as attribution maps are drawn), and a concept's page (its top images over the folder, the region where it is
-strongest outlined, as `network-inspector concepts` wrote them)."""
+strongest outlined, as `network-inspector concepts` wrote them: a file here, or pixels a remote engine sent)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRect, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPixmap
+from PySide6.QtGui import QColor, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPushButton, QScrollArea, QVBoxLayout
 
 from inspector.core.pictures.clipping import clip_levels
@@ -100,27 +100,26 @@ class ConceptPage(QDialog):
         layout.addWidget(self.use)
         layout.addWidget(buttons)
         self.concept: int | None = None
+        self.folder = ""  # the dictionary's folder shown
+        self.tops = 0  # how many top images the page shows
         self.resize(760, 300)
 
-    def show_concept(self, folder: str, record: dict, concept: int, page: Path) -> None:
-        self.concept = concept
+    def show_concept(self, folder: str, record: dict, concept: int, page: Path | np.ndarray | None = None,
+                     why: str = "") -> None:
+        """Concept `concept` of the dictionary in `folder` (its record: the top images and their scores). `page`:
+        its picture, a file or its RGB pixels (H, W, 3) uint8; None: `why` there is none, or, without a why, the
+        picture comes later (`show_picture`)."""
+        self.concept, self.folder = concept, folder
         layer = record.get("layer", "")
         self.setWindowTitle(f"Concept {concept} of {layer}: its top images")
         entry = next((c for c in record.get("concepts", []) if c.get("id") == concept), None)
         tops = entry.get("top", []) if entry else []
-        if page.is_file():
-            pixmap = QPixmap(str(page))
-            if pixmap.width() and pixmap.width() * 2 <= PAGE_WIDE:  # small tiles (a 64-pixel model's) at 2x
-                pixmap = pixmap.scaledToHeight(2 * pixmap.height(), Qt.SmoothTransformation)
-            self.picture.setPixmap(numbered(pixmap, len(tops)))
-            # the page whole where the screen has room (the caption and buttons take about 170 pixels)
-            screen = self.screen().availableGeometry() if self.screen() else None
-            tall = min(PAGE_TALL, screen.height() - 80) if screen else PAGE_TALL
-            self.resize(max(self.width(), min(pixmap.width() + 40, PAGE_WIDE)),
-                        max(self.height(), min(pixmap.height() + 170, tall)))
+        self.tops = len(tops)
+        if isinstance(page, Path):
+            self._show_pixmap(QPixmap(str(page)) if page.is_file() else None,
+                              f"No page at {page} (the dictionary was learned without pictures).")
         else:
-            self.picture.setPixmap(QPixmap())
-            self.picture.setText(f"No page at {page} (the dictionary was learned without pictures).")
+            self.show_picture(page, why or f"Reading concept {concept}'s page …")
         lines = [f"#{rank + 1} {t['image']} (score {fmt(t['score'], '.4g')})" for rank, t in enumerate(tops)]
         stats = ""
         if entry:
@@ -131,6 +130,31 @@ class ConceptPage(QDialog):
                              + ("; ".join(lines) if lines else "none recorded") + f". ({folder})")
         self.use.setProperty("image", tops[0]["image"] if tops else "")
         self.use.setEnabled(bool(tops))
+
+    def show_picture(self, rgb: np.ndarray | None, why: str = "") -> None:
+        """The page's pixels, (H, W, 3) uint8 (None: `why` in their place)."""
+        self._show_pixmap(None if rgb is None else pixmap_of(rgb), why)
+
+    def _show_pixmap(self, pixmap: QPixmap | None, why: str) -> None:
+        if pixmap is None or pixmap.isNull():
+            self.picture.setPixmap(QPixmap())
+            self.picture.setText(why)
+            return
+        if pixmap.width() and pixmap.width() * 2 <= PAGE_WIDE:  # small tiles (a 64-pixel model's) at 2x
+            pixmap = pixmap.scaledToHeight(2 * pixmap.height(), Qt.SmoothTransformation)
+        self.picture.setPixmap(numbered(pixmap, self.tops))
+        # the page whole where the screen has room (the caption and buttons take about 170 pixels)
+        screen = self.screen().availableGeometry() if self.screen() else None
+        tall = min(PAGE_TALL, screen.height() - 80) if screen else PAGE_TALL
+        self.resize(max(self.width(), min(pixmap.width() + 40, PAGE_WIDE)),
+                    max(self.height(), min(pixmap.height() + 170, tall)))
+
+
+def pixmap_of(rgb: np.ndarray) -> QPixmap:
+    """(H, W, 3) uint8 pixels as a pixmap (copied: the array may go)."""
+    rgb = np.ascontiguousarray(rgb, dtype=np.uint8)
+    height, width = rgb.shape[:2]
+    return QPixmap.fromImage(QImage(rgb.data, width, height, 3 * width, QImage.Format_RGB888).copy())
 
 
 def numbered(pixmap: QPixmap, count: int) -> QPixmap:
