@@ -672,7 +672,8 @@ def test_a_concepts_page_its_top_image_and_a_remembered_dictionary_on_the_engine
     the local window's page pixel for pixel (its pixels sent by the engine: `concepts` `page`), and a page the folder
     lacks says so; Use the top image as input sends its path and runs on it there, and a top image gone from the
     server is the server's one line; a dictionary remembered for the model (named relative to the server's data
-    root: no such folder here) opens again when the model loads, and one that is gone is the server's one line."""
+    root: no such folder here) opens again when the model loads, is read there and its concept's Ablate runs there,
+    and one that is gone is the server's one line."""
     from PIL import Image
     from PySide6.QtCore import QSettings
 
@@ -759,6 +760,14 @@ def test_a_concepts_page_its_top_image_and_a_remembered_dictionary_on_the_engine
             opened = again.concepts.state.opened
             assert opened is not None, again.banner.text()
             assert (opened.folder, opened.layer, opened.k) == ("shapes-concepts", "relu3", 4)
+            again.concepts.raise_dock()  # read there, and its concept's edit run there (the folder is the server's)
+            qtbot.waitUntil(lambda: again.concepts.view.reading is not None, timeout=WAIT_MS)
+            before = again.outcome
+            assert again.concepts.state.add_edit("ablate")
+            qtbot.waitUntil(lambda: again.outcome is not before and bool(again.outcome.result.edits),
+                            timeout=WAIT_MS)
+            assert "dict='shapes-concepts'" in str(again.state.edits[0])
+            assert "Error" not in again.banner.text(), again.banner.text()
         finally:
             again.close()
             again.deleteLater()
