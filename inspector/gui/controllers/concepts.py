@@ -9,10 +9,10 @@ from pathlib import Path
 from inspector.core.common.keys import layer_of
 from inspector.gui.common import file_dialogs
 
-from ..concepts_sign import LayerSign, layer_sign
+from ..common.concepts_sign import LayerSign, layer_sign
 from ..state.concepts import ConceptsState
-from ..views.concepts_build import BuildConceptsDialog
-from ..views.concepts_page import ConceptPage
+from ..views.concepts.build import BuildConceptsDialog
+from ..views.concepts.page import ConceptPage
 from .folder_job import wire_build
 
 

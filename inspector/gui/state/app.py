@@ -130,7 +130,7 @@ class AppState(QObject):
         if engine is None:
             self.worker_thread = WorkerThread(start=False)
         else:
-            from ..remote_worker import RemoteWorkerThread
+            from ..worker.remote import RemoteWorkerThread
 
             self.worker_thread = RemoteWorkerThread(engine, token_file, start=False)
         self.worker = self.worker_thread.worker

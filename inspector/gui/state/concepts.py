@@ -22,7 +22,7 @@ from inspector.core.common.errors import SpecError
 from inspector.core.common.keys import Key
 from inspector.core.records.failure import Failure, failure
 
-from ..worker_concepts import BuildConceptsRequest, ConceptsRequest
+from ..worker.concepts import BuildConceptsRequest, ConceptsRequest
 from .folder_job import FolderJobState
 
 SETTINGS_KEY = "concepts/{source}"

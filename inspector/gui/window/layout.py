@@ -36,7 +36,7 @@ from ..state import GRADIENT_SITES
 from ..views.atlas_view import AtlasView
 from ..views.attribution.view import AttributionView
 from ..views.compare.view import CompareView
-from ..views.concepts_view import ConceptsView
+from ..views.concepts.view import ConceptsView
 from ..views.diagnostics_views import GradientFlowView, StatsTable
 from ..views.graph.tab import GraphTab
 from ..views.layer_filter import LayerFilterBox

@@ -405,7 +405,7 @@ class WorkerThread:
 
     def concept_jobs(self):
         """The concept jobs, on this thread beside the worker (the model is used by one thread at a time)."""
-        from ..worker_concepts import ConceptJobs
+        from .concepts import ConceptJobs
 
         return ConceptJobs(self.worker, self.thread)
 

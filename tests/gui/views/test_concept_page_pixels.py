@@ -22,7 +22,7 @@ def _page(path):
 
 def test_a_page_from_its_pixels_is_the_page_from_its_file(qtbot, tmp_path):
     from inspector.core.concepts.reading import page_picture
-    from inspector.gui.views.concepts_page import ConceptPage
+    from inspector.gui.views.concepts.page import ConceptPage
 
     pages = tmp_path / "pages"
     pages.mkdir()
@@ -43,7 +43,7 @@ def test_a_page_from_its_pixels_is_the_page_from_its_file(qtbot, tmp_path):
 
 def test_a_page_that_is_not_there_says_why(qtbot, tmp_path):
     from inspector.core.concepts.reading import page_picture
-    from inspector.gui.views.concepts_page import ConceptPage
+    from inspector.gui.views.concepts.page import ConceptPage
 
     gone = page_picture(str(tmp_path), 1)
     assert gone.rgb is None and gone.why.startswith("No page at ")

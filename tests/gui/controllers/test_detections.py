@@ -11,7 +11,7 @@ import torch
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
 
-TOY = Path(__file__).parents[1] / "unit" / "detection" / "toy_detector.py"  # boxes and scores checkable by hand
+TOY = Path(__file__).parents[2] / "unit" / "detection" / "toy_detector.py"  # boxes and scores checkable by hand
 
 
 def _toy(tmp_path):

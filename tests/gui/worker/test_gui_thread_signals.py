@@ -15,7 +15,7 @@ from PySide6.QtCore import Signal
 from inspector.gui.common.gui_thread_signals import face_class
 from inspector.gui.state.live_feed import LiveFeed
 from inspector.gui.worker.local import Worker, WorkerThread
-from inspector.gui.worker_concepts import ConceptJobs
+from inspector.gui.worker.concepts import ConceptJobs
 from inspector.gui.worker.graph import LayoutThread
 
 OFF_THE_GUI_THREAD = (Worker, ConceptJobs, LayoutThread, LiveFeed)

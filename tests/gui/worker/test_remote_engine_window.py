@@ -176,7 +176,7 @@ def _same_shown(local, remote) -> None:
 
 def test_the_window_on_a_remote_engine_is_the_local_one(qtbot, ui, open_window, tmp_path):
     from inspector.gui.window.main_window import MainWindow
-    from inspector.gui.remote_worker import RemoteWorker
+    from inspector.gui.worker.remote import RemoteWorker
 
     if not ui.has_demo():
         pytest.skip("the demo model's files are not installed")
@@ -344,7 +344,7 @@ def test_a_server_of_another_protocol_version_is_refused_in_one_line(qtbot, tmp_
 def test_connect_to_engine_reopens_the_window_there_and_back(qtbot, ui, open_window, tmp_path):
     """File > Connect to engine…: the window reopens on the engine with what it showed, and back on this process."""
     from inspector.gui.window.main_window import MainWindow
-    from inspector.gui.remote_worker import RemoteWorker
+    from inspector.gui.worker.remote import RemoteWorker
     from inspector.gui.views.connect_dialog import ConnectDialog
     from inspector.gui.worker.local import Worker
 
@@ -388,7 +388,7 @@ def test_esc_after_the_panels_then_f5_brings_every_statistic(qtbot, tmp_path):
     already come; every statistic equals a run asked whole (visible None); nothing failed."""
     from inspector.core.records.requests import ModelRequest, RunRequest
     from inspector.core.runspec import RunSpec
-    from inspector.gui.remote_worker import RemoteWorkerThread
+    from inspector.gui.worker.remote import RemoteWorkerThread
 
     with engine_server(tmp_path / "server") as (_process, url, token_file):
         thread = RemoteWorkerThread(url, str(token_file))
@@ -435,7 +435,7 @@ def test_statistics_stopped_on_the_engine_are_asked_for_again_whole(qtbot):
     from inspector.core.records.requests import ModelRequest, RunRequest
     from inspector.core.engine.result import RunResult
     from inspector.core.workbench import RunOutcome
-    from inspector.gui.remote_worker import RemoteWorker, _Flight
+    from inspector.gui.worker.remote import RemoteWorker, _Flight
     from inspector.protocol.messages import Message
 
     class Client:  # what the engine's thread sends

@@ -306,7 +306,7 @@ def test_a_concept_pages_tiles_are_numbered_as_its_caption_lists_them(qtbot, tmp
     its number in its corner (a page of three 96 px tiles 4 px apart, shown at twice its size: tiles 200 px apart)."""
     from PIL import Image
 
-    from inspector.gui.views.concepts_page import ConceptPage
+    from inspector.gui.views.concepts.page import ConceptPage
 
     page = Image.new("RGB", (3 * 96 + 2 * 4, 96), (255, 255, 255))
     for k, colour in enumerate(((200, 40, 40), (40, 200, 40), (40, 40, 200))):

@@ -22,7 +22,7 @@ print(before, worker.bench is not None, "typeguard" in sys.modules)
 
 
 def test_the_engine_start_imports_typeguard():
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     done = subprocess.run([sys.executable, "-c", CODE], cwd=root, env=env, capture_output=True, text=True,
                           timeout=300)

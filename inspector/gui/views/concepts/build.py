@@ -10,9 +10,9 @@ from typing import Callable
 
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox
 
-from ..concepts_sign import LayerSign
-from ..common.controls import content_free, searchable
-from .folder_job import FolderJobDialog
+from ...common.concepts_sign import LayerSign
+from ...common.controls import content_free, searchable
+from ..folder_job import FolderJobDialog
 
 METHODS = (("nmf", "nmf: non-negative factorisation (a layer after a ReLU)"),
            ("sae", "sae: sparse autoencoder (any layer)"))

@@ -21,10 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .concepts_bars import ConceptBars
-from .concepts_page import OverlayMap
-from .folder_job import FolderJobControls
-from .number_format import fmt
+from .bars import ConceptBars
+from .page import OverlayMap
+from ..folder_job import FolderJobControls
+from ..number_format import fmt
 
 EMPTY = ("No concept dictionary yet. A concept is a direction in a layer's channels (a mix of them) learned over a "
          "folder of images. Open a folder that the command network-inspector concepts wrote, or Build… one from a "

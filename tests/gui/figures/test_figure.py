@@ -1,6 +1,6 @@
 """Issue 25, viewing: a saved figure is the view on screen at a chosen scale (PNG) or in vectors (SVG),
 with a caption under it naming model, weights, input, layer and edits. (The Attribution tab's figure is
-drawn from its data instead, issue 39 item 8: tests/gui/test_figure_drawn.py.)"""
+drawn from its data instead, issue 39 item 8: tests/gui/figures/test_figure_drawn.py.)"""
 
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPushButton, QS
 
 from inspector.core.pictures.clipping import clip_levels
 
-from ..common.heat_colours import heat_colormap, signed_colormap
-from .number_format import fmt
+from ...common.heat_colours import heat_colormap, signed_colormap
+from ..number_format import fmt
 
 SIGNED_CLIP = 99.0  # a signed map's colours top out at this percentile of |value|
 PAGE_WIDE = 1400  # a page narrower than half this is shown at twice its size

@@ -50,8 +50,8 @@ from inspector.core.records.failure import Failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 from inspector.protocol.lanes import Lanes
 
-from .common.gui_thread_signals import HeardOnGuiThread
-from .worker.local import LANES
+from ..common.gui_thread_signals import HeardOnGuiThread
+from .local import LANES
 
 #: How long the engine's thread waits for an event before it looks at the lanes again (s).
 POLL_S = 0.05
@@ -422,7 +422,7 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         server_key = client.send(kind, body)
         flight = _Flight(lane, key, request)
         if lane == "concepts-build":
-            from .worker_concepts import build_progress
+            from .concepts import build_progress
 
             flight.progress = build_progress(self._sigPhase.emit, self._sigConceptProgress.emit)
         with self._lock:
@@ -434,7 +434,7 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         the Failure (as the in-process jobs answer)."""
         kind = lane[len("concepts-"):]
         if kind == "map":
-            from .worker_concepts import ConceptMap
+            from .concepts import ConceptMap
 
             concept = request.concept if request.concept is not None else -1
             self._sigConceptAnswer.emit("map", request.run_id, ConceptMap(request.run_id, concept, request.target,
@@ -443,7 +443,7 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         self._sigConceptAnswer.emit(kind, 0 if kind == "build" else request.run_id, failed)
 
     def _on_concept_event(self, flight: _Flight, kind: str, body) -> None:
-        from . import worker_concepts
+        from . import concepts as worker_concepts
 
         lane, request = flight.lane, flight.request
         if kind == "failure":
@@ -539,7 +539,7 @@ class RemoteWorker(HeardOnGuiThread, QObject):
         elif flight.lane in ("atlas", "pictures"):
             self._sigAnswer.emit(flight.lane, flight.request.run_id, value)
         elif flight.lane == "graph":
-            from .worker.graph import drawn
+            from .graph import drawn
 
             self._sigAnswer.emit("graph", flight.request.run_id, drawn(value))
         elif flight.lane == "values":

@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QDialog
 
 from inspector.gui.common import file_dialogs
 from inspector.gui.views.atlas_view import AtlasView, BuildDialog
-from inspector.gui.views.concepts_build import BuildConceptsDialog
-from inspector.gui.views.concepts_view import ConceptsView
+from inspector.gui.views.concepts.build import BuildConceptsDialog
+from inspector.gui.views.concepts.view import ConceptsView
 
 
 def shown_building(view) -> tuple:

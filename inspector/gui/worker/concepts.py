@@ -19,8 +19,8 @@ from inspector.core.records.failure import failure
 from inspector.core.records.requests import ModelRequest
 from inspector.protocol.lanes import Lanes
 
-from .common.gui_thread_signals import HeardOnGuiThread
-from .common.progress_rate import rate_reporter
+from ..common.gui_thread_signals import HeardOnGuiThread
+from ..common.progress_rate import rate_reporter
 
 #: The concept jobs' lanes, in the order they are served: one request waits in each (latest wins).
 LANES = ("open", "build", "read", "map")

@@ -10,7 +10,7 @@ import pytest
 from inspector.core.edits import parse_edit
 from inspector.core.common.errors import SpecError
 from inspector.gui.state.concepts import ConceptsState
-from inspector.gui.worker_concepts import OpenedConcepts
+from inspector.gui.worker.concepts import OpenedConcepts
 
 
 def picked(folder: str, layer: str = "relu3", concept: int | None = 2) -> SimpleNamespace:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QDialog, QPushButton
 
 from inspector.core.concepts import load_dictionary
 from inspector.demo.shapes import render
-from inspector.gui.views.concepts_build import BuildConceptsDialog
+from inspector.gui.views.concepts.build import BuildConceptsDialog
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +131,7 @@ def test_the_dialog_says_what_is_missing(qtbot, tmp_path):
 
 def test_the_builds_progress_says_the_rate_and_time_left_of_each_stage(monkeypatch):
     from inspector.gui.common import progress_rate
-    from inspector.gui.worker_concepts import build_progress
+    from inspector.gui.worker.concepts import build_progress
 
     now = [0.0]
     monkeypatch.setattr(progress_rate.time, "perf_counter", lambda: now[0])  # the clock, moved by hand below
