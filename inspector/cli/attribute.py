@@ -9,7 +9,7 @@ import sys
 from inspector.core.common.errors import SpecError
 from inspector.core.export import SHORT_SIDE
 from inspector.core.storage.outputs import not_read, output_path
-from inspector.core.records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Option
+from inspector.core.records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Option, made_words
 from inspector.core.records.signs import SIGNS
 from inspector.core.storage.writes import save_npy
 
@@ -222,14 +222,8 @@ def _report(args, found, x, model, made_text: str | None, out) -> int:
     if found.approximation:
         say(f"note: {found.approximation}.")
     details = dict(found.details)
-    if args.method == "smoothgrad":
-        say(f"{args.smooth} of {details['of']}: {details['samples']} samples, noise sigma {details['sigma']:.4g} "
-            f"({details['noise']} of the input's range), noise seed {details['seed']}")
-    if args.method == "occlusion":
-        say(f"occlusion: {details['windows']} windows of {details['window']} pixels, stride {details['stride']}")
-    if args.method == "drise":
-        say(f"drise: {details['masks']} masks of {details['cell']}-pixel cells kept with probability "
-            f"{details['probability']:g}, mask seed {details['seed']}")
+    for words in made_words(found.method, details):
+        say(words)
     if found.completeness_gap is not None:
         say(f"completeness gap {found.completeness_gap:.4g}: sum of the map {float(found.map.sum()):.6g}, "
             f"f(x) - f(baseline) {details['f(x) - f(baseline)']:.6g} ({details['steps']} steps, "

@@ -200,7 +200,7 @@ def test_smoothgrad_from_the_command_repeats_with_its_noise_seed(runs, capsys):
     x = load_input(folder / "picture.png", model.preprocess, model.input_shape)
     found = attribute(model, x, "smoothgrad", 1, options={"kind": "vargrad", "samples": 4, "noise": 0.1, "seed": 9})
     np.testing.assert_allclose(np.load(out), found.map, rtol=1e-5, atol=1e-12)
-    assert "vargrad of saliency: 4 samples, noise sigma" in printed and "noise seed 9" in printed
+    assert "vargrad of saliency: 4 noisy copies, noise sigma" in printed and "noise seed 9" in printed
 
 
 def test_occlusion_with_a_baseline_and_metrics_as_json(runs, capsys):

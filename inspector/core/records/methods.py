@@ -223,3 +223,20 @@ def app_options(name: str, values: dict | None = None) -> tuple[str, ...]:
     steps, quadrature and baseline too); none for a method not in the table."""
     method = METHODS.get(name)
     return tuple(o.name for o in method.options if o.app and o.applies(values or {})) if method else ()
+
+
+def made_words(method: str, details: dict) -> list[str]:
+    """How a map was made, in words, from its details (`Attribution.details`): one sentence for each of the
+    smoothing, the occluded windows and the masks it was made with. Said once, for the command's lines, the
+    app's caption and so the saved figure; a method with none of them has none."""
+    words = []
+    if "samples" in details:  # SmoothGrad, VarGrad, SmoothGrad^2: the one rule for "METHOD of BASE"
+        path = f" ({details['steps']} steps, {details['quadrature']})" if "steps" in details else ""
+        words.append(f"{method} of {details['of']}{path}: {details['samples']} noisy copies, noise sigma "
+                     f"{details['sigma']:.3g} ({details['noise']} of the input's range), noise seed {details['seed']}")
+    if "windows" in details:
+        words.append(f"{details['windows']} windows of {details['window']} pixels, stride {details['stride']}")
+    if "masks" in details:
+        words.append(f"{details['masks']} masks of {details['cell']}-pixel cells kept with probability "
+                     f"{details['probability']:g}, mask seed {details['seed']}")
+    return words

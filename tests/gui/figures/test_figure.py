@@ -44,5 +44,5 @@ def test_smoothgrad_in_the_attribution_tab_says_its_noise(qtbot, window):
     with qtbot.waitSignal(window.state.analysis.sigAttribution, timeout=60_000):
         view.method.setCurrentText("smoothgrad")
         view.compute.click()
-    assert "smoothgrad of saliency: 25 noisy copies, sigma" in view.caption.text() and "noise seed" in view.caption.text()
+    assert "smoothgrad of saliency: 25 noisy copies, noise sigma" in view.caption.text() and "noise seed" in view.caption.text()
     assert view.values.shape == (32, 32)

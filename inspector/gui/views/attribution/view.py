@@ -25,7 +25,7 @@ from inspector.core.pictures.clipping import clip_levels
 from inspector.core.detection.picture import EACH_BOX_MOST
 from inspector.core.records.detections import box_target
 from inspector.core.records.labels import label_name
-from inspector.core.records.methods import METHODS, compared, method_names
+from inspector.core.records.methods import METHODS, compared, made_words, method_names
 from inspector.core.records.signs import SIGNS, default_sign
 
 from ...common.controls import content_free, searchable
@@ -391,10 +391,7 @@ class AttributionView(QWidget):
         if found.approximation:
             notes.append(found.approximation)
         made = dict(found.details)
-        if "samples" in made:
-            path = f" ({made['steps']} steps, {made['quadrature']})" if "steps" in made else ""
-            notes.append(f"{found.method} of {made['of']}{path}: {made['samples']} noisy copies, sigma "
-                         f"{fmt(made['sigma'], '.3g')}, noise seed {made['seed']}")
+        notes += made_words(found.method, made)[:1] if "samples" in made else []
         if found.completeness_gap is not None:
             made = dict(found.details)
             delta = made.get("f(x) - f(baseline)", float("nan"))
@@ -404,11 +401,7 @@ class AttributionView(QWidget):
                          f"{made['tolerance']:g} × |f(x) - f(baseline)|")
             notes.append(f"completeness gap {fmt(found.completeness_gap, '.3g')} (sum of the map vs f(x) - f(baseline) "
                          f"{fmt(delta, '.4g')}; {made.get('steps')} steps, {made.get('quadrature')}{reach})")
-        if "masks" in made:
-            notes.append(f"{made['masks']} masks of {made['cell']}-pixel cells, kept with probability "
-                         f"{made['probability']:g}, mask seed {made['seed']}")
-        if "windows" in made:
-            notes.append(f"{made['windows']} windows of {made['window']} pixels, stride {made['stride']}")
+        notes += made_words(found.method, made)[1 if "samples" in made else 0:]  # windows, masks
         for curve in found.curves:
             notes.append(f"{curve.metric} AUC {fmt(curve.auc, '.3f')}")
         if found.unreached:
