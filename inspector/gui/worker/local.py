@@ -17,7 +17,7 @@ import itertools
 import threading
 import traceback
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
 from inspector.core.common.errors import InspectorError, RunCancelled
 from inspector.core.records.failure import failure
@@ -30,6 +30,7 @@ from ..common.progress_rate import rate_reporter
 from .atlas import AtlasJobs
 from .graph import GraphJobs
 from .graph_values import GraphValuesJobs
+from .thread import OneThread
 
 #: How long the worker waits for the GUI to draw a result before it works out the other statistics.
 DRAW_WAIT_S = 0.5
@@ -383,25 +384,12 @@ class _NewerRequest:
         return w._cancel.is_set() or w._lanes.waiting("run") or w._lanes.waiting("model")
 
 
-class WorkerThread:
+class WorkerThread(OneThread):
     """One long-lived QThread with its Worker; `stop()` cancels and joins it."""
 
     def __init__(self, start: bool = True) -> None:
         self.collector = GuiThreadCollector()
-        self.thread = QThread()
-        self.thread.setObjectName("inspector-worker")
-        self.worker = Worker()
-        self.worker.moveToThread(self.thread)
-        self.thread.started.connect(self.worker.start_engine)
-        self._started = False
-        if start:
-            self.start()
-
-    def start(self) -> None:
-        """Start the thread (the engine loads on it); a second call, or one after stop(), does nothing."""
-        if not self._started:
-            self._started = True
-            self.thread.start()
+        super().__init__(Worker(), "start_engine", "inspector-worker", start)
 
     def concept_jobs(self):
         """The concept jobs, on this thread beside the worker (the model is used by one thread at a time)."""
@@ -409,14 +397,8 @@ class WorkerThread:
 
         return ConceptJobs(self.worker, self.thread)
 
-    def stop(self, timeout_ms: int = 30000) -> bool:
-        self._started = True  # never (re)started after this
-        if not self.thread.isRunning():
-            self.collector.stop()
-            return True
+    def halt(self) -> None:
         self.worker.cancel()
-        self.thread.quit()
-        stopped = self.thread.wait(timeout_ms)
-        if stopped:
-            self.collector.stop()
-        return stopped
+
+    def stopped(self) -> None:
+        self.collector.stop()

@@ -43,7 +43,7 @@ import itertools
 import threading
 from dataclasses import replace
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
 from inspector.core.records import concepts as concept_records
 from inspector.core.records.failure import Failure
@@ -52,6 +52,7 @@ from inspector.protocol.lanes import Lanes
 
 from ..common.gui_thread_signals import HeardOnGuiThread
 from .local import LANES
+from .thread import OneThread
 
 #: How long the engine's thread waits for an event before it looks at the lanes again (s).
 POLL_S = 0.05
@@ -592,32 +593,16 @@ class RemoteConceptJobs:
         self.worker.cancel_concepts_build()
 
 
-class RemoteWorkerThread:
-    """`WorkerThread`'s face for a remote engine: one QThread whose whole life is `RemoteWorker.serve`."""
+class RemoteWorkerThread(OneThread):
+    """`WorkerThread`'s face for a remote engine: one QThread whose whole life is `RemoteWorker.serve` (its event
+    loop, after serve() returns, ends at once on stop)."""
 
     def __init__(self, url: str, token_file=None, token: str | None = None, start: bool = True) -> None:
         self.url = url
-        self.thread = QThread()
-        self.thread.setObjectName("inspector-remote-engine")
-        self.worker = RemoteWorker(url, token, token_file)
-        self.worker.moveToThread(self.thread)
-        self.thread.started.connect(self.worker.serve)
-        self._started = False
-        if start:
-            self.start()
-
-    def start(self) -> None:
-        if not self._started:
-            self._started = True
-            self.thread.start()
+        super().__init__(RemoteWorker(url, token, token_file), "serve", "inspector-remote-engine", start)
 
     def concept_jobs(self):
         return RemoteConceptJobs(self.worker)
 
-    def stop(self, timeout_ms: int = 30000) -> bool:
-        self._started = True
-        if not self.thread.isRunning():
-            return True
+    def halt(self) -> None:
         self.worker.stop()
-        self.thread.quit()  # the event loop after serve() ends at once
-        return self.thread.wait(timeout_ms)
