@@ -18,34 +18,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 from ..layout.text import FRAME_PAD, LINE_HEIGHT
-from .look import (
-    ALARM,
-    BORDER,
-    DIVERGENT,
-    EDGE,
-    FILL,
-    FONT,
-    FRAME_BORDER,
-    FRAME_FILL,
-    INK,
-    LABEL,
-    MUTED,
-    MUTED_ON_DARK,
-    SMALL,
-    WHITE,
-    Anchor,
-    Colour,
-    Polygon,
-    Polyline,
-    Rect,
-    Shape,
-    Text,
-    corner,
-    inks,
-    shade,
-    shape_label,
-    text_width,
-)
+from .look import (ALARM, BORDER, DIVERGENT, EDGE, FILL, FONT, FRAME_BORDER, FRAME_FILL, INK, LABEL, MUTED,
+                   MUTED_ON_DARK, SMALL, WHITE, Anchor, Colour, Polygon, Polyline, Rect, Shape, Text, corner, inks,
+                   shade, shape_label, text_width)
 from .parts import EDGE_WIDTH, edge_parts, frame_parts, label_parts, node_parts
 
 if TYPE_CHECKING:

@@ -18,29 +18,8 @@ from typing import Sequence
 
 from ..layout.text import LINE_HEIGHT, PAD, TICK, TITLE_HEIGHT, frame_title, node_label
 from ..record.nodes import Group, Node
-from .look import (
-    BORDER,
-    EDGE,
-    FILL,
-    FONT,
-    FRAME_BORDER,
-    FRAME_FILL,
-    INK,
-    LABEL,
-    MUTED,
-    SMALL,
-    WHITE,
-    Colour,
-    Polygon,
-    Polyline,
-    Rect,
-    Shape,
-    Text,
-    corner,
-    inks,
-    shade,
-    text_width,
-)
+from .look import (BORDER, EDGE, FILL, FONT, FRAME_BORDER, FRAME_FILL, INK, LABEL, MUTED, SMALL, WHITE, Colour, Polygon,
+                   Polyline, Rect, Shape, Text, corner, inks, shade, text_width)
 
 Points = Sequence[tuple[float, float]]
 EDGE_WIDTH = 1.2  # an edge's line where no overlay widens it

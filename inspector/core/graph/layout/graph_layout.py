@@ -35,8 +35,8 @@ PARALLEL = 6.0  # between the ends of two tensors drawn from one box to another
 
 
 @dataclass(frozen=True)
-class Box:
-    """One node as drawn (a module call, a function, the input or output, or a closed group)."""
+class Placed:
+    """Where something of the graph is drawn: its id and its rectangle (x, y its top left)."""
 
     id: str
     x: float
@@ -46,14 +46,13 @@ class Box:
 
 
 @dataclass(frozen=True)
-class Frame:
-    """One open group drawn as a frame around what it holds (its title at the top, inside the frame)."""
+class Box(Placed):
+    """One node as drawn (a module call, a function, the input or output, or a closed group)."""
 
-    id: str
-    x: float
-    y: float
-    width: float
-    height: float
+
+@dataclass(frozen=True)
+class Frame(Placed):
+    """One open group drawn as a frame around what it holds (its title at the top, inside the frame)."""
 
 
 @dataclass(frozen=True)
