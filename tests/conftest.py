@@ -9,7 +9,22 @@ if os.environ["QT_QPA_PLATFORM"] == "offscreen":  # its own screen is 800x800, u
 # subprocesses) made single runs many times slower. One thread each is faster overall.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import pytest  # noqa: E402 - after the environment the app and torch read
+
 
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: one process per core, at most four (each imports torch and Qt: ~1 GB)."""
     return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
+@pytest.fixture()
+def threads_as_the_server():
+    """A test that compares numbers with `network-inspector serve`'s: torch here on the threads the server runs on
+    (the suite's OMP_NUM_THREADS, one), whatever an earlier test in this process set (a mean summed on two threads
+    differs in its last digits); put back after."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    yield
+    torch.set_num_threads(threads)

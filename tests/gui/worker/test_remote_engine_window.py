@@ -30,24 +30,13 @@ import pytest
 import shiboken6
 from PySide6.QtCore import QSettings
 
+# the same numbers need the same arithmetic: the server's one thread here too (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("threads_as_the_server")
+
 STARTUP_S = 60.0
 STOP_S = 10.0
 TICKS = {"conv1", "relu3", "fc"}
 WAIT_MS = 60_000
-
-
-@pytest.fixture(autouse=True)
-def one_thread_as_the_server():
-    """The same bytes need the same arithmetic: the server runs on the suite's one thread (OMP_NUM_THREADS), so
-    the window's engine in this process does too."""
-    import os
-
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    yield
-    torch.set_num_threads(threads)
 
 
 def _first_line(process: subprocess.Popen, timeout: float) -> str:

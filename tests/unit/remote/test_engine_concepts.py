@@ -7,7 +7,6 @@ line; the catalogue is the in-process worker's. One server for the module; every
 
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
@@ -19,20 +18,12 @@ from inspector.core.records.requests import ModelRequest
 from inspector.remote.client import value_of
 from inspector.remote.errors import EngineError
 
+# the same numbers need the same arithmetic: the server's one thread here too (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("threads_as_the_server")
+
 DEMO = ModelRequest("demo")
 LAYER = "relu3"
 TARGET = 3  # the demo's class the relevance is for
-
-
-@pytest.fixture(autouse=True)
-def one_thread_as_the_server():
-    """The same numbers need the same arithmetic: the server runs on the suite's one thread (OMP_NUM_THREADS)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

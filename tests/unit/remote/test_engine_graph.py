@@ -6,7 +6,6 @@ together, whoever they are for. One server for the module; every wait bounded.""
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -16,16 +15,8 @@ from inspector.core.records.requests import ModelRequest
 from inspector.remote.client import TERMINAL
 from inspector.remote.errors import EngineError
 
-
-@pytest.fixture(autouse=True)
-def one_thread_as_the_server():
-    """The same numbers need the same arithmetic: one thread here, as the server has (OMP_NUM_THREADS=1)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    yield
-    torch.set_num_threads(threads)
+# the same numbers need the same arithmetic: the server's one thread here too (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("threads_as_the_server")
 
 
 @pytest.fixture(scope="module")

@@ -10,20 +10,8 @@ import pytest
 
 from inspector.cli.dispatch import main
 
-
-@pytest.fixture(autouse=True)
-def one_thread_as_the_server():
-    """The same bytes need the same arithmetic: the server runs on one thread (OMP_NUM_THREADS=1, the suite's), so
-    the local run here does too, whatever an earlier test in this process set (a mean summed on two threads
-    differed in its last digits)."""
-    import os
-
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    yield
-    torch.set_num_threads(threads)
+# the same numbers need the same arithmetic: the server's one thread here too (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("threads_as_the_server")
 
 
 @pytest.fixture(scope="module")

@@ -6,22 +6,13 @@ line, CPU on both ends. The graph and its values are worked out on the engine; o
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
 from inspector.cli.dispatch import main
 
-
-@pytest.fixture(autouse=True)
-def one_thread_as_the_server():
-    """The same bytes need the same arithmetic: one thread here, as the server has (OMP_NUM_THREADS=1)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    yield
-    torch.set_num_threads(threads)
+# the same numbers need the same arithmetic: the server's one thread here too (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("threads_as_the_server")
 
 
 @pytest.fixture(scope="module")
