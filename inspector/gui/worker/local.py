@@ -17,7 +17,7 @@ import itertools
 import threading
 import traceback
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import Signal, Slot
 
 from inspector.core.common.errors import InspectorError, RunCancelled
 from inspector.core.records.failure import failure
@@ -30,6 +30,7 @@ from ..common.progress_rate import rate_reporter
 from .atlas import AtlasJobs
 from .graph import GraphJobs
 from .graph_values import GraphValuesJobs
+from .signals import EngineSignals
 from .thread import OneThread
 
 #: How long the worker waits for the GUI to draw a result before it works out the other statistics.
@@ -40,7 +41,7 @@ DRAW_WAIT_S = 0.5
 LANES = ("catalogue", "model", "run", "finish", "attribution", "atlas", "pictures", "graph", "values")
 
 
-class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
+class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, EngineSignals):
     """Signals
     -------
     sigEngineReady(object): the devices this machine has, [(name, description)], once torch is imported.
@@ -63,16 +64,6 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, QObject):
     sigAtlasProgress(int, int): images done and total while an atlas is built.
     """
 
-    _sigEngineReady = Signal(object)
-    _sigLoaded = Signal(object)
-    _sigResult = Signal(object)
-    _sigStatsUpdate = Signal(object)
-    _sigAnswer = Signal(str, int, object)
-    _sigFailed = Signal(object)
-    _sigProgress = Signal(int, int)
-    _sigPhase = Signal(str)
-    _sigBusy = Signal(bool)
-    _sigAtlasProgress = Signal(int, int)
     _wake = Signal()
 
     def __init__(self) -> None:

@@ -43,7 +43,7 @@ import itertools
 import threading
 from dataclasses import replace
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import Signal, Slot
 
 from inspector.core.records import concepts as concept_records
 from inspector.core.records.failure import Failure
@@ -52,6 +52,7 @@ from inspector.protocol.lanes import Lanes
 
 from ..common.gui_thread_signals import HeardOnGuiThread
 from .local import LANES
+from .signals import EngineSignals
 from .thread import OneThread
 
 #: How long the engine's thread waits for an event before it looks at the lanes again (s).
@@ -113,22 +114,12 @@ class _Flight:
         self.progress = None  # a concepts build's: says each stage's progress as in process
 
 
-class RemoteWorker(HeardOnGuiThread, QObject):
+class RemoteWorker(HeardOnGuiThread, EngineSignals):
     """The Worker's public methods and signals (see `inspector.gui.worker.local.Worker`), served by `url`'s engine.
 
     `where` says where the engine is ("engine ws://host:port · cpu"); `hello` is the server's hello (None until
     connected); `lost` the one line a lost or refused connection came to ("" while none)."""
 
-    _sigEngineReady = Signal(object)
-    _sigLoaded = Signal(object)
-    _sigResult = Signal(object)
-    _sigStatsUpdate = Signal(object)
-    _sigAnswer = Signal(str, int, object)
-    _sigFailed = Signal(object)
-    _sigProgress = Signal(int, int)
-    _sigPhase = Signal(str)
-    _sigBusy = Signal(bool)
-    _sigAtlasProgress = Signal(int, int)
     _sigWhere = Signal(str)
     _sigConceptAnswer = Signal(str, int, object)
     _sigConceptProgress = Signal(int, int)
