@@ -23,13 +23,7 @@ worker's signals:
     arrays     (only what is seen crosses: a run's result carries the shown layer's arrays) the arrays of a layer
                shown later, `request_arrays` -> sigAnswer("arrays", run id, {name: array}, or a Failure)
     catalogue  result (the model sources the server offers) -> sigAnswer("catalogue", 0, names)
-    concepts   (the concept jobs' face, `RemoteConceptJobs`: open a dictionary folder in the server's data root,
-               read an image's concepts, a concept's relevance map, its page) result -> sigConceptAnswer(kind,
-               run id, OpenedConcepts | ConceptsRead | ConceptMap | ConceptPagePicture), the worker's records;
-               a read with a concept picked asks for that concept's map next, as in process
-    learn      (a concepts build over a folder in the data root) progress (by stage) -> the phase and
-               sigConceptProgress, as in process; result -> sigConceptAnswer("build", 0, the folder); cancelled or
-               failed -> sigConceptAnswer("build", 0, Failure) (a cancelled build resumes when built again)
+    concepts   the concept jobs and a concepts build (`learn`): see `remote_concepts`
     failure    -> sigFailed(the engine's Failure record); cancelled -> a cancelled Failure (as in process)
 
 A connection that cannot be made, or is lost, is one Failure
@@ -45,13 +39,13 @@ from dataclasses import replace
 
 from PySide6.QtCore import Signal, Slot
 
-from inspector.core.records import concepts as concept_records
 from inspector.core.records.failure import Failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 from inspector.protocol.lanes import Lanes
 
 from ..common.gui_thread_signals import HeardOnGuiThread
 from .local import LANES
+from .remote_concepts import CONCEPT_LANES, RemoteConceptJobs, RemoteConcepts, run_id_of
 from .signals import EngineSignals
 from .thread import OneThread
 
@@ -60,8 +54,6 @@ POLL_S = 0.05
 #: How long a connection may take to open and say hello, and a message's next frame to come (s): a window closed
 #: while an engine does not answer waits for no longer.
 CONNECT_S = 15.0
-#: The concept jobs' lanes (`worker_concepts.LANES`, and a concept's page), after the worker's.
-CONCEPT_LANES = ("concepts-open", "concepts-build", "concepts-read", "concepts-map", "concepts-page")
 REMOTE_LANES = LANES + CONCEPT_LANES
 #: A lane -> the request kind the server serves it with, and the Failure's `what`.
 SERVED = {"catalogue": ("catalogue", "engine"), "model": ("load", "load"), "run": ("run", "run"),
@@ -74,21 +66,6 @@ ANSWERED = ("graph", "values")
 #: a group in flight at a time, so none is replaced. (The folder jobs: the server's "job" lane.)
 GROUPS = {"atlas": "job", "pictures": "job", "concepts-build": "job", "concepts-open": "concepts",
           "concepts-read": "concepts", "concepts-map": "concepts", "concepts-page": "concepts"}
-#: The worker's record of each concept answer, by the protocol's name (`worker_concepts`: the same fields).
-CONCEPT_ANSWERS = ("OpenedConcepts", "ConceptsRead", "ConceptMap")
-
-
-def as_record(cls, value):
-    """`value` as a `cls` of the same fields (the worker's record and the protocol's one; itself when it is one)."""
-    import dataclasses
-
-    if type(value) is cls:
-        return value
-    return cls(**{f.name: getattr(value, f.name) for f in dataclasses.fields(cls) if f.init})
-
-
-def concept_kind(request) -> str:
-    return "build" if hasattr(request, "data_dir") else request.kind
 
 
 def stats_update(outcome):
@@ -114,7 +91,7 @@ class _Flight:
         self.progress = None  # a concepts build's: says each stage's progress as in process
 
 
-class RemoteWorker(HeardOnGuiThread, EngineSignals):
+class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
     """The Worker's public methods and signals (see `inspector.gui.worker.local.Worker`), served by `url`'s engine.
 
     `where` says where the engine is ("engine ws://host:port · cpu"); `hello` is the server's hello (None until
@@ -181,26 +158,6 @@ class RemoteWorker(HeardOnGuiThread, EngineSignals):
 
     def request_catalogue(self) -> str:
         return self._put("catalogue", True)
-
-    def request_concepts(self, request) -> str:
-        """A concept job (`worker_concepts.ConceptsRequest` or `BuildConceptsRequest`), in its kind's lane (latest
-        wins); its answer is sigConceptAnswer(kind, run id, ...)."""
-        kind = concept_kind(request)
-        record = as_record(concept_records.BuildConceptsRequest if kind == "build" else
-                           concept_records.ConceptsRequest, request)
-        return self._put(f"concepts-{kind}", record)
-
-    def cancel_concepts_build(self) -> None:
-        """Stop a concepts build: one waiting is dropped (answered cancelled), one on the engine is stopped after
-        its batch (its state is kept there: building again resumes)."""
-        dropped = self._lanes.drop("concepts-build")
-        if dropped is not None:
-            self._sigConceptAnswer.emit("build", 0, Failure("Cancelled.", "concepts", "RunCancelled", 0, True))
-            return
-        with self._lock:
-            keys = [f.key for f in self._flights.values() if f.lane == "concepts-build"]
-            self._cancels.extend(keys)
-        self._wake.set()
 
     def request_arrays(self, run_id: int, names) -> None:
         """The arrays `names` of run `run_id` the engine held (`RunResult.held`; a baseline's as `baseline/NAME`),
@@ -290,14 +247,14 @@ class RemoteWorker(HeardOnGuiThread, EngineSignals):
         self._sigFailed.emit(Failure(self.lost, "engine", type(exc).__name__))
         for flight in flights.values():  # what was in flight ends, so nothing waits for it
             if flight.lane in ANSWERED:
-                run_id = _run_id_of(flight)
+                run_id = run_id_of(flight)
                 self._sigAnswer.emit(flight.lane, run_id, Failure(self.lost, SERVED[flight.lane][1], "EngineError",
                                                                   run_id))
             elif flight.lane in CONCEPT_LANES:
                 self._concept_failed(flight.lane, flight.request, Failure(self.lost, "concepts", "EngineError",
-                                                                          _run_id_of(flight)))
+                                                                          run_id_of(flight)))
             elif flight.lane in ("catalogue", "attribution", "model", "run", "atlas", "pictures"):
-                self._sigFailed.emit(Failure(self.lost, SERVED[flight.lane][1], "EngineError", _run_id_of(flight)))
+                self._sigFailed.emit(Failure(self.lost, SERVED[flight.lane][1], "EngineError", run_id_of(flight)))
             elif flight.lane == "arrays":
                 self._sigAnswer.emit("arrays", flight.request[0], Failure(self.lost, "run", "EngineError"))
         self._sigPhase.emit("")
@@ -421,41 +378,6 @@ class RemoteWorker(HeardOnGuiThread, EngineSignals):
             self._flights[server_key] = flight
 
     # -- the concept jobs' answers -------------------------------------------------------------
-    def _concept_failed(self, lane: str, request, failed: Failure) -> None:
-        """What a concept job that came to nothing is answered with: a map its ConceptMap without a map, the rest
-        the Failure (as the in-process jobs answer)."""
-        kind = lane[len("concepts-"):]
-        if kind == "map":
-            from .concepts import ConceptMap
-
-            concept = request.concept if request.concept is not None else -1
-            self._sigConceptAnswer.emit("map", request.run_id, ConceptMap(request.run_id, concept, request.target,
-                                                                          None, failed.message))
-            return
-        self._sigConceptAnswer.emit(kind, 0 if kind == "build" else request.run_id, failed)
-
-    def _on_concept_event(self, flight: _Flight, kind: str, body) -> None:
-        from . import concepts as worker_concepts
-
-        lane, request = flight.lane, flight.request
-        if kind == "failure":
-            self._concept_failed(lane, request, body)
-        elif kind == "cancelled":
-            self._concept_failed(lane, request, Failure(str(body) or "Cancelled.", "concepts", "RunCancelled",
-                                                        _run_id_of(flight), True))
-        elif kind != "result":  # an error: the engine could not read the request
-            self._concept_failed(lane, request, Failure(f"The engine could not take the request: {body}",
-                                                        "concepts", "EngineError", _run_id_of(flight)))
-        elif lane == "concepts-build":
-            self._sigConceptAnswer.emit("build", 0, body)
-        else:
-            name = type(body).__name__
-            answer = as_record(getattr(worker_concepts, name), body) if name in CONCEPT_ANSWERS else body
-            self._sigConceptAnswer.emit(lane[len("concepts-"):], request.run_id, answer)
-            if lane == "concepts-read" and name == "ConceptsRead" and request.concept is not None \
-                    and body.target is not None and not self._lanes.waiting("concepts-map"):
-                self._put("concepts-map", replace(request, kind="map", target=body.target))  # as in process
-
     def _on_event(self, message) -> None:
         flight = self._flights.get(message.id)
         if flight is None or message.kind == "accepted":
@@ -480,7 +402,7 @@ class RemoteWorker(HeardOnGuiThread, EngineSignals):
                 f"The engine did not send the arrays: {body}", "run", "EngineError", flight.request[0]))
             return
         elif flight.lane in ANSWERED and kind != "result":
-            self._sigAnswer.emit(flight.lane, _run_id_of(flight), _failure_of(flight, kind, body))
+            self._sigAnswer.emit(flight.lane, run_id_of(flight), _failure_of(flight, kind, body))
         elif kind == "result":
             self._on_result(flight, body)
         elif kind == "failure":
@@ -492,7 +414,7 @@ class RemoteWorker(HeardOnGuiThread, EngineSignals):
         else:  # an error: the engine could not read the request
             what = SERVED[flight.lane][1]
             self._sigFailed.emit(Failure(f"The engine could not take the request: {body}", what, "EngineError",
-                                         _run_id_of(flight)))
+                                         run_id_of(flight)))
         if not self._busy():
             self._sigPhase.emit("")
             self._sigBusy.emit(False)
@@ -547,7 +469,7 @@ class RemoteWorker(HeardOnGuiThread, EngineSignals):
         what = SERVED[flight.lane][1]
         if flight.lane == "model":
             said = said or "Download cancelled."
-        self._sigFailed.emit(Failure(said or "Cancelled.", what, "RunCancelled", _run_id_of(flight), True))
+        self._sigFailed.emit(Failure(said or "Cancelled.", what, "RunCancelled", run_id_of(flight), True))
 
 
 def _failure_of(flight: _Flight, kind: str, body) -> Failure:
@@ -556,32 +478,8 @@ def _failure_of(flight: _Flight, kind: str, body) -> Failure:
     if kind == "failure":
         return body
     if kind == "cancelled":
-        return Failure(str(body) or "Cancelled.", what, "RunCancelled", _run_id_of(flight), True)
-    return Failure(f"The engine could not take the request: {body}", what, "EngineError", _run_id_of(flight))
-
-
-def _run_id_of(flight: _Flight) -> int:
-    if flight.lane == "finish":
-        return flight.request[0].run_id
-    return getattr(flight.request, "run_id", 0) or 0
-
-
-class RemoteConceptJobs:
-    """The concept jobs' face (`worker_concepts.ConceptJobs`: `request`, `cancel`, sigAnswer, sigProgress) on a
-    remote engine: each request goes to the engine through the RemoteWorker's connection, in its kind's lane
-    (latest wins); the answers are the worker's records, heard on the GUI thread."""
-
-    def __init__(self, worker: RemoteWorker) -> None:
-        self.worker = worker
-        self.sigAnswer = worker.sigConceptAnswer
-        self.sigProgress = worker.sigConceptProgress
-
-    def request(self, request) -> str:
-        return self.worker.request_concepts(request)
-
-    def cancel(self) -> None:
-        """Stop a build after its batch (its state is kept on the engine: building again resumes)."""
-        self.worker.cancel_concepts_build()
+        return Failure(str(body) or "Cancelled.", what, "RunCancelled", run_id_of(flight), True)
+    return Failure(f"The engine could not take the request: {body}", what, "EngineError", run_id_of(flight))
 
 
 class RemoteWorkerThread(OneThread):
