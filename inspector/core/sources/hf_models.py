@@ -24,6 +24,8 @@ from ..storage.paths import check_name
 from .preprocess import Preprocess
 from ..records.tokens import TokenGrid
 from .checkpoints import weights_into
+from ..detection.targets import NOTE as DETECTION_NOTE
+from .hf_detectors import EXAMPLE_INPUT, answer_as_detector, image_processor, is_query_detector
 from .hf_hub import hf_folder, hf_needs_code, hf_spec, hub_cache
 from .loaded import LoadedModel
 from .weights import is_random, no_seed, pick, random_note, seeded
@@ -101,6 +103,9 @@ def load(source: str, weights: str, trust: bool, seed: int | None):
             module = weights_into(module, weights, trust)
             label = str(weights)
     module.eval()
+    if is_query_detector(config):
+        return _query_detector(module, folder, config, source, output, (label, notes, seed if weights == "random"
+                                                                         else None), transformers)
     _return_tensor(module, output)
     prep = preprocess_from(folder, config)
     task = "segmentation" if str(_architecture(config)).endswith(SEGMENTATION_SUFFIX) else "classification"
@@ -115,6 +120,20 @@ def load(source: str, weights: str, trust: bool, seed: int | None):
     loaded = LoadedModel(module, source.strip(), label, labels_of(config), prep, shape, "hf", notes,
                          seed if weights == "random" else None, task)
     return loaded
+
+
+def _query_detector(module, folder: Path, config: dict, source: str, output: str | None, made: tuple,
+                    transformers) -> LoadedModel:
+    """A DETR-family detector (hf_detectors): it answers with boxes, as torchvision's detectors do."""
+    if output:
+        raise ModelLoadError(f"{source}: a detector answers with its boxes; it takes no #{output}.")
+    label, notes, seed = made
+    processor, own = image_processor(transformers, folder, config["model_type"], source)
+    notes = notes + answer_as_detector(module, processor, label == "random") + [DETECTION_NOTE]
+    if not own:
+        notes.append(f"{folder} has no preprocessor_config.json: {type(processor).__name__}'s defaults are used.")
+    return LoadedModel(module, source.strip(), label, labels_of(config), Preprocess(), EXAMPLE_INPUT, "hf", notes,
+                       seed, "detection")
 
 
 def _transformers():

@@ -79,7 +79,8 @@ def detector_gradcam_layer(tree: LayerTree, order: Sequence[str], model: nn.Modu
     """Where Grad-CAM of a box looks on a detector: its class head's conv tower (`head.classification_head.conv`)
     where it runs once, on one feature map (the demo detector), else its backbone's last feature map: the module
     under `backbone.`, not its FPN, that finished last with one (N, C, H, W) tensor of more than one pixel
-    (torchvision's `backbone.body` gives a dict of levels; resnet50 FPN: `backbone.body.layer4`). None for a
+    (torchvision's `backbone.body` gives a dict of levels; resnet50 FPN: `backbone.body.layer4`; transformers' DETR
+    family: under `model.backbone.`). None for a
     model with neither. Grad-CAM's channel weights are means over the whole map: at the backbone they also
     light up other objects with the box's features (the pointing game on the demo detector: 54% of pairs at
     its FPN output, 88% at its class tower)."""
@@ -87,12 +88,18 @@ def detector_gradcam_layer(tree: LayerTree, order: Sequence[str], model: nn.Modu
     once = {l.path for l in tree if l.calls == 1}
     modules = dict(model.named_modules()) if model is not None else {}
     tower = [p for p in order if p.endswith("classification_head.conv") and p in once]
-    for path in tower + list(reversed([p for p in order
-                                       if p.startswith("backbone.") and not p.startswith("backbone.fpn")])):
+    for path in tower + list(reversed([p for p in order if _in_backbone(p)])):
         shape = shapes.get(path, ())
         if len(shape) == 4 and shape[2] * shape[3] > 1 and not _is_patchify(modules.get(path)):
             return path
     return None
+
+
+def _in_backbone(path: str) -> bool:
+    """A module of a detector's backbone, not its FPN: torchvision's `backbone.`, transformers' DETR family's
+    `model.backbone.`."""
+    inside = path.startswith("backbone.") or path.startswith("model.backbone.")
+    return inside and not path.startswith("backbone.fpn")
 
 
 #: The automatic Grad-CAM layer of a model for an input shape, worked out once (two passes otherwise every call).
