@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from ..detection.outputs import is_detection_output
+from ..detection.targets import check_box_rank
 from ..common.errors import SpecError
 from ..records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Method, Option
 from ..records.signs import SIGNS
@@ -19,6 +20,7 @@ from ..engine.runner import nonfinite_warning
 from ..sources.loaded import LoadedModel, detects
 from .passes.batching import parse_memory
 from .passes.raised import model_errors
+from ..target.objective import parse_target
 from .record import Attribution, _device
 from .scores.baselines import make_baseline
 
@@ -127,6 +129,8 @@ def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, targ
 
 def _attribute_with_baseline(model, x, method, target, layer, options) -> Attribution:
     row = method_row(method)
+    if isinstance(model, (LoadedModel, nn.Module)):
+        check_box_rank(model.module if isinstance(model, LoadedModel) else model, parse_target(target))
     if not row.detectors and _detects(model, x):
         boxes = ", ".join(m.name for m in METHODS.values() if m.detectors)
         raise SpecError(f"{method} does not explain detections yet; for a box use {boxes}.")

@@ -69,6 +69,15 @@ def box_objective(output, target: Target, labels: Sequence[str] | None,
     return scores[i], (int(classes[i]) if classes is not None else None), target, k
 
 
+def check_box_rank(module, target: Target) -> None:
+    """`box:K` past the most detections the model can ever keep (`most_detections`, where its loader sets it: a
+    query-based detector's queries, or its best query x class pairs): a SpecError before the model runs."""
+    most = getattr(module, "most_detections", None)
+    if target.kind == "box" and target.box is None and isinstance(most, int) and target.index >= most:
+        raise SpecError(f"Target {target}: this model keeps at most {most} detection(s) (its queries' answers), "
+                        f"box:0 to box:{most - 1}.")
+
+
 def _best_match(first: dict, rank: list[int], target: Target, labels: Sequence[str] | None) -> int:
     """The rank of the detection that best overlaps the target's box (IoU >= MIN_IOU)."""
     wanted = _class_of(target, labels)

@@ -19,7 +19,7 @@ from torch.autograd.graph import get_gradient_edge
 from ..common.arguments import need_function, need_instance
 from ..attention.site import check_heads
 from ..detection.outputs import detection_arrays, detections_of, is_detection_output
-from ..detection.targets import box_objective
+from ..detection.targets import box_objective, check_box_rank
 from ..detection.thresholds import score_threshold
 from ..edits import Edit
 from ..common.errors import InputError, InspectorError, RunError, SpecError
@@ -111,6 +111,7 @@ def run(
     need_function(phase, "run(): phase")
     if inputs.numel() == 0:
         raise InputError(f"The input holds no values (shape {tuple(inputs.shape)}).")
+    check_box_rank(model, spec.target)
     state = Sharing() if sharing is None else sharing
     safe = state.safe()
     result, seen, mutated = _run_once(model, inputs, spec, labels, cancel, safe, phase)
