@@ -65,11 +65,14 @@ def model_class(family: str):
                                   "d_fine": "DFineForObjectDetection"}[family])
 
 
-def save_detector(family: str, folder) -> None:
+def save_detector(family: str, folder, confident: bool = False) -> None:
     """A tiny `family` detector with random weights (seeded, jittered so that no two queries score alike) and its
-    image processor, written to `folder` by `save_pretrained`."""
+    image processor, written to `folder` by `save_pretrained`. `confident` (DETR): its class head leans to class 0
+    and away from "no object", so that its queries score above the processor's default threshold (0.5)."""
     import transformers
+    from transformers.utils import logging
 
+    logging.disable_progress_bar()  # its tqdm bars start a monitor thread (the app's tests check for leaks)
     torch.manual_seed(0)
     model = model_class(family)(_config(transformers, family)).eval()
     generator = torch.Generator().manual_seed(1)
@@ -77,6 +80,8 @@ def save_detector(family: str, folder) -> None:
         for p in model.parameters():
             if p.is_floating_point():
                 p.add_(torch.randn(p.shape, generator=generator) * 0.3)
+        if confident:
+            model.class_labels_classifier.bias += torch.tensor([3.0] + [0.0] * (LABELS - 1) + [-5.0])
     model.save_pretrained(str(folder))
     _processor(transformers, family).save_pretrained(str(folder))
 
