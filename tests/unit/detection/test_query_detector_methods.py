@@ -78,3 +78,20 @@ def test_a_box_past_the_last_query_is_one_line_before_the_model_runs(loaded, met
     finally:
         handle.remove()
     assert calls == []
+
+
+@pytest.mark.parametrize("family", ["detr", "rt_detr"])  # dense attention; deformable attention (RT-DETR's decoder)
+def test_every_other_method_that_explains_a_box_runs_on_a_query(loaded, family):
+    for method, options in (("guided", None), ("guided-gradcam", None), ("ig", {"steps": 3}),
+                            ("smoothgrad", {"samples": 2, "noise": 0.01, "seed": 0}), ("occlusion", {"window": 20, "stride": 20}),
+                            ("eigencam", None)):
+        found = attribute(loaded[family], _image(), method, "box:1", options=options)
+        assert found.map.shape[-2:] == (40, 60) and np.isfinite(found.map).all() and np.abs(found.map).max() > 0
+        if method != "eigencam":  # class-agnostic: it explains no box
+            assert found.target == "box:1" and found.target_detection == 1, method
+
+
+@pytest.mark.parametrize("method", ["rollout", "legrad", "chefer"])
+def test_the_attention_methods_say_they_explain_no_box(loaded, method):
+    with pytest.raises(SpecError, match=f"^{method} does not explain detections yet; for a box use saliency, "):
+        attribute(loaded["detr"], _image(), method, "box:0")
