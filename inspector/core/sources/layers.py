@@ -49,6 +49,13 @@ class LayerInfo:
         }
 
 
+def in_backbone(path: str) -> bool:
+    """A module of a detector's backbone, not its FPN: torchvision's `backbone.`, transformers' DETR family's
+    `model.backbone.`."""
+    inside = path.startswith("backbone.") or path.startswith("model.backbone.")
+    return inside and not path.startswith("backbone.fpn")
+
+
 @dataclass(frozen=True)
 class LayerTree:
     layers: tuple[LayerInfo, ...]  # in named_modules() order, model first
@@ -99,12 +106,12 @@ class LayerTree:
         """A few layers worth looking at first: the first and last convolution, and the last leaf that runs.
         A detector's last convolution and leaf regress boxes, which a box's score sends no gradient to: its
         backbone's last convolution and the last leaf scoring classes (`cls_score`, `cls_logits`,
-        `classification_head...`) instead."""
+        `classification_head...`, DETR's `class_labels_classifier`) instead."""
         convs = self.convolutions()
         called = [l.path for l in self.layers if l.is_leaf and l.path and l.calls]
         if task == "detection":
-            backbone = [p for p in convs if p.startswith("backbone.")]
-            scoring = [p for p in called if "cls" in p or "classification" in p]
+            backbone = [p for p in convs if in_backbone(p)]
+            scoring = [p for p in called if "cls" in p or "class" in p]
             if backbone and scoring:
                 return set(convs[:1] + backbone[-1:] + scoring[-1:])
         picked = set(convs[:1] + convs[-1:])

@@ -96,5 +96,10 @@ def test_random_weights_keep_every_box_and_the_layers_keep_transformers_paths(fo
     assert any("score threshold is 0" in n for n in loaded.notes)
     with torch.no_grad():
         assert len(loaded.module(_image())[0]["scores"]) == 6  # every query, none under the threshold
-    paths = {layer.path for layer in build_layer_tree(loaded.module, torch.rand(1, 3, H, W))}
+    tree = build_layer_tree(loaded.module, torch.rand(1, 3, H, W))
+    paths = {layer.path for layer in tree}
     assert "model.decoder.layers.0.encoder_attn" in paths and "class_labels_classifier" in paths
+    # the app's first ticks: the first convolution, the backbone's last, the class scores (not the box regressor)
+    assert tree.default_ticks("detection") == {"model.backbone.model.embedder.embedder.convolution",
+                                               "model.backbone.model.encoder.stages.1.layers.0.layer.1.convolution",
+                                               "class_labels_classifier"}

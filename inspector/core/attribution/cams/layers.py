@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ...common.errors import SpecError
-from ...sources.layers import LayerTree, build_layer_tree
+from ...sources.layers import LayerTree, build_layer_tree, in_backbone
 from ...records.tokens import TokenGrid, is_channels_last
 from ...engine.runner import RunSpec, run
 from ...sources.grids import token_grid
@@ -88,18 +88,11 @@ def detector_gradcam_layer(tree: LayerTree, order: Sequence[str], model: nn.Modu
     once = {l.path for l in tree if l.calls == 1}
     modules = dict(model.named_modules()) if model is not None else {}
     tower = [p for p in order if p.endswith("classification_head.conv") and p in once]
-    for path in tower + list(reversed([p for p in order if _in_backbone(p)])):
+    for path in tower + list(reversed([p for p in order if in_backbone(p)])):
         shape = shapes.get(path, ())
         if len(shape) == 4 and shape[2] * shape[3] > 1 and not _is_patchify(modules.get(path)):
             return path
     return None
-
-
-def _in_backbone(path: str) -> bool:
-    """A module of a detector's backbone, not its FPN: torchvision's `backbone.`, transformers' DETR family's
-    `model.backbone.`."""
-    inside = path.startswith("backbone.") or path.startswith("model.backbone.")
-    return inside and not path.startswith("backbone.fpn")
 
 
 #: The automatic Grad-CAM layer of a model for an input shape, worked out once (two passes otherwise every call).
