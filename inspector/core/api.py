@@ -17,7 +17,8 @@ from .engine.result import RunResult
 from .engine.runner import run
 from .common.errors import ArgumentValueError, SpecError
 from .sources.layers import LayerTree, build_layer_tree
-from .target.objective import Target
+from .target.objective import Target, parse_target
+from .target.prompts import check_prompts
 from .runspec import RunSpec
 from .sources.sharing import Sharing
 from .sources.loaded import LoadedModel, sharing_of, tree_of
@@ -54,6 +55,7 @@ def capture(
     if isinstance(layers, str) and not layers.replace(",", "").strip():
         raise SpecError("No layers given (the layer list is empty): name paths or globs (conv1, layer4.*), "
                         "all, or type:Conv2d.")
+    said = check_prompts(model.module, parse_target(target))  # a text: target's prompts, before the model runs
     dev = resolve_device(device)
     if model.device != dev:
         model.module.to(dev)
@@ -63,7 +65,10 @@ def capture(
     spec = replace(spec, layers=tuple(tree.select(patterns, params="params" in spec.sites)))
     check_edits_reach(spec.edits, tree)
     check_concept_edits(spec.edits, model)  # the loaded model: a dictionary of other weights is refused too
-    return run(model.module, inputs, spec, model.labels, cancel, sharing or sharing_of(model))
+    result = run(model.module, inputs, spec, model.labels, cancel, sharing or sharing_of(model))
+    for note in said:
+        result.log("warning", note)
+    return result
 
 
 def _check_arguments(model, inputs, cancel, sharing) -> None:

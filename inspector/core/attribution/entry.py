@@ -21,7 +21,8 @@ from ..sources.loaded import LoadedModel, detects
 from .passes.batching import parse_memory
 from .passes.raised import model_errors
 from ..target.objective import parse_target
-from .record import Attribution, _device
+from ..target.prompts import check_prompts
+from .record import Attribution, _device, _unwrap
 from .scores.baselines import make_baseline
 
 _KINDS = {"whole": (int,), "number": (int, float), "choice": (str,), "text": (str,),
@@ -119,12 +120,14 @@ def attribute(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, targ
         raise SpecError(f"The input is complex ({str(x.dtype).removeprefix('torch.')}): a model takes real numbers.")
     options = dict(options) if options is not None else None
     sign = options.pop("sign", None) if options else None
+    prompts = check_prompts(_unwrap(model)[0], parse_target(target))  # a text: target's, before the model runs
     found = _attribute_with_baseline(model, x, method, target, layer, options or None)
     said = [nonfinite_warning("The model's input", x)]  # the engine's words, said once whichever method ran
     if found.baseline is not None:
         said.append(nonfinite_warning("The baseline", torch.as_tensor(found.baseline)))
     new = tuple(w for w in said if w is not None and w not in found.warnings)
-    return dataclasses.replace(found, sign=sign or found.shown_sign, warnings=found.warnings + new)
+    return dataclasses.replace(found, sign=sign or found.shown_sign, warnings=found.warnings + new,
+                               notes=found.notes + prompts)
 
 
 def _attribute_with_baseline(model, x, method, target, layer, options) -> Attribution:

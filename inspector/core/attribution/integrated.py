@@ -25,7 +25,7 @@ from torch import nn
 from ..detection.follow import follow
 from ..detection.outputs import is_detection_output
 from ..common.errors import SpecError
-from ..target.objective import Target, objective, parse_target, primary_output
+from ..target.objective import objective, parse_target, primary_output, same_target
 from ..records.methods import QUADRATURES, gauss_too_many
 from ..sources.loaded import LoadedModel
 from .passes.batching import LeafBytes, check_batch, each_pass, fit_batch, pick_batch, takes
@@ -139,12 +139,12 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
         if first.ndim == 4 and first.shape[1] > 1:
             raise SpecError("Integrated gradients of a segmentation's class map are not supported yet; "
                             "use saliency or Grad-CAM with a seg: target.")
-        _obj, index, resolved = objective(first, parse_target(target))
-        same = Target("index", index) if index is not None else Target("sum")  # every point: x's class
+        _obj, index, resolved = objective(first, parse_target(target), None, module)
+        same = same_target(index, resolved)  # every point: x's class
 
         def score(output) -> torch.Tensor:
-            return objective(primary_output(output), same)[0]
-        f_x, f_b = (float(objective(first_of(i), same)[0]) for i in (0, 1))
+            return objective(primary_output(output), same, None, module)[0]
+        f_x, f_b = (float(objective(first_of(i), same, None, module)[0]) for i in (0, 1))
     if batch is None:
         batch = pick_batch(module, x, AUTO_FIRST + 1 if auto else points.count, grad=True, max_memory=max_memory, device=device,
                            need=counted.per_copy(x, 2 if together else 1, grad=True))

@@ -20,7 +20,7 @@ from torch import nn
 from ..detection.follow import follow
 from ..detection.outputs import is_detection_output
 from ..common.errors import SpecError
-from ..target.objective import Target, objective, parse_target, primary_output
+from ..target.objective import Target, objective, parse_target, primary_output, same_target
 from ..sources.loaded import LoadedModel
 from .passes.batching import LeafBytes, check_batch, each_pass, fit_batch, pick_batch
 from .passes.checks import plain
@@ -94,9 +94,9 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
             if first.ndim == 4 and first.shape[1] > 1:
                 raise SpecError("Occlusion of a segmentation's class map is not supported yet; use saliency or "
                                 "Grad-CAM with a seg: target.")
-            _obj, index, resolved = objective(first, parse_target(target))
-            same = Target("index", index) if index is not None else Target("sum")
-            scores_of = lambda output: _scores(primary_output(output), same)  # noqa: E731
+            _obj, index, resolved = objective(first, parse_target(target), None, module)
+            same = same_target(index, resolved)
+            scores_of = lambda output: _scores(primary_output(output), same, module)  # noqa: E731
             regions = regions_for(module, x, b, spots, window, answer, _format(layout), hooks_free)
         f_x = scores_of(answer)[0]
         # the windows' drops add up on the host, in float64, in window order: one read of a pass's scores
@@ -130,11 +130,12 @@ def occluded(x: torch.Tensor, b: torch.Tensor, spots: list[tuple[int, int]], win
     return torch.where(in_rows[:, None, :, None] & in_cols[:, None, None, :], b, x).contiguous()
 
 
-def _scores(output: torch.Tensor, target: Target) -> torch.Tensor:
+def _scores(output: torch.Tensor, target: Target, module: nn.Module) -> torch.Tensor:
     """The objective of each batch item, (n,) float64 (a class's: that column, read at once)."""
     if target.kind == "index":
         return output.reshape(output.shape[0], -1)[:, target.index].double()
-    return torch.stack([objective(output[i:i + 1], target)[0] for i in range(output.shape[0])]).double()
+    return torch.stack([objective(output[i:i + 1], target, None, module)[0]
+                        for i in range(output.shape[0])]).double()
 
 
 def occlusion_map(model, x, target, layer, options) -> Attribution:

@@ -31,7 +31,7 @@ def _saliency_many(module: nn.Module, xs: torch.Tensor, target: Target) -> np.nd
     segmentation's class map, in its box), summed over the items."""
     xs = xs.detach().requires_grad_(True)
     with torch.enable_grad():
-        score = objective(primary_output(module(xs)), target, tuple(xs.shape[-2:]))[0]
+        score = objective(primary_output(module(xs)), target, tuple(xs.shape[-2:]), module)[0]
         (grad,) = torch.autograd.grad(score, xs)
     found = grad.abs()
     return (found.amax(dim=1) if found.ndim >= 3 else found).detach().cpu().numpy()
@@ -92,7 +92,8 @@ def _smoothgrad(model, x, target, of, kind, samples, noise, seed, cancel, progre
             return _box_saliency_many(module, noisy, followed, lost)
 
         batch = pick_batch(module, x, samples, grad=True, max_memory=ig.get("max_memory"))
-    elif of == "saliency" and x.ndim >= 2 and x.shape[0] == 1 and (first.target_index is not None or target == "sum"):
+    elif of == "saliency" and x.ndim >= 2 and x.shape[0] == 1 and (first.target_index is not None or target == "sum"
+                                                                     or first.target.startswith("text:")):
         layout, resolved = Layout(module, grad=True), parse_target(same)
 
         def many(noisy: torch.Tensor) -> np.ndarray:  # saliency of many copies in one pass: each its own gradient

@@ -162,7 +162,7 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
         if is_detection_output(output):
             obj, resolved = _read_detections(result, model, output, spec, labels)
         else:
-            obj, resolved = _read_logits(result, output, spec, labels, tuple(x.shape[-2:]))
+            obj, resolved = _read_logits(result, model, output, spec, labels, tuple(x.shape[-2:]))
         t1 = time.perf_counter()
         result.timings["forward_s"] = t1 - t0
         for path in captured:
@@ -201,7 +201,8 @@ def _run_once(model, inputs, spec, labels, cancel, safe: frozenset[str],
     return result, seen, mutated
 
 
-def _read_logits(result: RunResult, output, spec: RunSpec, labels, input_hw) -> tuple[torch.Tensor, object]:
+def _read_logits(result: RunResult, model: nn.Module, output, spec: RunSpec, labels,
+                 input_hw) -> tuple[torch.Tensor, object]:
     """A classifier's or a segmenter's output: its predictions and the objective."""
     logits = primary_output(output)
     _warn_nonfinite(result, "output", logits)
@@ -209,7 +210,7 @@ def _read_logits(result: RunResult, output, spec: RunSpec, labels, input_hw) -> 
     result.predictions = predictions(logits, labels)
     if logits.ndim == 4 and logits.shape[1] > 1:  # a segmentation: its class map, for the picture
         result.classes = logits[0].detach().argmax(dim=0).to(torch.int16).cpu().numpy()
-    obj, result.target_index, resolved = objective(logits, spec.target, input_hw)
+    obj, result.target_index, resolved = objective(logits, spec.target, input_hw, model)
     return obj, resolved
 
 

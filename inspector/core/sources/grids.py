@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from ..records.tokens import TokenGrid
 from .hf_models import token_grid as hf_grid
+from .image_text import ImageText
 
 
 def token_grid(module, input_hw: tuple[int, int] | None = None) -> TokenGrid | None:
     """The patch grid a model's token sequences follow, when the model says (None otherwise).
     `input_hw`: the input's height and width, for models whose grid follows it (transformers)."""
-    if type(module).__module__.startswith("transformers."):
+    if type(module).__module__.startswith("transformers.") or isinstance(module, ImageText):
         return hf_grid(module, input_hw)
     embed = getattr(module, "patch_embed", None)
     size = getattr(embed, "grid_size", None)

@@ -27,6 +27,7 @@ from .checkpoints import weights_into
 from ..detection.targets import NOTE as DETECTION_NOTE
 from .hf_detectors import EXAMPLE_INPUT, answer_as_detector, image_processor, is_query_detector
 from .hf_hub import hf_folder, hf_needs_code, hf_spec, hub_cache
+from .image_text import family_of, image_text
 from .loaded import LoadedModel
 from .weights import is_random, no_seed, pick, random_note, seeded
 
@@ -106,9 +107,14 @@ def load(source: str, weights: str, trust: bool, seed: int | None):
     if is_query_detector(config):
         return _query_detector(module, folder, config, source, output, (label, notes, seed if weights == "random"
                                                                          else None), transformers)
-    _return_tensor(module, output)
+    family = family_of(_architecture(config))
+    if family is not None:  # CLIP, SigLIP: the image tower, its text tower behind text: targets
+        module = image_text(module, family, folder, source, output, trust, transformers, notes)
+    else:
+        _return_tensor(module, output)
     prep = preprocess_from(folder, config)
     task = "segmentation" if str(_architecture(config)).endswith(SEGMENTATION_SUFFIX) else "classification"
+    task = "image-text" if family is not None else task
     shape = prep.input_shape if prep is not None else _config_shape(config)
     if shape is None:
         channels = (config.get("vision_config") or config).get("num_channels", 3)
@@ -290,6 +296,8 @@ def token_grid(module, input_hw: tuple[int, int] | None):
         prefix = 1 + int(getattr(embeddings, "distillation_token", None) is not None)
         registers = getattr(embeddings, "register_tokens", None)
         return TokenGrid(height, width, prefix + (int(registers.shape[1]) if registers is not None else 0))
+    if getattr(vision, "model_type", "").startswith("siglip"):  # no class token: every token is a patch
+        return TokenGrid(height, width, 0)
     depths = getattr(vision, "depths", None)
     if getattr(vision, "model_type", "").startswith("swin") and depths:  # token stages, halved by patch merging
         return TokenGrid(height, width, 0, len(depths))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..common.errors import RunError, SpecError
+from .prompts import prompt_objective
 from .text import USAGE, Box, Target, TargetKind, parse_target  # noqa: F401 (read from here too)
 
 
@@ -41,10 +42,13 @@ def _segment_objective(output: torch.Tensor, target: Target, input_hw: tuple[int
     return logits[..., r0:r1, c0:c1].sum()
 
 
-def objective(output: torch.Tensor, target: Target,
-              input_hw: tuple[int, int] | None = None) -> tuple[torch.Tensor, int | None, Target]:
-    """The scalar objective, the class it is about (None for sum/output) and the target resolved.
-    `input_hw`: the input's height and width, for a `seg` box given in input pixels."""
+def objective(output: torch.Tensor, target: Target, input_hw: tuple[int, int] | None = None,
+              model=None) -> tuple[torch.Tensor, int | None, Target]:
+    """The scalar objective, the class it is about (None for sum/output/text) and the target resolved.
+    `input_hw`: the input's height and width, for a `seg` box given in input pixels. `model`: the module
+    that made `output`, which scores a `text:` target's prompts (`prompts`)."""
+    if target.kind == "text":
+        return prompt_objective(output, target, model), None, target
     if target.kind == "auto" and output.ndim == 4 and output.shape[1] > 1:  # a segmentation
         common = torch.bincount(output[0].detach().argmax(dim=0).reshape(-1), minlength=output.shape[1])
         target = Target("seg", int(common.argmax()))
@@ -82,3 +86,11 @@ def objective(output: torch.Tensor, target: Target,
         return flat[:, target.index].sum(), target.index, target
     best = flat.detach().argmax(dim=1)
     return flat.gather(1, best[:, None]).sum(), int(best[0]), target
+
+
+def same_target(index: int | None, resolved: Target) -> Target:
+    """The target every further pass of one map scores (IG's path points, occlusion's copies): the class x
+    resolved to, a `text:` target as it is, else the sum of the output."""
+    if index is not None:
+        return Target("index", index)
+    return resolved if resolved.kind == "text" else Target("sum")

@@ -1,18 +1,22 @@
-"""A run's target as the user writes it (`top1`, a class index, `seg:...`, `box:...`) read into a `Target`:
+"""A run's target as the user writes it (`top1`, a class index, `seg:...`, `box:...`, `text:...`) read into a `Target`:
 torch-free, so the CLI says a wrong one before torch is imported and the model loads. What the target
 makes of the model's output is `objective`'s."""
 
 from __future__ import annotations
 
+import json
 import numbers
 from dataclasses import dataclass
 from typing import Literal
 
 from ..common.errors import SpecError
 
-TargetKind = Literal["auto", "top1", "index", "sum", "output", "seg", "box"]
+TargetKind = Literal["auto", "top1", "index", "sum", "output", "seg", "box", "text"]
 Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in input pixels, end exclusive
-USAGE = "auto, top1, a class index, sum, output, seg:CLASS[@X0,Y0,X1,Y1] or box:K / box:X0,Y0,X1,Y1[@CLASS]"
+USAGE = ('auto, top1, a class index, sum, output, seg:CLASS[@X0,Y0,X1,Y1], box:K / box:X0,Y0,X1,Y1[@CLASS] or '
+         'text:"PROMPT"[|"PROMPT"...]')
+_TEXT_USAGE = ('text: takes a prompt (text:"a photo of a dog"), or several in quotes separated by | '
+               '(text:"a dog"|"a cat": the first one\'s probability among them)')
 
 
 @dataclass(frozen=True)
@@ -20,14 +24,19 @@ class Target:
     """`auto` picks top1 for (batch, classes) logits, output for one value, sum otherwise. `seg`:
     the sum of class `index`'s logits of a (batch, classes, H, W) output, over every pixel or a box.
     `box`: a detector's score of its `index`-th detection by score, or of the detection that best
-    overlaps `box` (input pixels; among class `label`, an index or a name, when given)."""
+    overlaps `box` (input pixels; among class `label`, an index or a name, when given). `text`: an image-text
+    model's (CLIP, SigLIP) score of the image and `prompts[0]`; with more prompts, the first one's softmax
+    probability among them."""
 
     kind: TargetKind = "auto"
     index: int | None = None
     box: Box | tuple[float, float, float, float] | None = None
     label: int | str | None = None
+    prompts: tuple[str, ...] = ()
 
     def __str__(self) -> str:
+        if self.kind == "text":  # each prompt in JSON's quotes, so it reads back as it was
+            return "text:" + "|".join(json.dumps(p, ensure_ascii=False) for p in self.prompts)
         if self.kind == "seg":
             return f"seg:{self.index}" + ("@" + ",".join(map(str, self.box)) if self.box else "")
         if self.kind == "box":
@@ -73,6 +82,36 @@ def _parse_box(text: str) -> Target:
     return Target("box", None, (x0, y0, x1, y1), (int(label) if label.isdecimal() else label) if at else None)
 
 
+def _parse_text(text: str) -> Target:
+    """`text:PROMPT`, `text:"PROMPT"` or `text:"P1"|"P2"|...` (quoted as JSON quotes strings, \\" inside one)."""
+    body = text[len("text:"):].strip()
+    if not body.startswith('"'):  # one bare prompt, or bare prompts split at | (the shell ate the quotes)
+        if '"' in body:
+            raise SpecError(f"Target {text!r}: quote every prompt or none ({_TEXT_USAGE}).")
+        prompts = [p.strip() for p in body.split("|")]
+    else:
+        prompts, at, decoder = [], 0, json.JSONDecoder(strict=False)
+        while True:
+            if at == len(body):
+                raise SpecError(f"Target {text!r}: a prompt is empty after the last | ({_TEXT_USAGE}).")
+            if body[at:at + 1] != '"':
+                raise SpecError(f"Target {text!r}: expected a prompt in quotes at {body[at:][:20]!r} ({_TEXT_USAGE}).")
+            try:
+                prompt, at = decoder.raw_decode(body, at)
+            except ValueError:
+                raise SpecError(f"Target {text!r}: a prompt's closing quote is missing ({_TEXT_USAGE}).") from None
+            prompts.append(prompt.strip())
+            rest = body[at:].lstrip()
+            if not rest:
+                break
+            if not rest.startswith("|"):
+                raise SpecError(f"Target {text!r}: prompts are separated by | ({_TEXT_USAGE}).")
+            at = len(body) - len(rest[1:].lstrip())
+    if not all(prompts):
+        raise SpecError(f"Target {text!r}: a prompt is empty ({_TEXT_USAGE}).")
+    return Target("text", prompts=tuple(prompts))
+
+
 def _class_index(value: int) -> Target:
     if value < 0:
         raise SpecError(f"Class index must be >= 0, got {value}.")
@@ -80,7 +119,7 @@ def _class_index(value: int) -> Target:
 
 
 def parse_target(text: str | int | Target | None) -> Target:
-    """`top1`, a class index, `sum`, `output`, or `seg:CLASS[@X0,Y0,X1,Y1]`. The same words as text
+    """`top1`, a class index, `sum`, `output`, `seg:CLASS[@X0,Y0,X1,Y1]`, `box:...` or `text:...`. The same words as text
     (the CLI's `--target`) or as a Python value; anything else is a SpecError."""
     if isinstance(text, Target):
         return text
@@ -99,6 +138,8 @@ def parse_target(text: str | int | Target | None) -> Target:
         return _parse_seg(word)
     if word.startswith("box:"):
         return _parse_box(text.strip())  # a class name keeps its case
+    if word.startswith("text:"):
+        return _parse_text(text.strip())  # a prompt keeps its case
     try:
         index = int(word)
     except ValueError:

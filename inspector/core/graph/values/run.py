@@ -107,7 +107,7 @@ def _objective(module: nn.Module, output, target: Target, hw) -> tuple[torch.Ten
     if is_detection_output(output):
         obj, _, resolved, _ = box_objective(output, target, None, score_threshold(module))
         return obj, resolved
-    obj, index, resolved = objective(primary_output(output), target, hw)
+    obj, index, resolved = objective(primary_output(output), target, hw, module)
     if resolved.kind in ("auto", "top1") and index is not None:
         resolved = Target("index", index)  # the second run of a comparison backpropagates the same class
     return obj, resolved
