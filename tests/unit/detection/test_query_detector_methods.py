@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from query_detectors import QUERIES, save_detector
+from query_detectors import QUERIES, reference, save_detector
 
 from inspector.core import SpecError, load_model
 from inspector.core.attribution import attribute
@@ -19,8 +19,12 @@ FAMILIES = ("detr", "rt_detr", "d_fine")
 
 
 @pytest.fixture(scope="module")
-def loaded(tmp_path_factory):
-    root = tmp_path_factory.mktemp("query-detectors")
+def root(tmp_path_factory):
+    return tmp_path_factory.mktemp("query-detectors")
+
+
+@pytest.fixture(scope="module")
+def loaded(root):
     models = {}
     for family in FAMILIES:
         save_detector(family, root / family)
@@ -95,3 +99,28 @@ def test_every_other_method_that_explains_a_box_runs_on_a_query(loaded, family):
 def test_the_attention_methods_say_they_explain_no_box(loaded, method):
     with pytest.raises(SpecError, match=f"^{method} does not explain detections yet; for a box use saliency, "):
         attribute(loaded["detr"], _image(), method, "box:0")
+
+
+def test_the_command_lists_transformers_detections_and_refuses_a_box_past_the_queries(loaded, root, tmp_path, capsys):
+    import json
+
+    from PIL import Image
+
+    from inspector.cli import main
+
+    image = tmp_path / "image.png"
+    Image.fromarray((np.random.default_rng(0).random((40, 60, 3)) * 255).astype(np.uint8)).save(image)
+    model = ["--model", f"hf:{root / 'rt_detr'}", "--input", str(image), "--score-threshold", "0"]
+    assert main(["attribute", *model, "--method", "saliency", "--target", "box:2", "--json",
+                 "--out", str(tmp_path / "map.npy")]) == 0
+    said = json.loads(capsys.readouterr().out)
+    x = torch.from_numpy(np.asarray(Image.open(image), np.float32) / 255).permute(2, 0, 1)[None]
+    theirs = reference("rt_detr", root / "rt_detr", x, 0.0)  # already best first: a top-k
+    assert said["target_detection"] == 2 and len(said["detections"]) == QUERIES
+    assert [d["score"] for d in said["detections"]] == pytest.approx(theirs["scores"].tolist(), rel=1e-5)
+    assert [d["box"] for d in said["detections"]] == [pytest.approx(b, rel=1e-5, abs=1e-4)
+                                                      for b in theirs["boxes"].tolist()]
+    assert main(["attribute", *model, "--method", "saliency", "--target", f"box:{QUERIES}", "--out",
+                 str(tmp_path / "none.npy")]) == 2
+    assert capsys.readouterr().err.strip() == (f"error: Target box:{QUERIES}: this model keeps at most {QUERIES} "
+                                               f"detection(s) (its queries' answers), box:0 to box:{QUERIES - 1}.")
