@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ...common.errors import RunCancelled, SpecError
+from ...common.errors import RunCancelled, RunError, SpecError, first_line
 from ...records.methods import METHODS
 from ...sources.loaded import LoadedModel, detects
 from ...sources.seeds import check_seed, new_seed
@@ -115,10 +115,15 @@ def again_options(original: Attribution, options: dict) -> dict:
 
 
 def copied(model: LoadedModel | nn.Module) -> LoadedModel | nn.Module:
-    """A deep copy of the model to re-initialise (the caller's is never touched)."""
-    if isinstance(model, LoadedModel):
-        return dataclasses.replace(model, module=copy.deepcopy(model.module))
-    return copy.deepcopy(model)
+    """A deep copy of the model to re-initialise (the caller's is never touched); a RunError in one line for a
+    model that cannot be copied."""
+    try:
+        if isinstance(model, LoadedModel):
+            return dataclasses.replace(model, module=copy.deepcopy(model.module))
+        return copy.deepcopy(model)
+    except Exception as exc:  # noqa: BLE001 - whatever a module's own __deepcopy__ or pickling raises
+        raise RunError(f"MPRT re-initialises a copy of the model, and this model cannot be copied "
+                       f"(copy.deepcopy raised {type(exc).__name__}: {first_line(exc)}).") from exc
 
 
 def module_of(model, check: str) -> nn.Module:
@@ -128,7 +133,7 @@ def module_of(model, check: str) -> nn.Module:
     return module
 
 
-def _check(model, method, options, mode, threshold, original) -> nn.Module:
+def _check(model, method, options, mode, threshold, original) -> None:
     check_method(method, options)
     if mode not in MODES:
         raise SpecError(f"Unknown MPRT mode {mode!r}. Modes: {', '.join(MODES)}.")
@@ -141,7 +146,6 @@ def _check(model, method, options, mode, threshold, original) -> nn.Module:
         raise SpecError("MPRT checks a classifier's maps; it does not follow a detector's boxes yet.")
     if original is not None and (not isinstance(original, Attribution) or original.method != method):
         raise SpecError(f"The original map given to MPRT is a {method} Attribution made with the same arguments.")
-    return module
 
 
 def mprt(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, target=None, layer: str | None = None,
@@ -153,7 +157,7 @@ def mprt(model: LoadedModel | nn.Module, x: torch.Tensor, method: str, target=No
     already made with these arguments) saves making it again. `cancel()` True stops it before a map
     (RunCancelled); `progress(done, total)` after each map, total the steps + 1."""
     started = time.perf_counter()
-    module = _check(model, method, options, mode, threshold, original)
+    _check(model, method, options, mode, threshold, original)
     seed, drawn = check_seed_of(seed, "The MPRT seed")
     opts = with_cancel(method, options, cancel)
     if original is None:

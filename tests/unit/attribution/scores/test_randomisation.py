@@ -15,7 +15,7 @@ from torch import nn
 from inspector.core.attribution import attribute
 from inspector.core.attribution.scores.randomisation import again_options, mprt
 from inspector.core.attribution.scores.reinit import forward_order, layer_seed, reinitialise
-from inspector.core.common.errors import RunCancelled, SpecError
+from inspector.core.common.errors import RunCancelled, RunError, SpecError
 
 X = torch.rand(1, 3, 10, 10, generator=torch.Generator().manual_seed(0))
 
@@ -46,7 +46,7 @@ def test_independent_steps_reinitialise_one_layer_each(small_net):
     assert np.array_equal(found.maps[1], cascading.maps[1])  # the top layer alone, drawn alike in both modes
     for i, name in enumerate(found.layers, start=1):
         by_hand = copy.deepcopy(small_net)
-        layer = next(lay for lay in forward_order(by_hand, lambda: by_hand(X)) if lay.name == name)
+        layer = next(lay for lay in forward_order(by_hand, lambda m=by_hand: m(X)) if lay.name == name)
         reinitialise(by_hand, layer, 7)
         assert np.array_equal(found.maps[i], attribute(by_hand, X, "saliency", found.target_index).map)
 
@@ -209,3 +209,15 @@ def test_a_loaded_model_is_copied_and_left_as_it_was():
     found = mprt(model, x, "gradcam", seed=0)
     assert found.steps[0] == "original" and len(found.steps) > 2
     assert all(torch.equal(before[k], v) for k, v in model.module.state_dict().items())
+
+
+class Uncopyable(nn.Sequential):
+    def __deepcopy__(self, memo):
+        raise TypeError("cannot pickle '_thread.lock' object")
+
+
+def test_a_model_that_cannot_be_copied_says_so_in_one_line(small_net):
+    model = Uncopyable(*small_net.body).eval()
+    with pytest.raises(RunError, match=r"^MPRT re-initialises a copy of the model, and this model cannot be copied "
+                                       r"\(copy.deepcopy raised TypeError: cannot pickle '_thread.lock' object\).$"):
+        mprt(model, X, "saliency", seed=0)
