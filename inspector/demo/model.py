@@ -83,6 +83,11 @@ def default_weights_path() -> Path:
     return demo_dir() / "demo.safetensors"
 
 
+def shuffled_weights_path() -> Path:
+    """Path of the shipped weights of the demo's twin trained on shuffled labels (`train --shuffle-labels`)."""
+    return demo_dir() / "demo-shuffled.safetensors"
+
+
 def load_demo(weights_path: str | Path | None = None) -> DemoBundle:
     """Load the trained DemoNet (eval mode) and its ``demo.json`` metadata."""
     from safetensors.torch import load_file

@@ -3,6 +3,13 @@
 Deterministic for a given ``--seed``: the training set is generated with seed
 ``1000 + seed`` and the validation set with ``2000 + seed``. Writes
 ``demo.safetensors`` and ``demo.json`` into ``--out``.
+
+``--shuffle-labels`` trains the demo's twin on the same images with their labels
+permuted once (by a generator seeded ``3000 + seed``), so it learns nothing about
+shapes (the data randomisation test of Adebayo et al., 2018). It writes
+``demo-shuffled.safetensors`` and ``demo-shuffled.json``; the seeds are recorded in
+both (the weights' metadata and the JSON), and its validation accuracy, on the true
+labels, is near chance.
 """
 
 from __future__ import annotations
@@ -32,15 +39,27 @@ def augment(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     return torch.rot90(x, k, dims=(2, 3)).contiguous(memory_format=torch.channels_last)
 
 
+#: What the shuffled-label twin's training permutes its labels with: ``LABEL_SEED_OFFSET + seed``.
+LABEL_SEED_OFFSET = 3000
+
+
+def shuffled(labels: np.ndarray, seed: int) -> np.ndarray:
+    """``labels`` permuted once by a generator seeded ``LABEL_SEED_OFFSET + seed``: each image keeps a
+    random label for the whole training (the class counts are unchanged)."""
+    return np.random.default_rng(LABEL_SEED_OFFSET + seed).permutation(labels)
+
+
 def train(epochs: int, seed: int, out: Path, n_train: int, n_val: int,
-          batch_size: int, lr: float) -> float:
-    """Train, save weights + metadata to ``out`` and return validation accuracy."""
+          batch_size: int, lr: float, shuffle_labels: bool = False) -> float:
+    """Train, save weights + metadata to ``out`` and return validation accuracy (on the true labels)."""
     torch.manual_seed(seed)
     torch.set_num_threads(2)
     gen = torch.Generator().manual_seed(seed)
 
     t0 = time.perf_counter()
     train_x, train_y = make_batch(n_train, 1000 + seed)
+    if shuffle_labels:
+        train_y = shuffled(train_y, seed)
     val_x, val_y = make_batch(n_val, 2000 + seed)
     pixels = train_x[:2000].reshape(-1, 3).astype(np.float32) / 255.0  # subset: saves memory
     mean = tuple(round(float(v), 4) for v in pixels.mean(axis=0))
@@ -79,17 +98,21 @@ def train(epochs: int, seed: int, out: Path, n_train: int, n_val: int,
               f"val acc {val_acc:.4f}  ({time.perf_counter() - t0:.0f}s)", flush=True)
 
     out.mkdir(parents=True, exist_ok=True)
+    name = "demo-shuffled" if shuffle_labels else "demo"
+    recipe = {"seed": seed, "epochs": epochs, "n_train": n_train, "val_seed": 2000 + seed}
+    if shuffle_labels:
+        recipe.update(shuffle_labels=True, label_seed=LABEL_SEED_OFFSET + seed)
     model = model.to(memory_format=torch.contiguous_format)
     state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
-    save_file(state, str(out / "demo.safetensors"), metadata={"format": "pt"})
+    save_file(state, str(out / f"{name}.safetensors"),
+              metadata={"format": "pt", **({k: json.dumps(v) for k, v in recipe.items()} if shuffle_labels else {})})
     meta = {
         "classes": list(CLASSES), "mean": list(mean), "std": list(std),
         "input_size": SIZE, "width": 16, "architecture": "inspector.demo.model:DemoNet",
-        "train": {"seed": seed, "epochs": epochs, "n_train": n_train,
-                  "val_seed": 2000 + seed, "val_accuracy": round(val_acc, 4)},
+        "train": {**recipe, "val_accuracy": round(val_acc, 4)},
     }
-    (out / "demo.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {out / 'demo.safetensors'} and demo.json "
+    (out / f"{name}.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out / f'{name}.safetensors'} and {name}.json "
           f"in {time.perf_counter() - t0:.0f}s", flush=True)
     return val_acc
 
@@ -104,8 +127,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--n-val", type=int, default=2000)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--shuffle-labels", action="store_true",
+                        help="train the twin on randomly permuted labels (writes demo-shuffled.*)")
     args = parser.parse_args(argv)
-    train(args.epochs, args.seed, args.out, args.n_train, args.n_val, args.batch_size, args.lr)
+    train(args.epochs, args.seed, args.out, args.n_train, args.n_val, args.batch_size, args.lr,
+          args.shuffle_labels)
     return 0
 
 

@@ -1,8 +1,8 @@
 """Model sources -> a loaded model with its preprocessing and labels: `load_model`.
 
-Sources: `demo` and `demo-detector`; a torchvision classification, segmentation or detection name (`resnet18`); `timm:NAME` (any
-timm model, `timm_models`); `hf:PATH_OR_ID` (`hf_models`); `file.py:Name` or `package.module:Name`
-(runs that code); a TorchScript file or a `torch.export` `.pt2` program (both may carry code, so
+Sources: `demo`, `demo-detector` and `demo-shuffled`; a torchvision classification, segmentation or detection name
+(`resnet18`); `timm:NAME` (any timm model, `timm_models`); `hf:PATH_OR_ID` (`hf_models`); `file.py:Name` or
+`package.module:Name` (runs that code); a TorchScript file or a `torch.export` `.pt2` program (both may carry code, so
 they need `trust=True`). `refs.parse_source` says which family a source is, in one place, and
 this module dispatches from a table of loaders, one module per family.
 

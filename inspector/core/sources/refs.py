@@ -27,8 +27,9 @@ HF_PREFIX = "hf:"
 #: Sources from a model zoo, named `PREFIX:NAME`; not code by themselves.
 ZOO_PREFIXES = (TIMM_PREFIX, HF_PREFIX)
 
-#: The models this project trained and ships: the classifier and the detector.
-DEMO_NAMES = ("demo", "demo-detector")
+#: The models this project trained and ships: the classifier, the detector, and the classifier's twin trained on
+#: shuffled labels (a model that learned nothing: the data randomisation check).
+DEMO_NAMES = ("demo", "demo-detector", "demo-shuffled")
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 

@@ -22,3 +22,15 @@ def test_target_choices_for_a_classifier_and_for_a_segmentation(qtbot):
     assert combo.currentIndex() == 2 and combo.target() == "seg:1"
     combo.set_target("seg:0@1,2,3,4")  # from a session: shown as typed, read back the same
     assert combo.target() == "seg:0@1,2,3,4"
+
+
+def test_the_model_chooser_offers_the_bundled_models_the_shuffled_twin_among_them(qtbot):
+    from inspector.gui.common.controls import ModelCombo
+
+    combo = ModelCombo()
+    qtbot.addWidget(combo)
+    items = [combo.itemText(i) for i in range(combo.count())]
+    assert items[:3] == ["demo", "demo-detector", "demo-shuffled"]
+    with qtbot.waitSignal(combo.sigChosen) as chosen:
+        combo.activated.emit(2)
+    assert chosen.args == ["demo-shuffled"]
