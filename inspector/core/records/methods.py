@@ -87,6 +87,7 @@ class Method:
     compare_boxes: bool = False  # ... and for a detector
 
     @property
+    vits_only: bool = False  # serves vision transformers only (the rest get a one-line error saying why)
     def option_names(self) -> tuple[str, ...]:
         return tuple(o.name for o in self.options)
 
@@ -155,7 +156,14 @@ _ROWS = (
     Method("guided-gradcam", "guided Grad-CAM", "guided backprop times the upsampled Grad-CAM",
            "inspector.core.attribution.gradients:guided_gradcam_map", layer=True, sign="signed"),
     Method("rollout", "attention rollout", "attention across a transformer's attention modules (class-agnostic)",
-           "inspector.core.attribution.rollout:rollout_map", explains="nothing", detectors=False),
+           "inspector.core.attribution.rollout:rollout_map", explains="nothing", detectors=False, vits_only=True),
+    Method("legrad", "LeGrad", "each block's score's gradient at that block's attention, positive part averaged over "
+           "heads, queries and blocks (vision transformers)", "inspector.core.attribution.legrad:legrad_map",
+           options=(Option("blocks", "whole", None, "the last blocks averaged (default all)", low=1, high=1000,
+                           auto="all"),), detectors=False, vits_only=True),
+    Method("chefer", "Chefer relevance", "attention times its gradient, propagated through the blocks: the class "
+           "token's relevance (vision transformers)", "inspector.core.attribution.chefer:chefer_map", detectors=False,
+           vits_only=True),
     Method("ig", "integrated gradients", "gradients along the path from a baseline to the input, integrated",
            "inspector.core.attribution.integrated:ig_map", options=_IG, baseline=True, passes=True, sign="signed",
            compare=True, compare_boxes=True),

@@ -10,8 +10,8 @@ from inspector.core.records.signs import default_sign
 
 def test_the_table_says_what_each_surface_used_to_hold_in_its_own_list():
     # the lists the table replaced (records/requests.py, core/attribution.py, the views), as they were written
-    assert table.method_names() == ("saliency", "gradcam", "guided", "guided-gradcam", "rollout", "ig", "smoothgrad",
-                                    "occlusion", "eigencam", "drise")
+    assert table.method_names() == ("saliency", "gradcam", "guided", "guided-gradcam", "rollout", "legrad", "chefer",
+                                    "ig", "smoothgrad", "occlusion", "eigencam", "drise")
     assert table.layer_methods() == ("gradcam", "guided-gradcam", "eigencam")
     assert table.class_agnostic() == ("rollout", "eigencam")
     assert table.compared(False) == ("saliency", "gradcam", "guided", "ig", "smoothgrad", "occlusion")
@@ -19,8 +19,10 @@ def test_the_table_says_what_each_surface_used_to_hold_in_its_own_list():
                                     "drise")
     offered = {name: table.app_options(name) for name in table.method_names() if table.app_options(name)}
     assert offered == {"ig": ("steps", "quadrature", "baseline"), "smoothgrad": ("of", "kind", "samples", "noise", "seed"),
-                       "occlusion": ("window", "stride", "baseline"), "drise": ("masks", "cell", "probability", "seed")}
-    assert [m for m in table.METHODS.values() if not m.detectors] == [table.METHODS["rollout"]]
+                       "occlusion": ("window", "stride", "baseline"), "drise": ("masks", "cell", "probability", "seed"),
+                       "legrad": ("blocks",)}
+    assert [m.name for m in table.METHODS.values() if not m.detectors] == ["rollout", "legrad", "chefer"]
+    assert [m.name for m in table.METHODS.values() if m.vits_only] == ["rollout", "legrad", "chefer"]
     assert [m.name for m in table.METHODS.values() if m.baseline] == ["ig", "occlusion"]
 
 

@@ -15,8 +15,8 @@ from inspector.core import attribute, each_box, load_model
 from inspector.core.common.errors import RunError
 from inspector.core.records.methods import METHODS
 
-CLASSIFIER_METHODS = [m.name for m in METHODS.values() if m.classifiers and m.name != "rollout"]  # rollout: no
-# attention in the demo, a SpecError before any pass
+CLASSIFIER_METHODS = [m.name for m in METHODS.values() if m.classifiers and not m.vits_only]  # rollout, LeGrad,
+# Chefer: no attention in the demo, a SpecError before any pass
 
 
 @pytest.fixture(scope="module")
