@@ -85,9 +85,9 @@ class Method:
     detectors: bool = True  # explains a detector's box
     compare: bool = False  # Compare all offers it for a classifier
     compare_boxes: bool = False  # ... and for a detector
+    vits_only: bool = False  # serves vision transformers only (the rest get a one-line error saying why)
 
     @property
-    vits_only: bool = False  # serves vision transformers only (the rest get a one-line error saying why)
     def option_names(self) -> tuple[str, ...]:
         return tuple(o.name for o in self.options)
 
