@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import torch
 
-FAMILIES = ("detr", "conditional_detr", "deformable_detr", "rt_detr", "d_fine")
+FAMILIES = ("detr", "conditional_detr", "deformable_detr", "rt_detr", "rt_detr_v2", "d_fine")
+#: The families whose processor is RT-DETR's (a stretch to 64 x 64, no normalising) and whose head a focal loss trains.
+RT_DETRS = ("rt_detr", "rt_detr_v2", "d_fine")
 LABELS = 3  # classes
 QUERIES = 6
 
@@ -31,15 +33,17 @@ def _config(transformers, family: str):
         stages = ["stage1", "stage2"] if family == "deformable_detr" else ["stage2"]
         return cls(use_timm_backbone=False, backbone_config=_resnet(t, stages), use_pretrained_backbone=False,
                    **_HEADS, **extra)
-    if family == "rt_detr":
+    if family in ("rt_detr", "rt_detr_v2"):
         backbone = t.RTDetrResNetConfig(embedding_size=8, hidden_sizes=[8, 16, 16, 16], depths=[1, 1, 1, 1],
                                         layer_type="basic", out_features=["stage2", "stage3", "stage4"])
-        cls, extra = t.RTDetrConfig, dict(decoder_layers=1)
+        cls, extra = ((t.RTDetrConfig, dict(decoder_layers=1)) if family == "rt_detr" else
+                      (t.RTDetrV2Config, dict(decoder_layers=2, decoder_n_points=2)))
     else:
         backbone = t.HGNetV2Config(stem_channels=[3, 8, 8], stage_in_channels=[8, 16, 16, 16],
                                    stage_mid_channels=[8, 8, 8, 8], stage_out_channels=[16, 16, 16, 16],
                                    stage_num_blocks=[1, 1, 1, 1], stage_numb_of_layers=[1, 1, 1, 1],
-                                   stage_kernel_size=[3, 3, 3, 3], hidden_sizes=[16, 16, 16, 16], out_features=["stage2", "stage3", "stage4"])
+                                   stage_kernel_size=[3, 3, 3, 3], hidden_sizes=[16, 16, 16, 16],
+                                   out_features=["stage2", "stage3", "stage4"])
         cls, extra = t.DFineConfig, dict(decoder_layers=2, hidden_expansion=0.5, decoder_n_points=[2, 2, 2])
     return cls(backbone_config=backbone, use_pretrained_backbone=False, d_model=16, encoder_hidden_dim=16,
                encoder_in_channels=[16, 16, 16], decoder_in_channels=[16, 16, 16], anchor_image_size=None,
@@ -49,20 +53,23 @@ def _config(transformers, family: str):
 def _processor(transformers, family: str):
     """The family's image processor, at a small size: DETR's keep the aspect (shortest edge 48, longest 72),
     RT-DETR's and D-FINE's stretch to 64 x 64."""
-    if family in ("rt_detr", "d_fine"):
+    if family in RT_DETRS:
         return transformers.RTDetrImageProcessor(size={"height": 64, "width": 64})
     cls = {"detr": "DetrImageProcessor", "conditional_detr": "ConditionalDetrImageProcessor",
            "deformable_detr": "DeformableDetrImageProcessor"}[family]
     return getattr(transformers, cls)(size={"shortest_edge": 48, "longest_edge": 72})
 
 
+#: Each family's object-detection class in transformers.
+CLASSES = {"detr": "DetrForObjectDetection", "conditional_detr": "ConditionalDetrForObjectDetection",
+           "deformable_detr": "DeformableDetrForObjectDetection", "rt_detr": "RTDetrForObjectDetection",
+           "rt_detr_v2": "RTDetrV2ForObjectDetection", "d_fine": "DFineForObjectDetection"}
+
+
 def model_class(family: str):
     import transformers
 
-    return getattr(transformers, {"detr": "DetrForObjectDetection", "conditional_detr":
-                                  "ConditionalDetrForObjectDetection", "deformable_detr":
-                                  "DeformableDetrForObjectDetection", "rt_detr": "RTDetrForObjectDetection",
-                                  "d_fine": "DFineForObjectDetection"}[family])
+    return getattr(transformers, CLASSES[family])
 
 
 def save_detector(family: str, folder, confident: bool = False) -> None:
@@ -94,7 +101,7 @@ def reference(family: str, folder, x: torch.Tensor, threshold: float) -> dict:
     processor = transformers.AutoImageProcessor.from_pretrained(str(folder))
     model = model_class(family).from_pretrained(str(folder)).eval()
     inputs = processor(images=x[0], do_rescale=False, return_tensors="pt")
-    extra = {"use_focal_loss": model.config.use_focal_loss} if family in ("rt_detr", "d_fine") else {}
+    extra = {"use_focal_loss": model.config.use_focal_loss} if family in RT_DETRS else {}
     with torch.no_grad():
         found = processor.post_process_object_detection(model(**inputs), threshold=threshold,
                                                         target_sizes=[tuple(x.shape[-2:])], **extra)
@@ -110,5 +117,5 @@ def scores_by_hand(family: str, logits: torch.Tensor) -> torch.Tensor:
         scores = logits.softmax(-1)[:, :-1].max(-1).values
     else:
         scores = logits.sigmoid().flatten()
-    most = QUERIES if family in ("rt_detr", "d_fine") else 100
+    most = QUERIES if family in RT_DETRS else 100
     return scores[torch.argsort(scores.detach(), descending=True, stable=True)][:most]

@@ -87,8 +87,8 @@ def test_a_box_past_the_last_query_is_one_line_before_the_model_runs(loaded, met
 @pytest.mark.parametrize("family", ["detr", "rt_detr"])  # dense attention; deformable attention (RT-DETR's decoder)
 def test_every_other_method_that_explains_a_box_runs_on_a_query(loaded, family):
     for method, options in (("guided", None), ("guided-gradcam", None), ("ig", {"steps": 3}),
-                            ("smoothgrad", {"samples": 2, "noise": 0.01, "seed": 0}), ("occlusion", {"window": 20, "stride": 20}),
-                            ("eigencam", None)):
+                            ("smoothgrad", {"samples": 2, "noise": 0.01, "seed": 0}),
+                            ("occlusion", {"window": 20, "stride": 20}), ("eigencam", None)):
         found = attribute(loaded[family], _image(), method, "box:1", options=options)
         assert found.map.shape[-2:] == (40, 60) and np.isfinite(found.map).all() and np.abs(found.map).max() > 0
         if method != "eigencam":  # class-agnostic: it explains no box

@@ -1,6 +1,6 @@
-"""DETR, Conditional DETR, Deformable DETR, RT-DETR and D-FINE from `hf:` folders (tiny configs, random weights,
-saved with their image processor): the boxes and scores are transformers' own pipeline's, and the saliency of
-`box:K` is the gradient of that detection's score worked out by hand from the plain transformers model."""
+"""DETR, Conditional DETR, Deformable DETR, RT-DETR (v1 and v2) and D-FINE from `hf:` folders (tiny configs,
+random weights, saved with their image processor): the boxes and scores are transformers' own pipeline's, and the
+saliency of `box:K` is the gradient of that detection's score worked out by hand from the plain transformers model."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from query_detectors import FAMILIES, model_class, reference, save_detector, scores_by_hand
+from query_detectors import FAMILIES, RT_DETRS, model_class, reference, save_detector, scores_by_hand
 
 from inspector.core import load_model
 from inspector.core.attribution import attribute
@@ -18,7 +18,7 @@ from inspector.core.sources.layers import build_layer_tree
 
 H, W = 40, 60  # the test image; the DETRs' processors resize it to 48 x 72, RT-DETR's and D-FINE's to 64 x 64
 RESIZED = {"detr": (48, 72), "conditional_detr": (48, 72), "deformable_detr": (48, 72), "rt_detr": (64, 64),
-           "d_fine": (64, 64)}
+           "rt_detr_v2": (64, 64), "d_fine": (64, 64)}
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)  # ImageNet's, the processors' defaults
 
 
@@ -81,7 +81,7 @@ def test_saliency_of_a_box_is_the_gradient_of_its_score_by_hand(folders, loaded,
         xx = x.clone().requires_grad_(True)
         resized = F.interpolate(xx, size=RESIZED[family], mode="bilinear", antialias=True, align_corners=False)
         pixels = (resized - torch.tensor(MEAN)[:, None, None]) / torch.tensor(STD)[:, None, None]
-        if family in ("rt_detr", "d_fine"):
+        if family in RT_DETRS:
             pixels = resized  # their processors do not normalise
         scores = scores_by_hand(family, plain(pixel_values=pixels).logits[0])
         scores[k].backward()
