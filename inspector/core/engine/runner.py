@@ -207,11 +207,21 @@ def _read_logits(result: RunResult, model: nn.Module, output, spec: RunSpec, lab
     logits = primary_output(output)
     _warn_nonfinite(result, "output", logits)
     result.output = to_numpy(logits)
-    result.predictions = predictions(logits, labels)
+    result.predictions = _prompt_predictions(model, logits, spec.target) if hasattr(model, "prompt_logits") \
+        else predictions(logits, labels)
     if logits.ndim == 4 and logits.shape[1] > 1:  # a segmentation: its class map, for the picture
         result.classes = logits[0].detach().argmax(dim=0).to(torch.int16).cpu().numpy()
     obj, result.target_index, resolved = objective(logits, spec.target, input_hw, model)
     return obj, resolved
+
+
+def _prompt_predictions(model: nn.Module, embeds: torch.Tensor, target) -> list[Prediction]:
+    """An image-text model's (CLIP, SigLIP): the target's prompts by their softmax probability among them (its
+    zero-shot answer); none without prompts (an embedding has no classes)."""
+    if target.kind != "text" or embeds.ndim != 2:
+        return []
+    with torch.no_grad():
+        return predictions(model.prompt_logits(embeds.detach(), target.prompts), target.prompts)
 
 
 def _read_detections(result: RunResult, model: nn.Module, output, spec: RunSpec, labels) -> tuple[torch.Tensor, object]:

@@ -61,6 +61,17 @@ def test_the_objective_is_transformers_score(family, prompts):
     assert result.objective == pytest.approx(float(expected[0]), rel=1e-5, abs=1e-6)
     if name == "siglip" and len(prompts) == 1:  # the sigmoid of the logit, bias included: a probability
         assert 0 < result.objective < 1
+    if len(prompts) > 1:  # the predictions: the prompts by their probability among them (zero-shot)
+        with torch.no_grad():
+            probabilities = torch.softmax(reference_logits(model, tok, name == "siglip", prompts, x), dim=1)[0]
+        order = probabilities.argsort(descending=True).tolist()
+        assert [p.label for p in result.predictions] == [prompts[i] for i in order]
+        assert [p.probability for p in result.predictions] == pytest.approx(probabilities[order].tolist(), rel=1e-5)
+
+
+def test_without_prompts_there_are_no_predictions(family):
+    result = capture(family[3], _image(), layers="vision_model.embeddings.patch_embedding", target="sum")
+    assert result.predictions == [] and result.output.shape == (1, 8 if family[0] == "clip" else 16)
 
 
 @pytest.mark.numeric
