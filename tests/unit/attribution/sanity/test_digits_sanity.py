@@ -34,8 +34,8 @@ from torch import nn
 
 from inspector.core.attribution import attribute
 from inspector.core.attribution.record import Attribution
+from inspector.core.attribution.sanity.randomisation import mprt
 from inspector.core.attribution.scores.faithfulness import faithfulness
-from inspector.core.attribution.scores.randomisation import mprt
 from inspector.core.attribution.scores.similarity import similarity
 from inspector.core.records import methods as table
 

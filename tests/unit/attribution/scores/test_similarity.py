@@ -9,7 +9,12 @@ import pytest
 from scipy.stats import spearmanr
 from skimage.metrics import structural_similarity
 
-from inspector.core.attribution.scores.similarity import ranks, similarity, spearman, ssim
+from inspector.core.attribution.scores.similarity import (
+    ranks,
+    similarity,
+    spearman,
+    ssim,
+)
 
 
 def test_ranks_average_ties():

@@ -1,4 +1,4 @@
-"""The random-logit check (scores.random_logit, issue 55 item 3): the other class is drawn from the seed among
+"""The random-logit check (sanity.random_logit, issue 55 item 3): the other class is drawn from the seed among
 the classes other than the target, its map is the method's map of that class, their similarity is Spearman's
 and SSIM as scipy and scikit-image compute them, and what cannot be checked is a one-line error first."""
 
@@ -12,7 +12,7 @@ from skimage.metrics import structural_similarity
 from torch import nn
 
 from inspector.core.attribution import attribute
-from inspector.core.attribution.scores.random_logit import other_class, random_logit
+from inspector.core.attribution.sanity.random_logit import other_class, random_logit
 from inspector.core.common.errors import RunCancelled, SpecError
 
 X = torch.rand(1, 3, 10, 10, generator=torch.Generator().manual_seed(0))

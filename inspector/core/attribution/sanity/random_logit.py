@@ -22,8 +22,16 @@ from ...target.text import parse_target
 from ..entry import attribute
 from ..passes.raised import model_errors
 from ..record import Attribution, _device
-from .randomisation import again_options, check_method, check_seed_of, module_of, same_layer, stop, with_cancel
-from .similarity import Similarity, similarity
+from ..scores.similarity import Similarity, similarity
+from .randomisation import (
+    again_options,
+    check_method,
+    check_seed_of,
+    module_of,
+    same_layer,
+    stop,
+    with_cancel,
+)
 
 _CLASS_TARGETS = ("auto", "top1", "index")
 

@@ -1,7 +1,7 @@
 """Model-parameter randomisation (MPRT; Adebayo et al., "Sanity checks for saliency maps", NeurIPS 2018): does
 the map change when the model it explains does?
 
-The map is made again with the model's layers (scores.reinit: modules that own parameters, in forward order)
+The map is made again with the model's layers (sanity.reinit: modules that own parameters, in forward order)
 re-initialised from the top (the logits) down: `cascading`, each step re-initialising one more layer, so the
 last step's model is wholly random; or `independent`, each step re-initialising that one layer of the
 trained model. Each step's map is compared with the original (scores.similarity: Spearman of |map| and of
@@ -32,8 +32,8 @@ from ...sources.seeds import check_seed, new_seed
 from ..entry import attribute, check_options, method_row, takes_baseline
 from ..passes.raised import model_errors
 from ..record import Attribution, _device
+from ..scores.similarity import Similarity, pictures, similarity
 from .reinit import forward_order, own_state, put_back, reinitialise
-from .similarity import Similarity, pictures, similarity
 
 MODES = ("cascading", "independent")
 THRESHOLD = 0.5  # Spearman(|map|) below which the map changes with the model

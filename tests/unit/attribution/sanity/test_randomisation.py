@@ -1,4 +1,4 @@
-"""Model-parameter randomisation (scores.randomisation, issue 55 item 3): step 0 is the original map (its
+"""Model-parameter randomisation (sanity.randomisation, issue 55 item 3): step 0 is the original map (its
 similarity exactly 1), re-initialisation is reproducible from the seed (and drawn and returned without one),
 every later step's map is the one made by hand on a copy with those layers re-initialised, the caller's model
 and random state stay as they were, and bad arguments are one-line errors before any model work."""
@@ -13,8 +13,12 @@ import torch
 from torch import nn
 
 from inspector.core.attribution import attribute
-from inspector.core.attribution.scores.randomisation import again_options, mprt
-from inspector.core.attribution.scores.reinit import forward_order, layer_seed, reinitialise
+from inspector.core.attribution.sanity.randomisation import again_options, mprt
+from inspector.core.attribution.sanity.reinit import (
+    forward_order,
+    layer_seed,
+    reinitialise,
+)
 from inspector.core.common.errors import RunCancelled, RunError, SpecError
 
 X = torch.rand(1, 3, 10, 10, generator=torch.Generator().manual_seed(0))
