@@ -46,7 +46,7 @@ class EditsController(QObject):
         state.sigLayerSelected.connect(self._on_layer_selected)
         state.sigGradSiteShown.connect(lambda _s: self.refresh())
         state.sigViewShown.connect(lambda _v: self.refresh())
-        state.sigHeldArrived.connect(lambda _outcome: self.refresh())  # a remote engine's arrays of the layer shown
+        state.held.sigArrived.connect(lambda _outcome: self.refresh())  # a remote engine's arrays of the layer shown
 
     # -- what the state says ----------------------------------------------------------------
     def _on_edits_set(self, edits) -> None:
@@ -109,7 +109,7 @@ class EditsController(QObject):
                 done()
             return
         act_key, grad_key = self.state.panel_keys(name)
-        self.state.fetch_held(name)  # on a remote engine: the layer's arrays it held come (sigHeldArrived), then drawn
+        self.state.held.fetch(name)  # on a remote engine: the layer's arrays it held come (held.sigArrived), then drawn
         if outcome.against is not None:
             self.compare.show_models(outcome.against, act_key, grad_key, done)
         else:

@@ -4,6 +4,7 @@ its own signals: `folder` (a folder stepped through), `live` (a video or camera)
 channel atlas) and `analysis` (attribution requests). Views and controllers call their methods and
 observe their signals; only the state talks to the worker."""
 
-from .app import AUTO_RUN_LIMIT_S, GRADIENT_SITES, AppState
+from .app import GRADIENT_SITES, AppState
+from .result_shown import AUTO_RUN_LIMIT_S
 
 __all__ = ["AUTO_RUN_LIMIT_S", "GRADIENT_SITES", "AppState"]

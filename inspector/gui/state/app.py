@@ -18,13 +18,12 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from inspector.core.common.errors import InspectorError
 from inspector.core.inputs.video import is_video
-from inspector.core.records.detections import fits_task, is_box_in_pixels
+from inspector.core.records.detections import is_box_in_pixels
 from inspector.core.records.failure import Failure
 from inspector.core.records.requests import ModelRequest, RunRequest
 
 from ..common.gc_collector import freeze_imports
 from ..common.notice import Notice
-from ..common.paint_turns import after_paint
 from ..worker.local import WorkerThread
 from . import endings
 from .analysis import AnalysisState
@@ -32,10 +31,13 @@ from .atlas import AtlasState
 from .edits import EditsState
 from .folder import FolderState
 from .graph import GraphState
+from .held import HeldArrays
 from .live import LiveState
-from .model_loaded import said_on_load
+from .model_loaded import offer_attention, on_loaded
+from .result_shown import on_result
 from .run_choices import (
     layer_names_of,
+    run_request,
     listed_device,
     panel_keys_of,
     sites_of,
@@ -46,7 +48,6 @@ from .settings import SettingsStore
 #: The gradient shown beside the activations: label -> site (or parameter suffix).
 GRADIENT_SITES = {"grad_output": "grad_output", "grad_input": "grad_input", "weight gradient": "weight:grad",
                   "bias gradient": "bias:grad", "attention (per head)": "attention"}
-AUTO_RUN_LIMIT_S = 3.0
 AskTrust = Callable[[str, str], bool]  # (file or source, what loading it does) -> go on?
 #: The views of the central tabs, by the name the state knows them by.
 VIEWS = ("layer", "graph", "compare", "attribution", "flow", "stats")
@@ -57,7 +58,7 @@ class AppState(QObject):
     -------
     sigEngineReady(object): [(device, description)] once the engine has loaded.
     sigModelShown(object): the ModelRequest the choosers must show (being loaded, or loaded again after a failure).
-    sigModelLoaded(object): a ModelInfo, with the ticks to apply (set).
+    sigModelLoaded(object, object): a ModelInfo, and the ticks to apply (set).
     sigInputShown(str), sigDeviceShown(str), sigTargetShown(str), sigGradSiteShown(str): choosers to update.
     sigTicksSet(object): ticks set by the state (a session, a restore, a click), for the module tree.
     sigEditsSet(object): the edits changed (by the edits panel, a preset, a click, a session).
@@ -73,7 +74,6 @@ class AppState(QObject):
     sigUnrun(bool): with auto-run off, a change waits for F5 (True), or the last change ran (False).
     sigNoticeOver(str): what a Notice was about is over ("run": a run worked), so it goes.
     sigPhase(str): what is happening ("" when idle).
-    sigAutoRun(bool): auto-run was switched on or off.
     sigQuerySet(int): the token whose attention the panels draw (0: the class token).
     sigAgainstSet(object): the second model the Compare tab compares with (a ModelRequest), or None
         (the edited run against its baseline).
@@ -81,14 +81,13 @@ class AppState(QObject):
     sigProgress(int, int): the run's progress (steps done, steps in all).
     sigBusy(bool): the worker started or finished something the user can cancel.
     sigCatalogue(object): the model catalogue the model chooser offers.
-    sigHeldArrived(object): the arrays a remote engine held (only what is seen crosses) came for the RunOutcome on
-        screen (`fetch_held`): the layer shown is drawn again.
     sigEngineWhere(str): where the engine is, for the status bar ("engine ws://host:port · cpu"; a remote engine
         only, said when it connects and when it is lost).
 
     The parts with their own signals: `folder` (FolderState), `live` (LiveState), `atlas`
     (AtlasState), `analysis` (AnalysisState), `graph` (GraphState: the Graph tab's graph and values),
-    `editing` (EditsState: every change to the edits).
+    `editing` (EditsState: every change to the edits), `held` (HeldArrays: a remote engine's arrays of the layer
+    shown).
     """
 
     sigEngineReady = Signal(object)
@@ -117,7 +116,6 @@ class AppState(QObject):
     sigBusy = Signal(bool)
     sigCatalogue = Signal(object)
     sigEngineWhere = Signal(str)
-    sigHeldArrived = Signal(object)
 
     def __init__(self, settings, ask_trust: AskTrust, parent: QObject | None = None, engine: str | None = None,
                  token_file=None) -> None:
@@ -141,7 +139,7 @@ class AppState(QObject):
         # none had. A model counts as loaded once a run on it worked; when its first run fails the app goes
         # back to the one before (`endings.back_to_the_last_that_ran`), and only a model that ran is remembered.
         self.trying: tuple | None = None
-        self._back_to: ModelRequest | None = None  # the model that ran, being gone back to
+        self.back_to: ModelRequest | None = None  # the model that ran, being gone back to
         self.loading: ModelRequest | None = None  # asked for, not loaded yet
         self.input = ""  # what runs use
         self.good_input = ""  # the last input a run succeeded on
@@ -150,6 +148,7 @@ class AppState(QObject):
         self.atlas = AtlasState(self, self.worker)
         self.analysis = AnalysisState(self, self.worker)
         self.graph = GraphState(self, self.worker)
+        self.held = HeldArrays(self, self.worker)
         self.editing = EditsState(self)
         self.device = "cpu"
         self.target = "auto"
@@ -162,15 +161,14 @@ class AppState(QObject):
         self.against: ModelRequest | None = None  # a second model to compare with (None: the baseline)
         self.edits_on = "both"  # with a second model: which side the edits apply to (both, first, second)
         self.auto_run = True
-        self._runs_of_model = 0  # results of the loaded model: the first (cold) one never judges run time
+        self.runs_of_model = 0  # results of the loaded model: the first (cold) one never judges run time
         self.outcome = None
         self.phase = ""  # what the worker is doing now ("" when idle)
         self.last_run_id = 0
-        self._asked: dict[int, tuple[str, str]] = {}  # run id -> the (input, target) it was asked on
+        self.asked_on: dict[int, tuple[str, str]] = {}  # run id -> the (input, target) it was asked on
         self.shown_choice: tuple[str, str] | None = None  # the (input, target) of the result on screen
         self._last_sites: frozenset[str] = frozenset()
-        self._held_wanted: tuple[int, tuple[str, ...]] | None = None  # (run id, names) of held arrays to ask for
-        self._next_ticks: set[str] | None = None  # ticks to apply when the model loads
+        self.next_ticks: set[str] | None = None  # ticks to apply when the model loads
         self.pending_target: str | None = None  # a target to choose when the model loads (a session)
         self.pending_edits: tuple | None = None  # edits to run the model with once it loads (a session)
         self.timer = QTimer(self, singleShot=True, interval=0)  # changes made in one go -> one request
@@ -203,10 +201,10 @@ class AppState(QObject):
 
     # -- what the user asks for -------------------------------------------------------------
     def request_model(self, request: ModelRequest, ticks: set[str] | None = None) -> None:
-        if request != self._back_to:  # another model asked for: what was said of the last one's failure goes
+        if request != self.back_to:  # another model asked for: what was said of the last one's failure goes
             self.sigNoticeOver.emit("model")
         self.loading = request
-        self._next_ticks = ticks
+        self.next_ticks = ticks
         self.sigModelShown.emit(request)
         self.worker.request_load(request, self.usable_device())
 
@@ -249,11 +247,11 @@ class AppState(QObject):
         clicked on the last image is no box of this one: the target goes back to auto (a video's frames keep
         it, following the object by IoU)."""
         self.input = source
-        self._forget_box()
+        self.forget_box()
         self.sigInputShown.emit(shown or source)
         self.schedule_run()
 
-    def _forget_box(self) -> None:
+    def forget_box(self) -> None:
         if is_box_in_pixels(self.target):
             self.target = "auto"
             self.sigTargetShown.emit(self.target)
@@ -307,21 +305,9 @@ class AppState(QObject):
         self.grad_site = GRADIENT_SITES[label] if label in GRADIENT_SITES else label
         self.sigGradSiteShown.emit(self.grad_site)
         if self.grad_site == "attention":
-            self._offer_attention()
+            offer_attention(self)
         if self.outcome is None or not self.sites() <= self._last_sites:
             self.schedule_run(force=True)
-
-    def _offer_attention(self) -> None:
-        """Attention per head needs an attention module ticked: name this model's own (any family) and
-        offer to tick and show the first."""
-        info = self.model
-        if info is None or not info.attention or set(info.attention) & set(self.ticks):
-            return
-        first = info.attention[0]
-
-        self.notify("info", f"Attention per head is worked out at this model's attention modules "
-                            f"({len(info.attention)}: {first}, ...); none is ticked.",
-                    (f"Tick {first}", lambda: self.tick_and_show(first)))
 
     def set_query(self, token: int) -> None:
         """The token whose attention is drawn (no re-run: every query is in the captured probabilities)."""
@@ -386,27 +372,8 @@ class AppState(QObject):
         return panel_keys_of(name, self.grad_site)
 
     def build_request(self) -> RunRequest | None:
-        """What to run now: the loaded model (never a choice that failed), on what the user picked. Nothing while
-        another model loads: its load runs it, and a run of the model before would load that one again after it."""
-        if self.model is None or self.loading is not None or not self.input \
-                or (self.live.playing and self.live.frame is None):
-            return None
-        if self.devices is not None and self.device not in dict(self.devices):
-            return None
-        from inspector.core.engine.runner import RunSpec
-
-        compare, edits, against = self.edits_active(), self.edits, None
-        if self.against is not None:
-            from inspector.core.records.requests import AgainstRequest
-
-            first, second = {"both": (edits, edits), "first": (edits, ()), "second": ((), edits)}[self.edits_on]
-            edits, against, compare = first, AgainstRequest(self.against, tuple(second)), False
-        spec = RunSpec.make(self.ticked(), self.sites(), edits, self.target,
-                            input_grad=(compare or against is not None) and self.view == "compare")
-        live = self.live.playing
-        return RunRequest(self.model.request, self.input, self.device, spec, baseline=compare, analyse=not live,
-                          run_id=next(self._ids), visible=self.visible_layers(), against=against,
-                          frame=self.live.frame.rgb if live else None)
+        """What to run now (`run_choices.run_request`)."""
+        return run_request(self, self._ids)
 
     def layer_names(self) -> list[str]:
         return layer_names_of(self.outcome.result) if self.outcome is not None else []
@@ -425,7 +392,7 @@ class AppState(QObject):
             return False
         self.last_run_id = request.run_id
         self.sigUnrun.emit(False)
-        self._asked = {request.run_id: (request.input, self.target)}
+        self.asked_on = {request.run_id: (request.input, self.target)}
         self._last_sites = request.spec.sites
         self.worker.request_run(request)
         return True
@@ -450,49 +417,6 @@ class AppState(QObject):
     def _on_answer(self, lane: str, run_id: int, found) -> None:
         if lane == "catalogue":
             self.sigCatalogue.emit(found)
-        elif lane == "arrays":
-            self._on_held(run_id, found)
-
-    # -- only what is seen crosses: a remote engine's held arrays -------------------------------
-    def fetch_held(self, layer: str | None) -> bool:
-        """Ask a remote engine for the arrays of `layer` it held back from the result on screen (they come once
-        that run's statistics are done; sigHeldArrived then); False when there are none to ask for."""
-        from inspector.protocol.seen import layer_of
-
-        outcome, ask = self.outcome, getattr(self.worker, "request_arrays", None)
-        if outcome is None or ask is None or not layer:
-            return False
-        names = tuple(n for n in outcome.result.held if layer_of(n) == layer)
-        if outcome.baseline is not None and outcome.baseline is not outcome.result:
-            names += tuple(f"baseline/{n}" for n in outcome.baseline.held if layer_of(n) == layer)
-        if not names:
-            return False
-        self._held_wanted = (outcome.run_id, names)
-        self._ask_held()
-        return True
-
-    def _ask_held(self) -> None:
-        outcome, wanted = self.outcome, self._held_wanted
-        if outcome is None or wanted is None or wanted[0] != outcome.run_id:
-            return
-        if outcome.complete and (not outcome.analyse or outcome.analysis is not None):  # the engine keeps it now
-            self._held_wanted = None
-            self.worker.request_arrays(*wanted)
-
-    def _on_held(self, run_id: int, found) -> None:
-        from inspector.protocol.seen import with_arrays
-
-        outcome = self.outcome
-        if outcome is None or run_id != outcome.run_id:
-            return  # for a result no longer on screen
-        if isinstance(found, Failure):
-            self.notify("warning", f"The layer's arrays did not come: {found.message}")
-            return
-        with_arrays(outcome.result, {n: a for n, a in found.items() if not n.startswith("baseline/")})
-        if outcome.baseline is not None and outcome.baseline is not outcome.result:
-            with_arrays(outcome.baseline, {n[len("baseline/"):]: a for n, a in found.items()
-                                           if n.startswith("baseline/")})
-        self.sigHeldArrived.emit(outcome)
 
     def _on_failed(self, failure: Failure) -> None:
         endings.on_failed(self, failure)
@@ -505,81 +429,10 @@ class AppState(QObject):
         self.set_device(self.device)  # says so if a restored device is missing here
 
     def _on_loaded(self, info) -> None:
-        freeze_imports()  # modules the model's source imported (torchvision, ...) live as long as the app
-        first = self.model is None or info.source != self.model.source
-        back, self._back_to = self._back_to, None
-        if (self.model is None or info.request != self.model.request) and info.request != back:
-            if self.trying is None:
-                self.trying = (self.model, set(self.ticks)) if self.model is not None else (None, None)
-        if first and self.against is not None and self.model is not None:
-            self.against = None  # it was chosen for the other model
-            self.sigAgainstSet.emit(None)
-        before, self.model, self.loading = self.model, info, None
-        if before is None or before.request != info.request:
-            self._runs_of_model = 0
-        if self.pending_edits is not None or before is None or before.source != info.source:
-            edits = self.editing.for_model(before.source if before else None, info.source, self.pending_edits)
-            self.pending_edits = None
-            if edits != self.edits:
-                self.edits = edits
-                self.sigEditsSet.emit(edits)
-        ticks = self._next_ticks
-        if ticks is None:
-            ticks = self.store.ticks(info.source)
-        if ticks is None:
-            ticks = set(self.ticks) if not first else info.tree.default_ticks(info.task)
-        self._next_ticks = None
-        self.ticks = frozenset(p for p in ticks if p in {l.path for l in info.tree.layers})
-        if first and self.pending_target is None:
-            self._forget_box()  # another model's box
-        if self.pending_target is None and not fits_task(self.target, info.task):
-            self.target = "auto"  # a class for a detector, or a box for a classifier: the model's own default
-            self.sigTargetShown.emit(self.target)
-        said_on_load(self, info)
-        self.sigModelShown.emit(info.request)
-        self.sigModelLoaded.emit(info, set(self.ticks))
-        if self.pending_target is not None:
-            self.target = self.pending_target
-            self.sigTargetShown.emit(self.target)
-            self.pending_target = None
-        if not self.input and info.preprocess is not None:
-            self.set_input(self.store.first_sample())
-        # The panels belong to the model loaded, auto-run or not: run once the window has painted the model (its
-        # tree, choosers and the rest): a run begun in this turn took the CPU and the GIL from that paint.
-        self.timer.stop()  # what this turn asked for is in that run
-        after_paint(self, lambda: self.schedule_run(force=True))
-        self.live.on_frame()  # a live input's frames waited for the model
+        on_loaded(self, info)
 
     def _on_result(self, outcome) -> None:
-        if outcome.run_id != self.last_run_id:
-            return  # a newer request is on its way: drop the stale result
-        self.outcome = outcome
-        self.shown_choice = self._asked.get(outcome.run_id, self.shown_choice)
-        self.sigNoticeOver.emit("run")  # a run's error above working panels would be stale
-        if self.trying is not None:  # its first run worked: now it counts as loaded
-            self.trying = None
-            self.store.save_model(self.model)
-            self.store.add_recent("model", self.model.source)  # kept only when it is a file
-        result = outcome.result
-        names = self.layer_names()
-        self.select_layer(self.layer if self.layer in names else (names[0] if names else None))
-        if not self.live.playing:  # a video frame's name is not an input to come back to
-            self.good_input = self.input
-            self.store.save_input(self.input, self.device)
-            self.store.add_recent("input", self.folder.root() or self.input)
-        else:
-            if self.live.feed is not None:  # a video file that played is offered again (a camera is no file)
-                self.store.add_recent("input", self.live.feed.source)
-            self.live.result_shown()
-        total = result.timings.get("total_s", 0.0)
-        self._runs_of_model += 1
-        warm = self._runs_of_model > 1  # a first run pays for kernels, caches and memory: not judged
-        if warm and total > AUTO_RUN_LIMIT_S and self.auto_run and not self.live.playing:
-            self.set_auto_run(False)
-            self.notify("warning", f"Auto-run turned off: a run of {self.model.source} takes {total:.1f} s even "
-                                   f"warm. Changes now wait for F5 (the Auto-run switch in the toolbar says so).",
-                        ("Turn auto-run back on", lambda: self.set_auto_run(True)))
-        self.sigResult.emit(outcome)
+        on_result(self, outcome)
 
     def _on_phase(self, phase: str) -> None:
         self.phase = phase
@@ -591,4 +444,4 @@ class AppState(QObject):
             return  # for a result that was dropped
         update.apply(outcome)
         self.sigStatsUpdated.emit(outcome)
-        self._ask_held()
+        self.held.ask()

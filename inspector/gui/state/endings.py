@@ -75,7 +75,7 @@ def back_to_the_last_that_ran(state, failure: Failure) -> None:
     state.notify("error", f"{state.model.source} ({state.model.weights}) loaded, but its first run failed: "
                          f"{sentence(failure.message)} Back on {previous.source} ({previous.weights}).",
                 details=failure.details, about="model")  # goes when another model is asked for
-    state._back_to = previous.request
+    state.back_to = previous.request
     state.request_model(previous.request, ticks=ticks)
 
 def load_failed(state, failure: Failure) -> None:

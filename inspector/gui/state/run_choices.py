@@ -1,5 +1,5 @@
 """What a run captures and what the Layer and Compare tabs offer, worked out from the user's choices (Qt-free
-rules the app's state applies: `AppState.sites`, `panel_keys`, `layer_names`, `visible_layers`)."""
+rules the app's state applies: `AppState.sites`, `panel_keys`, `layer_names`, `visible_layers`, `build_request`)."""
 
 from __future__ import annotations
 
@@ -78,3 +78,29 @@ def listed_device(name: str, devices) -> str:
     if ":" not in text:
         return next((listed for listed in names if listed.startswith(text + ":")), name.strip())
     return name.strip()
+
+
+def run_request(state, ids):
+    """What to run now: the loaded model (never a choice that failed), on what the user picked. Nothing while
+    another model loads: its load runs it, and a run of the model before would load that one again after it. `ids`
+    gives the run id, taken only when there is a run."""
+    if state.model is None or state.loading is not None or not state.input \
+            or (state.live.playing and state.live.frame is None):
+        return None
+    if state.devices is not None and state.device not in dict(state.devices):
+        return None
+    from inspector.core.engine.runner import RunSpec
+    from inspector.core.records.requests import RunRequest
+
+    compare, edits, against = state.edits_active(), state.edits, None
+    if state.against is not None:
+        from inspector.core.records.requests import AgainstRequest
+
+        first, second = {"both": (edits, edits), "first": (edits, ()), "second": ((), edits)}[state.edits_on]
+        edits, against, compare = first, AgainstRequest(state.against, tuple(second)), False
+    spec = RunSpec.make(state.ticked(), state.sites(), edits, state.target,
+                        input_grad=(compare or against is not None) and state.view == "compare")
+    live = state.live.playing
+    return RunRequest(state.model.request, state.input, state.device, spec, baseline=compare, analyse=not live,
+                      run_id=next(ids), visible=state.visible_layers(), against=against,
+                      frame=state.live.frame.rgb if live else None)

@@ -27,13 +27,12 @@ from ..controllers.detections import DetectionsController
 from ..controllers.edits import EditsController
 from ..docks.live_bar import rate_text
 from ..common.first_paint import AfterFirstPaint
-from ..common.prompt_box import TASK as PROMPT_TASK
+from .layer_panels import LayerPanelsMixin
 from .layout import dock_tabs_width, lay_out
 from .menus import build_menus
 from ..common.paint_turns import after_paint, settle_layout
 from .sources import SourcesMixin
 from ..state import GRADIENT_SITES, AppState
-from ..state.run_choices import attention_to_tick, missing_text
 from .token_grid_mixin import TokenGridMixin
 from .tree_menu import RightPressKeepsCurrent
 from ..views.panel_links import link_panels
@@ -52,7 +51,7 @@ def ask_trust_dialog(parent) -> callable:
     return ask
 
 
-class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
+class MainWindow(SourcesMixin, TokenGridMixin, LayerPanelsMixin, QMainWindow):
     """Signals
     -------
     sigResultShown(object): a RunOutcome was drawn (tests and benchmarks wait on it).
@@ -178,9 +177,6 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         s.sigInputShown.connect(self._show_input_source)
         s.sigDeviceShown.connect(self.device_combo.set_device)
         s.sigTargetShown.connect(self.target_combo.set_target)
-        s.sigTargetShown.connect(self.prompt_box.show_target)
-        self.prompt_box.sigTarget.connect(s.set_target)
-        self.prompt_box.sigRefused.connect(lambda why: self.statusBar().showMessage(why, 8000))
         s.sigTicksSet.connect(self.layer_model.set_ticked)
         s.sigResult.connect(self._on_result)
         s.sigStatsUpdated.connect(self._on_stats_updated)
@@ -190,7 +186,7 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         s.sigNoticeOver.connect(self.banner.dismiss_about)
         s.sigPhase.connect(self.run_status.set_phase)
         s.sigEngineWhere.connect(self.run_status.set_engine)
-        s.sigHeldArrived.connect(lambda outcome: outcome is s.outcome and self.show_layer())
+        s.held.sigArrived.connect(lambda outcome: outcome is s.outcome and self.show_layer())
         s.sigAutoRun.connect(self.auto_run.setChecked)
         s.sigUnrun.connect(self._on_unrun)
         s.sigProgress.connect(self.run_status.set_progress)
@@ -258,9 +254,6 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         self.input_view.forget_min_score()  # the next model's boxes are shown from its own default
         self.views.attribution.min_score = None
         self.target_combo.set_target(self.state.target)
-        for action in self.prompt_actions:  # prompts for CLIP and SigLIP
-            action.setVisible(info.task == PROMPT_TASK)
-        self.prompt_box.show_target(self.state.target)
         self.statusBar().showMessage(f"Loaded {info.source} ({info.weights}). " + " ".join(info.notes), 8000)
         settle_layout()  # the window painted once at its new sizes, not painted, laid out and painted again
 
@@ -420,89 +413,6 @@ class MainWindow(SourcesMixin, TokenGridMixin, QMainWindow):
         for panel in (self.activation_panel, self.gradient_panel):
             panel.set_query(token)
         self.show_layer()
-
-    # -- the module tree --------------------------------------------------------------------
-    def _on_tree_current(self, current, _previous) -> None:
-        path = self.layer_model.path_of(self.proxy.mapToSource(current))
-        if path is None:
-            return
-        i = self.layer_combo.findData(path)
-        if i >= 0:
-            self.layer_combo.setCurrentIndex(i)
-        elif path and path not in self.state.ticks and self.state.model is not None:  # selected, not ticked: the
-            # box ticks (a click on the name, the arrow keys or a right-click never change what a run captures)
-            self.statusBar().showMessage(f"{path} is not ticked: tick its box (or press Space) to capture it and "
-                                         f"show it here.", 10_000)
-
-    def _on_tree_menu(self, pos) -> None:
-        from .tree_menu import tree_menu
-
-        index = self.proxy.mapToSource(self.tree_view.indexAt(pos))
-        menu = tree_menu(self, self.layer_model.path_of(index))
-        menu.popup(self.tree_view.viewport().mapToGlobal(pos))
-
-    def step_layer(self, step: int) -> None:
-        """Show the next (+1) or previous (-1) captured layer."""
-        n = self.layer_combo.count()
-        if n:
-            self.layer_combo.setCurrentIndex((self.layer_combo.currentIndex() + step) % n)
-
-    # -- panels -------------------------------------------------------------------------------
-    def _fill_layer_combo(self) -> None:
-        """The captured layers of the result (the state picked which one is shown)."""
-        self.layer_combo.blockSignals(True)
-        self.layer_combo.clear()
-        for name in self.state.layer_names():
-            self.layer_combo.addItem(name, name)
-        i = self.layer_combo.findData(self.state.layer)
-        self.layer_combo.setCurrentIndex(max(i, 0))
-        self.layer_combo.blockSignals(False)
-
-    def current_layer(self) -> str | None:
-        return self.state.layer
-
-    def _on_layer_selected(self, name) -> None:
-        """Any picker (the Layer tab's, the Compare tab's, the tree) chose `name`: show it everywhere."""
-        i = self.layer_combo.findData(name)
-        if i >= 0 and i != self.layer_combo.currentIndex():
-            self.layer_combo.blockSignals(True)
-            self.layer_combo.setCurrentIndex(i)
-            self.layer_combo.blockSignals(False)
-        if self.state.outcome is self._outcome_drawn:  # else a new result chose it: _on_result draws, in turns
-            self.show_layer()
-
-    def show_layer(self, name: str | None = None, panels: tuple[int, ...] = (0, 1), details: bool = True) -> None:
-        """Draw the selected layer's captures from the last result (no re-run); `panels` picks
-        the activation (0) and/or gradient (1) panel; `details=False` leaves their histograms and
-        statistics to `TensorPanel.show_details`."""
-        if name is not None:
-            i = self.layer_combo.findData(name)
-            if i >= 0 and i != self.layer_combo.currentIndex():
-                self.layer_combo.setCurrentIndex(i)  # re-enters through the state's selection
-                return
-        outcome = self.state.outcome
-        if self.state.view != "layer":
-            return  # drawn when the Layer tab is shown
-        if outcome is None:
-            return
-        name = self.state.layer
-        if not name:
-            self.activation_panel.clear("Tick a module to see its activations.")
-            self.gradient_panel.clear()
-            return
-        captures = outcome.result.captures
-        both = zip((self.activation_panel, self.gradient_panel), self.state.panel_keys(name))
-        for panel, key in (pair for i, pair in enumerate(both) if i in panels):
-            capture = captures.get(key) or captures.get(f"{key}[0]")
-            if capture is not None and capture.array is not None:
-                panel.show_capture(capture.name, capture.array, capture.stats, details)
-            elif capture is not None and self.state.fetch_held(name):  # on a remote engine, sent when shown
-                panel.show_missing(f"{capture.name}: asking the engine for its arrays …")
-            else:
-                first = attention_to_tick(self.loaded, self.state.grad_site) if key.endswith(":attention") else None
-                panel.show_missing(missing_text(self.loaded, self.state.grad_site, name, key), None if first is None
-                                   else ("Tick and show the first", f"Tick {first} and show it",
-                                         lambda: self.state.tick_and_show(first)))
 
     # -- saving the figure ----------------------------------------------------------------------
     def save_png(self, path: str) -> Path | None:

@@ -44,8 +44,8 @@ from inspector.core.records.requests import ModelRequest, RunRequest
 from inspector.protocol.lanes import Lanes
 
 from ..common.gui_thread_signals import HeardOnGuiThread
-from .local import LANES
 from .remote_concepts import CONCEPT_LANES, RemoteConceptJobs, RemoteConcepts, run_id_of
+from .remote_lanes import ANSWERED, GROUPS, PHASES, REMOTE_LANES, SERVED, Flight, failure_of, stats_update
 from .signals import EngineSignals
 from .thread import OneThread
 
@@ -54,43 +54,6 @@ POLL_S = 0.05
 #: How long a connection may take to open and say hello, and a message's next frame to come (s): a window closed
 #: while an engine does not answer waits for no longer.
 CONNECT_S = 15.0
-REMOTE_LANES = LANES + CONCEPT_LANES
-#: A lane -> the request kind the server serves it with, and the Failure's `what`.
-SERVED = {"catalogue": ("catalogue", "engine"), "model": ("load", "load"), "run": ("run", "run"),
-          "finish": ("run", "statistics"), "attribution": ("attribute", "attribution"), "atlas": ("atlas", "atlas"),
-          "pictures": ("atlas", "atlas"), "graph": ("graph", "graph"), "values": ("values", "graph values"),
-          **{lane: ("concepts", "concepts") for lane in CONCEPT_LANES}, "concepts-build": ("learn", "concepts")}
-#: Lanes whose every answer, a failure too, is sigAnswer(lane, run id, ...) (as the in-process worker's).
-ANSWERED = ("graph", "values")
-#: Client lanes the server serves in one lane of its own (a request waiting there is replaced by the next): one of
-#: a group in flight at a time, so none is replaced. (The folder jobs: the server's "job" lane.)
-GROUPS = {"atlas": "job", "pictures": "job", "concepts-build": "job", "concepts-open": "concepts",
-          "concepts-read": "concepts", "concepts-map": "concepts", "concepts-page": "concepts"}
-
-
-def stats_update(outcome):
-    """The StatsUpdate that fills `outcome` as run (the partial) with the final outcome's statistics."""
-    from inspector.core.workbench import StatsUpdate
-
-    def stats(result):
-        return {name: c.stats for name, c in result.captures.items() if c.stats is not None}
-
-    baseline = outcome.baseline
-    return StatsUpdate(outcome.run_id, stats(outcome.result),
-                       stats(baseline) if baseline is not None and baseline is not outcome.result else {},
-                       outcome.analysis)
-
-
-class _Flight:
-    """One request sent to the server: its lane, the app's id for it, the request, and what came so far."""
-
-    def __init__(self, lane: str, key: str, request) -> None:
-        self.lane, self.key, self.request = lane, key, request
-        self.partial = None  # a run's outcome as run, once it came
-        self.stopping = False  # a cancel was sent for it
-        self.progress = None  # a concepts build's: says each stage's progress as in process
-
-
 class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
     """The Worker's public methods and signals (see `inspector.gui.worker.local.Worker`), served by `url`'s engine.
 
@@ -117,7 +80,7 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
         self._stop = threading.Event()
         self._cancels: list[str] = []  # the app's ids to stop (in flight), sent by the engine's thread
         self._cancel_all = False  # Esc: stop everything in flight
-        self._flights: dict[str, _Flight] = {}  # the server's id -> what it is; only on the engine's thread
+        self._flights: dict[str, Flight] = {}  # the server's id -> what it is; only on the engine's thread
         self._unfinished = None  # (outcome as run, its RunRequest) whose statistics were stopped
         self._arrays_ask = None  # (run id, names): the held arrays asked for last (latest wins)
 
@@ -294,7 +257,7 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
             if (everything or flight.key in asked) and not flight.stopping:
                 self._stop_flight(client, server_key, flight)
 
-    def _stop_flight(self, client, server_key: str, flight: _Flight) -> None:
+    def _stop_flight(self, client, server_key: str, flight: Flight) -> None:
         flight.stopping = True
         client.send("cancel", server_key, key=f"stop-{server_key}")  # its answer is read and let go
 
@@ -323,7 +286,7 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
         if ask is not None:
             server_key = client.send("arrays", {"run": ask[0], "names": list(ask[1])})
             with self._lock:
-                self._flights[server_key] = _Flight("arrays", "arrays", ask)
+                self._flights[server_key] = Flight("arrays", "arrays", ask)
         # a newer run or load waits: the statistics of the run in flight stop (as `_NewerRequest` in process)
         if self.pending():
             for server_key, flight in list(self._flights.items()):
@@ -332,44 +295,15 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
 
     def _send(self, client, lane: str, key: str, request) -> None:
         kind, _what = SERVED[lane]
-        if lane == "model":
-            model, _device = request  # the server puts a model on its own --device
-            self._sigPhase.emit(f"Loading {model.source} on the engine")
-            body = model
-        elif lane == "finish":
-            self._sigPhase.emit("Statistics of the other layers (on the engine)")
-            body = request[1]
-        elif lane == "run":
-            self._sigPhase.emit("Running on the engine")
-            body = request
-        elif lane == "graph":
-            self._sigPhase.emit("Recording the graph on the engine")
-            body = request
-        elif lane == "values":
-            self._sigPhase.emit("Working out the graph's values on the engine")
-            body = request
-        elif lane == "catalogue":
-            self._sigPhase.emit("Listing the engine's torchvision and timm models")
-            body = None
-        elif lane == "concepts-build":
-            body = request  # its own phases come with its progress ("Concepts: ...")
-        elif lane in CONCEPT_LANES:
-            self._sigPhase.emit({"concepts-open": "Opening the concepts", "concepts-read": "Concepts of the image",
-                                 "concepts-page": f"Concept {request.concept}'s page"}.get(
-                lane, f"Concept {request.concept}'s relevance map") + " (on the engine)")
-            body = request
-        elif lane in ("atlas", "pictures"):
-            if request.kind != "pictures":
-                self._sigPhase.emit(("Opening the atlas" if request.kind == "open" else "Atlas: building")
-                                    + " (on the engine)")
-            body = request
-        else:
-            self._sigPhase.emit(f"Attribution ({request.method}) on the engine")
-            body = request
+        phase = PHASES[lane](request)
+        if phase is not None:
+            self._sigPhase.emit(phase)
+        body = request[0] if lane == "model" else request[1] if lane == "finish" else None if lane == "catalogue" \
+            else request  # the server puts a model on its own --device
         if not self._busy():
             self._sigBusy.emit(True)
         server_key = client.send(kind, body)
-        flight = _Flight(lane, key, request)
+        flight = Flight(lane, key, request)
         if lane == "concepts-build":
             from .concepts import build_progress
 
@@ -402,7 +336,7 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
                 f"The engine did not send the arrays: {body}", "run", "EngineError", flight.request[0]))
             return
         elif flight.lane in ANSWERED and kind != "result":
-            self._sigAnswer.emit(flight.lane, run_id_of(flight), _failure_of(flight, kind, body))
+            self._sigAnswer.emit(flight.lane, run_id_of(flight), failure_of(flight, kind, body))
         elif kind == "result":
             self._on_result(flight, body)
         elif kind == "failure":
@@ -423,7 +357,7 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
         """Something the user waits for (and can cancel) is in flight: not the arrays of a layer shown."""
         return any(f.lane != "arrays" for f in self._flights.values())
 
-    def _on_progress(self, flight: _Flight, body) -> None:
+    def _on_progress(self, flight: Flight, body) -> None:
         done, total = int(body.get("done", 0)), int(body.get("total", 0))
         if flight.lane == "model":
             self._sigProgress.emit(done, total)  # the weights' bytes
@@ -435,7 +369,7 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
         elif flight.lane == "concepts-build" and total:
             flight.progress(str(body.get("stage", "")), done, total)
 
-    def _on_result(self, flight: _Flight, value) -> None:
+    def _on_result(self, flight: Flight, value) -> None:
         if flight.lane == "model":
             self._sigLoaded.emit(value)
         elif flight.lane == "catalogue":
@@ -459,7 +393,7 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
         elif flight.lane == "values":
             self._sigAnswer.emit("values", flight.request.run_id, value)
 
-    def _on_cancelled(self, flight: _Flight, said: str) -> None:
+    def _on_cancelled(self, flight: Flight, said: str) -> None:
         if flight.lane == "run" and flight.partial is not None:
             self._unfinished = (flight.partial, flight.request)  # F5 (request_finish) asks for them again
             return
@@ -470,16 +404,6 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
         if flight.lane == "model":
             said = said or "Download cancelled."
         self._sigFailed.emit(Failure(said or "Cancelled.", what, "RunCancelled", run_id_of(flight), True))
-
-
-def _failure_of(flight: _Flight, kind: str, body) -> Failure:
-    """The Failure a request's last event other than its result comes to (the engine's own, when it sent one)."""
-    what = SERVED[flight.lane][1]
-    if kind == "failure":
-        return body
-    if kind == "cancelled":
-        return Failure(str(body) or "Cancelled.", what, "RunCancelled", run_id_of(flight), True)
-    return Failure(f"The engine could not take the request: {body}", what, "EngineError", run_id_of(flight))
 
 
 class RemoteWorkerThread(OneThread):

@@ -5,7 +5,7 @@ off still runs once, so the panels belong to the model in the tree."""
 from __future__ import annotations
 
 from inspector.core.records.requests import ModelRequest
-from inspector.gui.state import app as app_state
+from inspector.gui.state import result_shown as app_state
 
 
 def test_a_cold_first_run_never_turns_auto_run_off(ui, qtbot, open_window, tiny_source, image_file, gui_files,

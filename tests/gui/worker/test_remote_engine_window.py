@@ -424,7 +424,8 @@ def test_statistics_stopped_on_the_engine_are_asked_for_again_whole(qtbot):
     from inspector.core.records.requests import ModelRequest, RunRequest
     from inspector.core.engine.result import RunResult
     from inspector.core.workbench import RunOutcome
-    from inspector.gui.worker.remote import RemoteWorker, _Flight
+    from inspector.gui.worker.remote import RemoteWorker
+    from inspector.gui.worker.remote_lanes import Flight as _Flight
     from inspector.protocol.messages import Message
 
     class Client:  # what the engine's thread sends
