@@ -18,7 +18,9 @@ CODE_WARNING = (
 
 TARGET_HELP = ("top1 (classifiers), a class index, sum, output, seg:CLASS[@X0,Y0,X1,Y1] (segmentation: that class's "
                "logits over all pixels or a box), box:K (detectors: the K-th detection's score, box:0 the best) or "
-               "box:X0,Y0,X1,Y1[@CLASS] (the detection that best overlaps that box, IoU >= 0.5)")
+               "box:X0,Y0,X1,Y1[@CLASS] (the detection that best overlaps that box, IoU >= 0.5); for CLIP and SigLIP, "
+               'text:"PROMPT" (the score of the image and that prompt) or text:"P1"|"P2"|... (the first prompt\'s '
+               "probability among them)")
 
 
 def model_args(parser: argparse.ArgumentParser) -> None:

@@ -66,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
 
     guard = InterruptOnce()
     try:
+        if getattr(args, "target", None) is not None:  # every command's --target, said before torch is imported
+            from inspector.core.target.text import parse_target
+
+            parse_target(args.target)
         code = COMMANDS[args.command].run(args)
         guard.deliver()
     except InspectorError as exc:

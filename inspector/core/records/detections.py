@@ -46,6 +46,9 @@ def is_box_in_pixels(target: str) -> bool:
 
 
 def fits_task(target: str, task: str) -> bool:
-    """A box target needs a detector, and a detector takes box targets (or auto)."""
-    is_box = target.strip().lower().startswith("box:")
-    return (is_box or target.strip().lower() == "auto") if task == "detection" else not is_box
+    """A box target needs a detector, and a detector takes box targets (or auto); a text target needs an
+    image-text model (CLIP, SigLIP)."""
+    word = target.strip().lower()
+    if word.startswith("text:") and task != "image-text":
+        return False
+    return (word.startswith("box:") or word == "auto") if task == "detection" else not word.startswith("box:")

@@ -183,8 +183,8 @@ class TargetCombo(QComboBox):
             text = self.currentText().strip()
             if text.lower().startswith("seg:"):
                 return text.split(" ", 1)[0]
-            if text.lower().startswith("box:"):
-                return text  # a class name may hold spaces (box:1,2,3,4@traffic light)
+            if text.lower().startswith(("box:", "text:")):
+                return text  # a class name may hold spaces (box:1,2,3,4@traffic light), a prompt too
             head = text.split(":", 1)[0].strip()
             return head if head.isdigit() else "auto"
         return data

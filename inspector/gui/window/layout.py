@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from inspector.core.inputs.samples import list_samples
 
 from ..common.controls import DeviceCombo, ModelCombo, TargetCombo, WeightsCombo, completes, content_free, searchable
+from ..common.prompt_box import PromptBox
 from ..docks.edits_panel import EditsPanel
 from ..docks.folder_bar import FolderBar
 from ..docks.live_bar import LiveBar
@@ -90,6 +91,10 @@ def lay_out(window) -> None:
                           ("Target", window.target_combo)):
         bar.addWidget(QLabel(f" {label} "))
         bar.addWidget(widget)
+    window.prompt_box = PromptBox()  # shown for an image-text model only (a toolbar shows its actions)
+    window.prompt_actions = (bar.addWidget(QLabel(" Prompt ")), bar.addWidget(window.prompt_box))
+    for action in window.prompt_actions:
+        action.setVisible(False)
     window.run_action = QAction("Run", window, shortcut=QKeySequence("F5"))
     window.run_action.setToolTip("Run forward and backward (F5)")
     window.cancel_action = QAction("Cancel", window, shortcut=QKeySequence("Esc"))

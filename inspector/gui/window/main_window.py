@@ -27,6 +27,7 @@ from ..controllers.detections import DetectionsController
 from ..controllers.edits import EditsController
 from ..docks.live_bar import rate_text
 from ..common.first_paint import AfterFirstPaint
+from ..common.prompt_box import TASK as PROMPT_TASK
 from .layer_panels import LayerPanelsMixin
 from .layout import dock_tabs_width, lay_out
 from .menus import build_menus
@@ -177,6 +178,9 @@ class MainWindow(SourcesMixin, TokenGridMixin, LayerPanelsMixin, QMainWindow):
         s.sigInputShown.connect(self._show_input_source)
         s.sigDeviceShown.connect(self.device_combo.set_device)
         s.sigTargetShown.connect(self.target_combo.set_target)
+        s.sigTargetShown.connect(self.prompt_box.show_target)
+        self.prompt_box.sigTarget.connect(s.set_target)
+        self.prompt_box.sigRefused.connect(lambda why: self.statusBar().showMessage(why, 8000))
         s.sigTicksSet.connect(self.layer_model.set_ticked)
         s.sigResult.connect(self._on_result)
         s.sigStatsUpdated.connect(self._on_stats_updated)
@@ -254,6 +258,9 @@ class MainWindow(SourcesMixin, TokenGridMixin, LayerPanelsMixin, QMainWindow):
         self.input_view.forget_min_score()  # the next model's boxes are shown from its own default
         self.views.attribution.min_score = None
         self.target_combo.set_target(self.state.target)
+        for action in self.prompt_actions:  # prompts for CLIP and SigLIP
+            action.setVisible(info.task == PROMPT_TASK)
+        self.prompt_box.show_target(self.state.target)
         self.statusBar().showMessage(f"Loaded {info.source} ({info.weights}). " + " ".join(info.notes), 8000)
         settle_layout()  # the window painted once at its new sizes, not painted, laid out and painted again
 

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ...common.errors import SpecError
-from ...target.objective import Target, objective, primary_output
+from ...target.objective import Target, objective, parse_target, primary_output
 from ...records.labels import label_name
 from ...records.methods import METRICS, class_agnostic
 from ...records.signs import picture_of, ranked_by
@@ -110,7 +110,7 @@ def faithfulness(model: LoadedModel | nn.Module, x: torch.Tensor, saliency: np.n
                 scores = box.scores(module(torch.cat(images))).double().tolist()
                 what = f"the score of {box.resolved} (0 where the image lost it)"
             else:
-                scores, what = _scores(primary_output(layout.run(module, torch.cat(images))), target_index)
+                scores, what = _scores(primary_output(layout.run(module, torch.cat(images))), target_index, module)
             for (metric, _i), score in zip(part, scores):
                 out[metric].append(score)
     words = _order_words(saliency, sign)
@@ -127,13 +127,14 @@ def _order_words(saliency: np.ndarray, sign: str) -> str:
     return f"pixels in raster order (row by row): the map {lacks.get(sign, 'is 0 everywhere')}"
 
 
-def _scores(output: torch.Tensor, index: int | None) -> tuple[list[float], str]:
-    """Each batch item's softmax probability of class `index` (a classifier), else its objective."""
-    if index is not None and output.ndim == 2 and output.shape[1] > 1:
+def _scores(output: torch.Tensor, index: int | Target | None, module: nn.Module) -> tuple[list[float], str]:
+    """Each batch item's softmax probability of class `index` (a classifier), else its objective (of a `text:`
+    target given as `index`, as the map explained it)."""
+    if index is not None and not isinstance(index, Target) and output.ndim == 2 and output.shape[1] > 1:
         probabilities = torch.softmax(output.double(), dim=1)[:, index]
         return probabilities.tolist(), f"probability of class {index}"
-    target = Target("index", index) if index is not None else Target("sum")
-    values = [float(objective(output[i:i + 1], target)[0]) for i in range(output.shape[0])]
+    target = index if isinstance(index, Target) else Target("index", index) if index is not None else Target("sum")
+    values = [float(objective(output[i:i + 1], target, None, module)[0]) for i in range(output.shape[0])]
     return values, f"the objective ({target})"
 
 
@@ -176,6 +177,8 @@ def scored(model: LoadedModel | nn.Module, x: torch.Tensor, found, metrics=METRI
                              loaded.input_shape if loaded else None)
         baseline = made.tensor
     index, notes = found.target_index, found.notes
+    if found.target.startswith("text:"):  # an image-text model's prompts: their score, as the map explained it
+        index = parse_target(found.target)
     if box is None and found.method in class_agnostic():  # explains no class: scored against the one predicted
         index = predicted_class(model, x, found.method)
         name = label_name(index, model.labels) if isinstance(model, LoadedModel) and model.labels else None
