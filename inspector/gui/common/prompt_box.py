@@ -49,7 +49,7 @@ class PromptBox(QLineEdit):
         self.setPlaceholderText("a photo of a dog | a cat")
         self.setToolTip("A prompt, or several separated by |: the target is the score of the image and the prompt, "
                         "or the first prompt's probability among them. Enter runs it.")
-        self.setMinimumWidth(220)
+        self.setMinimumWidth(150)
         self.returnPressed.connect(self._on_return)
 
     def _on_return(self) -> None:
