@@ -27,6 +27,7 @@ from torch import nn
 
 from ...common.errors import RunCancelled, RunError, SpecError, first_line
 from ...records.methods import METHODS
+from ...records.sanity import MPRT_MODES, MPRT_THRESHOLD, check_mode, check_threshold
 from ...sources.loaded import LoadedModel, detects
 from ...sources.seeds import check_seed, new_seed
 from ..entry import attribute, check_options, method_row, takes_baseline
@@ -35,8 +36,7 @@ from ..record import Attribution, _device
 from ..scores.similarity import Similarity, pictures, similarity
 from .reinit import forward_order, own_state, put_back, reinitialise
 
-MODES = ("cascading", "independent")
-THRESHOLD = 0.5  # Spearman(|map|) below which the map changes with the model
+MODES, THRESHOLD = MPRT_MODES, MPRT_THRESHOLD  # (records.sanity: read before torch loads)
 
 
 @dataclass(frozen=True)
@@ -135,10 +135,8 @@ def module_of(model, check: str) -> nn.Module:
 
 def _check(model, method, options, mode, threshold, original) -> None:
     check_method(method, options)
-    if mode not in MODES:
-        raise SpecError(f"Unknown MPRT mode {mode!r}. Modes: {', '.join(MODES)}.")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not -1 <= threshold <= 1:
-        raise SpecError(f"The MPRT threshold is a Spearman correlation, a number from -1 to 1, not {threshold!r}.")
+    check_mode(mode)
+    check_threshold(threshold)
     module = module_of(model, "MPRT")
     if not any(True for _ in module.parameters()):
         raise SpecError("MPRT re-initialises the model's parameters, and this model has none.")

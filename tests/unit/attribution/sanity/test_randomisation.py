@@ -225,3 +225,13 @@ def test_a_model_that_cannot_be_copied_says_so_in_one_line(small_net):
     with pytest.raises(RunError, match=r"^MPRT re-initialises a copy of the model, and this model cannot be copied "
                                        r"\(copy.deepcopy raised TypeError: cannot pickle '_thread.lock' object\).$"):
         mprt(model, X, "saliency", seed=0)
+
+
+def test_the_settings_are_read_without_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys; from inspector.core.records.sanity import MPRT_MODES, MPRT_THRESHOLD, check_mode; "
+            "check_mode('independent'); print(MPRT_MODES, MPRT_THRESHOLD, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "('cascading', 'independent') 0.5 False"

@@ -1,0 +1,25 @@
+"""The sanity checks' settings, torch-free, so the command line and the app can offer and check them before the
+engine loads: MPRT's modes and its threshold (the checks themselves: inspector.core.attribution.sanity)."""
+
+from __future__ import annotations
+
+from ..common.errors import SpecError
+
+#: How MPRT re-initialises the layers: one more at each step from the logits down, or each one alone.
+MPRT_MODES = ("cascading", "independent")
+#: Spearman(|map|) with the model randomised below which a map "changes with the model".
+MPRT_THRESHOLD = 0.5
+
+
+def check_mode(mode: object) -> str:
+    """`mode` when it is one of MPRT_MODES; a one-line SpecError otherwise."""
+    if mode not in MPRT_MODES:
+        raise SpecError(f"Unknown MPRT mode {mode!r}. Modes: {', '.join(MPRT_MODES)}.")
+    return mode
+
+
+def check_threshold(threshold: object) -> float:
+    """`threshold` as a float when it is a number from -1 to 1 (a Spearman correlation); a SpecError otherwise."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not -1 <= threshold <= 1:
+        raise SpecError(f"The MPRT threshold is a Spearman correlation, a number from -1 to 1, not {threshold!r}.")
+    return float(threshold)
