@@ -10,6 +10,7 @@ from inspector.core.common.errors import SpecError
 from inspector.core.export import SHORT_SIDE
 from inspector.core.storage.outputs import not_read, output_path
 from inspector.core.records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Option, made_words
+from inspector.core.records.protocols import DEFAULT_PROTOCOL, ROAD_NOISE, ROAD_PERCENTAGES, protocols_help
 from inspector.core.records.signs import SIGNS
 from inspector.core.storage.writes import save_npy
 
@@ -70,8 +71,21 @@ def add_parser(sub) -> None:
     att.set_defaults(given=())
     att.add_argument("--sign", default=None, choices=list(SIGNS), help=SIGN_HELP)
     att.add_argument("--metrics", default=None,
-                     help="faithfulness scores of the map, comma-separated: deletion, insertion")
-    att.add_argument("--metric-steps", type=int, default=50, help="the metrics' steps K (default 50)")
+                     help="faithfulness scores of the map, comma-separated: deletion, insertion (under --protocol), "
+                          "road (ROAD: the most and the least relevant pixels removed first, noisy linear imputation)")
+    att.add_argument("--protocol", default=None, metavar="NAME",
+                     help=f"how deletion and insertion are computed, said with every score (default "
+                          f"{DEFAULT_PROTOCOL}): {protocols_help()}")
+    att.add_argument("--metric-steps", type=int, default=None,
+                     help="protocol inspector: the deletion and insertion steps K (default 50)")
+    att.add_argument("--road-noise", type=float, default=None, metavar="SIGMA",
+                     help=f"road: the standard deviation of the noise added to each imputed value, in the model's "
+                          f"input units (default {ROAD_NOISE}; 0: none)")
+    att.add_argument("--road-seed", type=int, default=None, metavar="N",
+                     help="road: seeds the noise (default: a new seed, said with the scores)")
+    att.add_argument("--road-percentages", default=None, metavar="P,P,...",
+                     help="road: the percentages of the pixels removed, comma-separated, from 0 to below 100 "
+                          f"(default {','.join(map(str, ROAD_PERCENTAGES))})")
     att.add_argument("--each-box", type=int, nargs="?", const=9, default=None, metavar="N",
                      help="a detector: explain each box shown (from --min-score), the best N (default 9), one map "
                           "each on its own scale: tiled in one picture, or stacked in the .npy in the boxes' order")
@@ -96,7 +110,8 @@ def run(args) -> int:
     # what can be checked without the model is checked before torch is imported (a second, not the load's ten)
     metrics = _metrics(args.metrics, METRICS)
     _check_numbers(args)
-    _check_used(args, metrics)
+    scoring = _scoring(args, metrics)
+    _check_used(args, metrics, scoring["baseline"])
     too_many = gauss_too_many(args.quadrature, args.steps) if args.method in ("ig", "smoothgrad") else None
     if too_many and (args.method == "ig" or args.of == "ig"):
         raise SpecError(too_many)
@@ -123,7 +138,7 @@ def run(args) -> int:
     cap = parse_memory(args.max_memory)
     engine_args.check(args, ("--each-box", args.each_box), ("--score-threshold", args.score_threshold))
     if args.engine is not None:
-        return _attribute_remote(args, metrics, cap, out)
+        return _attribute_remote(args, metrics, cap, out, scoring)
     loaded = common.load(args)
     loaded.module.to(resolve_device(args.device))
     x = load_input(args.input, loaded.preprocess, loaded.input_shape)
@@ -131,7 +146,7 @@ def run(args) -> int:
         picture_scale(tuple(x.shape[-2:]), args.scale)
     row = METHODS[args.method]
     made = None  # the metrics' baseline for a method that has none of its own; made (and checked) first
-    if metrics and not takes_baseline(args.method, args.of):
+    if scoring["baseline"] and not takes_baseline(args.method, args.of):
         made = make_baseline(args.baseline or "zero", x, loaded.preprocess, args.blur_sigma, args.baseline_seed,
                              loaded.input_shape)
     bar = _bar(args.method, not args.json)
@@ -139,13 +154,13 @@ def run(args) -> int:
     if row.passes:
         options["progress"] = bar.step
     if args.each_box is not None:
-        return _each_box(args, loaded, x, options, metrics, made, cap, bar, out)
+        return _each_box(args, loaded, x, options, metrics, made, cap, bar, out, scoring)
     try:
         found = attribute(loaded, x, args.method, args.target, args.layer, options)
         if metrics:
             bar.rename("metrics")
             found = scored(loaded, x, found, metrics, args.metric_steps, None if made is None else made.tensor,
-                           batch=args.batch, progress=bar.step, max_memory=cap)
+                           batch=args.batch, progress=bar.step, max_memory=cap, **scoring["settings"])
     finally:
         bar.close()
     return _report(args, found, x.detach().cpu().numpy(), loaded, made.text if made is not None else None, out)
@@ -164,7 +179,7 @@ def _options(args, cap) -> dict:
     return options
 
 
-def _attribute_remote(args, metrics: tuple[str, ...], cap, out) -> int:
+def _attribute_remote(args, metrics: tuple[str, ...], cap, out, scoring: dict) -> int:
     """The map made on `--engine`: the model loaded there, the input as the model reads it sent back (the
     overlay's picture), the map and its scores made there, the files written here."""
     from dataclasses import replace
@@ -175,7 +190,7 @@ def _attribute_remote(args, metrics: tuple[str, ...], cap, out) -> int:
     from inspector.core.runspec import RunSpec
 
     options = _options(args, cap)
-    if metrics and not takes_baseline(args.method, args.of):  # the scores' baseline, made there by name
+    if scoring["baseline"] and not takes_baseline(args.method, args.of):  # the scores' baseline, made there by name
         options.update(baseline=args.baseline or "zero", blur_sigma=args.blur_sigma,
                        baseline_seed=args.baseline_seed)
     with engine_args.connect(args) as engine:
@@ -185,7 +200,9 @@ def _attribute_remote(args, metrics: tuple[str, ...], cap, out) -> int:
             picture_scale(tuple(x.shape[-2:]), args.scale)
         found = engine.call("attribute", AttributionRequest(
             info.request, args.input, args.device, args.method, args.target or "auto", args.layer,
-            options=tuple(sorted(options.items())), metrics=metrics, metric_steps=args.metric_steps))
+            options=tuple(sorted(options.items())), metrics=metrics, metric_steps=args.metric_steps,
+            **{k: v for k, v in scoring["settings"].items() if k != "road_percentages"},
+            road_percentages=tuple(scoring["settings"]["road_percentages"])))
     details = dict(found.details)
     made_text = details.get("scores' baseline is")  # the engine's words for the baseline it made
     found = replace(found, details=tuple((k, v) for k, v in found.details if k not in ("seconds",
@@ -233,7 +250,7 @@ def _report(args, found, x, model, made_text: str | None, out) -> int:
     if baseline_text:
         say(f"baseline {baseline_text}")
     for curve in found.curves:
-        say(f"{curve.metric} AUC {curve.auc:.4f} ({args.metric_steps} steps, {curve.score_of}; {curve.order})")
+        say(f"{curve.metric} AUC {curve.auc:.4f} ({curve.said()}; {curve.score_of}; {curve.order})")
     if args.json:
         print(json_text({
             "method": found.method, "sign": found.shown_sign, "target": found.target,
@@ -252,7 +269,7 @@ def _report(args, found, x, model, made_text: str | None, out) -> int:
     return 0
 
 
-def _each_box(args, loaded, x, options, metrics, made, cap, bar, out) -> int:
+def _each_box(args, loaded, x, options, metrics, made, cap, bar, out, scoring: dict) -> int:
     """--each-box: the method for each box shown, tiled in one picture or stacked in the .npy; a line (and
     with --json an entry) per box."""
     import numpy as np
@@ -268,7 +285,8 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out) -> int:
         if metrics:
             bar.rename("metrics")
             maps = [scored(loaded, x, found, metrics, args.metric_steps, None if made is None else made.tensor,
-                           batch=args.batch, progress=bar.step, max_memory=cap) for found in maps]
+                           batch=args.batch, progress=bar.step, max_memory=cap, **scoring["settings"])
+                    for found in maps]
     finally:
         bar.close()
     say = (lambda text: print(text, file=sys.stderr)) if args.json else print
@@ -285,6 +303,8 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out) -> int:
         gap = f", completeness gap {found.completeness_gap:.4g}" if found.completeness_gap is not None else ""
         say(f"  {caption(found)} at [{', '.join(f'{v:.1f}' for v in found.detections[found.target_detection].box)}]"
             f"{gap}{scores}")
+    for curve in maps[0].curves:  # the settings every box's scores share
+        say(f"{curve.metric}: {curve.said()}; {curve.order}")
     if loaded.seed is not None:
         say(common.seed_note(loaded.source, loaded.seed))
     if args.json:
@@ -342,10 +362,45 @@ def _auto_words(gap: float, details: dict) -> str:
     return f", stopped by --max-steps {details['max_steps']} before {within}"
 
 
-def _check_used(args, metrics: tuple[str, ...]) -> None:
+def _scoring(args, metrics: tuple[str, ...]) -> dict:
+    """The metrics' settings as the command gives them, checked before torch loads: {"settings": scored()'s
+    keywords (protocol, ROAD's noise, seed and percentages; a new seed picked here, so every box shares it),
+    "baseline": whether a game reads the map's baseline}."""
+    from inspector.core.records.protocols import GAMES, check_protocol, parse_percentages
+    from inspector.core.sources.seeds import check_seed, new_seed
+
+    games, road = [m for m in metrics if m in GAMES], "road" in metrics
+    rule = check_protocol(args.protocol or DEFAULT_PROTOCOL)
+    if args.protocol is not None and not games:
+        raise SpecError("--protocol says how deletion and insertion are computed: add deletion or insertion to "
+                        "--metrics, or leave --protocol out.")
+    if args.metric_steps is not None and not games:
+        raise SpecError("--metric-steps sets the deletion and insertion steps: add deletion or insertion to --metrics, "
+                        "or leave --metric-steps out.")
+    if args.metric_steps is not None and rule.steps is None:
+        raise SpecError(f"The protocol {rule.name} fixes its steps ({rule.pixels_a_step} pixels a step): leave "
+                        "--metric-steps out, or use --protocol inspector.")
+    for flag, value in (("--road-noise", args.road_noise), ("--road-seed", args.road_seed),
+                        ("--road-percentages", args.road_percentages)):
+        if value is not None and not road:
+            raise SpecError(f"{flag} is for --metrics road: add road to --metrics, or leave {flag} out.")
+    noise = ROAD_NOISE if args.road_noise is None else args.road_noise
+    if not noise >= 0:  # NaN too
+        raise SpecError(f"--road-noise is a standard deviation, 0 or more, not {noise:g}.")
+    percentages = ROAD_PERCENTAGES if args.road_percentages is None else parse_percentages(args.road_percentages)
+    seed = check_seed(args.road_seed, "--road-seed")
+    if road and noise > 0 and seed is None:
+        seed = new_seed()
+    return {"settings": {"protocol": rule.name, "road_noise": noise, "road_seed": seed,
+                         "road_percentages": percentages},
+            "baseline": bool(games) and rule.takes_baseline}
+
+
+def _check_used(args, metrics: tuple[str, ...], reads_baseline: bool) -> None:
     """A method option given that this run would not use is refused, saying what takes it: one of another method,
-    one whose condition is unmet (--tolerance without --steps auto, --steps on smoothgrad without --of ig), and a
-    scores' option (--baseline, --batch, --max-memory, ...) given to a method that has none without --metrics."""
+    one whose condition is unmet (--tolerance without --steps auto, --steps on smoothgrad without --of ig), a
+    scores' option (--baseline, --batch, --max-memory, ...) given to a method that has none without --metrics, and
+    a scores' baseline no metric reads (`reads_baseline` false: road alone, or a protocol that fixes its own)."""
     row = METHODS[args.method]
     chosen = {o.name: getattr(args, o.dest) for o in row.options}
     for flag, (option, takers) in _method_options().items():
@@ -360,6 +415,9 @@ def _check_used(args, metrics: tuple[str, ...]) -> None:
         if own is None and not (scores and metrics):
             raise SpecError(f"{args.method} takes no {flag}{' without --metrics' if scores else ''}; {flag} is for "
                             f"{', '.join(takers)}.")
+        if own is None and option.name in _SCORES_BASELINE and not reads_baseline:
+            raise SpecError(f"{args.method} takes no {flag} here: {', '.join(metrics)} read no baseline under "
+                            f"--protocol {args.protocol or DEFAULT_PROTOCOL}.")
 
 
 def _plain(value):

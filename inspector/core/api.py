@@ -19,6 +19,7 @@ from .common.errors import ArgumentValueError, SpecError
 from .sources.layers import LayerTree, build_layer_tree
 from .target.objective import Target, parse_target
 from .target.prompts import check_prompts
+from .records.protocols import DEFAULT_PROTOCOL, ROAD_NOISE, ROAD_PERCENTAGES
 from .runspec import RunSpec
 from .sources.sharing import Sharing
 from .sources.loaded import LoadedModel, sharing_of, tree_of
@@ -87,24 +88,32 @@ def attribute(
     layer: str | None = None,
     options: dict | None = None,
     metrics: Iterable[str] = (),
-    metric_steps: int = 50,
+    metric_steps: int | None = None,
     device: str | torch.device | None = "cpu",
+    protocol: str = DEFAULT_PROTOCOL,
+    road_noise: float = ROAD_NOISE,
+    road_seed: int | None = None,
+    road_percentages: Iterable[float] = ROAD_PERCENTAGES,
 ):
     """One attribution map of `inputs` (one image): `method` is saliency, gradcam, guided, guided-gradcam,
     rollout, ig, smoothgrad or occlusion, with its `options` as the CLI names them (steps, quadrature,
     batch, max_memory; of, kind, samples, noise, seed; window, stride; baseline, blur_sigma, baseline_seed;
     sign: positive, negative, absolute or signed, how the map is drawn and scored).
-    `metrics` (deletion, insertion) scores the map over its baseline. Returns an Attribution: `.map`,
-    `.target_index`, `.layer`, `.details`, `.completeness_gap`, `.curves`, `.notes`, `.warnings`."""
+    `metrics` (deletion, insertion, road) scores the map: deletion and insertion under `protocol` (inspector:
+    `metric_steps` K, default 50, over the map's baseline; rise2018: the RISE reference code's settings, no steps to
+    give), road with ROAD's `road_noise` (sigma, in the input's units), `road_seed` (None: a new one, said in the
+    curves' settings) and `road_percentages` removed. Returns an Attribution: `.map`, `.target_index`, `.layer`,
+    `.details`, `.completeness_gap`, `.curves` (each with its protocol and settings), `.notes`, `.warnings`."""
     from .attribution import attribute as make
 
     wanted = _metrics(metrics, "attribute")
+    scoring = _scoring(wanted, metric_steps, protocol, road_noise, road_seed, road_percentages, "attribute")
     dev = resolve_device(device)
     if model.device != dev:
         model.module.to(dev)
     x = inputs.to(dev)
     found = make(model, x, method, target, layer, options)
-    return _scored(model, x, found, wanted, metric_steps, options) if wanted else found
+    return _scored(model, x, found, wanted, metric_steps, options, scoring) if wanted else found
 
 
 @checked
@@ -117,23 +126,33 @@ def each_box(
     min_score: float | None = None,
     most: int = 9,
     metrics: Iterable[str] = (),
-    metric_steps: int = 50,
+    metric_steps: int | None = None,
     device: str | torch.device | None = "cpu",
+    protocol: str = DEFAULT_PROTOCOL,
+    road_noise: float = ROAD_NOISE,
+    road_seed: int | None = None,
+    road_percentages: Iterable[float] = ROAD_PERCENTAGES,
 ) -> list:
     """A detector's boxes explained one at a time: `method`'s map (as `attribute` makes it, target `box:K`)
     for each box scoring at least `min_score` (None: as the app shows them), the best `most`, best first,
-    each scored by `metrics` over its own box. `inspector.core.attribution.per_box.tiled` puts them side by side."""
+    each scored by `metrics` over its own box (the scores' settings as `attribute` takes them; ROAD's seed one for
+    every box). `inspector.core.attribution.per_box.tiled` puts them side by side."""
     from .attribution.per_box import each_box as explain
 
     if inputs.ndim != 4 or 0 in inputs.shape:  # a detector's images; checked before it runs on them
         raise ArgumentValueError(f"each_box(): inputs must be images (N, C, H, W), not shape {tuple(inputs.shape)}.")
     wanted = _metrics(metrics, "each_box")
+    scoring = _scoring(wanted, metric_steps, protocol, road_noise, road_seed, road_percentages, "each_box")
+    if "road" in wanted and scoring["road_noise"] > 0 and scoring["road_seed"] is None:
+        from .sources.seeds import new_seed
+
+        scoring["road_seed"] = new_seed()  # one seed for every box, said in each box's curves
     dev = resolve_device(device)
     if model.device != dev:
         model.module.to(dev)
     x = inputs.to(dev)
     found = explain(model, x, method, layer, options, min_score, most)
-    return [_scored(model, x, one, wanted, metric_steps, options) for one in found] if wanted else found
+    return [_scored(model, x, one, wanted, metric_steps, options, scoring) for one in found] if wanted else found
 
 
 def _metrics(metrics, function: str) -> tuple[str, ...]:
@@ -147,10 +166,28 @@ def _metrics(metrics, function: str) -> tuple[str, ...]:
     return wanted
 
 
-def _scored(model, x, found, wanted, metric_steps, options):
+def _scoring(wanted, metric_steps, protocol, road_noise, road_seed, road_percentages, function: str) -> dict:
+    """The scores' settings (scored()'s keywords), checked before the method runs: a bad one is one line naming
+    `function`."""
+    from .records.protocols import GAMES, check_protocol, check_road
+    from .sources.seeds import check_seed
+
+    try:
+        rule = check_protocol(protocol)
+        if metric_steps is not None and rule.steps is None and any(m in GAMES for m in wanted):
+            raise SpecError(f"the protocol {rule.name} fixes its steps ({rule.pixels_a_step} pixels a step): leave "
+                            "metric_steps out.")
+        percentages = check_road(road_noise, road_percentages)
+        seed = check_seed(road_seed, "road_seed")
+    except SpecError as exc:
+        raise SpecError(f"{function}(): {str(exc)[:1].lower()}{str(exc)[1:]}") from None
+    return {"protocol": rule.name, "road_noise": road_noise, "road_seed": seed, "road_percentages": percentages}
+
+
+def _scored(model, x, found, wanted, metric_steps, options, scoring: dict):
     from .attribution.scores.faithfulness import scored
 
     given = dict(options or {})
     return scored(model, x, found, wanted, metric_steps, given.get("baseline"), batch=given.get("batch"),
                   max_memory=given.get("max_memory"), blur_sigma=given.get("blur_sigma"),
-                  baseline_seed=given.get("baseline_seed"))
+                  baseline_seed=given.get("baseline_seed"), **scoring)

@@ -235,4 +235,6 @@ class Workbench:
         with stops_within_a_module(loaded.module, cancel, "Deletion and insertion"):
             return scored(loaded, x, found, request.metrics, request.metric_steps, options.get("baseline"),
                           cancel=cancel, progress=progress, blur_sigma=options.get("blur_sigma"),
-                          baseline_seed=options.get("baseline_seed"))  # the method's own baseline, else the one named
+                          baseline_seed=options.get("baseline_seed"),  # the method's own baseline, else the one named
+                          protocol=request.protocol, road_noise=request.road_noise, road_seed=request.road_seed,
+                          road_percentages=request.road_percentages)

@@ -17,7 +17,13 @@ ATTRIBUTE = {  # the arguments after attribute --model resnet18 --input sample:s
     "smoothgrad of ig": (("--method", "smoothgrad", "--of", "ig", "--steps", "30000"), GAUSS.format("30,000")),
     "samples 0": (("--method", "occlusion", "--samples", "0"), "error: --samples must be at least 1, not 0."),
     "metrics": (("--method", "ig", "--metrics", "auc"),
-                "error: --metrics takes deletion, insertion (comma-separated), not 'auc'."),
+                "error: --metrics takes deletion, insertion, road (comma-separated), not 'auc'."),
+    "protocol": (("--method", "ig", "--metrics", "deletion", "--protocol", "rise"),
+                 "error: Unknown protocol 'rise'. Protocols: inspector, rise2018."),
+    "road noise": (("--method", "ig", "--metrics", "road", "--road-noise", "-0.5"),
+                   "error: --road-noise is a standard deviation, 0 or more, not -0.5."),
+    "road percentages": (("--method", "ig", "--metrics", "road", "--road-percentages", "10,150"),
+                         "error: ROAD's percentages are numbers from 0 to 100, not 150."),
 }
 CAPTURE = {
     "unknown site": (("--sites", "output,nope"), f"error: Unknown site(s) nope. {SITES}"),

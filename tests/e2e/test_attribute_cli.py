@@ -262,7 +262,7 @@ def test_sign_is_asked_for_said_and_scored_by(runs, capsys):
     (["--method", "occlusion", "--window", "0"], "--window must be at least 1"),
     (["--method", "occlusion", "--window", "64"], "larger than the input"),
     (["--method", "ig", "--baseline", "nowhere.png"], "does not load as a file"),
-    (["--method", "saliency", "--metrics", "deletion,road"], "--metrics takes deletion, insertion"),
+    (["--method", "saliency", "--metrics", "deletion,roar"], "--metrics takes deletion, insertion, road"),
 ])
 def test_bad_attribution_arguments_are_one_line_errors(runs, capsys, extra, words):
     folder = runs[0]

@@ -28,7 +28,9 @@ def gauss_too_many(quadrature: str, steps) -> str | None:
 SMOOTH_KINDS = ("smoothgrad", "smoothgrad-sq", "vargrad")
 SMOOTHED = ("saliency", "guided", "ig")
 BASELINES = ("zero", "mean", "black", "white", "blur", "uniform")  # by name (inspector.core.attribution.scores.baselines); or a file
-METRICS = ("deletion", "insertion")  # faithfulness scores (inspector.core.attribution.scores.faithfulness)
+METRICS = ("deletion", "insertion", "road")  # the scores of a map (inspector.core.attribution.scores.faithfulness)
+#: The curves each metric draws (a Curve's `metric`): ROAD one for each order (records.protocols).
+METRIC_CURVES = {"deletion": ("deletion",), "insertion": ("insertion",), "road": ("road-morf", "road-lerf")}
 #: What a map can explain: a class (a detector: a box), or nothing (class-agnostic).
 EXPLAINS = ("class", "nothing")
 

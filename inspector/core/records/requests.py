@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .protocols import DEFAULT_PROTOCOL, ROAD_NOISE, ROAD_PERCENTAGES
+
 if TYPE_CHECKING:
     from ..runspec import RunSpec
 
@@ -65,7 +67,8 @@ class RunRequest:
 class AttributionRequest:
     """An attribution map for the current model and input (a method of the table, records.methods), with its
     `options` as sorted (name, value) pairs (the table's; a baseline by name) and the faithfulness
-    `metrics` to score it with."""
+    `metrics` to score it with: deletion and insertion under `protocol` (records.protocols; `metric_steps` its K,
+    None for its own), road with ROAD's noise, seed (None: a new one, said in the curves) and percentages."""
 
     model: ModelRequest = field(default_factory=ModelRequest)
     input: str = ""
@@ -76,7 +79,11 @@ class AttributionRequest:
     run_id: int = 0
     options: tuple[tuple[str, object], ...] = ()
     metrics: tuple[str, ...] = ()
-    metric_steps: int = 50
+    metric_steps: int | None = None
+    protocol: str = DEFAULT_PROTOCOL
+    road_noise: float = ROAD_NOISE
+    road_seed: int | None = None
+    road_percentages: tuple[float, ...] = ROAD_PERCENTAGES
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..common.errors import SpecError
 from ..common.keys import SITE_CHOICES
-from ..records.methods import METRICS, method_names
+from ..records.methods import METRIC_CURVES, METRICS, method_names
 from ..records.signs import SIGNS
 
 #: Text in a session holds no NUL byte (no file name, layer path or device can have one).
@@ -42,8 +42,13 @@ STORED: dict = {
         "warnings": {"type": "array", "items": _STRING},
         "curves": {"type": "array", "items": {
             "type": "object", "required": ["metric", "scores", "auc", "score_of"], "additionalProperties": False,
-            "properties": {"metric": {"enum": list(METRICS)}, "scores": {"type": "array", "items": {"type": "number"}},
-                           "auc": {"type": "number"}, "score_of": _STRING, "order": _STRING}}},
+            "properties": {"metric": {"enum": [c for curves in METRIC_CURVES.values() for c in curves]},
+                           "scores": {"type": "array", "items": {"type": "number"}},
+                           "auc": {"type": "number"}, "score_of": _STRING, "order": _STRING,
+                           "protocol": _STRING, "at": {"type": "array", "items": {"type": "number"}},
+                           "settings": {"type": "array", "items": {
+                               "type": "array", "minItems": 2, "maxItems": 2,
+                               "prefixItems": [_STRING, {"type": ["string", "number", "null"]}]}}}}},
         "completeness_gap": _NUMBER,
         "detections": {"type": ["array", "null"], "items": {
             "type": "object", "required": ["box", "label", "name", "score"], "additionalProperties": False,

@@ -91,7 +91,9 @@ def stored_of(found: Attribution) -> dict:
            "layer": found.layer, "map": _array_text(found.map), "details": [[k, _plain(v)] for k, v in found.details],
            "notes": list(found.notes), "warnings": list(found.warnings),
            "curves": [{"metric": c.metric, "auc": float(c.auc), "score_of": c.score_of, "order": c.order,
-                       "scores": [float(v) for v in c.scores]} for c in found.curves]}
+                       "scores": [float(v) for v in c.scores], "protocol": c.protocol,
+                       "settings": [[k, _plain(v)] for k, v in c.settings], "at": [float(v) for v in c.at]}
+                      for c in found.curves]}
     if found.completeness_gap is not None:
         out["completeness_gap"] = float(found.completeness_gap)
     if found.baseline is not None:
@@ -121,7 +123,8 @@ def attribution_of(stored, name: str = "The session") -> Attribution:
         detections = tuple(Detection(tuple(float(v) for v in d["box"]), int(d["label"]), d["name"],
                                      float(d["score"])) for d in detections)
     curves = tuple(Curve(c["metric"], np.asarray(c["scores"], np.float64), float(c["auc"]), c["score_of"],
-                         c.get("order", "")) for c in stored.get("curves", ()))
+                         c.get("order", ""), c.get("protocol", ""), tuple((k, v) for k, v in c.get("settings", ())),
+                         tuple(float(v) for v in c.get("at", ()))) for c in stored.get("curves", ()))
     gap, index = stored.get("completeness_gap"), stored.get("target_index")
     return Attribution(stored["method"], found, stored.get("target", ""), None if index is None else int(index),
                        stored.get("layer"), warnings=tuple(stored.get("warnings", ())),

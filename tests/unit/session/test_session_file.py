@@ -182,7 +182,7 @@ def test_the_attribution_choice_round_trips_and_a_wrong_one_is_named(tmp_path):
     assert json.loads(path.read_text())["attribution"] == choice
     assert load_session(path, trust=True).attribution == choice
     for wrong, words in [({"method": "lime"}, "attribution.method"),
-                         ({"method": "ig", "metrics": ["road"]}, r"attribution.metrics\[0\]"),
+                         ({"method": "ig", "metrics": ["roar"]}, r"attribution.metrics\[0\]"),
                          ({"target": "3"}, "attribution")]:
         data = json.loads(path.read_text())
         data["attribution"] = wrong
