@@ -139,6 +139,8 @@ def road_removed(pixels: int, percentage: float) -> int:
     """How many of `pixels` pixels ROAD removes at `percentage` %: those at or above the map's (100 - percentage)th
     percentile under numpy's linear interpolation, as pytorch-grad-cam picks them for a map without ties:
     pixels - ceil((100 - percentage) / 100 * (pixels - 1)), in exact arithmetic (the authors' int(pixels * p)
-    differs by one pixel at some sizes)."""
+    differs by one pixel at some sizes); none at 0 %, where grad-cam's threshold would still take the top pixel."""
+    if percentage == 0:
+        return 0
     kept = Fraction(100) - Fraction(percentage)
     return pixels - math.ceil(kept * (pixels - 1) / 100)
