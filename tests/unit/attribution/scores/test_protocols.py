@@ -132,3 +132,20 @@ def test_bad_protocol_settings_are_one_line_errors_before_a_pass():
     with pytest.raises(SpecError, match="scores a class's probability"):  # a map of no class: nothing to score
         scored(model, x, Attribution("saliency", saliency, "sum", None), ("deletion",), protocol="rise2018")
     assert calls == []
+
+
+def test_a_session_keeps_each_curves_protocol_and_settings():
+    import json
+
+    from inspector.core.session.stored import attribution_of, stored_of
+
+    model = load_model("demo")
+    x = load_input("sample:star", model.preprocess, model.input_shape)
+    found = scored(model, x, attribute(model, x, "saliency"), ("insertion", "road"), protocol="rise2018",
+                   road_percentages=(50,), road_seed=3)
+    back = attribution_of(json.loads(json.dumps(stored_of(found))))
+    assert [c.metric for c in back.curves] == ["insertion", "road-morf", "road-lerf"]
+    for kept, made in zip(back.curves, found.curves):
+        assert (kept.protocol, kept.settings, kept.at, kept.auc) == (made.protocol, made.settings, made.at, made.auc)
+        assert kept.said() == made.said()
+    assert back.curves[1].said().endswith("noise sigma 0.01; seed 3")
