@@ -25,7 +25,8 @@ TARGET_HELP = ("top1 (classifiers), a class index, sum, output, seg:CLASS[@X0,Y0
 
 def model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="demo",
-                        help="demo, demo-detector, a torchvision name (resnet18, fasterrcnn_resnet50_fpn), "
+                        help="demo, demo-detector, demo-shuffled (the demo trained on shuffled labels), a "
+                             "torchvision name (resnet18, fasterrcnn_resnet50_fpn), "
                              "timm:NAME (any timm model, e.g. timm:vit_small_patch16_224), hf:PATH_OR_ID[#OUTPUT] (a transformers save_pretrained "
                              "folder or an id in the local Hugging Face cache; #OUTPUT picks the output read "
                              "instead of logits), file.py:Name, package.module:Name, "

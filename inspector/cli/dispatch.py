@@ -13,11 +13,12 @@ import sys
 from inspector.core.common.errors import InspectorError
 from inspector.core.common.interrupts import InterruptOnce, interrupted
 
-from . import atlas, attribute, bench, capture, common, concepts, diff, graph, layers, samples, serve, sweep
+from . import atlas, attribute, bench, capture, common, concepts, diff, evaluate, graph, layers, samples, serve, sweep
 
 #: The commands in the order `--help` lists them.
 COMMANDS = {module.__name__.rsplit(".", 1)[1]: module
-            for module in (layers, capture, attribute, bench, sweep, samples, diff, atlas, graph, concepts, serve)}
+            for module in (layers, capture, attribute, bench, sweep, samples, diff, atlas, graph, concepts, evaluate,
+                           serve)}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -22,8 +22,9 @@ from ..storage import writes
 
 #: The files that say which kind of job a folder holds: its job file, then its results
 KINDS = {"atlas": ("atlas.job.json", "atlas.json"),
-         "concepts": ("concepts.job.json", "concepts.json", "dictionary.safetensors")}
-_SAID = {"atlas": "an atlas", "concepts": "concepts"}
+         "concepts": ("concepts.job.json", "concepts.json", "dictionary.safetensors"),
+         "evaluation": ("evaluation.job.json", "summary.json", "summary.csv", "values.json", "values.csv")}
+_SAID = {"atlas": "an atlas", "concepts": "concepts", "evaluation": "an evaluation"}
 
 #: the longest reason a skipped file is recorded with (a decoder's message)
 REASON_MOST = 2000

@@ -1,0 +1,21 @@
+"""Deletion and insertion as evaluation metrics: the AUC of each curve, by the project's scores
+(`attribution.scores.faithfulness.scored`) under the evaluation's protocol (records.protocols) and steps."""
+
+from __future__ import annotations
+
+from ..attribution.scores.faithfulness import scored
+
+
+def _curve(loaded, x, found, metric: str, settings):
+    """The curve of `metric` for the map `found`, as `attribute --metrics --protocol` scores it (under
+    settings.protocol; settings.steps its K, None for the protocol's own; the map's own baseline where it has one
+    and the protocol reads one, else zeros)."""
+    return scored(loaded, x, found, (metric,), settings.steps, protocol=settings.protocol).curves[0]
+
+
+def deletion(loaded, x, found, settings) -> dict[str, float]:
+    return {"auc": _curve(loaded, x, found, "deletion", settings).auc}
+
+
+def insertion(loaded, x, found, settings) -> dict[str, float]:
+    return {"auc": _curve(loaded, x, found, "insertion", settings).auc}

@@ -1,0 +1,67 @@
+"""The metrics an evaluation computes for each map, one row each: a name, the named numbers it gives, and the
+function that gives them, imported when first used (so the table is read without torch).
+
+A metric's function is `function(loaded, x, found, settings) -> {number's name: float}`: the loaded model, the
+input (1, C, H, W), the map (an Attribution, as `attribute` made it) and the evaluation's Settings; it gives
+every number its row names, and nothing else. A new metric is a function and a `register` call."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: its `name` (as --metrics takes it), the `numbers` it gives (in the order they are written),
+    `run` ("module:function", see the module's docstring) and a line of help."""
+
+    name: str
+    numbers: tuple[str, ...]
+    run: str
+    help: str = ""
+
+    def function(self):
+        module, _, name = self.run.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def values(self, loaded, x, found, settings) -> dict[str, float]:
+        """The metric's numbers for the map `found` of input `x`, in the row's order; ValueError when its
+        function gives other names than the row's."""
+        got = self.function()(loaded, x, found, settings)
+        if set(got) != set(self.numbers):
+            raise ValueError(f"The metric {self.name} gave {', '.join(map(str, got))}; its row names "
+                             f"{', '.join(self.numbers)}.")
+        return {name: float(got[name]) for name in self.numbers}
+
+
+_FAITHFULNESS = "inspector.core.evaluate.faithfulness"
+
+#: Every metric by name, in the order they are offered.
+METRIC_ROWS: dict[str, Metric] = {m.name: m for m in (
+    Metric("deletion", ("auc",), f"{_FAITHFULNESS}:deletion",
+           "the score as the map's hottest pixels are removed first (low AUC: faithful)"),
+    Metric("insertion", ("auc",), f"{_FAITHFULNESS}:insertion",
+           "the score as the map's hottest pixels are put back first (high AUC: faithful)"),
+)}
+
+
+def register(metric: Metric) -> Metric:
+    """Add `metric` to the table (ROAD, MPRT, ... or a test's); its name must be new and it must give a number."""
+    if metric.name in METRIC_ROWS:
+        raise ValueError(f"A metric named {metric.name!r} is already registered.")
+    if not metric.numbers or len(set(metric.numbers)) != len(metric.numbers):
+        raise ValueError(f"The metric {metric.name} names no number, or one twice: {metric.numbers!r}.")
+    METRIC_ROWS[metric.name] = metric
+    return metric
+
+
+def unregister(name: str) -> None:
+    """Take a registered metric out again (a test's, when it is done)."""
+    METRIC_ROWS.pop(name, None)
+
+
+def columns(methods: tuple[str, ...], metrics: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    """(method, metric, number) of every value an image gives, in the order they are computed and written."""
+    return tuple((method, metric, number) for method in methods for metric in metrics
+                 for number in METRIC_ROWS[metric].numbers)
