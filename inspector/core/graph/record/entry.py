@@ -42,15 +42,8 @@ def record_graph(model: LoadedModel | nn.Module, x: torch.Tensor, *, leaves: str
     recorder = Recorder(chosen, cancel)
     whole = isinstance(module, torch.jit.ScriptModule) or not any(True for _ in module.children())
     try:
-        recorder.start(x)
         with torch.no_grad():
-            if whole:
-                output = recorder.whole(module, x)
-            else:
-                recorder.attach(module)
-                with recorder:
-                    output = module(x)
-        recorder.finish(output)
+            recorder.forward(module, x, whole)
     except InspectorError:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the model raises is said in one line

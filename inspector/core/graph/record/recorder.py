@@ -349,6 +349,18 @@ class Recorder(TorchFunctionMode):
         self._make(output, MODEL_NODE, _module_keys("", 0, output))
         return output
 
+    def forward(self, model: nn.Module, x: torch.Tensor, whole: bool):
+        """One forward of `model` on x recorded from its input to its output (`whole`: as one node): its output."""
+        self.start(x)
+        if whole:
+            output = self.whole(model, x)
+        else:
+            self.attach(model)
+            with self:
+                output = model(x)
+        self.finish(output)
+        return output
+
     def finish(self, output) -> None:
         """The output node; then the functions whose results lead nowhere are left out (`_prune`), and the runs of
         functions a module's other method ran become groups (`methods`)."""

@@ -139,14 +139,7 @@ def run(module: nn.Module, x: torch.Tensor, graph: Graph, watch: Watch, *, targe
             stack.callback(bridge.remove)
             stack.callback(recorder.detach)
             x_run = leaf.clone() if differentiable else leaf  # the model may change its input in place
-            recorder.start(x_run)
-            if whole:
-                output = recorder.whole(module, x_run)
-            else:
-                recorder.attach(module)
-                with recorder:
-                    output = module(x_run)
-            recorder.finish(output)
+            output = recorder.forward(module, x_run, whole)
             _check_same(recorded(recorder, module), graph, bool(edits))
             obj, target = _objective(module, output, target, tuple(x.shape[-2:]))
             if is_detection_output(output) and target.kind == "auto":
