@@ -18,6 +18,8 @@ from inspector.core.engine.diagnostics import first_nonfinite
 from inspector.gui.common import file_dialogs
 from inspector.gui.views.tensor_panel import STATS_STOPPED
 
+from .trust import TrustController
+
 
 class AnalysisController(QObject):
     """Attribution, gradient flow, statistics, the first NaN/Inf and exports, wired to the state."""
@@ -45,6 +47,7 @@ class AnalysisController(QObject):
         self._flow_of = None  # the outcome the gradient flow shows
         self._analysed = None  # the outcome whose first NaN/Inf was looked for
         self._info_of_choices = None  # the ModelInfo the Attribution tab's choices are for
+        self.trust = TrustController(state, attribution)  # "Check these maps" under Compare all
 
     def _on_loaded(self, info, _ticks) -> None:
         if info is not self._info_of_choices and (self._info_of_choices is None

@@ -32,16 +32,18 @@ from .graph import GraphJobs
 from .graph_values import GraphValuesJobs
 from .signals import EngineSignals
 from .thread import OneThread
+from .trust import TrustJobs
 
 #: How long the worker waits for the GUI to draw a result before it works out the other statistics.
 DRAW_WAIT_S = 0.5
 #: The worker's lanes, in the order it serves them: the model catalogue, a model's load (with the device it goes
 #: to), a run, the rest of a result's statistics (`finish`), an attribution, an atlas opened or built, a channel's
-#: pictures, a graph recorded, the values on a graph. One request waits in each; a load drops the waiting run.
-LANES = ("catalogue", "model", "run", "finish", "attribution", "atlas", "pictures", "graph", "values")
+#: pictures, a graph recorded, the values on a graph, a map's trust card. One request waits in each; a load drops the
+#: waiting run.
+LANES = ("catalogue", "model", "run", "finish", "attribution", "atlas", "pictures", "graph", "values", "check")
 
 
-class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, EngineSignals):
+class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, TrustJobs, EngineSignals):
     """Signals
     -------
     sigEngineReady(object): the devices this machine has, [(name, description)], once torch is imported.
@@ -56,7 +58,8 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, EngineSign
           "atlas": an OpenedAtlas (opened, or built; a failure comes as sigFailed),
           "pictures": the TopPictures of one channel,
           "graph": a GraphDrawn (the graph recorded and laid out), or a Failure,
-          "values": a GraphValues or GraphComparison (the graph's overlay), or a Failure.
+          "values": a GraphValues or GraphComparison (the graph's overlay), or a Failure,
+          "check": a TrustCard (core.attribution.sanity.card; a failure comes as sigFailed, what "checks").
     sigFailed(object): a Failure.
     sigProgress(int, int): bytes done and total while weights download.
     sigPhase(str): what the worker is doing ("" when idle).
@@ -256,6 +259,8 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, EngineSign
             self._record_graph(request)
         elif lane == "values":
             self._graph_values(request)
+        elif lane == "check":
+            self._check_maps(request)
         return None
 
     def _served(self) -> None:

@@ -12,6 +12,7 @@ worker's signals:
                (as in process: F5, `request_finish`, asks for them again: the server has no request for the
                rest of a result's statistics, so the run is sent again as it was asked)
     attribute  result -> sigAnswer("attribution", run id, Attribution)
+    (check)    not served: `request_check` is refused at once, one Failure ("checks") saying so
     atlas      (open, build over a folder in the server's data root, a channel's pictures) result ->
                sigAnswer("atlas" | "pictures", run id, OpenedAtlas | TopPictures); a build's progress ->
                sigAtlasProgress
@@ -54,6 +55,11 @@ POLL_S = 0.05
 #: How long a connection may take to open and say hello, and a message's next frame to come (s): a window closed
 #: while an engine does not answer waits for no longer.
 CONNECT_S = 15.0
+#: What "Check these maps" says on a remote engine, which does not serve the checks (no request kind for them yet).
+CHECKS_REFUSED = ("Check these maps runs in this process only: the remote engine serves no MPRT, random-logit or "
+                  "ROAD yet. The maps stay; open the model without --engine to check them.")
+
+
 class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
     """The Worker's public methods and signals (see `inspector.gui.worker.local.Worker`), served by `url`'s engine.
 
@@ -109,6 +115,11 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
 
     def request_atlas(self, request) -> str:
         return self._put("pictures" if request.kind == "pictures" else "atlas", request)
+
+    def request_check(self, request) -> str:
+        """Refused at once in one line (a Failure, what "checks", not cancelled): the engine serves no trust cards."""
+        self._sigFailed.emit(Failure(CHECKS_REFUSED, "checks", "EngineError", request.run_id))
+        return ""
 
     def request_graph(self, request) -> str:
         return self._put("graph", request)

@@ -21,6 +21,7 @@ from ...figures.draw import Figure, FigureCell
 from ..colour_bar import colour_bar
 from ...common.heat_colours import colormap_for
 from ..number_format import fmt
+from .trust_panel import TrustPanel
 
 COLUMNS = 3  # at most, side by side
 CELL_MIN = 150  # a cell's map on screen is never squeezed below this many pixels a side: the grid scrolls
@@ -41,6 +42,8 @@ class MethodComparison(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.scroll, 1)
+        self.trust = TrustPanel()  # "Check these maps" and the maps' trust cards
+        layout.addWidget(self.trust)
         self.bottom = QHBoxLayout()  # the status, and what the view puts beside it (Export)
         self.bottom.addWidget(self.status, 1)
         layout.addLayout(self.bottom)
@@ -61,6 +64,7 @@ class MethodComparison(QWidget):
         `asks`, each of `methods` is a cell's name, asking for (method, target) (a detector's boxes, each
         under one method: "box:0 star 0.87" -> ("gradcam", "box:0")); else each method for the view's target."""
         self.methods, self.found, self.failed, self.picture = tuple(methods), {}, {}, picture
+        self.trust.clear()  # the cards were of the maps before
         self.asks = dict(asks) if asks else {m: (m, None) for m in self.methods}
         self.canvas.clear()
         self.titles = {m: pg.LabelItem(f"{m}: waiting") for m in self.methods}

@@ -324,9 +324,9 @@ class AttributionView(QWidget):
         self.comparing = True
         self.export.setEnabled(False)
         self.pages.setCurrentWidget(self.comparison)
-        self.sigCompare.emit({name: self._cell_request(method, target) for name, (method, target) in asks.items()})
+        self.sigCompare.emit({name: self.cell_request(method, target) for name, (method, target) in asks.items()})
 
-    def _cell_request(self, method: str, target: str | None) -> tuple:
+    def cell_request(self, method: str, target: str | None) -> tuple:
         """(method, target, layer, options) of a comparison's cell: each box unscored (its maps side by side);
         every other cell scored, over the tab's baseline where the method takes none of its own."""
         unscorable = METHODS[method].explains == "nothing" and self.detections is not None  # explains no box
