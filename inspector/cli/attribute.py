@@ -10,11 +10,11 @@ from inspector.core.common.errors import SpecError
 from inspector.core.export import SHORT_SIDE
 from inspector.core.storage.outputs import not_read, output_path
 from inspector.core.records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Option, made_words
-from inspector.core.records.protocols import DEFAULT_PROTOCOL, ROAD_NOISE, ROAD_PERCENTAGES, protocols_help
+from inspector.core.records.protocols import DEFAULT_PROTOCOL
 from inspector.core.records.signs import SIGNS
 from inspector.core.storage.writes import save_npy
 
-from . import common, engine_args
+from . import common, engine_args, metric_args
 
 _TYPES = {"whole": int, "number": float}
 
@@ -70,22 +70,7 @@ def add_parser(sub) -> None:
                          help=f"{', '.join(methods)}: {option.help}")
     att.set_defaults(given=())
     att.add_argument("--sign", default=None, choices=list(SIGNS), help=SIGN_HELP)
-    att.add_argument("--metrics", default=None,
-                     help="faithfulness scores of the map, comma-separated: deletion, insertion (under --protocol), "
-                          "road (ROAD: the most and the least relevant pixels removed first, noisy linear imputation)")
-    att.add_argument("--protocol", default=None, metavar="NAME",
-                     help=f"how deletion and insertion are computed, said with every score (default "
-                          f"{DEFAULT_PROTOCOL}): {protocols_help()}")
-    att.add_argument("--metric-steps", type=int, default=None,
-                     help="protocol inspector: the deletion and insertion steps K (default 50)")
-    att.add_argument("--road-noise", type=float, default=None, metavar="SIGMA",
-                     help=f"road: the standard deviation of the noise added to each imputed value, in the model's "
-                          f"input units (default {ROAD_NOISE}; 0: none)")
-    att.add_argument("--road-seed", type=int, default=None, metavar="N",
-                     help="road: seeds the noise (default: a new seed, said with the scores)")
-    att.add_argument("--road-percentages", default=None, metavar="P,P,...",
-                     help="road: the percentages of the pixels removed, comma-separated, from 0 to below 100 "
-                          f"(default {','.join(map(str, ROAD_PERCENTAGES))})")
+    metric_args.add(att)
     att.add_argument("--each-box", type=int, nargs="?", const=9, default=None, metavar="N",
                      help="a detector: explain each box shown (from --min-score), the best N (default 9), one map "
                           "each on its own scale: tiled in one picture, or stacked in the .npy in the boxes' order")
@@ -105,13 +90,13 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from inspector.core.records.methods import METRICS, gauss_too_many
+    from inspector.core.records.methods import gauss_too_many
 
     # what can be checked without the model is checked before torch is imported (a second, not the load's ten)
-    metrics = _metrics(args.metrics, METRICS)
+    scoring = metric_args.scoring(args)
+    metrics = scoring.metrics
     _check_numbers(args)
-    scoring = _scoring(args, metrics)
-    _check_used(args, metrics, scoring["baseline"])
+    _check_used(args, metrics, scoring.reads_baseline)
     too_many = gauss_too_many(args.quadrature, args.steps) if args.method in ("ig", "smoothgrad") else None
     if too_many and (args.method == "ig" or args.of == "ig"):
         raise SpecError(too_many)
@@ -146,7 +131,7 @@ def run(args) -> int:
         picture_scale(tuple(x.shape[-2:]), args.scale)
     row = METHODS[args.method]
     made = None  # the metrics' baseline for a method that has none of its own; made (and checked) first
-    if scoring["baseline"] and not takes_baseline(args.method, args.of):
+    if scoring.reads_baseline and not takes_baseline(args.method, args.of):
         made = make_baseline(args.baseline or "zero", x, loaded.preprocess, args.blur_sigma, args.baseline_seed,
                              loaded.input_shape)
     bar = _bar(args.method, not args.json)
@@ -160,7 +145,7 @@ def run(args) -> int:
         if metrics:
             bar.rename("metrics")
             found = scored(loaded, x, found, metrics, args.metric_steps, None if made is None else made.tensor,
-                           batch=args.batch, progress=bar.step, max_memory=cap, **scoring["settings"])
+                           batch=args.batch, progress=bar.step, max_memory=cap, **scoring.keywords())
     finally:
         bar.close()
     return _report(args, found, x.detach().cpu().numpy(), loaded, made.text if made is not None else None, out)
@@ -179,7 +164,7 @@ def _options(args, cap) -> dict:
     return options
 
 
-def _attribute_remote(args, metrics: tuple[str, ...], cap, out, scoring: dict) -> int:
+def _attribute_remote(args, metrics: tuple[str, ...], cap, out, scoring) -> int:
     """The map made on `--engine`: the model loaded there, the input as the model reads it sent back (the
     overlay's picture), the map and its scores made there, the files written here."""
     from dataclasses import replace
@@ -190,7 +175,7 @@ def _attribute_remote(args, metrics: tuple[str, ...], cap, out, scoring: dict) -
     from inspector.core.runspec import RunSpec
 
     options = _options(args, cap)
-    if scoring["baseline"] and not takes_baseline(args.method, args.of):  # the scores' baseline, made there by name
+    if scoring.reads_baseline and not takes_baseline(args.method, args.of):  # the scores' baseline, made there
         options.update(baseline=args.baseline or "zero", blur_sigma=args.blur_sigma,
                        baseline_seed=args.baseline_seed)
     with engine_args.connect(args) as engine:
@@ -201,8 +186,7 @@ def _attribute_remote(args, metrics: tuple[str, ...], cap, out, scoring: dict) -
         found = engine.call("attribute", AttributionRequest(
             info.request, args.input, args.device, args.method, args.target or "auto", args.layer,
             options=tuple(sorted(options.items())), metrics=metrics, metric_steps=args.metric_steps,
-            **{k: v for k, v in scoring["settings"].items() if k != "road_percentages"},
-            road_percentages=tuple(scoring["settings"]["road_percentages"])))
+            **scoring.keywords()))
     details = dict(found.details)
     made_text = details.get("scores' baseline is")  # the engine's words for the baseline it made
     found = replace(found, details=tuple((k, v) for k, v in found.details if k not in ("seconds",
@@ -269,7 +253,7 @@ def _report(args, found, x, model, made_text: str | None, out) -> int:
     return 0
 
 
-def _each_box(args, loaded, x, options, metrics, made, cap, bar, out, scoring: dict) -> int:
+def _each_box(args, loaded, x, options, metrics, made, cap, bar, out, scoring) -> int:
     """--each-box: the method for each box shown, tiled in one picture or stacked in the .npy; a line (and
     with --json an entry) per box."""
     import numpy as np
@@ -285,7 +269,7 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out, scoring: d
         if metrics:
             bar.rename("metrics")
             maps = [scored(loaded, x, found, metrics, args.metric_steps, None if made is None else made.tensor,
-                           batch=args.batch, progress=bar.step, max_memory=cap, **scoring["settings"])
+                           batch=args.batch, progress=bar.step, max_memory=cap, **scoring.keywords())
                     for found in maps]
     finally:
         bar.close()
@@ -324,20 +308,10 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out, scoring: d
 _SCORES_BASELINE = frozenset(o.name for o in SCORES_BASELINE)
 
 
-def _metrics(text: str | None, known: tuple[str, ...]) -> tuple[str, ...]:
-    if not text:
-        return ()
-    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
-    unknown = [n for n in names if n not in known]
-    if unknown or not names:
-        raise SpecError(f"--metrics takes {', '.join(known)} (comma-separated), not {text!r}.")
-    return names
-
-
 def _check_numbers(args) -> None:
     """Bad numbers are one line, before any model work."""
     checks = (("--steps", args.steps, 1), ("--batch", args.batch, 1), ("--samples", args.samples, 1), ("--scale", args.scale, 1),
-              ("--metric-steps", args.metric_steps, 1), ("--window", args.window, 1), ("--stride", args.stride, 1),
+              ("--window", args.window, 1), ("--stride", args.stride, 1),
               ("--masks", args.masks, 1), ("--cell", args.cell, 1))
     for flag, value, least in checks:
         if value is not None and not isinstance(value, str) and value < least:
@@ -360,40 +334,6 @@ def _auto_words(gap: float, details: dict) -> str:
     if gap <= details["tolerance"] * abs(details["f(x) - f(baseline)"]):
         return f", chosen for {within}"
     return f", stopped by --max-steps {details['max_steps']} before {within}"
-
-
-def _scoring(args, metrics: tuple[str, ...]) -> dict:
-    """The metrics' settings as the command gives them, checked before torch loads: {"settings": scored()'s
-    keywords (protocol, ROAD's noise, seed and percentages; a new seed picked here, so every box shares it),
-    "baseline": whether a game reads the map's baseline}."""
-    from inspector.core.records.protocols import GAMES, check_protocol, parse_percentages
-    from inspector.core.sources.seeds import check_seed, new_seed
-
-    games, road = [m for m in metrics if m in GAMES], "road" in metrics
-    rule = check_protocol(args.protocol or DEFAULT_PROTOCOL)
-    if args.protocol is not None and not games:
-        raise SpecError("--protocol says how deletion and insertion are computed: add deletion or insertion to "
-                        "--metrics, or leave --protocol out.")
-    if args.metric_steps is not None and not games:
-        raise SpecError("--metric-steps sets the deletion and insertion steps: add deletion or insertion to --metrics, "
-                        "or leave --metric-steps out.")
-    if args.metric_steps is not None and rule.steps is None:
-        raise SpecError(f"The protocol {rule.name} fixes its steps ({rule.pixels_a_step} pixels a step): leave "
-                        "--metric-steps out, or use --protocol inspector.")
-    for flag, value in (("--road-noise", args.road_noise), ("--road-seed", args.road_seed),
-                        ("--road-percentages", args.road_percentages)):
-        if value is not None and not road:
-            raise SpecError(f"{flag} is for --metrics road: add road to --metrics, or leave {flag} out.")
-    noise = ROAD_NOISE if args.road_noise is None else args.road_noise
-    if not noise >= 0:  # NaN too
-        raise SpecError(f"--road-noise is a standard deviation, 0 or more, not {noise:g}.")
-    percentages = ROAD_PERCENTAGES if args.road_percentages is None else parse_percentages(args.road_percentages)
-    seed = check_seed(args.road_seed, "--road-seed")
-    if road and noise > 0 and seed is None:
-        seed = new_seed()
-    return {"settings": {"protocol": rule.name, "road_noise": noise, "road_seed": seed,
-                         "road_percentages": percentages},
-            "baseline": bool(games) and rule.takes_baseline}
 
 
 def _check_used(args, metrics: tuple[str, ...], reads_baseline: bool) -> None:

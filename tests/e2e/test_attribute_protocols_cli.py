@@ -60,11 +60,11 @@ def test_the_default_protocol_is_said_and_roads_seed_brings_its_numbers_back(tmp
 
 @pytest.mark.parametrize("extra, words", [
     (["--metrics", "deletion", "--protocol", "rise2018", "--metric-steps", "10"],
-     "error: The protocol rise2018 fixes its steps (224 pixels a step): leave --metric-steps out, or use --protocol "
-     "inspector."),
+     ("error: The protocol rise2018 fixes its steps (224 pixels a step): leave --metric-steps out, or use "
+      "--protocol inspector.")),
     (["--metrics", "road", "--protocol", "rise2018"],
-     "error: --protocol says how deletion and insertion are computed: add deletion or insertion to --metrics, or "
-     "leave --protocol out."),
+     ("error: --protocol says how deletion and insertion are computed: add deletion or insertion to --metrics, or "
+      "leave --protocol out.")),
     (["--metrics", "deletion", "--road-noise", "0.1"],
      "error: --road-noise is for --metrics road: add road to --metrics, or leave --road-noise out."),
     (["--metrics", "deletion", "--protocol", "rise2018", "--baseline", "black"],

@@ -91,6 +91,8 @@ def test_diff_on_the_engine_writes_the_bytes_a_local_diff_writes(served, tmp_pat
     ("gradcam", ["--metrics", "deletion", "--metric-steps", "8", "--baseline", "blur"], "map.npy"),
     ("ig", ["--steps", "16", "--metrics", "deletion", "--metric-steps", "8"], "map.npy"),
     ("saliency", ["--sign", "positive", "--target", "3"], "map.png"),
+    ("saliency", ["--metrics", "deletion,road", "--protocol", "rise2018", "--road-seed", "5", "--road-percentages",
+                  "30,70"], "map.npy"),  # the protocol and ROAD's settings cross to the engine and back
 ])
 def test_attribute_on_the_engine_writes_the_bytes_a_local_attribute_writes(served, tmp_path, capsys, method, more,
                                                                              out):

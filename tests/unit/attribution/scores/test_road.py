@@ -7,7 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from pytorch_grad_cam.metrics.road import NoisyLinearImputer, ROADLeastRelevantFirst, ROADMostRelevantFirst
+from pytorch_grad_cam.metrics.road import (
+    NoisyLinearImputer,
+    ROADLeastRelevantFirst,
+    ROADMostRelevantFirst,
+)
 from pytorch_grad_cam.utils.model_targets import ClassifierOutputSoftmaxTarget
 
 from inspector.core import load_input, load_model
