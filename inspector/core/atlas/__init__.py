@@ -21,11 +21,10 @@ from ..sources.devices import resolve_device
 from ..common.errors import AtlasError
 from ..folder_jobs import (
     FolderJob,
-    JobLock,
     LayerTop,
     check_address,
     job_of,
-    open_job,
+    run_job,
     thumbnail_path,
     write_json,
     write_thumbnails,
@@ -38,7 +37,6 @@ from .store import (
     ATLAS_FILE,
     FOLDER,
     checkpoint_of,
-    forget_job,
     read_atlas,
 )
 
@@ -63,23 +61,15 @@ def run_atlas(loaded: LoadedModel, data_dir: str | os.PathLike, layers: str | li
     resolve_device(device)  # a device that is not there fails the start, before anything is written
     if ray_address:
         check_address(ray_address)  # before anything is written, and at once (Ray retries for minutes)
-    with JobLock(out):
-        done, started = open_job(out, FOLDER, job.key, job.arguments, restart)
-        if done is not None:
-            if progress:
-                progress(len(job.images), len(job.images))
-            return done
-        checkpoint = checkpoint_of(job, out)
-        try:
-            if use_ray or ray_address:
-                tops, skipped = run_on_ray(loaded, job, out, device, progress, cancel, ray_address)
-            else:
-                tops, skipped = run_here(loaded, job, out, device, progress, cancel)
-        except BaseException:
-            if started and not checkpoint.saved():
-                forget_job(out)  # a start that failed before any state was saved leaves nothing behind
-            raise
-        return _finish(loaded, job, out, tops, skipped, thumbnails)
+
+    def work() -> tuple[dict[str, LayerTop], list[dict]]:
+        if use_ray or ray_address:
+            return run_on_ray(loaded, job, out, device, progress, cancel, ray_address)
+        return run_here(loaded, job, out, device, progress, cancel)
+
+    return run_job(out, FOLDER, job.key, job.arguments, restart, work,
+                   lambda done: _finish(loaded, job, out, *done, thumbnails), checkpoint_of(job, out).saved,
+                   len(job.images), progress)
 
 
 def _finish(loaded: LoadedModel, job: FolderJob, out: Path, tops: dict[str, LayerTop], skipped: list[dict],

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..common.arguments import checked
 from ..common.errors import SpecError
-from ..folder_jobs import JobLock, check_address, forget_job, open_job
+from ..folder_jobs import check_address, run_job
 from ..sources.devices import resolve_device
 from ..sources.loaded import LoadedModel, detects
 from ..storage.outputs import output_folder
@@ -47,25 +47,17 @@ def run_evaluation(loaded: LoadedModel, data_dir: str | os.PathLike, methods: st
     resolve_device(device)
     if ray_address:
         check_address(ray_address)
-    with JobLock(out, LOCK_FILE):
-        finished, started = open_job(out, FOLDER, job.key, job.arguments, restart)
-        if finished is not None:
-            if progress:
-                progress(len(job.names), len(job.names))
-            return finished
-        checkpoint = checkpoint_of(job, out)
-        try:
-            if use_ray or ray_address:
-                from .ray_pipeline import run_on_ray
 
-                done, values, skipped = run_on_ray(loaded, job, out, device, progress, cancel, ray_address)
-            else:
-                done, values, skipped = run_here(loaded, job, out, device, progress, cancel)
-        except BaseException:
-            if started and not checkpoint.saved():
-                forget_job(out, FOLDER)  # a start that failed before any state was saved leaves nothing behind
-            raise
-        return _finish(loaded, job, out, values, skipped)
+    def work() -> tuple[np.ndarray, np.ndarray, list[dict]]:
+        if use_ray or ray_address:
+            from .ray_pipeline import run_on_ray
+
+            return run_on_ray(loaded, job, out, device, progress, cancel, ray_address)
+        return run_here(loaded, job, out, device, progress, cancel)
+
+    return run_job(out, FOLDER, job.key, job.arguments, restart, work,
+                   lambda done: _finish(loaded, job, out, done[1], done[2]), checkpoint_of(job, out).saved,
+                   len(job.names), progress, LOCK_FILE)
 
 
 def _finish(loaded, job, out: Path, values: np.ndarray, skipped: list[dict]) -> dict:

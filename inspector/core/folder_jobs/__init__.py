@@ -21,7 +21,7 @@ _MODULES = {
     "batches": ("decode", "prefetched_batches", "split_decoded", "stack_groups"),
     "files": ("JobLock", "LOCK_FILE", "not_a_file", "npz_headers", "read_json", "read_member", "write_json"),
     "job": ("FolderJob", "job_of", "listing"),
-    "folder": ("FolderKind", "check_folder", "check_out_dir", "forget_job", "open_job"),
+    "folder": ("FolderKind", "check_folder", "check_out_dir", "forget_job", "open_job", "run_job"),
     "layout": ("Layout", "layer_tensor", "layout_of"),
     "loop": ("CHECKPOINT_EVERY_S", "after_batch", "skip_record"),
     "ray": (

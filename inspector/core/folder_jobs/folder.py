@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..storage import writes
-from .files import not_a_file, write_json
+from .files import LOCK_FILE, JobLock, not_a_file, write_json
 from .state import KINDS, check_job_arguments, check_kind, read_job_file
 
 
@@ -90,3 +90,25 @@ def open_job(out: Path, kind: FolderKind, key: str, arguments: dict, restart: bo
         forget_job(out, kind, results=True)
     started = not (out / kind.job_file).is_file()
     return check_out_dir(out, kind, key, arguments), started
+
+
+def run_job(out: Path, kind: FolderKind, key: str, arguments: dict, restart: bool, work: Callable[[], object],
+            finish: Callable[[object], dict], saved: Callable[[], bool], images: int, progress=None,
+            lock: str | None = None) -> dict:
+    """The job `key` run in `out` under its lock (`lock`: its own lock file's name), one way for every kind: its
+    finished result when it has one (`progress` told all `images` are done), else `finish(work())` (the pass,
+    resumed from the saved state there is, then its results); a start whose pass fails before any state was saved
+    (`saved()` false) leaves nothing behind."""
+    with JobLock(out, lock or LOCK_FILE):
+        finished, started = open_job(out, kind, key, arguments, restart)
+        if finished is not None:
+            if progress:
+                progress(images, images)
+            return finished
+        try:
+            done = work()
+        except BaseException:
+            if started and not saved():
+                forget_job(out, kind)  # a start that failed before any state was saved leaves nothing behind
+            raise
+        return finish(done)
