@@ -19,7 +19,9 @@ def check_mode(mode: object) -> str:
 
 
 def check_threshold(threshold: object) -> float:
-    """`threshold` as a float when it is a number from -1 to 1 (a Spearman correlation); a SpecError otherwise."""
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not -1 <= threshold <= 1:
-        raise SpecError(f"The MPRT threshold is a Spearman correlation, a number from -1 to 1, not {threshold!r}.")
+    """`threshold` as a float when it is a number above 0 and at most 1; a SpecError otherwise. (A Spearman
+    correlation with a random map is near 0, so a threshold at or below 0 would call almost no map one that changes
+    with the model.)"""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
+        raise SpecError(f"The MPRT threshold is a Spearman correlation above 0 and at most 1, not {threshold!r}.")
     return float(threshold)

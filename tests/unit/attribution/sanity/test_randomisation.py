@@ -159,8 +159,10 @@ def test_the_verdict_reads_the_last_step_against_the_threshold(small_net):
     last = float(low.curve[-1])
     assert low.decided_by == 3 and low.threshold == 0.5
     assert low.changes is (last < 0.5) and low.verdict.startswith("changes" if last < 0.5 else "does not")
-    never = mprt(small_net, X, "saliency", seed=3, threshold=-1.0)
-    assert never.changes is False and "does not change with the model" in never.verdict
+    always = mprt(small_net, X, "saliency", seed=3, threshold=1.0)
+    assert always.changes is (last < 1.0) and always.curve[-1] == last
+    kept = mprt(small_net, X, "saliency", mode="independent", seed=2, threshold=0.05)
+    assert min(kept.curve[1:]) >= 0.05 and kept.changes is False and "does not change with the model" in kept.verdict
     independent = mprt(small_net, X, "saliency", mode="independent", seed=3)
     assert independent.decided_by == 1 + int(np.argmin(independent.curve[1:]))
 
@@ -187,7 +189,8 @@ class Refuses(nn.Module):
 
 @pytest.mark.parametrize("arguments, words", [
     ({"mode": "sideways"}, "Unknown MPRT mode 'sideways'. Modes: cascading, independent."),
-    ({"threshold": 2.0}, "The MPRT threshold is a Spearman correlation, a number from -1 to 1, not 2.0."),
+    ({"threshold": 2.0}, "The MPRT threshold is a Spearman correlation above 0 and at most 1, not 2.0."),
+    ({"threshold": 0}, "The MPRT threshold is a Spearman correlation above 0 and at most 1, not 0."),
     ({"seed": -1}, "The MPRT seed must be a whole number"),
     ({"method": "sharpest"}, "Unknown method 'sharpest'"),
     ({"options": {"window": 3}}, "saliency takes no option 'window'"),
