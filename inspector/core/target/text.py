@@ -145,3 +145,32 @@ def parse_target(text: str | int | Target | None) -> Target:
     except ValueError:
         raise SpecError(f"Unknown target {text!r}. Use {USAGE}.") from None
     return _class_index(index)
+
+
+
+def prompt_first(target: Target, i: int) -> Target:
+    """A `text:` target with its `i`-th prompt moved first, the others after it in their order: of several prompts,
+    that prompt's probability among the same prompts."""
+    p = target.prompts
+    return Target("text", prompts=(p[i], *p[:i], *p[i + 1:]))
+
+
+def each_prompt_first(target: Target) -> tuple[Target, ...]:
+    """A `text:` target of several prompts once for each prompt (the first time it is named) with that prompt first
+    (`prompt_first`): the maps the app's Each prompt draws side by side; () for any other target."""
+    if target.kind != "text" or len(target.prompts) < 2:
+        return ()
+    return tuple(prompt_first(target, i) for i, p in enumerate(target.prompts) if p not in target.prompts[:i])
+
+
+def target_words(target: str) -> str:
+    """A target as a caption says it: a `text:` one by its prompts (`"a cat"`, its score; `"a cat" among "a dog",
+    "a car"`, its probability among them), any other as it is written."""
+    try:
+        parsed = parse_target(target)
+    except SpecError:
+        return target
+    if parsed.kind != "text":
+        return target
+    first, *others = (json.dumps(p, ensure_ascii=False) for p in parsed.prompts)
+    return first + (" among " + ", ".join(others) if others else "")

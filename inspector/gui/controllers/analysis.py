@@ -68,6 +68,7 @@ class AnalysisController(QObject):
         if info is not None:
             self.attribution.set_choices(info.tree.convolutions(), outcome.result.predictions,
                                          detections=outcome.result.detections)
+            self.attribution.each_prompt.offer(outcome.result.target, self.attribution.target)  # CLIP's prompts
             stored = self.state.analysis.take_restored(info.request.source)
             if stored is not None:  # a session's map, shown as it was kept, once it fits this model's input
                 self._show_restored(stored, info.input_shape)

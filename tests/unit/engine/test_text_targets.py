@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from inspector.core.common.errors import SpecError
-from inspector.core.target.text import Target, parse_target
+from inspector.core.target.text import Target, each_prompt_first, parse_target, prompt_first, target_words
 
 
 @pytest.mark.parametrize(("text", "prompts"), [
@@ -45,3 +45,24 @@ def test_malformed_text_targets_are_one_line_errors(text, said):
     with pytest.raises(SpecError, match=said) as caught:
         parse_target(text)
     assert "\n" not in str(caught.value)
+
+
+def test_each_prompt_first_moves_each_prompt_to_the_front_once():
+    three = parse_target('text:"a dog"|"a cat"|"a car"')
+    assert [str(t) for t in each_prompt_first(three)] == [
+        'text:"a dog"|"a cat"|"a car"', 'text:"a cat"|"a dog"|"a car"', 'text:"a car"|"a dog"|"a cat"']
+    assert prompt_first(three, 2) == Target("text", prompts=("a car", "a dog", "a cat"))
+    twice = parse_target("text:a|b|a")  # a prompt named twice is explained once; the others keep its twin
+    assert [t.prompts for t in each_prompt_first(twice)] == [("a", "b", "a"), ("b", "a", "a")]
+    assert each_prompt_first(parse_target('text:"a dog"')) == ()  # one prompt: its score, nothing to compare
+    assert each_prompt_first(parse_target("top1")) == ()
+
+
+@pytest.mark.parametrize(("target", "words"), [
+    ('text:"a dog"', '"a dog"'),
+    ('text:"a dog"|"a cat"|"a car"', '"a dog" among "a cat", "a car"'),
+    ("box:2", "box:2"),
+    ('text:"unclosed', 'text:"unclosed'),  # not a target: as written
+])
+def test_a_caption_says_a_text_target_by_its_prompts(target, words):
+    assert target_words(target) == words

@@ -16,6 +16,7 @@ from PySide6.QtCore import QSize, QSizeF, Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from inspector.core.pictures.clipping import clip_levels
+from inspector.core.target.text import target_words
 
 from ...figures.draw import Figure, FigureCell
 from ..colour_bar import colour_bar
@@ -199,9 +200,10 @@ class MethodComparison(QWidget):
     def _say(self) -> None:
         done = len(self.found) + len(self.failed)
         left = self.next_method()
-        boxes = any(target for _method, target in self.asks.values())
+        targets = [target for _method, target in self.asks.values() if target]  # Each box's or Each prompt's
         scored = any(found.curves for found in self.found.values())
-        what = "boxes, each map on its own scale" if boxes else "methods"
+        what = (("prompts" if targets[0].startswith("text:") else "boxes") + ", each map on its own scale"
+                if targets else "methods")
         self.status.setText(f"{done} of {len(self.methods)} {what}" + (f"; computing {left}…" if left else
                             "; deletion: lower is better, insertion: higher is better (AUC of the target's "
                             "probability)." if scored else "."))
@@ -241,7 +243,7 @@ class MethodComparison(QWidget):
         elif found.target_index is not None:
             what = f"for class {found.target_index}"
         else:
-            what = f"for {found.target}" if found.target else "class-agnostic"
+            what = f"for {target_words(found.target)}" if found.target else "class-agnostic"
         lines = [what + (f" · layer {found.layer}" if found.layer else "")]
         settings = [f"{k} {fmt(v, '.3g') if isinstance(v, float) else v}" for k, v in found.settings.items()
                     if k not in ("method", "sign", "target", "layer") and v is not None]

@@ -29,6 +29,7 @@ from inspector.core.records.methods import METHODS, compared, made_words, method
 from inspector.core.records.signs import SIGNS, default_sign
 
 from ...common.controls import content_free, searchable
+from .each_prompt import EachPrompt
 from .options import AttributionOptions
 from ..colour_bar import colour_bar
 from .faithfulness_plot import FaithfulnessPlot
@@ -90,6 +91,7 @@ class AttributionView(QWidget):
         self.each_box.setToolTip(f"The method for each box shown over the input (the best {EACH_BOX_MOST} at most), "
                                  "side by side, each map on its own scale")
         self.each_box.setVisible(False)
+        self.each_prompt = EachPrompt(self.method)  # an image-text model's prompts, each explained (offer)
         self.detections = None  # a detector's, of the run on screen
         self.min_score: float | None = None  # the input's slider (None: not moved: the default view)
         self.export = QPushButton("Export…")
@@ -148,6 +150,7 @@ class AttributionView(QWidget):
         actions.addWidget(self.target, 1)
         actions.addWidget(self.scores)
         actions.addWidget(self.each_box)
+        actions.addWidget(self.each_prompt)
         actions.addWidget(self.compare)
         self.comparison.bottom.addWidget(self.export)
         single = QWidget()  # one method: the map, the baseline beside it, the curves under it
@@ -172,6 +175,7 @@ class AttributionView(QWidget):
         self.compute.clicked.connect(self._on_compute)
         self.compare.clicked.connect(lambda: self.compare_methods())  # clicked(bool) is not a list of methods
         self.each_box.clicked.connect(self.explain_each_box)
+        self.each_prompt.sigAsks.connect(self._start_comparison)
         self.shown = False  # a map or an error is on screen: a changed choice computes again
         self.method.currentTextChanged.connect(lambda _m: self._on_choice())
         self.sign.activated.connect(lambda _i: self._on_choice())
@@ -279,6 +283,7 @@ class AttributionView(QWidget):
             self.comparison.status.setText("Another model: press Compare all again.")
         self.comparing = False
         self.export.setEnabled(False)
+        self.each_prompt.offer("", self.target)
         self._clear_map()
         self.shown = False
         self.caption.setText("Pick a method and press Compute.")
