@@ -1,9 +1,10 @@
 """Pictures of the app: `python -m inspector.gui.screenshot [OUT.png] [--size WxH] [--tabs DIR] [--model M] [--edit E]
-[--against WEIGHTS]`.
+[--against WEIGHTS] [--trust]`.
 
 Opens the app on the demo model (or `--model`) with a sample, waits for the first run,
 shows the residual block and saves the window. `--tabs DIR` also saves every tab
-(`DIR/<size>-<tab>.png`). Settings go to a temporary folder so the user's are untouched;
+(`DIR/<size>-<tab>.png`); `--trust` with it the trust cards
+and a randomisation strip. Settings go to a temporary folder so the user's are untouched;
 runs offscreen unless a display is set (e.g. under `xvfb-run`).
 """
 
@@ -26,6 +27,34 @@ def pump(app, seconds: float) -> None:
         time.sleep(0.01)
 
 
+def shoot_trust(app, window, folder: Path, size: str) -> None:
+    """The Attribution tab after Compare all and "Check these maps" (seed 0), then the first card's randomisation
+    strip (a dialog, 0.9 of the window's width): `folder/SIZE-trust.png`, `folder/SIZE-strip.png`."""
+    view = window.views.attribution
+    window.tabs.setCurrentWidget(view)
+    view.compare_methods()
+    while view.comparing:
+        pump(app, 0.2)
+    panel = view.comparison.trust
+    panel.seed.setValue(0)
+    panel.check.click()
+    while window.analysis.trust.trust.checking:
+        pump(app, 0.2)
+    pump(app, 1.0)
+    window.grab().save(str(folder / f"{size}-trust.png"))
+    print(f"wrote {folder / f'{size}-trust.png'}")
+    first = next(iter(panel.cards), None)
+    if first is None:
+        return
+    window.analysis.trust.open_strip(first)
+    strip = window.analysis.trust.strip
+    strip.resize(int(window.width() * 0.9), strip.height())
+    pump(app, 1.0)
+    strip.grab().save(str(folder / f"{size}-strip.png"))
+    print(f"wrote {folder / f'{size}-strip.png'}")
+    strip.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m inspector.gui.screenshot")
     parser.add_argument("out", nargs="?", default="screenshot.png")
@@ -39,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edit", action="append", default=[], help="KEY=OP(ARGS) to add first (repeatable), "
                                                                       "so that the Compare tab has something to show")
     parser.add_argument("--against", help="a weights file for the model: the Compare tab compares with it")
+    parser.add_argument("--trust", action="store_true", help="with --tabs: also the Attribution tab's Compare all "
+                                                             "with its trust cards, and a randomisation strip")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     out = Path(args.out)
     width, height = (int(v) for v in args.size.lower().split("x"))
@@ -94,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
                 name = folder / f"{width}x{height}-{tabs.tabText(i).lower().replace(' ', '-')}.png"
                 window.grab().save(str(name))
                 print(f"wrote {name}")
+            if args.trust:
+                shoot_trust(app, window, folder, f"{width}x{height}")
         window.close()
         app.quit()
 

@@ -62,8 +62,9 @@ def test_the_cards_are_the_core_checks_on_the_same_input_and_seed(qtbot, window,
         assert [c.check for c in card.checked] == ["deletion and insertion", "ROAD", "MPRT", "random-logit"]
         assert all(c.seconds > 0 and not c.refused for c in card.checked)
         text = " ".join(label.text() for label in panel.cards[method].labels)
-        assert "protocol rise2018" in text and f"noise 0.01, seed {SEED}" in text
-        assert f"insertion {games['insertion']:.3f}" in text and f"{card.mprt.mode}, seed {SEED}" in text
+        assert "(protocol rise2018)" in text and "(σ 0.01)" in text and f"seed {SEED}" in panel.cards[method].title.text()
+        assert f"ins {games['insertion']:.3f}" in text and "MPRT cascading: " in text
+        assert f"{float(by_hand.curve[-1]):.2f} {'<' if by_hand.changes else '≥'} 0.5" in text
         xs, ys = panel.cards[method].curve.getData()
         np.testing.assert_allclose(ys, by_hand.curve, atol=1e-6)
         assert list(xs) == list(range(len(by_hand.layers) + 1))

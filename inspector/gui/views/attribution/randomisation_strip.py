@@ -2,7 +2,8 @@
 maps", NeurIPS 2018, figure 2): the original map, then the map at each step of cascading randomisation (each
 captioned with the layer that step re-initialised, the logits first), each |map| on its own colour scale, and
 under them the similarity to the original per step: Spearman of |map| (the verdict's), of the signed map, and
-SSIM, the threshold dashed. A dialog; the strip scrolls sideways when it is longer than the screen."""
+SSIM, the threshold dashed (their key under the strip, always in sight). A dialog; the strip scrolls sideways when it is
+longer than the dialog."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from ...common.heat_colours import heat_colormap
 
 CELL = 128  # a map's side on screen
 PLOT_HEIGHT = 190
-CURVES = (("spearman_abs", "Spearman |map|", "#4c78a8"), ("spearman_signed", "Spearman signed", "#f58518"),
-          ("ssim", "SSIM |map|", "#54a24b"))
+#: The similarities drawn under the strip, the verdict's last (on top): (field, words, colour).
+CURVES = (("ssim", "SSIM of |map|", "#54a24b"), ("spearman_signed", "Spearman of the signed map", "#f58518"),
+          ("spearman_abs", "Spearman of |map| (the verdict's)", "#4c78a8"))
+THRESHOLD_COLOUR = "#e45756"
 
 
 def magnitude(attribution_map: np.ndarray) -> np.ndarray:
@@ -42,9 +45,12 @@ class RandomisationStrip(QDialog):
         self.setWindowTitle(f"Randomisation strip: {name}")
         self.title = QLabel(
             f"<b>{name}</b> under {m.mode} randomisation (MPRT, Adebayo et al. 2018): the layers re-initialised "
-            f"from the logits down, seed {m.seed}{' (drawn)' if m.seed_drawn else ''}, threshold {m.threshold:g}. "
-            f"Verdict: {m.verdict}.")
+            f"from the logits down, seed {m.seed}{' (drawn)' if m.seed_drawn else ''}, threshold {m.threshold:g}."
+            f"<br><b>Verdict</b>: {m.verdict}.")
         self.title.setWordWrap(True)
+        self.key = QLabel("  ".join(f"<span style='color:{colour}'>━━</span> {words}" for _f, words, colour
+                                    in reversed(CURVES)) + f"  <span style='color:{THRESHOLD_COLOUR}'>╌╌</span> "
+                                                           f"threshold {m.threshold:g}")
         self.canvas = pg.GraphicsLayoutWidget()
         self.images: list[pg.ImageItem] = []
         self.captions: list[pg.LabelItem] = []
@@ -76,6 +82,7 @@ class RandomisationStrip(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addWidget(scroll, 1)
+        layout.addWidget(self.key)
         self.resize(min(self.canvas.minimumWidth() + 30, 1400), CELL + PLOT_HEIGHT + 160)
 
     @staticmethod
@@ -89,16 +96,13 @@ class RandomisationStrip(QDialog):
         plot.setLabel("bottom", "step (0: the original; then one more layer re-initialised, the logits first)")
         plot.setLabel("left", "similarity to the original")
         plot.setFixedHeight(PLOT_HEIGHT)
-        legend = plot.addLegend(offset=(-10, 5), brush=(0, 0, 0, 170))
         steps = np.arange(len(m.similarities))
         for field, words, colour in CURVES:
             values = np.array([np.nan if getattr(s, field) is None else getattr(s, field) for s in m.similarities],
                               dtype=float)
             if np.isfinite(values).any():
-                plot.plot(steps, values, pen=pg.mkPen(colour, width=2), symbol="o", symbolSize=5, symbolBrush=colour,
-                          name=words)
-        plot.addLine(y=m.threshold, pen=pg.mkPen("#e45756", style=Qt.DashLine))
-        legend.addItem(pg.PlotDataItem(pen=pg.mkPen("#e45756", style=Qt.DashLine)), f"threshold {m.threshold:g}")
+                plot.plot(steps, values, pen=pg.mkPen(colour, width=2), symbol="o", symbolSize=5, symbolBrush=colour)
+        plot.addLine(y=m.threshold, pen=pg.mkPen(THRESHOLD_COLOUR, style=Qt.DashLine))  # the key is under the strip
         plot.setXRange(-0.5, len(steps) - 0.5, padding=0)
         plot.getAxis("bottom").setTicks([[(i, str(i)) for i in steps]])
         return plot

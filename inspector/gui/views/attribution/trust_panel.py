@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSpinBox,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -69,7 +70,7 @@ class TrustPanel(QWidget):
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setWidget(holder)
-        self.scroll.setVisible(False)  # shown with the first card
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # as many columns as fit; rows scroll
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)
@@ -78,6 +79,9 @@ class TrustPanel(QWidget):
         self.cards: dict[str, TrustCardView] = {}
         self.failed: dict[str, str] = {}
         self._failed_labels: dict[str, QLabel] = {}
+        self._placed_in = 1  # the columns the cards are in
+        self._cards_shown = True
+        self._show_cards(False)  # shown with the first card
 
     def seed_value(self) -> int | None:
         return None if self.seed.value() == DRAWN else self.seed.value()
@@ -91,7 +95,7 @@ class TrustPanel(QWidget):
             self.grid.removeWidget(label)
             label.deleteLater()
         self.names, self.cards, self.failed, self._failed_labels = (), {}, {}, {}
-        self.scroll.setVisible(False)
+        self._show_cards(False)
         self.status.setText(" ")
 
     def start(self, names: tuple[str, ...]) -> None:
@@ -126,12 +130,40 @@ class TrustPanel(QWidget):
         if why:
             self.status.setText(f"Stopped: {why} The maps and the cards made stay.")
 
+    def _columns(self) -> int:
+        room = self.width() - self.scroll.verticalScrollBar().sizeHint().width() - 4
+        return max(1, room // (WIDTH + self.grid.horizontalSpacing() + 2))
+
     def _place(self, name: str, widget: QWidget) -> None:
-        columns = max(1, (self.scroll.viewport().width() or self.width()) // (WIDTH + 8))
         index = self.names.index(name) if name in self.names else len(self.cards) + len(self.failed) - 1
-        row, col = divmod(index, columns)
+        self._placed_in = self._columns()
+        row, col = divmod(index, self._placed_in)
         self.grid.addWidget(widget, row, col, Qt.AlignTop)
-        self.scroll.setVisible(True)
+        self._show_cards(True)
+
+    def resizeEvent(self, event) -> None:
+        """As many columns as the width holds."""
+        super().resizeEvent(event)
+        placed = {**self.cards, **self._failed_labels}
+        if placed and self._columns() != self._placed_in:
+            for widget in placed.values():
+                self.grid.removeWidget(widget)
+            for name in [n for n in self.names if n in placed]:
+                self._place(name, placed[name])
+
+    def _show_cards(self, shown: bool) -> None:
+        """The cards' area, or none: the button's row only. Shown, it takes the room of a row of cards from the
+        maps above it (the splitter it is in), at most half."""
+        if shown == self._cards_shown:
+            return
+        self._cards_shown = shown
+        self.scroll.setVisible(shown)
+        self.setMaximumHeight(16777215 if shown else self.layout().itemAt(0).sizeHint().height())
+        split = self.parentWidget()
+        if shown and isinstance(split, QSplitter) and split.count() == 2:
+            total = sum(split.sizes())
+            want = min(max(card.height() for card in self.cards.values()) + 60 if self.cards else 200, total // 2)
+            split.setSizes([total - want, want])
 
     def _say(self) -> None:
         done = len(self.cards) + len(self.failed)
