@@ -169,8 +169,11 @@ class AnalysisController(QObject):
         pic = picture(result.input, info.preprocess if info else None)
         if found.target_detection is not None and found.detections:
             from inspector.core.detection.picture import draw_detections
+            from inspector.core.pictures.fit import drawn_side
 
-            pic = draw_detections(pic, found.detections, 2.0, found.target_detection)
+            # drawn larger than the input, a whole number of times: on a 32-pixel input the tag's fixed font
+            # covered a third of the map; the views stretch the picture over the map's pixels
+            pic = draw_detections(pic, found.detections, 2.0, found.target_detection, drawn_side(pic.shape))
         return pic
 
     def _on_attribution(self, found) -> None:

@@ -17,6 +17,8 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPointF, QRect, QRect
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QPolygonF
 from PySide6.QtSvg import QSvgGenerator
 
+from inspector.core.pictures.fit import covers
+
 from .svg import in_pixels, plain_strokes
 
 MARGIN, GAP = 14, 24  # around the figure; between cells
@@ -36,8 +38,9 @@ class FigureCurve:
 
 @dataclass(frozen=True)
 class FigureCell:
-    """One cell: `values` (H, W) drawn over `picture` (H, W, 3; 0..255) in `colours` (a pyqtgraph ColorMap,
-    its alpha the map's own opacity) between `levels` at `opacity`, 0 marked on the bar of a `signed` one;
+    """One cell: `values` (H, W) drawn over `picture` (H, W, 3, or a whole number of times that a side; 0..255) in
+    `colours` (a pyqtgraph ColorMap, its alpha the map's own opacity) between `levels` at `opacity`, 0 marked on the
+    bar of a `signed` one;
     `failed`: no map, `lines` say why."""
 
     title: str
@@ -128,7 +131,7 @@ def overlay(cell: FigureCell, height: int, width: int) -> np.ndarray:
     rgba = cell.colours.map(norm.reshape(-1), mode="byte").reshape(height, width, 4).astype(np.float64)
     base = np.full((height, width, 3), 255.0)
     picture = cell.picture
-    if picture is not None and picture.shape[:2] == values.shape:
+    if picture is not None and covers(picture.shape, values.shape):  # the map's pixels or a whole multiple
         rgb = np.asarray(picture, dtype=np.float64)
         rgb = np.repeat(rgb[..., None], 3, axis=2) if rgb.ndim == 2 else rgb[..., :3]
         base = np.clip(_resampled(rgb, height, width), 0, 255)

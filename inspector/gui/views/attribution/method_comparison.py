@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSize, QSizeF, Qt
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from inspector.core.pictures.clipping import clip_levels
+from inspector.core.pictures.fit import covers
 from inspector.core.target.text import target_words
 
 from ...figures.draw import Figure, FigureCell
@@ -42,14 +43,9 @@ class MethodComparison(QWidget):
         self.status.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        self.trust = TrustPanel()  # "Check these maps" and the maps' trust cards, under the maps (a splitter)
-        self.split = QSplitter(Qt.Vertical)
-        self.split.addWidget(self.scroll)
-        self.split.addWidget(self.trust)
-        self.split.setStretchFactor(0, 3)
-        self.split.setStretchFactor(1, 2)
-        self.split.setChildrenCollapsible(False)
-        layout.addWidget(self.split, 1)
+        layout.addWidget(self.scroll, 1)
+        self.trust = TrustPanel()  # "Check these maps" and the maps' trust cards
+        layout.addWidget(self.trust)
         self.bottom = QHBoxLayout()  # the status, and what the view puts beside it (Export)
         self.bottom.addWidget(self.status, 1)
         layout.addLayout(self.bottom)
@@ -93,8 +89,10 @@ class MethodComparison(QWidget):
         view.setMinimumSize(CELL_MIN, CELL_MIN)
         values, signed = found.picture, found.shown_sign == "signed"  # the picture scored (records.signs)
         picture = self.picture if picture is None else picture
-        if picture is not None and picture.shape[:2] == values.shape:
-            view.addItem(pg.ImageItem(picture, axisOrder="row-major", levels=(0, 255)))
+        if picture is not None and covers(picture.shape, values.shape):
+            under = pg.ImageItem(picture, axisOrder="row-major", levels=(0, 255))
+            under.setRect(0, 0, values.shape[1], values.shape[0])  # a larger picture (a box drawn): over the map
+            view.addItem(under)
         levels = clip_levels(values, signed=signed)
         heat = pg.ImageItem(values, axisOrder="row-major", levels=levels)
         heat.setOpacity(OPACITY)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.pictures.clipping import clip_levels
+from inspector.core.pictures.fit import covers
 from inspector.core.detection.picture import EACH_BOX_MOST
 from inspector.core.records.detections import box_target
 from inspector.core.records.labels import label_name
@@ -377,8 +378,9 @@ class AttributionView(QWidget):
         self.heat.setOpacity(self.opacity.value() / 100)
         self.shown_sign = found.shown_sign
         self.colorbar.setColorMap(colormap_for(self.shown_sign))
-        if picture is not None and picture.shape[:2] == self.values.shape:
+        if picture is not None and covers(picture.shape, self.values.shape):
             self.picture.setImage(picture, autoLevels=False, levels=(0, 255))
+            self.picture.setRect(0, 0, self.values.shape[1], self.values.shape[0])  # a larger one: over the map
         else:
             self.picture.clear()
         self.heat.setImage(self.values, autoLevels=False, levels=self._levels())
