@@ -5,7 +5,7 @@ changed), because fused attention (`scaled_dot_product_attention`, and `nn.Multi
 called with `need_weights=False` as torchvision's ViT does) never forms them. Supported:
 `torch.nn.MultiheadAttention`, timm's ViT, Swin (per window: (B * windows, heads, w*w, w*w)), BEiT
 and EVA attention (`inspector.core.attention.timm_classes`) and transformers' ViT-family attention
-(ViT, DeiT, DINOv2 with and without registers, CLIP's vision tower: `q_proj`/`k_proj`/`v_proj`, the
+(ViT, DeiT, DINOv2 with and without registers, CLIP's and SigLIP's towers: `q_proj`/`k_proj`/`v_proj`, the
 heads joined before `o_proj`/`out_proj`); other modules (Swin V2, CaiT, transformers' BEiT and Swin) get a
 warning instead of probabilities that would be wrong.
 """
@@ -40,6 +40,7 @@ HF_ATTENTION = frozenset({
     ("transformers.models.dinov2.modeling_dinov2", "Dinov2Attention"),
     ("transformers.models.dinov2_with_registers.modeling_dinov2_with_registers", "Dinov2WithRegistersAttention"),
     ("transformers.models.clip.modeling_clip", "CLIPAttention"),
+    ("transformers.models.siglip.modeling_siglip", "SiglipAttention"),  # CLIP's, `scale` for `scaling`
 })
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 SUPPORTED: tuple[str, ...] = (
     "nn.MultiheadAttention (torchvision's ViT)",
     "timm's ViT, Swin, BEiT and EVA attention",
-    "transformers' ViT, DeiT, DINOv2 and CLIP vision attention",
+    "transformers' ViT, DeiT, DINOv2, CLIP and SigLIP attention",
 )
 #: Attention modules that look alike but are not reproduced yet: they get a warning, not wrong numbers.
 NOT_YET: tuple[str, ...] = (
