@@ -20,9 +20,8 @@ import numpy as np
 from .. import folder_jobs
 from ..common.arguments import checked
 from ..common.errors import AtlasError
-from ..folder_jobs import (KINDS, TOP_FIELDS, FolderJob, FolderKind, LayerTop, check_digest, check_fields, expect,
-                           not_a_file, npz_headers, only, read_json, read_member, read_record, save_state,
-                           skipped_images, whole)
+from ..folder_jobs import (KINDS, TOP_FIELDS, FolderJob, FolderKind, LayerTop, check_count, check_digest, check_done,
+                           expect, npz_headers, only, read_json, read_member, save_state, saved_record)
 from ..storage.paths import check_name
 
 JOB_FILE, ATLAS_FILE = KINDS["atlas"]  # "atlas.job.json", "atlas.json"
@@ -156,15 +155,9 @@ class Checkpoint:
         """(which images are done, the layers' state, the skipped files) -- nothing done when there is no state;
         `seen` is set too."""
         nothing = np.zeros(self.images, bool), {}, []
-        for path in (self.meta, self.arrays):
-            not_a_file(path)
-        if not self.meta.is_file() or not self.arrays.is_file():
+        meta = saved_record(self.meta, self.arrays, self.key, self.damaged)
+        if meta is None:
             return nothing
-        meta = read_record(self.meta, self.damaged)
-        check_fields(meta, self.meta.name, {"key", "done", "skipped", "digest"}, set(), self.damaged)
-        if meta["key"] != self.key:
-            raise self.damaged(f"{self.meta.name} is the state of another job ({_short(meta['key'])}, not "
-                               f"{self.key})")
         try:
             headers = npz_headers(self.arrays)
             self._check_headers(headers)
@@ -176,12 +169,9 @@ class Checkpoint:
             raise
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             raise self.damaged(f"{self.arrays.name} cannot be read: {exc}") from None
-        skipped = skipped_images(meta["skipped"], self.names, done, self.meta.name, self.damaged)
-        whole(meta["done"], f"{self.meta.name}: done", 0, self.images, self.damaged)
+        skipped = check_done(meta, done, self.names, self.images, self.meta.name, self.damaged)
         self._check_seen(done, seen, skipped, tops)
-        if meta["done"] != int(done.sum()):
-            raise self.damaged(f"{self.meta.name} counts {meta['done']} images done, {self.arrays.name} "
-                               f"{int(done.sum())}")
+        check_count(meta, done, self.meta.name, self.arrays.name, self.damaged)
         for path, top in tops.items():
             self._check_values(path, top, seen)
         counted = sum(float(top.count[0]) for top in tops.values())

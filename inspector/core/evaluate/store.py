@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from ..common.errors import InspectorError
-from ..folder_jobs import (KINDS, FolderKind, check_digest, check_fields, expect, not_a_file, npz_headers, only,
-                           read_json, read_record, save_state, skipped_images, whole)
+from ..folder_jobs import (KINDS, FolderKind, check_count, check_digest, check_done, expect, npz_headers, only,
+                           read_json, save_state, saved_record)
 from ..storage import writes
 
 JOB_FILE, SUMMARY_JSON, SUMMARY_CSV, VALUES_JSON, VALUES_CSV = KINDS["evaluation"]
@@ -108,14 +108,9 @@ class Checkpoint:
     def load(self) -> tuple[np.ndarray, np.ndarray, list[dict]]:
         """(which images are done, the values, the skipped files): nothing done when there is no state."""
         nothing = np.zeros(self.images, bool), np.full((self.images, self.columns), np.nan), []
-        for path in (self.meta, self.arrays):
-            not_a_file(path)
-        if not self.meta.is_file() or not self.arrays.is_file():
+        meta = saved_record(self.meta, self.arrays, self.key, self.damaged)
+        if meta is None:
             return nothing
-        meta = read_record(self.meta, self.damaged)
-        check_fields(meta, self.meta.name, {"key", "done", "skipped", "digest"}, set(), self.damaged)
-        if meta["key"] != self.key:
-            raise self.damaged(f"{self.meta.name} is the state of another job ({meta['key']!r:.40}, not {self.key})")
         file = self.arrays.name
         try:
             headers = npz_headers(self.arrays)
@@ -128,10 +123,8 @@ class Checkpoint:
             raise
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             raise self.damaged(f"{file} cannot be read: {exc}") from None
-        skipped = skipped_images(meta["skipped"], self.names, done, self.meta.name, self.damaged)
-        whole(meta["done"], f"{self.meta.name}: done", 0, self.images, self.damaged)
-        if meta["done"] != int(done.sum()):
-            raise self.damaged(f"{self.meta.name} counts {meta['done']} images done, {file} {int(done.sum())}")
+        skipped = check_done(meta, done, self.names, self.images, self.meta.name, self.damaged)
+        check_count(meta, done, self.meta.name, file, self.damaged)
         if not np.isnan(values[~done | skipped]).all():
             raise self.damaged("it holds values of an image not done yet, or skipped")
         check_digest(self.arrays, meta, self.damaged)

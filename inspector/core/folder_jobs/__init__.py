@@ -21,7 +21,7 @@ _MODULES = {
     "batches": ("decode", "prefetched_batches", "split_decoded", "stack_groups"),
     "files": ("JobLock", "LOCK_FILE", "not_a_file", "npz_headers", "read_json", "read_member", "write_json"),
     "job": ("FolderJob", "job_of", "listing"),
-    "folder": ("FolderKind", "check_folder", "check_out_dir", "forget_job", "open_job", "run_job"),
+    "folder": ("FolderKind", "check_folder", "check_out_dir", "forget_job", "open_job", "run_job", "saved_record"),
     "layout": ("Layout", "layer_tensor", "layout_of"),
     "loop": ("CHECKPOINT_EVERY_S", "after_batch", "skip_record"),
     "ray": (
@@ -29,8 +29,9 @@ _MODULES = {
         "replica_rows",
     ),
     "state": (
-        "Damaged", "KINDS", "REASON_MOST", "check_digest", "check_fields", "check_job_arguments", "check_kind",
-        "digest", "expect", "only", "read_job_file", "read_record", "save_state", "skipped_images", "whole",
+        "Damaged", "KINDS", "REASON_MOST", "check_count", "check_digest", "check_done", "check_fields",
+        "check_job_arguments", "check_kind", "digest", "expect", "only", "read_job_file", "read_record", "save_state",
+        "skipped_images", "whole",
     ),
     "thumbnails": (
         "argmax_region", "region_box", "regions_path", "thumbnail_dir", "thumbnail_file", "thumbnail_path",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..storage import writes
 from .files import LOCK_FILE, JobLock, not_a_file, write_json
-from .state import KINDS, check_job_arguments, check_kind, read_job_file
+from .state import KINDS, Damaged, check_fields, check_job_arguments, check_kind, read_job_file, read_record
 
 
 @dataclass(frozen=True)
@@ -112,3 +112,21 @@ def run_job(out: Path, kind: FolderKind, key: str, arguments: dict, restart: boo
                 forget_job(out, kind)  # a start that failed before any state was saved leaves nothing behind
             raise
         return finish(done)
+
+
+def saved_record(meta: Path, arrays: Path, key: str, damaged: Damaged) -> dict | None:
+    """The record of job `key`'s saved state (`meta`, beside its `arrays`), its fields there and its key this
+    job's; None when there is no saved state (either file missing). What is there and not a file is refused."""
+    for path in (meta, arrays):
+        not_a_file(path)
+    if not meta.is_file() or not arrays.is_file():
+        return None
+    record = read_record(meta, damaged)
+    check_fields(record, meta.name, {"key", "done", "skipped", "digest"}, set(), damaged)
+    if record["key"] != key:
+        raise damaged(f"{meta.name} is the state of another job ({_short(repr(record['key']))}, not {key})")
+    return record
+
+
+def _short(text: str, most: int = 40) -> str:
+    return text if len(text) <= most else text[:most - 3] + "..."

@@ -83,6 +83,21 @@ def check_fields(record: dict, name: str, needed: set[str], optional: set[str], 
         raise damaged(f"{name} holds {_short(', '.join(map(str, unknown)), 80)}, which no saved state has")
 
 
+def check_done(record: dict, done: np.ndarray, names: dict[str, int], images: int, meta: str,
+               damaged: Damaged) -> np.ndarray:
+    """The saved record's skipped files and its count of images done (a whole number up to `images`) checked
+    against the arrays' `done`: which images were skipped (skipped_images). `check_count` then."""
+    skipped = skipped_images(record["skipped"], names, done, meta, damaged)
+    whole(record["done"], f"{meta}: done", 0, images, damaged)
+    return skipped
+
+
+def check_count(record: dict, done: np.ndarray, meta: str, arrays: str, damaged: Damaged) -> None:
+    """The record counts the images its arrays mark done."""
+    if record["done"] != int(done.sum()):
+        raise damaged(f"{meta} counts {record['done']} images done, {arrays} {int(done.sum())}")
+
+
 def whole(value, name: str, low: int, high: int, damaged: Damaged) -> int:
     """`value` when it is a whole number (not a bool) from `low` to `high`."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:

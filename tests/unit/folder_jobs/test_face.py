@@ -13,7 +13,7 @@ import inspector.core.folder_jobs as face
 
 
 def test_every_name_of_the_face_is_its_modules_object():
-    assert len(face.__all__) == 63 and len(set(face.__all__)) == 63
+    assert len(face.__all__) == 66 and len(set(face.__all__)) == 66
     for name in face.__all__:
         module, own = face._WHERE[name]
         assert getattr(face, name) is getattr(importlib.import_module(f"inspector.core.folder_jobs.{module}"), own)
