@@ -126,6 +126,8 @@ def guided_gradcam(model: LoadedModel | nn.Module, x: torch.Tensor, target=None,
     same = Target("index", guided.target_index) if guided.target_index is not None else target
     if guided.detections is not None:  # the same input: the box target picks the same detection
         same = target
+    elif parse_target(guided.target).kind == "seg":  # a segmentation's class map (its box too), as resolved
+        same = guided.target
     cam = gradcam(model, x, same, layer)
     return Attribution("guided-gradcam", guided.map * cam.map[None], guided.target, guided.target_index,
                        cam.layer, cam.cam, guided.covered, guided.approximated, guided.unreached,

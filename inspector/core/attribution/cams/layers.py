@@ -116,9 +116,12 @@ def auto_gradcam_layer(module: nn.Module, x: torch.Tensor) -> tuple[str, tuple[s
         convs = tree.convolutions()
         order = _forward_order(module, example, [l.path for l in tree if l.path and l.calls]) if convs else None
         last_conv = find_gradcam_layer(tree, [p for p in order if p in set(convs)] if order else None, module)
-        if tree.detects and (layer := detector_gradcam_layer(tree, order or [], module)) is not None:
+        segments = _segments(tree)
+        if (tree.detects or segments) and (layer := detector_gradcam_layer(tree, order or [], module)) is not None:
             notes = ((f"Layer {layer}: the class head's feature map (one level).",)
                      if layer.endswith("classification_head.conv") else
+                     (f"Layer {layer}: the backbone's last feature map (the segmentation head reads it; its own "
+                      f"output is the class map itself).",) if segments else
                      (f"Layer {layer}: the backbone's last feature map (the detector reads its boxes from "
                       f"it, through its FPN where it has one).",))
         else:
@@ -127,6 +130,14 @@ def auto_gradcam_layer(module: nn.Module, x: torch.Tensor) -> tuple[str, tuple[s
                      f"{last_conv}).",) if layer != last_conv else ()
     known[key] = (layer, notes)
     return layer, notes
+
+
+def _segments(tree: LayerTree) -> bool:
+    """The model answers with a class map (B, classes, H, W): a segmentation, whose head's output is the map
+    Grad-CAM would explain (the backbone's last feature map serves, as pytorch-grad-cam's segmentation tutorial
+    takes `backbone.layer4`)."""
+    root = tree.layers[0].output_shapes if tree.layers and not tree.layers[0].path else ()
+    return bool(root) and len(root[0]) == 4 and root[0][1] > 1
 
 
 def find_token_gradcam_layer(tree: LayerTree, grid: TokenGrid) -> str:
