@@ -92,6 +92,9 @@ class MainWindow(SourcesMixin, TokenGridMixin, LayerPanelsMixin, QMainWindow):
 
         self.concepts = ConceptsController(self, v.concepts, self.concepts_dock)  # its build also from the Atlas dock
         self.atlas.offer_concepts(self.concepts.build_dialog)
+        from ..controllers.evaluation import EvaluationController
+
+        self.evaluation = EvaluationController(s, self, self.cancel_action)  # Attribution > Evaluate…
         build_menus(self)
         self._connect()
         self._restore_layout()

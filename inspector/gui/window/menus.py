@@ -1,4 +1,4 @@
-"""The menu bar a desktop user expects: File, View (every dock, reset layout, layers), Help."""
+"""The menu bar a desktop user expects: File, View (every dock, reset layout, layers), Attribution (Evaluate…), Help."""
 
 from __future__ import annotations
 
@@ -120,6 +120,12 @@ def build_menus(window) -> None:
         action.setEnabled(False)  # while a folder is the input
     view.addSeparator()
     _action(window, view, "Reset layout", window.reset_layout)
+
+    attribution = bar.addMenu("&Attribution")
+    _action(window, attribution, "Evaluate…", window.evaluation.run_dialog).setStatusTip(
+        "Evaluate attribution methods over a folder of images (deletion, insertion, ...: the mean per method with its "
+        "95 % interval), as network-inspector evaluate does")
+    _action(window, attribution, "Open evaluation…", window.evaluation.open_dialog)
 
     help_ = bar.addMenu("&Help")
     _action(window, help_, "Keyboard shortcuts", lambda: show_shortcuts(window), "F1")
