@@ -11,6 +11,7 @@ from . import common, folder_job
 
 def add_parser(sub) -> None:
     from inspector.core.evaluate.metrics import METRIC_ROWS
+    from inspector.core.evaluate.settings import METRIC_OPTIONS, METRIC_SEED
     from inspector.core.records.protocols import DEFAULT_PROTOCOL, protocols_help
 
     p = folder_job.add_job_parser(sub, "evaluate", "attribution methods evaluated over a folder of images: each "
@@ -28,6 +29,11 @@ def add_parser(sub) -> None:
                         f"{DEFAULT_PROTOCOL}): {protocols_help()}")
     p.add_argument("--metric-steps", type=int, default=None,
                    help="deletion's and insertion's steps K, where the protocol takes one (default: its own)")
+    for option in METRIC_OPTIONS.values():  # each metric's own settings, recorded with the numbers
+        seed = option.name.endswith("_seed")
+        p.add_argument(option.flag, type=option.type, default=None, metavar=option.metavar,
+                       help=(f"{option.help} (default {METRIC_SEED}: fixed, not drawn, so a job resumed or run again "
+                             "gives the same files)" if seed else option.help).replace("%", "%%"))
     p.add_argument("--out", required=True, help="output folder: values.csv and values.json (per image), summary.csv "
                                                 "and summary.json (per method and metric)")
     p.add_argument("--json", action="store_true", help="print summary.json (the summary and the settings) on stdout")
@@ -46,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.core.evaluate.store import FOLDER
     from inspector.core.folder_jobs import check_folder
 
-    settings = Settings(args.protocol, args.metric_steps)
+    settings = Settings(args.protocol, args.metric_steps, tuple(_metric_options(args).items()))
     folder_job.check_first(args, lambda: check_request(args.methods, args.metrics, settings),
                            lambda: check_batch(args.batch), lambda: check_folder(Path(args.out), FOLDER))
 
@@ -56,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     bars = folder_job.StageBars({"images": ("evaluate", "img")})
     result = folder_job.run_stoppable(
         lambda cancel: run_evaluation(loaded, args.data, args.methods, args.metrics, args.out,
-                                      protocol=args.protocol, steps=args.metric_steps, batch=args.batch,
+                                      protocol=args.protocol, steps=args.metric_steps,
+                                      options=_metric_options(args), batch=args.batch,
                                       device=args.device, progress=lambda done, total: bars("images", done, total),
                                       cancel=cancel, use_ray=args.ray is not None, ray_address=args.ray or None,
                                       restart=args.restart), bars)
@@ -72,12 +79,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _metric_options(args: argparse.Namespace) -> dict:
+    """The metrics' own settings given on the command line (settings.METRIC_OPTIONS; the others take defaults)."""
+    from inspector.core.evaluate.settings import METRIC_OPTIONS
+
+    return {name: getattr(args, name) for name in METRIC_OPTIONS if getattr(args, name) is not None}
+
+
 def table(result: dict) -> list[str]:
     """The summary as a table: a row per method, metric and number, the mean and its interval."""
     settings = result["settings"]
     steps = f", {settings['steps']} steps" if settings.get("steps") is not None else ""
+    own = "".join(f", {name} {value}" for name, value in settings.items() if name not in ("protocol", "steps"))
     lines = [f"{result['model']} on {result['images']} images ({len(result['skipped'])} skipped), protocol "
-             f"{settings['protocol']}{steps}; mean [{result['confidence']:.0%} interval]"]
+             f"{settings['protocol']}{steps}{own}; mean [{result['confidence']:.0%} interval]"]
 
     def number(value) -> str:
         return "-" if value is None else f"{value:.4f}"

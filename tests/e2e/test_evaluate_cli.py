@@ -32,7 +32,23 @@ def test_what_needs_no_model_is_refused_before_torch(tmp_path):
         "method": (("--data", str(data), "--methods", "gradcam,nope", "--out", out),
                    f"error: --methods takes {CLASSIFIERS} (comma-separated), not 'gradcam,nope'."),
         "metric": (("--data", str(data), "--methods", "gradcam", "--metrics", "deletion,nope", "--out", out),
-                   "error: --metrics takes deletion, insertion (comma-separated), not 'deletion,nope'."),
+                   "error: --metrics takes deletion, insertion, road, mprt, random-logit (comma-separated), not "
+                   "'deletion,nope'."),
+        "mprt mode": (("--data", str(data), "--methods", "gradcam", "--metrics", "mprt", "--mprt", "sideways",
+                       "--out", out), "error: Unknown MPRT mode 'sideways'. Modes: cascading, independent."),
+        "mprt threshold": (("--data", str(data), "--methods", "gradcam", "--metrics", "mprt", "--mprt-threshold",
+                            "1.5", "--out", out),
+                           "error: The MPRT threshold is a Spearman correlation above 0 and at most 1, not 1.5."),
+        "seed without its metric": (("--data", str(data), "--methods", "gradcam", "--metrics", "deletion",
+                                     "--mprt-seed", "3", "--out", out),
+                                    "error: --mprt-seed is for --metrics mprt: add it to --metrics, or leave "
+                                    "--mprt-seed out."),
+        "road noise": (("--data", str(data), "--methods", "gradcam", "--metrics", "road", "--road-noise", "-1",
+                        "--out", out), "error: ROAD's noise is a standard deviation, 0 or more, not -1.0."),
+        "random-logit of a class-agnostic map": (
+            ("--data", str(data), "--methods", "eigencam", "--metrics", "random-logit", "--out", out),
+            "error: eigencam explains no class, so random-logit has no other class to compare its map with: leave "
+            "eigencam or random-logit out."),
         "protocol": (("--data", str(data), "--methods", "gradcam", "--protocol", "nope", "--out", out),
                      f"error: Unknown protocol 'nope'. Protocols: {PROTOCOLS}."),
         "steps": (("--data", str(data), "--methods", "gradcam", "--metric-steps", "0", "--out", out),
@@ -77,3 +93,17 @@ def test_a_run_prints_its_summary_and_with_json_summary_json(tmp_path):
     assert "skipped a/broken.png: " in done.stderr and "evaluate: 100%" in done.stderr  # the bar, with time left
     again = run_here(*args, "--json")  # finished: read back, the same numbers
     assert again.returncode == 0 and json.loads(again.stdout) == summary
+
+
+def test_a_sanity_metric_is_run_with_its_flags_said_in_the_table(tmp_path):
+    data = make_images(tmp_path / "data")
+    done = run_here("evaluate", "--model", "demo", "--data", str(data), "--methods", "saliency", "--metrics",
+                    "random-logit", "--random-logit-seed", "3", "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["settings"] == {"protocol": "inspector", "steps": 50, "random_logit_seed": 3}
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("demo on 3 images (1 skipped), protocol inspector, 50 steps, random_logit_seed 3;")
+    assert [line.split()[:3] for line in lines[1:4]] == [["saliency", "random-logit", n]
+                                                         for n in ("spearman_abs", "spearman", "ssim")]
+    assert lines[1].split()[3] == f"{summary['summary'][0]['mean']:.4f}"

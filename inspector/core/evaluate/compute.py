@@ -1,27 +1,14 @@
 """One image's values: each method's map (`attribute`, the method's defaults; a method that draws noise or masks
-draws them from METHOD_SEED), then each metric of that map (the metric table's function). What the job does in
-process and on a Ray replica alike."""
+draws them from METHOD_SEED: settings.method_options), then each metric of that map (the metric table's
+function). What the job does in process and on a Ray replica alike."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..attribution.entry import attribute
-from ..records.methods import METHODS
 from .metrics import METRIC_ROWS
-from .settings import METHOD_SEED
-
-
-def method_options(method: str, cancel=None) -> dict:
-    """The options `method` runs with in an evaluation: its defaults, the seed where it draws one, and `cancel`
-    where it runs in passes (a long map stops inside the image)."""
-    row = METHODS[method]
-    options: dict = {}
-    if row.option("seed") is not None:
-        options["seed"] = METHOD_SEED
-    if row.passes and cancel is not None:
-        options["cancel"] = cancel
-    return options
+from .settings import method_options
 
 
 def image_values(loaded, x, job, cancel=None) -> np.ndarray:

@@ -157,7 +157,7 @@ def test_stopped_inside_a_map_keeps_the_images_before_it(demo, data, tmp_path):
 @pytest.mark.parametrize("methods, metrics, options, error, says", [
     ("gradcam,nope", "deletion", {}, SpecError, "--methods takes saliency, gradcam"),
     ("drise", "deletion", {}, SpecError, "not 'drise'"),  # a detector's method
-    ("gradcam", "deletion,road", {}, SpecError, "--metrics takes deletion, insertion"),
+    ("gradcam", "deletion,nope", {}, SpecError, "--metrics takes deletion, insertion, road, mprt, random-logit "),
     ("gradcam", "deletion", {"protocol": "nope"}, SpecError, r"Unknown protocol 'nope'\. Protocols: inspector, "
                                                              "rise2018"),
     ("gradcam", "deletion", {"protocol": "rise2018", "steps": 8}, SpecError, "The protocol rise2018 fixes its steps"),
