@@ -49,7 +49,14 @@ def add_parser(sub) -> None:
                        help="integrated gradients, SmoothGrad and occlusion against captum's, interleaved (time, "
                             "peak memory, how far the maps differ); --models default resnet50 vit_b_16; needs "
                             "captum (the dev group)")
-    bench.add_argument("--methods", nargs="+", default=None, help="with --attribution: ig, smoothgrad, occlusion")
+    bench.add_argument("--trust", action="store_true",
+                       help="what the evidence beside one map costs: deletion and insertion (protocols inspector "
+                            "and rise2018), ROAD, MPRT (cascading) and random-logit of one --methods map (default "
+                            "gradcam), each timed and its forward and backward passes counted, beside "
+                            "pytorch-grad-cam's ROAD; --models default resnet50 (random weights); --repeats default 1")
+    bench.add_argument("--methods", nargs="+", default=None,
+                       help="with --attribution: ig, smoothgrad, occlusion; with --trust: the maps' methods (default "
+                            "gradcam)")
     bench.add_argument("--against", choices=("captum", "whole"), default="captum",
                        help="with --attribution: captum's methods, or ours with every occluded copy run whole "
                             "(what occlusion's boxes gain)")
@@ -125,6 +132,21 @@ def run(args) -> int:
         models = args.models if args.models != DEFAULT_MODELS else ["resnet50", "mobilenet_v3_large", "vit_b_16"]
         rows = bench_ig_auto(models, images=3 if args.images in (None, 64) else args.images, repeats=args.repeats,
                              device=args.device)
+        if out:
+            write_json(out, rows, indent=1)
+        return 0
+    if args.trust:
+        from inspector.core.records.methods import METHODS
+
+        methods = args.methods or ["gradcam"]
+        unknown = [m for m in methods if m not in METHODS]
+        if unknown:
+            raise SpecError(f"Unknown method {unknown[0]!r} for --trust. Methods: {', '.join(METHODS)}.")
+        from inspector.bench.trust import main as bench_trust
+
+        models = args.models if args.models != DEFAULT_MODELS else ["resnet50"]
+        rows = [row for method in methods for row in bench_trust(
+            models, method, repeats=1 if args.repeats == 5 else args.repeats, device=args.device)]
         if out:
             write_json(out, rows, indent=1)
         return 0
