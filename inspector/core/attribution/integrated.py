@@ -135,16 +135,13 @@ def integrated_gradients(model: LoadedModel | nn.Module, x: torch.Tensor, target
     else:
         firsts = [primary_output(answer) for answer in answers]
         first_of = (lambda i: firsts[0][i:i + 1]) if together else firsts.__getitem__  # 0: x's, 1: b's
-        first = first_of(0)
-        if first.ndim == 4 and first.shape[1] > 1:
-            raise SpecError("Integrated gradients of a segmentation's class map are not supported yet; "
-                            "use saliency or Grad-CAM with a seg: target.")
-        _obj, index, resolved = objective(first, parse_target(target), None, module)
-        same = same_target(index, resolved)  # every point: x's class
+        first, hw = first_of(0), tuple(x.shape[-2:])  # hw: a seg: target's box is in input pixels
+        _obj, index, resolved = objective(first, parse_target(target), hw, module)
+        same = same_target(index, resolved)  # every point: x's class (a segmentation's class map, in its box)
 
         def score(output) -> torch.Tensor:
-            return objective(primary_output(output), same, None, module)[0]
-        f_x, f_b = (float(objective(first_of(i), same, None, module)[0]) for i in (0, 1))
+            return objective(primary_output(output), same, hw, module)[0]
+        f_x, f_b = (float(objective(first_of(i), same, hw, module)[0]) for i in (0, 1))
     if batch is None:
         batch = pick_batch(module, x, AUTO_FIRST + 1 if auto else points.count, grad=True, max_memory=max_memory, device=device,
                            need=counted.per_copy(x, 2 if together else 1, grad=True))

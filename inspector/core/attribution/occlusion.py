@@ -90,13 +90,10 @@ def occlusion(model: LoadedModel | nn.Module, x: torch.Tensor, target=None, wind
             index, resolved, boxes = followed.label, followed.resolved, followed.record()
             scores_of = lambda output: followed.scores(output).double()  # noqa: E731
         else:
-            first = primary_output(answer)
-            if first.ndim == 4 and first.shape[1] > 1:
-                raise SpecError("Occlusion of a segmentation's class map is not supported yet; use saliency or "
-                                "Grad-CAM with a seg: target.")
-            _obj, index, resolved = objective(first, parse_target(target), None, module)
+            first, hw = primary_output(answer), (height, width)  # hw: a seg: target's box is in input pixels
+            _obj, index, resolved = objective(first, parse_target(target), hw, module)
             same = same_target(index, resolved)
-            scores_of = lambda output: _scores(primary_output(output), same, module)  # noqa: E731
+            scores_of = lambda output: _scores(primary_output(output), same, module, hw)  # noqa: E731
             regions = regions_for(module, x, b, spots, window, answer, _format(layout), hooks_free)
         f_x = scores_of(answer)[0]
         # the windows' drops add up on the host, in float64, in window order: one read of a pass's scores
@@ -130,11 +127,11 @@ def occluded(x: torch.Tensor, b: torch.Tensor, spots: list[tuple[int, int]], win
     return torch.where(in_rows[:, None, :, None] & in_cols[:, None, None, :], b, x).contiguous()
 
 
-def _scores(output: torch.Tensor, target: Target, module: nn.Module) -> torch.Tensor:
+def _scores(output: torch.Tensor, target: Target, module: nn.Module, hw: tuple[int, int]) -> torch.Tensor:
     """The objective of each batch item, (n,) float64 (a class's: that column, read at once)."""
     if target.kind == "index":
         return output.reshape(output.shape[0], -1)[:, target.index].double()
-    return torch.stack([objective(output[i:i + 1], target, None, module)[0]
+    return torch.stack([objective(output[i:i + 1], target, hw, module)[0]
                         for i in range(output.shape[0])]).double()
 
 

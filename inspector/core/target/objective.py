@@ -90,7 +90,10 @@ def objective(output: torch.Tensor, target: Target, input_hw: tuple[int, int] | 
 
 def same_target(index: int | None, resolved: Target) -> Target:
     """The target every further pass of one map scores (IG's path points, occlusion's copies): the class x
-    resolved to, a `text:` target as it is, else the sum of the output."""
+    resolved to, a `text:` or `seg:` target as it is (a segmentation's class map, in its box), else the sum of
+    the output."""
+    if resolved.kind == "seg":
+        return resolved
     if index is not None:
         return Target("index", index)
     return resolved if resolved.kind == "text" else Target("sum")

@@ -1,7 +1,8 @@
-"""Class-activation maps of a segmentation (torchvision's LR-ASPP, seeded random weights): by default at the
+"""Maps of a segmentation's seg: target (torchvision's LR-ASPP, seeded random weights). Grad-CAM by default at the
 backbone's last feature map (the head's own output is the class map itself, whose Grad-CAM is only that map's
 positive part), equal to Grad-CAM by hand (a forward hook and autograd); guided Grad-CAM of a `seg:` target is
-guided backprop times that Grad-CAM of the same target."""
+guided backprop times that Grad-CAM of the same target; integrated gradients and occlusion of it equal captum's
+with the box's score as the forward function."""
 
 from __future__ import annotations
 
@@ -53,3 +54,39 @@ def test_guided_gradcam_of_a_seg_target_is_guided_backprop_times_its_gradcam(lra
     cam = attribute(lraspp, _x(), "gradcam", TARGET)
     assert found.target == TARGET and found.layer == "backbone.16" and np.abs(found.map).max() > 0
     np.testing.assert_allclose(found.map, guided.map * cam.map[None], rtol=1e-5, atol=1e-12)
+
+
+class _BoxScore(torch.nn.Module):
+    """The seg: target's score of each image in a batch, (B, 1): class 15's logits summed in the box (captum's
+    forward function)."""
+
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+
+    def forward(self, x):
+        return self.module(x)["out"][:, 15, 16:48, 8:56].sum(dim=(1, 2))[:, None]
+
+
+@pytest.mark.numeric
+def test_integrated_gradients_of_a_seg_target_equal_captums(lraspp):
+    captum = pytest.importorskip("captum.attr")
+    x = _x()
+    found = attribute(lraspp, x, "ig", TARGET, options={"steps": 4, "quadrature": "riemann_trapezoid", "batch": 2})
+    reference, delta = captum.IntegratedGradients(_BoxScore(lraspp.module)).attribute(
+        x, target=0, n_steps=4, method="riemann_trapezoid", internal_batch_size=2, return_convergence_delta=True)
+    assert found.target == TARGET and np.abs(found.map).max() > 0
+    np.testing.assert_allclose(found.map, reference[0].detach().numpy(), rtol=1e-4, atol=1e-7)
+    assert found.completeness_gap == pytest.approx(abs(float(delta)), rel=1e-3, abs=1e-6)
+
+
+@pytest.mark.numeric
+def test_occlusion_of_a_seg_target_equals_captums(lraspp):
+    captum = pytest.importorskip("captum.attr")
+    x = _x()
+    found = attribute(lraspp, x, "occlusion", TARGET, options={"window": 32, "stride": 16})
+    with torch.no_grad():
+        reference = captum.Occlusion(_BoxScore(lraspp.module)).attribute(
+            x, sliding_window_shapes=(3, 32, 32), strides=(3, 16, 16), target=0, baselines=0)
+    assert found.target == TARGET and dict(found.details)["windows"] == 9 and np.abs(found.map).max() > 0
+    np.testing.assert_allclose(found.map, reference[0].numpy(), rtol=1e-4, atol=1e-6)
