@@ -70,7 +70,8 @@ class SettingsStore:
     def saved_request(self) -> ModelRequest:
         weights = self.s.value("model/weights")
         request = ModelRequest(str(self.s.value("model/source", "demo")), str(weights) if weights else None)
-        seed = str(self.s.value("model/seed", "") or "")
+        seed = self.s.value("model/seed", "")
+        seed = "" if seed is None else str(seed)  # 0 is a seed (`or ""` lost it: random weights came back reseeded)
         if seed.isdigit():
             request = ModelRequest(request.source, request.weights, seed=int(seed))
         return request

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSize, QSizeF, Qt
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from inspector.core.pictures.clipping import clip_levels
 from inspector.core.pictures.fit import covers
@@ -43,9 +43,14 @@ class MethodComparison(QWidget):
         self.status.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.scroll, 1)
-        self.trust = TrustPanel()  # "Check these maps" and the maps' trust cards
-        layout.addWidget(self.trust)
+        self.trust = TrustPanel()  # "Check these maps" and the maps' trust cards, under the maps (a splitter)
+        self.split = QSplitter(Qt.Vertical)
+        self.split.addWidget(self.scroll)
+        self.split.addWidget(self.trust)
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 2)
+        self.split.setChildrenCollapsible(False)
+        layout.addWidget(self.split, 1)
         self.bottom = QHBoxLayout()  # the status, and what the view puts beside it (Export)
         self.bottom.addWidget(self.status, 1)
         layout.addLayout(self.bottom)
@@ -205,7 +210,8 @@ class MethodComparison(QWidget):
         left = self.next_method()
         targets = [target for _method, target in self.asks.values() if target]  # Each box's or Each prompt's
         scored = any(found.curves for found in self.found.values())
-        what = (("prompts" if targets[0].startswith("text:") else "boxes") + ", each map on its own scale"
+        kinds = {"text:": "prompts", "box:": "boxes"}
+        what = (next((w for k, w in kinds.items() if targets[0].startswith(k)), "maps") + ", each map on its own scale"
                 if targets else "methods")
         self.status.setText(f"{done} of {len(self.methods)} {what}" + (f"; computing {left}…" if left else
                             "; deletion: lower is better, insertion: higher is better (AUC of the target's "

@@ -176,7 +176,7 @@ class AttributionView(QWidget):
         self.compute.clicked.connect(self._on_compute)
         self.compare.clicked.connect(lambda: self.compare_methods())  # clicked(bool) is not a list of methods
         self.each_box.clicked.connect(self.explain_each_box)
-        self.each_prompt.sigAsks.connect(self._start_comparison)
+        self.each_prompt.sigAsks.connect(self.compare_cells)
         self.shown = False  # a map or an error is on screen: a changed choice computes again
         self.method.currentTextChanged.connect(lambda _m: self._on_choice())
         self.sign.activated.connect(lambda _i: self._on_choice())
@@ -317,14 +317,14 @@ class AttributionView(QWidget):
             return
         method = self.method.currentText()
         names = {f"box:{k} {found[k].name} {found[k].score:.2f}": (method, box_target(found[k])) for k in ranks}
-        self._start_comparison(names)
+        self.compare_cells(names)
 
     def compare_methods(self, methods: tuple[str, ...] | None = None) -> None:
         """Every method in `methods` (None: those for the model) for the chosen class or box, one after
         another, each scored (a class's probability; a detector's boxes are not)."""
-        self._start_comparison({m: (m, None) for m in (methods or self._compared())})
+        self.compare_cells({m: (m, None) for m in (methods or self._compared())})
 
-    def _start_comparison(self, asks: dict[str, tuple[str, str | None]]) -> None:
+    def compare_cells(self, asks: dict[str, tuple[str, str | None]]) -> None:
         """Show an empty comparison of `asks` (cell name -> (method, target; None: the tab's)) and ask for it."""
         self.comparison.start(tuple(asks), None, asks)
         self.comparing = True
