@@ -5,6 +5,8 @@ page's marker lines and refuses a page without them."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import markdown as python_markdown
@@ -48,3 +50,8 @@ def test_the_generator_writes_between_the_markers_and_refuses_a_page_without_the
         support_table.written_into("# T\n\nno markers\n")
     assert support_table.main(["a.md", "b.md"]) == 2
     assert "usage: python -m inspector.docs.support_table [PAGE.md]" in capsys.readouterr().err
+
+
+def test_the_table_and_its_page_import_no_torch():
+    code = "import sys, inspector.docs.support_table; assert 'torch' not in sys.modules, 'torch'"
+    subprocess.run([sys.executable, "-c", code], check=True)
