@@ -14,7 +14,7 @@ from inspector.core.records.protocols import DEFAULT_PROTOCOL
 from inspector.core.records.signs import SIGNS
 from inspector.core.storage.writes import save_npy
 
-from . import common, engine_args, metric_args
+from . import common, engine_args, metric_args, sanity_checks
 
 _TYPES = {"whole": int, "number": float}
 
@@ -97,6 +97,7 @@ def run(args) -> int:
     metrics = scoring.metrics
     _check_numbers(args)
     _check_used(args, metrics, scoring.reads_baseline)
+    sanity_checks.refuse_early(args, scoring.checks)
     too_many = gauss_too_many(args.quadrature, args.steps) if args.method in ("ig", "smoothgrad") else None
     if too_many and (args.method == "ig" or args.of == "ig"):
         raise SpecError(too_many)
@@ -140,15 +141,20 @@ def run(args) -> int:
         options["progress"] = bar.step
     if args.each_box is not None:
         return _each_box(args, loaded, x, options, metrics, made, cap, bar, out, scoring)
+    checked = {}
     try:
-        found = attribute(loaded, x, args.method, args.target, args.layer, options)
+        found = original = attribute(loaded, x, args.method, args.target, args.layer, options)
         if metrics:
             bar.rename("metrics")
             found = scored(loaded, x, found, metrics, args.metric_steps, None if made is None else made.tensor,
                            batch=args.batch, progress=bar.step, max_memory=cap, **scoring.keywords())
+        if scoring.checks:
+            bar.rename(", ".join(scoring.checks))
+            checked = sanity_checks.run_checks(loaded, x, original, options, scoring, args, bar.step)
     finally:
         bar.close()
-    return _report(args, found, x.detach().cpu().numpy(), loaded, made.text if made is not None else None, out)
+    return _report(args, found, x.detach().cpu().numpy(), loaded, made.text if made is not None else None, out,
+                   checked)
 
 
 def _options(args, cap) -> dict:
@@ -194,10 +200,10 @@ def _attribute_remote(args, metrics: tuple[str, ...], cap, out, scoring) -> int:
     return _report(args, found, x, info, made_text, out)
 
 
-def _report(args, found, x, model, made_text: str | None, out) -> int:
+def _report(args, found, x, model, made_text: str | None, out, checked: dict | None = None) -> int:
     """Write the map (.npy, or the overlay on the input `x` as the model read it), then say what it is (with
     --json, as JSON). `model`: the LoadedModel here, or the ModelInfo an engine sent (preprocess, labels, seed,
-    source)."""
+    source); `checked`: the sanity checks run (sanity_checks.run_checks)."""
     from inspector.core.export import json_text, picture, save_overlay
 
     say = (lambda text: print(text, file=sys.stderr)) if args.json else print
@@ -235,6 +241,8 @@ def _report(args, found, x, model, made_text: str | None, out) -> int:
         say(f"baseline {baseline_text}")
     for curve in found.curves:
         say(f"{curve.metric} AUC {curve.auc:.4f} ({curve.said()}; {curve.score_of}; {curve.order})")
+    for line in sanity_checks.lines(checked or {}, labels):
+        say(line)
     if args.json:
         print(json_text({
             "method": found.method, "sign": found.shown_sign, "target": found.target,
@@ -243,6 +251,7 @@ def _report(args, found, x, model, made_text: str | None, out) -> int:
             "out": str(out), "settings": {k: _plain(v) for k, v in found.details if k != "baseline is"},
             "baseline": baseline_text, "completeness_gap": found.completeness_gap,
             "metrics": {curve.metric: curve.as_json() for curve in found.curves},
+            **({"sanity": sanity_checks.as_json(checked)} if checked else {}),
             "notes": list(found.notes), "warnings": list(found.warnings),
             **({} if found.detections is None else {"detections": [d.to_dict() for d in found.detections],
                                                     "target_detection": found.target_detection})}))

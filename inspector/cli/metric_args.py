@@ -1,6 +1,7 @@
 """The metrics' flags of a command that scores maps (`attribute`; an `evaluate` over a folder takes the same):
 `--metrics`, `--protocol` and `--metric-steps` for deletion and insertion, `--road-noise`, `--road-seed` and
-`--road-percentages` for ROAD. Torch-free: a bad name or number is one line before torch loads."""
+`--road-percentages` for ROAD, `--mprt`, `--mprt-seed` and `--mprt-threshold` for MPRT, `--random-logit-seed` for
+random-logit. Torch-free: a bad name or number is one line before torch loads."""
 
 from __future__ import annotations
 
@@ -18,14 +19,17 @@ from inspector.core.records.protocols import (
     parse_percentages,
     protocols_help,
 )
+from inspector.core.records.sanity import MPRT_MODES, MPRT_THRESHOLD, SANITY_CHECKS, check_mode, check_threshold
 from inspector.core.sources.seeds import check_seed, new_seed
 
 
 def add(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics", default=None,
-                        help="faithfulness scores of the map, comma-separated: deletion, insertion (under "
-                             "--protocol), road (ROAD: the most and the least relevant pixels removed first, noisy "
-                             "linear imputation)")
+                        help="faithfulness scores and sanity checks of the map, comma-separated: deletion, insertion "
+                             "(under --protocol), road (ROAD: the most and the least relevant pixels removed first, "
+                             "noisy linear imputation), mprt (the map again with the model's layers re-initialised "
+                             "from the logits down: does it change with the model?), random-logit (the map of a "
+                             "randomly drawn other class: how alike is it?)")
     parser.add_argument("--protocol", default=None, metavar="NAME",
                         help=f"how deletion and insertion are computed, said with every score (default "
                              f"{DEFAULT_PROTOCOL}): {protocols_help()}")
@@ -39,12 +43,24 @@ def add(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--road-percentages", default=None, metavar="P,P,...",
                         help="road: the percentages of the pixels removed, comma-separated, from 0 to below 100 "
                              f"(default {','.join(map(str, ROAD_PERCENTAGES))})")
+    parser.add_argument("--mprt", default=None, metavar="MODE",
+                        help=f"mprt: {' or '.join(MPRT_MODES)}: the layers re-initialised one more at each step from "
+                             f"the logits down, or each one alone (default {MPRT_MODES[0]})")
+    parser.add_argument("--mprt-seed", default=None, metavar="N",
+                        help="mprt: seeds the re-initialisation (default: a new seed, said with the verdict)")
+    parser.add_argument("--mprt-threshold", type=float, default=None, metavar="T",
+                        help=f"mprt: the map changes with the model when its Spearman(|map|) with every layer "
+                             f"re-initialised falls below T, above 0 and at most 1 (default {MPRT_THRESHOLD})")
+    parser.add_argument("--random-logit-seed", default=None, metavar="N",
+                        help="random-logit: seeds the other class drawn (default: a new seed, said with it)")
 
 
 @dataclass(frozen=True)
 class Scoring:
     """The metrics asked for and every setting they take, as scored() (core.attribution.scores.faithfulness)
-    takes them; `reads_baseline`: a game reads the map's baseline (the protocol's ends are not its own)."""
+    takes them; `reads_baseline`: a game reads the map's baseline (the protocol's ends are not its own). `checks`:
+    the sanity checks asked for (records.sanity.SANITY_CHECKS), with MPRT's mode, seed and threshold and
+    random-logit's seed (a seed None: the check draws one and says it)."""
 
     metrics: tuple[str, ...]
     steps: int | None
@@ -53,6 +69,11 @@ class Scoring:
     road_seed: int | None
     road_percentages: tuple[float, ...]
     reads_baseline: bool
+    checks: tuple[str, ...] = ()
+    mprt_mode: str = MPRT_MODES[0]
+    mprt_seed: int | None = None
+    mprt_threshold: float = MPRT_THRESHOLD
+    random_logit_seed: int | None = None
 
     def keywords(self) -> dict:
         """scored()'s keywords (and an AttributionRequest's fields) for the protocol and ROAD."""
@@ -60,7 +81,7 @@ class Scoring:
                 "road_percentages": self.road_percentages}
 
 
-def metric_names(text: str | None, known: tuple[str, ...] = METRICS) -> tuple[str, ...]:
+def metric_names(text: str | None, known: tuple[str, ...] = METRICS + SANITY_CHECKS) -> tuple[str, ...]:
     """`--metrics a,b`: the names, each once, in order; a SpecError naming the known ones otherwise."""
     if not text:
         return ()
@@ -74,7 +95,9 @@ def metric_names(text: str | None, known: tuple[str, ...] = METRICS) -> tuple[st
 def scoring(args) -> Scoring:
     """The metrics' flags checked: an unknown metric or protocol, a bad number, and a flag no metric asked for
     uses are one line. ROAD's seed, when not given, is picked here, so every map a command scores shares it."""
-    metrics = metric_names(args.metrics)
+    named = metric_names(args.metrics)
+    metrics = tuple(m for m in named if m in METRICS)
+    checks = tuple(m for m in named if m in SANITY_CHECKS)
     games, road = [m for m in metrics if m in GAMES], "road" in metrics
     rule = check_protocol(args.protocol or DEFAULT_PROTOCOL)
     if args.metric_steps is not None and args.metric_steps < 1:
@@ -99,5 +122,14 @@ def scoring(args) -> Scoring:
     seed = check_seed(args.road_seed, "--road-seed")
     if road and noise > 0 and seed is None:
         seed = new_seed()
+    for flag, value, check in (("--mprt", args.mprt, "mprt"), ("--mprt-seed", args.mprt_seed, "mprt"),
+                               ("--mprt-threshold", args.mprt_threshold, "mprt"),
+                               ("--random-logit-seed", args.random_logit_seed, "random-logit")):
+        if value is not None and check not in checks:
+            raise SpecError(f"{flag} is for --metrics {check}: add {check} to --metrics, or leave {flag} out.")
+    mode = MPRT_MODES[0] if args.mprt is None else check_mode(args.mprt)
+    threshold = MPRT_THRESHOLD if args.mprt_threshold is None else check_threshold(args.mprt_threshold)
     return Scoring(metrics, args.metric_steps, rule.name, noise, seed, tuple(percentages),
-                   bool(games) and rule.takes_baseline)
+                   bool(games) and rule.takes_baseline, checks, mode,
+                   check_seed(args.mprt_seed, "--mprt-seed", text=True), threshold,
+                   check_seed(args.random_logit_seed, "--random-logit-seed", text=True))

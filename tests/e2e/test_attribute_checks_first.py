@@ -17,7 +17,7 @@ ATTRIBUTE = {  # the arguments after attribute --model resnet18 --input sample:s
     "smoothgrad of ig": (("--method", "smoothgrad", "--of", "ig", "--steps", "30000"), GAUSS.format("30,000")),
     "samples 0": (("--method", "occlusion", "--samples", "0"), "error: --samples must be at least 1, not 0."),
     "metrics": (("--method", "ig", "--metrics", "auc"),
-                "error: --metrics takes deletion, insertion, road (comma-separated), not 'auc'."),
+                "error: --metrics takes deletion, insertion, road, mprt, random-logit (comma-separated), not 'auc'."),
     "protocol": (("--method", "ig", "--metrics", "deletion", "--protocol", "rise"),
                  "error: Unknown protocol 'rise'. Protocols: inspector, rise2018."),
     "road noise": (("--method", "ig", "--metrics", "road", "--road-noise", "-0.5"),

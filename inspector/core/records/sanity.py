@@ -1,10 +1,12 @@
 """The sanity checks' settings, torch-free, so the command line and the app can offer and check them before the
-engine loads: MPRT's modes and its threshold (the checks themselves: inspector.core.attribution.sanity)."""
+engine loads: their names, MPRT's modes and its threshold (the checks themselves: inspector.core.attribution.sanity)."""
 
 from __future__ import annotations
 
 from ..common.errors import SpecError
 
+#: The sanity checks a command runs on a map beside its scores (`attribute --metrics mprt,random-logit`).
+SANITY_CHECKS = ("mprt", "random-logit")
 #: How MPRT re-initialises the layers: one more at each step from the logits down, or each one alone.
 MPRT_MODES = ("cascading", "independent")
 #: Spearman(|map|) with the model randomised below which a map "changes with the model".
