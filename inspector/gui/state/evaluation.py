@@ -111,8 +111,8 @@ class EvaluationState(FolderJobState):
         self._end_build("done")
         summary = found.summary
         skipped = f", {len(summary['skipped'])} skipped" if summary.get("skipped") else ""
-        self.app.notify("info", f"Evaluated {', '.join(summary['methods'])} over {summary['images']} images"
-                                f"{skipped} ({found.out_dir}).")
+        self.app.notify("info", f"Evaluated {len(summary['methods'])} methods over {summary['images']} images"
+                                f"{skipped}: see the Evaluation window ({Path(found.out_dir).name}).")
         self._show(found)
 
     def _on_failed(self, failed: Failure) -> None:

@@ -9,6 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 
 BAR = "#4c78a8"
+WHISKER = "#e8e8e8"  # light on the plots' dark ground
 
 
 class SummaryChart(pg.PlotWidget):
@@ -18,9 +19,10 @@ class SummaryChart(pg.PlotWidget):
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.6, brush=BAR)
-        self.whiskers = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), beam=0.2, pen=pg.mkPen("#222", width=1.5))
+        self.whiskers = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), beam=0.2, pen=pg.mkPen(WHISKER, width=2))
         self.addItem(self.bars)
         self.addItem(self.whiskers)
+        self.getAxis("left").enableAutoSIPrefix(False)  # an AUC as it is, not "(x0.001)"
         self.setMinimumHeight(160)
         self.shown: list[tuple[str, float, float, float]] = []  # (method, mean, low, high) of each bar
 
@@ -39,11 +41,11 @@ class SummaryChart(pg.PlotWidget):
                               beam=0.2)
         self.getAxis("bottom").setTicks([[(i, name) for i, (name, *_rest) in enumerate(self.shown)], []])
         self.setLabel("left", label)
-        tops = np.concatenate([mean[has], high[whole], low[whole], [0.0]])
-        top = float(tops.max()) if tops.size else 1.0
-        bottom = min(0.0, float(tops.min()))
+        ends = np.concatenate([mean[has], high[whole], low[whole], [0.0]])
+        top, bottom = float(ends.max()), float(ends.min())
+        room = 0.06 * ((top - bottom) or 1.0)
         self.setXRange(-0.6, max(len(self.shown) - 0.4, 0.6), padding=0)
-        self.setYRange(bottom, top * 1.08 if top > 0 else 1.0, padding=0)
+        self.setYRange(bottom - (room if bottom < 0 else 0.0), top + room, padding=0)
 
     def clear_rows(self) -> None:
         self.shown = []

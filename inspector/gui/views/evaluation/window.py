@@ -57,6 +57,7 @@ class EvaluationWindow(FolderJobControls, QWidget):
                                   "summary.json, by Evaluate… or network-inspector evaluate)",
                                   "Evaluate methods over a folder of images on the loaded model", "images",
                                   words=True)
+        layout.setContentsMargins(8, 8, 8, 8)  # (a window of its own, not a dock)
         self.build_button.setText("Evaluate…")
         self.open_button.clicked.connect(self.sigOpen.emit)
         self.build_button.clicked.connect(self.sigBuild.emit)
@@ -70,7 +71,6 @@ class EvaluationWindow(FolderJobControls, QWidget):
         self.table.verticalHeader().setVisible(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeToContents)
-        header.setStretchLastSection(True)
         self.measure = QComboBox()
         self.measure.setToolTip("The metric the chart shows, a bar per method")
         self.measure.currentTextChanged.connect(lambda _text: self._draw_chart())
@@ -94,6 +94,9 @@ class EvaluationWindow(FolderJobControls, QWidget):
         layout.addWidget(self.message)
         layout.addWidget(self.head)
         layout.addWidget(self.split, 1)
+        layout.addStretch(0)  # (the room under the lines while no summary is shown)
+        self.split.setVisible(False)  # until a summary is shown
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.summary: dict | None = None
         self.folder = ""
 
@@ -134,6 +137,16 @@ class EvaluationWindow(FolderJobControls, QWidget):
         self.measure.setCurrentIndex(max(self.measure.findText(keep), 0))
         self.measure.blockSignals(False)
         self._draw_chart()
+        self.split.setVisible(True)
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """The table as wide as its columns (no column cut, no scroll bar across), the chart the rest."""
+        table = self.table
+        table.resizeColumnsToContents()
+        need = table.horizontalHeader().length() + 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width()
+        whole = sum(self.split.sizes()) or self.split.width()
+        self.split.setSizes([need, max(whole - need, 1)])
 
     def shown_rows(self) -> list[dict]:
         """The rows the table shows, read back from it (what a test compares with the files)."""
