@@ -221,9 +221,11 @@ def test_a_run_shows_its_phase_and_elapsed_time(ui, qtbot, open_window, slow_sou
 
 
 def test_menus_a_desktop_user_expects(window):
-    """Item 12: View lists every dock and resets the layout; Help; Quit; the shortcuts."""
+    """Item 12: View lists every dock and resets the layout; Attribution (issue 55: Evaluate…); Help; Quit; the
+    shortcuts."""
     menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
-    assert list(menus) == ["File", "View", "Help"]
+    assert list(menus) == ["File", "View", "Attribution", "Help"]
+    assert [a.text() for a in menus["Attribution"].actions()] == ["Evaluate…", "Open evaluation…"]
     view = [a.text() for a in menus["View"].actions() if a.text()]
     docks = [d.windowTitle() for d in window.findChildren(QDockWidget)]
     assert set(docks) <= set(view) and len(docks) == 6
