@@ -77,6 +77,11 @@ def add_parser(sub) -> None:
                        help="a run through `network-inspector serve` on this machine (loopback) against the same run "
                             "in process: every leaf ticked, one layer visible; the time to the panels and to every "
                             "statistic, and the bytes received per run (default model resnet50)")
+    bench.add_argument("--prompts", action="store_true",
+                       help="issue 56's speed lines: text-prompt Grad-CAM on a ViT-B/16-sized CLIP (random weights, a "
+                            "new prompt each time) against a plain forward + backward of its vision tower and one "
+                            "text-tower forward, and LeGrad on --models (default vit_b_16, random weights) against a "
+                            "plain forward + backward; --repeats default 3")
     bench.add_argument("--contract", action="store_true",
                        help="call every public API function with each argument of a wrong kind: list the calls "
                             "that raise anything but an InspectorError")
@@ -99,6 +104,15 @@ def run(args) -> int:
 
         models = args.models if args.models != DEFAULT_MODELS else ["resnet50"]
         rows = [bench_remote(name, repeats=args.repeats, device=args.device) for name in models]
+        if out:
+            write_json(out, rows, indent=1)
+        return 0
+    if args.prompts:
+        from inspector.bench.prompts import LEGRAD_MODELS
+        from inspector.bench.prompts import main as bench_prompts
+
+        models = args.models if args.models != DEFAULT_MODELS else list(LEGRAD_MODELS)
+        rows = bench_prompts(models, repeats=3 if args.repeats == 5 else args.repeats)
         if out:
             write_json(out, rows, indent=1)
         return 0
