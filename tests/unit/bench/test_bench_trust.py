@@ -57,3 +57,11 @@ def test_each_checks_passes_are_what_it_must_run_by_hand():
     for r in rows.values():
         assert r["x_forward"] == pytest.approx(r["seconds"] / rows["plain forward"]["seconds"])
     assert [line for line in lines if line.startswith("road ")] == [format_row(rows["road"])]
+
+
+def test_an_unknown_method_is_one_line_before_any_model(capsys):
+    from inspector.cli.dispatch import main
+
+    assert main(["bench", "--trust", "--methods", "gradcam", "sharpest"]) == 2
+    assert capsys.readouterr().err.strip().startswith("error: Unknown method 'sharpest' for --trust. Methods: "
+                                                      "saliency, gradcam,")
