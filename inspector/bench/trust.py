@@ -3,8 +3,8 @@ input (random weights, seed 0; the demo's own), each check the card makes, timed
 passes counted by hooks on the model's root module: a forward pre-hook adds each call's batch items, a forward
 hook puts a tensor hook on the output that counts each backward through it (and its items). The counts show how a
 check is batched (K images scored in a few forwards, an MPRT step a forward and a backward each). Each row's
-seconds are also given as a multiple of one plain forward of the input (no gradients), measured in the same
-process.
+seconds are also given as a multiple of one plain forward of the input (no gradients, batch 1), measured in the
+same process right before each run (the median of 3), so a shared machine's drifting load moves both alike.
 
     deletion, insertion (inspector, K steps)  2 (K + 1) images, no gradients, batched      scores.faithfulness
     deletion, insertion (rise2018)            2 (ceil(H W / 224) + 1) images, batched      scores.faithfulness
@@ -151,28 +151,36 @@ def bench_model(name: str, method: str = "gradcam", repeats: int = 1, steps: int
         with torch.no_grad():
             module(x)
 
+    def plain() -> float:
+        """One plain forward's seconds, the median of 3, measured right before a check's run: the unit of its
+        'x fwd' (a shared machine's load drifts over minutes, so each run has its own)."""
+        return statistics.median(_run(forward, module, dev)[0] for _ in range(3))
+
     forward()  # warm-up
     detects(loaded)  # the layer tree kept with the model, built once (a forward) before any row counts passes
     base = [_run(forward, module, dev) for _ in range(max(3, repeats))]
-    forward_s = statistics.median(s for s, _ in base)
-    rows = [_row(name, method, "plain forward", [s for s, _ in base], base[0][1], forward_s)]
-    made = [_run(lambda: attribute(loaded, x, method), module, dev) for _ in range(repeats)]
+    rows = [_row(name, method, "plain forward", [s for s, _ in base], base[0][1], [s for s, _ in base])]
+    units, made = [], []
+    for _ in range(repeats):
+        units.append(plain())
+        made.append(_run(lambda: attribute(loaded, x, method), module, dev))
     found = attribute(loaded, x, method)
-    rows.append(_row(name, method, f"the {method} map", [s for s, _ in made], made[0][1], forward_s))
+    rows.append(_row(name, method, f"the {method} map", [s for s, _ in made], made[0][1], units))
     for row in rows:
         log(format_row(row))
     theirs = peers(loaded, x, found)
     for check, ours in checks(loaded, x, method, found, steps).items():
         whose, peer = theirs.get(check, (NO_GAMES, None))
-        times, peer_times = [], []
+        times, peer_times, units = [], [], []
         counts = peer_counts = None
         for _ in range(repeats):  # interleaved: ours, then the peer's, each repeat
+            units.append(plain())
             seconds, counts = _run(ours, module, dev)
             times.append(seconds)
             if peer is not None:
                 seconds, peer_counts = _run(peer, module, dev)
                 peer_times.append(seconds)
-        row = _row(name, method, check, times, counts, forward_s)
+        row = _row(name, method, check, times, counts, units)
         row["peer"] = whose
         if peer is not None:
             row.update(peer_s=statistics.median(peer_times), peer_forwards=peer_counts["forwards"],
@@ -183,12 +191,14 @@ def bench_model(name: str, method: str = "gradcam", repeats: int = 1, steps: int
     return rows
 
 
-def _row(model: str, method: str, check: str, times: list[float], counts: dict, forward_s: float) -> dict:
-    seconds = statistics.median(times)
+def _row(model: str, method: str, check: str, times: list[float], counts: dict, units: list[float]) -> dict:
+    """A row: the median seconds, and `x_forward` the median of each run's seconds over the plain forward
+    measured right before it (`units`, one a run)."""
+    ratios = [t / u if u > 0 else math.nan for t, u in zip(times, units)]
     return {"model": model, "method": method, "check": check, "forwards": counts["forwards"],
             "forward_calls": counts["forward_calls"], "largest_batch": counts["largest_batch"],
-            "backwards": counts["backwards"], "batching": batching(counts), "seconds": seconds,
-            "x_forward": seconds / forward_s if forward_s > 0 else math.nan, "repeats": len(times)}
+            "backwards": counts["backwards"], "batching": batching(counts), "seconds": statistics.median(times),
+            "forward_s": statistics.median(units), "x_forward": statistics.median(ratios), "repeats": len(times)}
 
 
 def format_header() -> str:
