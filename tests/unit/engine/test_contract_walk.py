@@ -23,8 +23,8 @@ from inspector.bench.contract import WRONG_VALUES, run_contract
 from inspector.core import InspectorError
 from inspector.core.common.errors import ArgumentTypeError
 
-#: Calls the walk makes (docs/reference/python-api.md states it): 28 wrong values for each of 195 arguments.
-CALLS = 5460
+#: Calls the walk makes (docs/reference/python-api.md states it): 28 wrong values for each of 203 arguments.
+CALLS = 5684
 
 
 def test_the_contract_walk_holds_no_wrong_kind_and_leaves_nothing(tmp_path, monkeypatch):
