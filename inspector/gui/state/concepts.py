@@ -309,11 +309,5 @@ class ConceptsState(FolderJobState):
         self.open(folder)
 
     def _on_build_failed(self, failed: Failure) -> None:
-        self._end_build("cancelled" if failed.cancelled else "failed")
-        if failed.cancelled:
-            text = f"{failed.message} Build again with the same choices to go on where it stopped."
-            self.sigSaid.emit(text, False)
-            self.app.notify("info", text)
-        else:
-            self.sigSaid.emit(f"Not built: {failed.message}", True)
-            self.app.notify("error", f"Concepts not built: {failed.message}", details=failed.details)
+        self._end_said(failed, "Build again with the same choices to go on where it stopped.", "Not built",
+                       "Concepts not built")

@@ -116,14 +116,8 @@ class EvaluationState(FolderJobState):
         self._show(found)
 
     def _on_failed(self, failed: Failure) -> None:
-        self._end_build("cancelled" if failed.cancelled else "failed")
-        if failed.cancelled:
-            line = f"{failed.message} Evaluate again with the same choices to go on where it stopped."
-            self.sigSaid.emit(line, False)
-            self.app.notify("info", line)
-        else:
-            self.sigSaid.emit(f"Not evaluated: {failed.message}", True)
-            self.app.notify("error", f"Not evaluated: {failed.message}", details=failed.details)
+        self._end_said(failed, "Evaluate again with the same choices to go on where it stopped.", "Not evaluated",
+                       "Not evaluated")
 
     def _show(self, done: EvaluationDone) -> None:
         self.shown = done

@@ -81,3 +81,15 @@ class FolderJobState(QObject):
         self.building, self.build_phase = False, how
         self.sigBuilding.emit(False)
         return True
+
+    def _end_said(self, failed, again: str, not_done: str, banner: str) -> None:
+        """The build ended in `failed` (a Failure), said in the job's view (its sigSaid) and the banner: cancelled,
+        with `again` (how to go on where it stopped); else failed, "`not_done`: why" ("`banner`: why" above)."""
+        self._end_build("cancelled" if failed.cancelled else "failed")
+        if failed.cancelled:
+            line = f"{failed.message} {again}"
+            self.sigSaid.emit(line, False)
+            self.app.notify("info", line)
+        else:
+            self.sigSaid.emit(f"{not_done}: {failed.message}", True)
+            self.app.notify("error", f"{banner}: {failed.message}", details=failed.details)

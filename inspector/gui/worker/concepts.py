@@ -8,19 +8,15 @@ named here as well."""
 
 from __future__ import annotations
 
-import itertools
-import threading
-
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import Signal
 
 from inspector.core.records.concepts import (BuildConceptsRequest, ConceptMap, ConceptsRead, ConceptsRequest,
                                              OpenedConcepts)
 from inspector.core.records.failure import failure
 from inspector.core.records.requests import ModelRequest
-from inspector.protocol.lanes import Lanes
 
-from ..common.gui_thread_signals import HeardOnGuiThread
 from ..common.progress_rate import rate_reporter
+from .side_jobs import SideJobs
 
 #: The concept jobs' lanes, in the order they are served: one request waits in each (latest wins).
 LANES = ("open", "build", "read", "map")
@@ -31,7 +27,7 @@ __all__ = ["BuildConceptsRequest", "ConceptJobs", "ConceptMap", "ConceptsRead", 
            "build_progress"]
 
 
-class ConceptJobs(HeardOnGuiThread, QObject):
+class ConceptJobs(SideJobs):
     """Lives on the worker's thread (`thread`); `worker` is the Worker there (its `bench` holds the model).
     Latest wins for each kind of request; a build runs alone and is stopped by `cancel()`.
 
@@ -49,18 +45,9 @@ class ConceptJobs(HeardOnGuiThread, QObject):
 
     _sigAnswer = Signal(str, int, object)
     _sigProgress = Signal(int, int)
-    _wake = Signal()
-
     def __init__(self, worker, thread) -> None:
-        super().__init__()
-        self.hear_on_gui_thread()  # before moveToThread: the face stays on the GUI thread
-        self.worker = worker
-        self._lanes = Lanes(LANES, also_drops={})  # the requests waiting, one per kind, by id
-        self._ids = itertools.count(1)
-        self._cancel = threading.Event()
+        super().__init__(worker, thread, LANES)
         self._reader = None  # the ConceptReader (core.concepts.reading), made on the worker's thread
-        self.moveToThread(thread)
-        self._wake.connect(self._on_wake)
 
     # -- called from the GUI thread ----------------------------------------------------------
     def request(self, request) -> str:
@@ -68,28 +55,11 @@ class ConceptJobs(HeardOnGuiThread, QObject):
         kind = "build" if isinstance(request, BuildConceptsRequest) else request.kind
         if kind == "build":
             self._cancel.clear()
-        key = f"concepts-{kind}-{next(self._ids)}"
-        self._lanes.put(kind, key, request)
-        self._wake.emit()
-        return key
-
-    def cancel(self) -> None:
-        """Stop a build after its batch (its state is kept: building again resumes)."""
-        self._cancel.set()
+        return self._put(kind, f"concepts-{kind}", request)
 
     # -- on the worker's thread ----------------------------------------------------------------
-    @Slot()
-    def _on_wake(self) -> None:
-        jobs = self._lanes.take_all()
-        if not jobs or self.worker.bench is None:
-            return
-        self.worker._sigBusy.emit(True)
-        try:
-            for kind, _key, job in jobs:
-                getattr(self, f"_{kind}")(job)
-        finally:
-            self.worker._sigPhase.emit("")
-            self.worker._sigBusy.emit(False)
+    def _do(self, kind: str, request) -> None:
+        getattr(self, f"_{kind}")(request)
 
     def _loaded(self, model: ModelRequest):
         bench = self.worker.bench

@@ -5,17 +5,13 @@ one thread at a time. Plain records go back: an EvaluationDone, or a Failure."""
 
 from __future__ import annotations
 
-import itertools
-import threading
-
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import Signal
 
 from inspector.core.records.evaluation import EvaluationDone, EvaluationRequest
 from inspector.core.records.failure import failure
-from inspector.protocol.lanes import Lanes
 
-from ..common.gui_thread_signals import HeardOnGuiThread
 from ..common.progress_rate import rate_reporter
+from .side_jobs import SideJobs
 
 #: How the evaluation's progress begins ("Evaluation: 3 of 40 images (1.2/s, 31 s left; Esc cancels)").
 STAGE = "Evaluation"
@@ -23,7 +19,7 @@ STAGE = "Evaluation"
 __all__ = ["STAGE", "EvaluationDone", "EvaluationJobs", "EvaluationRequest"]
 
 
-class EvaluationJobs(HeardOnGuiThread, QObject):
+class EvaluationJobs(SideJobs):
     """Lives on the worker's thread (`thread`); `worker` is the Worker there (its `bench` holds the model). One
     evaluation waits at a time (latest wins); it runs alone and is stopped by `cancel()`, or by the worker's own
     cancel (Esc, the app closing) said after it started.
@@ -37,44 +33,18 @@ class EvaluationJobs(HeardOnGuiThread, QObject):
 
     _sigAnswer = Signal(int, object)
     _sigProgress = Signal(int, int)
-    _wake = Signal()
-
     def __init__(self, worker, thread) -> None:
-        super().__init__()
-        self.hear_on_gui_thread()  # before moveToThread: the face stays on the GUI thread
-        self.worker = worker
-        self._lanes = Lanes(("run",), also_drops={})
-        self._ids = itertools.count(1)
-        self._cancel = threading.Event()
-        self.moveToThread(thread)
-        self._wake.connect(self._on_wake)
+        super().__init__(worker, thread, ("run",))
 
     # -- called from the GUI thread ----------------------------------------------------------
     def request(self, request: EvaluationRequest) -> str:
         """Evaluate as `request` says (replacing one still waiting); its id."""
         self._cancel.clear()
-        key = f"evaluation-{next(self._ids)}"
-        self._lanes.put("run", key, request)
-        self._wake.emit()
-        return key
-
-    def cancel(self) -> None:
-        """Stop the evaluation after its image (its state is kept: the same request resumes it)."""
-        self._cancel.set()
+        return self._put("run", "evaluation", request)
 
     # -- on the worker's thread ----------------------------------------------------------------
-    @Slot()
-    def _on_wake(self) -> None:
-        jobs = self._lanes.take_all()
-        if not jobs or getattr(self.worker, "bench", None) is None:
-            return
-        self.worker._sigBusy.emit(True)  # Esc is enabled while it runs
-        try:
-            for _lane, _key, request in jobs:
-                self._run(request)
-        finally:
-            self.worker._sigPhase.emit("")
-            self.worker._sigBusy.emit(False)
+    def _do(self, _lane: str, request: EvaluationRequest) -> None:
+        self._run(request)
 
     def _stopped(self):
         """This job's cancel, or the worker's said after the job started (Esc; the app closing): an Esc that
