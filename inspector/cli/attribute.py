@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from inspector.core.common.errors import SpecError
-from inspector.core.export import SHORT_SIDE
+from inspector.core.engine.export import SHORT_SIDE
 from inspector.core.storage.outputs import not_read, output_path
 from inspector.core.records.methods import METHODS, SCORES_BASELINE, SIGN_HELP, Option, made_words
 from inspector.core.records.protocols import DEFAULT_PROTOCOL
@@ -106,7 +106,7 @@ def run(args) -> int:
     from inspector.core.attribution import attribute, parse_memory, takes_baseline
     from inspector.core.attribution.scores.baselines import make_baseline
     from inspector.core.attribution.scores.faithfulness import scored
-    from inspector.core.export import (
+    from inspector.core.engine.export import (
         check_picture_path,
         json_text,
         picture,
@@ -176,7 +176,7 @@ def _attribute_remote(args, metrics: tuple[str, ...], cap, out, scoring) -> int:
     from dataclasses import replace
 
     from inspector.core.attribution import takes_baseline
-    from inspector.core.export import picture_scale
+    from inspector.core.engine.export import picture_scale
     from inspector.core.records.requests import AttributionRequest, RunRequest
     from inspector.core.runspec import RunSpec
 
@@ -204,7 +204,7 @@ def _report(args, found, x, model, made_text: str | None, out, checked: dict | N
     """Write the map (.npy, or the overlay on the input `x` as the model read it), then say what it is (with
     --json, as JSON). `model`: the LoadedModel here, or the ModelInfo an engine sent (preprocess, labels, seed,
     source); `checked`: the sanity checks run (sanity_checks.run_checks)."""
-    from inspector.core.export import json_text, picture, save_overlay
+    from inspector.core.engine.export import json_text, picture, save_overlay
 
     say = (lambda text: print(text, file=sys.stderr)) if args.json else print
     if out.suffix.lower() == ".npy":
@@ -270,7 +270,7 @@ def _each_box(args, loaded, x, options, metrics, made, cap, bar, out, scoring) -
 
     from inspector.core.attribution.per_box import caption, each_box, tiled
     from inspector.core.attribution.scores.faithfulness import scored
-    from inspector.core.export import json_text, picture, picture_scale
+    from inspector.core.engine.export import json_text, picture, picture_scale
     from inspector.core.storage.writes import save_image
 
     try:

@@ -127,13 +127,13 @@ def _report(args, result, manifest: dict, out: Path | None) -> None:
     if out is not None:
         make_parent(out)
         if args.manifest:
-            from inspector.core.export import export_npz
+            from inspector.core.engine.export import export_npz
 
             export_npz(result, out, manifest)
         else:
             result.save_npz(out)
     if args.json:
-        from inspector.core.export import json_ready
+        from inspector.core.engine.export import json_ready
 
         print(json.dumps(json_ready({**{k: manifest.get(k) for k in SOURCE_FIELDS},
                                      **result.summary()}), indent=1, allow_nan=False))

@@ -79,7 +79,7 @@ def run(args) -> int:
 
     from inspector.core import load_input
     from inspector.core.compare.pair import diff_models, load_pair
-    from inspector.core.export import json_text
+    from inspector.core.engine.export import json_text
 
     first, second = load_pair(args.model, args.weights, args.against, args.against_model, args.against_weights,
                               trust=args.trust, seed=common.seed(args), against_seed=against_seed)
@@ -118,7 +118,7 @@ def _diff_remote(args, against_seed: int | None, out: Path | None) -> int:
 def _report(args, diff, first, second, out: Path | None) -> int:
     """Write the .npz `out`, print the table or --json, the seeds and the warnings. `first`, `second`: the
     models (here) or their ModelInfo (on an engine): each has a source and a seed."""
-    from inspector.core.export import json_text
+    from inspector.core.engine.export import json_text
 
     if out is not None:
         save_npz(out, diff.arrays())

@@ -336,7 +336,7 @@ def _described(depth: int | None, names: list[str] | None) -> str:
 
 
 def _write_json(out, view, values, shown: str | None) -> None:
-    from inspector.core.export import json_text
+    from inspector.core.engine.export import json_text
     from inspector.core.storage.writes import write_text
 
     data = view.to_json()

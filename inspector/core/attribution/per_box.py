@@ -19,7 +19,7 @@ from ..common.arguments import need_count, need_instance, need_list
 from ..detection.outputs import detections_of, is_detection_output
 from ..detection.picture import EACH_BOX_MOST, boxes_to_explain, default_min_score, draw_detections, fitted, text_width
 from ..common.errors import SpecError
-from ..export import enlarged, overlay, picture_scale
+from ..engine.export import enlarged, overlay, picture_scale
 from ..records.detections import Detection
 from ..records.methods import class_agnostic
 from ..sources.loaded import LoadedModel

@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 
 from inspector.core.common.errors import InspectorError
-from inspector.core.export import export_npz, picture
+from inspector.core.engine.export import export_npz, picture
 from inspector.core.records.manifest import run_manifest
 from inspector.core.engine.diagnostics import first_nonfinite
 from inspector.gui.common import file_dialogs

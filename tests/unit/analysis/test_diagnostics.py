@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from inspector.core import RunSpec, capture, load_model, run
-from inspector.core.export import export_npz, heat_values, jet, load_npz, overlay
+from inspector.core.engine.export import export_npz, heat_values, jet, load_npz, overlay
 from inspector.core.engine.diagnostics import (
     dead_units,
     first_nonfinite,

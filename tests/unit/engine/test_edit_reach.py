@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from inspector.core import SpecError, capture, load_input, load_model
-from inspector.core.export import export_npz
+from inspector.core.engine.export import export_npz
 from inspector.core.records.requests import ModelRequest, RunRequest
 from inspector.core.runspec import RunSpec
 from inspector.core.sources.loaded import LoadedModel

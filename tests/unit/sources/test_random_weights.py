@@ -11,7 +11,7 @@ import torch
 
 from inspector.core import InspectorError, load_model
 from inspector.core.common.errors import SpecError
-from inspector.core.export import export_npz, load_npz
+from inspector.core.engine.export import export_npz, load_npz
 from inspector.core.model_info import describe
 from inspector.core.records.requests import ModelRequest
 from inspector.core.workbench import Workbench

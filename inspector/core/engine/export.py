@@ -7,13 +7,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .common.errors import SpecError, WriteError
-from .records.manifest import run_manifest
-from .records.signs import picture_of
-from .engine.result import RunResult
-from .sources.seeds import check_seed
-from .storage.versions import versions
-from .storage.writes import save_image, save_npz, write_text
+from ..common.errors import SpecError, WriteError
+from ..records.manifest import run_manifest
+from ..records.signs import picture_of
+from .result import RunResult
+from ..sources.seeds import check_seed
+from ..storage.versions import versions
+from ..storage.writes import save_image, save_npz, write_text
 
 
 def npz_path(path: str | Path) -> Path:
@@ -203,7 +203,7 @@ def save_overlay(path: str | Path, image: np.ndarray, attribution_map: np.ndarra
     picture = overlay(image, attribution_map, opacity, sign)
     scale = picture_scale(picture.shape, scale)
     if detections is not None and chosen is not None:
-        from .detection.picture import draw_detections
+        from ..detection.picture import draw_detections
 
         # no score reaches 2: the chosen box alone, drawn on the picture enlarged (nearest neighbour)
         picture = draw_detections(picture, detections, 2.0, chosen, max(picture.shape[:2]) * scale)
