@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from ...records.signs import picture_of
 
@@ -74,8 +73,12 @@ def ssim(a: np.ndarray, b: np.ndarray, data_range: float = 1.0) -> float | None:
     if side < 3:
         return None
 
-    def mean(v):  # the mean over each window that lies wholly inside the picture
-        return sliding_window_view(v, (side, side)).mean(axis=(-2, -1))
+    from scipy.ndimage import uniform_filter
+
+    pad = (side - 1) // 2
+
+    def mean(v):  # the mean over each window that lies wholly inside the picture (running sums, as scikit-image)
+        return uniform_filter(v, size=side)[pad:v.shape[0] - pad, pad:v.shape[1] - pad]
 
     ux, uy = mean(a), mean(b)
     uxx, uyy, uxy = mean(a * a), mean(b * b), mean(a * b)
