@@ -39,7 +39,7 @@ def test_occlusion_with_a_white_baseline_and_scores_as_the_api_makes_them(qtbot,
         xs, ys = line.getData()
         np.testing.assert_allclose(ys, curves[metric].scores, rtol=1e-5, atol=1e-7)
         assert xs[0] == 0.0 and xs[-1] == 1.0 and len(xs) == 51
-        assert f"{metric} AUC {curves[metric].auc:.3f}" in view.caption.text()
+        assert f"{metric} AUC {curves[metric].auc:.3f} (protocol inspector)" in view.caption.text()  # said with it
     assert "windows of 8 pixels, stride 4" in view.caption.text()
     said = [p for p in phases if p.startswith("Attribution (occlusion): ")]
     assert said and "steps" in said[-1] and "Esc cancels" in said[-1]

@@ -28,6 +28,7 @@ class Scored:
     auc: float
     score_of: str = "probability of class 3"
     order: str = "most positive first"
+    protocol: str = "inspector"
 
     def as_json(self) -> dict:
         return {"auc": self.auc, "scores": [float(v) for v in self.scores], "score": self.score_of,

@@ -409,8 +409,9 @@ class AttributionView(QWidget):
             notes.append(f"completeness gap {fmt(found.completeness_gap, '.3g')} (sum of the map vs f(x) - f(baseline) "
                          f"{fmt(delta, '.4g')}; {made.get('steps')} steps, {made.get('quadrature')}{reach})")
         notes += made_words(found.method, made)[1 if "samples" in made else 0:]  # windows, masks
-        for curve in found.curves:
-            notes.append(f"{curve.metric} AUC {fmt(curve.auc, '.3f')}")
+        for curve in found.curves:  # each AUC with the protocol it was scored under (records.protocols)
+            notes.append(f"{curve.metric} AUC {fmt(curve.auc, '.3f')}"
+                         + (f" (protocol {curve.protocol})" if curve.protocol else ""))
         if found.unreached:
             notes.append("not reached (functional calls): " + "; ".join(found.unreached))
         notes += list(found.notes) + list(found.warnings)
