@@ -10,10 +10,9 @@ import math
 
 import numpy as np
 import pytest
-from evaluate_images import make_images
 from scipy import stats
 
-from inspector.core import load_input, load_model
+from inspector.core import load_input
 from inspector.core.attribution import attribute
 from inspector.core.attribution.scores.faithfulness import scored
 from inspector.core.common.errors import InputError, RunCancelled, SpecError
@@ -21,16 +20,6 @@ from inspector.core.evaluate import EvaluationError, read_summary, run_evaluatio
 from inspector.core.inputs.files import list_images
 
 FILES = ("summary.json", "summary.csv", "values.json", "values.csv")
-
-
-@pytest.fixture(scope="module")
-def demo():
-    return load_model("demo")
-
-
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    return make_images(tmp_path_factory.mktemp("evaluate") / "data")
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,8 @@ import json
 import math
 
 import pytest
-from evaluate_images import make_images
 
-from inspector.core import load_input, load_model
+from inspector.core import load_input
 from inspector.core.attribution import attribute
 from inspector.core.attribution.sanity.random_logit import random_logit
 from inspector.core.attribution.sanity.randomisation import mprt
@@ -22,16 +21,6 @@ from inspector.core.evaluate import run_evaluation
 METRICS = "road,mprt,random-logit"
 FILES = ("summary.json", "summary.csv", "values.json", "values.csv")
 IMAGES = ("a/0.png", "a/2.png", "b/1.png")  # the listing's order; a/broken.png is skipped
-
-
-@pytest.fixture(scope="module")
-def demo():
-    return load_model("demo")
-
-
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    return make_images(tmp_path_factory.mktemp("evaluate") / "data")
 
 
 @pytest.fixture(scope="module")
