@@ -64,11 +64,10 @@ class RunRequest:
 
 
 @dataclass(frozen=True)
-class AttributionRequest:
-    """An attribution map for the current model and input (a method of the table, records.methods), with its
-    `options` as sorted (name, value) pairs (the table's; a baseline by name) and the faithfulness
-    `metrics` to score it with: deletion and insertion under `protocol` (records.protocols; `metric_steps` its K,
-    None for its own), road with ROAD's noise, seed (None: a new one, said in the curves) and percentages."""
+class MapRequest:
+    """One map of `input` on `model`: `method` (a method of the table, records.methods) explaining `target` at
+    `layer`, with its `options` as sorted (name, value) pairs (the table's; a baseline by name). What an
+    AttributionRequest and a TrustRequest (records.trust) both name, in this order."""
 
     model: ModelRequest = field(default_factory=ModelRequest)
     input: str = ""
@@ -78,6 +77,14 @@ class AttributionRequest:
     layer: str | None = None
     run_id: int = 0
     options: tuple[tuple[str, object], ...] = ()
+
+
+@dataclass(frozen=True)
+class AttributionRequest(MapRequest):
+    """An attribution map for the current model and input (MapRequest's fields) and the faithfulness
+    `metrics` to score it with: deletion and insertion under `protocol` (records.protocols; `metric_steps` its K,
+    None for its own), road with ROAD's noise, seed (None: a new one, said in the curves) and percentages."""
+
     metrics: tuple[str, ...] = ()
     metric_steps: int | None = None
     protocol: str = DEFAULT_PROTOCOL
