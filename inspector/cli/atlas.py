@@ -29,11 +29,8 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = common.load(args)
     bars = folder_job.StageBars({"images": ("atlas", "img")})
-    atlas = folder_job.run_stoppable(
-        lambda cancel: run_atlas(loaded, args.data, args.layers, args.top, args.out, batch=args.batch,
-                                 device=args.device, progress=lambda done, total: bars("images", done, total),
-                                 cancel=cancel, use_ray=args.ray is not None, ray_address=args.ray or None,
-                                 restart=args.restart), bars)
+    atlas = folder_job.run_job(args, lambda **run: run_atlas(loaded, args.data, args.layers, args.top, args.out, **run),
+                               bars, bars.stage("images"))
     if atlas is None:
         return 130
     folder_job.say_skipped(atlas["skipped"])

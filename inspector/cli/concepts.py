@@ -48,13 +48,11 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = common.load(args)
     bars = folder_job.StageBars(STAGES)
-    record = folder_job.run_stoppable(
-        lambda cancel: learn_concepts(loaded, args.data, args.layer, args.out, method=args.method, k=args.k,
-                                      sparsity=args.sparsity, seed=args.fit_seed, held_out=args.held_out,
-                                      epochs=args.epochs, max_memory_mb=args.max_memory, top=args.top,
-                                      batch=args.batch, device=args.device, progress=bars, cancel=cancel,
-                                      restart=args.restart, use_ray=args.ray is not None,
-                                      ray_address=args.ray or None), bars)
+    record = folder_job.run_job(
+        args, lambda **run: learn_concepts(loaded, args.data, args.layer, args.out, method=args.method, k=args.k,
+                                           sparsity=args.sparsity, seed=args.fit_seed, held_out=args.held_out,
+                                           epochs=args.epochs, max_memory_mb=args.max_memory, top=args.top, **run),
+        bars)
     if record is None:
         return 130
     folder_job.say_skipped(record["data"]["skipped"])

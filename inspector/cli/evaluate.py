@@ -60,13 +60,10 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = common.load(args)
     bars = folder_job.StageBars({"images": ("evaluate", "img")})
-    result = folder_job.run_stoppable(
-        lambda cancel: run_evaluation(loaded, args.data, args.methods, args.metrics, args.out,
-                                      protocol=args.protocol, steps=args.metric_steps,
-                                      options=_metric_options(args), batch=args.batch,
-                                      device=args.device, progress=lambda done, total: bars("images", done, total),
-                                      cancel=cancel, use_ray=args.ray is not None, ray_address=args.ray or None,
-                                      restart=args.restart), bars)
+    result = folder_job.run_job(
+        args, lambda **run: run_evaluation(loaded, args.data, args.methods, args.metrics, args.out,
+                                           protocol=args.protocol, steps=args.metric_steps,
+                                           options=_metric_options(args), **run), bars, bars.stage("images"))
     if result is None:
         return 130
     folder_job.say_skipped(result["skipped"])

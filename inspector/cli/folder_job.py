@@ -74,6 +74,10 @@ class StageBars:
         for bar in self.bars.values():
             bar.close()
 
+    def stage(self, stage: str) -> Callable[[int, int], None]:
+        """The progress of a job with one stage: (done, total) -> this stage's bar."""
+        return lambda done, total: self(stage, done, total)
+
 
 def run_stoppable(job: Callable[[Callable[[], bool]], object], bars: StageBars):
     """`job(cancel)` with Ctrl-C stopping it after its batch: its result, or None when it was cancelled (said on
@@ -88,6 +92,16 @@ def run_stoppable(job: Callable[[Callable[[], bool]], object], bars: StageBars):
     finally:
         bars.close()
     return result
+
+
+def run_job(args: argparse.Namespace, job: Callable[..., object], bars: StageBars,
+            progress: Callable[..., None] | None = None):
+    """`job(**keywords)` given what every folder job takes from the command line (--batch, --device, --restart,
+    --ray) and `progress` (default: the bars, stage by stage), Ctrl-C stopping it after its batch: its result, or
+    None when it was cancelled (run_stoppable)."""
+    return run_stoppable(lambda cancel: job(batch=args.batch, device=args.device, progress=progress or bars,
+                                            cancel=cancel, restart=args.restart, use_ray=args.ray is not None,
+                                            ray_address=args.ray or None), bars)
 
 
 def say_skipped(skipped: list[dict]) -> None:
