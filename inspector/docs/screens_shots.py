@@ -54,10 +54,15 @@ def _attribution(shooter, window, method: str = "gradcam") -> None:
     window.state.analysis.sigAttribution.disconnect(done.append)
 
 
-def attribution(shooter, name: str) -> None:
+def _demo_then(shooter, step):
+    """The demo with DEMO_TICKS, `step(shooter, window)` done on it: the window."""
     window = shooter.open(ticks=DEMO_TICKS)
-    _attribution(shooter, window)
-    shooter.save(window, name, settle_s=1.5)
+    step(shooter, window)
+    return window
+
+
+def attribution(shooter, name: str) -> None:
+    shooter.save(_demo_then(shooter, _attribution), name, settle_s=1.5)
 
 
 def attribution_compare_all(shooter, name: str) -> None:
@@ -139,14 +144,11 @@ def _graph(shooter, window) -> None:
 
 
 def graph(shooter, name: str) -> None:
-    window = shooter.open(ticks=DEMO_TICKS)
-    _graph(shooter, window)
-    shooter.save(window, name, settle_s=1.5)
+    shooter.save(_demo_then(shooter, _graph), name, settle_s=1.5)
 
 
 def graph_open(shooter, name: str) -> None:
-    window = shooter.open(ticks=DEMO_TICKS)
-    _graph(shooter, window)
+    window = _demo_then(shooter, _graph)
     window.graph.toggle("block")
     shooter.wait(lambda: "block" in window.graph.layout.open_groups, "the residual block opened")
     shooter.wait(lambda: not window.views.graph.scene.drawing(), "the opened graph drawn")
