@@ -26,6 +26,7 @@ from inspector.core.runspec import RunSpec
 from inspector.core.sources.loaded import sharing_of, tree_of
 from inspector.core.sources.loader import load_model
 
+from .columns import Column, header, line, median, ratio, seconds
 from .timing import timed
 
 TARGET_RATIO = 2.3
@@ -81,14 +82,16 @@ def bench_diff(name: str, repeats: int = 5, device: str = "cpu", log: Callable[[
     return row
 
 
+COLUMNS = [
+    Column("keys", 6, "keys"), median("single", "single s", 10), median("bare", "bare s", 9),
+    median("diff", "diff s", 9), Column("compare s", 11, "compare_s", seconds),
+    Column("diff/single", 13, "diff/single", ratio), Column("diff/bare", 11, "diff/bare", ratio),
+]
+
+
 def format_header() -> str:
-    return (f"{'model':<20}{'keys':>6}{'single s':>10}{'bare s':>9}{'diff s':>9}{'compare s':>11}{'diff/single':>13}"
-            f"{'diff/bare':>11}"
-            f"  first divergent (changed layer)   target <= {TARGET_RATIO}x")
+    return header("model", 20, COLUMNS) + f"  first divergent (changed layer)   target <= {TARGET_RATIO}x"
 
 
 def format_row(row: dict) -> str:
-    m = row["median_s"]
-    return (f"{row['model']:<20}{row['keys']:>6}{m['single']:>10.3f}{m['bare']:>9.3f}{m['diff']:>9.3f}"
-            f"{row['compare_s']:>11.3f}{row['diff/single']:>12.2f}x{row['diff/bare']:>10.2f}x"
-            f"  {row['first_divergent']} ({row['changed']})")
+    return line(row["model"], 20, COLUMNS, row) + f"  {row['first_divergent']} ({row['changed']})"

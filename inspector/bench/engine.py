@@ -37,6 +37,7 @@ from inspector.core.sources.sharing import Sharing
 from inspector.core.sources.loader import load_model
 from inspector.core.workbench import Analysis
 
+from .columns import Column, header, line, median, megabytes, percent, ratio
 from .timing import synchronize
 
 
@@ -172,22 +173,21 @@ def bench_model(name: str, repeats: int = 5, device: str = "cpu", log: Callable[
     return row
 
 
+COLUMNS = [
+    median("plain", "plain s", 9), median("floor", "floor s", 9), median("all", "all s", 9),
+    median("late", "late s", 9), Column("all/plain", 11, "all/plain", ratio),
+    Column("all/floor", 11, "all/floor", ratio), Column("late/plain", 11, "late/plain", ratio),
+    Column("stats +", 9, "stats_overhead", percent), Column("nostats/floor", 15, "nostats/floor", ratio),
+    Column("held MB", 9, "captures_mb", megabytes), Column("gradcam/plain", 15, "gradcam/plain", ratio),
+    Column("saliency/plain", 16, "saliency/plain", ratio), Column("visible/floor", 15, "visible/floor", ratio),
+    Column("update/floor", 14, "update/floor", ratio), Column("diagnosed/floor", 17, "diagnosed/floor", ratio),
+    Column("attention/plain", 17, "attention/plain", ratio),
+]
+
+
 def format_header() -> str:
-    return (f"{'model':<20}{'plain s':>9}{'floor s':>9}{'all s':>9}{'late s':>9}"
-            f"{'all/plain':>11}{'all/floor':>11}{'late/plain':>11}{'stats +':>9}{'nostats/floor':>15}{'held MB':>9}"
-            f"{'gradcam/plain':>15}{'saliency/plain':>16}"
-            f"{'visible/floor':>15}{'update/floor':>14}{'diagnosed/floor':>17}{'attention/plain':>17}")
+    return header("model", 20, COLUMNS)
 
 
 def format_row(row: dict) -> str:
-    m = row["median_s"]
-    return (f"{row['model']:<20}{m['plain']:>9.3f}{m['floor']:>9.3f}{m['all']:>9.3f}{m['late']:>9.3f}"
-            f"{row['all/plain']:>10.2f}x{row['all/floor']:>10.2f}x{row['late/plain']:>10.2f}x"
-            f"{row['stats_overhead']*100:>8.1f}%{row['nostats/floor']:>14.2f}x{row['captures_mb']:>9.1f}"
-            f"{_ratio(row['gradcam/plain']):>15}{_ratio(row['saliency/plain']):>16}"
-            f"{row['visible/floor']:>14.2f}x{row['update/floor']:>13.2f}x{row['diagnosed/floor']:>16.2f}x"
-            f"{_ratio(row['attention/plain']):>17}")
-
-
-def _ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}x"
+    return line(row["model"], 20, COLUMNS, row)
