@@ -179,32 +179,11 @@ def device_steps(device: str) -> list[Step]:
 
     def app(ctx: Context) -> None:
         """The app offscreen with the device picked runs the demo there."""
-        from PySide6.QtCore import QEventLoop, QSettings, QTimer
+        from .qt_steps import first_run_shown
 
-        from inspector.gui.window.main_window import MainWindow
-
-        from .base import APP_TIMEOUT_S
-
-        qapp = ctx.qapp()
-        settings = QSettings(str(Path.cwd() / f"{name}-設定.ini"), QSettings.IniFormat)
-        settings.setValue("device", device)
-        outcome: dict = {}
-        loop = QEventLoop()
-        window = MainWindow(settings=settings, restore=True)
-        try:
-            window.sigResultShown.connect(lambda o: (outcome.setdefault("result", o), loop.quit()))
-            window.sigFailedShown.connect(lambda m: (outcome.setdefault("error", m), loop.quit()))
-            window.show()
-            QTimer.singleShot(int(APP_TIMEOUT_S * 1000), loop.quit)
-            loop.exec()
-            check("error" not in outcome, f"the window showed an error: {outcome.get('error')}")
-            check("result" in outcome, f"no run was shown within {APP_TIMEOUT_S:.0f} s")
-            ran_on = outcome["result"].result.device
+        with first_run_shown(ctx, f"{name}-設定.ini", restore=True, device=device) as (_window, shown):
+            ran_on = shown.result.device
             check(ran_on == _named(device), f"the app ran on {ran_on}, not {device}")
-        finally:
-            window.close()
-            window.deleteLater()
-            qapp.processEvents()
 
     return [(f"{name}_capture", capture), (f"{name}_attribution", attribution), (f"{name}_atlas", atlas),
             (f"{name}_diff", diff), (f"{name}_app", app)]

@@ -5,6 +5,7 @@ PySide6 and the GUI are imported inside the steps, so importing this module need
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from .base import APP_TIMEOUT_S, EDITS, Context, check
@@ -49,31 +50,44 @@ def step_mosaic(ctx: Context) -> None:
         app.processEvents()
 
 
-def step_app_window(ctx: Context) -> None:
-    """The main window opens offscreen, loads the demo on its worker thread and shows a run."""
+@contextlib.contextmanager
+def first_run_shown(ctx: Context, settings_file: str, restore: bool, device: str | None = None,
+                    size: tuple[int, int] | None = None):
+    """The main window offscreen on the settings in `settings_file` (in the working folder; `device` written into
+    them first), `size` if given, until it shows its first run: (the window, that run's outcome), checked to have
+    come within APP_TIMEOUT_S and with no error shown. The window is closed after."""
     from PySide6.QtCore import QEventLoop, QSettings, QTimer
 
     from inspector.gui.window.main_window import MainWindow
 
     app = ctx.qapp()
-    settings = QSettings(str(Path.cwd() / "設定-ü.ini"), QSettings.IniFormat)
+    settings = QSettings(str(Path.cwd() / settings_file), QSettings.IniFormat)
+    if device is not None:
+        settings.setValue("device", device)
     outcome: dict = {}
     loop = QEventLoop()
-    window = MainWindow(settings=settings, restore=False)
+    window = MainWindow(settings=settings, restore=restore)
     try:
         window.sigResultShown.connect(lambda o: (outcome.setdefault("result", o), loop.quit()))
         window.sigFailedShown.connect(lambda m: (outcome.setdefault("error", m), loop.quit()))
-        window.resize(1200, 800)
+        if size is not None:
+            window.resize(*size)
         window.show()
         QTimer.singleShot(int(APP_TIMEOUT_S * 1000), loop.quit)
         loop.exec()
         check("error" not in outcome, f"the window showed an error: {outcome.get('error')}")
         check("result" in outcome, f"no run was shown within {APP_TIMEOUT_S:.0f} s")
-        check(outcome["result"].result.captures, "the window's run captured nothing")
-        out = Path.cwd() / "窗口-ü.png"
-        check(window.grab().save(str(out), "PNG"), f"Qt could not write {out.name}")
-        check(_distinct_colours(out) >= 32, f"{out.name} is blank")
+        yield window, outcome["result"]
     finally:
         window.close()
         window.deleteLater()
         app.processEvents()
+
+
+def step_app_window(ctx: Context) -> None:
+    """The main window opens offscreen, loads the demo on its worker thread and shows a run."""
+    with first_run_shown(ctx, "設定-ü.ini", restore=False, size=(1200, 800)) as (window, shown):
+        check(shown.result.captures, "the window's run captured nothing")
+        out = Path.cwd() / "窗口-ü.png"
+        check(window.grab().save(str(out), "PNG"), f"Qt could not write {out.name}")
+        check(_distinct_colours(out) >= 32, f"{out.name} is blank")
