@@ -52,6 +52,11 @@ def ask_trust_dialog(parent) -> callable:
     return ask
 
 
+def _of_state(name: str) -> property:
+    """A read-only attribute of the window that is its state's `name` (what tests and tools read)."""
+    return property(lambda window: getattr(window.state, name), doc=f"The state's `{name}`.")
+
+
 class MainWindow(SourcesMixin, TokenGridMixin, LayerPanelsMixin, QMainWindow):
     """Signals
     -------
@@ -130,21 +135,10 @@ class MainWindow(SourcesMixin, TokenGridMixin, LayerPanelsMixin, QMainWindow):
         return window
 
     # -- what tests and tools read ------------------------------------------------------------
-    @property
-    def worker(self):
-        return self.state.worker
-
-    @property
-    def worker_thread(self):
-        return self.state.worker_thread
-
-    @property
-    def outcome(self):
-        return self.state.outcome
-
-    @property
-    def loaded(self):
-        return self.state.model
+    worker = _of_state("worker")
+    worker_thread = _of_state("worker_thread")
+    outcome = _of_state("outcome")
+    loaded = _of_state("model")
 
     # -- building -------------------------------------------------------------------------
     def _arrange_docks(self) -> None:
