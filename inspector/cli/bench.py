@@ -99,111 +99,113 @@ def run(args) -> int:
         from inspector.bench.contract import main as contract
 
         return contract()
-    if args.remote:
-        from inspector.bench.remote import bench_remote
+    chosen = next((bench for flags, bench in BENCHES if all(getattr(args, flag) for flag in flags)), _engine)
+    rows = chosen(args)
+    if out:
+        write_json(out, rows, indent=1)
+    return 0
 
-        models = args.models if args.models != DEFAULT_MODELS else ["resnet50"]
-        rows = [bench_remote(name, repeats=args.repeats, device=args.device) for name in models]
-        if out:
-            write_json(out, rows, indent=1)
-        return 0
-    if args.prompts:
-        from inspector.bench.prompts import LEGRAD_MODELS
-        from inspector.bench.prompts import main as bench_prompts
 
-        models = args.models if args.models != DEFAULT_MODELS else list(LEGRAD_MODELS)
-        rows = bench_prompts(models, repeats=3 if args.repeats == 5 else args.repeats)
-        if out:
-            write_json(out, rows, indent=1)
-        return 0
-    if args.handoffs:
-        from inspector.bench.handoffs import run_handoffs
+def _models(args, default) -> list[str]:
+    """--models as given, or this benchmark's own `default` where it was left at the engine benchmark's."""
+    return args.models if args.models != DEFAULT_MODELS else list(default)
 
-        rows = run_handoffs(_atlas_command, ray=not args.no_ray, verbose=args.verbose)
-        if out:
-            write_json(out, rows, indent=1)
-        return 0
-    if args.graph:
-        from inspector.bench.graph_layout import bench_graph
 
-        models = args.models if args.models != DEFAULT_MODELS else ["resnet50", "vit_b_16", "maskrcnn_resnet50_fpn"]
-        rows = bench_graph(models, repeats=args.repeats)
-        if out:
-            write_json(out, rows, indent=1)
-        return 0
-    if args.detection:
-        from inspector.bench.detection import MODELS
-        from inspector.bench.detection import main as bench_detection
+def _repeats(args, default: int) -> int:
+    """--repeats as given, or this benchmark's own `default` where it was left at the parser's 5."""
+    return default if args.repeats == 5 else args.repeats
 
-        models = args.models if args.models != DEFAULT_MODELS else list(MODELS)
-        rows = bench_detection(models, repeats=args.repeats, masks=args.masks, device=args.device)
-        if out:
-            write_json(out, rows, indent=1)
-        return 0
-    if args.ig_auto:
-        from inspector.bench.ig_auto import bench_ig_auto
 
-        models = args.models if args.models != DEFAULT_MODELS else ["resnet50", "mobilenet_v3_large", "vit_b_16"]
-        rows = bench_ig_auto(models, images=3 if args.images in (None, 64) else args.images, repeats=args.repeats,
-                             device=args.device)
-        if out:
-            write_json(out, rows, indent=1)
-        return 0
-    if args.trust:
-        from inspector.core.records.methods import METHODS
+def _remote(args) -> list[dict]:
+    from inspector.bench.remote import bench_remote
 
-        methods = args.methods or ["gradcam"]
-        unknown = [m for m in methods if m not in METHODS]
-        if unknown:
-            raise SpecError(f"Unknown method {unknown[0]!r} for --trust. Methods: {', '.join(METHODS)}.")
-        from inspector.bench.trust import main as bench_trust
+    return [bench_remote(name, repeats=args.repeats, device=args.device) for name in _models(args, ["resnet50"])]
 
-        models = args.models if args.models != DEFAULT_MODELS else ["resnet50"]
-        rows = [row for method in methods for row in bench_trust(
-            models, method, repeats=1 if args.repeats == 5 else args.repeats, device=args.device)]
-        if out:
-            write_json(out, rows, indent=1)
-        return 0
-    if args.attribution:
-        from inspector.bench.attribution import METHODS
-        from inspector.bench.attribution import main as bench_attribution
 
-        models = args.models if args.models != DEFAULT_MODELS else ["resnet50", "vit_b_16"]
-        rows = bench_attribution(models, tuple(args.methods or METHODS), repeats=args.repeats, device=args.device,
-                                 against=args.against)
-        if out:
-            write_json(out, rows, indent=1)
-        return 0
-    if args.gui and args.video:
-        from inspector.bench.live import main as bench_live
+def _prompts(args) -> list[dict]:
+    from inspector.bench.prompts import LEGRAD_MODELS
+    from inspector.bench.prompts import main as bench_prompts
 
-        report = bench_live(device=args.device)
-        if out:
-            write_json(out, report, indent=1)
-        return 0
-    if args.concepts:
-        from inspector.bench.concepts import bench_concepts
+    return bench_prompts(_models(args, LEGRAD_MODELS), repeats=_repeats(args, 3))
 
-        row = bench_concepts(args.model or "resnet50", args.layer, args.images or 200, args.k, args.batch,
-                             repeats=1 if args.repeats == 5 else args.repeats, device=args.device)
-        if out:
-            write_json(out, row, indent=1)
-        return 0
-    if args.atlas:
-        from inspector.bench.atlas import bench_atlas
 
-        row = bench_atlas(args.model or "resnet18", args.images or 64, args.batch, repeats=args.repeats,
-                          device=args.device)
-        if out:
-            write_json(out, row, indent=1)
-        return 0
-    if args.gui:
-        from inspector.bench.gui import main as bench_gui
+def _handoffs(args) -> list[dict]:
+    from inspector.bench.handoffs import run_handoffs
 
-        report = bench_gui(args.model or "resnet18", repeats=args.repeats, device=args.device)
-        if out:
-            write_json(out, report, indent=1)
-        return 0
+    return run_handoffs(_atlas_command, ray=not args.no_ray, verbose=args.verbose)
+
+
+def _graph(args) -> list[dict]:
+    from inspector.bench.graph_layout import bench_graph
+
+    return bench_graph(_models(args, ["resnet50", "vit_b_16", "maskrcnn_resnet50_fpn"]), repeats=args.repeats)
+
+
+def _detection(args) -> list[dict]:
+    from inspector.bench.detection import MODELS
+    from inspector.bench.detection import main as bench_detection
+
+    return bench_detection(_models(args, MODELS), repeats=args.repeats, masks=args.masks, device=args.device)
+
+
+def _ig_auto(args) -> list[dict]:
+    from inspector.bench.ig_auto import bench_ig_auto
+
+    return bench_ig_auto(_models(args, ["resnet50", "mobilenet_v3_large", "vit_b_16"]),
+                         images=3 if args.images in (None, 64) else args.images, repeats=args.repeats,
+                         device=args.device)
+
+
+def _trust(args) -> list[dict]:
+    from inspector.core.records.methods import METHODS
+
+    methods = args.methods or ["gradcam"]
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise SpecError(f"Unknown method {unknown[0]!r} for --trust. Methods: {', '.join(METHODS)}.")
+    from inspector.bench.trust import main as bench_trust
+
+    models = _models(args, ["resnet50"])
+    return [row for method in methods for row in bench_trust(models, method, repeats=_repeats(args, 1),
+                                                              device=args.device)]
+
+
+def _attribution(args) -> list[dict]:
+    from inspector.bench.attribution import METHODS
+    from inspector.bench.attribution import main as bench_attribution
+
+    return bench_attribution(_models(args, ["resnet50", "vit_b_16"]), tuple(args.methods or METHODS),
+                             repeats=args.repeats, device=args.device, against=args.against)
+
+
+def _video(args) -> dict:
+    from inspector.bench.live import main as bench_live
+
+    return bench_live(device=args.device)
+
+
+def _concepts(args) -> dict:
+    from inspector.bench.concepts import bench_concepts
+
+    return bench_concepts(args.model or "resnet50", args.layer, args.images or 200, args.k, args.batch,
+                          repeats=_repeats(args, 1), device=args.device)
+
+
+def _atlas(args) -> dict:
+    from inspector.bench.atlas import bench_atlas
+
+    return bench_atlas(args.model or "resnet18", args.images or 64, args.batch, repeats=args.repeats,
+                       device=args.device)
+
+
+def _gui(args) -> dict:
+    from inspector.bench.gui import main as bench_gui
+
+    return bench_gui(args.model or "resnet18", repeats=args.repeats, device=args.device)
+
+
+def _engine(args) -> list[dict]:
+    """The engine's benchmark (or, with --diff, diff's), a table on stdout: when no other benchmark is asked for."""
     from inspector.core.engine.allocator import allocator_note
     if args.diff:
         from inspector.bench.diff import bench_diff as bench_model
@@ -213,10 +215,16 @@ def run(args) -> int:
 
     print(allocator_note())
     print(format_header())
-    rows = [bench_model(name, args.repeats, args.device) for name in args.models]
-    if out:
-        write_json(out, rows, indent=1)
-    return 0
+    return [bench_model(name, args.repeats, args.device) for name in args.models]
+
+
+#: The benchmarks other than the engine's, by the flags that ask for each, the first that matches is run (so
+#: `--gui --video` plays a video, `--gui` alone measures the app).
+BENCHES = (
+    (("remote",), _remote), (("prompts",), _prompts), (("handoffs",), _handoffs), (("graph",), _graph),
+    (("detection",), _detection), (("ig_auto",), _ig_auto), (("trust",), _trust), (("attribution",), _attribution),
+    (("gui", "video"), _video), (("concepts",), _concepts), (("atlas",), _atlas), (("gui",), _gui),
+)
 
 
 def _atlas_command(argv: list[str]) -> int:
