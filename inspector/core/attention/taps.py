@@ -8,8 +8,9 @@ the heads' outputs O = A V side by side (what the output projection takes) or a 
 the output's times the projection's weight), the values V and, when asked, A itself (worked out beside the module
 as the `attention` site does). Per head, d score / d A = (d score / d O) V^T: exact whatever kernel the model
 used, and nothing of the model's forward is computed twice but the values (and A, when asked).
-Supported: the attention site's modules (`site.supports_attention`) and timm's latent attention pool (the MAP
-head of SigLIP and other `global_pool='map'` ViTs).
+Supported: the attention site's modules (`site.supports_attention`), timm's latent attention pool (the MAP
+head of SigLIP and other `global_pool='map'` ViTs), and DETR's and Conditional DETR's attention (`detr`, for
+Chefer's relevance of a query; not `tappable`: no vision transformer's block).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .detr import detr_attention, is_detr_attention
 from .site import _hf_probs, _is_hf_attention, _mha_attention, _output_projection, supports_attention
 from .timm_classes import _given, _qkv, probs_function, vit_probs
 
@@ -101,7 +103,7 @@ def _mha_values(m: nn.MultiheadAttention, args: tuple, kwargs: dict) -> tuple[to
 def _joined_at(m: nn.Module) -> nn.Module:
     """The module whose input is the heads' outputs side by side: transformers' output projection; timm's
     `norm` before the projection (Identity unless scale_norm; EVA's sub-LN), else its `proj`."""
-    if _is_hf_attention(m):
+    if _is_hf_attention(m) or is_detr_attention(m):
         return _output_projection(m)
     norm = getattr(m, "norm", None)
     return norm if isinstance(norm, nn.Module) and not is_latent_pool(m) else m.proj
@@ -141,6 +143,8 @@ class AttentionTaps:
             with torch.no_grad():
                 if is_latent_pool(module):
                     probs, values = _latent_pool(module, args, kwargs)
+                elif is_detr_attention(module):
+                    probs, values = detr_attention(module, args, kwargs)
                 else:
                     values = _values(module, args, kwargs)
                     probs = (_hf_probs(module, args, kwargs) if _is_hf_attention(module)

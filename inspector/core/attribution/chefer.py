@@ -4,7 +4,8 @@ rollout weighted by the target's gradient, so it is class-specific where rollout
 
 R starts as the identity over the tokens; for each block in forward order, with A its attention probabilities
 and dA the gradient of the target with respect to them, R += mean over heads of clamp(dA * A, min=0) @ R. The
-class token's row of R over the patches is the map, upsampled to the input and scaled to [0, 1].
+class token's row of R over the patches is the map, upsampled to the input and scaled to [0, 1]. A DETR's box has
+the paper's encoder-decoder rules (`chefer_detr`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from ..attention.taps import AttentionTaps
 from ..common.errors import SpecError
 from ..target.objective import objective, parse_target, primary_output
 from ..sources.loaded import LoadedModel
+from ..records.support import NO_DETR_ATTENTION
 from .cams.layers import upsample
+from .chefer_detr import chefer_query, other_box_methods, query_family
+from .entry import is_detector
 from .record import Attribution, _device, _unwrap
 from .vit_blocks import find_blocks, patch_part
 
@@ -56,4 +60,11 @@ def chefer(model: LoadedModel | nn.Module, x: torch.Tensor, target=None) -> Attr
 
 
 def chefer_map(model, x, target, layer, options) -> Attribution:
+    """A vision transformer's class (`chefer`) or a DETR's box (`chefer_detr`); any other detector is refused."""
+    if query_family(_unwrap(model)[0]) is not None:
+        return chefer_query(model, x, target)
+    if is_detector(model, x):
+        raise SpecError(f"Chefer's relevance of a box {NO_DETR_ATTENTION} (DETR and Conditional DETR from hf: "
+                        f"folders); this detector is a {type(_unwrap(model)[0]).__name__}. For its boxes use "
+                        f"{other_box_methods()}.")
     return chefer(model, x, target)

@@ -98,7 +98,7 @@ def with_baseline(model: LoadedModel | nn.Module, x: torch.Tensor, options: dict
     return opts, made
 
 
-def _detects(model: LoadedModel | nn.Module, x: torch.Tensor) -> bool:
+def is_detector(model: LoadedModel | nn.Module, x: torch.Tensor) -> bool:
     """A loaded model its loader or layer tree calls a detector; a bare module that answers x with boxes."""
     if isinstance(model, LoadedModel):
         return detects(model)
@@ -134,7 +134,7 @@ def _attribute_with_baseline(model, x, method, target, layer, options) -> Attrib
     row = method_row(method)
     if isinstance(model, (LoadedModel, nn.Module)):
         check_box_rank(model.module if isinstance(model, LoadedModel) else model, parse_target(target))
-    if not row.detectors and _detects(model, x):
+    if not row.detectors and is_detector(model, x):
         boxes = ", ".join(m.name for m in METHODS.values() if m.detectors)
         raise SpecError(f"{method} does not explain detections yet; for a box use {boxes}.")
     if (options or {}).get("max_memory") is not None:  # text or bytes, checked by one rule

@@ -87,7 +87,7 @@ class Method:
     detectors: bool = True  # explains a detector's box
     compare: bool = False  # Compare all offers it for a classifier
     compare_boxes: bool = False  # ... and for a detector
-    vits_only: bool = False  # serves vision transformers only (the rest get a one-line error saying why)
+    vits_only: bool = False  # of the classifiers, serves vision transformers only (the rest: a one-line why)
 
     @property
     def option_names(self) -> tuple[str, ...]:
@@ -164,8 +164,8 @@ _ROWS = (
            options=(Option("blocks", "whole", None, "the last blocks averaged (default all)", low=1, high=1000,
                            auto="all"),), detectors=False, vits_only=True),
     Method("chefer", "Chefer relevance", "attention times its gradient, propagated through the blocks: the class "
-           "token's relevance (vision transformers)", "inspector.core.attribution.chefer:chefer_map", detectors=False,
-           vits_only=True),
+           "token's relevance (vision transformers), or a box's query's (DETR)",
+           "inspector.core.attribution.chefer:chefer_map", vits_only=True),
     Method("ig", "integrated gradients", "gradients along the path from a baseline to the input, integrated",
            "inspector.core.attribution.integrated:ig_map", options=_IG, baseline=True, passes=True, sign="signed",
            compare=True, compare_boxes=True),

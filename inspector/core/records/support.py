@@ -30,8 +30,10 @@ FAMILIES: tuple[Family, ...] = (
            "`lraspp_mobilenet_v3_large`)", "`seg:CLASS[@X0,Y0,X1,Y1]`", ("lraspp_mobilenet_v3_large",)),
     Family("detector", "Detector (torchvision)", "torchvision's detectors (`fasterrcnn_resnet50_fpn`, ...)",
            "`box:K`, `box:X0,Y0,X1,Y1[@CLASS]`", ("fasterrcnn_mobilenet_v3_large_320_fpn",)),
-    Family("query-detector", "Query-based detector", "DETR, Conditional and Deformable DETR, RT-DETR and D-FINE "
-           "from `hf:` folders", "`box:K`, `box:X0,Y0,X1,Y1[@CLASS]`", ("DETR", "Deformable DETR")),
+    Family("query-detector", "DETR, Conditional DETR", "query-based detectors with dense attention from `hf:` "
+           "folders", "`box:K`, `box:X0,Y0,X1,Y1[@CLASS]`", ("DETR",)),
+    Family("deformable-detector", "Deformable DETR, RT-DETR, D-FINE", "query-based detectors with deformable "
+           "attention from `hf:` folders", "`box:K`, `box:X0,Y0,X1,Y1[@CLASS]`", ("Deformable DETR",)),
     Family("clip", "CLIP", "an `hf:` CLIP folder (both towers and its tokenizer)", '`text:"PROMPT"`', ("CLIP",)),
     Family("siglip", "SigLIP", "an `hf:` SigLIP folder (both towers; its head pools the patches: no class token)",
            '`text:"PROMPT"`', ("SigLIP",)),
@@ -45,13 +47,18 @@ NO_GRID = "this model has no patch grid"
 NO_BOXES = "does not explain detections yet"
 NO_DETECTIONS = "this model detects nothing"
 NO_CLASS_TOKEN = "this model has no class token"
+NO_DETR_ATTENTION = "reads DETR's attention only"
+NO_DENSE_ATTENTION = "deformable attention has no dense map"
 
 _ATTENTION = ("rollout", "legrad", "chefer")  # the methods that read a vision transformer's attention
 
 #: (family, method) -> why that method does not explain that family; every other cell is "yes".
 REFUSED: dict[tuple[str, str], str] = {
     **{(family, method): NO_GRID for family in ("classifier", "segmenter") for method in _ATTENTION},
-    **{(family, method): NO_BOXES for family in ("detector", "query-detector") for method in _ATTENTION},
+    **{(family, method): NO_BOXES for family in ("detector", "query-detector", "deformable-detector")
+       for method in ("rollout", "legrad")},
+    ("detector", "chefer"): NO_DETR_ATTENTION,
+    ("deformable-detector", "chefer"): NO_DENSE_ATTENTION,
     **{(family, "drise"): NO_DETECTIONS for family in ("classifier", "segmenter", "clip", "siglip", "vit")},
     ("siglip", "chefer"): NO_CLASS_TOKEN,
 }
