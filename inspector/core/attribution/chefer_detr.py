@@ -144,7 +144,7 @@ def chefer_query(model: LoadedModel | nn.Module, x: torch.Tensor, target=None) -
     if relevance.numel() != h * w:
         raise RunError(f"Chefer's relevance: {relevance.numel()} encoder tokens for a {h} x {w} feature grid.")
     cam = relevance.reshape(h, w).float().cpu().numpy()
-    notes = (f"relevance over {len(encoder)} encoder and {len(decoder)} decoder layers: the row of query {query} "
+    notes = (f"relevance over {len(encoder)} encoder and {len(decoder)} decoder layer(s): the row of query {query} "
              f"on the {h} x {w} feature grid",)
     return Attribution("chefer", upsample(cam, tuple(x.shape[-2:])), str(resolved), label, None, cam, notes=notes,
                        detections=tuple(detections_of(output, labels)), target_detection=k)
