@@ -8,6 +8,9 @@ from typing import Any
 from . import VERSION, kinds, registry
 from .errors import ProtocolError
 
+#: What a `list` request shows of a folder: its folders and images, every entry, or every image below it.
+LIST_SHOWS = ("images", "all", "nested")
+
 
 def _tagged(tag: str, inner: dict, **more: dict) -> dict:
     return {"type": "object", "properties": {tag: inner, **more}, "required": [tag, *more],
@@ -94,6 +97,10 @@ def check_body(kind: str, body: Any) -> None:
                                        and isinstance(body["run"], int) and isinstance(body["names"], list)
                                        and all(isinstance(n, str) for n in body["names"])):
             raise ProtocolError("An arrays request's body is {\"run\": a run's id, \"names\": [capture names]}.")
+        elif kind == "list" and not (isinstance(body, dict) and set(body) == {"path", "show"}
+                                     and isinstance(body["path"], str) and body["show"] in LIST_SHOWS):
+            raise ProtocolError("A list request's body is {\"path\": a folder, \"show\": \"images\", \"all\" "
+                                "or \"nested\"}.")
         return
     if kind == "failure" and type(body) is not registry.record_class("Failure"):
         raise ProtocolError(f"A failure event's body is a Failure, not {_name(body)}.")

@@ -30,13 +30,13 @@ class DataRoot:
             return False
         return all(r == self.folder or r.startswith(self.folder.rstrip(os.sep) + os.sep) for r in resolved)
 
-    def check(self, path: str, what: str) -> None:
+    def check(self, path: str, what: str, pattern: bool = True) -> None:
         """RefusedRequest (one line) unless `path` is inside the root; a glob's fixed part and what it may
-        match are both held to it."""
+        match are both held to it (`pattern` False: `path` is a name as it is, `*` and all: a folder listed)."""
         if not isinstance(path, str):
             raise RefusedRequest(f"{what} is a path in text, not a {type(path).__name__}.")
         fixed = path
-        if glob.has_magic(path):
+        if pattern and glob.has_magic(path):
             parts = path.split(os.sep)
             if ".." in parts:
                 raise RefusedRequest(f"{what} {shown(path)} is a pattern with '..' in it: refused on this server.")
