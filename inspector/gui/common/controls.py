@@ -17,6 +17,10 @@ def searchable(combo: QComboBox) -> QComboBox:
     completer = combo.completer()
     completer.setFilterMode(Qt.MatchContains)
     completer.setCompletionMode(QCompleter.PopupCompletion)
+    edit = combo.lineEdit()
+    # A choice set by the program or from the list reads from its first letter (the line edit puts its cursor at
+    # the end, which scrolls the start of a text longer than the box away); text being typed keeps its cursor.
+    edit.textChanged.connect(lambda _text: edit.hasFocus() or edit.setCursorPosition(0))
     return combo
 
 

@@ -34,3 +34,21 @@ def test_the_model_chooser_offers_the_bundled_models_the_shuffled_twin_among_the
     with qtbot.waitSignal(combo.sigChosen) as chosen:
         combo.activated.emit(2)
     assert chosen.args == ["demo-shuffled"]
+
+
+def test_a_chosen_target_longer_than_its_box_reads_from_its_start(qtbot):
+    """A detector's target 'box:0: detection 1 by score' in a box narrower than the words showed
+    ': detection 1 by score' (the line edit's cursor at the end scrolls the start away): a choice made by the
+    program or from the list is shown from its first letter; text being typed keeps its cursor."""
+    combo = TargetCombo()
+    qtbot.addWidget(combo)
+    combo.setFixedWidth(120)
+    combo.set_labels(None, boxes=True)
+    combo.set_target("box:0")
+    edit = combo.lineEdit()
+    assert edit.text() == "box:0: detection 1 by score"
+    assert edit.cursorPosition() == 0
+    combo.setCurrentIndex(3)  # from the list
+    assert edit.text() == "box:2: detection 3 by score" and edit.cursorPosition() == 0
+    combo.set_target("box:1,2,3,4@traffic light")  # as typed, from a session
+    assert edit.cursorPosition() == 0
