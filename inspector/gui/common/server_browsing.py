@@ -48,6 +48,7 @@ class ServerBrowsing:
         self.every_file = False  # All files: every file listed, not just images (folders) or the patterns (files)
         self.listing: dict | None = None  # the server's answer for the folder shown
         self.waiting: str | None = None  # the folder asked for, not answered yet
+        self._next: str | None = None  # the folder asked for while another was: asked once that one is answered
         self.said = ""  # the server's one line on the last folder asked for, when it was refused
 
     @property
@@ -59,7 +60,11 @@ class ServerBrowsing:
         return "images" if self.folders and not self.every_file else "all"
 
     def open(self, path: str) -> None:
-        """List the server's folder `path` ("" is the data root; relative: inside it)."""
+        """List the server's folder `path` ("" is the data root; relative: inside it). One listing is asked at a
+        time, so each answer is the one asked for: a folder asked for meanwhile is asked next (the last one)."""
+        if self.waiting is not None:
+            self._next = path
+            return
         self.waiting = path
         self.ask(path, self.show())
 
@@ -70,7 +75,10 @@ class ServerBrowsing:
 
     def answered(self, found) -> None:
         """A listing (the server's dict) or the Failure it was refused with (the folder shown stays)."""
-        self.waiting = None
+        self.waiting, following, self._next = None, self._next, None
+        if following is not None:  # a folder asked for since: this answer is of one left behind
+            self.open(following)
+            return
         if isinstance(found, dict):
             self.listing, self.said = found, ""
         else:
@@ -116,7 +124,8 @@ class ServerBrowsing:
             root += " (the folder it was started in: no --data-root)"
         notes = []
         if found["more"]:
-            notes.append(f"{found['more']} more entries not listed")
+            notes.append(f"{found['more']} more {'entry' if found['more'] == 1 else 'entries'} not listed")
         if found["outside"]:
-            notes.append(f"{found['outside']} links out of the data root left out")
+            notes.append(f"{found['outside']} {'link' if found['outside'] == 1 else 'links'} out of the data root "
+                         f"left out")
         return root + ("; " + "; ".join(notes) if notes else "") + "."
