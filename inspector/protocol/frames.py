@@ -32,7 +32,7 @@ def pack(message_id: str, index: int, array: np.ndarray) -> bytes:
     little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
     header = json.dumps({"v": VERSION, "id": message_id, "index": index, "dtype": little.dtype.str,
                          "shape": list(little.shape)}, separators=(",", ":")).encode()
-    return _LENGTH.pack(len(header)) + header + little.tobytes()
+    return b"".join((_LENGTH.pack(len(header)), header, little.data))  # the array's bytes copied once, not twice
 
 
 def unpack(frame: bytes) -> tuple[str, int, np.ndarray]:

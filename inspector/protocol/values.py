@@ -31,12 +31,34 @@ from .errors import ProtocolError
 MAX_DEPTH = 64  # records nest a dozen deep; a deeper message is refused before Python's recursion limit
 
 _FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+#: The records met so far, each by its class: (its name in the allowlist, its fields) to write it, and by its name:
+#: (its class, its fields, its check) to read it. Filled as they first cross (the allowlist is fixed).
+_WRITTEN: dict[type, tuple[str, tuple[str, ...]]] = {}
+_READ: dict[str, tuple[type, frozenset, Any]] = {}
 
 
 def encode(value: Any, arrays: list[np.ndarray], depth: int = 0) -> Any:
     """`value` as JSON-ready data; each NumPy array is appended to `arrays` and named by its index there."""
     if depth > MAX_DEPTH:
         raise ProtocolError(f"A value nested more than {MAX_DEPTH} deep cannot be sent.")
+    # The kinds a run's outcome is made of, by their exact type (a result holds thousands of records); any other
+    # value, a subclass too, takes the full walk below, which writes the same text.
+    kind = type(value)
+    if kind is str or kind is bool or kind is int or value is None:
+        return value
+    if kind is float and math.isfinite(value):
+        return value
+    layout = _WRITTEN.get(kind)
+    if layout is not None:
+        return _written(value, layout, arrays, depth)
+    if kind is list:
+        return [encode(v, arrays, depth + 1) for v in value]
+    if kind is tuple:
+        return {"$tuple": [encode(v, arrays, depth + 1) for v in value]}
+    return _encode(value, arrays, depth)
+
+
+def _encode(value: Any, arrays: list[np.ndarray], depth: int) -> Any:
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int) and not isinstance(value, np.integer):
@@ -63,18 +85,29 @@ def encode(value: Any, arrays: list[np.ndarray], depth: int = 0) -> Any:
     if isinstance(value, bytes):
         return {"$bytes": base64.b64encode(value).decode("ascii")}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        name = registry.name_of(type(value))
-        fields = {f.name: encode(getattr(value, f.name), arrays, depth + 1)
-                  for f in dataclasses.fields(value) if f.init}
-        return {"$record": name, "fields": fields}
+        layout = registry.name_of(type(value)), tuple(f.name for f in dataclasses.fields(value) if f.init)
+        _WRITTEN[type(value)] = layout  # (a class that comes this far always does: its next ones go the short way)
+        return _written(value, layout, arrays, depth)
     raise ProtocolError(f"A {type(value).__module__}.{type(value).__qualname__} cannot be sent: the protocol "
                         f"carries records, numbers, texts, containers and NumPy arrays.")
+
+
+def _written(record: Any, layout: tuple[str, tuple[str, ...]], arrays: list[np.ndarray], depth: int) -> dict:
+    name, fields = layout
+    return {"$record": name, "fields": {field: encode(getattr(record, field), arrays, depth + 1) for field in fields}}
 
 
 def decode(node: Any, arrays: list[np.ndarray], depth: int = 0) -> Any:
     """The value `node` (from `encode`, read back from JSON) stands for; `arrays` the message's frames."""
     if depth > MAX_DEPTH:
         raise ProtocolError(f"A value nested more than {MAX_DEPTH} deep is refused.")
+    kind = type(node)  # what json.loads makes, by exact type first (a result holds thousands of records)
+    if kind is str or kind is int or kind is bool or node is None:
+        return node
+    if kind is dict and len(node) == 2 and "$record" in node and "fields" in node:
+        return _record(node["$record"], node["fields"], arrays, depth)
+    if kind is list:
+        return [decode(v, arrays, depth + 1) for v in node]
     if node is None or isinstance(node, (bool, str)):
         return node
     if isinstance(node, int):
@@ -145,17 +178,18 @@ def _scalar(dtype: Any, value: Any) -> np.generic:
 
 
 def _record(name: Any, fields: Any, arrays: list[np.ndarray], depth: int) -> Any:
-    cls = registry.record_class(name)
+    read = _READ.get(name) if isinstance(name, str) else None
+    if read is None:
+        cls = registry.record_class(name)
+        read = _READ[name] = cls, frozenset(f.name for f in dataclasses.fields(cls) if f.init), CHECKS.get(name)
+    cls, known, check = read
     if not isinstance(fields, dict):
         raise ProtocolError(f"A {name}'s fields are a JSON object.")
-    known = {f.name for f in dataclasses.fields(cls) if f.init}
-    unknown = set(fields) - known
-    if unknown:
-        raise ProtocolError(f"A {name} has no field {', '.join(sorted(unknown))}.")
+    if not known.issuperset(fields):
+        raise ProtocolError(f"A {name} has no field {', '.join(sorted(set(fields) - known))}.")
     values = {key: decode(value, arrays, depth + 1) for key, value in fields.items()}
     try:
         record = cls(**values)
-        check = CHECKS.get(name)
         return record if check is None else check(record)
     except ProtocolError:
         raise
