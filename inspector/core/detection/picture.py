@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from ..records.detections import Detection
 from .changes import BoxChange
+from .tags import TAG_PAD, draw_tag, fitted, tag_font, tag_rect, text_width  # noqa: F401  (the tags' rules too)
 
 CHOSEN = (255, 212, 0)  # the target's box: the yellow the atlas outlines its regions in
 #: Box colours by class, cycling: matplotlib's tab10 without its olive (too near CHOSEN's yellow)
@@ -91,8 +92,7 @@ def draw_detections(picture: np.ndarray, detections: Sequence[Detection], min_sc
     colour = lambda k: CHOSEN if k == chosen else colour_of(detections[k].label)  # noqa: E731
     if masks is not None:
         image = _tinted(image, masks, [(k, colour(k)) for k in ranks if k < len(masks)])
-    draw = ImageDraw.Draw(image)
-    font = ImageFont.load_default(size=11)
+    draw, font = ImageDraw.Draw(image), tag_font()
     for k in [*reversed(others), *target]:  # the best of the others drawn last of them, on top
         found = detections[k]
         _box(draw, font, found.box, f"{found.name} {found.score:.2f}", scale, colour(k), 3 if k == chosen else 2)
@@ -131,8 +131,7 @@ def draw_changes(picture: np.ndarray, before: Sequence[Detection], after: Sequen
     was dashed; appeared in green, tagged "+"; vanished dashed in red, tagged "-" with its score before (and
     now, where it is still found below the score shown)."""
     image, scale = _fitted(picture, size)
-    draw = ImageDraw.Draw(image)
-    font = ImageFont.load_default(size=11)
+    draw, font = ImageDraw.Draw(image), tag_font()
     order = {"vanished": 0, "kept": 1, "moved": 2, "appeared": 3}  # what changed drawn last, on top
     for change in sorted(changes, key=lambda c: order[c.kind]):
         if change.kind == "vanished":
@@ -172,40 +171,4 @@ def _box(draw: ImageDraw.ImageDraw, font, box, text: str, scale: float, colour, 
     else:
         draw.rectangle((x0 - 1, y0 - 1, x1 + 1, y1 + 1), outline=(0, 0, 0), width=width + 2)  # seen on any background
         draw.rectangle((x0, y0, x1, y1), outline=colour, width=width)
-    width, height = draw.im.size
-    text = fitted(text, lambda t: text_width(draw, t, font) + TAG_PAD, width)
-    left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
-    rect = tag_rect((x0, y0), (right - left + TAG_PAD - 1, bottom - top + 2), (width, height))
-    draw.rectangle(rect, fill=colour)
-    dark = sum(c * w for c, w in zip(colour, (0.299, 0.587, 0.114))) > 140
-    draw.text((rect[0] + 2, rect[1] + 1 - top), text, fill=(0, 0, 0) if dark else (255, 255, 255), font=font)
-
-
-TAG_PAD = 5  # a tag is its text's width and this many pixels (2 a side and its right edge's own)
-
-
-def text_width(draw: ImageDraw.ImageDraw, text: str, font) -> int:
-    left, _top, right, _bottom = draw.textbbox((0, 0), text, font=font)
-    return right - left
-
-
-def fitted(text: str, width_of, room: float) -> str:
-    """`text`, or as much of it as fits `room` pixels ending in "…" (by `width_of`): a tag or a caption is never
-    cut at the picture's edge ("checkerboa")."""
-    if width_of(text) <= room:
-        return text
-    for end in range(len(text) - 1, 0, -1):
-        if width_of(text[:end].rstrip() + "…") <= room:
-            return text[:end].rstrip() + "…"
-    return "…"
-
-
-def tag_rect(corner: tuple[float, float], size: tuple[int, int], image: tuple[int, int]) -> tuple[float, ...]:
-    """The (x0, y0, x1, y1) rectangle, corners included (Pillow's), of a tag `size` (w, h) pixels for a box whose
-    top-left corner is `corner` in an `image` (W, H): on the box's top edge, over it where there is room, else
-    inside it; moved left and up as far as it takes to lie inside the picture (a box at the right or bottom edge
-    cut its tag there)."""
-    (x0, y0), (w, h), (width, height) = corner, size, image
-    y = y0 - h if y0 - h >= 0 else y0
-    x, y = max(0.0, min(x0, width - 1 - w)), max(0.0, min(y, height - 1 - h))
-    return x, y, x + w, y + h
+    draw_tag(draw, (x0, y0), text, colour, font)
