@@ -122,10 +122,11 @@ def test_a_clicked_box_is_forgotten_on_another_image(ui, qtbot, open_window, tmp
 
 
 def test_the_compare_tab_marks_the_boxes_an_edit_made_appear_and_vanish(ui, qtbot, open_window, tmp_path, image_file,
-                                                                        tiny_source):
+                                                                        tiny_source, monkeypatch):
     """Scaling the conv's output by -1 turns each score s into sigmoid(-mean) = 1 - s: seen from 0.5, every box
     shown before vanishes (its new score still listed) and every box hidden before appears, in the table and
-    in the picture (green for an appeared box)."""
+    in the picture (green for an appeared box). Run again, the boxes are drawn once, with the result's boxes
+    (they were drawn a first time in the result's first turn, the runs before over its input)."""
     from inspector.core.detection.picture import APPEARED
     from inspector.core.edits import Edit
     from inspector.core.common.keys import Key
@@ -155,6 +156,15 @@ def test_the_compare_tab_marks_the_boxes_an_edit_made_appear_and_vanish(ui, qtbo
         if scores[i] < 0.5:
             assert tuple(drawn[round(y1 * scale) - 1, round((x0 + x1) / 2 * scale)]) == APPEARED
     assert outcome.baseline is not None and outcome.baseline.detections is not None
+
+    import inspector.gui.views.compare.box_changes_view as boxes_view
+
+    draws, draw = [], boxes_view.draw_changes
+    monkeypatch.setattr(boxes_view, "draw_changes", lambda *a, **k: draws.append(a[1:3]) or draw(*a, **k))
+    window.state.run()
+    again = ui.expect_result(qtbot, window)
+    assert draws == [(outcome.baseline.detections, again.result.detections)]  # once, the new run's boxes
+    np.testing.assert_array_equal(compare.boxes.drawn, drawn)  # the same runs: the same picture
 
     from inspector.core.records.requests import ModelRequest
 

@@ -158,13 +158,7 @@ def test_rows_worked_out_in_one_turn_and_drawn_in_the_next_are_the_rows_drawn_at
     grid.clear_all()
 
     turns = []  # what each turn did: ("prepare" | "draw", row)
-
-    class Turns:  # the view's later turns, run one by one here
-        @staticmethod
-        def singleShot(_ms, _owner, step):
-            turns.append(step)
-
-    monkeypatch.setattr(compare_view, "QTimer", Turns)
+    monkeypatch.setattr(compare_view, "after_paint", lambda _owner, step: turns.append(step))  # run one by one here
     done, did = [], []
     real_prepare, real_draw = grid.prepare_row, grid.draw_row
     monkeypatch.setattr(grid, "prepare_row", lambda *a: did.append(("prepare", a[0])) or real_prepare(*a))

@@ -45,11 +45,11 @@ class BoxChangesView(QWidget):
         return self._min_score if self._min_score is not None else default_min_score(self.before or [])
 
     def set_backdrop(self, rgb: np.ndarray | None, min_score: float | None) -> None:
-        """The input picture the boxes are drawn over, and the score they are shown from (drawn now only when
-        on screen: the Compare tab draws its boxes again when it is shown)."""
+        """The input picture the boxes are drawn over, and the score they are shown from, drawn with the next
+        runs' boxes (`show_changes`): a result sets its input here in its first turn and its boxes turns later
+        (the Compare tab a row a turn, the boxes last), so drawing now drew the runs before over it, in the
+        result's own turn (3-12 ms of it), only to draw it again."""
         self.rgb, self._min_score = rgb, min_score
-        if self.isVisible():
-            self._draw()
 
     def set_min_score(self, value: float) -> None:
         self._min_score = value

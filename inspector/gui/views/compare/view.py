@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -32,6 +32,7 @@ from inspector.core.pictures.mosaic import PAGE
 from inspector.core.engine.result import RunResult
 
 from ...common.controls import content_free, searchable
+from ...common.paint_turns import after_paint
 from .box_changes_view import BoxChangesView
 from .grid import COLS, ROWS, CompareGrid  # noqa: F401  (ROWS, COLS: the grid's names)
 from .divergence_view import DivergenceView
@@ -183,9 +184,7 @@ class CompareView(QWidget):
         that detects nothing (`detecting` False) leaves no boxes of the last one here."""
         if not detecting:
             self.boxes.show_changes(None, None, self.grid.names_pair())
-        self.boxes.set_backdrop(rgb, min_score)
-        if self.boxes.isVisible():  # hidden, the tab's next refresh draws them (no work on every run)
-            self._fill_box_table()
+        self.boxes.set_backdrop(rgb, min_score)  # drawn, and the table filled, with the result's boxes
 
     def set_min_score(self, value: float) -> None:
         self.boxes.set_min_score(value)
@@ -251,13 +250,16 @@ class CompareView(QWidget):
                     i += 1
                     continue
                 # In turns: a row's mosaics and levels worked out in one, drawn and painted in the next (together
-                # they made the detector's longest turn), the next row's worked out once that is painted.
+                # they made the detector's longest turn), the next row's worked out once that is painted. Each
+                # next turn is timed from the paint's end (after_paint): a timer started before the paint fell due
+                # during it and ran at once, before the timers that fell due later (a heartbeat, an animation),
+                # so a row's paint and the next row's mosaics (or the boxes) made one stall.
                 if prepared is None:
                     prepared = self._prepare_row(baseline, edited, *rows[i])
-                    QTimer.singleShot(1, self, lambda: step(i, prepared))
+                    after_paint(self, lambda: step(i, prepared))
                     return
                 self._draw_row(rows[i], prepared, notes)
-                QTimer.singleShot(1, self, lambda: step(i + 1))
+                after_paint(self, lambda: step(i + 1))
                 return
             self._show_boxes_and_table(baseline, edited, notes)
             finished, self._pending_done = self._pending_done, None
