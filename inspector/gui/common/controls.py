@@ -19,8 +19,9 @@ def searchable(combo: QComboBox) -> QComboBox:
     completer.setCompletionMode(QCompleter.PopupCompletion)
     edit = combo.lineEdit()
     # A choice set by the program or from the list reads from its first letter (the line edit puts its cursor at
-    # the end, which scrolls the start of a text longer than the box away); text being typed keeps its cursor.
-    edit.textChanged.connect(lambda _text: edit.hasFocus() or edit.setCursorPosition(0))
+    # the end, which scrolls the start of a text longer than the box away); text being typed (the line edit's
+    # modified flag) keeps its cursor.
+    edit.textChanged.connect(lambda _text: edit.isModified() or edit.setCursorPosition(0))
     return combo
 
 

@@ -52,3 +52,19 @@ def test_a_chosen_target_longer_than_its_box_reads_from_its_start(qtbot):
     assert edit.text() == "box:2: detection 3 by score" and edit.cursorPosition() == 0
     combo.set_target("box:1,2,3,4@traffic light")  # as typed, from a session
     assert edit.cursorPosition() == 0
+
+
+def test_typing_into_the_target_chooser_keeps_its_cursor(qtbot):
+    """The cursor is homed only for text the program or the list set: letters typed go where they are typed."""
+    from PySide6.QtCore import Qt
+
+    combo = TargetCombo()
+    qtbot.addWidget(combo)
+    combo.setCompleter(None)
+    combo.set_labels(None, boxes=True)
+    combo.lineEdit().clear()
+    qtbot.keyClicks(combo.lineEdit(), "box:3")
+    assert combo.lineEdit().text() == "box:3" and combo.lineEdit().cursorPosition() == 5
+    qtbot.keyClick(combo.lineEdit(), Qt.Key_Home)
+    qtbot.keyClicks(combo.lineEdit(), "x")
+    assert combo.lineEdit().text() == "xbox:3"
