@@ -17,6 +17,8 @@ REQUESTS: dict[str, tuple[str, str | None]] = {
     "values": ("values", "GraphValuesRequest"),  # a run's values on a recorded graph: GraphValues, GraphComparison
     "concepts": ("concepts", "ConceptsRequest"),  # open a dictionary, read an image's concepts, a map, a page
     "learn": ("job", "BuildConceptsRequest"),  # learn a concept dictionary over a folder: its folder, when done
+    "checks": ("checks", "TrustRequest"),  # a map's trust card ("Check these maps"): a TrustCard
+    "evaluate": ("job", "EvaluationRequest"),  # Evaluate… over a folder: an EvaluationDone, when done
     "catalogue": ("catalogue", None),  # body: null; the model sources the server offers, a list of names
     "devices": ("info", None),
     "arrays": ("info", None),  # body: {"run": a run's run_id, "names": captures it held}: the last run's arrays

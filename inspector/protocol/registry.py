@@ -23,6 +23,8 @@ _RECORDS = (
     "inspector.core.records.graph:GraphValuesRequest",
     "inspector.core.records.concepts:ConceptsRequest",
     "inspector.core.records.concepts:BuildConceptsRequest",
+    "inspector.core.records.trust:TrustRequest",
+    "inspector.core.records.evaluation:EvaluationRequest",
     "inspector.core.runspec:RunSpec",
     "inspector.core.edits:Edit",
     "inspector.core.common.keys:Key",
@@ -67,6 +69,12 @@ _RECORDS = (
     "inspector.core.records.concepts:ConceptsRead",
     "inspector.core.records.concepts:ConceptMap",
     "inspector.core.records.concepts:ConceptPagePicture",
+    "inspector.core.attribution.sanity.card:TrustCard",
+    "inspector.core.attribution.sanity.card:Checked",
+    "inspector.core.attribution.sanity.randomisation:Randomisation",
+    "inspector.core.attribution.sanity.random_logit:RandomLogit",
+    "inspector.core.attribution.scores.similarity:Similarity",
+    "inspector.core.records.evaluation:EvaluationDone",
 )
 
 _BY_NAME: dict[str, str] = {entry.rpartition(":")[2]: entry for entry in _RECORDS}

@@ -11,9 +11,9 @@ from dataclasses import replace
 
 from inspector.core.common.errors import UntrustedCodeError
 from inspector.core.records.concepts import BuildConceptsRequest, ConceptsRequest
+from inspector.core.records.evaluation import EvaluationRequest
 from inspector.core.records.graph import GraphRequest, GraphValuesRequest
-from inspector.core.records.requests import (AgainstRequest, AtlasRequest, AttributionRequest, ModelRequest,
-                                             RunRequest)
+from inspector.core.records.requests import AgainstRequest, AtlasRequest, MapRequest, ModelRequest, RunRequest
 from inspector.core.sources.hf_hub import hf_spec
 from inspector.core.sources.refs import PYTHON_SUFFIXES, parse_source
 
@@ -36,7 +36,7 @@ def admit(body, root: DataRoot, trusted: bool):
             against = replace(against, model=_model(against.model, root, trusted))
         _edits(body.spec.edits, root)
         return replace(body, model=_model(body.model, root, trusted), against=against)
-    if isinstance(body, AttributionRequest):
+    if isinstance(body, MapRequest):  # an AttributionRequest, a TrustRequest
         if not body.input.startswith("sample:"):
             root.check(body.input, "The input")
         _baseline(body.options, root)
@@ -55,6 +55,10 @@ def admit(body, root: DataRoot, trusted: bool):
     if isinstance(body, BuildConceptsRequest):
         root.check(body.data_dir, "The data folder")
         root.check(body.out_dir, "The concepts folder")
+        return replace(body, model=_model(body.model, root, trusted))
+    if isinstance(body, EvaluationRequest):
+        root.check(body.data_dir, "The data folder")
+        root.check(body.out_dir, "The evaluation folder")
         return replace(body, model=_model(body.model, root, trusted))
     if isinstance(body, (GraphRequest, GraphValuesRequest)):
         if body.frame is None and body.input and not body.input.startswith("sample:"):

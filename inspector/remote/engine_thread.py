@@ -16,7 +16,7 @@ from inspector.protocol.lanes import Lanes
 from inspector.protocol.messages import Message
 
 #: The lanes the engine thread serves, in the order it takes them.
-LANES = ("catalogue", "model", "run", "attribution", "graph", "values", "concepts", "job")
+LANES = ("catalogue", "model", "run", "attribution", "checks", "graph", "values", "concepts", "job")
 
 
 class Session:

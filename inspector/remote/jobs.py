@@ -18,6 +18,8 @@ cancellation, each sent as an event under the request's id.
     learn      BuildConceptsRequest -> the dictionary's folder, learned over an image folder in the data root
                                       (progress by stage; cancelled between batches, resumed by the same request)
     catalogue  (none)              -> the model sources this server offers (torchvision names, timm:NAME)
+    checks     TrustRequest        -> TrustCard (a map's trust card; its phases as progress): see `trust`
+    evaluate   EvaluationRequest   -> EvaluationDone (Evaluate… over a folder in the data root): see `trust`
 
 A graph or its values is of the model the engine holds: one asked for another model (a load came between) is
 refused in one line, as the app's own worker lets it go.
@@ -42,10 +44,11 @@ from .admission import admit
 from .data_root import DataRoot
 
 #: The requests the engine thread runs (`devices` and `cancel` are answered as they come).
-SERVED = ("load", "run", "capture", "attribute", "atlas", "graph", "values", "concepts", "learn", "catalogue")
+SERVED = ("load", "run", "capture", "attribute", "atlas", "graph", "values", "concepts", "learn", "catalogue",
+          "checks", "evaluate")
 WHAT = {"load": "load", "run": "run", "capture": "run", "attribute": "attribution", "atlas": "atlas",
         "graph": "graph", "values": "graph values", "concepts": "concepts", "learn": "concepts",
-        "catalogue": "engine"}
+        "catalogue": "engine", "checks": "checks", "evaluate": "evaluation"}
 PROGRESS_EVERY_S = 0.1
 
 
@@ -198,6 +201,17 @@ class Jobs:
     def _learn(self, key, request, cancel, send):
         self._images_inside(request.data_dir, request.out_dir)
         return self.concepts.learn(request, StagedProgress(key, send), cancel.is_set, self.device, self.ray)
+
+    def _checks(self, key, request, cancel, send):
+        from .trust import check_maps
+
+        return check_maps(self.bench, request, cancel, key, send)
+
+    def _evaluate(self, key, request, cancel, send):
+        from .trust import evaluate
+
+        self._images_inside(request.data_dir, request.out_dir)
+        return evaluate(self.bench, request, cancel, Progress(key, send), self.device, self.ray)
 
     def _catalogue(self, key, request, cancel, send):
         from inspector.core.sources.timm_models import catalogue

@@ -15,10 +15,12 @@ THRESHOLD = 0.5  # MPRT's Spearman(|map|) threshold (sanity.randomisation.THRESH
 class TrustRequest(MapRequest):
     """The trust card of `method`'s map of `input` (MapRequest's fields, as an AttributionRequest carries them)
     under `protocol`, every draw from `seed` (None: one is drawn and shown). `original`: the map already made (an
-    Attribution, in process only): the card makes it again when None."""
+    Attribution): the card makes it again when None. `maps`: a remote engine sends the randomisation strip's maps
+    (MPRT's map at each step) with the card; False: its numbers and curve only (the strip cannot be drawn)."""
 
     target: str = ""  # in MapRequest's place: the fields' order is MapRequest's
     protocol: str = DEFAULT_PROTOCOL
     seed: int | None = None
     threshold: float = THRESHOLD
     original: object = None
+    maps: bool = True

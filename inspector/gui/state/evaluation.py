@@ -4,8 +4,9 @@ images on the loaded model (`inspector.core.evaluate`, as `network-inspector eva
 it again with the same choices resumes there. A finished evaluation (run here, or a folder written by the command)
 is opened from its summary.json, here on the GUI thread (a small JSON file, no torch).
 
-A failure leaves what was shown: the summary on screen stays, and so do the files of the folder it came from. A
-remote engine runs no evaluation (its protocol has no request for one): Evaluate… is refused in one line.
+A failure leaves what was shown: the summary on screen stays, and so do the files of the folder it came from. On a
+remote engine the job runs there (`worker.remote_trust`), over a folder of its data root into a folder there, with
+the same progress, cancel and summary; Open… reads a folder on this machine.
 """
 
 from __future__ import annotations
@@ -17,12 +18,8 @@ from PySide6.QtCore import Signal
 
 from inspector.core.records.failure import Failure, failure
 
-from ..worker.evaluation import STAGE, EvaluationDone, EvaluationJobs, EvaluationRequest
+from ..worker.evaluation import STAGE, EvaluationDone, EvaluationRequest
 from .folder_job import FolderJobState
-
-#: The one line a remote engine's Evaluate… is refused with.
-REMOTE_REFUSED = ("Evaluate… runs on the engine in this process only: the remote engine serves no evaluation over a "
-                  "folder. Run `network-inspector evaluate` on that machine, then open its output folder here.")
 
 
 class EvaluationState(FolderJobState):
@@ -36,7 +33,7 @@ class EvaluationState(FolderJobState):
     sigSaid = Signal(str, bool)
 
     def __init__(self, app) -> None:
-        jobs = EvaluationJobs(app.worker, app.worker_thread.thread)
+        jobs = app.worker_thread.evaluation_jobs()  # on the worker's thread, or the remote engine's
         super().__init__(app, f"{STAGE}: ", jobs.sigProgress, app.worker.sigPhase)
         self.jobs = jobs
         self.shown: EvaluationDone | None = None  # the summary on screen
@@ -44,10 +41,6 @@ class EvaluationState(FolderJobState):
         self._ids = count(1)
         self._run_id = 0
         jobs.sigAnswer.connect(self._on_answer)
-
-    @property
-    def remote(self) -> bool:
-        return self.app.engine_url is not None
 
     def run(self, data_dir: str, out_dir: str, methods, metrics, protocol: str, steps: int | None,
             batch: int = 4) -> bool:
@@ -71,8 +64,6 @@ class EvaluationState(FolderJobState):
 
     def why_not(self) -> str:
         """Why no evaluation can run now, in one line ("": it can)."""
-        if self.remote:
-            return REMOTE_REFUSED
         if self.app.model is None:
             return "Load a model first: the evaluation runs on the loaded model."
         return ""

@@ -1,8 +1,8 @@
 """The trust cards asked for by "Check these maps": one map's card at a time (as Compare all asks for its maps), on
 the loaded model and the input of the last run, each a `TrustRequest` in the worker's "check" lane. A card comes
 back by sigCard; a cell the worker could not check by sigCardFailed, and the next is asked for; Esc (a cancelled
-failure) stops the rest, the cards made staying (sigEnded says why), and so does an engine that cannot check
-(a remote one: its one line)."""
+failure) stops the rest, the cards made staying (sigEnded says why), and so does an engine lost (a remote one: its
+one line). On a remote engine the cards are made there, with the same seeds: the same numbers."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ class TrustState(QObject):
         if failure.what != "checks" or failure.run_id != self.pending_id or self._cell is None:
             return
         self.sigCardFailed.emit(self._cell, failure.message)
-        if failure.cancelled or failure.kind == "EngineError":  # Esc, or an engine that serves no checks
+        if failure.cancelled or failure.kind == "EngineError":  # Esc, or a remote engine lost
             self._queue, self._cell = [], None
             self.sigEnded.emit(failure.message)
         else:

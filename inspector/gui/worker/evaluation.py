@@ -54,22 +54,14 @@ class EvaluationJobs(SideJobs):
         return lambda: self._cancel.is_set() or (not before and said.is_set())
 
     def _run(self, request: EvaluationRequest) -> None:
-        from inspector.core.evaluate import run_evaluation
+        from inspector.core.evaluate.served import evaluate_on
 
-        bench = self.worker.bench
         self.worker._sigPhase.emit(f"{STAGE}: starting")
         try:
-            loaded, _tree = bench.load(request.model)
             progress = rate_reporter(STAGE, "images", self.worker._sigPhase.emit, self._sigProgress.emit,
                                      from_first_report=True)
-            try:
-                summary = run_evaluation(loaded, request.data_dir, list(request.methods), list(request.metrics),
-                                         request.out_dir, protocol=request.protocol, steps=request.steps,
-                                         batch=request.batch, device=request.device, progress=progress,
-                                         cancel=self._stopped())
-            finally:
-                bench.move_to(request.device)  # the model stays where the app runs it
+            done = evaluate_on(self.worker.bench, request, progress, self._stopped())  # (the model stays on its device)
         except Exception as exc:  # noqa: BLE001 - RunCancelled and every failure become a message
             self._sigAnswer.emit(request.run_id, failure(exc, "evaluation", request.run_id))
             return
-        self._sigAnswer.emit(request.run_id, EvaluationDone(request.out_dir, summary))
+        self._sigAnswer.emit(request.run_id, done)

@@ -393,6 +393,12 @@ class WorkerThread(OneThread):
 
         return ConceptJobs(self.worker, self.thread)
 
+    def evaluation_jobs(self):
+        """Evaluate…, on this thread beside the worker (the model is used by one thread at a time)."""
+        from .evaluation import EvaluationJobs
+
+        return EvaluationJobs(self.worker, self.thread)
+
     def halt(self) -> None:
         self.worker.cancel()
 

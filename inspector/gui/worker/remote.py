@@ -12,7 +12,7 @@ worker's signals:
                (as in process: F5, `request_finish`, asks for them again: the server has no request for the
                rest of a result's statistics, so the run is sent again as it was asked)
     attribute  result -> sigAnswer("attribution", run id, Attribution)
-    (check)    not served: `request_check` is refused at once, one Failure ("checks") saying so
+    checks     a map's trust card, and `evaluate` (Evaluate… over a folder in the data root): see `remote_trust`
     atlas      (open, build over a folder in the server's data root, a channel's pictures) result ->
                sigAnswer("atlas" | "pictures", run id, OpenedAtlas | TopPictures); a build's progress ->
                sigAtlasProgress
@@ -46,6 +46,7 @@ from inspector.protocol.lanes import Lanes
 
 from ..common.gui_thread_signals import HeardOnGuiThread
 from .remote_concepts import CONCEPT_LANES, RemoteConceptJobs, RemoteConcepts, run_id_of
+from .remote_trust import EVALUATION_LANE, RemoteEvaluationJobs, RemoteTrust
 from .remote_lanes import ANSWERED, GROUPS, PHASES, REMOTE_LANES, SERVED, Flight, failure_of, stats_update
 from .signals import EngineSignals
 from .thread import OneThread
@@ -55,12 +56,9 @@ POLL_S = 0.05
 #: How long a connection may take to open and say hello, and a message's next frame to come (s): a window closed
 #: while an engine does not answer waits for no longer.
 CONNECT_S = 15.0
-#: What "Check these maps" says on a remote engine, which does not serve the checks (no request kind for them yet).
-CHECKS_REFUSED = ("Check these maps runs in this process only: the remote engine serves no MPRT, random-logit or "
-                  "ROAD yet. The maps stay; open the model without --engine to check them.")
 
 
-class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
+class RemoteWorker(RemoteConcepts, RemoteTrust, HeardOnGuiThread, EngineSignals):
     """The Worker's public methods and signals (see `inspector.gui.worker.local.Worker`), served by `url`'s engine.
 
     `where` says where the engine is ("engine ws://host:port · cpu"); `hello` is the server's hello (None until
@@ -69,6 +67,8 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
     _sigWhere = Signal(str)
     _sigConceptAnswer = Signal(str, int, object)
     _sigConceptProgress = Signal(int, int)
+    _sigEvaluationAnswer = Signal(int, object)
+    _sigEvaluationProgress = Signal(int, int)
 
     def __init__(self, url: str, token: str | None = None, token_file=None, timeout: float = CONNECT_S) -> None:
         super().__init__()
@@ -115,11 +115,6 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
 
     def request_atlas(self, request) -> str:
         return self._put("pictures" if request.kind == "pictures" else "atlas", request)
-
-    def request_check(self, request) -> str:
-        """Refused at once in one line (a Failure, what "checks", not cancelled): the engine serves no trust cards."""
-        self._sigFailed.emit(Failure(CHECKS_REFUSED, "checks", "EngineError", request.run_id))
-        return ""
 
     def request_graph(self, request) -> str:
         return self._put("graph", request)
@@ -227,7 +222,10 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
             elif flight.lane in CONCEPT_LANES:
                 self._concept_failed(flight.lane, flight.request, Failure(self.lost, "concepts", "EngineError",
                                                                           run_id_of(flight)))
-            elif flight.lane in ("catalogue", "attribution", "model", "run", "atlas", "pictures"):
+            elif flight.lane == EVALUATION_LANE:
+                self._evaluation_answer(flight.request, Failure(self.lost, "evaluation", "EngineError",
+                                                                run_id_of(flight)))
+            elif flight.lane in ("catalogue", "attribution", "check", "model", "run", "atlas", "pictures"):
                 self._sigFailed.emit(Failure(self.lost, SERVED[flight.lane][1], "EngineError", run_id_of(flight)))
             elif flight.lane == "arrays":
                 self._sigAnswer.emit("arrays", flight.request[0], Failure(self.lost, "run", "EngineError"))
@@ -248,6 +246,8 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
                 self._concept_failed(lane, request, Failure(message, "concepts", "EngineError", run_id))
             elif lane in ANSWERED:
                 self._sigAnswer.emit(lane, run_id, Failure(message, SERVED[lane][1], "EngineError", run_id))
+            elif lane == EVALUATION_LANE:
+                self._evaluation_answer(request, Failure(message, "evaluation", "EngineError", run_id))
             elif lane == "model" and self.hello is None:  # never connected: the line alone, not a load's failure
                 self._sigFailed.emit(Failure(message, "engine", "EngineError"))
             elif lane in SERVED and lane != "finish":
@@ -342,6 +342,8 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
             del self._flights[message.id]
         if flight.lane in CONCEPT_LANES:
             self._on_concept_event(flight, kind, body)
+        elif flight.lane == EVALUATION_LANE:
+            self._evaluation_answer(flight.request, body if kind == "result" else failure_of(flight, kind, body))
         elif flight.lane == "arrays":  # answered at once, beside the rest: no phase of its own
             self._sigAnswer.emit("arrays", flight.request[0], body if kind in ("result", "failure") else Failure(
                 f"The engine did not send the arrays: {body}", "run", "EngineError", flight.request[0]))
@@ -379,6 +381,8 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
             self._sigPhase.emit(f"Attribution ({flight.request.method}) on the engine: {done} of {total} steps")
         elif flight.lane == "concepts-build" and total:
             flight.progress(str(body.get("stage", "")), done, total)
+        elif flight.lane in ("check", EVALUATION_LANE):
+            self._on_trust_progress(flight, body)
 
     def _on_result(self, flight: Flight, value) -> None:
         if flight.lane == "model":
@@ -393,8 +397,8 @@ class RemoteWorker(RemoteConcepts, HeardOnGuiThread, EngineSignals):
                 self._sigStatsUpdate.emit(stats_update(value))
         elif flight.lane == "finish":
             self._sigStatsUpdate.emit(replace(stats_update(value), run_id=flight.request[0].run_id))
-        elif flight.lane == "attribution":
-            self._sigAnswer.emit("attribution", flight.request.run_id, value)
+        elif flight.lane in ("attribution", "check"):
+            self._sigAnswer.emit(flight.lane, flight.request.run_id, value)
         elif flight.lane in ("atlas", "pictures"):
             self._sigAnswer.emit(flight.lane, flight.request.run_id, value)
         elif flight.lane == "graph":
@@ -427,6 +431,9 @@ class RemoteWorkerThread(OneThread):
 
     def concept_jobs(self):
         return RemoteConceptJobs(self.worker)
+
+    def evaluation_jobs(self):
+        return RemoteEvaluationJobs(self.worker)
 
     def halt(self) -> None:
         self.worker.stop()

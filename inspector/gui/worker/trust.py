@@ -1,7 +1,8 @@
 """Part of the worker (`Worker`): the trust card of a map ("Check these maps"), made on the worker thread with the
-core's `trust_card` and sent back as a plain record (sigAnswer("check", run id, TrustCard)); its progress is the
-status line's phase ("Checking the maps (gradcam): MPRT step 3 of 9 (Esc cancels)"); Esc stops it (a cancelled
-Failure, what "checks"); any other failure is a Failure whose one line the banner says."""
+core's `card_on` (as a server's engine makes it) and sent back as a plain record (sigAnswer("check", run id,
+TrustCard)); its progress is the status line's phase ("Checking the maps (gradcam): MPRT step 3 of 9 (Esc
+cancels)"); Esc stops it (a cancelled Failure, what "checks"); any other failure is a Failure whose one line the
+banner says."""
 
 from __future__ import annotations
 
@@ -18,20 +19,13 @@ class TrustJobs:
         return key
 
     def _check_maps(self, request) -> None:
-        from inspector.core.attribution.sanity.card import trust_card
+        from inspector.core.attribution.sanity.served import card_on
 
         def say(words: str) -> None:
             self._sigPhase.emit(f"Checking the maps ({request.method}): {words} (Esc cancels)")
 
         try:
-            if not self.bench.holds(request.model):
-                raise RuntimeError("Another model was loaded meanwhile; press Compare all, then check its maps.")
-            loaded, _tree = self.bench.load(request.model)
-            self.bench.move_to(request.device)
-            x = self.bench.input_tensor(request.input)
-            card = trust_card(loaded, x, request.method, request.target, request.layer, dict(request.options),
-                              request.protocol, request.seed, request.threshold, request.original,
-                              cancel=self._cancel.is_set, phase=say)
+            card = card_on(self.bench, request, self._cancel.is_set, say)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message; the maps stay
             self._sigFailed.emit(failure(exc, "checks", request.run_id))
             return

@@ -1,8 +1,8 @@
 """Issue 55 item 5 in the app: "Check these maps" under Compare all makes a trust card per map on the worker, whose
 numbers are the core's own checks run directly on the same input and seed (faithfulness.scored under the protocol
 chosen, ROAD, sanity.mprt, sanity.random_logit); Esc stops it and the maps stay; a click on a card opens the
-randomisation strip, the original and one map per layer; a check a map cannot take is one line in the banner; a
-remote engine refuses the checks in one line."""
+randomisation strip, the original and one map per layer; a check a map cannot take is one line in the banner. (On a
+remote engine: tests/gui/worker/test_remote_trust.py.)"""
 
 from __future__ import annotations
 
@@ -126,15 +126,3 @@ def test_a_check_a_map_cannot_take_is_one_line_in_the_banner(qtbot, window):
     assert window.banner.text() == line and "\n" not in window.banner.text()
     assert "not made: eigencam explains no class" in panel.cards["eigencam"].labels[3].text()
     assert set(panel.cards) == {"eigencam", "saliency"}  # the other checks, and the other map, were made
-
-
-def test_a_remote_engine_refuses_the_checks_in_one_line(qtbot):
-    from inspector.core.records.trust import TrustRequest
-    from inspector.gui.worker.remote import CHECKS_REFUSED, RemoteWorker
-
-    worker = RemoteWorker("ws://127.0.0.1:9")  # never connected: the refusal needs no engine
-    with qtbot.waitSignal(worker.sigFailed, timeout=2000) as failed:
-        worker.request_check(TrustRequest(run_id=-4))
-    failure = failed.args[0]
-    assert (failure.what, failure.run_id, failure.cancelled) == ("checks", -4, False)
-    assert failure.message == CHECKS_REFUSED and "\n" not in CHECKS_REFUSED

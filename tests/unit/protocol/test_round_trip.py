@@ -1,6 +1,7 @@
 """Issue 53, item 2: every record kind that crosses is written down as JSON (checked by the protocol's whole
 schema) and array frames, and read back equal: requests made by Hypothesis, the engine's records from real runs
-of the demo models (compared field by field with an independent walk, arrays bit for bit)."""
+of the demo models (compared field by field with an independent walk, arrays bit for bit), a trust card of the demo
+model among them."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from inspector.core.records.evaluation import EvaluationDone, EvaluationRequest
 from inspector.core.records.failure import Failure
 from inspector.core.records.requests import (AgainstRequest, AtlasRequest, AttributionRequest, ModelRequest,
                                              RunRequest)
+from inspector.core.records.trust import TrustRequest
 from inspector.protocol import kinds, registry, schemas
 from inspector.protocol.messages import Message, from_wire, to_wire
 
@@ -81,6 +84,20 @@ attributions = st.builds(AttributionRequest, models, texts, st.just("cpu"), st.s
                          st.integers(1, 200))
 atlases = st.builds(AtlasRequest, st.sampled_from(["open", "build", "pictures"]), texts, st.none() | models, texts,
                     st.lists(paths, max_size=3).map(tuple), st.integers(1, 50), st.integers(1, 64))
+originals = st.none() | st.builds(lambda m: _attribution(m), st.integers(1, 4))
+trusts = st.builds(TrustRequest, models, texts, st.just("cpu"), st.sampled_from(["gradcam", "saliency"]), targets,
+                   st.none() | paths, st.integers(-99, 0), options.map(tuple),
+                   protocol=st.sampled_from(["inspector", "rise2018"]), seed=st.none() | st.integers(0, 2**31 - 1),
+                   threshold=st.floats(0.01, 1), original=originals, maps=st.booleans())
+folders = st.sampled_from(["images", "data/shapes", "/srv/data/x"])
+names = st.lists(st.sampled_from(["saliency", "gradcam", "ig", "deletion", "insertion", "road"]), min_size=1,
+                 max_size=3).map(tuple)
+evaluations = st.builds(EvaluationRequest, models, folders, folders, names, names,
+                        st.sampled_from(["inspector", "rise2018"]), st.none() | st.integers(1, 100),
+                        st.integers(1, 16), st.just("cpu"), st.integers(0, 99))
+summaries = st.dictionaries(texts, st.none() | st.integers() | st.floats(allow_nan=False) | texts
+                            | st.lists(st.dictionaries(texts, st.floats(allow_nan=False) | texts, max_size=3),
+                                       max_size=2), max_size=4)
 failures = st.builds(Failure, texts, st.sampled_from(["load", "run", "attribution"]), texts, st.integers(0, 99),
                      st.booleans(), texts)
 
@@ -88,10 +105,20 @@ failures = st.builds(Failure, texts, st.sampled_from(["load", "run", "attributio
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(st.tuples(st.just("load"), models), st.tuples(st.just("run"), run_requests()),
                  st.tuples(st.just("capture"), run_requests()), st.tuples(st.just("attribute"), attributions),
-                 st.tuples(st.just("atlas"), atlases), st.tuples(st.just("failure"), failures)))
+                 st.tuples(st.just("atlas"), atlases), st.tuples(st.just("failure"), failures),
+                 st.tuples(st.just("checks"), trusts), st.tuples(st.just("evaluate"), evaluations),
+                 st.tuples(st.just("result"), st.builds(EvaluationDone, folders, summaries))))
 def test_every_request_kind_and_a_failure_cross_and_come_back_equal(case):
     kind, body = case
     same(crossed(kind, body), body)
+
+
+def _attribution(n: int):
+    """A map already made, as Check these maps sends it back with its request."""
+    from inspector.core.attribution.record import Attribution
+
+    return Attribution("gradcam", np.linspace(0, 1, n * n, dtype=np.float32).reshape(n, n), "top1", 3, "relu3",
+                       details=(("seconds", 0.5),))
 
 
 dtypes = st.sampled_from(["bool", "int8", "uint8", "int16", "int32", "int64", "uint64", "float16", "float32",
@@ -151,6 +178,7 @@ def engine_records():
     """The records the engine sends, from real runs: the demo classifier and the demo detector loaded, run with an
     edit and a baseline, their statistics finished and diagnosed, an attribution with its deletion curve, and a
     second model compared."""
+    from inspector.core.attribution.sanity.served import card_on
     from inspector.core.model_info import describe
     from inspector.core.runspec import RunSpec
     from inspector.core.workbench import Workbench
@@ -172,11 +200,16 @@ def engine_records():
                                                                          options=(("masks", 16),) * (source != "demo")))
     found["against"] = bench.execute(RunRequest(ModelRequest("demo"), "sample:star", spec=RunSpec.make(["conv1"]),
                                                 against=AgainstRequest(ModelRequest("demo"))))
+    asked = TrustRequest(ModelRequest("demo"), "sample:star", method="gradcam", layer="relu3", seed=5)
+    found["demo trust card"] = card_on(bench, asked)  # curves, MPRT (its maps), random-logit, the checks' times
+    found["evaluation done"] = EvaluationDone("evaluation", {"images": 4, "methods": ["gradcam"], "skipped": [],
+                                                             "summary": [{"mean": 0.25, "ci_low": None}]})
     return found
 
 
 @pytest.mark.parametrize("name", ["demo info", "demo outcome", "demo update", "demo gradcam", "demo-detector info",
-                                  "demo-detector outcome", "demo-detector update", "demo-detector drise", "against"])
+                                  "demo-detector outcome", "demo-detector update", "demo-detector drise",
+                                  "demo trust card", "evaluation done", "against"])
 def test_the_engine_s_records_cross_and_come_back_equal(engine_records, name):
     record = engine_records[name]
     same(crossed("result", record), record)
