@@ -22,6 +22,7 @@ REQUESTS: dict[str, tuple[str, str | None]] = {
     "catalogue": ("catalogue", None),  # body: null; the model sources the server offers, a list of names
     "devices": ("info", None),
     "arrays": ("info", None),  # body: {"run": a run's run_id, "names": captures it held}: the last run's arrays
+    "list": ("info", None),  # body: {"path": a folder, "show": images|all|nested}: its entries in the data root
     "cancel": ("control", None),  # body: {"id": the request to stop}
 }
 

@@ -31,7 +31,7 @@ from .tokens import bearer_matches
 
 TERMINAL = ("result", "failure", "cancelled")
 #: Every kind `hello` says this server answers.
-ANSWERS = ("devices", "cancel", "arrays", *SERVED)
+ANSWERS = ("devices", "cancel", "arrays", "list", *SERVED)
 
 
 class EngineServer:
@@ -126,6 +126,10 @@ class EngineServer:
             send(Message("result", key, self.engine.cancel(session, message.body)))
         elif kind == "arrays":
             self._arrays(session, key, message.body)
+        elif kind == "list":  # a folder of the data root, listed off the event loop
+            from .listing import answer
+
+            asyncio.get_running_loop().run_in_executor(None, answer, self.config, key, message.body, send)
         elif kind in SERVED:
             self.engine.submit(session, kind, key, message.body)
         else:

@@ -36,7 +36,8 @@ class AgainstController(QObject):
         if kind == "baseline":
             self.state.set_against(None)
         elif kind == "weights":
-            path = file_dialogs.open_file(self.compare, "weights", "Weights of the second model", WEIGHTS_FILTER)
+            path = file_dialogs.open_file(self.compare, "weights", "Weights of the second model", WEIGHTS_FILTER,
+                                          engine=True)
             self.choose_weights(path)
         elif kind == "model":
             source, ok = QInputDialog.getText(self.compare, "Second model", "Model source (demo, resnet18, "

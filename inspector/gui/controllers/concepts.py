@@ -42,7 +42,7 @@ class ConceptsController:
     # -- asking the user -------------------------------------------------------------------------------
     def open_dialog(self) -> None:
         path = file_dialogs.choose_folder(self.view, "concepts-out", "Open concepts (a folder with "
-                                                                     "dictionary.safetensors)")
+                                                                     "dictionary.safetensors)", engine=True)
         if path:
             self.open(path)
 

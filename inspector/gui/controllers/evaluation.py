@@ -70,7 +70,7 @@ class EvaluationController:
     def open_dialog(self) -> None:
         """Attribution > Open evaluation…: a folder an evaluation was written to."""
         path = file_dialogs.choose_folder(self.parent, "evaluation-out", "Open an evaluation (a folder with "
-                                                                         "summary.json)")
+                                                                         "summary.json)", engine=True)
         if path:
             self.open(path)
 

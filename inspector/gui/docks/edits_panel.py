@@ -80,7 +80,7 @@ class ArgumentForm(QWidget):
         from inspector.gui.common import file_dialogs
 
         path = file_dialogs.choose_folder(self, "concepts-out", "Concepts folder (with dictionary.safetensors)",
-                                          field.text())
+                                          field.text(), engine=True)
         if path:
             field.setText(path)
 

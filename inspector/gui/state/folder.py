@@ -1,7 +1,8 @@
 """A folder of images as the input, stepped through one run at a time (`AppState.folder`).
 
 Each step is one latest-wins run on the loaded model with the same ticks and edits; a file
-that cannot be read is skipped (with a message) in the direction of the last step.
+that cannot be read is skipped (with a message) in the direction of the last step. On a remote engine the
+folder is the server's: its images are listed there (`request_listing`, "nested": the same rule and order).
 """
 
 from __future__ import annotations
@@ -25,14 +26,22 @@ class FolderState(QObject):
         self.current = None  # the FolderInput shown
         self._step = 1  # the direction of the last step (a file that fails is skipped that way)
         self._skipped: list[str] = []  # images skipped since the last step the user took
+        self._asked: str | None = None  # a remote engine's folder whose listing is awaited
+        if app.engine_url is not None:
+            app.worker.sigAnswer.connect(self._on_listing)
 
     def root(self) -> str | None:
         return self.current.root if self.current is not None else None
 
     def open(self, path: str) -> bool:
-        """Step through the images in `path` (nested folders too), starting at the first."""
+        """Step through the images in `path` (nested folders too), starting at the first (on a remote engine:
+        once the server has listed them)."""
         from inspector.core.inputs.folders import FolderInput  # torch: kept out of the window's start
 
+        if self.app.engine_url is not None:
+            self._asked = path
+            self.app.worker.request_listing(path, "nested")
+            return True
         try:
             folder = FolderInput.open(path)
         except InspectorError as exc:
@@ -41,6 +50,23 @@ class FolderState(QObject):
         self._step, self._skipped = 1, []
         self._show(folder)
         return True
+
+    def _on_listing(self, lane: str, _run_id: int, found) -> None:
+        """The server's images below the folder asked for (or its one line): stepped through as one here."""
+        from inspector.core.inputs.folders import FolderInput
+
+        if lane != "files-nested" or self._asked is None:
+            return
+        asked, self._asked = self._asked, None
+        if not isinstance(found, dict) or not found["entries"]:
+            said = found.message if not isinstance(found, dict) else f"No images in {asked} on the server."
+            self.app.notify("error", f"{said} Still showing {self.app.input or 'nothing'}.")
+            return
+        if found["more"]:
+            self.app.notify("warning", f"{asked} holds {len(found['entries']) + found['more']} images: the first "
+                                       f"{len(found['entries'])} are stepped through.", about="folder")
+        self._step, self._skipped = 1, []
+        self._show(FolderInput(found["path"], tuple(entry[0] for entry in found["entries"])))
 
     def close(self) -> None:
         if self.current is not None:

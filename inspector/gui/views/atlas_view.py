@@ -127,7 +127,7 @@ class AtlasView(QWidget, FolderJobControls):
 
     # -- what the user does ------------------------------------------------------------------
     def ask_open(self) -> None:
-        path = file_dialogs.choose_folder(self, "atlas-out", "Open an atlas (a folder with atlas.json)")
+        path = file_dialogs.choose_folder(self, "atlas-out", "Open an atlas (a folder with atlas.json)", engine=True)
         if path:
             self.sigOpen.emit(path)
 

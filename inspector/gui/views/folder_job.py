@@ -92,9 +92,10 @@ class FolderJobDialog(QDialog):
         super().__init__(parent)
         self.job = job
         self.setWindowTitle(title)
-        data = file_dialogs.remembered(f"{job}-data") or (file_dialogs.remembered(data_also) if data_also else "")
-        self.data = QLineEdit(data)  # the folders of the last build
-        self.out = QLineEdit(file_dialogs.remembered(f"{job}-out"))
+        data = file_dialogs.remembered(f"{job}-data", self) or (file_dialogs.remembered(data_also, self)
+                                                                if data_also else "")
+        self.data = QLineEdit(data)  # the folders of the last build (the server's, on a remote engine)
+        self.out = QLineEdit(file_dialogs.remembered(f"{job}-out", self))
         self.form = QFormLayout(self)
 
     def _folder_rows(self) -> None:
@@ -135,13 +136,13 @@ class FolderJobDialog(QDialog):
             return
         data, out = self.data.text().strip(), self.out.text().strip()
         if data and out:  # offered next time
-            file_dialogs.remember(f"{self.job}-data", data, folder_itself=True)
-            file_dialogs.remember(f"{self.job}-out", out, folder_itself=True)
+            file_dialogs.remember(f"{self.job}-data", data, folder_itself=True, parent=self)
+            file_dialogs.remember(f"{self.job}-out", out, folder_itself=True, parent=self)
         self.accept()
 
     def _browse_data(self) -> None:
         path = file_dialogs.choose_folder(self, f"{self.job}-data", "Folder of images (nested folders too)",
-                                          self.data.text())
+                                          self.data.text(), engine=True)
         if path:
             self.data.setText(path)
             if not self.out.text():
@@ -149,6 +150,6 @@ class FolderJobDialog(QDialog):
 
     def _browse_out(self) -> None:
         path = file_dialogs.choose_folder(self, f"{self.job}-out", f"Folder to write the {self.job} to",
-                                          self.out.text())
+                                          self.out.text(), engine=True)
         if path:
             self.out.setText(path)

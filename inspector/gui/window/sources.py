@@ -27,6 +27,12 @@ VIDEO_FILES = "Videos (*.mp4 *.m4v *.mkv *.avi *.mov *.webm *.mpg *.mpeg *.wmv *
 class SourcesMixin:
     """Part of MainWindow: choosing the model source, weights and input."""
 
+    @property
+    def engine_files(self):
+        """The remote engine whose server the file dialogs browse for what the engine reads (its RemoteWorker);
+        None when the engine runs in this process (the native dialogs)."""
+        return self.state.worker if self.state.engine_url else None
+
     def paste_image(self) -> None:
         image = QGuiApplication.clipboard().image()
         if image.isNull():
@@ -60,7 +66,7 @@ class SourcesMixin:
         request = info.request
         if kind == "checkpoint":
             path = file_dialogs.open_file(self, "weights", f"Weights for {info.source}",
-                                                  "Weights (*.safetensors *.pt *.pth *.bin)")
+                                          "Weights (*.safetensors *.pt *.pth *.bin)", engine=True)
             if not path:
                 self.weights_combo.show_loaded(info)
                 return
@@ -80,18 +86,19 @@ class SourcesMixin:
         self.state.request_model(ModelRequest(request.source, kind, request.trust, seed=seed))
 
     def on_open_model(self) -> None:
-        path = file_dialogs.open_file(self, "model", "Open model", MODEL_FILES)
+        path = file_dialogs.open_file(self, "model", "Open model", MODEL_FILES, engine=True)
         if path:
             self.open_model_file(path)
 
     def on_open_hf_folder(self) -> None:
         """A folder written by transformers' save_pretrained (config.json, weights, image-processor config)."""
-        path = file_dialogs.choose_folder(self, "model", "Open Hugging Face model folder (save_pretrained)")
+        path = file_dialogs.choose_folder(self, "model", "Open Hugging Face model folder (save_pretrained)",
+                                          engine=True)
         if path:
             self.open_hf_folder(path)
 
     def open_hf_folder(self, path: str) -> None:
-        if not (Path(path) / "config.json").is_file():
+        if self.engine_files is None and not (Path(path) / "config.json").is_file():  # (a server says it)
             self.state.notify("error", f"{path} has no config.json: choose a folder written by save_pretrained.")
             return
         self._on_model_chosen(f"hf:{path}")
@@ -113,12 +120,12 @@ class SourcesMixin:
             self.state.open_trusted(ModelRequest(path), Path(path).name, "can run code stored in the file")
 
     def on_open_input(self) -> None:
-        path = file_dialogs.open_file(self, "input", "Open input", file_dialogs.INPUT_FILES)
+        path = file_dialogs.open_file(self, "input", "Open input", file_dialogs.INPUT_FILES, engine=True)
         if path:
             self.state.set_input(path)
 
     def on_open_folder(self) -> None:
-        path = file_dialogs.choose_folder(self, "input", "Open a folder of images")
+        path = file_dialogs.choose_folder(self, "input", "Open a folder of images", engine=True)
         if path:
             self.state.folder.open(path)
 

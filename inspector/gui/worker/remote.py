@@ -24,6 +24,7 @@ worker's signals:
     arrays     (only what is seen crosses: a run's result carries the shown layer's arrays) the arrays of a layer
                shown later, `request_arrays` -> sigAnswer("arrays", run id, {name: array}, or a Failure)
     catalogue  result (the model sources the server offers) -> sigAnswer("catalogue", 0, names)
+    list       a folder of the server's data root, for the choosers and a folder input: see `remote_files`
     concepts   the concept jobs and a concepts build (`learn`): see `remote_concepts`
     failure    -> sigFailed(the engine's Failure record); cancelled -> a cancelled Failure (as in process)
 
@@ -46,6 +47,7 @@ from inspector.protocol.lanes import Lanes
 
 from ..common.gui_thread_signals import HeardOnGuiThread
 from .remote_concepts import CONCEPT_LANES, RemoteConceptJobs, RemoteConcepts, run_id_of
+from .remote_files import FILE_LANES, RemoteFiles
 from .remote_trust import EVALUATION_LANE, RemoteEvaluationJobs, RemoteTrust
 from .remote_lanes import ANSWERED, GROUPS, PHASES, REMOTE_LANES, SERVED, Flight, failure_of, stats_update
 from .signals import EngineSignals
@@ -58,7 +60,7 @@ POLL_S = 0.05
 CONNECT_S = 15.0
 
 
-class RemoteWorker(RemoteConcepts, RemoteTrust, HeardOnGuiThread, EngineSignals):
+class RemoteWorker(RemoteConcepts, RemoteFiles, RemoteTrust, HeardOnGuiThread, EngineSignals):
     """The Worker's public methods and signals (see `inspector.gui.worker.local.Worker`), served by `url`'s engine.
 
     `where` says where the engine is ("engine ws://host:port · cpu"); `hello` is the server's hello (None until
@@ -311,7 +313,7 @@ class RemoteWorker(RemoteConcepts, RemoteTrust, HeardOnGuiThread, EngineSignals)
             self._sigPhase.emit(phase)
         body = request[0] if lane == "model" else request[1] if lane == "finish" else None if lane == "catalogue" \
             else request  # the server puts a model on its own --device
-        if not self._busy():
+        if not self._busy() and lane not in FILE_LANES:  # (a listing is no work to wait for)
             self._sigBusy.emit(True)
         server_key = client.send(kind, body)
         flight = Flight(lane, key, request)
@@ -368,7 +370,7 @@ class RemoteWorker(RemoteConcepts, RemoteTrust, HeardOnGuiThread, EngineSignals)
 
     def _busy(self) -> bool:
         """Something the user waits for (and can cancel) is in flight: not the arrays of a layer shown."""
-        return any(f.lane != "arrays" for f in self._flights.values())
+        return any(f.lane != "arrays" and f.lane not in FILE_LANES for f in self._flights.values())
 
     def _on_progress(self, flight: Flight, body) -> None:
         done, total = int(body.get("done", 0)), int(body.get("total", 0))
@@ -407,6 +409,8 @@ class RemoteWorker(RemoteConcepts, RemoteTrust, HeardOnGuiThread, EngineSignals)
             self._sigAnswer.emit("graph", flight.request.run_id, drawn(value))
         elif flight.lane == "values":
             self._sigAnswer.emit("values", flight.request.run_id, value)
+        elif flight.lane in FILE_LANES:
+            self._sigAnswer.emit(flight.lane, 0, value)
 
     def _on_cancelled(self, flight: Flight, said: str) -> None:
         if flight.lane == "run" and flight.partial is not None:

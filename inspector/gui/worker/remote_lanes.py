@@ -8,17 +8,19 @@ from inspector.core.records.failure import Failure
 
 from .local import LANES
 from .remote_concepts import CONCEPT_LANES, run_id_of
+from .remote_files import FILE_LANES
 from .remote_trust import EVALUATION_LANE
 
-REMOTE_LANES = LANES + CONCEPT_LANES + (EVALUATION_LANE,)
+REMOTE_LANES = LANES + CONCEPT_LANES + FILE_LANES + (EVALUATION_LANE,)
 #: A lane -> the request kind the server serves it with, and the Failure's `what`.
 SERVED = {"catalogue": ("catalogue", "engine"), "model": ("load", "load"), "run": ("run", "run"),
           "finish": ("run", "statistics"), "attribution": ("attribute", "attribution"), "atlas": ("atlas", "atlas"),
           "pictures": ("atlas", "atlas"), "graph": ("graph", "graph"), "values": ("values", "graph values"),
           **{lane: ("concepts", "concepts") for lane in CONCEPT_LANES}, "concepts-build": ("learn", "concepts"),
-          "check": ("checks", "checks"), EVALUATION_LANE: ("evaluate", "evaluation")}
+          **{lane: ("list", "files") for lane in FILE_LANES}, "check": ("checks", "checks"),
+          EVALUATION_LANE: ("evaluate", "evaluation")}
 #: Lanes whose every answer, a failure too, is sigAnswer(lane, run id, ...) (as the in-process worker's).
-ANSWERED = ("graph", "values")
+ANSWERED = ("graph", "values", *FILE_LANES)
 #: Client lanes the server serves in one lane of its own (a request waiting there is replaced by the next): one of
 #: a group in flight at a time, so none is replaced. (The folder jobs: the server's "job" lane.)
 GROUPS = {"atlas": "job", "pictures": "job", "concepts-build": "job", "concepts-open": "concepts",
@@ -66,6 +68,7 @@ PHASES = {
     "attribution": lambda r: f"Attribution ({r.method}) on the engine",
     "check": lambda r: f"Checking the maps ({r.method}) on the engine",
     EVALUATION_LANE: lambda r: "Evaluation: starting (on the engine)",
+    **{lane: lambda r: None for lane in FILE_LANES},  # a listing is answered at once
 }
 
 

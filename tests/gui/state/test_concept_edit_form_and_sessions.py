@@ -65,8 +65,8 @@ def test_the_edits_docks_concept_form_adds_the_edit_and_the_next_run_applies_it(
     from inspector.gui.common import file_dialogs
 
     asked = []
-    monkeypatch.setattr(file_dialogs, "choose_folder", lambda _parent, kind, _title, _start="": asked.append(kind)
-                        or str(learned))
+    monkeypatch.setattr(file_dialogs, "choose_folder", lambda _parent, kind, _title, _start="", engine=False:
+                        asked.append(kind) or str(learned))
     browse = next(b for b in panel.args.findChildren(QToolButton) if b.text() == "…")
     browse.click()  # the folder chosen in a file dialog
     assert asked == ["concepts-out"] and panel.args.fields["dict"].text() == str(learned)

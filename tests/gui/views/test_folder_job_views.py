@@ -50,7 +50,7 @@ def test_both_build_dialogs_offer_and_remember_the_folders(qtbot, settings, tmp_
     monkeypatch.setattr(file_dialogs, "_settings", settings)
     images = tmp_path / "shots"
     images.mkdir()
-    monkeypatch.setattr(file_dialogs, "choose_folder", lambda *_a: str(images))
+    monkeypatch.setattr(file_dialogs, "choose_folder", lambda *_a, **_k: str(images))
     atlas, concepts = BuildDialog(["conv1"]), BuildConceptsDialog(["relu3"], "relu3")
     for dialog in (atlas, concepts):
         qtbot.addWidget(dialog)

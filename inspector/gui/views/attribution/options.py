@@ -99,7 +99,7 @@ class AttributionOptions(QWidget):
         from inspector.gui.common import file_dialogs
 
         return file_dialogs.open_file(self, "input", "Baseline: a picture or tensor of the input's size",
-                                      file_dialogs.INPUT_FILES)
+                                      file_dialogs.INPUT_FILES, engine=True)
 
     def add_baseline_file(self, path: str) -> None:
         """Offer `path` as a baseline (named by its file, the whole path in its tooltip) and choose it."""

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from inspector.core.evaluate.metrics import METRIC_ROWS
 from inspector.core.records.methods import METHODS, compared
 from inspector.core.records.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+from inspector.gui.common import file_dialogs
 
 from ..folder_job import FolderJobDialog
 
@@ -97,7 +98,7 @@ class EvaluateDialog(FolderJobDialog):
         data, out, methods, metrics, _protocol, _steps = self.choices()
         if not data:
             return "Choose the folder of images to evaluate over."
-        if not Path(data).is_dir():
+        if file_dialogs.engine_files(self) is None and not Path(data).is_dir():  # (a server's: it says so)
             return f"{data} is not a folder."
         if not methods:
             return "Tick at least one method."
