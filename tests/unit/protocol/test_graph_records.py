@@ -88,7 +88,9 @@ def test_a_graph_request_body_of_another_record_is_refused():
 
 # -- any graph record, made by Hypothesis ------------------------------------------------------------------------
 
-ids = st.text(st.characters(codec="utf-8"), min_size=1, max_size=8)
+# (a name holding "pickle" would trip crossed()'s check on the text: Hypothesis draws the words it finds in the
+# tests' source, and did draw a node whose op was "pickle")
+ids = st.text(st.characters(codec="utf-8"), min_size=1, max_size=8).filter(lambda s: "pickle" not in s)
 numbers = st.floats(allow_nan=False)  # infinities too: they travel as {"$float": ...}
 models = st.builds(ModelRequest, ids, st.none() | ids, st.booleans(), st.none() | st.integers(0, 2**31 - 1))
 
