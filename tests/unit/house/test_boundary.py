@@ -4,6 +4,8 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 import inspector.core
 
 
@@ -23,26 +25,15 @@ def test_core_imports_no_qt():
     assert out.stdout.strip() == ""
 
 
-def test_window_imports_no_torch():
-    """Item 14 of the app issue: the window's modules import neither torch nor torchvision, so the
-    window is on screen before the engine (imported by the worker thread) has loaded."""
+@pytest.fixture(scope="module")
+def window_imports() -> list[str]:
+    """One fresh interpreter that imports the window's modules: the lines it printed (what of torch and of the
+    argument checker was imported by then, then what the first checked call said). Both tests below read it."""
     code = (
         "import os, sys\n"
         "os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
         "import inspector.gui.window.main_window, inspector.gui.app, inspector.gui.state, inspector.gui.worker.local\n"
         "print(','.join(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'torchvision', 'timm'})))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
-
-
-def test_window_imports_no_argument_checker():
-    """Item 19 of the app issue: typeguard (with unittest.mock and asyncio, which it imports: 0.24 s of the
-    window's 2.7 s of imports on a 2-core machine) loads with the first checked call, not with the window."""
-    code = (
-        "import os, sys\n"
-        "os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
-        "import inspector.gui.window.main_window, inspector.gui.app, inspector.gui.state, inspector.gui.worker.local\n"
         "print(','.join(sorted({m.split('.')[0] for m in sys.modules} & {'typeguard', 'unittest', 'asyncio'})))\n"
         "from inspector.core.common.arguments import checked\n"
         "@checked\n"
@@ -51,4 +42,16 @@ def test_window_imports_no_argument_checker():
         "except TypeError as exc: print(exc)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.splitlines() == ["", "f(): n must be int, not 'x'."]
+    return out.stdout.splitlines()
+
+
+def test_window_imports_no_torch(window_imports):
+    """Item 14 of the app issue: the window's modules import neither torch nor torchvision, so the
+    window is on screen before the engine (imported by the worker thread) has loaded."""
+    assert window_imports[0] == ""
+
+
+def test_window_imports_no_argument_checker(window_imports):
+    """Item 19 of the app issue: typeguard (with unittest.mock and asyncio, which it imports: 0.24 s of the
+    window's 2.7 s of imports on a 2-core machine) loads with the first checked call, not with the window."""
+    assert window_imports[1:] == ["", "f(): n must be int, not 'x'."]
