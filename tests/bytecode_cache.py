@@ -26,11 +26,15 @@ from pathlib import Path
 #: What the suite's processes import (module, its distribution): the engine, the app, the server, the CLI,
 #: the optional families and pytest's own plugins (the two workers and the pytest runs a test starts).
 PROBED = (
-    ("torch", "torch"), ("torchvision.ops", "torchvision"), ("numpy", "numpy"), ("PIL.Image", "pillow"),
+    ("torch", "torch"), ("torchvision.ops", "torchvision"), ("torchvision.models.detection", "torchvision"),
+    ("torchvision.transforms.v2", "torchvision"), ("numpy", "numpy"), ("PIL.Image", "pillow"),
     ("safetensors.torch", "safetensors"), ("PySide6.QtWidgets", "PySide6"), ("pyqtgraph", "pyqtgraph"),
-    ("websockets.asyncio.server", "websockets"), ("timm", "timm"), ("transformers", "transformers"),
-    ("ray.data", "ray"), ("sklearn.decomposition", "scikit-learn"), ("pytest", "pytest"),
-    ("xdist.plugin", "pytest-xdist"), ("pytestqt.plugin", "pytest-qt"),
+    ("websockets.asyncio.server", "websockets"), ("timm", "timm"), ("ray.data", "ray"),
+    ("sklearn.decomposition", "scikit-learn"), ("pytest", "pytest"), ("xdist.plugin", "pytest-xdist"),
+    ("pytestqt.plugin", "pytest-qt"), ("psutil", "psutil"),
+    *((f"transformers.{name}", "transformers") for name in (
+        "modeling_utils", "models.auto.modeling_auto", "models.vit.modeling_vit", "models.clip.modeling_clip",
+        "models.detr.modeling_detr")),
     ("inspector.cli.dispatch", None), ("inspector.gui.window.main_window", None), ("inspector.gui.app", None),
     ("inspector.remote.server", None), ("inspector.core.api", None),
 )
