@@ -3,8 +3,8 @@
 The GUI thread puts requests into the same lanes as the in-process worker (`inspector.protocol.lanes`, latest
 wins) and returns at once. One thread of its own (`RemoteWorkerThread`, a QThread) owns the `EngineClient`: it
 connects, sends each lane's next request when that lane has none in flight (a run waits for a load in flight,
-and is dropped when that load fails), reads the events of every request in flight, and turns them into the
-worker's signals:
+and is dropped when that load fails), hears the events of every request in flight (`remote_reader` reads them),
+and turns them into the worker's signals:
 
     load       result -> sigLoaded(ModelInfo); progress -> sigProgress (bytes of a download)
     run        partial -> sigResult (the outcome as run); result -> sigStatsUpdate (every statistic and the
@@ -50,11 +50,13 @@ from .remote_concepts import CONCEPT_LANES, RemoteConceptJobs, RemoteConcepts, r
 from .remote_files import FILE_LANES, RemoteFiles
 from .remote_trust import EVALUATION_LANE, RemoteEvaluationJobs, RemoteTrust
 from .remote_lanes import ANSWERED, GROUPS, PHASES, REMOTE_LANES, SERVED, Flight, failure_of, stats_update
+from .remote_reader import EventReader
 from .signals import EngineSignals
 from .thread import OneThread
 
-#: How long the engine's thread waits for an event before it looks at the lanes again (s).
-POLL_S = 0.05
+#: The longest the engine's thread waits when nothing happens (s): a request put, a cancel and an event read each
+#: wake it at once (`remote_reader`).
+IDLE_S = 1.0
 #: How long a connection may take to open and say hello, and a message's next frame to come (s): a window closed
 #: while an engine does not answer waits for no longer.
 CONNECT_S = 15.0
@@ -168,6 +170,7 @@ class RemoteWorker(RemoteConcepts, RemoteFiles, RemoteTrust, HeardOnGuiThread, E
     def serve(self) -> None:
         """Connect, then serve until stop(): the thread's whole life."""
         client = self._connect()
+        reader = None if client is None else EventReader(client, self._wake)
         try:
             while not self._stop.is_set():
                 if client is None:
@@ -176,13 +179,15 @@ class RemoteWorker(RemoteConcepts, RemoteFiles, RemoteTrust, HeardOnGuiThread, E
                     self._wake.clear()
                     continue
                 try:
-                    self._turn(client)
+                    self._turn(client, reader)
                 except Exception as exc:  # noqa: BLE001 - a lost connection, or a message that cannot be read
                     self._lose(exc)
                     self._close(client)
                     client = None
         finally:
             self._close(client)
+            if reader is not None:
+                reader.join()
 
     def _connect(self):
         from inspector.remote.client import EngineClient
@@ -255,11 +260,12 @@ class RemoteWorker(RemoteConcepts, RemoteFiles, RemoteTrust, HeardOnGuiThread, E
             elif lane in SERVED and lane != "finish":
                 self._sigFailed.emit(Failure(message, SERVED[lane][1], "EngineError", run_id))
 
-    def _turn(self, client) -> None:
+    def _turn(self, client, reader: EventReader) -> None:
         self._send_cancels(client)
         self._send_waiting(client)
-        message = client.next_event(POLL_S)  # idle too: a connection lost is seen at once
-        if message is not None:
+        self._wake.wait(IDLE_S)  # a request or cancel put, or an event read (a connection lost too: at once)
+        self._wake.clear()
+        for message in reader.take():
             self._on_event(message)
 
     def _send_cancels(self, client) -> None:
