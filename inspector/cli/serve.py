@@ -38,7 +38,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from inspector.core.common.malloc_arenas import one_malloc_arena
+    from inspector.core.engine.allocator import one_malloc_arena
     one_malloc_arena()  # first: the engine thread keeps what a run freed for the next one
 
     from dataclasses import replace

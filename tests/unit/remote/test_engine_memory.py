@@ -13,7 +13,7 @@ import pytest
 
 CHILD = """
 import ctypes, sys, threading
-from inspector.core.common.malloc_arenas import one_malloc_arena
+from inspector.core.engine.allocator import one_malloc_arena
 libc = ctypes.CDLL("libc.so.6")
 print(one_malloc_arena() if sys.argv[1] == "one" else "-", flush=True)
 libc.malloc.restype = ctypes.c_void_p
@@ -44,7 +44,7 @@ def test_serve_sets_it_before_anything_else(monkeypatch):
     from types import SimpleNamespace
 
     from inspector.cli import serve
-    from inspector.core.common import malloc_arenas
+    from inspector.core.engine import allocator
 
     class Called(Exception):
         pass
@@ -52,6 +52,6 @@ def test_serve_sets_it_before_anything_else(monkeypatch):
     def called():
         raise Called
 
-    monkeypatch.setattr(malloc_arenas, "one_malloc_arena", called)
+    monkeypatch.setattr(allocator, "one_malloc_arena", called)
     with pytest.raises(Called):
         serve.run(SimpleNamespace())  # no arguments at all: whatever read one first would fail on it
