@@ -10,10 +10,6 @@ if os.environ["QT_QPA_PLATFORM"] == "offscreen":  # its own screen is 800x800, u
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402 - after the environment the app and torch read
-from bytecode_cache import use_bytecode_cache  # noqa: E402
-
-# Before the workers and every other process start: they read the installed packages' bytecode (bytecode_cache.py).
-use_bytecode_cache()
 
 
 def pytest_xdist_auto_num_workers(config):
