@@ -7,8 +7,8 @@ bundled sample. Interleaved after a warm-up, medians of the repeats (and their s
 
   in process   Workbench.execute to the outcome the panels draw (visible), then finish (all statistics)
   remote       the same request through the server: to its `partial` event (the panels' outcome, visible layers'
-               arrays only) and to its `result` (every statistic); bytes received per run, against the bytes
-               of every capture the run made
+               arrays only), then `drawn` said as the app says it, and to its `result` (every statistic); bytes
+               received per run, against the bytes of every capture the run made
 Goal: remote visible <= 1.1x in process + 20 ms.
 """
 
@@ -106,13 +106,17 @@ def bench_remote(name: str = "resnet50", repeats: int = 5, device: str = "cpu", 
             del outcome
 
             counted.bytes = 0
-            start, partial = time.perf_counter(), None
-            for event in engine.request("run", request(i)):
+            start, partial, said = time.perf_counter(), None, None
+            key = engine.send("run", request(i))
+            for event in engine.events(key):
                 if event.kind == "partial" and partial is None:
                     partial = time.perf_counter() - start
+                    said = engine.send("drawn", key, key=f"drawn-{key}")  # as the app says its panels are drawn
                 if event.kind in ("failure", "error", "cancelled"):
                     raise RuntimeError(f"the remote run ended {event.kind}: {event.body}")
             remote_all = time.perf_counter() - start
+            if said is not None:
+                list(engine.events(said))  # its answer, read and let go
             if i:
                 times["in process visible"].append(visible)
                 times["in process all"].append(whole)

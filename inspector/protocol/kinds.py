@@ -24,6 +24,7 @@ REQUESTS: dict[str, tuple[str, str | None]] = {
     "arrays": ("info", None),  # body: {"run": a run's run_id, "names": captures it held}: the last run's arrays
     "list": ("info", None),  # body: {"path": a folder, "show": images|all|nested}: its entries in the data root
     "cancel": ("control", None),  # body: {"id": the request to stop}
+    "drawn": ("control", None),  # body: the id of a run whose panels the client has drawn from its partial
 }
 
 #: An event's kind -> what its body holds.
@@ -37,6 +38,11 @@ EVENTS: dict[str, str] = {
     "cancelled": "the request was stopped or replaced",
     "error": "a message that could not be read: one sentence",
 }
+
+#: How long a run whose `partial` was sent waits for its client's `drawn` before the other layers' statistics
+#: start (they would take the cores the client's decoding and drawing need), as the app's own worker waits for its
+#: panels. A client that never says `drawn` gets every statistic this much later.
+DRAWN_WAIT_S = 0.5
 
 #: Requests a lane's new request drops, besides its own lane's waiting one.
 ALSO_DROPS: dict[str, tuple[str, ...]] = {"model": ("run",)}

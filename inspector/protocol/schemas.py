@@ -93,6 +93,8 @@ def check_body(kind: str, body: Any) -> None:
             raise ProtocolError("A catalogue request's body is null.")
         elif kind == "cancel" and not isinstance(body, str):
             raise ProtocolError("A cancel request's body is the id of the request to stop.")
+        elif kind == "drawn" and not isinstance(body, str):
+            raise ProtocolError("A drawn request's body is the id of the run whose panels are drawn.")
         elif kind == "arrays" and not (isinstance(body, dict) and set(body) == {"run", "names"}
                                        and isinstance(body["run"], int) and isinstance(body["names"], list)
                                        and all(isinstance(n, str) for n in body["names"])):

@@ -27,6 +27,7 @@ class Session:
         self.lanes = Lanes(LANES)
         self.lock = threading.Lock()
         self.running: tuple[str, threading.Event] | None = None
+        self.drawn = threading.Event()  # the running run's panels drawn by its client (or no longer waited for)
         self.closed = False
         self.kept = None  # the last run's whole outcome: the arrays its client was not sent, until asked for
 
@@ -78,6 +79,7 @@ class EngineThread:
             session.lanes.take_all()
             if session.running is not None:
                 session.running[1].set()
+            session.drawn.set()
         with self._cond:
             if session in self._sessions:
                 self._sessions.remove(session)
@@ -98,12 +100,21 @@ class EngineThread:
                 stopped = True
             elif session.running is not None and session.running[0] == key:
                 session.running[1].set()
+                session.drawn.set()
                 return True
             else:
                 return False
         if stopped:
             session.send(Message("cancelled", key, "Cancelled before it started."))
         return True
+
+    def drawn(self, session: Session, key: str) -> bool:
+        """Run `key`'s client has drawn its panels: its other statistics start now. False when it is not running."""
+        with session.lock:
+            if session.running is None or session.running[0] != key:
+                return False
+            session.drawn.set()
+            return True
 
     def stop(self, timeout: float = 5.0) -> None:
         with self._cond:
@@ -116,7 +127,7 @@ class EngineThread:
             self.thread.join(timeout)
 
     def _take(self):
-        """The next request, taking the connections in turn: (session, kind, key, body, cancel) or None."""
+        """The next request, taking the connections in turn: (session, kind, key, body, cancel, drawn) or None."""
         count = len(self._sessions)
         for step in range(count):
             index = (self._turn + step) % count
@@ -127,9 +138,9 @@ class EngineThread:
                     if got is not None:
                         key, (kind, body) = got
                         cancel = threading.Event()
-                        session.running = (key, cancel)
+                        session.running, session.drawn = (key, cancel), threading.Event()
                         self._turn = index + 1
-                        return session, kind, key, body, cancel
+                        return session, kind, key, body, cancel, session.drawn
         return None
 
     def _loop(self) -> None:
@@ -141,9 +152,9 @@ class EngineThread:
                 if self._stopping:
                     return
                 self.served += 1
-            session, kind, key, body, cancel = job
+            session, kind, key, body, cancel, drawn = job
             try:
-                self.jobs.run(kind, key, body, cancel, session.send, session.keep)
+                self.jobs.run(kind, key, body, cancel, session.send, session.keep, drawn)
             finally:
                 with session.lock:
                     session.running = None

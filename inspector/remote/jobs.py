@@ -37,6 +37,7 @@ import traceback
 
 from inspector.core.common.errors import InspectorError, RunCancelled
 from inspector.core.records.failure import failure
+from inspector.protocol import kinds
 from inspector.protocol.messages import Message
 from inspector.protocol.seen import seen_outcome
 
@@ -102,13 +103,18 @@ class Jobs:
         self.root, self.trusted, self.device, self.ray = root, trusted, device, ray
         self.concepts = ServedConcepts(self.bench)
 
-    def run(self, kind: str, key: str, body, cancel: threading.Event, send, keep=None) -> None:
+    def run(self, kind: str, key: str, body, cancel: threading.Event, send, keep=None,
+            drawn: threading.Event | None = None) -> None:
         """Run one request and send its last event: result, failure or cancelled. `keep(outcome)`: a run's whole
-        outcome, kept for its client to ask for the arrays it was not sent."""
+        outcome, kept for its client to ask for the arrays it was not sent. `drawn`: set when a run's client has
+        drawn its partial (the other statistics wait for it, at most DRAWN_WAIT_S)."""
         failed = None
         try:
             request = admit(body, self.root, self.trusted)
-            value = getattr(self, "_" + kind)(key, request, cancel, send)
+            if kind == "run":
+                value = self._run(key, request, cancel, send, drawn=drawn)
+            else:
+                value = getattr(self, "_" + kind)(key, request, cancel, send)
             if kind == "run":
                 if keep is not None:
                     keep(value)
@@ -136,7 +142,7 @@ class Jobs:
         self.bench.move_to(self.device)
         return describe(loaded, tree, request)
 
-    def _run(self, key, request, cancel, send, whole: bool = False):
+    def _run(self, key, request, cancel, send, whole: bool = False, drawn: threading.Event | None = None):
         stages = Progress(key, send)
         stages(0, 2)
         outcome = self.bench.execute(request, cancel, progress=Progress(key, send, cancel))
@@ -144,6 +150,8 @@ class Jobs:
         if not outcome.complete or (outcome.analyse and outcome.analysis is None):
             if request.visible is not None and not whole:
                 send(Message("partial", key, seen_outcome(outcome, request.visible)))
+                if drawn is not None:  # the client's decoding and drawing first (a cancel sets it too)
+                    drawn.wait(kinds.DRAWN_WAIT_S)
             self.bench.finish(outcome, cancel).apply(outcome)
         stages(2, 2)
         return outcome.result if whole else outcome

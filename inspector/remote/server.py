@@ -31,7 +31,7 @@ from .tokens import bearer_matches
 
 TERMINAL = ("result", "failure", "cancelled")
 #: Every kind `hello` says this server answers.
-ANSWERS = ("devices", "cancel", "arrays", "list", *SERVED)
+ANSWERS = ("devices", "cancel", "drawn", "arrays", "list", *SERVED)
 
 
 class EngineServer:
@@ -124,6 +124,8 @@ class EngineServer:
             send(Message("result", key, self.devices))
         elif kind == "cancel":
             send(Message("result", key, self.engine.cancel(session, message.body)))
+        elif kind == "drawn":
+            send(Message("result", key, self.engine.drawn(session, message.body)))
         elif kind == "arrays":
             self._arrays(session, key, message.body)
         elif kind == "list":  # a folder of the data root, listed off the event loop

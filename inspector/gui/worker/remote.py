@@ -7,8 +7,8 @@ and is dropped when that load fails), hears the events of every request in fligh
 and turns them into the worker's signals:
 
     load       result -> sigLoaded(ModelInfo); progress -> sigProgress (bytes of a download)
-    run        partial -> sigResult (the outcome as run); result -> sigStatsUpdate (every statistic and the
-               diagnostics), or sigResult when no partial came; a newer run or load waiting stops the statistics
+    run        partial -> sigResult (the outcome as run), and `drawn` once its panels are (`remote_control`);
+               result -> sigStatsUpdate (every statistic and the diagnostics), or sigResult when no partial came; a newer run or load waiting stops the statistics
                (as in process: F5, `request_finish`, asks for them again: the server has no request for the
                rest of a result's statistics, so the run is sent again as it was asked)
     attribute  result -> sigAnswer("attribution", run id, Attribution)
@@ -47,6 +47,7 @@ from inspector.protocol.lanes import Lanes
 
 from ..common.gui_thread_signals import HeardOnGuiThread
 from .remote_concepts import CONCEPT_LANES, RemoteConceptJobs, RemoteConcepts, run_id_of
+from .remote_control import RemoteControl
 from .remote_files import FILE_LANES, RemoteFiles
 from .remote_trust import EVALUATION_LANE, RemoteEvaluationJobs, RemoteTrust
 from .remote_lanes import ANSWERED, GROUPS, PHASES, REMOTE_LANES, SERVED, Flight, failure_of, stats_update
@@ -62,7 +63,7 @@ IDLE_S = 1.0
 CONNECT_S = 15.0
 
 
-class RemoteWorker(RemoteConcepts, RemoteFiles, RemoteTrust, HeardOnGuiThread, EngineSignals):
+class RemoteWorker(RemoteControl, RemoteConcepts, RemoteFiles, RemoteTrust, HeardOnGuiThread, EngineSignals):
     """The Worker's public methods and signals (see `inspector.gui.worker.local.Worker`), served by `url`'s engine.
 
     `where` says where the engine is ("engine ws://host:port · cpu"); `hello` is the server's hello (None until
@@ -90,6 +91,7 @@ class RemoteWorker(RemoteConcepts, RemoteFiles, RemoteTrust, HeardOnGuiThread, E
         self._stop = threading.Event()
         self._cancels: list[str] = []  # the app's ids to stop (in flight), sent by the engine's thread
         self._cancel_all = False  # Esc: stop everything in flight
+        self._drawn = False  # the GUI has drawn the last partial's panels: said to the engine by its thread
         self._flights: dict[str, Flight] = {}  # the server's id -> what it is; only on the engine's thread
         self._unfinished = None  # (outcome as run, its RunRequest) whose statistics were stopped
         self._arrays_ask = None  # (run id, names): the held arrays asked for last (latest wins)
@@ -110,9 +112,6 @@ class RemoteWorker(RemoteConcepts, RemoteFiles, RemoteTrust, HeardOnGuiThread, E
 
     def request_run(self, request: RunRequest) -> str:
         return self._put("run", request)
-
-    def result_drawn(self) -> None:
-        """The server does not wait for the drawing: nothing to say."""
 
     def request_attribution(self, request) -> str:
         return self._put("attribution", request)
@@ -142,24 +141,6 @@ class RemoteWorker(RemoteConcepts, RemoteFiles, RemoteTrust, HeardOnGuiThread, E
 
     def pending(self) -> int:
         return int(self._lanes.waiting("run")) + int(self._lanes.waiting("model"))
-
-    def cancel(self, request_id: str | None = None) -> bool:
-        """As `Worker.cancel`: no id (Esc) drops the waiting run and stops everything in flight; an id drops that
-        request if it waits, or stops it on the server if it is in flight."""
-        if request_id is None:
-            self._lanes.drop("run")
-            with self._lock:
-                self._cancel_all = True
-            self._wake.set()
-            return True
-        if self._lanes.cancel(request_id) is not None:
-            return True
-        with self._lock:
-            if request_id not in {f.key for f in self._flights.values()}:
-                return False
-            self._cancels.append(request_id)
-        self._wake.set()
-        return True
 
     def stop(self) -> None:
         self._stop.set()
@@ -262,23 +243,12 @@ class RemoteWorker(RemoteConcepts, RemoteFiles, RemoteTrust, HeardOnGuiThread, E
 
     def _turn(self, client, reader: EventReader) -> None:
         self._send_cancels(client)
+        self._send_drawn(client)
         self._send_waiting(client)
         self._wake.wait(IDLE_S)  # a request or cancel put, or an event read (a connection lost too: at once)
         self._wake.clear()
         for message in reader.take():
             self._on_event(message)
-
-    def _send_cancels(self, client) -> None:
-        with self._lock:
-            everything, self._cancel_all = self._cancel_all, False
-            asked, self._cancels = set(self._cancels), []
-        for server_key, flight in list(self._flights.items()):
-            if (everything or flight.key in asked) and not flight.stopping:
-                self._stop_flight(client, server_key, flight)
-
-    def _stop_flight(self, client, server_key: str, flight: Flight) -> None:
-        flight.stopping = True
-        client.send("cancel", server_key, key=f"stop-{server_key}")  # its answer is read and let go
 
     def _send_waiting(self, client) -> None:
         busy = {f.lane for f in self._flights.values()}

@@ -96,3 +96,38 @@ def test_a_connection_lost_is_said_at_once(served, qtbot):
         engine.say(EngineError("the engine went away"))
     assert failed.args[0].message == "Lost the engine at ws://127.0.0.1:1: the engine went away"
     assert worker.lost and "lost" in worker.where()
+
+
+def _run_on_screen(worker, engine, qtbot, serves: list[str]):
+    """A run sent, and its partial come and handed to the window: (the run's server id)."""
+    from inspector.core.records.requests import RunRequest
+
+    worker.hello = dict(engine.hello, serves=serves)
+    worker.request_run(RunRequest(DEMO, "sample:star", visible=("conv1",), run_id=7))
+    kind, _body, server_key = engine.sent.get(timeout=WAIT_S)
+    assert kind == "run"
+    with qtbot.waitSignal(worker.sigResult, timeout=int(WAIT_S * 1000)) as shown:
+        engine.say(Message("partial", server_key, "the outcome as run"))
+    assert shown.args == ["the outcome as run"]
+    return server_key
+
+
+def test_drawn_is_said_for_the_run_whose_panels_are_drawn(served, qtbot):
+    """The window's result_drawn becomes the engine's `drawn` of the run in flight whose partial was shown, so the
+    server starts the other layers' statistics now instead of beside the drawing (or DRAWN_WAIT_S later)."""
+    worker, engine = served
+    server_key = _run_on_screen(worker, engine, qtbot, ["run", "drawn", "cancel"])
+    worker.result_drawn()
+    assert engine.sent.get(timeout=WAIT_S) == ("drawn", server_key, f"drawn-{server_key}")
+
+
+def test_a_server_that_reads_no_drawn_is_not_sent_one(served, qtbot):
+    import queue as queues
+
+    worker, engine = served
+    _run_on_screen(worker, engine, qtbot, ["run", "cancel"])
+    worker.result_drawn()
+    worker.request_load(DEMO)  # what the worker sends next is this load, not a `drawn`
+    assert engine.sent.get(timeout=WAIT_S)[0] == "load"
+    with pytest.raises(queues.Empty):
+        engine.sent.get(timeout=0.2)

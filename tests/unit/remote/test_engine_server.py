@@ -80,7 +80,7 @@ def test_hello_says_the_protocol_the_devices_and_the_limits(served):
     assert hello["protocol"] == VERSION and hello["version"]
     assert hello["devices"][0] == ["cpu", "CPU"] and hello["device"] == "cpu"
     assert hello["limits"]["max_message"] == 64 * 2**20 and hello["limits"]["rate"] == 50
-    assert set(hello["serves"]) == {"devices", "cancel", "arrays", "load", "run", "capture", "attribute", "atlas",
+    assert set(hello["serves"]) == {"devices", "cancel", "drawn", "arrays", "load", "run", "capture", "attribute", "atlas",
                                     "graph", "values", "concepts", "learn", "catalogue", "checks", "evaluate", "list"}
     assert hello["trusted"] is False
 
