@@ -145,8 +145,9 @@ class Workbench:
         return dev
 
     def input_tensor(self, source: str, frame=None) -> torch.Tensor:
-        """The decoded input (kept while model and source stay); `frame`: a video frame named `source`."""
-        key = (self._model_request, source)
+        """The decoded input (kept while model, source and the source's file stay: a file written again or removed
+        since is read again); `frame`: a video frame named `source`."""
+        key = (self._model_request, source, None if frame is not None else _file_stamp(source))
         if key != self._input_key:
             if frame is not None:
                 from PIL import Image
@@ -238,3 +239,15 @@ class Workbench:
                           baseline_seed=options.get("baseline_seed"),  # the method's own baseline, else the one named
                           protocol=request.protocol, road_noise=request.road_noise, road_seed=request.road_seed,
                           road_percentages=request.road_percentages)
+
+
+def _file_stamp(source: str) -> tuple | None:
+    """What says a file is the one decoded before: its modification time and size (None: no file by that name,
+    a sample or a name the input loader reads otherwise)."""
+    import os
+
+    try:
+        found = os.stat(source)
+    except (OSError, ValueError):  # no such file, or a name no file can have (a NUL)
+        return None
+    return (found.st_mtime_ns, found.st_size, found.st_ino)

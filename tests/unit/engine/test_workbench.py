@@ -108,3 +108,25 @@ def test_finish_stops_when_cancelled():
     with pytest.raises(RunCancelled):
         bench.finish(outcome, cancel)
     assert bench.finish(bench.execute(request())).stats == {}  # nothing deferred: nothing to do
+
+
+def test_an_image_written_again_or_removed_is_read_again(tmp_path):
+    """The decoded input is kept while its file stays: the same path written with other pixels is the new image, and
+    a path whose file is gone says so (it handed back the image it had kept: a run on a removed file, or on the old
+    pixels of a file written again, succeeded)."""
+    from PIL import Image
+
+    from inspector.core.common.errors import InspectorError
+
+    bench = Workbench()
+    bench.execute(RunRequest(ModelRequest("demo"), "sample:star", "cpu", RunSpec.make(["conv1"]), run_id=1))
+    path = tmp_path / "picture.png"
+    Image.fromarray(np.zeros((64, 64, 3), np.uint8)).save(path)
+    black = bench.input_tensor(str(path)).clone()
+    assert bench.input_tensor(str(path)) is bench.input_tensor(str(path))  # kept while the file stays
+    Image.fromarray(np.full((64, 64, 3), 255, np.uint8)).save(path)
+    white = bench.input_tensor(str(path))
+    assert float(white.mean()) > float(black.mean())  # by hand: all 255 against all 0, whatever the normalisation
+    path.unlink()
+    with pytest.raises(InspectorError, match="not found"):
+        bench.input_tensor(str(path))
