@@ -6,10 +6,7 @@ atlas built over the folder chosen there is built on the server. In process the 
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,21 +17,11 @@ from PySide6.QtWidgets import QApplication, QDialogButtonBox
 WAIT_MS = 60_000
 
 
-def _servers():
-    """The remote tests' server helpers (tests/unit/remote/conftest.py: `engine_server`), loaded from their file."""
-    path = Path(__file__).parents[2] / "unit" / "remote" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("remote_servers_for_gui", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # (its dataclass looks itself up there)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory, remote_servers):
     top = tmp_path_factory.mktemp("browsed")
     (top / "outside").mkdir()
-    with _servers().engine_server(top / "server") as server:
+    with remote_servers.engine_server(top / "server") as server:
         root = server.root
         (root / "images" / "cats").mkdir(parents=True)
         rng = np.random.default_rng(3)

@@ -8,9 +8,7 @@ here and each frame runs there. The shown layer's arrays and the predictions equ
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,19 +23,9 @@ TICKS = {"conv1", "relu3", "fc"}
 WAIT_MS = 60_000
 
 
-def _servers():
-    """The remote tests' server helpers (tests/unit/remote/conftest.py: `engine_server`), loaded from their file."""
-    path = Path(__file__).parents[2] / "unit" / "remote" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("remote_servers_for_gui", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # (its dataclass looks itself up there)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    with _servers().engine_server(tmp_path_factory.mktemp("sessions") / "server") as server:
+def served(tmp_path_factory, remote_servers):
+    with remote_servers.engine_server(tmp_path_factory.mktemp("sessions") / "server") as server:
         images = server.root / "images"
         (images / "b").mkdir(parents=True)
         rng = np.random.default_rng(5)
