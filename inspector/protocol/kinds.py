@@ -40,8 +40,8 @@ EVENTS: dict[str, str] = {
 }
 
 #: How long a run whose `partial` was sent waits for its client's `drawn` before the other layers' statistics
-#: start (they would take the cores the client's decoding and drawing need), as the app's own worker waits for its
-#: panels. A client that never says `drawn` gets every statistic this much later.
+#: start (they would take the cores the client's decoding and drawing need); the app's own worker waits as long for
+#: its panels. A client that never says `drawn` gets every statistic this much later.
 DRAWN_WAIT_S = 0.5
 
 #: Requests a lane's new request drops, besides its own lane's waiting one.

@@ -22,6 +22,7 @@ from PySide6.QtCore import Signal, Slot
 from inspector.core.common.errors import InspectorError, RunCancelled
 from inspector.core.records.failure import failure
 from inspector.core.records.requests import ModelRequest, RunRequest
+from inspector.protocol.kinds import DRAWN_WAIT_S
 from inspector.protocol.lanes import Lanes
 
 from ..common.gc_collector import GuiThreadCollector
@@ -34,13 +35,14 @@ from .signals import EngineSignals
 from .thread import OneThread
 from .trust import TrustJobs
 
-#: How long the worker waits for the GUI to draw a result before it works out the other statistics.
-DRAW_WAIT_S = 0.5
 #: The worker's lanes, in the order it serves them: the model catalogue, a model's load (with the device it goes
 #: to), a run, the rest of a result's statistics (`finish`), an attribution, an atlas opened or built, a channel's
 #: pictures, a graph recorded, the values on a graph, a map's trust card. One request waits in each; a load drops the
 #: waiting run.
 LANES = ("catalogue", "model", "run", "finish", "attribution", "atlas", "pictures", "graph", "values", "check")
+#: The method that serves a lane's request as it is (the catalogue, a load and `finish` are served apart).
+SERVES = {"run": "_run", "attribution": "_attribute", "atlas": "_run_atlas", "pictures": "_run_atlas",
+          "graph": "_record_graph", "values": "_graph_values", "check": "_check_maps"}
 
 
 class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, TrustJobs, EngineSignals):
@@ -242,25 +244,15 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, TrustJobs,
 
     def _serve(self, lane: str, request, unfinished) -> bool | None:
         """Do one request of `lane`; a load says whether it worked."""
-        if lane == "catalogue":
-            self._catalogue()
-        elif lane == "model":
+        if lane == "model":
             model, device = request
             return self._load(model, device or "cpu")
-        elif lane == "run":
-            self._run(request)
+        if lane == "catalogue":
+            self._catalogue()
         elif lane == "finish":
             self._finish(unfinished)
-        elif lane == "attribution":
-            self._attribute(request)
-        elif lane in ("atlas", "pictures"):
-            self._run_atlas(request)
-        elif lane == "graph":
-            self._record_graph(request)
-        elif lane == "values":
-            self._graph_values(request)
-        elif lane == "check":
-            self._check_maps(request)
+        else:
+            getattr(self, SERVES[lane])(request)
         return None
 
     def _served(self) -> None:
@@ -321,7 +313,7 @@ class Worker(HeardOnGuiThread, AtlasJobs, GraphJobs, GraphValuesJobs, TrustJobs,
         self._unfinished = None
         # The panels first: on a machine with few cores the statistics would take the CPU from the
         # drawing. Wait (briefly, and not past a newer request) until the GUI says it has drawn.
-        self._drawn.wait(DRAW_WAIT_S)
+        self._drawn.wait(DRAWN_WAIT_S)  # as a server waits for its client's `drawn`
         try:
             self._sigPhase.emit("Statistics of the other layers")
             update = self.bench.finish(outcome, newer, diagnose=False)

@@ -18,6 +18,8 @@ from dataclasses import replace
 from inspector.core.records import concepts as concept_records
 from inspector.core.records.failure import Failure
 
+from .side_jobs import RemoteJobFace
+
 #: The concept jobs' lanes (`worker_concepts.LANES`, and a concept's page), after the worker's.
 CONCEPT_LANES = ("concepts-open", "concepts-build", "concepts-read", "concepts-map", "concepts-page")
 #: The worker's record of each concept answer, by the protocol's name (`worker_concepts`: the same fields).
@@ -104,19 +106,11 @@ class RemoteConcepts:
                 self._put("concepts-map", replace(request, kind="map", target=body.target))  # as in process
 
 
-class RemoteConceptJobs:
-    """The concept jobs' face (`worker_concepts.ConceptJobs`: `request`, `cancel`, sigAnswer, sigProgress) on a
-    remote engine: each request goes to the engine through the RemoteWorker's connection, in its kind's lane
-    (latest wins); the answers are the worker's records, heard on the GUI thread."""
+class RemoteConceptJobs(RemoteJobFace):
+    """The concept jobs' face (`worker_concepts.ConceptJobs`) on a remote engine: each request in its kind's lane
+    (latest wins), the answers the worker's records; `cancel` stops a build after its batch (its state is kept on
+    the engine: building again resumes)."""
 
     def __init__(self, worker) -> None:
-        self.worker = worker
-        self.sigAnswer = worker.sigConceptAnswer
-        self.sigProgress = worker.sigConceptProgress
-
-    def request(self, request) -> str:
-        return self.worker.request_concepts(request)
-
-    def cancel(self) -> None:
-        """Stop a build after its batch (its state is kept on the engine: building again resumes)."""
-        self.worker.cancel_concepts_build()
+        super().__init__(worker.sigConceptAnswer, worker.sigConceptProgress, worker.request_concepts,
+                         worker.cancel_concepts_build)

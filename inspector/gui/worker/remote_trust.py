@@ -21,6 +21,7 @@ from inspector.core.records.failure import Failure
 
 from ..common.progress_rate import rate_reporter
 from .evaluation import STAGE
+from .side_jobs import RemoteJobFace
 
 #: The evaluation's lane, after the worker's and the concept jobs'.
 EVALUATION_LANE = "evaluate"
@@ -70,19 +71,10 @@ class RemoteTrust:
             flight.progress(done, total)
 
 
-class RemoteEvaluationJobs:
-    """The evaluation's face (`worker.evaluation.EvaluationJobs`: `request`, `cancel`, sigAnswer, sigProgress) on a
-    remote engine: the request goes to the engine through the RemoteWorker's connection; the answers are heard on
-    the GUI thread."""
+class RemoteEvaluationJobs(RemoteJobFace):
+    """The evaluation's face (`worker.evaluation.EvaluationJobs`) on a remote engine; `cancel` stops it after its
+    image (its state is kept on the engine: evaluating again resumes)."""
 
     def __init__(self, worker) -> None:
-        self.worker = worker
-        self.sigAnswer = worker.sigEvaluationAnswer
-        self.sigProgress = worker.sigEvaluationProgress
-
-    def request(self, request) -> str:
-        return self.worker.request_evaluation(request)
-
-    def cancel(self) -> None:
-        """Stop the evaluation after its image (its state is kept on the engine: evaluating again resumes)."""
-        self.worker.cancel_evaluation()
+        super().__init__(worker.sigEvaluationAnswer, worker.sigEvaluationProgress, worker.request_evaluation,
+                         worker.cancel_evaluation)

@@ -59,3 +59,13 @@ class SideJobs(HeardOnGuiThread, QObject):
 
     def _do(self, lane: str, request) -> None:
         raise NotImplementedError
+
+
+class RemoteJobFace:
+    """A side job's face as the window's state holds it (`request(record) -> id`, `cancel()`, `sigAnswer`,
+    `sigProgress`, as a `SideJobs` has them in process) on a remote engine: the RemoteWorker's request and cancel, and
+    its signals, heard on the GUI thread."""
+
+    def __init__(self, answer, progress, request, cancel) -> None:
+        self.sigAnswer, self.sigProgress = answer, progress
+        self.request, self.cancel = request, cancel
