@@ -33,6 +33,7 @@ class EvaluationJobs(SideJobs):
 
     _sigAnswer = Signal(int, object)
     _sigProgress = Signal(int, int)
+
     def __init__(self, worker, thread) -> None:
         super().__init__(worker, thread, ("run",))
 
