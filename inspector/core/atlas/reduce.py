@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from ..common.errors import SpecError
+from ..common.hooks import together
 from ..folder_jobs import LayerPartial, Layout, layer_tensor, layout_of
 from ..sources.layers import channel_layouts
 from ..records.tokens import TokenGrid
@@ -83,7 +84,6 @@ class AtlasPass:
             inclusive: bool = False) -> dict[str, Reduced]:
         """One forward (no grad) of `x`; the reductions of every layer's first call."""
         found: dict[str, Reduced] = {}
-        handles = []
         if self._said is None:  # kept from the model's layer tree (one no-grad run of one image where none was)
             self._said = channel_layouts(self.module, x[:1])
 
@@ -107,14 +107,9 @@ class AtlasPass:
                 found[path] = reduce_layer(v, thr, inclusive, self._scratch)
             return hook
 
-        try:
-            for path, module in self._modules:
-                handles.append(module.register_forward_hook(hook_for(path)))
-            with torch.inference_mode():
-                self.module(x)
-        finally:
-            for handle in handles:
-                handle.remove()
+        with together(module.register_forward_hook(hook_for(path)) for path, module in self._modules), \
+                torch.inference_mode():
+            self.module(x)
         missing = [p for p in self.layers if p not in found]
         if missing:
             raise SpecError(f"Layer{'s' if len(missing) > 1 else ''} {', '.join(missing)} never ran in the "

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..common.hooks import Hooked
 from .detr import detr_attention, is_detr_attention
 from .site import _hf_probs, _is_hf_attention, _mha_attention, _output_projection, supports_attention
 from .timm_classes import _given, _qkv, probs_function, vit_probs
@@ -109,34 +110,26 @@ def _joined_at(m: nn.Module) -> nn.Module:
     return norm if isinstance(norm, nn.Module) and not is_latent_pool(m) else m.proj
 
 
-class AttentionTaps:
+class AttentionTaps(Hooked):
     """Hooks on `modules` (path -> module, each `tappable`) recording a `Tap` per call, in call order
     (`taps`); `probs`: keep the probabilities too. Every hook is removed on exit."""
 
     def __init__(self, modules: dict[str, nn.Module], probs: bool = False) -> None:
         self.modules, self.keep_probs = dict(modules), probs
         self.taps: list[Tap] = []
-        self._handles: list = []
         self._pending: dict[str, tuple[torch.Tensor, torch.Tensor | None]] = {}
 
-    def __enter__(self) -> AttentionTaps:
-        try:
-            for path, module in self.modules.items():
-                if isinstance(module, nn.MultiheadAttention):
-                    self._handles.append(module.register_forward_hook(self._mha(path), with_kwargs=True))
-                    continue
-                self._handles.append(module.register_forward_pre_hook(self._before(path), with_kwargs=True))
-                self._handles.append(_joined_at(module).register_forward_pre_hook(self._joined(path)))
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
     def __exit__(self, *exc) -> None:
-        for handle in self._handles:
-            handle.remove()
-        self._handles.clear()
+        super().__exit__(*exc)
         self._pending.clear()
+
+    def _register(self):
+        for path, module in self.modules.items():
+            if isinstance(module, nn.MultiheadAttention):
+                yield module.register_forward_hook(self._mha(path), with_kwargs=True)
+                continue
+            yield module.register_forward_pre_hook(self._before(path), with_kwargs=True)
+            yield _joined_at(module).register_forward_pre_hook(self._joined(path))
 
     def _before(self, path: str):
         def hook(module, args, kwargs):

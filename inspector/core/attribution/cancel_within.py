@@ -8,11 +8,13 @@ no hooks: theirs stops between passes, as before."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 
 import torch
 from torch import nn
 
 from ..common.errors import RunCancelled
+from ..common.hooks import together
 from .passes.checks import tensors_in
 
 
@@ -42,10 +44,7 @@ def stops_within_a_module(model: nn.Module, cancel, what: str):
                     tensor.register_hook(on_gradient)
 
     hookable = [m for m in model.modules() if not isinstance(m, torch.jit.ScriptModule)]  # they take no hooks
-    handles = [module.register_forward_pre_hook(before) for module in hookable]
-    handles += [module.register_forward_hook(after) for module in hookable if next(module.children(), None) is None]
-    try:
+    befores = (module.register_forward_pre_hook(before) for module in hookable)
+    afters = (module.register_forward_hook(after) for module in hookable if next(module.children(), None) is None)
+    with together(itertools.chain(befores, afters)):
         yield
-    finally:
-        for handle in handles:
-            handle.remove()

@@ -28,6 +28,7 @@ from torch import nn
 
 from ..attention.taps import AttentionTaps
 from ..common.errors import RunError, SpecError
+from ..common.hooks import together
 from ..detection.outputs import detections_of, is_detection_output, order
 from ..detection.targets import box_objective
 from ..detection.thresholds import score_threshold
@@ -95,14 +96,12 @@ def _run(module: nn.Module, x: torch.Tensor, paths: list[str]):
         seen["boxes"] = getattr(out, "pred_boxes", None)
 
     modules = dict(module.named_modules())
-    handles = [module.model.input_projection.register_forward_hook(grid),
-               module.register_forward_hook(raw, prepend=True)]
-    try:
-        with AttentionTaps({p: modules[p] for p in paths}, probs=True) as taps, torch.enable_grad():
-            output = module(x.detach().to(_device(module)).requires_grad_(True))
-    finally:
-        for handle in handles:
-            handle.remove()
+    def hooks():
+        yield module.model.input_projection.register_forward_hook(grid)
+        yield module.register_forward_hook(raw, prepend=True)
+
+    with together(hooks()), AttentionTaps({p: modules[p] for p in paths}, probs=True) as taps, torch.enable_grad():
+        output = module(x.detach().to(_device(module)).requires_grad_(True))
     return output, taps.taps, seen.get("grid"), seen.get("boxes")
 
 

@@ -20,6 +20,7 @@ from torch import nn
 
 from ..attention.taps import AttentionTaps
 from ..common.errors import SpecError
+from ..common.hooks import Hooked
 from ..target.objective import Target, objective, parse_target, primary_output
 from ..sources.loaded import LoadedModel
 from .cams.layers import upsample
@@ -34,26 +35,20 @@ def _hidden(args: tuple, kwargs: dict):
     return kwargs.get("hidden_states", kwargs.get("x")), "hidden_states" if "hidden_states" in kwargs else "x"
 
 
-class _Stack:
+class _Stack(Hooked):
     """Hooks on the chosen blocks: each takes its input detached (a fresh leaf) and keeps its output; the last
     block returns its own tokens then each chosen block's copy (their mean, or themselves for a pool)."""
 
     def __init__(self, modules: dict[str, nn.Module], vit: VitBlocks, chosen: tuple[str, ...]) -> None:
         self.modules, self.chosen, self.last, self.pool = modules, chosen, vit.blocks[-1], vit.pool is not None
         self.outputs: dict[str, torch.Tensor] = {}
-        self.handles: list = []
 
-    def __enter__(self) -> _Stack:
+    def _register(self):
         for path in self.chosen:
             block = self.modules[path]
             if not self.pool:
-                self.handles.append(block.register_forward_pre_hook(self._detach, with_kwargs=True))
-            self.handles.append(block.register_forward_hook(self._keep(path)))
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for handle in self.handles:
-            handle.remove()
+                yield block.register_forward_pre_hook(self._detach, with_kwargs=True)
+            yield block.register_forward_hook(self._keep(path))
 
     @staticmethod
     def _detach(_block, args, kwargs):

@@ -23,6 +23,7 @@ from PIL import Image
 
 from ..common.arguments import checked
 from ..common.errors import ArgumentValueError
+from ..common.hooks import together
 from ..sources.layers import channel_layouts
 from ..storage.writes import make_folder, save_image, write_bytes, write_json
 from .batches import decode
@@ -105,7 +106,6 @@ def layer_geometry(module, layers, grid, x: torch.Tensor) -> dict[str, dict]:
 
 def _forward_shapes(module, layers, x, shapes) -> None:
     named = dict(module.named_modules())
-    handles = []
 
     def hook_for(path):
         def hook(_m, _a, output):
@@ -115,14 +115,8 @@ def _forward_shapes(module, layers, x, shapes) -> None:
                 shapes.setdefault(path, tuple(output.shape))
         return hook
 
-    try:
-        for p in layers:
-            handles.append(named[p].register_forward_hook(hook_for(p)))
-        with torch.inference_mode():
-            module(x)
-    finally:
-        for h in handles:
-            h.remove()
+    with together(named[p].register_forward_hook(hook_for(p)) for p in layers), torch.inference_mode():
+        module(x)
 
 
 def _receptive_fields(module, paths, layouts: dict[str, Layout], x):
@@ -134,7 +128,6 @@ def _receptive_fields(module, paths, layouts: dict[str, Layout], x):
     gen = torch.Generator().manual_seed(0)
     inputs = torch.randn((n, *x.shape[1:]), generator=gen).to(x.device).requires_grad_(True)
     picked: dict[str, torch.Tensor] = {}
-    handles = []
 
     def hook_for(i, path):
         layout = layouts[path]
@@ -148,16 +141,11 @@ def _receptive_fields(module, paths, layouts: dict[str, Layout], x):
                 picked[path] = v[:, cy * layout.width + cx].float().sum()
         return hook
 
-    try:
-        for i, p in enumerate(paths):
-            handles.append(named[p].register_forward_hook(hook_for(i, p)))
-        # cuDNN's Winograd and FFT kernels leave rounding where the gradient is 0 (outside the field): not here
-        with torch.enable_grad(), torch.backends.cudnn.flags(enabled=False):
-            module(inputs)
-            grad, = torch.autograd.grad(sum(picked[p] for p in paths), inputs)
-    finally:
-        for h in handles:
-            h.remove()
+    hooks = together(named[p].register_forward_hook(hook_for(i, p)) for i, p in enumerate(paths))
+    # cuDNN's Winograd and FFT kernels leave rounding where the gradient is 0 (outside the field): not here
+    with hooks, torch.enable_grad(), torch.backends.cudnn.flags(enabled=False):
+        module(inputs)
+        grad, = torch.autograd.grad(sum(picked[p] for p in paths), inputs)
     support = (grad.abs().sum(1) > 0).cpu().numpy()
     fields = {}
     for i, path in enumerate(paths):

@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # the records are torch-free: the app receives them before it
 
 from ..common.arguments import need_instance
 from ..common.errors import InspectorError, RunError, SpecError, UnknownKeyError
+from ..common.hooks import together
 
 
 @dataclass(frozen=True)
@@ -340,8 +341,6 @@ def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> L
     if example is not None:
         from ..detection.outputs import is_detection_output
 
-        handles = []
-
         def record(path: str):
             def hook(_module, _args, output):
                 calls[path] = calls.get(path, 0) + 1
@@ -349,11 +348,14 @@ def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> L
             return hook
 
         watch = _Layouts()
-        try:
+
+        def hooks():
             for path, module in modules:
-                handles.append(module.register_forward_hook(record(path)))
-                handles += watch.hooks(path, module, not any(True for _ in module.children()))
-            with torch.no_grad():
+                yield module.register_forward_hook(record(path))
+                yield from watch.hooks(path, module, not any(True for _ in module.children()))
+
+        try:
+            with together(hooks()), torch.no_grad():
                 detects = is_detection_output(model(example))
             layouts = _LAYOUTS[model] = watch.result()
         except InspectorError:
@@ -361,9 +363,6 @@ def build_layer_tree(model: nn.Module, example: torch.Tensor | None = None) -> L
         except Exception as exc:
             raise RunError(f"The model raised {type(exc).__name__} on the example input of shape "
                            f"{tuple(example.shape)}: {exc}") from exc
-        finally:
-            for handle in handles:
-                handle.remove()
     layers = []
     for path, module in modules:
         layers.append(

@@ -24,6 +24,7 @@ from torch import nn
 
 from ...common.arguments import shown_value
 from ...common.errors import RunCancelled, SpecError
+from ...common.hooks import Hooked
 from ...sources.loaded import most_batch
 
 SHARE = 0.5  # of the free memory, at most
@@ -43,13 +44,13 @@ def free_memory(device: torch.device) -> int:
     return int(psutil.virtual_memory().available)
 
 
-class LeafBytes:
+class LeafBytes(Hooked):
     """Adds up the bytes of every leaf module's outputs in the model's last forward pass inside the block:
     what autograd keeps for the backward pass. Measured on a forward the job runs anyway, it costs no pass.
     TorchScript modules take no hooks: what runs inside them is not counted."""
 
     def __init__(self, module: nn.Module) -> None:
-        self.module, self.total, self.handles = module, 0, []
+        self.module, self.total = module, 0
 
     def _count(self, _module, _inputs, output) -> None:
         for t in output if isinstance(output, (tuple, list)) else (output,):
@@ -59,24 +60,14 @@ class LeafBytes:
     def _restart(self, _module, _inputs) -> None:  # a forward that failed part way (a layout tried) is not kept
         self.total = 0
 
-    def __enter__(self) -> LeafBytes:
-        try:
-            for m in self.module.modules():
-                if isinstance(m, torch.jit.ScriptModule):
-                    continue
-                if m is self.module:
-                    self.handles.append(m.register_forward_pre_hook(self._restart))
-                if not any(True for _ in m.children()):
-                    self.handles.append(m.register_forward_hook(self._count))
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for h in self.handles:
-            h.remove()
-        self.handles = []
+    def _register(self):
+        for m in self.module.modules():
+            if isinstance(m, torch.jit.ScriptModule):
+                continue
+            if m is self.module:
+                yield m.register_forward_pre_hook(self._restart)
+            if not any(True for _ in m.children()):
+                yield m.register_forward_hook(self._count)
 
     def per_copy(self, x: torch.Tensor, copies: int, grad: bool) -> int:
         """One copy of x's memory in a pass, the forward inside the block having run `copies` copies: its
