@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QFontMetrics, QGuiApplication
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -23,8 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.common.errors import SpecError, WriteError
-from inspector.core.common.keys import LayerCall, parse_key
+from inspector.core.common.errors import WriteError
 from inspector.core.engine.diagnostics import (
     dead_units,
     gradient_flow,
@@ -35,31 +34,14 @@ from inspector.core.engine.result import RunResult
 from inspector.core.storage.writes import write_text
 from inspector.gui.common import file_dialogs
 
+from .layer_plot import LayerPlot
 from .number_format import fmt
 
 VANISHING, EXPLODING = 1e-7, 1e3
 MEASURES = {"L2 norm": "gradient L2 norm", "mean |grad|": "mean |gradient|",
             "both": "gradient L2 norm and mean |gradient|"}
-MAX_LABELS = 12  # names always drawn on the x axis; the others only where there is room
 CURVE_COLOURS = {"L2 norm": "#4c78a8", "mean |grad|": "#f58518"}
 SITE_SYMBOLS = {"grad_output": "o", "grad_input": "t", "grad": "s"}  # a layer's several gradients told apart
-
-
-def short_name(key: str, limit: int = 16) -> str:
-    """`layer4.2.conv3:grad_output` -> `…2.conv3`: the last parts of the path that fit in `limit`
-    characters (the site dropped; a further call's `#k` kept)."""
-    path = key.partition(":")[0]
-    try:
-        call = str(LayerCall("", parse_key(key).call))  # `#k` of a further call, "" for the first
-    except SpecError:
-        call = ""
-    parts = (path or key).split(".")
-    out = parts[-1]
-    for part in reversed(parts[:-1]):
-        if len(part) + 1 + len(out) > limit:
-            break
-        out = f"{part}.{out}"
-    return ("" if out == (path or key) else "…") + out + call
 
 
 def site_of(key: str) -> str:
@@ -67,26 +49,10 @@ def site_of(key: str) -> str:
     return key.rpartition(":")[2].partition("#")[0] or key
 
 
-def layer_ticks(depths, keys, max_labels: int = MAX_LABELS) -> list[list[tuple[float, str]]]:
-    """Two tick levels for AxisItem.setTicks: every k-th name (at most `max_labels`, always
-    drawn), then the rest (drawn where there is room). A layer is named once, however many of its gradients."""
-    named: dict[float, str] = {}
-    for d, k in zip(depths, keys):
-        named.setdefault(float(d), short_name(k))
-    ticks = list(named.items())
-    step = max(1, -(-len(ticks) // max(1, max_labels)))
-    return [ticks[::step], [t for i, t in enumerate(ticks) if i % step]]
-
-
-class GradientFlowView(QWidget):
+class GradientFlowView(LayerPlot):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.plot = pg.PlotWidget()
-        self.plot.setLogMode(y=True)
-        self.plot.setLabel("bottom", "layer (forward order)")
         self.legend = self.plot.addLegend()
-        self.plot.getAxis("left").enableAutoSIPrefix(False)
-        self.plot.showGrid(y=True, alpha=0.2)
         # In log mode the regions are given in log10 units; they do not take part in auto-range.
         low = pg.LinearRegionItem((np.log10(VANISHING) - 30, np.log10(VANISHING)), orientation="horizontal",
                                   movable=False, brush=(80, 80, 255, 50))
@@ -100,8 +66,6 @@ class GradientFlowView(QWidget):
         self.measure = QComboBox()
         self.measure.addItems(list(MEASURES))
         self.measure.currentTextChanged.connect(self._show_measure)
-        self.hover = QLabel(" ")
-        self.hover.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.summary = QLabel(" ")
         self.summary.setWordWrap(True)
         head = QHBoxLayout()
@@ -114,26 +78,10 @@ class GradientFlowView(QWidget):
         layout.addWidget(self.hover)
         layout.addWidget(self.summary)
         self.rows = []
-        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self._show_measure(self.measure.currentText())
 
-    def labels_that_fit(self) -> int:
-        """How many layer names fit side by side under the plot at its current width."""
-        if not self.rows:
-            return MAX_LABELS
-        axis = self.plot.getAxis("bottom")
-        metrics = QFontMetrics(axis.style.get("tickFont") or self.plot.font())
-        widest = max(metrics.horizontalAdvance(short_name(r.key)) for r in self.rows) + 16
-        return max(2, min(MAX_LABELS, int((self.plot.width() - 70) // widest)))
-
-    def _update_ticks(self) -> None:
-        if self.rows:
-            ticks = layer_ticks([r.depth for r in self.rows], [r.key for r in self.rows], self.labels_that_fit())
-            self.plot.getAxis("bottom").setTicks(ticks)
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._update_ticks()
+    def layers(self) -> list[tuple[float, str]]:
+        return [(r.depth, r.key) for r in self.rows]
 
     @property
     def norm_curve(self) -> pg.PlotDataItem:
@@ -189,13 +137,9 @@ class GradientFlowView(QWidget):
         row = min(self.rows, key=lambda r: abs(r.depth - x))
         return row if abs(row.depth - x) <= 0.5 else None
 
-    def _on_mouse_moved(self, scene_pos) -> None:
-        vb = self.plot.getPlotItem().getViewBox()
-        if not vb.sceneBoundingRect().contains(scene_pos):
-            return
-        row = self.row_at(vb.mapSceneToView(scene_pos).x())
-        if row is not None:
-            self.hover.setText(f"{row.key}   L2 norm {fmt(row.norm)}   mean |grad| {fmt(row.mean_abs)}")
+    def text_at(self, x: float) -> str | None:
+        row = self.row_at(x)
+        return None if row is None else f"{row.key}   L2 norm {fmt(row.norm)}   mean |grad| {fmt(row.mean_abs)}"
 
     def show_pending(self, message: str) -> None:
         """No flow to plot yet (the worker is still working it out): say so instead of the last one."""

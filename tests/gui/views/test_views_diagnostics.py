@@ -10,11 +10,8 @@ from inspector.core.common.keys import parse_key
 from inspector.core.engine.diagnostics import FlowRow
 from inspector.core.engine.result import Capture, Prediction, RunResult
 from inspector.core.engine.stats import TensorStats
-from inspector.gui.views.diagnostics_views import (
-    GradientFlowView,
-    StatsTable,
-    short_name,
-)
+from inspector.gui.views.diagnostics_views import GradientFlowView, StatsTable
+from inspector.gui.views.layer_plot import short_name
 from inspector.gui.views.side_panels import PredictionsView
 
 NAN, INF = float("nan"), float("inf")

@@ -13,11 +13,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout
 
 from inspector.core.common.keys import parse_key
 
-from ..diagnostics_views import MAX_LABELS, layer_ticks, short_name
+from ..layer_plot import LayerPlot, short_name
 from ..number_format import fmt
 
 FLOOR = 1e-10  # where identical captures (0) are drawn on the log axis
@@ -47,15 +47,10 @@ def depth_rows(diff) -> list[tuple[int, str, object, object]]:
 PLOT_MIN_HEIGHT = 130  # the plot's least height (px): the mosaics above it scroll instead
 
 
-class DivergenceView(QWidget):
+class DivergenceView(LayerPlot):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.plot = pg.PlotWidget()
-        self.plot.setLogMode(y=True)
-        self.plot.setLabel("bottom", "layer (forward order)")
         self.plot.setLabel("left", Y_TITLES[0])
-        self.plot.getAxis("left").enableAutoSIPrefix(False)
-        self.plot.showGrid(y=True, alpha=0.2)
         self.forward_curve = self.plot.plot(pen="#4c78a8", symbol="o", symbolSize=6, symbolBrush="#4c78a8")
         self.grad_curve = self.plot.plot(pen=pg.mkPen("#f58518", style=Qt.DashLine), symbol="t", symbolSize=6,
                                          symbolBrush="#f58518")
@@ -68,8 +63,6 @@ class DivergenceView(QWidget):
         for item in (self.threshold_line, self.first_line):
             self.plot.addItem(item, ignoreBounds=True)
             item.hide()
-        self.hover = QLabel(" ")
-        self.hover.setTextInteractionFlags(Qt.TextSelectableByMouse)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.plot.setMinimumHeight(PLOT_MIN_HEIGHT)  # 45 px at 1280x800 once the legend had wrapped
@@ -78,7 +71,6 @@ class DivergenceView(QWidget):
         layout.addWidget(self.hover)
         self.depths: list = []
         self.diff = None
-        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
 
     def clear(self) -> None:
         self.diff, self.depths = None, []
@@ -113,22 +105,8 @@ class DivergenceView(QWidget):
                    else f"No activation differs by more than {fmt(diff.threshold)} (relative L2).")
         self.hover.setText(verdict)
 
-    def labels_that_fit(self) -> int:
-        if not self.depths:
-            return MAX_LABELS
-        metrics = QFontMetrics(self.plot.getAxis("bottom").style.get("tickFont") or self.plot.font())
-        widest = max(metrics.horizontalAdvance(short_name(name)) for _, name, _, _ in self.depths) + 16
-        return max(2, min(MAX_LABELS, int((self.plot.width() - 70) // widest)))
-
-    def _update_ticks(self) -> None:
-        if self.depths:
-            ticks = layer_ticks([d for d, *_ in self.depths], [name for _, name, _, _ in self.depths],
-                                self.labels_that_fit())
-            self.plot.getAxis("bottom").setTicks(ticks)
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._update_ticks()
+    def layers(self) -> list[tuple[float, str]]:
+        return [(depth, name) for depth, name, _, _ in self.depths]
 
     def _fit_y_title(self) -> None:
         """The longest y title that the left axis' height holds (a longer one was cut: "rel. L2 differen")."""
@@ -147,11 +125,3 @@ class DivergenceView(QWidget):
             return None
         return "   ".join(f"{row.key}: rel L2 {fmt(row.rel_l2)}, cosine {fmt(row.cosine, '.6f')}, "
                            f"max |diff| {fmt(row.max_abs)}" for row in (f, g) if row is not None)
-
-    def _on_mouse_moved(self, scene_pos) -> None:
-        vb = self.plot.getPlotItem().getViewBox()
-        if not vb.sceneBoundingRect().contains(scene_pos):
-            return
-        text = self.text_at(vb.mapSceneToView(scene_pos).x())
-        if text is not None:
-            self.hover.setText(text)
