@@ -7,16 +7,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from inspector.core.common.keys import layer_of
-from inspector.gui.common import file_dialogs
 
 from ..common.concepts_sign import LayerSign, layer_sign
 from ..state.concepts import ConceptsState
 from ..views.concepts.build import BuildConceptsDialog
 from ..views.concepts.page import ConceptPage
-from .folder_job import wire_build
+from .folder_job import OpensJobFolders, wire_build
 
 
-class ConceptsController:
+class ConceptsController(OpensJobFolders):
+    OPENS = ("concepts-out", "Open concepts (a folder with dictionary.safetensors)")
+
     def __init__(self, window, view, dock) -> None:
         self.window, self.view, self.dock = window, view, dock
         app = window.state
@@ -40,16 +41,6 @@ class ConceptsController:
         dock.visibilityChanged.connect(state.set_shown)
 
     # -- asking the user -------------------------------------------------------------------------------
-    def open_dialog(self) -> None:
-        path = file_dialogs.choose_folder(self.view, "concepts-out", "Open concepts (a folder with "
-                                                                     "dictionary.safetensors)", engine=True)
-        if path:
-            self.open(path)
-
-    def open(self, folder: str) -> bool:
-        self.raise_dock()
-        return self.state.open(folder)
-
     def build_dialog(self) -> None:
         app = self.state.app
         if app.model is None:
@@ -68,7 +59,7 @@ class ConceptsController:
         return layer_sign(layer, kind, app.outcome)
 
     def build(self, data_dir: str, layer: str, k: int, method: str, sparsity: int | None, out_dir: str) -> bool:
-        self.raise_dock()
+        self.raise_view()
         return self.state.build(data_dir, layer, k, method, sparsity, out_dir)
 
     def show_page(self, concept: int) -> None:
@@ -107,6 +98,11 @@ class ConceptsController:
         if opened is not None and self.page is not None:
             self.page.close()
 
-    def raise_dock(self) -> None:
+    def dialog_parent(self):
+        return self.view
+
+    def raise_view(self):
+        """The Concepts dock, shown and raised."""
         self.dock.show()
         self.dock.raise_()
+        return self.view

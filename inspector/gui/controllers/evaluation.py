@@ -4,18 +4,19 @@ the job's cancel, and Open… to an output folder's summary."""
 
 from __future__ import annotations
 
-from inspector.gui.common import file_dialogs
-
 from ..state.evaluation import EvaluationState
 from ..views.evaluation.dialog import EvaluateDialog
 from ..views.evaluation.window import EvaluationWindow
-from .folder_job import wire_build
+from .folder_job import OpensJobFolders, wire_build
 
 WIDTH, HEIGHT = 1100, 640  # the window's size where the screen has room
 
 
-class EvaluationController:
-    """`app`: the AppState; `parent`: the widget the window and dialogs belong to; `cancel_action`: Esc."""
+class EvaluationController(OpensJobFolders):
+    """`app`: the AppState; `parent`: the widget the window and dialogs belong to; `cancel_action`: Esc. Attribution >
+    Open evaluation… opens a folder an evaluation was written to."""
+
+    OPENS = ("evaluation-out", "Open an evaluation (a folder with summary.json)")
 
     def __init__(self, app, parent, cancel_action) -> None:
         self.parent = parent
@@ -67,16 +68,8 @@ class EvaluationController:
         self.raise_view()
         return self.state.run(data_dir, out_dir, methods, metrics, protocol, steps)
 
-    def open_dialog(self) -> None:
-        """Attribution > Open evaluation…: a folder an evaluation was written to."""
-        path = file_dialogs.choose_folder(self.parent, "evaluation-out", "Open an evaluation (a folder with "
-                                                                         "summary.json)", engine=True)
-        if path:
-            self.open(path)
-
-    def open(self, folder: str) -> bool:
-        self.raise_view()
-        return self.state.open(folder)
+    def dialog_parent(self):
+        return self.parent
 
     @staticmethod
     def _size(view) -> None:

@@ -162,7 +162,7 @@ def test_the_folder_is_remembered_for_the_model_and_a_model_without_its_layer_sa
     window.close()
     again = open_window("demo", "sample:star")
     view = again.concepts.view
-    again.concepts.raise_dock()
+    again.concepts.raise_view()
     qtbot.waitUntil(lambda: view.reading is not None, timeout=30_000)
     assert view.opened.folder == str(learned)
     # the same dictionary's layer renamed: the model has no such layer
@@ -185,7 +185,7 @@ def test_the_concepts_are_not_read_while_the_dock_is_hidden(qtbot, open_window, 
     window.side_dock.raise_()  # the Concepts dock behind the others
     qtbot.waitUntil(lambda: not state.shown, timeout=5_000)
     assert state.reading is None and state._asked is None
-    window.concepts.raise_dock()
+    window.concepts.raise_view()
     qtbot.waitUntil(lambda: state.reading is not None, timeout=30_000)
     assert state.reading.coefficients.shape == (4,) and state._asked is not None
 

@@ -565,7 +565,7 @@ def _concepts_shown(qtbot, window, folder: str):
     controller = window.concepts
     maps = []
     controller.state.sigMap.connect(maps.append)
-    controller.raise_dock()
+    controller.raise_view()
     assert controller.open(folder)
     qtbot.waitUntil(lambda: controller.view.opened is not None or "Not opened" in controller.view.message.text(),
                     timeout=WAIT_MS)
@@ -750,7 +750,7 @@ def test_a_concepts_page_its_top_image_and_a_remembered_dictionary_on_the_engine
             opened = again.concepts.state.opened
             assert opened is not None, again.banner.text()
             assert (opened.folder, opened.layer, opened.k) == ("shapes-concepts", "relu3", 4)
-            again.concepts.raise_dock()  # read there, and its concept's edit run there (the folder is the server's)
+            again.concepts.raise_view()  # read there, and its concept's edit run there (the folder is the server's)
             qtbot.waitUntil(lambda: again.concepts.view.reading is not None, timeout=WAIT_MS)
             before = again.outcome
             assert again.concepts.state.add_edit("ablate")
