@@ -81,3 +81,29 @@ def test_the_y_title_fits_its_axis(qtbot, strip):
     strip.resize(700, 420)
     qtbot.waitUntil(lambda: axis.labelText == "rel. L2 difference", timeout=2000)  # room for the whole title
     assert title_fits()
+
+
+def test_the_wrapped_legend_the_plot_and_the_line_under_it_do_not_overlap(qtbot):
+    """The Compare tab at 1280 x 800 against a second model: the legend naming the first divergent wraps to two
+    lines; the plot lies under it and the hover line under the plot. Failed before: the legend was counted one line
+    high, and the plot covered the hover line ("First divergent: …" half hidden under the axis)."""
+    from PySide6.QtWidgets import QWidget
+
+    from inspector.gui.views.compare.view import CompareView
+
+    tab = CompareView()
+    qtbot.addWidget(tab)
+    tab.set_against("demo (other.pt)")
+    tab.resize(656, 590)  # the Compare tab's size in a 1280 x 800 window
+    QWidget.show(tab)
+    qtbot.waitExposed(tab)
+    view = tab.divergence
+    view.show_diff(resnet_like_diff())
+    line = QFontMetrics(view.legend.font()).height()
+
+    def laid_out() -> bool:
+        legend, plot, hover = view.legend.geometry(), view.plot.geometry(), view.hover.geometry()
+        return legend.height() >= 2 * line and legend.bottom() < plot.top() and plot.bottom() < hover.top() \
+            and hover.bottom() < view.height()
+    qtbot.waitUntil(laid_out, timeout=2000)
+    assert view.plot.height() >= 130 and view.hover.text().startswith("First divergent: layer4.1.conv2")

@@ -86,6 +86,8 @@ def test_shared_and_symmetric_colour_bars_on_one_grid(view, pair):
     assert view.grid.shown["gradient"].mosaic.kernels is not None
     assert view.images["gradient", "baseline"].image.shape == view.images["gradient", "difference"].image.shape
     assert view.table.item(2, 1).text() == "NaN"  # a NaN logit gives NaN probabilities, spelled out
+    rows = view.table.rowCount()
+    assert rows == 3 and {view.table.item(r, 0).toolTip() for r in range(rows)} == {"c0", "c1", "c2"}  # elided: said
 
 
 def test_hover_gives_the_three_values(view, pair):

@@ -79,6 +79,7 @@ class DivergenceView(LayerPlot):
         self.threshold_line.hide()
         self.first_line.hide()
         self.legend.setText(LEGEND)
+        self._fit_legend()
         self.plot.getAxis("bottom").setTicks(None)
         self.hover.setText(" ")
 
@@ -100,6 +101,7 @@ class DivergenceView(LayerPlot):
             self.first_line.setPos(first)
             self.legend.setText(f'{LEGEND} &nbsp; <span style="color:#e45756">│ first divergent: '
                                 f'{short_name(diff.first_divergent, 28)}</span>')
+        self._fit_legend()
         self._update_ticks()
         verdict = (f"First divergent: {diff.first_divergent}" if diff.first_divergent
                    else f"No activation differs by more than {fmt(diff.threshold)} (relative L2).")
@@ -107,6 +109,17 @@ class DivergenceView(LayerPlot):
 
     def layers(self) -> list[tuple[float, str]]:
         return [(depth, name) for depth, name, _, _ in self.depths]
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """The legend as tall as its lines wrapped at this width: the layout then keeps the plot under it and the
+        line under the plot (a wrapped legend counted one line high let the plot cover that line)."""
+        height = self.legend.heightForWidth(self.width())
+        if height > 0 and height != self.legend.minimumHeight():
+            self.legend.setMinimumHeight(height)
 
     def _fit_y_title(self) -> None:
         """The longest y title that the left axis' height holds (a longer one was cut: "rel. L2 differen")."""

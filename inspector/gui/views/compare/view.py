@@ -301,7 +301,7 @@ class CompareView(QWidget):
         self.table.setRowCount(len(deltas))
         for r, d in enumerate(deltas):
             for c, text in enumerate((d.label, fmt(d.first, ".2%"), fmt(d.second, ".2%"), fmt(d.delta, "+.2%"))):
-                self.table.setItem(r, c, QTableWidgetItem(text))
+                self.table.setItem(r, c, _cell(text))
 
     def _headers(self) -> tuple[str, str]:
         return tuple(name.capitalize() for name in self.grid.names_pair())
@@ -324,6 +324,14 @@ class CompareView(QWidget):
             cells = (f"{found.name} ({found.label})", fmt(before[c.before].score, ".3f") if c.before is not None
                      else "-", fmt(after[c.after].score, ".3f") if c.after is not None else "-", change)
             for col, text in enumerate(cells):
-                self.table.setItem(r, col, QTableWidgetItem(text))
+                self.table.setItem(r, col, _cell(text))
         for i, mode in enumerate(fitted):
             header.setSectionResizeMode(i, mode)
+
+
+def _cell(text: str) -> QTableWidgetItem:
+    """A cell of the predictions' or boxes' table, its whole text in its tooltip (a narrow tab elides class names:
+    "st…" for "stripes")."""
+    item = QTableWidgetItem(text)
+    item.setToolTip(text)
+    return item
