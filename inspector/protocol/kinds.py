@@ -23,6 +23,7 @@ REQUESTS: dict[str, tuple[str, str | None]] = {
     "devices": ("info", None),
     "arrays": ("info", None),  # body: {"run": a run's run_id, "names": captures it held}: the last run's arrays
     "list": ("info", None),  # body: {"path": a folder, "show": images|all|nested}: its entries in the data root
+    "summary": ("info", None),  # body: {"path": an evaluation's folder in the data root}: its summary.json's content
     "cancel": ("control", None),  # body: {"id": the request to stop}
     "drawn": ("control", None),  # body: the id of a run whose panels the client has drawn from its partial
 }

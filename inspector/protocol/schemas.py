@@ -103,6 +103,9 @@ def check_body(kind: str, body: Any) -> None:
                                      and isinstance(body["path"], str) and body["show"] in LIST_SHOWS):
             raise ProtocolError("A list request's body is {\"path\": a folder, \"show\": \"images\", \"all\" "
                                 "or \"nested\"}.")
+        elif kind == "summary" and not (isinstance(body, dict) and set(body) == {"path"}
+                                        and isinstance(body["path"], str)):
+            raise ProtocolError("A summary request's body is {\"path\": an evaluation's folder}.")
         return
     if kind == "failure" and type(body) is not registry.record_class("Failure"):
         raise ProtocolError(f"A failure event's body is a Failure, not {_name(body)}.")

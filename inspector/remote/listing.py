@@ -11,6 +11,10 @@ the server's files with it on a remote engine, and a folder input steps through 
 MOST. `nested`: every image file below the folder (nested folders too, by `list_images`' rule: the order a folder
 input steps through), named relative to it, at most NESTED_MOST. A folder outside the root, or a link that leads
 out of it, is refused in one line (the data root's own rule, `DataRoot.check`, on the path as it is: no pattern).
+
+The `summary` request (body {"path": an evaluation's folder}) is answered the same way, with that folder's
+summary.json content (Open evaluation… in a window on this engine), or its one line where it holds no finished
+evaluation.
 """
 
 from __future__ import annotations
@@ -91,14 +95,25 @@ def _size(path: str) -> int | None:
         return None
 
 
-def answer(config, key: str, body: dict, send) -> None:
-    """Answer the `list` request `key` through `send` (off the event loop: a big folder takes its time)."""
+def summary(root: DataRoot, path: str) -> dict:
+    """What a `summary` request of `path` is answered with: the summary.json of the finished evaluation there (an
+    EvaluationError in one line where there is none; RefusedRequest for a folder outside the root)."""
+    from inspector.core.evaluate.store import open_summary
+
+    root.check(path, "The evaluation folder", pattern=False)
+    return open_summary(os.path.normpath(os.path.join(root.folder, path)))
+
+
+def answer(config, kind: str, key: str, body: dict, send) -> None:
+    """Answer the `list` or `summary` request `key` through `send` (off the event loop: a big folder takes its
+    time)."""
     from inspector.core.records.failure import failure
     from inspector.protocol.messages import Message
 
     root = config.root
     try:
-        value = listing(root, body["path"], body["show"], config.root_is_default)
+        value = listing(root, body["path"], body["show"], config.root_is_default) if kind == "list" else \
+            summary(root, body["path"])
     except Exception as exc:  # noqa: BLE001 - every failure is an answer: a client waits for one
         if isinstance(exc, RefusedRequest) and config.root_is_default and not root.holds(body["path"]):
             exc = RefusedRequest(f"{exc} (This server has no --data-root: its data root is the folder it was "

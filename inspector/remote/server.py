@@ -31,7 +31,7 @@ from .tokens import bearer_matches
 
 TERMINAL = ("result", "failure", "cancelled")
 #: Every kind `hello` says this server answers.
-ANSWERS = ("devices", "cancel", "drawn", "arrays", "list", *SERVED)
+ANSWERS = ("devices", "cancel", "drawn", "arrays", "list", "summary", *SERVED)
 
 
 class EngineServer:
@@ -128,10 +128,10 @@ class EngineServer:
             send(Message("result", key, self.engine.drawn(session, message.body)))
         elif kind == "arrays":
             self._arrays(session, key, message.body)
-        elif kind == "list":  # a folder of the data root, listed off the event loop
+        elif kind in ("list", "summary"):  # a folder of the data root listed, or a summary read, off the event loop
             from .listing import answer
 
-            asyncio.get_running_loop().run_in_executor(None, answer, self.config, key, message.body, send)
+            asyncio.get_running_loop().run_in_executor(None, answer, self.config, kind, key, message.body, send)
         elif kind in SERVED:
             self.engine.submit(session, kind, key, message.body)
         else:

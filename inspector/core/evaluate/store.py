@@ -44,6 +44,21 @@ def read_summary(out_dir) -> dict:
     return summary
 
 
+def open_summary(out_dir) -> dict:
+    """The summary of the finished evaluation in `out_dir`, for Open evaluation… (in the app, or on the engine's
+    machine for a window on a remote engine): an EvaluationError in one line where the folder holds none (an
+    unfinished job's folder says how to finish it) or its summary cannot be read."""
+    out = Path(out_dir)
+    if not (out / SUMMARY_JSON).is_file():
+        unfinished = (out / JOB_FILE).is_file()
+        raise EvaluationError(f"{out} holds no finished evaluation (no {SUMMARY_JSON})" + (
+            ": it is unfinished; evaluate again with the same choices to finish it." if unfinished else "."))
+    try:
+        return read_summary(out)
+    except InspectorError as exc:
+        raise EvaluationError(f"Not opened: {exc}") from None
+
+
 def _other_job(out: Path, a: dict, finished: bool) -> str:
     what = "the evaluation" if finished else "an unfinished evaluation"
     names = (", ".join(map(str, a.get(k) or ())) for k in ("methods", "metrics"))

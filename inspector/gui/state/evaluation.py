@@ -6,7 +6,7 @@ is opened from its summary.json, here on the GUI thread (a small JSON file, no t
 
 A failure leaves what was shown: the summary on screen stays, and so do the files of the folder it came from. On a
 remote engine the job runs there (`worker.remote_trust`), over a folder of its data root into a folder there, with
-the same progress, cancel and summary; Open… reads a folder on this machine.
+the same progress, cancel and summary; Open… chooses a folder there, and its summary comes back from there.
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ class EvaluationState(FolderJobState):
         self.asked: EvaluationRequest | None = None  # the last evaluation asked for (resumed with the same)
         self._ids = count(1)
         self._run_id = 0
+        self._opening: str | None = None  # a server's folder whose summary was asked for (a remote engine)
         jobs.sigAnswer.connect(self._on_answer)
+        app.worker.sigAnswer.connect(self._on_summary)
 
     def run(self, data_dir: str, out_dir: str, methods, metrics, protocol: str, steps: int | None,
             batch: int = 4) -> bool:
@@ -69,22 +71,32 @@ class EvaluationState(FolderJobState):
         return ""
 
     def open(self, out_dir: str) -> bool:
-        """Show the finished evaluation in `out_dir` (its summary.json); one line when there is none."""
-        from inspector.core.evaluate.store import JOB_FILE, SUMMARY_JSON, read_summary
+        """Show the finished evaluation in `out_dir` (its summary.json); one line when there is none. On a remote
+        engine the folder is the server's: its summary comes back from there (sigSummary, or the line), and True
+        says it was asked for."""
+        from inspector.core.evaluate.store import open_summary
 
-        out = Path(out_dir)
-        if not (out / SUMMARY_JSON).is_file():
-            unfinished = (out / JOB_FILE).is_file()
-            self.refuse(f"{out} holds no finished evaluation (no {SUMMARY_JSON})" + (
-                ": it is unfinished; evaluate again with the same choices to finish it." if unfinished else "."))
-            return False
+        if self.app.engine_url is not None:
+            self._opening = str(out_dir)
+            self.app.worker.request_summary(self._opening)
+            return True
         try:
-            summary = read_summary(out)
+            summary = open_summary(out_dir)
         except Exception as exc:  # noqa: BLE001 - a damaged file is one line
-            self.refuse(f"Not opened: {failure(exc, 'evaluation').message}")
+            self.refuse(failure(exc, "evaluation").message)
             return False
-        self._show(EvaluationDone(str(out), summary))
+        self._show(EvaluationDone(str(Path(out_dir)), summary))
         return True
+
+    def _on_summary(self, lane: str, _id: int, found) -> None:
+        """The summary of the server's folder asked for by `open` on a remote engine, or why there is none."""
+        if lane != "evaluation-summary" or self._opening is None:
+            return
+        out, self._opening = self._opening, None
+        if isinstance(found, Failure):
+            self.refuse(found.message)
+        else:
+            self._show(EvaluationDone(out, found))
 
     def refuse(self, line: str) -> None:
         self.sigSaid.emit(line, True)

@@ -8,7 +8,7 @@ from inspector.core.records.failure import Failure
 
 from .local import LANES
 from .remote_concepts import CONCEPT_LANES, run_id_of
-from .remote_files import FILE_LANES
+from .remote_files import FILE_KINDS, FILE_LANES
 from .remote_trust import EVALUATION_LANE
 
 REMOTE_LANES = LANES + CONCEPT_LANES + FILE_LANES + (EVALUATION_LANE,)
@@ -17,7 +17,7 @@ SERVED = {"catalogue": ("catalogue", "engine"), "model": ("load", "load"), "run"
           "finish": ("run", "statistics"), "attribution": ("attribute", "attribution"), "atlas": ("atlas", "atlas"),
           "pictures": ("atlas", "atlas"), "graph": ("graph", "graph"), "values": ("values", "graph values"),
           **{lane: ("concepts", "concepts") for lane in CONCEPT_LANES}, "concepts-build": ("learn", "concepts"),
-          **{lane: ("list", "files") for lane in FILE_LANES}, "check": ("checks", "checks"),
+          **{lane: (FILE_KINDS[lane], "files") for lane in FILE_LANES}, "check": ("checks", "checks"),
           EVALUATION_LANE: ("evaluate", "evaluation")}
 #: Lanes whose every answer, a failure too, is sigAnswer(lane, run id, ...) (as the in-process worker's).
 ANSWERED = ("graph", "values", *FILE_LANES)
@@ -68,7 +68,7 @@ PHASES = {
     "attribution": lambda r: f"Attribution ({r.method}) on the engine",
     "check": lambda r: f"Checking the maps ({r.method}) on the engine",
     EVALUATION_LANE: lambda r: "Evaluation: starting (on the engine)",
-    **{lane: lambda r: None for lane in FILE_LANES},  # a listing is answered at once
+    **{lane: lambda r: None for lane in FILE_LANES},  # a listing or a summary is answered at once
 }
 
 

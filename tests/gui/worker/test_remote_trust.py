@@ -179,7 +179,7 @@ def _evaluate(qtbot, window, data: Path, out: Path, cancel: bool = False):
 
 
 def test_evaluate_on_a_remote_engine_writes_the_local_files_and_a_cancel_stops_it(qtbot, ui, open_window,
-                                                                                  tmp_path):
+                                                                                  tmp_path, monkeypatch):
     from inspector.gui.window.main_window import MainWindow
 
     if not ui.has_demo():
@@ -213,6 +213,28 @@ def test_evaluate_on_a_remote_engine_writes_the_local_files_and_a_cancel_stops_i
             assert there.shown.summary == here.shown.summary and there.shown.out_dir == str(out)
             assert window.evaluation.view.shown_rows() == local.evaluation.view.shown_rows()
             assert "Error" not in window.banner.text(), window.banner.text()
+            # Attribution > Open evaluation…: the folder chosen on the server is read there. Named relative to its
+            # data root, as only the server can read it (failed before: read on this machine, "evaluation holds no
+            # finished evaluation")
+            from inspector.gui.common import file_dialogs
+
+            state, asked = window.evaluation.state, []
+            state.shown = None
+            monkeypatch.setattr(file_dialogs, "choose_folder", lambda _p, kind, _t, _s="", engine=False:
+                                asked.append((kind, engine)) or "evaluation")
+            window.evaluation.open_dialog()
+            qtbot.waitUntil(lambda: state.shown is not None, timeout=WAIT_MS)
+            assert asked == [("evaluation-out", True)] and state.shown.out_dir == "evaluation"
+            assert state.shown.summary == here.shown.summary
+            assert window.evaluation.view.shown_rows() == local.evaluation.view.shown_rows()
+            notices = []
+            window.state.sigNotice.connect(notices.append)
+            (tmp_path / "server" / "data" / "empty").mkdir()
+            assert window.evaluation.open("empty")  # a server folder with no summary: the server's one line
+            qtbot.waitUntil(lambda: bool(notices), timeout=WAIT_MS)
+            server_empty = tmp_path / "server" / "data" / "empty"
+            assert [n.text for n in notices] == [f"{server_empty} holds no finished evaluation (no summary.json)."]
+            assert window.evaluation.view.shown_rows() == local.evaluation.view.shown_rows()  # what it showed stays
         finally:
             window.close()
             assert window.worker_thread.thread.isFinished()

@@ -81,7 +81,8 @@ def test_hello_says_the_protocol_the_devices_and_the_limits(served):
     assert hello["devices"][0] == ["cpu", "CPU"] and hello["device"] == "cpu"
     assert hello["limits"]["max_message"] == 64 * 2**20 and hello["limits"]["rate"] == 50
     assert set(hello["serves"]) == {"devices", "cancel", "drawn", "arrays", "load", "run", "capture", "attribute", "atlas",
-                                    "graph", "values", "concepts", "learn", "catalogue", "checks", "evaluate", "list"}
+                                    "graph", "values", "concepts", "learn", "catalogue", "checks", "evaluate", "list",
+                                    "summary"}
     assert hello["trusted"] is False
 
 
