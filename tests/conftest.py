@@ -28,3 +28,20 @@ def threads_as_the_server():
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def shapes():
+    """shapes(folder, count, seed) -> folder: `count` of the demo's shapes, 0.png … as `render(i, rng)` draws them
+    (shape i mod 8) from one generator seeded `seed`, written into `folder` (made)."""
+    def write(folder, count: int, seed: int):
+        import numpy as np
+
+        from inspector.demo.shapes import render
+
+        folder.mkdir(parents=True, exist_ok=True)
+        rng = np.random.default_rng(seed)
+        for i in range(count):
+            render(i, rng).save(folder / f"{i}.png")
+        return folder
+    return write

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import shutil
 
-import numpy as np
 import pytest
 
 from inspector.protocol.errors import ProtocolError
@@ -16,17 +15,12 @@ from inspector.remote.errors import EngineError
 
 
 @pytest.fixture(scope="module")
-def served(remote, tmp_path_factory):
+def served(remote, tmp_path_factory, shapes):
     from inspector.core import load_model
     from inspector.core.evaluate import run_evaluation
-    from inspector.demo.shapes import render
 
     top = tmp_path_factory.mktemp("summary")
-    data = top / "data"
-    data.mkdir()
-    rng = np.random.default_rng(4)
-    for i in range(2):
-        render(i, rng).save(data / f"{i}.png")
+    data = shapes(top / "data", 2, seed=4)
     made = top / "made"
     run_evaluation(load_model("demo"), data, ["saliency"], ["deletion"], made, steps=2)
     (top / "outside").mkdir()
