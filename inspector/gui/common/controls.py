@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QCompleter, QWidget
+from PySide6.QtWidgets import QComboBox, QCompleter, QSizePolicy, QWidget
 
 from inspector.core.sources.refs import DEMO_NAMES
 
@@ -221,6 +221,9 @@ class WeightsCombo(QComboBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        # as wide as its longest choice, never squeezed: a full toolbar takes its room from the model and input
+        # choosers, which elide a long path ("pretrained (folder" lost its end at 1280x800)
+        self.setSizePolicy(QSizePolicy.Minimum, self.sizePolicy().verticalPolicy())
         self.addItem("…", ("keep", None))  # until a model has loaded: never a choice it did not make
         self.activated.connect(lambda i: self.sigChosen.emit(*self.itemData(i)))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QTabBar
+from PySide6.QtWidgets import QTabBar, QToolBar
 
 
 @pytest.mark.parametrize("size", [None, (1920, 1080)])
@@ -74,3 +74,21 @@ def test_a_deeper_name_shown_is_whole(qtbot, window):
     tree.expand(proxy.index(0, 0, proxy.index(0, 0)))
     qtbot.waitUntil(lambda: tree.columnWidth(0) > narrow)
     assert tree.columnWidth(0) >= tree.sizeHintForColumn(0)
+
+
+def test_the_weights_chooser_reads_whole_in_a_full_toolbar(qtbot, window):
+    """At 1280x800 with a long model and input the toolbar wants more than the window's width: the model and input
+    choosers give way (they elide a path), the weights chooser keeps its longest choice whole. Failed before: a
+    model folder's "pretrained (folder)" read "pretrained (folder" there."""
+    from types import SimpleNamespace
+
+    window.resize(1280, 800)
+    combo = window.weights_combo
+    combo.show_loaded(SimpleNamespace(seed=None, weights="pretrained (folder)", kind="hf"))
+    window.input_combo.setEditText("/home/someone/a/rather/long/folder/of/pictures/taken/in/the/garden/0001.png")
+    bar = window.findChild(QToolBar, "toolbar")
+    qtbot.waitUntil(lambda: bar.sizeHint().width() > bar.width())
+    qtbot.wait(50)
+    assert combo.currentText() == "pretrained (folder)"
+    assert combo.width() >= combo.sizeHint().width()
+    assert window.input_combo.width() < window.input_combo.sizeHint().width()  # the input gave way instead
