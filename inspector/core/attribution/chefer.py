@@ -19,7 +19,7 @@ from ..target.objective import objective, parse_target, primary_output
 from ..sources.loaded import LoadedModel
 from ..records.support import NO_DETR_ATTENTION
 from .cams.layers import upsample
-from .chefer_detr import chefer_query, other_box_methods, query_family
+from .chefer_detr import box_methods, chefer_query, query_family
 from .entry import is_detector
 from .record import Attribution, _device, _unwrap
 from .vit_blocks import find_blocks, patch_part
@@ -66,5 +66,5 @@ def chefer_map(model, x, target, layer, options) -> Attribution:
     if is_detector(model, x):
         raise SpecError(f"Chefer's relevance of a box {NO_DETR_ATTENTION} (DETR and Conditional DETR from hf: "
                         f"folders); this detector is a {type(_unwrap(model)[0]).__name__}. For its boxes use "
-                        f"{other_box_methods()}.")
+                        f"{box_methods(_unwrap(model)[0])}.")
     return chefer(model, x, target)

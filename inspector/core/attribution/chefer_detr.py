@@ -53,8 +53,11 @@ def query_family(module: nn.Module) -> str | None:
     return kind if kind in PROCESSORS and type(module).__name__.endswith("ForObjectDetection") else None
 
 
-def other_box_methods() -> str:
-    return ", ".join(name for name, row in METHODS.items() if row.detectors and name != "chefer")
+def box_methods(module: nn.Module) -> str:
+    """The methods that explain `module`'s boxes, as a refusal's "use …" lists them: every method for detectors, and
+    Chefer's only for a DETR or a Conditional DETR (it reads their dense attention)."""
+    dense = query_family(module) in DENSE
+    return ", ".join(name for name, row in METHODS.items() if row.detectors and (name != "chefer" or dense))
 
 
 def _layers(module: nn.Module) -> tuple[list[str], list[tuple[str, str]]]:
@@ -113,7 +116,7 @@ def chefer_query(model: LoadedModel | nn.Module, x: torch.Tensor, target=None) -
     if kind in DEFORMABLE:
         raise SpecError(f"Chefer's relevance reads a query's attention over the image: {DEFORMABLE[kind]}'s "
                         f"{NO_DENSE_ATTENTION} (each query samples a few points at learned offsets). For its boxes "
-                        f"use {other_box_methods()}.")
+                        f"use {box_methods(module)}.")
     if kind not in DENSE:
         raise SpecError(f"Chefer's relevance of a box reads DETR's or Conditional DETR's attention; this model is a "
                         f"{type(module).__name__}.")

@@ -135,8 +135,9 @@ def _attribute_with_baseline(model, x, method, target, layer, options) -> Attrib
     if isinstance(model, (LoadedModel, nn.Module)):
         check_box_rank(model.module if isinstance(model, LoadedModel) else model, parse_target(target))
     if not row.detectors and is_detector(model, x):
-        boxes = ", ".join(m.name for m in METHODS.values() if m.detectors)
-        raise SpecError(f"{method} does not explain detections yet; for a box use {boxes}.")
+        from .chefer_detr import box_methods
+
+        raise SpecError(f"{method} does not explain detections yet; for a box use {box_methods(_unwrap(model)[0])}.")
     if (options or {}).get("max_memory") is not None:  # text or bytes, checked by one rule
         options = dict(options, max_memory=parse_memory(options["max_memory"]))
     if takes_baseline(method, (options or {}).get("of", "saliency")):

@@ -111,8 +111,12 @@ def test_a_batch_of_noisy_saliency_copies_counts_those_that_lost_the_box():
 
 
 def test_rollout_still_explains_no_box():
-    with pytest.raises(SpecError, match="rollout does not explain detections"):
+    """The refusal lists what explains this detector's boxes: not Chefer's, which reads a DETR's attention only
+    (listed before, and refused when taken)."""
+    with pytest.raises(SpecError) as refused:
         attribute(ToyDetector().eval(), _x(), "rollout", "box:0")
+    assert str(refused.value) == ("rollout does not explain detections yet; for a box use saliency, gradcam, guided, "
+                                  "guided-gradcam, ig, smoothgrad, occlusion, eigencam, drise.")
 
 
 def test_deletion_and_insertion_of_a_box_follow_its_score_through_the_images():

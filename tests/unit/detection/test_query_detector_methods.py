@@ -95,10 +95,18 @@ def test_every_other_method_that_explains_a_box_runs_on_a_query(loaded, family):
             assert found.target == "box:1" and found.target_detection == 1, method
 
 
+BOX_METHODS = "saliency, gradcam, guided, guided-gradcam, ig, smoothgrad, occlusion, eigencam, drise"
+
+
 @pytest.mark.parametrize("method", ["rollout", "legrad"])  # Chefer on DETR's decoder: issue 56 item 3
-def test_the_attention_methods_say_they_explain_no_box(loaded, method):
-    with pytest.raises(SpecError, match=f"^{method} does not explain detections yet; for a box use saliency, "):
-        attribute(loaded["detr"], _image(), method, "box:0")
+@pytest.mark.parametrize("family, listed", [
+    ("detr", "saliency, gradcam, guided, guided-gradcam, chefer, ig, smoothgrad, occlusion, eigencam, drise"),
+    ("rt_detr", BOX_METHODS),  # deformable attention: Chefer refuses it too, so it is not offered
+])
+def test_the_attention_methods_say_they_explain_no_box(loaded, method, family, listed):
+    with pytest.raises(SpecError) as refused:
+        attribute(loaded[family], _image(), method, "box:0")
+    assert str(refused.value) == f"{method} does not explain detections yet; for a box use {listed}."
 
 
 def test_the_command_lists_transformers_detections_and_refuses_a_box_past_the_queries(loaded, root, tmp_path, capsys):
