@@ -16,9 +16,8 @@ from ..storage.paths import regular_file
 from ..sources.preprocess import Preprocess
 from ..sources.checkpoints import load_weights_only, unsafe_globals
 from .image_sets import IMAGE_SUFFIXES, ImageSet, is_image_set, list_images  # noqa: F401 (read from here too)
-from .samples import input_file, resolve_sample, samples_dir  # noqa: F401 (read from here too)
+from .samples import TENSOR_SUFFIXES, input_file, resolve_sample, samples_dir  # noqa: F401 (read from here too)
 
-TENSOR_SUFFIXES = (".npy", ".pt", ".pth")
 BACKGROUND = (255, 255, 255)
 
 

@@ -11,6 +11,10 @@ from inspector.demo.paths import samples_dir
 from ..common.arguments import need_path
 from ..common.errors import InputError
 from ..storage.paths import regular_file
+from .image_sets import IMAGE_SUFFIXES
+from .video import VIDEO_SUFFIXES
+
+TENSOR_SUFFIXES = (".npy", ".pt", ".pth")
 
 
 def list_samples() -> list[str]:
@@ -36,3 +40,11 @@ def input_file(source: str | os.PathLike) -> Path:
     if not text.strip():
         raise InputError("No input given: name an image, sample:NAME, or a .npy/.pt tensor file.")
     return resolve_sample(text[7:]) if text.startswith("sample:") else regular_file(text, "Input file")
+
+
+def names_a_folder(source: str) -> bool:
+    """What its name alone says of an input this machine cannot look at (a file of a remote engine's server): a
+    folder to step through, unless it is a sample, a camera, or a file of a kind an input is (an image, a tensor, a
+    video)."""
+    return not (source.startswith(("sample:", "camera:"))
+                or source.lower().endswith(IMAGE_SUFFIXES + TENSOR_SUFFIXES + VIDEO_SUFFIXES))

@@ -17,6 +17,7 @@ from typing import Callable
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from inspector.core.common.errors import InspectorError
+from inspector.core.inputs.samples import names_a_folder
 from inspector.core.inputs.video import is_video
 from inspector.core.records.detections import is_box_in_pixels
 from inspector.core.records.failure import Failure
@@ -232,7 +233,7 @@ class AppState(QObject):
             return
         if self.folder.root():  # the folder is left: what was said of its files goes
             self.sigNoticeOver.emit("folder")
-        if Path(source).is_dir():
+        if Path(source).is_dir() if self.engine_url is None else names_a_folder(source):  # (a server's: by its name)
             self.folder.open(source)
             return
         if is_video(source):

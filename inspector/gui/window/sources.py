@@ -33,10 +33,22 @@ class SourcesMixin:
         None when the engine runs in this process (the native dialogs)."""
         return self.state.worker if self.state.engine_url else None
 
+    def _not_on_the_engine(self, what: str) -> bool:
+        """On a remote engine, which reads its server's files: `what`, a file of this machine, is said in one line
+        instead of becoming the input or the model (True)."""
+        if self.state.engine_url is None:
+            return False
+        self.state.notify("error", f"{what} on this machine, and the engine reads its server's files: choose one "
+                                   f"there with File > Open input… or Open model…. Still showing "
+                                   f"{self.state.input or 'nothing'}.")
+        return True
+
     def paste_image(self) -> None:
         image = QGuiApplication.clipboard().image()
         if image.isNull():
             self.state.notify("info", "The clipboard holds no image.")
+            return
+        if self._not_on_the_engine("A pasted image stays"):
             return
         path = Path(tempfile.gettempdir()) / f"inspector-paste-{time.time_ns()}.png"
         try:
@@ -148,11 +160,14 @@ class SourcesMixin:
             event.acceptProposedAction()
 
     def dropEvent(self, event) -> None:
+        from inspector.core.inputs.video import is_video
         from inspector.core.sources.refs import MODEL_FILE_SUFFIXES
 
         urls = event.mimeData().urls()
         if urls and urls[0].isLocalFile():
             path = urls[0].toLocalFile()
+            if not is_video(path) and self._not_on_the_engine(f"{path} is"):  # (a video is decoded here)
+                return
             if (Path(path) / "config.json").is_file():  # a save_pretrained folder
                 self.open_hf_folder(path)
                 return

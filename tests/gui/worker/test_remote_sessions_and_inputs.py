@@ -139,6 +139,49 @@ def test_a_folder_the_server_cannot_list_is_its_one_line(qtbot, ui, windows, tmp
     assert said.endswith("Still showing sample:star.") and window.state.input == "sample:star"
 
 
+def test_a_server_folder_typed_in_the_input_box_steps_there(qtbot, ui, windows, served):
+    """The Input box, Enter: a name with no image, tensor or video suffix is a folder of the server (this machine
+    cannot look). Named relative to the data root, as only the server can read it (failed before: run as a file)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    window = windows("there")
+    window.input_combo.setEditText("images")
+    QTest.keyClick(window.input_combo.lineEdit(), Qt.Key_Return)
+    ui.expect_result(qtbot, window)
+    assert window.folder_bar.label.text() == "1 of 3: a.png"
+    assert window.state.input == str(served.root / "images" / "a.png")
+
+
+def test_a_pasted_or_dropped_file_is_one_line_on_a_remote_engine(qtbot, ui, windows, tmp_path):
+    """The engine reads its server's files: an image pasted, or a file of this machine dropped on the window, is one
+    line (before, it became an input the server could not read, or a model it was asked to load from this path)."""
+    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDropEvent, QGuiApplication, QImage
+
+    window = windows("there")
+    notices = []
+    window.state.sigNotice.connect(notices.append)
+    image = QImage(8, 8, QImage.Format_RGB32)
+    image.fill(Qt.red)
+    QGuiApplication.clipboard().setImage(image)
+    window.paste_image()
+    local = tmp_path / "here.png"
+    image.save(str(local))
+    weights = tmp_path / "model.pt"
+    weights.write_bytes(b"not loaded")
+    for path in (local, weights):
+        mime = QMimeData()
+        mime.setUrls([QUrl.fromLocalFile(str(path))])
+        window.dropEvent(QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier))
+    tail = ("on this machine, and the engine reads its server's files: choose one there with File > Open input… or "
+            "Open model…. Still showing sample:star.")
+    assert [(n.level, n.text) for n in notices] == [("error", f"A pasted image stays {tail}"),
+                                                   ("error", f"{local} is {tail}"), ("error", f"{weights} is {tail}")]
+    qtbot.wait(100)
+    assert window.state.input == "sample:star" and window.state.model.source == "demo"
+
+
 def test_a_videos_frames_run_on_the_engine_as_in_process(qtbot, ui, windows, tmp_path):
     from inspector.core.inputs.video import write_video
 
