@@ -3,11 +3,11 @@ time, latest wins, on the loaded model and the input of the last run."""
 
 from __future__ import annotations
 
-import itertools
-
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.records.requests import AttributionRequest
+
+from .cells import Cells
 
 
 class AnalysisState(QObject):
@@ -31,41 +31,45 @@ class AnalysisState(QObject):
     def __init__(self, app, worker) -> None:
         super().__init__(app)
         self.app, self.worker = app, worker
-        self._ids = itertools.count(-1, -1)  # attribution requests use negative ids (runs positive ones)
-        self.pending_id = 0
+        self.cells = Cells()  # a comparison's; its ids are every attribution request's, a single map's too
         self.choice: dict | None = None  # the last single method asked for: what a session keeps
         self.found = None  # the map made for `choice` (an Attribution): a session keeps it too
         self.restored = None  # (a session's map, its model's source), shown with that model's first result
         self._single_id = 0  # the request of `choice` (not a step of Compare all)
-        self._queue: list[tuple[str, tuple]] = []  # a comparison's cells still to ask for: (name, request)
-        self._cell: str | None = None  # the comparison's cell being made (its request is `pending_id`)
         worker.sigAnswer.connect(self._on_answer)
 
     def forget(self) -> None:
         """Another model: a map still being made for the last one is dropped when it comes."""
-        self.pending_id = 0
+        self.cells.forget()
         self.found = None
-        self._queue, self._cell = [], None
 
     @property
     def comparing(self) -> bool:
         """A comparison is being made (a cell asked for, or more to ask for)."""
-        return self._cell is not None
+        return self.cells.busy
+
+    @property
+    def pending_id(self) -> int:
+        """The id of the request last sent (what another one answers is dropped)."""
+        return self.cells.pending
+
+    @pending_id.setter
+    def pending_id(self, request_id: int) -> None:
+        self.cells.pending = request_id
 
     def compare(self, cells: dict) -> bool:
         """Make every cell of a comparison, one after another (latest-wins stays: one request at a time, Esc
         stops the rest): `cells` maps a cell's name to (method, target, layer, options) as `request_attribution`
         takes them. Each cell comes back by sigCompared or sigCompareFailed, then sigCompareEnded."""
-        self._queue = [(name, tuple(ask)) for name, ask in cells.items()]
-        self._cell = None
+        self.cells.start((name, tuple(ask)) for name, ask in cells.items())
         return self._ask_next()
 
     def _ask_next(self) -> bool:
-        if not self._queue:
-            self._cell = None
+        ask = self.cells.take()
+        if ask is None:
             self.sigCompareEnded.emit("")
             return False
-        (self._cell, (method, target, layer, options)), self._queue = self._queue[0], self._queue[1:]
+        method, target, layer, options = ask
         return self._send(method, target, layer, {**(options or {}), "compare": True})
 
     def restore(self, choice: dict | None, model: str | None = None) -> None:
@@ -91,7 +95,7 @@ class AnalysisState(QObject):
     def request_attribution(self, method: str, target: str, layer, options: dict | None = None) -> bool:
         """Ask for `method`'s map; `options`: the method's (AttributionOptions.values), "metrics" among them.
         A comparison being made stops: this map is what is asked for now."""
-        self._queue, self._cell = [], None
+        self.cells.stop()
         return self._send(method, target, layer, options)
 
     def _send(self, method: str, target: str, layer, options: dict | None) -> bool:
@@ -106,7 +110,7 @@ class AnalysisState(QObject):
             self.choice = {"method": method, "target": target or "", "layer": layer,
                            "options": {k: v for k, v in options.items() if v is not None}, "metrics": list(metrics)}
             self.found = None
-        self.pending_id = next(self._ids)
+        self.cells.new_id()
         if single:
             self._single_id = self.pending_id
         self.worker.request_attribution(AttributionRequest(app.model.request, app.input, app.device, method,
@@ -121,8 +125,8 @@ class AnalysisState(QObject):
     def _on_attribution(self, request_id: int, found) -> None:
         if request_id != self.pending_id:
             return
-        if self._cell is not None:
-            self.sigCompared.emit(self._cell, found)
+        if self.cells.busy:
+            self.sigCompared.emit(self.cells.name, found)
             self._ask_next()
             return
         if request_id == self._single_id:
@@ -136,12 +140,12 @@ class AnalysisState(QObject):
     def _fail(self, message: str, cancelled: bool = False) -> None:
         """What was asked for failed: a comparison's cell says so and the next is asked for; a cancelled one
         (Esc) stops the comparison."""
-        if self._cell is None:
+        if not self.cells.busy:
             self.sigAttributionFailed.emit(message)
             return
-        self.sigCompareFailed.emit(self._cell, message)
+        self.sigCompareFailed.emit(self.cells.name, message)
         if cancelled:
-            self._queue, self._cell = [], None
+            self.cells.stop()
             self.sigCompareEnded.emit(message)
         else:
             self._ask_next()

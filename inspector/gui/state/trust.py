@@ -6,11 +6,11 @@ one line). On a remote engine the cards are made there, with the same seeds: the
 
 from __future__ import annotations
 
-import itertools
-
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.records.trust import TrustRequest
+
+from .cells import Cells
 
 
 class TrustState(QObject):
@@ -28,17 +28,14 @@ class TrustState(QObject):
     def __init__(self, app, worker) -> None:
         super().__init__(app)
         self.app, self.worker = app, worker
-        self._ids = itertools.count(-1, -1)
-        self.pending_id = 0
-        self._queue: list[tuple[str, dict]] = []
-        self._cell: str | None = None  # the cell whose card is being made (its request is `pending_id`)
+        self.cells = Cells()  # the cards to make, one at a time
         self.settings: dict = {}  # protocol, seed, threshold of the checks asked for
         worker.sigAnswer.connect(self._on_answer)
         app.sigFailed.connect(self._on_failed)
 
     @property
     def checking(self) -> bool:
-        return self._cell is not None
+        return self.cells.busy
 
     def check(self, cells: dict, protocol: str, seed: int | None, threshold: float = 0.5) -> bool:
         """Check every cell, one after another: `cells` maps a cell's name to {method, target, layer, options,
@@ -47,44 +44,41 @@ class TrustState(QObject):
         from inspector.core.sources.seeds import new_seed
 
         self.settings = {"protocol": protocol, "seed": new_seed() if seed is None else seed, "threshold": threshold}
-        self._queue, self._cell = list(cells.items()), None
+        self.cells.start(cells.items())
         return self._ask_next()
 
     def forget(self) -> None:
         """Another comparison or model: a card still being made is dropped when it comes."""
-        self.pending_id = 0
-        self._queue, self._cell = [], None
+        self.cells.forget()
 
     def _ask_next(self) -> bool:
         app = self.app
-        if not self._queue:
-            self._cell = None
+        ask = self.cells.take()
+        if ask is None:
             self.sigEnded.emit("")
             return False
-        (self._cell, ask), self._queue = self._queue[0], self._queue[1:]
         if app.model is None or not app.input:
-            self._queue, self._cell = [], None
+            self.cells.stop()
             self.sigEnded.emit("Load a model and an input first.")
             return False
-        self.pending_id = next(self._ids)
         options = tuple(sorted((k, v) for k, v in (ask.get("options") or {}).items() if k != "metrics"))
         self.worker.request_check(TrustRequest(app.model.request, app.input, app.device, ask["method"],
-                                               ask.get("target") or "", ask.get("layer"), self.pending_id, options,
+                                               ask.get("target") or "", ask.get("layer"), self.cells.new_id(), options,
                                                original=ask.get("original"), **self.settings))
         return True
 
     def _on_answer(self, lane: str, request_id: int, card) -> None:
-        if lane != "check" or request_id != self.pending_id or self._cell is None:
+        if lane != "check" or not self.cells.answers(request_id):
             return
-        self.sigCard.emit(self._cell, card)
+        self.sigCard.emit(self.cells.name, card)
         self._ask_next()
 
     def _on_failed(self, failure) -> None:
-        if failure.what != "checks" or failure.run_id != self.pending_id or self._cell is None:
+        if failure.what != "checks" or not self.cells.answers(failure.run_id):
             return
-        self.sigCardFailed.emit(self._cell, failure.message)
+        self.sigCardFailed.emit(self.cells.name, failure.message)
         if failure.cancelled or failure.kind == "EngineError":  # Esc, or a remote engine lost
-            self._queue, self._cell = [], None
+            self.cells.stop()
             self.sigEnded.emit(failure.message)
         else:
             self._ask_next()
