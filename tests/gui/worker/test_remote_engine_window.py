@@ -91,6 +91,24 @@ def _settings(path: Path) -> QSettings:
     s.sync()
     return s
 
+@contextmanager
+def remote_window(qtbot, ui, url: str, token_file, folder: Path):
+    """A MainWindow on the engine at `url` (its settings in `folder`), shown with its first result; closed after,
+    whatever happens, its worker's thread ended."""
+    from inspector.gui.window.main_window import MainWindow
+
+    window = MainWindow(settings=_settings(folder / "inspector.ini"), ask_trust=lambda _name, _what: True, engine=url,
+                        token_file=str(token_file))
+    try:
+        window.show()
+        ui.expect_result(qtbot, window)
+        yield window
+    finally:
+        window.close()
+        assert window.worker_thread.thread.isFinished()
+        window.deleteLater()
+
+
 
 def _stats_done(qtbot, window) -> None:
     """Wait until the window's result has every statistic and its diagnostics."""
@@ -478,8 +496,6 @@ def test_an_atlas_built_on_the_engine_is_the_local_one(qtbot, ui, open_window, t
     build over the same images, and a channel's pictures (the pixels the model saw) the same."""
     from PIL import Image
 
-    from inspector.gui.window.main_window import MainWindow
-
     if not ui.has_demo():
         pytest.skip("the demo model's files are not installed")
 
@@ -505,38 +521,25 @@ def test_an_atlas_built_on_the_engine_is_the_local_one(qtbot, ui, open_window, t
         for i in range(4):
             Image.fromarray((rng.random((40, 48, 3)) * 255).astype(np.uint8)).save(images / f"{i}.png")
         here, here_pictures = build_and_pick(local, images, tmp_path / "local-atlas")
-        window = MainWindow(settings=_settings(tmp_path / "remote" / "inspector.ini"),
-                            ask_trust=lambda _name, _what: True, engine=url, token_file=str(token_file))
-        try:
-            window.show()
-            ui.expect_result(qtbot, window)
+        with remote_window(qtbot, ui, url, token_file, tmp_path / "remote") as window:
             there, there_pictures = build_and_pick(window, images, tmp_path / "server" / "data" / "atlas")
             assert there.atlas["layers"] == here.atlas["layers"]
             assert [(p.image, p.score, p.box) for p in there_pictures] == [(p.image, p.score, p.box)
                                                                           for p in here_pictures]
             for a, b in zip(there_pictures, here_pictures):
                 np.testing.assert_array_equal(a.rgb, b.rgb)
-        finally:
-            window.close()
-            assert window.worker_thread.thread.isFinished()
-            window.deleteLater()
 
 
 def test_the_compare_tab_on_a_remote_engine_draws_a_held_layer_when_shown(qtbot, ui, open_window, tmp_path):
     """An edit, the Compare tab, another layer picked: its arrays of the edited run and of the baseline come from the
     engine and equal the local window's."""
     from inspector.core.edits import parse_edit
-    from inspector.gui.window.main_window import MainWindow
 
     if not ui.has_demo():
         pytest.skip("the demo model's files are not installed")
     local = open_window(settings_=_settings(tmp_path / "local" / "inspector.ini"))
     with engine_server(tmp_path / "server") as (_process, url, token_file):
-        window = MainWindow(settings=_settings(tmp_path / "remote" / "inspector.ini"),
-                            ask_trust=lambda _name, _what: True, engine=url, token_file=str(token_file))
-        try:
-            window.show()
-            ui.expect_result(qtbot, window)
+        with remote_window(qtbot, ui, url, token_file, tmp_path / "remote") as window:
             for w in (local, window):
                 w.state.set_edits([parse_edit("conv1:output=scale(2)")])
                 ui.expect_result(qtbot, w)
@@ -553,10 +556,6 @@ def test_the_compare_tab_on_a_remote_engine_draws_a_held_layer_when_shown(qtbot,
                 np.testing.assert_array_equal(window.outcome.baseline.captures[n].array,
                                               local.outcome.baseline.captures[n].array, err_msg=f"baseline {n}")
             assert window.banner.text() == "" or "Error" not in window.banner.text(), window.banner.text()
-        finally:
-            window.close()
-            assert window.worker_thread.thread.isFinished()
-            window.deleteLater()
 
 
 def _concepts_shown(qtbot, window, folder: str):
@@ -582,7 +581,6 @@ def test_concepts_built_read_and_mapped_on_the_engine_are_the_local_ones(qtbot, 
     relevance map as a window with its engine here that opens the same folder."""
     from inspector.core.concepts import load_dictionary
     from inspector.demo.shapes import render
-    from inspector.gui.window.main_window import MainWindow
 
     if not ui.has_demo():
         pytest.skip("the demo model's files are not installed")
@@ -594,11 +592,7 @@ def test_concepts_built_read_and_mapped_on_the_engine_are_the_local_ones(qtbot, 
         rng = np.random.default_rng(1)
         for i in range(8):
             render(i, rng).save(images / f"{i:02d}.png")
-        window = MainWindow(settings=_settings(tmp_path / "remote" / "inspector.ini"),
-                            ask_trust=lambda _name, _what: True, engine=url, token_file=str(token_file))
-        try:
-            window.show()
-            ui.expect_result(qtbot, window)
+        with remote_window(qtbot, ui, url, token_file, tmp_path / "remote") as window:
             controller, view = window.concepts, window.concepts.view
             texts, progress = [], []
             controller.state.sigBuildText.connect(texts.append)
@@ -641,10 +635,6 @@ def test_concepts_built_read_and_mapped_on_the_engine_are_the_local_ones(qtbot, 
             np.testing.assert_array_equal(window.outcome.result.captures[name].array,
                                           local.outcome.result.captures[name].array)
             assert "Error" not in window.banner.text(), window.banner.text()
-        finally:
-            window.close()
-            assert window.worker_thread.thread.isFinished()
-            window.deleteLater()
 
 
 def _rgba(image) -> np.ndarray:
@@ -802,17 +792,11 @@ def test_the_panels_and_an_ig_map_on_a_remote_engine_are_pixel_for_pixel_the_loc
     shown first and for a layer whose arrays were held on the engine until it was shown; the mosaic images' data
     too. An integrated-gradients map (a second method beside Grad-CAM) and its deletion curve, made on the engine,
     are the local ones exactly."""
-    from inspector.gui.window.main_window import MainWindow
-
     if not ui.has_demo():
         pytest.skip("the demo model's files are not installed")
     local = open_window(settings_=_settings(tmp_path / "local" / "inspector.ini"))
     with engine_server(tmp_path / "server") as (_process, url, token_file):
-        window = MainWindow(settings=_settings(tmp_path / "remote" / "inspector.ini"),
-                            ask_trust=lambda _name, _what: True, engine=url, token_file=str(token_file))
-        try:
-            window.show()
-            ui.expect_result(qtbot, window)
+        with remote_window(qtbot, ui, url, token_file, tmp_path / "remote") as window:
             for w in (local, window):
                 w.resize(1280, 800)
                 _stats_done(qtbot, w)
@@ -837,7 +821,3 @@ def test_the_panels_and_an_ig_map_on_a_remote_engine_are_pixel_for_pixel_the_loc
             assert there.completeness_gap == here.completeness_gap
             np.testing.assert_array_equal(there.baseline, here.baseline)
             assert [c.as_json() for c in there.curves] == [c.as_json() for c in here.curves] and there.curves
-        finally:
-            window.close()
-            assert window.worker_thread.thread.isFinished()
-            window.deleteLater()

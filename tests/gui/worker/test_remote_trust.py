@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 from PySide6.QtCore import Qt
-from test_remote_engine_window import WAIT_MS, _settings, engine_server
+from test_remote_engine_window import WAIT_MS, _settings, engine_server, remote_window
 
 from inspector.core.records.evaluation import EvaluationDone, EvaluationRequest
 from inspector.core.records.failure import Failure
@@ -115,18 +115,12 @@ def _timeless(value):
 
 
 def test_the_trust_cards_on_a_remote_engine_are_the_local_ones(qtbot, ui, open_window, tmp_path):
-    from inspector.gui.window.main_window import MainWindow
-
     if not ui.has_demo():
         pytest.skip("the demo model's files are not installed")
     local = open_window(settings_=_settings(tmp_path / "local" / "inspector.ini"))
     here = _cards(qtbot, local)
     with engine_server(tmp_path / "server") as (_process, url, token_file):
-        window = MainWindow(settings=_settings(tmp_path / "remote" / "inspector.ini"),
-                            ask_trust=lambda _name, _what: True, engine=url, token_file=str(token_file))
-        try:
-            window.show()
-            ui.expect_result(qtbot, window)
+        with remote_window(qtbot, ui, url, token_file, tmp_path / "remote") as window:
             phases = []
             window.worker.sigPhase.connect(phases.append)
             there = _cards(qtbot, window)
@@ -151,10 +145,6 @@ def test_the_trust_cards_on_a_remote_engine_are_the_local_ones(qtbot, ui, open_w
             finally:
                 strip.close()
             assert "Error" not in window.banner.text(), window.banner.text()
-        finally:
-            window.close()
-            assert window.worker_thread.thread.isFinished()
-            window.deleteLater()
 
 
 def _evaluate(qtbot, window, data: Path, out: Path, cancel: bool = False):
@@ -180,8 +170,6 @@ def _evaluate(qtbot, window, data: Path, out: Path, cancel: bool = False):
 
 def test_evaluate_on_a_remote_engine_writes_the_local_files_and_a_cancel_stops_it(qtbot, ui, open_window,
                                                                                   tmp_path, monkeypatch):
-    from inspector.gui.window.main_window import MainWindow
-
     if not ui.has_demo():
         pytest.skip("the demo model's files are not installed")
     local = open_window(settings_=_settings(tmp_path / "local" / "inspector.ini"))
@@ -193,11 +181,7 @@ def test_evaluate_on_a_remote_engine_writes_the_local_files_and_a_cancel_stops_i
             Image.fromarray(rng.integers(0, 256, (40, 48, 3), dtype=np.uint8)).save(images / f"{i}.png")
         here = _evaluate(qtbot, local, images, tmp_path / "here")
         assert here.build_phase == "done", local.evaluation.view.message.text()
-        window = MainWindow(settings=_settings(tmp_path / "remote" / "inspector.ini"),
-                            ask_trust=lambda _name, _what: True, engine=url, token_file=str(token_file))
-        try:
-            window.show()
-            ui.expect_result(qtbot, window)
+        with remote_window(qtbot, ui, url, token_file, tmp_path / "remote") as window:
             out = tmp_path / "server" / "data" / "evaluation"
             texts = []
             window.evaluation.state.sigBuildText.connect(texts.append)
@@ -235,7 +219,3 @@ def test_evaluate_on_a_remote_engine_writes_the_local_files_and_a_cancel_stops_i
             server_empty = tmp_path / "server" / "data" / "empty"
             assert [n.text for n in notices] == [f"{server_empty} holds no finished evaluation (no summary.json)."]
             assert window.evaluation.view.shown_rows() == local.evaluation.view.shown_rows()  # what it showed stays
-        finally:
-            window.close()
-            assert window.worker_thread.thread.isFinished()
-            window.deleteLater()

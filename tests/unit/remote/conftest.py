@@ -89,3 +89,14 @@ def stop(process: subprocess.Popen, sig: int = signal.SIGTERM) -> int:
 def remote():
     """The helpers above, for the test modules (tests are not packages: a fixture hands them over)."""
     return SimpleNamespace(engine_server=engine_server, first_line=first_line, stop=stop, serve_command=serve_command)
+
+
+@pytest.fixture(scope="module")
+def engine(served):
+    """A client of the module's `served` server with the demo model loaded there (a module that needs another keeps
+    its own `engine`)."""
+    from inspector.core.records.requests import ModelRequest
+
+    with served.client(timeout=120.0) as client:
+        client.call("load", ModelRequest("demo"))
+        yield client

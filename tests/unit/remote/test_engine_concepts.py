@@ -40,13 +40,6 @@ def served(remote, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def engine(served):
-    with served.client(timeout=120.0) as client:
-        client.call("load", DEMO)
-        yield client
-
-
-@pytest.fixture(scope="module")
 def learned(engine, served, tmp_path_factory):
     """The dictionary learned on the engine (data/concepts), its build's events, and the same built here."""
     from inspector.core import load_model

@@ -41,13 +41,6 @@ def served(remote, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def engine(served):
-    with served.client(timeout=120.0) as client:
-        client.call("load", DEMO)
-        yield client
-
-
-@pytest.fixture(scope="module")
 def bench():
     from inspector.core.workbench import Workbench
 
