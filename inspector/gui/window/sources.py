@@ -39,7 +39,7 @@ class SourcesMixin:
         if self.state.engine_url is None:
             return False
         self.state.notify("error", f"{what} on this machine, and the engine reads its server's files: choose one "
-                                   f"there with File > Open input… or Open model…. Still showing "
+                                   f"there with File > Open input… (or Open model…). Still showing "
                                    f"{self.state.input or 'nothing'}.")
         return True
 

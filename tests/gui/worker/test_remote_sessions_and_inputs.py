@@ -174,8 +174,8 @@ def test_a_pasted_or_dropped_file_is_one_line_on_a_remote_engine(qtbot, ui, wind
         mime = QMimeData()
         mime.setUrls([QUrl.fromLocalFile(str(path))])
         window.dropEvent(QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier))
-    tail = ("on this machine, and the engine reads its server's files: choose one there with File > Open input… or "
-            "Open model…. Still showing sample:star.")
+    tail = ("on this machine, and the engine reads its server's files: choose one there with File > Open input… (or "
+            "Open model…). Still showing sample:star.")
     assert [(n.level, n.text) for n in notices] == [("error", f"A pasted image stays {tail}"),
                                                    ("error", f"{local} is {tail}"), ("error", f"{weights} is {tail}")]
     qtbot.wait(100)
